@@ -1,0 +1,87 @@
+"""cpsched's own JSON graph format (``"format": "cpsched-graph"``, version 1).
+
+Layout (fields with default values may be left out)::
+
+    {"format": "cpsched-graph", "version": 1, "name": "...",
+     "ops": [{"name": "dot.1", "opcode": "dot", "kind": "compute",
+              "operands": ["p0", "p1"], "control_preds": [],
+              "flops": "2*b*s*4096", "bytes_accessed": "...", "transient": "0",
+              "async_start": null,                       # for async updates/dones
+              "collective": {"kind": "all-reduce", "bytes": "4*b*s", "group_size": 8,
+                             "replica_groups": [[0, 1]], "channel_id": 1, "is_sync": false},
+              "attrs": {...}}],
+     "buffers": [{"name": "dot.1", "op": "dot.1", "size": "4*b*s*1024",
+                  "users": ["add.2"], "live_in": false, "live_out": false, "space": 0}],
+     "order": ["p0", ...] or null,
+     "scenarios": {...} or null,                         # see cpsched.scenarios.from_json
+     "meta": {...}}
+
+Sizes, flops and bytes are symbolic expressions kept as strings (``cpsched.symbolic``).
+"""
+
+from __future__ import annotations
+
+from cpsched.errors import InputError
+from cpsched.graph import Collective, Graph, GraphBuilder, OpKind
+from cpsched.readers import load_json
+from cpsched.symbolic import SymExpr
+
+FORMAT = "cpsched-graph"
+VERSION = 1
+KIND_NAMES = {k.name.lower().replace("_", "-"): k for k in OpKind}
+
+
+def graph_from_dict(data: dict, path: str | None = None) -> Graph:
+    if data.get("format") != FORMAT:
+        raise InputError(f"not a {FORMAT} file", path=path)
+    if int(data.get("version", 0)) > VERSION:
+        raise InputError(f"{FORMAT} version {data.get('version')} is newer than this "
+                         f"cpsched reads ({VERSION})", path=path)
+    b = GraphBuilder(str(data.get("name", "graph")))
+    try:
+        ops = data["ops"]
+        for k, op in enumerate(ops):
+            kind = KIND_NAMES.get(str(op.get("kind", "compute")))
+            if kind is None:
+                raise InputError(f"op #{k} ({op.get('name')}): unknown kind {op.get('kind')!r}")
+            b.add_op(str(op["name"]), str(op.get("opcode", op.get("kind", "compute"))), kind,
+                     flops=op.get("flops", 0), bytes_accessed=op.get("bytes_accessed", 0),
+                     transient=op.get("transient", 0), attrs=op.get("attrs"))
+        for k, op in enumerate(ops):
+            for o in op.get("operands", ()):
+                b.add_operand(k, str(o))
+            for c in op.get("control_preds", ()):
+                b.add_control_pred(k, str(c))
+            if op.get("async_start") is not None:
+                b.pair_async(str(op["async_start"]), k)
+            c = op.get("collective")
+            if c:
+                b.set_collective(k, Collective(
+                    kind=str(c["kind"]), bytes=SymExpr.parse(c.get("bytes", 0)),
+                    group_size=int(c.get("group_size", 1)),
+                    replica_groups=tuple(tuple(int(x) for x in g)
+                                         for g in c.get("replica_groups", ())),
+                    channel_id=c.get("channel_id"), is_sync=bool(c.get("is_sync", False))))
+        for k, buf in enumerate(data.get("buffers", ())):
+            b.add_buffer(str(buf["op"]), buf.get("size", 0), users=[str(u) for u in buf.get("users", ())],
+                         name=buf.get("name"), live_in=bool(buf.get("live_in", False)),
+                         live_out=bool(buf.get("live_out", False)), space=int(buf.get("space", 0)))
+        if data.get("order") is not None:
+            b.original_order = [b.index(str(x)) for x in data["order"]]
+        b.meta.update(data.get("meta") or {})
+        if data.get("scenarios"):
+            b.meta["scenarios"] = data["scenarios"]
+    except InputError as e:
+        raise e.with_path(path) if path else e
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(f"bad {FORMAT} content: {type(e).__name__} {e}", path=path) from None
+    try:
+        return b.build()
+    except InputError as e:
+        raise e.with_path(path) if path else e
+    except Exception as e:
+        raise InputError(str(e), path=path) from None
+
+
+def read_json_graph(path: str) -> Graph:
+    return graph_from_dict(load_json(path), path)
