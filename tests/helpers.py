@@ -1,0 +1,60 @@
+"""Small graph builders shared by tests."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from cpsched.graph import GraphBuilder, OpKind
+
+
+def chain_graph(sizes=(10, 20, 30)):
+    b = GraphBuilder("chain")
+    prev = None
+    for k, s in enumerate(sizes):
+        i = b.add_op(f"op{k}", "add", operands=[prev] if prev is not None else [])
+        if prev is not None:
+            b.add_buffer_user(prev_buf, i)
+        prev_buf = b.add_buffer(i, s)
+        prev = i
+    return b.build()
+
+
+def random_dag(n: int, seed: int, p: float = 0.3, max_size: int = 100, live_out_last=True):
+    """A random DAG: op k may use the output of any earlier op."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder(f"rand{n}_{seed}")
+    bufs = []
+    for k in range(n):
+        preds = [j for j in range(k) if rng.random() < p]
+        i = b.add_op(f"v{k}", "op", operands=[f"v{j}" for j in preds])
+        for j in preds:
+            b.add_buffer_user(bufs[j], i)
+        bufs.append(b.add_buffer(i, int(rng.integers(1, max_size))))
+    if live_out_last:
+        b.set_live_out(bufs[-1])
+    return b.build()
+
+
+def all_topological_orders(graph):
+    n = graph.n_ops
+    preds = [set(map(int, graph.preds(i))) for i in range(n)]
+
+    def rec(done, placed):
+        if len(done) == n:
+            yield list(done)
+            return
+        for i in range(n):
+            if i not in placed and preds[i] <= placed:
+                done.append(i)
+                placed.add(i)
+                yield from rec(done, placed)
+                done.pop()
+                placed.discard(i)
+
+    yield from rec([], set())
+
+
+def brute_force_peak(sizes_by_step):
+    return max(sizes_by_step)
