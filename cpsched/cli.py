@@ -1,0 +1,468 @@
+"""Command line: ``cpsched info | simulate | convert | methods | schedule | compare``.
+
+Every error the user can cause is one line on stderr (file:line:col: reason) and exit
+code 2; nothing the user gave is overwritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import sys
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from cpsched.errors import CpschedError, InputError
+from cpsched.graph import Graph, OpKind
+from cpsched.scenarios import Scenarios, from_dim_specs, from_json, static
+
+EXIT_USAGE = 2
+
+
+# -- shared option handling ---------------------------------------------------------------
+
+def _add_input(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", help="HLO text, cpsched graph JSON, or networkx node-link JSON")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=V1,V2",
+                   help="values of a symbolic dim; several --dim give their product")
+    p.add_argument("--weights", help="scenario weights, comma separated (default uniform)")
+    p.add_argument("--scenarios", metavar="FILE", help="scenarios JSON instead of --dim")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _scenarios(args, graph: Graph) -> Scenarios:
+    if args.scenarios:
+        sc = from_json(args.scenarios)
+    elif args.dim:
+        sc = from_dim_specs(args.dim, args.weights)
+    elif graph.meta.get("scenarios"):
+        sc = from_json(dict(graph.meta["scenarios"]))
+    else:
+        sc = static()
+    missing = sorted(set(graph.dims) - set(sc.dims))
+    if missing:
+        raise InputError(f"{graph.name} has symbolic dims {', '.join(missing)}: give their "
+                         "values with --dim NAME=V1,V2,... or --scenarios FILE")
+    return sc
+
+
+def _read(path: str, args=None) -> Graph:
+    from cpsched.readers import read_graph
+    g = read_graph(path)
+    if getattr(args, "async_collectives", False):
+        from cpsched.heuristics.common import convert_sync_collectives
+        g = convert_sync_collectives(g)
+    return g
+
+
+def _by_name(sc: Scenarios, arr) -> dict[str, int]:
+    return {n: int(v) for n, v in zip(sc.names, arr)}
+
+
+def _fmt_bytes(v: float) -> str:
+    v = float(v)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(v) < 1024 or unit == "TiB":
+            return f"{v:.0f} {unit}" if unit == "B" else f"{v:.2f} {unit}"
+        v /= 1024
+    return str(v)
+
+
+def _emit(args, data: dict, text: str) -> None:
+    if args.json:
+        print(json.dumps(data, indent=1))
+    else:
+        print(text)
+
+
+# -- info ----------------------------------------------------------------------------------
+
+def cmd_info(args) -> int:
+    from cpsched.memory import lower_bound, simulate
+    g = _read(args.input, args)
+    sc = _scenarios(args, g)
+    order = g.default_order()
+    prof = simulate(g, order, sc)
+    lb = lower_bound(g, sc)
+    kinds = {k.name.lower(): int((g.kinds == k).sum()) for k in OpKind if (g.kinds == k).any()}
+    coll: dict[str, int] = {}
+    for c in g.collectives.values():
+        coll[c.kind] = coll.get(c.kind, 0) + 1
+    data = {
+        "input": args.input, "graph": g.name, "ops": g.n_ops, "buffers": g.n_buffers,
+        "op_kinds": kinds, "collectives": coll,
+        "async_pairs": int((g.async_done >= 0).sum()),
+        "dims": list(g.dims), "scenarios": list(sc.names),
+        "has_schedule": g.original_order is not None,
+        "peak_bytes": _by_name(sc, prof.peak),
+        "lower_bound_bytes": _by_name(sc, lb),
+        "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)},
+    }
+    lines = [f"{g.name}: {g.n_ops} ops, {g.n_buffers} buffers",
+             "op kinds: " + ", ".join(f"{k} {v}" for k, v in kinds.items())]
+    if coll:
+        lines.append("collectives: " + ", ".join(f"{k} {v}" for k, v in sorted(coll.items())))
+    if g.dims:
+        lines.append("symbolic dims: " + ", ".join(g.dims))
+    src = "its own schedule" if g.original_order is not None else "a topological order"
+    lines.append(f"peak of {src} vs lower bound, per scenario:")
+    for s, n in enumerate(sc.names):
+        lines.append(f"  {n:>16}: peak {_fmt_bytes(prof.peak[s]):>12} ({int(prof.peak[s])} B) at "
+                     f"{g.op_names[prof.peak_op(s)]}; lower bound {_fmt_bytes(lb[s])} ({int(lb[s])} B)")
+    _emit(args, data, "\n".join(lines))
+    return 0
+
+
+# -- simulate -------------------------------------------------------------------------------
+
+def cmd_simulate(args) -> int:
+    from cpsched.memory import lower_bound, simulate
+    from cpsched.validate import validate_order
+    from cpsched.writers.schedule import read_order
+    g = _read(args.input, args)
+    sc = _scenarios(args, g)
+    order = read_order(g, args.schedule) if args.schedule else g.default_order()
+    validate_order(g, order, what=f"schedule {args.schedule}" if args.schedule else "schedule")
+    prof = simulate(g, order, sc)
+    lb = lower_bound(g, sc)
+    data = {"input": args.input, "ops": g.n_ops,
+            "peak_bytes": _by_name(sc, prof.peak),
+            "lower_bound_bytes": _by_name(sc, lb),
+            "peak_step": {n: int(prof.peak_step[s]) for s, n in enumerate(sc.names)},
+            "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)}}
+    lines = []
+    for s, n in enumerate(sc.names):
+        lines.append(f"{n}: peak {_fmt_bytes(prof.peak[s])} ({int(prof.peak[s])} B) at step "
+                     f"{int(prof.peak_step[s])} ({g.op_names[prof.peak_op(s)]}); "
+                     f"lower bound {int(lb[s])} B")
+    if args.plot:
+        from cpsched.plot import plot_memory
+        plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=(args.input,))
+        lines.append(f"wrote {args.plot}")
+    _emit(args, data, "\n".join(lines))
+    return 0
+
+
+# -- convert --------------------------------------------------------------------------------
+
+def cmd_convert(args) -> int:
+    from cpsched.writers import write_json
+    from cpsched.writers.json_graph import graph_to_dict
+    g = _read(args.input, args)
+    sc = _scenarios(args, g) if (args.dim or args.scenarios) else None
+    write_json(args.output, graph_to_dict(g, sc), inputs=(args.input,))
+    if args.json:
+        print(json.dumps({"input": args.input, "output": args.output, "ops": g.n_ops}))
+    else:
+        print(f"wrote {args.output} ({g.n_ops} ops, {g.n_buffers} buffers)")
+    return 0
+
+
+# -- methods --------------------------------------------------------------------------------
+
+def cmd_methods(args) -> int:
+    from cpsched.methods import load_all
+    methods = load_all()
+    if args.json:
+        print(json.dumps([{"name": m.name, "family": m.family, "summary": m.summary}
+                          for m in methods.values()], indent=1))
+    else:
+        for m in sorted(methods.values(), key=lambda m: (m.family, m.name)):
+            print(f"{m.name:<16} {m.family:<8} {m.summary}")
+    return 0
+
+
+# -- running one method ---------------------------------------------------------------------
+
+def _method_options(args) -> dict[str, Any]:
+    opts: dict[str, Any] = {}
+    for k in ("time_limit", "workers", "seed", "objective", "deterministic", "log"):
+        v = getattr(args, k, None)
+        if v is not None:
+            opts[k] = v
+    if getattr(args, "budget", None):
+        opts["budget"] = _parse_budget(args.budget)
+    return opts
+
+
+def _parse_budget(text: str):
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    try:
+        vals = [int(float(p)) for p in parts]
+    except ValueError:
+        raise InputError(f"--budget {text!r}: expected bytes, one number or one per scenario") from None
+    return vals[0] if len(vals) == 1 else vals
+
+
+def run_method(name: str, g: Graph, sc: Scenarios, options: dict[str, Any]):
+    """Run a registered method and return a validated ``Schedule``."""
+    from cpsched.methods import get
+    from cpsched.schedule import Schedule, make_schedule
+    m = get(name)
+    t0 = time.perf_counter()
+    out = m.fn(g, sc, **options)
+    dt = time.perf_counter() - t0
+    if isinstance(out, Schedule):
+        # re-validate: a solver's claim is checked against the simulator, byte for byte
+        return make_schedule(g, out.order, out.method, sc, status=out.status, seconds=out.seconds or dt,
+                             lower_bound=out.lower_bound_bytes, claimed_peak=out.peak_bytes,
+                             info=out.info)
+    return make_schedule(g, out, name, sc, seconds=dt)
+
+
+def _progress_printer():
+    tty = sys.stderr.isatty()
+    last = [0.0]
+
+    def show(obj: float, bound: float, gap: float, elapsed: float) -> None:
+        now = time.perf_counter()
+        if not tty and now - last[0] < 5:
+            return
+        last[0] = now
+        msg = f"  objective {obj:,.0f}  bound {bound:,.0f}  gap {100 * gap:5.2f}%  {elapsed:6.1f}s"
+        sys.stderr.write(("\r" + msg) if tty else (msg + "\n"))
+        sys.stderr.flush()
+    return show
+
+
+def cmd_schedule(args) -> int:
+    from cpsched.writers import write_json, write_text
+    from cpsched.writers.schedule import schedule_to_dict
+    g = _read(args.input, args)
+    sc = _scenarios(args, g)
+    method = args.method or ("cp" if args.objective else "xla-default")
+    opts = _method_options(args)
+    if method == "cp" and not args.json:
+        opts["progress"] = _progress_printer()
+    s = run_method(method, g, sc, opts)
+    if "progress" in opts and sys.stderr.isatty():
+        sys.stderr.write("\n")
+    from cpsched.readers import sniff_format
+    if sniff_format(args.input) == "hlo":
+        from cpsched.readers.hlo import read_hlo_module
+        from cpsched.writers.hlo import write_hlo
+        module = read_hlo_module(args.input)
+        text = write_hlo(module, {g.name: s.order_names()})
+        write_text(args.output, text, inputs=(args.input,))
+    else:
+        write_json(args.output, schedule_to_dict(s), inputs=(args.input,))
+    data = schedule_to_dict(s)
+    data.pop("order")
+    data["output"] = args.output
+    lines = [f"{method}: {s.status}, wrote {args.output}"]
+    for n in sc.names:
+        lines.append(f"  {n}: peak {data['peak_bytes'][n]} B, lower bound "
+                     f"{data['lower_bound_bytes'][n]} B, gap {100 * data['gap'][n]:.2f}%")
+    lines.append(f"  time {s.seconds:.2f}s")
+    if s.info.get("message"):
+        lines.append(f"  {s.info['message']}")
+    _emit(args, data, "\n".join(lines))
+    return 0
+
+
+# -- compare --------------------------------------------------------------------------------
+
+def cmd_compare(args) -> int:
+    from cpsched.memory import lower_bound
+    from cpsched.methods import load_all
+    g = _read(args.input, args)
+    sc = _scenarios(args, g)
+    lb = lower_bound(g, sc)
+    methods = load_all()
+    rows: list[dict[str, Any]] = []
+    schedules = {}
+    names = []
+    if g.original_order is not None:
+        names.append("given")
+    names += [m.name for m in methods.values() if m.family != "solver" and m.applies(g)]
+    if not args.no_solver:
+        names += [m.name for m in methods.values() if m.family == "solver" and m.applies(g)]
+    timing = _timing_model(args)
+    for name in names:
+        if name == "given":
+            from cpsched.schedule import make_schedule
+            s = make_schedule(g, g.original_order, "given", sc, lower_bound=lb)
+        else:
+            opts = {"time_limit": args.time_limit, "workers": args.workers, "seed": args.seed}
+            try:
+                s = run_method(name, g, sc, opts)
+            except CpschedError as e:
+                rows.append({"method": name, "error": str(e)})
+                continue
+        schedules[name] = s
+        row: dict[str, Any] = {"method": name, "status": s.status,
+                               "peak_bytes": s.peak_by_name(), "seconds": round(s.seconds, 3)}
+        if timing is not None:
+            tl = timing(g, s.order, sc)
+            row["makespan"] = {n: float(v) for n, v in zip(sc.names, tl["makespan"])}
+            row["exposed_comm"] = {n: float(v) for n, v in zip(sc.names, tl["exposed_comm"])}
+        rows.append(row)
+    data = {"input": args.input, "ops": g.n_ops, "scenarios": list(sc.names),
+            "lower_bound_bytes": _by_name(sc, lb), "rows": rows}
+    if args.csv:
+        print(_compare_csv(data, sc), end="")
+    elif args.json:
+        print(json.dumps(data, indent=1))
+    else:
+        print(_compare_table(g, data, sc))
+    if args.plot:
+        from cpsched.memory import simulate
+        from cpsched.plot import plot_memory
+        plot_memory({n: simulate(g, s.order, sc) for n, s in schedules.items()}, args.plot,
+                    title=g.name, inputs=(args.input,))
+        if not (args.json or args.csv):
+            print(f"wrote {args.plot}")
+    return 0
+
+
+def _timing_model(args):
+    """Makespan/exposed-comm function from the cost model and timeline, when present."""
+    try:
+        from cpsched.cost import load_device, op_times  # noqa: F401
+        from cpsched.timeline import simulate_timeline  # noqa: F401
+    except ImportError:
+        return None
+    device = load_device(args.device)
+
+    def timing(g, order, sc):
+        tl = simulate_timeline(g, order, device=device, scenarios=sc)
+        return {"makespan": np.atleast_1d(tl.makespan), "exposed_comm": np.atleast_1d(tl.exposed_comm)}
+    return timing
+
+
+def _compare_table(g: Graph, data: dict, sc: Scenarios) -> str:
+    out = io.StringIO()
+    lbs = data["lower_bound_bytes"]
+    out.write(f"{g.name}: {g.n_ops} ops; lower bound " +
+              ", ".join(f"{n} {_fmt_bytes(v)}" for n, v in lbs.items()) + "\n")
+    header = ["method", "status"] + [f"peak {n}" if len(sc) > 1 else "peak" for n in sc.names] \
+        + ["vs bound", "makespan", "exposed comm", "seconds"]
+    table = []
+    for r in data["rows"]:
+        if "error" in r:
+            table.append([r["method"], "ERROR", r["error"]])
+            continue
+        worst = max((r["peak_bytes"][n] - lbs[n]) / lbs[n] if lbs[n] else 0.0 for n in sc.names)
+        cells = [r["method"], r["status"]] + [_fmt_bytes(r["peak_bytes"][n]) for n in sc.names]
+        cells.append(f"+{100 * worst:.1f}%")
+        if "makespan" in r:
+            cells.append(_fmt_time(max(r["makespan"].values())))
+            cells.append(_fmt_time(max(r["exposed_comm"].values())))
+        else:
+            cells += ["-", "-"]
+        cells.append(f"{r['seconds']:.2f}")
+        table.append(cells)
+    widths = [max(len(str(row[i])) for row in [header] + [t for t in table if len(t) > i])
+              for i in range(len(header))]
+    out.write("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip() + "\n")
+    for row in table:
+        out.write("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() + "\n")
+    return out.getvalue().rstrip()
+
+
+def _fmt_time(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+def _compare_csv(data: dict, sc: Scenarios) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["method", "status", "scenario", "peak_bytes", "lower_bound_bytes", "makespan",
+                "exposed_comm", "seconds"])
+    for r in data["rows"]:
+        if "error" in r:
+            continue
+        for n in sc.names:
+            w.writerow([r["method"], r["status"], n, r["peak_bytes"][n], data["lower_bound_bytes"][n],
+                        r.get("makespan", {}).get(n, ""), r.get("exposed_comm", {}).get(n, ""),
+                        r["seconds"]])
+    return buf.getvalue()
+
+
+# -- entry point ----------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="cpsched", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    q = sub.add_parser("info", help="ops, buffers, collectives, dims, peak and lower bound")
+    _add_input(q)
+    q.set_defaults(fn=cmd_info)
+
+    q = sub.add_parser("simulate", help="peak memory of an order and where it happens")
+    _add_input(q)
+    q.add_argument("--schedule", metavar="FILE", help="schedule JSON, scheduled HLO, or op names")
+    q.add_argument("--plot", metavar="PNG", help="draw memory over time (needs matplotlib)")
+    q.set_defaults(fn=cmd_simulate)
+
+    q = sub.add_parser("convert", help="write any input as cpsched graph JSON")
+    _add_input(q)
+    q.add_argument("-o", "--output", required=True)
+    q.set_defaults(fn=cmd_convert)
+
+    q = sub.add_parser("methods", help="list scheduling methods")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(fn=cmd_methods)
+
+    for name, fn, helptext in (("schedule", cmd_schedule, "run one method, validate, write"),
+                               ("compare", cmd_compare, "run every method side by side")):
+        q = sub.add_parser(name, help=helptext)
+        _add_input(q)
+        q.add_argument("--time-limit", type=float, default=None, help="solver seconds")
+        q.add_argument("--workers", type=int, default=None, help="solver threads")
+        q.add_argument("--seed", type=int, default=None)
+        q.add_argument("--async-collectives", action="store_true",
+                       help="split synchronous collectives into start/done pairs first")
+        q.add_argument("--device", default="h100", help="cost-model preset or file")
+        q.set_defaults(fn=fn)
+        if name == "schedule":
+            q.add_argument("-o", "--output", required=True)
+            q.add_argument("--method", help="method name (see `cpsched methods`)")
+            q.add_argument("--objective", choices=["weighted", "minimax", "lexicographic",
+                                                   "budget", "overlap", "remat"],
+                           help="solver objective (implies --method cp)")
+            q.add_argument("--budget", help="bytes, one number or one per scenario")
+            q.add_argument("--deterministic", action="store_true", default=None)
+            q.add_argument("--log", action="store_true", default=None, help="show CP-SAT's log")
+        else:
+            q.add_argument("--csv", action="store_true")
+            q.add_argument("--plot", metavar="PNG")
+            q.add_argument("--no-solver", action="store_true", help="heuristics only")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "command", None) == "compare" and args.time_limit is None:
+        args.time_limit = 10.0
+    try:
+        return args.fn(args)
+    except CpschedError as e:
+        print(f"cpsched: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("cpsched: interrupted", file=sys.stderr)
+        return 130
+    except RecursionError:
+        print(f"cpsched: error: {getattr(args, 'input', '')}: input nests too deeply", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as e:  # a bug in cpsched: one line, details with CPSCHED_DEBUG=1
+        if os.environ.get("CPSCHED_DEBUG"):
+            raise
+        print(f"cpsched: internal error: {type(e).__name__}: {e} (set CPSCHED_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

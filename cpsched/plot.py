@@ -1,0 +1,62 @@
+"""Pictures at the edge: memory over time and a stream Gantt chart (matplotlib, optional)."""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from cpsched.errors import InputError
+
+
+def _pyplot():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError("--plot needs matplotlib: pip install 'cpsched[plot]'") from None
+    return plt
+
+
+def _check_target(path: str, inputs: tuple[str, ...]) -> None:
+    for src in inputs:
+        if os.path.exists(path) and os.path.exists(src) and os.path.samefile(path, src):
+            raise InputError(f"refusing to overwrite the input file {src}", path=path)
+
+
+def plot_memory(profiles: Mapping[str, object], path: str, title: str = "",
+                inputs: tuple[str, ...] = (), timelines: Mapping[str, object] | None = None) -> None:
+    """One line per method (``MemoryProfile``), per scenario; optional Gantt panel below."""
+    _check_target(path, inputs)
+    plt = _pyplot()
+    first = next(iter(profiles.values()))
+    n_sc = len(first.scenarios)
+    rows = n_sc + (1 if timelines else 0)
+    fig, axes = plt.subplots(rows, 1, figsize=(10, 3.2 * rows), squeeze=False)
+    for s in range(n_sc):
+        ax = axes[s, 0]
+        for name, prof in profiles.items():
+            ax.plot(prof.usage[s] / 2**20, label=f"{name} (peak {prof.peak[s] / 2**20:.1f} MiB)",
+                    linewidth=1)
+        ax.set_ylabel("MiB live")
+        ax.set_xlabel("step")
+        ax.set_title(f"{title} — {first.scenarios.names[s]}" if n_sc > 1 else title)
+        ax.legend(fontsize=7, loc="upper left")
+    if timelines:
+        ax = axes[-1, 0]
+        name, tl = next(iter(timelines.items()))
+        streams = sorted({st for st in tl.stream_of_op if st})
+        for y, st in enumerate(streams):
+            spans = [(tl.op_start[i], tl.op_end[i] - tl.op_start[i])
+                     for i, sname in enumerate(tl.stream_of_op) if sname == st]
+            ax.broken_barh(spans, (y - 0.4, 0.8))
+        ax.set_yticks(range(len(streams)), streams)
+        ax.set_xlabel("seconds")
+        ax.set_title(f"streams — {name}")
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror}", path=path) from None
+    finally:
+        plt.close(fig)

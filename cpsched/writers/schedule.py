@@ -1,0 +1,81 @@
+"""Schedule JSON (``"format": "cpsched-schedule"``) and reading an order back from a file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cpsched.errors import InputError
+from cpsched.graph import Graph
+from cpsched.schedule import Schedule
+
+FORMAT = "cpsched-schedule"
+VERSION = 1
+
+
+def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "format": FORMAT, "version": VERSION,
+        "graph": schedule.graph.name,
+        "method": schedule.method,
+        "status": schedule.status,
+        "order": schedule.order_names(),
+        "peak_bytes": schedule.peak_by_name(),
+        "lower_bound_bytes": schedule.lower_bound_by_name(),
+        "gap": {k: round(v, 6) for k, v in schedule.gap().items()},
+        "solve_seconds": round(float(schedule.seconds), 3),
+    }
+    if schedule.scenarios.dims:
+        out["scenarios"] = schedule.scenarios.to_json()
+    for k, v in schedule.info.items():
+        if k not in out:
+            out[k] = _plain(v)
+    return out
+
+
+def _plain(v):
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
+
+
+def order_from_names(graph: Graph, names: list[str], path: str | None = None) -> list[int]:
+    out = []
+    for k, name in enumerate(names):
+        try:
+            out.append(graph.op_index(str(name)))
+        except KeyError:
+            raise InputError(f"schedule entry #{k + 1} names op {name!r}, which {graph.name} "
+                             "does not have", path=path) from None
+    return out
+
+
+def read_order(graph: Graph, path: str) -> list[int]:
+    """An order for ``graph`` from a schedule JSON, a scheduled HLO module, or a text file
+    with one op name per line."""
+    from cpsched.readers import load_json, sniff_format
+
+    kind = sniff_format(path)
+    if kind == "cpsched-schedule":
+        data = load_json(path)
+        return order_from_names(graph, list(data.get("order") or []), path)
+    if kind == "hlo":
+        with open(path) as f:
+            text = f.read()
+        if "HloModule" in text or "ENTRY" in text:
+            from cpsched.readers.hlo import read_hlo_graph
+            other = read_hlo_graph(path)
+            if other.original_order is None:
+                raise InputError("HLO module is not scheduled (no is_scheduled=true)", path=path)
+            return order_from_names(graph, [other.op_names[i] for i in other.original_order], path)
+        names = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+        return order_from_names(graph, names, path)
+    raise InputError("not a schedule: expected schedule JSON, scheduled HLO or a list of op names",
+                     path=path)
