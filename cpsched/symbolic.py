@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import reduce
+from functools import lru_cache, reduce
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -61,7 +61,11 @@ class SymExpr:
             return text
         if isinstance(text, (int, np.integer)):
             return SymExpr.const(int(text))
-        src = str(text).strip()
+        return _parse_text(str(text))
+
+    @staticmethod
+    def _parse_uncached(src: str) -> "SymExpr":
+        src = src.strip()
         if not src:
             raise InputError(f"empty size expression")
         total: dict[Monomial, int] = {}
@@ -150,6 +154,12 @@ class SymExpr:
 ZERO = SymExpr()
 
 
+@lru_cache(maxsize=1 << 16)
+def _parse_text(src: str) -> SymExpr:
+    # Readers see the same few shapes many times; parsing dominates graph building.
+    return SymExpr._parse_uncached(src)
+
+
 def sym_sum(exprs: Iterable[SymExpr]) -> SymExpr:
     return reduce(lambda a, b: a + b, exprs, ZERO)
 
@@ -171,21 +181,26 @@ def evaluate_many(exprs: Sequence[SymExpr], dim_names: Sequence[str],
     index = np.empty(len(exprs), dtype=np.int64)
     for i, e in enumerate(exprs):
         index[i] = uniq.setdefault(e, len(uniq))
-    mono_cache: dict[Monomial, np.ndarray] = {}
-    table = np.zeros((n_s, max(len(uniq), 1)), dtype=np.int64)
+    # Flatten every distinct expression into (expression, monomial, coefficient) triples,
+    # evaluate each distinct monomial once, and sum with one bincount per scenario.
+    mono_ids: dict[Monomial, int] = {}
+    rows, monos, coefs = [], [], []
     for e, j in uniq.items():
-        acc = np.zeros(n_s, dtype=np.int64)
         for mono, coef in e.terms:
-            mv = mono_cache.get(mono)
-            if mv is None:
-                mv = np.ones(n_s, dtype=np.int64)
-                for d, p in mono:
-                    if d not in col:
-                        raise InputError(f"size {e} needs a value for dim {d!r}")
-                    mv = mv * values[:, col[d]] ** p
-                mono_cache[mono] = mv
-            acc += coef * mv
-        table[:, j] = acc
+            rows.append(j)
+            monos.append(mono_ids.setdefault(mono, len(mono_ids)))
+            coefs.append(coef)
+    mono_vals = np.ones((n_s, max(len(mono_ids), 1)), dtype=np.int64)
+    for mono, k in mono_ids.items():
+        for d, p in mono:
+            if d not in col:
+                raise InputError(f"size expression needs a value for dim {d!r}")
+            mono_vals[:, k] *= values[:, col[d]] ** p
+    table = np.zeros((n_s, max(len(uniq), 1)), dtype=np.int64)
+    if rows:
+        rows_a = np.asarray(rows, dtype=np.int64)
+        contrib = mono_vals[:, np.asarray(monos, dtype=np.int64)] * np.asarray(coefs, dtype=np.int64)
+        np.add.at(table, (slice(None), rows_a), contrib)
     return table[:, index]
 
 
