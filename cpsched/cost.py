@@ -95,6 +95,15 @@ XLA_HIGH_LATENCY = 5000.0
 _XLA_GPU_NOPS = frozenset({"get-tuple-element", "bitcast", "constant", "parameter", "tuple",
                            "partition-id", "replica-id", "opt-barrier"})
 
+_K_COMPUTE = int(OpKind.COMPUTE)
+_K_PARAMETER = int(OpKind.PARAMETER)
+_K_CONSTANT = int(OpKind.CONSTANT)
+_K_ALIAS = int(OpKind.ALIAS)
+_K_START = int(OpKind.ASYNC_START)
+_K_UPDATE = int(OpKind.ASYNC_UPDATE)
+_K_DONE = int(OpKind.ASYNC_DONE)
+_K_CONTROL = int(OpKind.CONTROL_FLOW)
+
 _G = 1e9
 _T = 1e12
 _US = 1e-6
@@ -441,7 +450,7 @@ def _strip_async_suffix(opcode: str) -> str:
 
 
 def is_copy_start(graph: Graph, i: int) -> bool:
-    return graph.kinds[i] == OpKind.ASYNC_START and graph.opcodes[i].startswith("copy-start")
+    return graph.kinds[i] == _K_START and graph.opcodes[i].startswith("copy-start")
 
 
 def collective_of(graph: Graph, i: int) -> Collective | None:
@@ -450,7 +459,7 @@ def collective_of(graph: Graph, i: int) -> Collective | None:
     c = graph.collectives.get(i)
     if c is not None:
         return c
-    if graph.kinds[i] == OpKind.ASYNC_START:
+    if graph.kinds[i] == _K_START:
         base = _strip_async_suffix(graph.opcodes[i])
         if base in _RING2 | _RING1 | _P2P | {"collective-broadcast"}:
             return Collective(kind=base, bytes=graph.bytes_accessed[i],
@@ -463,9 +472,9 @@ def async_class(graph: Graph, i: int) -> str | None:
     ``collective:<kind>``, ``copy`` or ``async-compute``; ``None`` for other ops."""
     kind = graph.kinds[i]
     c = collective_of(graph, i)
-    if c is not None and kind != OpKind.ASYNC_UPDATE and kind != OpKind.ASYNC_DONE:
+    if c is not None and kind != _K_UPDATE and kind != _K_DONE:
         return f"collective:{c.kind}"
-    if kind == OpKind.ASYNC_START:
+    if kind == _K_START:
         return STREAM_COPY if is_copy_start(graph, i) else STREAM_ASYNC_COMPUTE
     return None
 
@@ -474,20 +483,20 @@ def is_sync_collective(graph: Graph, i: int) -> bool:
     """A collective that runs on the compute stream: a plain (non-async) collective op, or
     an async pair marked ``is_sync`` (XLA runs those synchronously)."""
     c = collective_of(graph, i)
-    if c is None or graph.kinds[i] in (OpKind.ASYNC_DONE, OpKind.ASYNC_UPDATE):
+    if c is None or graph.kinds[i] in (_K_DONE, _K_UPDATE):
         return False
-    return graph.kinds[i] != OpKind.ASYNC_START or c.is_sync
+    return graph.kinds[i] != _K_START or c.is_sync
 
 
 def async_starts(graph: Graph) -> np.ndarray:
-    return np.flatnonzero(graph.kinds == OpKind.ASYNC_START)
+    return np.flatnonzero(graph.kinds == _K_START)
 
 
 def timed_transfers(graph: Graph) -> list[int]:
     """Ops that get a transfer time: every async start and every sync collective."""
     out = set(int(i) for i in async_starts(graph))
     out.update(int(i) for i in graph.collectives if graph.kinds[i] not in
-               (OpKind.ASYNC_DONE, OpKind.ASYNC_UPDATE))
+               (_K_DONE, _K_UPDATE))
     return sorted(out)
 
 
@@ -521,8 +530,8 @@ def _fusion_kind(graph: Graph, i: int) -> str:
 def _xla_node_cost(graph: Graph, i: int, gpu: bool) -> float:
     op = graph.opcodes[i]
     if gpu:
-        if op in _XLA_GPU_NOPS or graph.kinds[i] in (OpKind.PARAMETER, OpKind.CONSTANT,
-                                                     OpKind.ALIAS):
+        if op in _XLA_GPU_NOPS or graph.kinds[i] in (_K_PARAMETER, _K_CONSTANT,
+                                                     _K_ALIAS):
             return 0.0
         if op == "custom-call":
             return XLA_MEDIUM_COST
@@ -548,12 +557,14 @@ def _unit(graph: Graph, device: Device) -> str:
 def _roofline(graph: Graph, device: Device, flops: np.ndarray, nbytes: np.ndarray,
               ops: np.ndarray) -> np.ndarray:
     """``[S, len(ops)]`` roofline times + launch overhead of the given ops."""
-    peak = np.empty(len(ops))
     default_fp32 = device.default_dtype == "fp32"
-    for k, i in enumerate(ops):
-        f = _is_fp32(graph.attrs(int(i)))
-        peak[k] = device.peak_flops_fp32 if (default_fp32 if f is None else f) \
-            else device.peak_flops_bf16
+    peak = np.full(len(ops), device.peak_flops_fp32 if default_fp32 else device.peak_flops_bf16)
+    if graph.op_attrs:
+        for k, i in enumerate(ops):
+            a = graph.op_attrs.get(int(i))
+            f = _is_fp32(a) if a else None
+            if f is not None:
+                peak[k] = device.peak_flops_fp32 if f else device.peak_flops_bf16
     return np.maximum(flops / peak[None, :], nbytes / device.hbm_bandwidth) \
         + device.launch_overhead
 
@@ -575,8 +586,9 @@ def op_times(graph: Graph, device: "Device | str", scenarios: Scenarios | None =
         for i in range(n):
             out[:, i] = _xla_node_cost(graph, i, gpu)
     else:
-        real = np.flatnonzero((kinds == OpKind.COMPUTE) | (kinds == OpKind.CONTROL_FLOW))
-        real = np.array([i for i in real if int(i) not in graph.collectives], dtype=np.int64)
+        real = np.flatnonzero((kinds == _K_COMPUTE) | (kinds == _K_CONTROL))
+        if graph.collectives:
+            real = real[~np.isin(real, np.fromiter(graph.collectives, dtype=np.int64))]
         if real.size:
             flops = _eval(graph, graph.flops, scenarios)[:, real]
             nbytes = _eval(graph, graph.bytes_accessed, scenarios)[:, real]
@@ -588,7 +600,7 @@ def op_times(graph: Graph, device: "Device | str", scenarios: Scenarios | None =
         scale = _US / device.seconds_per_unit
         for name, us in profile.costs.items():
             i = graph._index.get(name)
-            if i is not None and kinds[i] != OpKind.ASYNC_START:
+            if i is not None and kinds[i] != _K_START:
                 out[:, i] = us * scale
     return out
 
@@ -645,20 +657,25 @@ def collective_times(graph: Graph, device: "Device | str", scenarios: Scenarios 
     if not ops:
         return out
     abstract = device.mode != "roofline"
+    classes = {i: async_class(graph, i) for i in ops}
+    colls = {i: collective_of(graph, i) for i in ops
+             if classes[i] is not None and classes[i].startswith("collective:")}
+    coll_bytes: dict[int, np.ndarray] = {}
+    if colls and not abstract:
+        keys = list(colls)
+        vals = evaluate_many([colls[i].bytes for i in keys], scenarios.dims, scenarios.values)
+        coll_bytes = {i: vals[:, k].astype(np.float64) for k, i in enumerate(keys)}
     raw_sizes = None
     flops_all = bytes_all = None
     for i in ops:
-        cls = async_class(graph, i)
+        cls = classes[i]
         if abstract:
             t = np.full(n_s, XLA_HIGH_LATENCY)
-        elif cls is not None and cls.startswith("collective:"):
-            c = collective_of(graph, i)
-            p = _group_size(c)
-            factor, steps = _ring(c.kind, p)
+        elif i in colls:
+            c = colls[i]
+            factor, steps = _ring(c.kind, _group_size(c))
             bw, alpha = device.link(link_class(graph, i, c, device))
-            nbytes = evaluate_many([c.bytes], scenarios.dims, scenarios.values)[:, 0] \
-                .astype(np.float64)
-            t = factor * nbytes / bw + steps * alpha + device.collective_launch
+            t = factor * coll_bytes[i] / bw + steps * alpha + device.collective_launch
         elif cls == STREAM_COPY:
             if raw_sizes is None:
                 raw_sizes = _raw_sizes(graph, scenarios)
@@ -693,7 +710,7 @@ def collective_times(graph: Graph, device: "Device | str", scenarios: Scenarios 
         for i in out:
             name = graph.op_names[i]
             us = profile.costs.get(name)
-            d = int(graph.async_done[i]) if graph.kinds[i] == OpKind.ASYNC_START else -1
+            d = int(graph.async_done[i]) if graph.kinds[i] == _K_START else -1
             if d >= 0 and (name, graph.op_names[d]) in profile.latencies:
                 us = profile.latencies[(name, graph.op_names[d])]
             if us is not None:

@@ -1,0 +1,151 @@
+"""Chrome-trace / Perfetto JSON of a simulated timeline (open in ui.perfetto.dev or
+chrome://tracing).
+
+One process per scenario, one thread (track) per stream: ``compute`` first, then the
+communication, copy and async-compute streams. Every op with a non-zero duration is a
+complete event (``"ph": "X"``); async starts and dones are kept even at zero duration so
+that each pair is joined by a flow arrow start -> transfer -> done (``"ph": "s"/"t"/"f"``,
+all in category ``async`` and at the timestamps of the slices they bind to, as both
+viewers require). A done that had to wait is preceded by a ``wait`` slice on the compute
+track, so exposed communication is visible at a glance. Timestamps are microseconds:
+seconds-based timelines are scaled by 1e6; XLA abstract units and node-link file units are
+written as they are (one unit shows as one microsecond).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from cpsched.cost import UNIT_SECONDS
+from cpsched.graph import Graph, OpKind
+from cpsched.timeline import Timeline, Timelines
+
+_ASYNC_KINDS = (int(OpKind.ASYNC_START), int(OpKind.ASYNC_UPDATE), int(OpKind.ASYNC_DONE))
+
+
+def _scale(unit: str) -> float:
+    return 1e6 if unit == UNIT_SECONDS else 1.0
+
+
+def _r(x: float) -> float:
+    # picosecond resolution: drops float noise such as 2.0000000000000004 us
+    return round(float(x), 6)
+
+
+def _one(tl: Timeline, graph: Graph, pid: int, scale: float, include_zero: bool,
+         flow_base: int) -> list[dict[str, Any]]:
+    ev: list[dict[str, Any]] = []
+    names = graph.op_names
+    ev.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+               "args": {"name": f"{graph.name} [{tl.scenario}]"}})
+    ev.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
+               "args": {"sort_index": pid}})
+    for q, sname in enumerate(tl.streams):
+        ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": q + 1,
+                   "args": {"name": sname}})
+        ev.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": q + 1,
+                   "args": {"sort_index": q}})
+    sync_ops = set(int(x) for x in tl.pair_start[tl.pair_sync])
+    # rows by op, to annotate starts and dones
+    row_of_start = {int(tl.pair_start[k]): k for k in range(tl.n_pairs)}
+    row_of_done = {int(tl.pair_done[k]): k for k in range(tl.n_pairs) if tl.pair_done[k] >= 0}
+    dist = tl.distance
+    kinds = graph.kinds
+    for step, i in enumerate(tl.order.tolist()):
+        ts = float(tl.start[i]) * scale
+        dur = float(tl.end[i] - tl.start[i]) * scale
+        is_async = int(kinds[i]) in _ASYNC_KINDS
+        if dur <= 0 and not include_zero and not is_async:
+            continue
+        k = row_of_done.get(i)
+        if k is not None and tl.wait[k] > 0:
+            w = float(tl.wait[k]) * scale
+            ev.append({"ph": "X", "name": f"wait {names[i]}", "cat": "wait", "pid": pid,
+                       "tid": 1, "ts": _r(ts - w), "dur": _r(w),
+                       "args": {"waits_for": names[int(tl.pair_start[k])],
+                                "class": tl.pair_class[k]}})
+        args: dict[str, Any] = {"step": step, "opcode": graph.opcodes[i]}
+        cat = "compute"
+        if i in sync_ops:
+            cat = "sync-collective"
+            ks = row_of_start[i]
+            args.update({"class": tl.pair_class[ks],
+                         "transfer": _r(tl.transfer_time[ks] * scale)})
+        elif is_async:
+            cat = "async"
+            ks = row_of_start.get(i, k)
+            if ks is not None:
+                d = int(tl.pair_done[ks])
+                args.update({"start": names[int(tl.pair_start[ks])],
+                             "done": names[d] if d >= 0 else None,
+                             "distance": int(dist[ks])})
+        ev.append({"ph": "X", "name": names[i], "cat": cat, "pid": pid, "tid": 1,
+                   "ts": _r(ts), "dur": _r(max(dur, 0.0)), "args": args})
+    for k in range(tl.n_pairs):
+        if tl.pair_sync[k]:
+            continue
+        s_op, d_op = int(tl.pair_start[k]), int(tl.pair_done[k])
+        tid = int(tl.pair_stream[k]) + 1
+        tb = float(tl.transfer_begin[k]) * scale
+        te = float(tl.transfer_end[k]) * scale
+        ev.append({"ph": "X", "name": names[s_op], "cat": "async", "pid": pid, "tid": tid,
+                   "ts": _r(tb), "dur": _r(te - tb),
+                   "args": {"class": tl.pair_class[k], "start": names[s_op],
+                            "done": names[d_op] if d_op >= 0 else None,
+                            "start_index": int(tl.pair_start_index[k]),
+                            "done_index": int(tl.pair_done_index[k]),
+                            "distance": int(dist[k]),
+                            "transfer": _r(tl.transfer_time[k] * scale),
+                            "overlapped": _r(tl.overlapped[k] * scale),
+                            "exposed": _r(tl.wait[k] * scale)}})
+        fid = flow_base + k
+        common = {"cat": "async", "name": "async", "id": fid, "pid": pid}
+        ev.append({**common, "ph": "s", "tid": 1, "ts": _r(tl.start[s_op] * scale)})
+        ev.append({**common, "ph": "t", "tid": tid, "ts": _r(tb)})
+        if d_op >= 0:
+            ev.append({**common, "ph": "f", "bp": "e", "tid": 1,
+                       "ts": _r(tl.start[d_op] * scale)})
+    return ev
+
+
+def timeline_to_trace(timeline: "Timeline | Timelines", graph: Graph | None = None, *,
+                      include_zero: bool = False) -> dict:
+    """The trace-event JSON object (``{"traceEvents": [...], ...}``) of one scenario's
+    ``Timeline``, or of every scenario of a ``Timelines`` (one process each).
+
+    ``include_zero`` keeps zero-duration ops (parameters, aliases); async starts and dones
+    are always kept so that flow arrows have slices to bind to."""
+    graph = graph if graph is not None else timeline.graph
+    tls = list(timeline) if isinstance(timeline, Timelines) else [timeline]
+    events: list[dict[str, Any]] = []
+    base = 0
+    for s, tl in enumerate(tls):
+        events += _one(tl, graph, s + 1, _scale(tl.unit), include_zero, base)
+        base += tl.n_pairs
+    unit = tls[0].unit if tls else UNIT_SECONDS
+    return {"traceEvents": events,
+            "otherData": {"graph": graph.name, "unit": unit,
+                          "scenarios": [t.scenario for t in tls],
+                          "makespan": [t.makespan for t in tls],
+                          "exposed_comm": [t.exposed_comm for t in tls]}}
+
+
+def write_trace(path: str, timeline: "Timeline | Timelines", graph: Graph | None = None,
+                inputs: tuple[str, ...] = (), **options) -> None:
+    """Write the trace JSON to ``path`` (never over one of ``inputs``)."""
+    from cpsched.writers import write_text
+    data = timeline_to_trace(timeline, graph, **options)
+    write_text(path, json.dumps(data, separators=(",", ":"), default=_json_default) + "\n",
+               inputs)
+
+
+def _json_default(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+
+
+__all__ = ["timeline_to_trace", "write_trace"]
