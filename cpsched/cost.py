@@ -32,7 +32,8 @@ Three sources of times, in this order of precedence:
      (``nvlink`` / ``network``) forces a class. ``p <= 1``: 0 for the ring kinds.
    - copies (``copy-start``/``copy-done``): with a buffer outside device memory (host,
      memory space 5) PCIe ``latency + bytes / pcie_bandwidth``; device to device
-     ``2 * bytes / hbm_bandwidth`` (read and write);
+     ``2 * bytes / hbm_bandwidth`` (read and write); send/recv with
+     ``attrs['is_host_transfer']`` count as host copies too;
    - other async ops (``fusion-start``, async compute): the roofline of the wrapped work
      (flops and bytes summed over start, updates and done).
 
@@ -473,6 +474,8 @@ def async_class(graph: Graph, i: int) -> str | None:
     kind = graph.kinds[i]
     c = collective_of(graph, i)
     if c is not None and kind != _K_UPDATE and kind != _K_DONE:
+        if c.kind in ("send", "recv") and graph.attrs(i).get("is_host_transfer"):
+            return STREAM_COPY                      # device <-> host, over PCIe
         return f"collective:{c.kind}"
     if kind == _K_START:
         return STREAM_COPY if is_copy_start(graph, i) else STREAM_ASYNC_COMPUTE
@@ -676,6 +679,10 @@ def collective_times(graph: Graph, device: "Device | str", scenarios: Scenarios 
             factor, steps = _ring(c.kind, _group_size(c))
             bw, alpha = device.link(link_class(graph, i, c, device))
             t = factor * coll_bytes[i] / bw + steps * alpha + device.collective_launch
+        elif cls == STREAM_COPY and collective_of(graph, i) is not None:   # host send/recv
+            nbytes = evaluate_many([collective_of(graph, i).bytes], scenarios.dims,
+                                   scenarios.values)[:, 0].astype(np.float64)
+            t = device.pcie_latency + nbytes / device.pcie_bandwidth
         elif cls == STREAM_COPY:
             if raw_sizes is None:
                 raw_sizes = _raw_sizes(graph, scenarios)

@@ -350,3 +350,17 @@ def test_xla_gpu_approx_and_profile_units():
     assert cost["p"] == 0 and cost["cc"] == 1000 and cost["loop"] == 1000
     assert cost["add"] == 3.0                                   # profile us = XLA units
     assert c.transfer[g.op_index("cp-start")].tolist() == [250]
+
+
+def test_host_send_is_a_pcie_copy():
+    b = GraphBuilder("host")
+    b.add_op("x", "parameter", OpKind.PARAMETER)
+    s = b.add_op("send", "send", OpKind.ASYNC_START, operands=["x"],
+                 attrs={"is_host_transfer": True})
+    d = b.add_op("send-done", "send-done", OpKind.ASYNC_DONE, operands=[s])
+    b.pair_async(s, d)
+    b.set_collective(s, Collective("send", SymExpr.const(GB), 1))
+    g = b.build()
+    from cpsched.cost import async_class
+    assert async_class(g, s) == "copy"
+    assert collective_times(g, PLAIN)[s][0] == approx(GB / 20e9)

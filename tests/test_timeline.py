@@ -413,3 +413,28 @@ def test_trace_of_all_scenarios_and_xla_units():
     assert len(flows) == 2
     a = [e for e in ev if e["ph"] == "X" and e["name"] == "A"]
     assert [e["dur"] for e in a] == [1, 1]             # abstract units are written as is
+
+
+# -- peer cases (XLA test modules), when the HLO reader is present -------------------------
+
+def test_xla_host_offload_copies_use_the_copy_stream(shared_dir):
+    pytest.importorskip("cpsched.readers.hlo")
+    from cpsched.readers import read_graph
+    g = read_graph(str(shared_dir / "peer-cases" / "xla" /
+                       "gpu_hlo_schedule_test__CopyStartDoneScheduled.hlo"))
+    tl = timeline(g, None, "h100")[0]
+    assert set(tl.pair_class) == {"copy"} and "copy" in tl.streams
+    # f32[512,1024] = 2 MiB each way over PCIe 5 (64 GB/s) plus 2 us
+    assert tl.transfer_time == pytest.approx([2e-6 + 2**21 / 64e9] * 2)
+    _check_trace(timeline_to_trace(tl), 1)
+
+
+def test_xla_lhs_module_in_abstract_units(shared_dir):
+    pytest.importorskip("cpsched.readers.hlo")
+    from cpsched.readers import read_graph
+    g = read_graph(str(shared_dir / "peer-cases" / "xla" /
+                       "latency_hiding_scheduler_test__AllGatherAsyncBalance.hlo"))
+    tl = timeline(g, None, "xla-approx")[0]
+    ag = [k for k, c in enumerate(tl.pair_class) if c == "collective:all-gather"]
+    assert len(ag) == 2 and tl.transfer_time[ag].tolist() == [5000, 5000]
+    assert tl.makespan >= 5000
