@@ -99,6 +99,8 @@ class Timeline:
         return int(self.pair_start.size)
 
     def stream_of_op(self, i: int) -> str:
+        """Every op of the order runs on the compute stream (async starts and dones only
+        issue and wait); transfers run on ``streams[pair_stream[k]]``."""
         return COMPUTE_STREAM
 
     def summary(self) -> dict:

@@ -364,3 +364,12 @@ def test_host_send_is_a_pcie_copy():
     from cpsched.cost import async_class
     assert async_class(g, s) == "copy"
     assert collective_times(g, PLAIN)[s][0] == approx(GB / 20e9)
+
+
+def test_toml_without_tomllib_is_a_clear_error(tmp_path, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "tomllib", None)       # as on Python 3.10
+    p = tmp_path / "d.toml"
+    p.write_text('extends = "h100"\n')
+    with pytest.raises(InputError, match="Python 3.11"):
+        load_device(str(p))
