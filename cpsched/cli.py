@@ -276,6 +276,7 @@ def cmd_compare(args) -> int:
     methods = load_all()
     rows: list[dict[str, Any]] = []
     schedules = {}
+    timelines = {}
     names = []
     if g.original_order is not None:
         names.append("given")
@@ -297,12 +298,13 @@ def cmd_compare(args) -> int:
         schedules[name] = s
         row: dict[str, Any] = {"method": name, "status": s.status,
                                "peak_bytes": s.peak_by_name(), "seconds": round(s.seconds, 3)}
-        if timing is not None:
-            tl = timing(g, s.order, sc)
-            row["makespan"] = {n: float(v) for n, v in zip(sc.names, tl["makespan"])}
-            row["exposed_comm"] = {n: float(v) for n, v in zip(sc.names, tl["exposed_comm"])}
+        tl = timing(g, s.order, sc)
+        row["makespan"] = {n: float(v) for n, v in zip(sc.names, tl.makespan)}
+        row["exposed_comm"] = {n: float(v) for n, v in zip(sc.names, tl.exposed_comm)}
+        timelines[name] = tl
         rows.append(row)
-    data = {"input": args.input, "ops": g.n_ops, "scenarios": list(sc.names),
+    unit = next(iter(timelines.values())).unit if timelines else "s"
+    data = {"input": args.input, "ops": g.n_ops, "scenarios": list(sc.names), "time_unit": unit,
             "lower_bound_bytes": _by_name(sc, lb), "rows": rows}
     if args.csv:
         print(_compare_csv(data, sc), end="")
@@ -313,25 +315,27 @@ def cmd_compare(args) -> int:
     if args.plot:
         from cpsched.memory import simulate
         from cpsched.plot import plot_memory
+        best = min(timelines, key=lambda n: timelines[n].expected_makespan) if timelines else None
         plot_memory({n: simulate(g, s.order, sc) for n, s in schedules.items()}, args.plot,
-                    title=g.name, inputs=(args.input,))
+                    title=g.name, inputs=(args.input,),
+                    timelines={best: timelines[best]} if best else None)
         if not (args.json or args.csv):
             print(f"wrote {args.plot}")
     return 0
 
 
 def _timing_model(args):
-    """Makespan/exposed-comm function from the cost model and timeline, when present."""
-    try:
-        from cpsched.cost import load_device, op_times  # noqa: F401
-        from cpsched.timeline import simulate_timeline  # noqa: F401
-    except ImportError:
-        return None
+    """Makespan / exposed communication of an order from the cost model and timeline."""
+    from cpsched.cost import estimate, load_device, load_profile
+    from cpsched.timeline import simulate_timeline
     device = load_device(args.device)
+    profile = load_profile(args.profile) if getattr(args, "profile", None) else None
+    cache = {}
 
     def timing(g, order, sc):
-        tl = simulate_timeline(g, order, device=device, scenarios=sc)
-        return {"makespan": np.atleast_1d(tl.makespan), "exposed_comm": np.atleast_1d(tl.exposed_comm)}
+        if g not in cache:
+            cache[g] = estimate(g, device, sc, profile)
+        return simulate_timeline(g, order, cache[g], sc)
     return timing
 
 
@@ -351,8 +355,9 @@ def _compare_table(g: Graph, data: dict, sc: Scenarios) -> str:
         cells = [r["method"], r["status"]] + [_fmt_bytes(r["peak_bytes"][n]) for n in sc.names]
         cells.append(f"+{100 * worst:.1f}%")
         if "makespan" in r:
-            cells.append(_fmt_time(max(r["makespan"].values())))
-            cells.append(_fmt_time(max(r["exposed_comm"].values())))
+            unit = data.get("time_unit", "s")
+            cells.append(_fmt_time(max(r["makespan"].values()), unit))
+            cells.append(_fmt_time(max(r["exposed_comm"].values()), unit))
         else:
             cells += ["-", "-"]
         cells.append(f"{r['seconds']:.2f}")
@@ -365,7 +370,9 @@ def _compare_table(g: Graph, data: dict, sc: Scenarios) -> str:
     return out.getvalue().rstrip()
 
 
-def _fmt_time(seconds: float) -> str:
+def _fmt_time(seconds: float, unit: str = "s") -> str:
+    if unit != "s":
+        return f"{seconds:,.0f} {'units' if unit == 'file' else unit}"
     if seconds >= 1:
         return f"{seconds:.3f} s"
     if seconds >= 1e-3:
@@ -422,7 +429,10 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--seed", type=int, default=None)
         q.add_argument("--async-collectives", action="store_true",
                        help="split synchronous collectives into start/done pairs first")
-        q.add_argument("--device", default="h100", help="cost-model preset or file")
+        q.add_argument("--device", default="h100",
+                       help="cost-model preset (h100, a100, xla-approx) or a TOML/JSON file")
+        q.add_argument("--profile", metavar="FILE",
+                       help="measured op times: JSON {name: us} or XLA's PGLE text proto")
         q.set_defaults(fn=fn)
         if name == "schedule":
             q.add_argument("-o", "--output", required=True)

@@ -45,14 +45,18 @@ def plot_memory(profiles: Mapping[str, object], path: str, title: str = "",
     if timelines:
         ax = axes[-1, 0]
         name, tl = next(iter(timelines.items()))
-        streams = sorted({st for st in tl.stream_of_op if st})
-        for y, st in enumerate(streams):
-            spans = [(tl.op_start[i], tl.op_end[i] - tl.op_start[i])
-                     for i, sname in enumerate(tl.stream_of_op) if sname == st]
-            ax.broken_barh(spans, (y - 0.4, 0.8))
-        ax.set_yticks(range(len(streams)), streams)
-        ax.set_xlabel("seconds")
-        ax.set_title(f"streams — {name}")
+        tl = tl[0] if hasattr(tl, "scenarios") else tl   # Timelines -> first scenario
+        busy = tl.end > tl.start
+        lanes = {tl.streams[0]: [(float(a), float(b - a)) for a, b in zip(tl.start[busy], tl.end[busy])]}
+        for k in range(tl.n_pairs):
+            st = tl.streams[int(tl.pair_stream[k])] if not tl.pair_sync[k] else tl.streams[0]
+            lanes.setdefault(st, []).append((float(tl.transfer_begin[k]),
+                                             float(tl.transfer_end[k] - tl.transfer_begin[k])))
+        for y, (st, spans) in enumerate(lanes.items()):
+            ax.broken_barh(spans, (y - 0.4, 0.8), edgecolor="white", linewidth=0.3)
+        ax.set_yticks(range(len(lanes)), list(lanes))
+        ax.set_xlabel(f"time ({tl.unit})")
+        ax.set_title(f"streams — {name} ({tl.scenario})")
     fig.tight_layout()
     try:
         fig.savefig(path, dpi=110)
