@@ -376,7 +376,7 @@ class _Parser:
 
     def _describe(self, t) -> str:
         if t[0] == EOF:
-            return "end of file"
+            return "end of file (truncated input?)"
         return repr(t[1] if len(t[1]) <= 40 else t[1][:37] + "...")
 
     def expect(self, kind: str, what: str):
@@ -638,6 +638,11 @@ class _Parser:
                 line, col = self.loc(open_tok[2])
                 raise self.error(f"unexpected end of file: computation {name!r} opened with "
                                  f"'{{' at line {line} column {col} is never closed", t[2])
+            if t[0] == "w" and (t[1] == "ENTRY" or (t[1] != "ROOT" and toks[self.i + 1][0] in ("{", "("))):
+                line, col = self.loc(open_tok[2])
+                raise self.error(f"unbalanced braces: computation {name!r} opened with '{{' at "
+                                 f"line {line} column {col} is not closed before this "
+                                 "computation", t[2])
             ins = self.instruction()
             if ins.name in index:
                 raise self.error(f"instruction name {ins.name!r} is defined twice in "
@@ -740,6 +745,11 @@ class _Parser:
             attrs[k[1]] = self.text[s:e]
             aoffs[k[1]] = s
             end = e
+        n = toks[self.i]
+        if not (n[0] in ("}", EOF) or (n[0] == "w" and (n[1] in ("ROOT", "ENTRY")
+                                                               or toks[self.i + 1][0] in "={("))):
+            raise self.error(f"expected ',' and an attribute, or the next instruction, after "
+                             f"{_strip(nt[1])!r}, found {self._describe(n)}", n[2])
         opcode, wrapped = canonical_opcode(raw_op)
         line, col = self.loc(first[2])
         return HloInstruction(_strip(nt[1]), opcode, raw_op, shape, operands, oshapes, attrs,
@@ -808,7 +818,7 @@ def _check_acyclic(p: _Parser, comp: HloComputation) -> None:
                 cyc = path[path.index(nxt):] + [nxt]
                 at = index[nxt]
                 raise p.error(f"cycle through operands/control-predecessors in {comp.name!r}: "
-                              + " <- ".join(cyc), at.span[0])
+                              + " <- ".join(cyc) + " (each waits for the next)", at.span[0])
             if s is None:
                 state[nxt] = 1
                 path.append(nxt)
