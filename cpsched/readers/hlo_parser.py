@@ -50,7 +50,7 @@ NATIVE_ASYNC = {
     "collective-permute-start", "collective-permute-done", "copy-start", "copy-done",
     "send-done", "recv-done", "async-start", "async-update", "async-done",
 }
-# Sections some dumps append after the last computation (stack-frame tables).
+# Stack-frame tables some dumps write between the header and the computations (or after).
 TRAILING_SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
 
 
@@ -590,7 +590,8 @@ class _Parser:
         while toks[self.i][0] != EOF:
             t = toks[self.i]
             if t[0] == "w" and t[1] in TRAILING_SECTIONS:
-                break
+                self.skip_section()
+                continue
             if t[0] == "}":
                 raise self.error("unbalanced brackets: '}' outside any computation", t[2])
             comps.append(self.computation())
@@ -613,6 +614,25 @@ class _Parser:
                         by_name, entry, self.notes)
         _check_module(self, mod)
         return mod
+
+    def skip_section(self) -> None:
+        """``FileNames`` / ``FunctionNames`` / ``FileLocations`` / ``StackFrames``: numbered
+        entries (``1 "file.py"``, ``1 {file_name_id=1 ...}``) before or after the
+        computations; kept only as text."""
+        toks = self.toks
+        self.i += 1
+        while True:
+            t = toks[self.i]
+            if t[0] != "w" or not t[1][:1].isdigit():
+                return
+            self.i += 1
+            n = toks[self.i]
+            if n[0] == "s":
+                self.i += 1
+            elif n[0] in _OPEN:
+                self.skip_group()
+            else:
+                raise self.error(f"bad {t[1]!r} entry in a FileNames/StackFrames section", n[2])
 
     def computation(self) -> HloComputation:
         toks = self.toks
