@@ -52,12 +52,27 @@ def scenario_index(scenarios: Scenarios | None, which: Any = None) -> int:
 
 def scenario_bytes(graph: Graph, scenarios: Scenarios | None, which: Any = None) -> np.ndarray:
     """Device bytes of every buffer in the chosen scenario, ``[n_buffers]`` int64."""
-    scenarios = scenarios if scenarios is not None and len(scenarios) else static()
     if not graph.n_buffers:
         return np.zeros(0, dtype=np.int64)
     if not graph.dims:
         return graph.sizes(static())[0]
+    scenarios = graph_scenarios(graph, scenarios)
     return graph.sizes(scenarios)[scenario_index(scenarios, which)]
+
+
+def graph_scenarios(graph: Graph, scenarios: Scenarios | None) -> Scenarios:
+    """``scenarios`` if given, else the ones stored with the graph, else the static one
+    (an error for a graph with symbolic sizes)."""
+    if scenarios is not None and len(scenarios):
+        return scenarios
+    stored = graph.meta.get("scenarios")
+    if stored:
+        from cpsched.scenarios import from_json
+        return from_json(dict(stored))
+    if graph.dims:
+        raise InputError(f"graph {graph.name} has symbolic sizes ({', '.join(graph.dims)}): "
+                         "give scenarios (dim values) to size its buffers")
+    return static()
 
 
 # -- adjacency in XLA's walking order ----------------------------------------------------------
@@ -381,7 +396,7 @@ def positions_of(order: Sequence[int], n: int) -> list[int]:
 
 
 __all__ = [
-    "scenario_index", "scenario_bytes", "adjacency", "Adjacency", "csr_lists",
+    "scenario_index", "scenario_bytes", "graph_scenarios", "adjacency", "Adjacency", "csr_lists",
     "collective_kind", "is_sync_collective", "is_async_start", "is_async_done",
     "is_async_collective_start", "is_async_collective_done", "custom_call_schedule",
     "is_effective_scalar", "is_nop", "convert_sync_collectives", "pair_names", "attr",

@@ -1,0 +1,482 @@
+"""A latency-hiding list scheduler in the style of XLA's ``LatencyHidingScheduler``.
+
+Registered method ``lhs`` (family ``overlap``).
+
+Bottom-up list scheduling over the dependence graph, in reverse time, as in XLA's
+``DefaultSchedulerCore``:
+- the roots (ops without successors) are ready at time 0; after an op is placed at
+  ``t = max(now, succ.ready + latency(op -> succ))`` the clock moves to ``t + cost(op)``;
+  a predecessor whose successors are all placed becomes ready at
+  ``max(now, max(succ.ready + latency))``; the output is the reverse of the picks;
+- costs and latencies: XLA's ``ApproximateLatencyEstimator`` by default (loop fusion
+  1000, output fusion / convolution 5000, anything else 1; 5000 from an async start to
+  its done, 1 on any other edge). Option ``device`` (a ``cpsched.cost`` preset such as
+  ``h100`` or ``xla-gpu-approx``, with optional ``profile``) takes op times and transfer
+  latencies from the cost model instead; options ``cost_fn(op_index) -> time`` and
+  ``latency_fn(start_index, done_index) -> time`` override either;
+- resources: an async collective's done *occupies* one unit of its kind (bottom-up) and
+  its start releases it; at most ``overlap_limit`` units per kind are in flight (an int
+  for every kind, or a mapping ``{kind: limit}``, missing kinds 1; kinds are collective
+  names such as ``all-gather`` or ``collective-permute``). An op that calls computations
+  needs as many units as those computations hold async collectives (option
+  ``called_resources = {computation: {kind: count}}``, see
+  ``called_resources_from_module``), so it cannot run while that would exceed the limit;
+- memory pressure: with ``memory_limit`` (bytes, in the scenario chosen by ``scenario``)
+  a tracker follows the live bytes bottom-up (entry parameters excluded, as in XLA); above
+  half the limit candidates that raise memory less win, and option ``rerun=k`` re-runs
+  with 0.9x the limit up to k times while the tracked peak exceeds it;
+- selection (first rule that separates two candidates wins), the rules of XLA's
+  ``ReadySetLt`` that apply to this IR, in XLA's order: get-tuple-element/bitcast first;
+  memory (over the limit: smaller increase; then: no peak above the limit); async dones
+  that occupy a resource first ("done first" = issue the wait as late as possible);
+  less stall (ready time not in the future); with ``aggressive=True``: starts with no
+  async depth last; starts that free a backed-up resource; with ``aggressive=True``:
+  larger async depth, less wasted latency; ops that unlock an async done; with
+  ``aggressive=True``: ops that make more ops ready; smaller memory increase (when the
+  tracker is active); finally the input order (later input position first, bottom-up, so
+  full ties keep the input order).
+
+Input order (the original positions for the last rule): option ``order``, else the graph's
+own order, else ``xla-default`` (XLA runs the LHS on an already memory-scheduled module).
+
+The ready set lives in heaps split by (nop, waiting/ready) for plain ops, so a step costs
+O(log n) plus a scan over the few ready ops that hold resources; the memory-pressure and
+aggressive rules depend on the moment, and while they are active each step scans the
+whole ready set (XLA's own cost).
+
+Not modelled: force-delay/force-early annotations, scheduling groups, selective overlap,
+the extra alias edges XLA adds from readers of an async done's output buffer to its start
+(the HLO reader shares such buffers instead), target-defined resources.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from cpsched.graph import Graph, OpKind
+from cpsched.heuristics.common import (adjacency, attr, check_order_option, collective_kind,
+                                       csr_lists, scenario_bytes, scenario_index)
+from cpsched.methods import register
+from cpsched.scenarios import Scenarios, static
+
+LOW_COST, MEDIUM_COST, HIGH_COST = 1.0, 1000.0, 5000.0
+LOW_LATENCY, HIGH_LATENCY = 1.0, 5000.0
+_NOP = ("get-tuple-element", "bitcast")
+
+
+def approximate_cost(graph: Graph, i: int) -> float:
+    """XLA's ``ApproximateLatencyEstimator::NodeCost``."""
+    op = graph.opcodes[i]
+    if op == "fusion":
+        fk = str(attr(graph, i, "fusion_kind", "") or "").lower().lstrip("k")
+        if fk == "loop":
+            return MEDIUM_COST
+        if fk == "output":
+            return HIGH_COST
+        return LOW_COST
+    if op == "convolution":
+        return HIGH_COST
+    return LOW_COST
+
+
+def resource_kind(graph: Graph, i: int) -> str | None:
+    """The resource an async start releases / its done occupies (None: not tracked)."""
+    k = int(graph.kinds[i])
+    if k not in (OpKind.ASYNC_START, OpKind.ASYNC_DONE):
+        return None
+    op = graph.opcodes[i]
+    if op in ("copy-start", "copy-done"):
+        return "copy"
+    return collective_kind(graph, i)
+
+
+def called_resources_from_module(graphs: Mapping[str, Graph]) -> dict[str, dict[str, int]]:
+    """Async collectives held by each computation, counting called computations too.
+
+    ``graphs`` maps computation names to graphs (``cpsched.readers.hlo.module_graphs``).
+    A computation holds one unit per async collective done and per sync collective that
+    ``convert_sync_collectives`` would split (XLA's LHS test harness splits those first).
+    """
+    from cpsched.heuristics.common import SPLIT_OPCODES
+    memo: dict[str, dict[str, int]] = {}
+
+    def visit(name: str, stack: tuple = ()) -> dict[str, int]:
+        if name in memo:
+            return memo[name]
+        g = graphs.get(name)
+        out: dict[str, int] = {}
+        if g is None or name in stack:
+            return out
+        for i in range(g.n_ops):
+            kind = None
+            if int(g.kinds[i]) == OpKind.ASYNC_DONE:
+                kind = resource_kind(g, i)
+            elif int(g.kinds[i]) == OpKind.COMPUTE and g.opcodes[i] in SPLIT_OPCODES:
+                kind = g.opcodes[i]
+            if kind:
+                out[kind] = out.get(kind, 0) + 1
+            for c in attr(g, i, "called_computations", ()) or ():
+                for kk, v in visit(str(c), stack + (name,)).items():
+                    out[kk] = out.get(kk, 0) + v
+        memo[name] = out
+        return out
+
+    for name in graphs:
+        visit(name)
+    return memo
+
+
+class _Model:
+    """Costs, latencies and resources of one graph, as plain lists."""
+
+    def __init__(self, graph: Graph, scenarios: Scenarios | None, options: Mapping[str, Any]):
+        n = graph.n_ops
+        self.n = n
+        k = scenario_index(scenarios, options.get("scenario")) if scenarios else 0
+        cost = [0.0] * n
+        pair_latency = {}
+        device = options.get("device")
+        if device is not None:
+            from cpsched import cost as cm
+            sc = scenarios if scenarios is not None and len(scenarios) else static()
+            est = cm.estimate(graph, device, sc, options.get("profile"))
+            cost = [float(x) for x in est.op[k]]
+            for s, t in est.transfer.items():
+                d = int(graph.async_done[s])
+                if d >= 0:
+                    pair_latency[s] = float(t[k])
+                else:                      # a sync collective: its transfer is its run time
+                    cost[s] += float(t[k])
+        else:
+            cost = [approximate_cost(graph, i) for i in range(n)]
+            for s in np.flatnonzero(graph.async_done >= 0).tolist():
+                pair_latency[s] = HIGH_LATENCY
+        cost_fn: Callable | None = options.get("cost_fn")
+        if cost_fn is not None:
+            cost = [float(cost_fn(i)) for i in range(n)]
+        latency_fn: Callable | None = options.get("latency_fn")
+        if latency_fn is not None:
+            for s in np.flatnonzero(graph.async_done >= 0).tolist():
+                pair_latency[s] = float(latency_fn(s, int(graph.async_done[s])))
+        self.cost = cost
+        self.done_of = graph.async_done.tolist()
+        self.pair_latency = pair_latency
+        # resources
+        self.releases: list[str | None] = [None] * n
+        self.occupies: list[str | None] = [None] * n
+        self.needs: list[dict[str, int] | None] = [None] * n
+        called = options.get("called_resources") or {}
+        for i in range(n):
+            kd = int(graph.kinds[i])
+            if kd in (OpKind.ASYNC_START, OpKind.ASYNC_DONE):
+                r = resource_kind(graph, i)
+                if r is not None:
+                    if kd == OpKind.ASYNC_START:
+                        self.releases[i] = r
+                    else:
+                        self.occupies[i] = r
+                        self.needs[i] = {r: 1}
+            comps = attr(graph, i, "called_computations")
+            own = attr(graph, i, "async_resources")
+            if comps or own:
+                need: dict[str, int] = dict(own or {})
+                for c in comps or ():
+                    for r, v in (called.get(str(c)) or {}).items():
+                        need[r] = need.get(r, 0) + int(v)
+                if need:
+                    base = self.needs[i] or {}
+                    for r, v in base.items():
+                        need[r] = need.get(r, 0) + v
+                    self.needs[i] = need
+        lim = options.get("overlap_limit", 1)
+        if isinstance(lim, Mapping):
+            self.limits = {str(a): int(b) for a, b in lim.items()}
+            self.default_limit = int(self.limits.pop("default", 1))
+        else:
+            self.limits = {}
+            self.default_limit = int(lim)
+
+    def latency(self, u: int, v: int) -> float:
+        if self.done_of[u] == v:
+            return self.pair_latency.get(u, LOW_LATENCY)
+        return LOW_LATENCY
+
+    def limit(self, r: str) -> int:
+        return self.limits.get(r, self.default_limit)
+
+
+def lhs_order(graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
+              memory_limit: float | None = None, aggressive: bool = False
+              ) -> tuple[list[int], dict[str, Any]]:
+    """One bottom-up LHS pass. Returns the order and statistics."""
+    n = graph.n_ops
+    if n == 0:
+        return [], {"total_time": 0.0, "peak": 0, "forced": 0}
+    adj = adjacency(graph)
+    preds, succs = adj.preds, adj.succs
+    pos = [0] * n
+    for k, i in enumerate(order):
+        pos[i] = k
+    cost = model.cost
+    lat = model.latency
+    releases, occupies, needs = model.releases, model.occupies, model.needs
+    nop = [graph.opcodes[i] in _NOP or bool(attr(graph, i, "is_effective_bitcast", False))
+           for i in range(n)]
+    op_lists = csr_lists(graph.operands_ptr, graph.operands_idx)
+    unlock = [any(occupies[o] is not None for o in op_lists[i]) for i in range(n)]
+    is_res = [needs[i] is not None or releases[i] is not None for i in range(n)]
+
+    # async depth (top-down, latency-weighted, grows at supported dones)
+    depth = [0.0] * n
+    if aggressive:
+        for v in graph.topological_order():
+            dv = 0.0
+            if occupies[v] is not None:
+                for p in preds[v]:
+                    dv = max(dv, depth[p] + lat(p, v))
+            else:
+                for p in preds[v]:
+                    dv = max(dv, depth[p])
+            depth[v] = dv
+
+    # memory tracker (bottom-up): entry parameters (live-in) are not tracked
+    size = nbytes.tolist()
+    tracked = [(not li) and s > 0 for li, s in zip(graph.buffer_live_in.tolist(), size)]
+    live = [bool(lo) and t for lo, t in zip(graph.buffer_live_out.tolist(), tracked)]
+    usage = sum(s for s, l in zip(size, live) if l)
+    mem_peak = usage
+    uses = csr_lists(graph.uses_ptr, graph.uses_idx)
+    defs = csr_lists(graph.defs_ptr, graph.defs_idx)
+
+    def increase(i: int) -> tuple[int, int]:
+        alloc = 0
+        for b in uses[i]:
+            if tracked[b] and not live[b]:
+                alloc += size[b]
+        freed = 0
+        for b in defs[i]:
+            if live[b]:
+                freed += size[b]
+        return alloc - freed, alloc
+
+    in_flight: dict[str, int] = {}
+    in_queue: dict[str, int] = {}             # ready-but-unscheduled occupiers per resource
+
+    def blocked(i: int) -> bool:
+        nd = needs[i]
+        if not nd:
+            return False
+        for r, c in nd.items():
+            f = in_flight.get(r, 0)
+            if f > 0 and model.limit(r) - f < c:
+                return True
+        return False
+
+    def constrained(i: int) -> bool:
+        r = releases[i]
+        return r is not None and model.limit(r) - in_flight.get(r, 0) <= 0 and \
+            in_queue.get(r, 0) > 0
+
+    ready_time = [0.0] * n
+    outdeg = [len(s) for s in succs]
+    scheduled = [False] * n
+    in_ready = [False] * n
+    now = 0.0
+    next_ready: list[float] = []             # ready times in the future (for kAvoidWaste)
+    # plain ready ops: avail[nop] = heap of (-unlock, -pos, i); wait[nop] = heap of
+    # (ready_time, -unlock, -pos, i); resource ops in a list
+    avail = ([], [])
+    wait = ([], [])
+    res_ready: list[int] = []
+
+    def add_ready(i: int) -> None:
+        in_ready[i] = True
+        if occupies[i] is not None:
+            in_queue[occupies[i]] = in_queue.get(occupies[i], 0) + 1
+        if is_res[i]:
+            res_ready.append(i)
+        elif ready_time[i] <= now:
+            heapq.heappush(avail[nop[i]], (-unlock[i], -pos[i], i))
+        else:
+            heapq.heappush(wait[nop[i]], (ready_time[i], -unlock[i], -pos[i], i))
+
+    for i in order:                           # bottom roots, in input order
+        if outdeg[i] == 0:
+            ready_time[i] = 0.0
+            add_ready(i)
+
+    def full_key(i: int, pressure: bool, over: bool):
+        stall = ready_time[i] - now
+        if stall < 0:
+            stall = 0.0
+        key = [nop[i]]
+        inc = (0, 0)
+        if pressure:
+            inc = increase(i)
+            key.append(-inc[0] if over else 0)
+            key.append(inc[1] + usage <= memory_limit)
+        key.append(occupies[i] is not None)
+        key.append(-stall)
+        rel = releases[i] is not None
+        cons = rel and constrained(i)
+        if aggressive:
+            key.append(not (rel and depth[i] == 0 and not cons))
+        key.append(cons)
+        if aggressive:
+            key.append(depth[i])
+            if next_ready:
+                key.append(-abs(next_ready[0] - now - cost[i]))
+            else:
+                key.append(0.0)
+        key.append(unlock[i])
+        if aggressive:
+            key.append(sum(1 for p in preds[i] if outdeg[p] == 1))
+        key.append(-inc[0] if pressure else 0)
+        key.append(pos[i])
+        return key
+
+    def plain_top(cls: int) -> int:
+        h = avail[cls]
+        while h and scheduled[h[0][2]]:
+            heapq.heappop(h)
+        if h:
+            return h[0][2]
+        w = wait[cls]
+        while w and scheduled[w[0][3]]:
+            heapq.heappop(w)
+        return w[0][3] if w else -1
+
+    def refresh() -> None:
+        for cls in (0, 1):
+            w = wait[cls]
+            while w and w[0][0] <= now:
+                _, a, b, i = heapq.heappop(w)
+                if not scheduled[i]:
+                    heapq.heappush(avail[cls], (a, b, i))
+
+    forced = 0
+    out: list[int] = []
+    while len(out) < n:
+        refresh()
+        pressure = memory_limit is not None and usage > memory_limit / 2
+        over = pressure and usage >= memory_limit
+        cands: list[int] = []
+        if pressure or aggressive:
+            for cls in (0, 1):
+                cands.extend(e[2] for e in avail[cls] if not scheduled[e[2]])
+                cands.extend(e[3] for e in wait[cls] if not scheduled[e[3]])
+        else:
+            for cls in (1, 0):
+                t = plain_top(cls)
+                if t >= 0:
+                    cands.append(t)
+                    break
+        ok_res = [i for i in res_ready if not blocked(i)]
+        cands.extend(ok_res)
+        if not cands:
+            if not res_ready:  # pragma: no cover - a DAG always has a ready op
+                raise RuntimeError("LHS: nothing is ready")
+            cands = list(res_ready)       # every ready op exceeds a limit: take one anyway
+            forced += 1
+        best = cands[0]
+        if len(cands) > 1:
+            best_key = full_key(best, pressure, over)
+            for i in cands[1:]:
+                kk = full_key(i, pressure, over)
+                if kk > best_key:
+                    best, best_key = i, kk
+        # -- schedule ``best`` ------------------------------------------------------------
+        scheduled[best] = True
+        in_ready[best] = False
+        if is_res[best]:
+            res_ready.remove(best)
+        out.append(best)
+        r = releases[best]
+        if r is not None:
+            in_flight[r] = in_flight.get(r, 0) - 1
+        r = occupies[best]
+        if r is not None:
+            in_flight[r] = in_flight.get(r, 0) + 1
+            in_queue[r] -= 1
+        t = now
+        for s in succs[best]:
+            e = ready_time[s] + lat(best, s)
+            if e > t:
+                t = e
+        ready_time[best] = t
+        now = t + cost[best]
+        while next_ready and next_ready[0] < now:
+            heapq.heappop(next_ready)
+        for p in preds[best]:
+            outdeg[p] -= 1
+            if outdeg[p] == 0:
+                rt = now
+                for s in succs[p]:
+                    e = ready_time[s] + lat(p, s)
+                    if e > rt:
+                        rt = e
+                ready_time[p] = rt
+                add_ready(p)
+                if rt > now:
+                    heapq.heappush(next_ready, rt)
+        # memory
+        for b in uses[best]:
+            if tracked[b] and not live[b]:
+                live[b] = True
+                usage += size[b]
+        if usage > mem_peak:
+            mem_peak = usage
+        for b in defs[best]:
+            if live[b]:
+                live[b] = False
+                usage -= size[b]
+    out.reverse()
+    return out, {"total_time": now, "peak": mem_peak, "forced": forced}
+
+
+def _input_order(graph: Graph, scenarios: Scenarios | None, options: Mapping[str, Any]
+                 ) -> list[int]:
+    order = check_order_option(graph, options.get("order"))
+    if order is not None:
+        return order
+    if graph.original_order is not None:
+        return list(graph.original_order)
+    from cpsched.heuristics.xla_memory import xla_default
+    return xla_default(graph, scenarios, scenario=options.get("scenario"))
+
+
+def lhs_schedule(graph: Graph, scenarios: Scenarios | None = None, **options: Any
+                 ) -> tuple[list[int], dict[str, Any]]:
+    """The LHS order and statistics (``total_time`` in cost units, tracker ``peak``,
+    ``forced`` = steps where every ready op exceeded an overlap limit, ``runs``)."""
+    order = _input_order(graph, scenarios, options)
+    model = _Model(graph, scenarios, options)
+    nbytes = scenario_bytes(graph, scenarios, options.get("scenario"))
+    limit = options.get("memory_limit")
+    limit = float(limit) if limit is not None else None
+    aggressive = bool(options.get("aggressive", False))
+    result, stats = lhs_order(graph, order, model, nbytes, limit, aggressive)
+    runs = 1
+    for _ in range(int(options.get("rerun", 0) or 0)):
+        if limit is None or stats["peak"] <= limit:
+            break
+        limit *= 0.9
+        result, stats = lhs_order(graph, order, model, nbytes, limit, aggressive)
+        runs += 1
+    stats["runs"] = runs
+    stats["memory_limit"] = limit
+    return result, stats
+
+
+@register("lhs", "Latency-hiding list scheduler (XLA LHS style): bottom-up, overlap limits "
+          "per collective, optional memory limit", "overlap")
+def lhs(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> list[int]:
+    return lhs_schedule(graph, scenarios, **options)[0]
+
+
+__all__ = ["lhs", "lhs_schedule", "lhs_order", "approximate_cost", "resource_kind",
+           "called_resources_from_module", "LOW_COST", "MEDIUM_COST", "HIGH_COST",
+           "HIGH_LATENCY"]
