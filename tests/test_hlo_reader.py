@@ -124,9 +124,17 @@ def test_llama_is_fast_and_its_opcodes_match_readme():
         assert g.buffer_live_in[j]
         if p.parameter_number >= 39:
             assert g.buffer_live_out[j]
-    donated = [i.name for i in m.entry.instructions
-               if i.opcode == "parameter" and i.parameter_number == 2]
-    assert not g.buffer_live_out[buffer(g, donated[0])]
+    params = m.entry.parameters()
+    # output {2} = add.435 reads donated parameter 2 and is written over it: one buffer
+    assert "add.435" not in g.buffer_names and "add.435" in users(g, params[2].name)
+    assert g.buffer_live_out[buffer(g, params[2].name)]
+    # output {14} = add.424 does not read parameter 14 itself: separate buffers, and the
+    # donated parameter is free after its last use
+    assert "add.424" in g.buffer_names
+    assert not g.buffer_live_out[buffer(g, params[14].name)]
+    # readers of an overwritten value are ordered before its writer (no copy needed)
+    for r, w in g.meta.get("alias_order_edges", []):
+        assert g.op_index(r) in g.control_preds(g.op_index(w))
     # collectives: all-gather over iota groups [1,4]<=[4]
     ag = g.op_index("all-gather.11") if "all-gather.11" in g.op_names else None
     cols = [c for c in g.collectives.values() if c.kind == "all-gather"]
@@ -309,6 +317,32 @@ ENTRY e {
     assert "f" not in g.buffer_names and "cc" not in g.buffer_names
     assert users(g, "dus1") == ["cc", "f", "t"] and g.buffer_live_out[buffer(g, "dus1")]
     assert g.flops[g.op_index("f")].constant_value == 0
+
+
+def test_overwriting_a_value_orders_its_readers_or_keeps_a_copy():
+    text = """HloModule order, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  p1 = f32[16]{0} parameter(1)
+  upd = f32[4]{0} parameter(2)
+  i = s32[] parameter(3)
+  n = f32[16]{0} negate(p0)
+  dus0 = f32[16]{0} dynamic-update-slice(p0, upd, i)
+  dus1 = f32[16]{0} dynamic-update-slice(p1, upd, i)
+  late = f32[16]{0} add(dus1, p1)
+  ROOT t = (f32[16]{0}, f32[16]{0}, f32[16]{0}, f32[16]{0}) tuple(dus0, dus1, n, late)
+}
+"""
+    g = read_hlo_text(text)
+    # n reads p0 before dus0 overwrites it: dus0 shares p0's buffer and n is ordered first
+    assert "dus0" not in g.buffer_names
+    assert g.op_index("n") in g.control_preds(g.op_index("dus0"))
+    assert g.meta["alias_order_edges"] == [("n", "dus0")]
+    # late reads p1 and dus1's result, so it must run after dus1: XLA keeps a copy
+    assert "dus1" in g.buffer_names and g.buffer_live_out[buffer(g, "dus1")]
+    assert not g.buffer_live_out[buffer(g, "p1")]    # donated, free after late
+    assert users(g, "p1") == ["dus1", "late"]
 
 
 def test_call_and_conditional():

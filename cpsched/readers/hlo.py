@@ -504,7 +504,7 @@ def _window(ins: HloInstruction) -> dict[str, list[int]]:
     return parse_window(ins.attrs.get("window"))
 
 
-Tree = dict  # shape index (tuple) -> buffer id or None (nothing allocated)
+Tree = dict  # shape index (tuple) -> value id or None (nothing allocated)
 
 
 def _subtree(tree: Tree, prefix: tuple[int, ...]) -> Tree:
@@ -516,8 +516,21 @@ def _flat(tree: Tree) -> list[int]:
     return [v for v in tree.values() if v is not None]
 
 
+@dataclass
+class _Value:
+    op: str
+    name: str
+    size: SymExpr | int
+    space: int
+    live_in: bool = False
+    live_out: bool = False
+    users: dict = field(default_factory=dict)   # op name -> None (ordered set)
+
+
 class _GraphBuild:
-    """Value trees and buffers of one computation."""
+    """Dataflow of one computation: values first (one per defining op and shape index), then
+    buffers: a value written in place of another (in-place ops, while loop state, outputs
+    aliased to donated parameters) joins its buffer, when that is safe under every order."""
 
     def __init__(self, conv: HloConverter, comp: HloComputation):
         self.conv = conv
@@ -526,41 +539,61 @@ class _GraphBuild:
         self.is_entry = comp is self.m.entry
         self.b = GraphBuilder(comp.name)
         self.trees: dict[str, Tree] = {}
+        self.vals: list[_Value] = []
         self.readonly: set[int] = set()      # entry parameters that are not donated
         self.param_origin: dict[int, tuple[int, tuple[int, ...]]] = {}
-        self.extra_held: dict[str, list[int]] = {}  # async start -> scratch buffers
+        self.param_vid: dict[tuple[int, tuple[int, ...]], int] = {}
+        self.extra_held: dict[str, list[int]] = {}  # async start -> scratch values
+        self.shares: list[tuple[int, int, str]] = []  # (new value, old value, writer op)
         self.notes: list[str] = []
         self.donated: list[tuple[int, tuple[int, ...]]] = []
+        self.io_alias_def: dict[tuple[str, tuple[int, ...]], tuple[int, tuple[int, ...]]] = {}
         if self.is_entry:
             self.donated = [(p, pi) for _, p, pi, _ in self.m.input_output_alias()]
             self.donated += self.m.buffer_donors()
+            for out_idx, p, pi, _ in self.m.input_output_alias():
+                try:
+                    src, sidx = _follow(comp, comp.root, out_idx)
+                except (IndexError, KeyError):
+                    continue
+                if src.opcode not in ("parameter", "constant"):
+                    self.io_alias_def.setdefault((src.name, sidx), (p, pi))
 
-    # -- buffers ------------------------------------------------------------------------------
+    # -- values -------------------------------------------------------------------------------
     def define(self, ins: HloInstruction, idx: tuple[int, ...], shape: Shape | None,
                live_in: bool = False, live_out: bool = False) -> int | None:
         size = shape_bytes(shape)
         if _is_zero(size):
             return None
         if ins.shape is not None and ins.shape.is_tuple:
-            bname = ins.name + "{" + ",".join(map(str, idx)) + "}"
+            vname = ins.name + "{" + ",".join(map(str, idx)) + "}"
         else:
-            bname = ins.name if not idx else ins.name + "{" + ",".join(map(str, idx)) + "}"
-        return self.b.add_buffer(ins.name, size, name=bname, live_in=live_in,
-                                 live_out=live_out,
-                                 space=shape.memory_space if shape is not None else 0)
+            vname = ins.name if not idx else ins.name + "{" + ",".join(map(str, idx)) + "}"
+        self.vals.append(_Value(ins.name, vname, size,
+                                shape.memory_space if shape is not None else 0,
+                                live_in, live_out))
+        return len(self.vals) - 1
 
     def define_all(self, ins: HloInstruction, keep: Tree | None = None) -> Tree:
         """A tree with every index of ``ins``'s shape defined here, except those in ``keep``."""
         keep = keep or {}
         if ins.shape is None:
-            return {(): keep.get(())}
+            return {(): keep[()] if () in keep else None}
         tree: Tree = {}
         for idx, sub in ins.shape.subshapes():
             tree[idx] = keep[idx] if idx in keep else self.define(ins, idx, sub)
         return tree
 
-    def shareable(self, bid: int | None) -> bool:
-        return bid is not None and bid not in self.readonly
+    def shareable(self, vid: int | None) -> bool:
+        return vid is not None and vid not in self.readonly
+
+    def write_in_place(self, ins: HloInstruction, tree: Tree,
+                       pairs: Iterable[tuple[int, tuple[int, ...], tuple[int, ...]]],
+                       ops: list[Tree]) -> None:
+        """Ask for ``ins``'s output at each pair to share the operand's buffer."""
+        for o, oi, out in pairs:
+            if o < len(ops) and self.shareable(ops[o].get(oi)) and tree.get(out) is not None:
+                self.shares.append((tree[out], ops[o][oi], ins.name))
 
     # -- main ---------------------------------------------------------------------------------
     def run(self) -> _CompResult:
@@ -586,15 +619,35 @@ class _GraphBuild:
         for ins in self.topological(instrs):
             tree, uses = self.values(ins)
             self.trees[ins.name] = tree
-            for bid in uses:
-                b.add_buffer_user(bid, ins.name)
-            for bid in _flat(tree):
-                b.add_buffer_user(bid, ins.name)
+            for v in uses:
+                self.vals[v].users[ins.name] = None
+            for v in _flat(tree):
+                self.vals[v].users[ins.name] = None
+            # an output aliased to a donated parameter it reads is written over it
+            for idx, v in tree.items():
+                target = self.io_alias_def.get((ins.name, idx))
+                pv = self.param_vid.get(target) if target is not None else None
+                if v is not None and pv is not None and self.vals[v].op == ins.name and \
+                        pv in uses and _same_size(self.vals[v].size, self.vals[pv].size):
+                    self.shares.append((v, pv, ins.name))
         root_tree = self.trees[comp.root.name]
-        for bid in _flat(root_tree):
-            b.set_live_out(bid)
-        root_sources = {idx: self.param_origin.get(v) if v is not None else None
-                        for idx, v in root_tree.items()}
+        for v in _flat(root_tree):
+            self.vals[v].live_out = True
+        group = self.resolve_shares()
+        bid_of = self.make_buffers(group)
+        param_groups = {}
+        for v, origin in self.param_origin.items():
+            param_groups.setdefault(group[v], origin)
+        root_sources = {}
+        for idx, v in root_tree.items():
+            if v is None:
+                root_sources[idx] = None
+            elif v in self.param_origin:
+                root_sources[idx] = self.param_origin[v] + (False,)     # passed through
+            elif group[v] in param_groups:
+                root_sources[idx] = param_groups[group[v]] + (True,)    # updated in place
+            else:
+                root_sources[idx] = None
         if self.m.is_scheduled:
             b.original_order = list(range(len(instrs)))
         b.meta.update({
@@ -613,11 +666,87 @@ class _GraphBuild:
         except InputError as e:
             raise e.with_path(self.m.path) if self.m.path else e
         held = np.zeros(g.n_buffers, dtype=bool)
-        for bid in self.param_origin:
-            held[bid] = True
-        for bid in _flat(root_tree):
-            held[bid] = True
+        for v in self.param_origin:
+            held[bid_of[v]] = True
+        for v in _flat(root_tree):
+            held[bid_of[v]] = True
         return _CompResult(g, held, root_sources, total_f, total_b, self.notes)
+
+    def resolve_shares(self) -> list[int]:
+        """Union the share requests that hold under every order; returns value -> group.
+
+        Writing ``new`` over ``old`` is only right if everything else that reads ``old``
+        runs before the writer: such readers get an ordering edge to the writer (the copy
+        XLA would otherwise insert is not needed then); a reader that can only run after
+        the writer, a second writer of the same value, or (for a scheduled module) a reader
+        placed after the writer in the text means XLA keeps a copy: the new value keeps its
+        own buffer.
+        """
+        parent = list(range(len(self.vals)))
+
+        def find(x: int) -> int:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        if not self.shares:
+            return parent
+        comp = self.comp
+        pos = {i.name: k for k, i in enumerate(comp.instructions)}
+        succ: dict[str, set[str]] = {i.name: set() for i in comp.instructions}
+        pred: dict[str, set[str]] = {i.name: set() for i in comp.instructions}
+        for i in comp.instructions:
+            for o in list(i.operands) + i.control_predecessors:
+                succ[o].add(i.name)
+                pred[i.name].add(o)
+        overwritten: set[int] = set()
+        added: list[tuple[str, str]] = []
+        for new, old, writer in self.shares:
+            if old in overwritten or find(new) == find(old):
+                continue
+            readers = [r for r in self.vals[old].users if r != writer]
+            desc = _reach(succ, writer)
+            if any(r in desc for r in readers) or \
+                    (self.m.is_scheduled and any(pos[r] > pos[writer] for r in readers)):
+                continue
+            anc = _reach(pred, writer)
+            for r in readers:
+                if r not in anc:
+                    succ[r].add(writer)
+                    pred[writer].add(r)
+                    self.b.add_control_pred(writer, r)
+                    added.append((r, writer))
+            parent[find(new)] = find(old)
+            overwritten.add(old)
+        if added:
+            self.b.meta["alias_order_edges"] = added
+        return [find(v) for v in range(len(self.vals))]
+
+    def make_buffers(self, group: list[int]) -> list[int]:
+        members: dict[int, list[int]] = {}
+        for v in range(len(self.vals)):
+            members.setdefault(group[v], []).append(v)
+        bid_of = [0] * len(self.vals)
+        for root in sorted(members):
+            vs = members[root]
+            first = self.vals[vs[0]]        # the oldest value: defined before the others
+            users: dict = {}
+            for v in vs:
+                val = self.vals[v]
+                if val.op != first.op:
+                    users[val.op] = None
+                users.update(val.users)
+            sizes = [self.vals[v].size for v in vs]
+            size = max(sizes, key=lambda x: x if isinstance(x, int) else
+                       (x.constant_value if x.is_constant else -1))
+            bid = self.b.add_buffer(first.op, size, users=list(users), name=first.name,
+                                    live_in=any(self.vals[v].live_in for v in vs),
+                                    live_out=any(self.vals[v].live_out for v in vs),
+                                    space=first.space)
+            for v in vs:
+                bid_of[v] = bid
+        return bid_of
 
     def topological(self, instrs: list[HloInstruction]) -> list[HloInstruction]:
         pos = {i.name: k for k, i in enumerate(instrs)}
@@ -767,12 +896,9 @@ class _GraphBuild:
             return tree, all_used
         if op in ASYNC_DONES and ops:
             return self.async_done(ins, ops), all_used + self.start_extras(ins)
-        # everything else defines its outputs, except in-place outputs
-        keep: Tree = {}
-        for o, oi, out in inplace_pairs(self.m, ins):
-            if o < len(ops) and self.shareable(ops[o].get(oi)):
-                keep[out] = ops[o][oi]
-        tree = self.define_all(ins, keep)
+        # everything else defines its outputs; in-place ones ask to share the operand's
+        tree = self.define_all(ins)
+        self.write_in_place(ins, tree, inplace_pairs(self.m, ins), ops)
         self.collective(ins, ops)
         return tree, all_used
 
@@ -783,14 +909,15 @@ class _GraphBuild:
         for idx, sub in shapes:
             if self.is_entry:
                 donated = any(p == pnum and idx[:len(pi)] == pi for p, pi in self.donated)
-                bid = self.define(ins, idx, sub, live_in=True, live_out=not donated)
-                if bid is not None and not donated:
-                    self.readonly.add(bid)
+                v = self.define(ins, idx, sub, live_in=True, live_out=not donated)
+                if v is not None and not donated:
+                    self.readonly.add(v)
             else:  # the caller's value: present throughout, held by the caller
-                bid = self.define(ins, idx, sub, live_in=True, live_out=True)
-            if bid is not None:
-                self.param_origin[bid] = (pnum, idx)
-            tree[idx] = bid
+                v = self.define(ins, idx, sub, live_in=True, live_out=True)
+            if v is not None:
+                self.param_origin[v] = (pnum, idx)
+                self.param_vid[(pnum, idx)] = v
+            tree[idx] = v
         return tree
 
     def set_transient(self, ins: HloInstruction, callees: Iterable[str]) -> None:
@@ -809,17 +936,15 @@ class _GraphBuild:
         self.set_transient(ins, [ins.attrs.get("condition", "").strip().lstrip("%"),
                                  ins.attrs.get("body", "").strip().lstrip("%")])
         init = ops[0] if ops else {(): None}
-        keep: Tree = {}
+        tree = self.define_all(ins)
+        # the loop state lives in the init buffers, except where XLA copies: constants,
+        # read-only entry parameters, a buffer that appears twice in the state
         seen: set[int] = set()
         for idx, v in init.items():
-            if self.shareable(v) and v not in seen and v not in self.param_origin_entry():
-                keep[idx] = v
+            if self.shareable(v) and v not in seen and tree.get(idx) is not None:
+                self.shares.append((tree[idx], v, ins.name))
                 seen.add(v)
-        return self.define_all(ins, keep)
-
-    def param_origin_entry(self) -> set[int]:
-        # a while may not run its loop state in a read-only entry parameter (XLA copies it)
-        return self.readonly
+        return tree
 
     def call_values(self, ins: HloInstruction, ops: list[Tree]) -> Tree:
         callee = ins.attrs.get("to_apply", "").strip().lstrip("%")
@@ -828,12 +953,16 @@ class _GraphBuild:
         self.set_transient(ins, [callee])
         res = self.conv._result(callee)
         keep: Tree = {}
+        in_place = []
         for idx, src in res.root_sources.items():
             if src is not None and src[0] < len(ops):
-                v = ops[src[0]].get(src[1])
-                if v is not None:
-                    keep[idx] = v
-        return self.define_all(ins, keep)
+                if src[2]:
+                    in_place.append((src[0], src[1], idx))
+                elif ops[src[0]].get(src[1]) is not None:
+                    keep[idx] = ops[src[0]][src[1]]    # passed through unchanged
+        tree = self.define_all(ins, keep)
+        self.write_in_place(ins, tree, in_place, ops)
+        return tree
 
     def async_start(self, ins: HloInstruction, ops: list[Tree]) -> Tree:
         op = ins.opcode
@@ -845,9 +974,6 @@ class _GraphBuild:
                 for k, t in enumerate(ops):
                     for idx, v in t.items():
                         keep[(0, k) + idx] = v
-            for o, oi, out in inplace_pairs(self.m, ins):
-                if o < len(ops) and self.shareable(ops[o].get(oi)):
-                    keep[out] = ops[o][oi]
         elif op in ("all-gather-start", "collective-permute-start", "send"):
             if len(ops) == 1 or op != "all-gather-start":
                 for idx, v in (ops[0].items() if ops else ()):
@@ -856,25 +982,18 @@ class _GraphBuild:
                 for k, t in enumerate(ops):
                     for idx, v in t.items():
                         keep[(0, k) + idx] = v
-            if op == "collective-permute-start":
-                for o, oi, out in inplace_pairs(self.m, ins):
-                    if o < len(ops) and self.shareable(ops[o].get(oi)):
-                        keep[out] = ops[o][oi]
         elif op == "copy-start":
             for idx, v in (ops[0].items() if ops else ()):
                 keep[(1,) + idx] = v
-        elif op == "all-reduce-start":
-            for o, oi, out in inplace_pairs(self.m, ins):
-                if o < len(ops) and self.shareable(ops[o].get(oi)):
-                    keep[out] = ops[o][oi]
         tree = self.define_all(ins, keep)
+        self.write_in_place(ins, tree, inplace_pairs(self.m, ins), ops)
         # temporaries of an async-called computation live from start to done
         calls = ins.attrs.get("calls")
         if op == "async-start" and ins.wrapped_opcode is None and calls:
             temp = self.conv.temporaries(calls.strip().lstrip("%"))
             if temp.terms:
-                bid = self.b.add_buffer(ins.name, temp, name=ins.name + "{scratch}")
-                self.extra_held[ins.name] = [bid]
+                self.vals.append(_Value(ins.name, ins.name + "{scratch}", temp, 0))
+                self.extra_held[ins.name] = [len(self.vals) - 1]
         self.collective(ins, ops)
         return tree
 
@@ -995,6 +1114,22 @@ class _GraphBuild:
                 (len(g) for g in groups), default=0) <= 65536 else (),
             channel_id=int(chan) if chan and chan.strip().isdigit() else None,
             is_sync=is_sync))
+
+
+def _same_size(a, b) -> bool:
+    return SymExpr.parse(a) == SymExpr.parse(b)
+
+
+def _reach(succ: Mapping[str, set[str]], start: str) -> set[str]:
+    """Everything reachable from ``start`` (itself excluded)."""
+    seen: set[str] = set()
+    stack = list(succ.get(start, ()))
+    while stack:
+        x = stack.pop()
+        if x not in seen:
+            seen.add(x)
+            stack.extend(succ.get(x, ()))
+    return seen
 
 
 def _tuple_of(n: int) -> Shape:
