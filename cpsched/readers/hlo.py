@@ -8,11 +8,14 @@ Buffers follow XLA's dataflow and alias analyses (see the reference notes, secti
   the operand's buffers (a tuple allocates only its 8-byte-per-element index table);
 - in-place ops (dynamic-update-slice, scatter, all-reduce-start, the 4-operand
   collective-permute, ``output_to_operand_aliasing``, fusions whose root is an in-place op on
-  a fusion parameter) share the operand's buffer; an operand that may not be overwritten (a
-  constant, a non-donated entry parameter) gets a fresh buffer instead, the copy XLA inserts;
-- while shares the loop-state buffers of its init operand (again with a fresh buffer where
-  XLA would copy: constants, read-only parameters, a buffer repeated in the state); call
-  shares what the callee passes through from its parameters and defines the rest;
+  a fusion parameter), a while's loop state and an output aliased to a donated parameter that
+  its defining op reads are written over the operand: one buffer for both values. That holds
+  only if every other reader of the old value runs before the writer: such readers get an
+  ordering edge to the writer (``meta["alias_order_edges"]``); where a reader can only run
+  after the writer (or, in a scheduled module, is written after it), or the operand may not
+  be overwritten (a constant, a non-donated entry parameter, a value twice in a loop state),
+  the new value keeps its own buffer: the copy XLA inserts;
+- call forwards what the callee passes through from its parameters and defines the rest;
   conditional defines its outputs; the called computations' own temporaries, at their peak
   under their own order, go into ``transient`` of the calling op;
 - async pairs (``*-start``/``*-done``, send/recv, copy-start/done, async-start/update/done
