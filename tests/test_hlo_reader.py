@@ -269,6 +269,9 @@ def test_while_shares_loop_state_and_carries_body_temporaries():
     # at the while: p0+p1+p2 (33) + init table (24) + loop state (33) + body temporaries (32)
     assert int(prof.usage[0, w]) == 122 and int(prof.peak[0]) == 122
     assert g.attrs(w)["while_body"] == "while_body"
+    cp = body.op_index("collective-permute.1")
+    assert body.attrs(cp)["source_target_pairs"] == [(0, 1), (1, 2), (2, 3)]
+    assert body.collectives[cp].group_size == 4
 
 
 @needs_shared

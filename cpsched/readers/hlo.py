@@ -817,6 +817,9 @@ class _GraphBuild:
         for key, attr in (("channel_id", "channel_id"),):
             if attr in ins.attrs and ins.attrs[attr].strip().isdigit():
                 a[key] = int(ins.attrs[attr])
+        if "source_target_pairs" in ins.attrs:
+            a["source_target_pairs"] = [tuple(p) for p in
+                                        parse_groups(ins.attrs["source_target_pairs"])]
         if ins.attrs.get("is_host_transfer", "").strip() == "true":
             a["is_host_transfer"] = True
         if "custom_call_target" in ins.attrs:
