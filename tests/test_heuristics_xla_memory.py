@@ -416,3 +416,40 @@ def test_methods_are_registered():
     for name in ("xla-list", "xla-dfs", "xla-postorder", "xla-bfs", "xla-default"):
         assert methods[name].family == "memory"
         assert methods[name].fn(counterexample(), None, unknown_option=1)
+
+
+def test_effective_scalars_are_scheduled_as_soon_as_ready():
+    # x defines 100 bytes and frees nothing; the scalar k (1 byte, flagged by the reader)
+    # would lose on bytes but goes first anyway; without the flag it goes last
+    def build(flag):
+        b = GraphBuilder("scalar")
+        b.add_op("p", "parameter", OpKind.PARAMETER)
+        b.add_op("x", "op", operands=["p"])
+        b.add_op("k", "op", operands=["p"], attrs={"is_effective_scalar": flag})
+        b.add_op("r", "op", operands=["x", "k"])
+        b.add_buffer("p", 8, users=["x", "k"], live_in=True, live_out=True)
+        b.add_buffer("x", 100, users=["r"])
+        b.add_buffer("k", 400, users=["r"])
+        b.add_buffer("r", 4, live_out=True)
+        return b.build()
+    g = build(True)
+    assert names(g, xm.xla_list(g)) == ["p", "k", "x", "r"]
+    g = build(False)
+    assert names(g, xm.xla_list(g)) == ["p", "x", "k", "r"]
+
+
+def test_infeed_late_outfeed_early():
+    b = GraphBuilder("feeds")
+    b.add_op("a", "op")
+    b.add_op("inf", "infeed", attrs={"infeed_config": "cfg"})
+    b.add_op("outf", "outfeed", operands=["a"], attrs={"outfeed_config": "cfg"})
+    b.add_op("big", "op", operands=["a"])
+    b.add_op("r", "op", operands=["inf", "big"])
+    b.add_buffer("a", 1, users=["outf", "big"])
+    b.add_buffer("inf", 1, users=["r"])
+    b.add_buffer("big", 1000, users=["r"])
+    b.add_buffer("r", 1, live_out=True)
+    g = b.build()
+    order = names(g, xm.xla_list(g))
+    assert order.index("outf") == 1             # right after its operand
+    assert order.index("inf") == 3              # after even the 1000-byte op

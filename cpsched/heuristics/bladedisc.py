@@ -42,7 +42,7 @@ from typing import Any, Mapping
 
 from cpsched.graph import Graph, OpKind
 from cpsched.heuristics.common import (adjacency, check_order_option, csr_lists,
-                                       graph_scenarios, scenario_bytes)
+                                       graph_scenarios, scenario_bytes, without_gc)
 from cpsched.heuristics.lhs import HIGH_LATENCY, LOW_LATENCY, resource_kind
 from cpsched.methods import register
 from cpsched.scenarios import Scenarios
@@ -126,6 +126,7 @@ class _Comparator:
         return 2          # DEPENDS: not sure
 
 
+@without_gc
 def bladedisc_schedule(graph: Graph, scenarios: Scenarios | None = None, **options: Any
                        ) -> tuple[list[int], dict[str, Any]]:
     """The order and statistics: ``decided`` (pairs ordered by the memory rule),

@@ -18,6 +18,9 @@ Everything here is linear in the graph size and uses plain Python lists for the 
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
 import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -27,6 +30,31 @@ import numpy as np
 from cpsched.errors import InputError
 from cpsched.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.scenarios import Scenarios, static
+
+# -- speed ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def no_gc():
+    """Pause the cyclic garbage collector: the schedulers allocate millions of small lists
+    and tuples and hold no cycles, and the collector's repeated full scans of the growing
+    heap otherwise cost as much as the scheduling itself on 100k-op graphs."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def without_gc(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with no_gc():
+            return fn(*args, **kwargs)
+    return wrapper
+
 
 # -- scenarios -----------------------------------------------------------------------------
 
@@ -54,22 +82,25 @@ def scenario_bytes(graph: Graph, scenarios: Scenarios | None, which: Any = None)
     """Device bytes of every buffer in the chosen scenario, ``[n_buffers]`` int64."""
     if not graph.n_buffers:
         return np.zeros(0, dtype=np.int64)
-    if not graph.dims:
-        return graph.sizes(static())[0]
-    scenarios = graph_scenarios(graph, scenarios)
-    return graph.sizes(scenarios)[scenario_index(scenarios, which)]
+    scenarios = graph_scenarios(graph, scenarios, check=False)
+    try:
+        return graph.sizes(scenarios)[scenario_index(scenarios, which)]
+    except InputError:
+        graph_scenarios(graph, None)      # the clear message for a symbolic graph
+        raise
 
 
-def graph_scenarios(graph: Graph, scenarios: Scenarios | None) -> Scenarios:
+def graph_scenarios(graph: Graph, scenarios: Scenarios | None, check: bool = True
+                    ) -> Scenarios:
     """``scenarios`` if given, else the ones stored with the graph, else the static one
-    (an error for a graph with symbolic sizes)."""
+    (an error for a graph with symbolic sizes, unless ``check`` is off)."""
     if scenarios is not None and len(scenarios):
         return scenarios
     stored = graph.meta.get("scenarios")
     if stored:
         from cpsched.scenarios import from_json
         return from_json(dict(stored))
-    if graph.dims:
+    if check and graph.dims:
         raise InputError(f"graph {graph.name} has symbolic sizes ({', '.join(graph.dims)}): "
                          "give scenarios (dim values) to size its buffers")
     return static()
@@ -127,6 +158,7 @@ def _ordered_rows(n: int, groups: Sequence[tuple[np.ndarray, np.ndarray, np.ndar
     return out
 
 
+@without_gc
 def adjacency(graph: Graph) -> Adjacency:
     hit = _ADJ_CACHE.get(graph)
     if hit is not None:
@@ -154,6 +186,7 @@ def adjacency(graph: Graph) -> Adjacency:
     return adj
 
 
+@without_gc
 def csr_lists(ptr: np.ndarray, idx: np.ndarray) -> list[list[int]]:
     """A CSR structure as a list of Python lists."""
     il = idx.tolist()
@@ -400,5 +433,5 @@ __all__ = [
     "collective_kind", "is_sync_collective", "is_async_start", "is_async_done",
     "is_async_collective_start", "is_async_collective_done", "custom_call_schedule",
     "is_effective_scalar", "is_nop", "convert_sync_collectives", "pair_names", "attr",
-    "check_order_option", "positions_of", "COLLECTIVE_KINDS",
+    "check_order_option", "positions_of", "COLLECTIVE_KINDS", "no_gc", "without_gc",
 ]

@@ -39,7 +39,7 @@ from typing import Any, Sequence
 from cpsched.graph import Graph
 from cpsched.heuristics.common import (adjacency, check_order_option, custom_call_schedule,
                                        is_async_collective_done, is_async_collective_start,
-                                       is_sync_collective)
+                                       is_sync_collective, without_gc)
 from cpsched.methods import register
 from cpsched.scenarios import Scenarios
 
@@ -144,6 +144,7 @@ def early_late_step(graph: Graph, order: Sequence[int]) -> list[int]:
     return rev
 
 
+@without_gc
 def postprocess_order(graph: Graph, order: Sequence[int]) -> list[int]:
     """XLA's ``PostProcessSchedule`` applied to ``order``."""
     out = early_late_step(graph, sync_collectives_step(graph, order))
@@ -185,6 +186,7 @@ def _cluster_pass(graph: Graph, seq: Sequence[int], forward: bool) -> list[int]:
     return out
 
 
+@without_gc
 def eager_cluster_order(graph: Graph, order: Sequence[int]) -> list[int]:
     seq = sync_collectives_step(graph, order)
     bwd = _cluster_pass(graph, seq, forward=False)       # reversed program order

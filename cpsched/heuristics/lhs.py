@@ -58,7 +58,7 @@ import numpy as np
 
 from cpsched.graph import Graph, OpKind
 from cpsched.heuristics.common import (adjacency, attr, check_order_option, collective_kind,
-                                       csr_lists, scenario_bytes, scenario_index)
+                                       csr_lists, scenario_bytes, scenario_index, without_gc)
 from cpsched.methods import register
 from cpsched.scenarios import Scenarios, static
 
@@ -208,6 +208,7 @@ class _Model:
         return self.limits.get(r, self.default_limit)
 
 
+@without_gc
 def lhs_order(graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
               memory_limit: float | None = None, aggressive: bool = False
               ) -> tuple[list[int], dict[str, Any]]:

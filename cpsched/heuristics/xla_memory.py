@@ -48,7 +48,7 @@ import numpy as np
 
 from cpsched.graph import Graph, OpKind
 from cpsched.heuristics.common import (adjacency, csr_lists, is_effective_scalar,
-                                       scenario_bytes, scenario_index)
+                                       scenario_bytes, scenario_index, without_gc)
 from cpsched.methods import register
 from cpsched.scenarios import Scenarios, static
 
@@ -72,6 +72,7 @@ def _bytes_defined(graph: Graph, nbytes: np.ndarray, ignored: list[bool]) -> lis
 # -- list scheduler ------------------------------------------------------------------------------
 
 
+@without_gc
 def list_order(graph: Graph, nbytes: np.ndarray) -> list[int]:
     """XLA's ``ListScheduler`` with buffer sizes ``nbytes``."""
     n = graph.n_ops
@@ -174,13 +175,14 @@ def _root(graph: Graph, succs: list[list[int]]) -> int:
     name = graph.meta.get("root")
     if isinstance(name, str) and name in graph.op_names:
         return graph.op_index(name)
-    order = graph.default_order()
+    order = graph.original_order if graph.original_order is not None else range(graph.n_ops)
     for i in reversed(order):
         if not succs[i]:
             return i
-    return order[-1]
+    return graph.n_ops - 1
 
 
+@without_gc
 def postorder(graph: Graph) -> list[int]:
     """``HloComputation::MakeInstructionPostOrder`` on the IR."""
     n = graph.n_ops
@@ -251,6 +253,7 @@ def _dfs_stats(graph: Graph, nbytes: np.ndarray, post: list[int]) -> tuple[list[
     return extra, total
 
 
+@without_gc
 def dfs_order(graph: Graph, nbytes: np.ndarray) -> list[int]:
     """XLA's ``DFSMemoryScheduler``."""
     n = graph.n_ops
@@ -300,6 +303,7 @@ def dfs_order(graph: Graph, nbytes: np.ndarray) -> list[int]:
     return out
 
 
+@without_gc
 def bfs_order(graph: Graph) -> list[int]:
     """XLA's ``BFScheduler``: Kahn's algorithm with a FIFO queue."""
     from collections import deque
