@@ -75,6 +75,8 @@ METHOD = "cp-overlap"
 DEFAULT_TIME_LIMIT = 10.0
 RESOLUTION = 100_000          # ticks per scenario's total work (at least 50 per op)
 MAX_LINK_PAIRS = 30_000       # exact multi-scenario mode: order literals at most
+ORDER_LITERAL_PAIRS = 5_000  # single scenario: explicit order literals up to this many
+POSITION_MEMORY_MAX = 6_000   # (buffer groups x ops) for the redundant step memory model
 MAX_FIFO_PAIRS = 20_000       # FIFO literals per model at most (else transfers may reorder)
 OVERLAP_HEURISTICS = ("gpu-postprocess", "eager-cluster", "lhs")
 MEMORY_METHODS = ("xla-default", "cp")
@@ -316,17 +318,32 @@ def memory_candidates(graph: Graph, scenarios: Scenarios, methods: Sequence[str]
     return out
 
 
+def heuristic_variants(name: str, budget: np.ndarray, bases: Mapping[str, list[int]],
+                       opts: Mapping[str, Any]) -> list[tuple[str, dict]]:
+    """Option sets to run overlap heuristic ``name`` with: its default input, each memory
+    order as input, and for ``lhs`` memory limits at fractions of the budget (its tracker
+    leaves parameters out, so the budget itself may not be enough) and XLA's approximate
+    costs instead of the device's."""
+    out = [(name, dict(opts))]
+    for b, o in bases.items():
+        out.append((f"{name}({b})", dict(opts, order=o)))
+    if name == "lhs":
+        lim = int(np.max(budget))
+        for f in (1.0, 0.85, 0.7, 0.55, 0.4):
+            out.append((f"lhs[mem={f:g}]", dict(opts, memory_limit=int(lim * f), rerun=3)))
+        base = {k: v for k, v in opts.items() if k not in ("device", "profile")}
+        out.append(("lhs[approx]", base))
+        out.append(("lhs[approx,mem=1]", dict(base, memory_limit=lim, rerun=3)))
+    return out
+
+
 def overlap_candidates(graph: Graph, scenarios: Scenarios, methods: Sequence[str],
-                       bases: Mapping[str, list[int]], opts: dict, errors: dict
-                       ) -> dict[str, list[int]]:
-    """Each overlap heuristic on its own default input, and on every memory order."""
+                       bases: Mapping[str, list[int]], budget: np.ndarray, opts: dict,
+                       errors: dict) -> dict[str, list[int]]:
+    """Orders of every overlap heuristic under each of its ``heuristic_variants``."""
     out: dict[str, list[int]] = {}
     for name in methods:
-        variants = [(name, None)] + [(f"{name}({b})", o) for b, o in bases.items()]
-        for label, base in variants:
-            o = dict(opts)
-            if base is not None:
-                o["order"] = base
+        for label, o in heuristic_variants(name, budget, bases, opts):
             try:
                 order = _run_method(name, graph, scenarios, o)
             except Exception as e:
@@ -335,6 +352,11 @@ def overlap_candidates(graph: Graph, scenarios: Scenarios, methods: Sequence[str
             if order is not None:
                 out[label] = order
     return out
+
+
+def family(label: str) -> str:
+    """The heuristic a candidate label comes from (``lhs[mem=0.7]`` -> ``lhs``)."""
+    return label.split("[", 1)[0].split("(", 1)[0]
 
 
 def resolve_budget(budget, scenarios: Scenarios) -> np.ndarray | None:
@@ -365,7 +387,8 @@ class _Model:
 
     def __init__(self, prob: OverlapProblem, d: np.ndarray, t: np.ndarray, horizon: np.ndarray,
                  *, budget: np.ndarray | None, limits: Mapping[str, int], transfers: bool,
-                 fifo: bool, peak_vars: bool = False, inflight_var: bool = False):
+                 fifo: bool, peak_vars: bool = False, inflight_var: bool = False,
+                 order_literals: bool = False):
         self.prob = prob
         g = prob.graph
         n, P = prob.n, prob.P
@@ -409,7 +432,7 @@ class _Model:
                 m.add(self.s[c][v] >= self.s[c][u] + int(d[c, u]))
         # -- order literals tying the copies --------------------------------------------------
         self.lit: dict[tuple[int, int], Any] = {}
-        if C > 1:
+        if C > 1 or order_literals:
             iu, ju = np.triu_indices(n, 1)
             free = ~(anc[iu, ju] | anc[ju, iu])
             for i, j in zip(iu[free].tolist(), ju[free].tolist()):
@@ -548,6 +571,11 @@ class _Model:
                 groups[key] = groups[key] + sz
             else:
                 groups[key] = sz.astype(np.int64).copy()
+        self.groups = groups
+        self.const_bytes = const
+        if self.lit and self.C == 1 and prob.anc is not None \
+                and len(groups) * prob.n <= POSITION_MEMORY_MAX:
+            self._add_memory_positions(budget, groups, const, trans)
         ivs, dem = [], []
         ends: dict[tuple, Any] = {}
         self.buffer_ends: list[tuple[Any, tuple]] = []
@@ -591,6 +619,66 @@ class _Model:
                 capv = m.new_int_var(0, cap // gcd, f"peak{k}")
                 self.peak_vars.append((capv, gcd, int(const[k])))
             m.add_cumulative([ivs[i] for i in nz], [int(x) // gcd for x in dk[nz]], capv)
+
+    def _add_memory_positions(self, budget, groups, const, trans):
+        """Redundant, exact memory in steps over the order literals: buffer group ``b`` is
+        live at op ``v`` iff its definition is not after ``v`` and some end op is not
+        before ``v``; one linear constraint per op and scenario."""
+        m, anc, n = self.m, self.prob.anc, self.prob.n
+        keys = list(groups)
+        n_z = 0
+
+        def before(u: int, v: int):
+            """True / False / literal for "u at or before v"."""
+            if u == v or anc[v, u]:
+                return True
+            if anc[u, v]:
+                return False
+            return self._order_lit(u, v)
+
+        for v in range(n):
+            terms: list[tuple[Any, np.ndarray]] = []
+            fixed = const.copy() + trans[:, v]
+            for key in keys:
+                skey, ekey = key
+                a = True if skey == -1 else before(skey, v)
+                if a is False:
+                    continue
+                always = ekey == "H"
+                ors: list[Any] = []
+                if not always:
+                    for u in ekey:
+                        b = before(v, u)
+                        if b is True:
+                            always = True
+                            break
+                        if b is not False:
+                            ors.append(b)
+                    if not always and not ors:
+                        continue
+                if a is True and always:
+                    fixed = fixed + groups[key]
+                    continue
+                if always:
+                    ors = [True]
+                z = m.new_bool_var("live")
+                n_z += 1
+                for lit in ors:
+                    clause = [z]
+                    if a is not True:
+                        clause.append(~a)
+                    if lit is not True:
+                        clause.append(~lit)
+                    m.add_bool_or(clause)
+                terms.append((z, groups[key]))
+            for k in range(len(budget)):
+                cap = int(budget[k]) - int(fixed[k])
+                if cap < 0:
+                    raise _Infeasible("an op's own buffers exceed the budget")
+                tk = [(z, int(sz[k])) for z, sz in terms if sz[k] > 0]
+                if sum(w for _, w in tk) > cap:
+                    m.add(sum(w * z for z, w in tk) <= cap)
+        self.stats["position_memory_literals"] = n_z
 
     def _add_limits(self, limits: Mapping[str, int], inflight_var: bool):
         prob, m = self.prob, self.m
@@ -750,6 +838,7 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
                   heuristics: Sequence[str] = OVERLAP_HEURISTICS,
                   budget_methods: Sequence[str] = MEMORY_METHODS,
                   scenario_mode: str = "auto", resolution: int = RESOLUTION,
+                  hoist: bool = True,
                   time_limit: float | None = DEFAULT_TIME_LIMIT, workers: int | None = 2,
                   seed: int | None = 0, log: bool | None = False,
                   deterministic: bool | None = None, progress: Callable | None = None,
@@ -800,7 +889,7 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
 
     # -- budget -------------------------------------------------------------------------------
     mem_methods = list(budget_methods)
-    t_mem = min(0.2 * time_limit, 30.0)
+    t_mem = min(0.15 * time_limit, 10.0)
     mem_opts = dict(hopts, time_limit=t_mem, workers=workers)
     mem_orders = memory_candidates(graph, scenarios, mem_methods, mem_opts, errors)
     from cpsched.memory import lower_bound as mem_lb, peak as mem_peak
@@ -819,10 +908,18 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
     cand_orders: dict[str, list[int]] = dict(mem_orders)
     heur = [h for h in heuristics if h != METHOD]
     cand_orders.update(overlap_candidates(graph, scenarios, heur,
-                                          {best_mem: mem_orders[best_mem]}, dict(hopts, budget=list(budget_arr), memory_limit=int(budget_arr.max())), errors))
+                                          {best_mem: mem_orders[best_mem]}, budget_arr,
+                                          dict(hopts), errors))
     if hint is not None:
         from cpsched.heuristics.common import check_order_option
         cand_orders["hint"] = check_order_option(graph, hint)
+    # -- bounds ---------------------------------------------------------------------------------
+    is_coll = np.array([c.startswith("collective:") for c in prob.classes], dtype=bool)
+    lb = overlap_lower_bound(graph, prob.dur, prob.starts, prob.dones, prob.ttime, prob.stream,
+                             prob.sync, is_coll, prob.anc)
+    ref = np.maximum(lb.makespan, 1e-30)
+    w = scenarios.weights
+
     cands: list[Candidate] = []
     seen: set[tuple] = set()
     for k, o in cand_orders.items():
@@ -832,12 +929,6 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
         seen.add(key)
         cands.append(evaluate(prob, k, o, budget_arr, limits))
 
-    # -- bounds ---------------------------------------------------------------------------------
-    is_coll = np.array([c.startswith("collective:") for c in prob.classes], dtype=bool)
-    lb = overlap_lower_bound(graph, prob.dur, prob.starts, prob.dones, prob.ttime, prob.stream,
-                             prob.sync, is_coll, prob.anc)
-    ref = np.maximum(lb.makespan, 1e-30)
-    w = scenarios.weights
 
     def score(c: Candidate) -> tuple:
         if objective == "distance":
@@ -847,6 +938,36 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
         else:
             main = float(np.max(c.makespan / ref))
         return (main, float(np.max(c.peak / np.maximum(budget_arr, 1))))
+
+    # budget-aware hoisting of the best few feasible orders (and the memory order)
+    if objective == "makespan" and prob.P and hoist:
+        from cpsched.cp.overlap_hints import budget_hoist
+
+        def ms_obj(o: list[int]) -> float:
+            tl = prob.timeline(o)
+            ms = np.asarray(tl.makespan, dtype=np.float64)
+            return float(w @ ms) if scenario_objective == "weighted" else float(np.max(ms / ref))
+
+        from cpsched.cp.overlap_hints import budget_repair
+        deadline = t0 + 0.3 * time_limit
+        for c in sorted((c for c in cands if not c.feasible and c.inflight_ok), key=score)[:4]:
+            o = budget_repair(graph, scenarios, c.order, budget_arr, prob.starts, prob.dones,
+                              ms_obj, deadline=deadline)
+            if o is not None and tuple(o) not in seen:
+                seen.add(tuple(o))
+                cands.append(evaluate(prob, f"repair({c.name})", o, budget_arr, limits))
+        pool0 = sorted((c for c in cands if c.feasible), key=score)[:3]
+        mem_c = next((c for c in cands if c.name == best_mem and c.feasible), None)
+        if mem_c is not None and mem_c not in pool0:
+            pool0.append(mem_c)
+        deadline = t0 + 0.4 * time_limit
+        for c in pool0:
+            o = budget_hoist(graph, scenarios, c.order, budget_arr, prob.starts, prob.dones,
+                             ms_obj, (lambda o: inflight_ok(prob, o, limits)) if limits else None,
+                             deadline=deadline)
+            if tuple(o) not in seen:
+                seen.add(tuple(o))
+                cands.append(evaluate(prob, f"hoist({c.name})", o, budget_arr, limits))
 
     feasible = [c for c in cands if c.feasible]
     best_heur = min(feasible, key=score) if feasible else None
@@ -1020,6 +1141,13 @@ def _pick_mode(prob: OverlapProblem, mode: str) -> str:
     return "exact" if free <= MAX_LINK_PAIRS else "aggregate"
 
 
+def _free_pairs(prob: OverlapProblem) -> int:
+    """Pairs of ops the graph leaves unordered."""
+    if prob.anc is None:
+        return prob.n * (prob.n - 1) // 2
+    return prob.n * (prob.n - 1) // 2 - int(prob.anc.sum())
+
+
 def _fifo_pairs(prob: OverlapProblem) -> int:
     cnt = 0
     for r in range(len(prob.streams)):
@@ -1040,8 +1168,20 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
     horizon = hint_ms if hint_ok else serial
     fifo = _fifo_pairs(prob) <= MAX_FIFO_PAIRS
     model = _Model(prob, d, t, horizon, budget=budget, limits=limits, transfers=True, fifo=fifo,
-                   peak_vars=secondary == "peak", inflight_var=secondary == "inflight")
+                   peak_vars=secondary == "peak", inflight_var=secondary == "inflight",
+                   order_literals=_free_pairs(prob) <= ORDER_LITERAL_PAIRS)
     m = model.m
+    # the analytic bound on the tick durations is valid in the model: give it to the solver
+    is_coll = np.array([c.startswith("collective:") for c in prob.classes], dtype=bool)
+    lb_t = overlap_lower_bound(prob.graph, d.astype(np.float64), prob.starts, prob.dones,
+                               t.astype(np.float64), prob.stream, np.zeros(C), is_coll,
+                               prob.anc).makespan
+    for c in range(C):
+        lo = int(math.ceil(lb_t[c] - 1e-6))
+        if lo > int(horizon[c]):
+            raise _Infeasible("horizon below the lower bound")
+        m.add(model.M[c] >= lo)
+    info_lb = [int(math.ceil(x - 1e-6)) for x in lb_t]
     # objective
     if C == 1:
         obj = model.M[0]
@@ -1060,7 +1200,7 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
     model.hint(hint_cand.order, tl_h)
     info = {"mode": mode, "tick": [float(x) for x in tick], "fifo": fifo,
             "rounding_slack": [float(x) for x in over], **model.stats,
-            "hint_makespan_ticks": [int(x) for x in hint_ms]}
+            "hint_makespan_ticks": [int(x) for x in hint_ms], "bound_ticks": info_lb}
     t_main = time_limit * (0.7 if secondary else 1.0)
     t1 = time.perf_counter()
     solver, status = _solve(m, t_main, workers, seed, log, progress, deterministic)
@@ -1074,8 +1214,8 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
     info["claimed_makespan"] = [float(solver.value(model.M[c]) * tick[c]) for c in range(C)]
     info["objective_value"] = float(solver.objective_value)
     info["objective_bound"] = float(solver.best_objective_bound)
-    proven = status == cp_model.OPTIMAL and mode in ("single", "exact") \
-        and not np.any(over > 0) and fifo
+    # optimal in the tick model: optimal for the timeline up to info.model.rounding_slack
+    proven = status == cp_model.OPTIMAL and mode in ("single", "exact") and fifo
     bound_ms = None
     if mode == "single" and fifo:
         bound_ms = np.array([max(0.0, solver.best_objective_bound * tick[0] - over[0])])
