@@ -573,7 +573,7 @@ class _Model:
                 groups[key] = sz.astype(np.int64).copy()
         self.groups = groups
         self.const_bytes = const
-        if self.lit and self.C == 1 and prob.anc is not None \
+        if self.lit and prob.anc is not None \
                 and len(groups) * prob.n <= POSITION_MEMORY_MAX:
             self._add_memory_positions(budget, groups, const, trans)
         ivs, dem = [], []
