@@ -58,9 +58,10 @@ import numpy as np
 
 from cpsched.graph import Graph, OpKind
 from cpsched.heuristics.common import (adjacency, attr, check_order_option, collective_kind,
-                                       csr_lists, scenario_bytes, scenario_index, without_gc)
+                                       csr_lists, graph_scenarios, scenario_bytes,
+                                       scenario_index, without_gc)
 from cpsched.methods import register
-from cpsched.scenarios import Scenarios, static
+from cpsched.scenarios import Scenarios
 
 LOW_COST, MEDIUM_COST, HIGH_COST = 1.0, 1000.0, 5000.0
 LOW_LATENCY, HIGH_LATENCY = 1.0, 5000.0
@@ -141,7 +142,7 @@ class _Model:
         device = options.get("device")
         if device is not None:
             from cpsched import cost as cm
-            sc = scenarios if scenarios is not None and len(scenarios) else static()
+            sc = graph_scenarios(graph, scenarios)
             est = cm.estimate(graph, device, sc, options.get("profile"))
             cost = [float(x) for x in est.op[k]]
             for s, t in est.transfer.items():
@@ -243,7 +244,9 @@ def lhs_order(graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
                     dv = max(dv, depth[p])
             depth[v] = dv
 
-    # memory tracker (bottom-up): entry parameters (live-in) are not tracked
+    # memory tracker (bottom-up): entry parameters (live-in) are not tracked.
+    # alloc[i] = bytes of i's inputs not live yet (kept up to date as buffers go live);
+    # freed[i] = bytes of i's outputs that are live, fixed once i is ready.
     size = nbytes.tolist()
     tracked = [(not li) and s > 0 for li, s in zip(graph.buffer_live_in.tolist(), size)]
     live = [bool(lo) and t for lo, t in zip(graph.buffer_live_out.tolist(), tracked)]
@@ -251,17 +254,20 @@ def lhs_order(graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
     mem_peak = usage
     uses = csr_lists(graph.uses_ptr, graph.uses_idx)
     defs = csr_lists(graph.defs_ptr, graph.defs_idx)
+    users_of = csr_lists(graph.buffer_users_ptr, graph.buffer_users_idx)
+    track_memory = memory_limit is not None
+    alloc = [0] * n
+    freed = [0] * n
+    if track_memory:
+        for i in range(n):
+            a = 0
+            for b in uses[i]:
+                if tracked[b] and not live[b]:
+                    a += size[b]
+            alloc[i] = a
 
     def increase(i: int) -> tuple[int, int]:
-        alloc = 0
-        for b in uses[i]:
-            if tracked[b] and not live[b]:
-                alloc += size[b]
-        freed = 0
-        for b in defs[i]:
-            if live[b]:
-                freed += size[b]
-        return alloc - freed, alloc
+        return alloc[i] - freed[i], alloc[i]
 
     in_flight: dict[str, int] = {}
     in_queue: dict[str, int] = {}             # ready-but-unscheduled occupiers per resource
@@ -283,26 +289,49 @@ def lhs_order(graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
 
     ready_time = [0.0] * n
     outdeg = [len(s) for s in succs]
+    more_ready = [0] * n                      # preds that this op's placement makes ready
+    for p in range(n):
+        if outdeg[p] == 1:
+            more_ready[succs[p][0]] += 1
     scheduled = [False] * n
-    in_ready = [False] * n
     now = 0.0
     next_ready: list[float] = []             # ready times in the future (for kAvoidWaste)
     # plain ready ops: avail[nop] = heap of (-unlock, -pos, i); wait[nop] = heap of
-    # (ready_time, -unlock, -pos, i); resource ops in a list
+    # (ready_time, -unlock, -pos, i); also a flat list (for the vectorised scan);
+    # resource ops in their own list
     avail = ([], [])
     wait = ([], [])
+    plain_ready: list[int] = []
+    plain_at: dict[int, int] = {}
     res_ready: list[int] = []
+    # numpy mirrors for the vectorised scan (memory pressure / aggressive)
+    vec = None
 
     def add_ready(i: int) -> None:
-        in_ready[i] = True
         if occupies[i] is not None:
             in_queue[occupies[i]] = in_queue.get(occupies[i], 0) + 1
+        if track_memory:
+            f = 0
+            for b in defs[i]:
+                if live[b]:
+                    f += size[b]
+            freed[i] = f
         if is_res[i]:
             res_ready.append(i)
-        elif ready_time[i] <= now:
+            return
+        plain_at[i] = len(plain_ready)
+        plain_ready.append(i)
+        if ready_time[i] <= now:
             heapq.heappush(avail[nop[i]], (-unlock[i], -pos[i], i))
         else:
             heapq.heappush(wait[nop[i]], (ready_time[i], -unlock[i], -pos[i], i))
+
+    def drop_plain(i: int) -> None:
+        k = plain_at.pop(i)
+        last = plain_ready.pop()
+        if last != i:
+            plain_ready[k] = last
+            plain_at[last] = k
 
     for i in order:                           # bottom roots, in input order
         if outdeg[i] == 0:
@@ -328,16 +357,49 @@ def lhs_order(graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
         key.append(cons)
         if aggressive:
             key.append(depth[i])
-            if next_ready:
-                key.append(-abs(next_ready[0] - now - cost[i]))
-            else:
-                key.append(0.0)
+            key.append(-abs(next_ready[0] - now - cost[i]) if next_ready else 0.0)
         key.append(unlock[i])
         if aggressive:
-            key.append(sum(1 for p in preds[i] if outdeg[p] == 1))
+            key.append(more_ready[i])
         key.append(-inc[0] if pressure else 0)
         key.append(pos[i])
         return key
+
+    def vector_best(pressure: bool, over: bool) -> int:
+        """The plain ready op with the largest ``full_key``, by one lexsort."""
+        nonlocal vec
+        if vec is None:
+            vec = {"nop": np.asarray(nop, dtype=np.int8),
+                   "unlock": np.asarray(unlock, dtype=np.int8),
+                   "pos": np.asarray(pos, dtype=np.int64),
+                   "depth": np.asarray(depth, dtype=np.float64),
+                   "cost": np.asarray(cost, dtype=np.float64)}
+        idx = np.fromiter(plain_ready, dtype=np.int64, count=len(plain_ready))
+        stall = np.maximum(np.fromiter((ready_time[i] for i in plain_ready), dtype=np.float64,
+                                       count=len(plain_ready)) - now, 0.0)
+        keys = [-vec["pos"][idx]]                         # least significant first
+        if pressure:
+            al = np.fromiter((alloc[i] for i in plain_ready), dtype=np.int64,
+                             count=len(plain_ready))
+            fr = np.fromiter((freed[i] for i in plain_ready), dtype=np.int64,
+                             count=len(plain_ready))
+            inc = al - fr
+            keys.append(inc)
+        if aggressive:
+            keys.append(-np.fromiter((more_ready[i] for i in plain_ready), dtype=np.int64,
+                                     count=len(plain_ready)))
+        keys.append(-vec["unlock"][idx])
+        if aggressive:
+            if next_ready:
+                keys.append(np.abs(next_ready[0] - now - vec["cost"][idx]))
+            keys.append(-vec["depth"][idx])
+        keys.append(stall)
+        if pressure:
+            keys.append(-((al + usage) <= memory_limit).astype(np.int8))
+            if over:
+                keys.append(inc)
+        keys.append(-vec["nop"][idx])
+        return int(idx[np.lexsort(keys)[0]])
 
     def plain_top(cls: int) -> int:
         h = avail[cls]
@@ -362,21 +424,19 @@ def lhs_order(graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
     out: list[int] = []
     while len(out) < n:
         refresh()
-        pressure = memory_limit is not None and usage > memory_limit / 2
+        pressure = track_memory and usage > memory_limit / 2
         over = pressure and usage >= memory_limit
         cands: list[int] = []
-        if pressure or aggressive:
-            for cls in (0, 1):
-                cands.extend(e[2] for e in avail[cls] if not scheduled[e[2]])
-                cands.extend(e[3] for e in wait[cls] if not scheduled[e[3]])
-        else:
-            for cls in (1, 0):
-                t = plain_top(cls)
-                if t >= 0:
-                    cands.append(t)
-                    break
-        ok_res = [i for i in res_ready if not blocked(i)]
-        cands.extend(ok_res)
+        if plain_ready:
+            if pressure or aggressive:
+                cands.append(vector_best(pressure, over))
+            else:
+                for cls in (1, 0):
+                    t = plain_top(cls)
+                    if t >= 0:
+                        cands.append(t)
+                        break
+        cands.extend(i for i in res_ready if not blocked(i))
         if not cands:
             if not res_ready:  # pragma: no cover - a DAG always has a ready op
                 raise RuntimeError("LHS: nothing is ready")
@@ -391,9 +451,10 @@ def lhs_order(graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
                     best, best_key = i, kk
         # -- schedule ``best`` ------------------------------------------------------------
         scheduled[best] = True
-        in_ready[best] = False
         if is_res[best]:
             res_ready.remove(best)
+        else:
+            drop_plain(best)
         out.append(best)
         r = releases[best]
         if r is not None:
@@ -403,37 +464,46 @@ def lhs_order(graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
             in_flight[r] = in_flight.get(r, 0) + 1
             in_queue[r] -= 1
         t = now
-        for s in succs[best]:
-            e = ready_time[s] + lat(best, s)
+        for s_ in succs[best]:
+            e = ready_time[s_] + lat(best, s_)
             if e > t:
                 t = e
         ready_time[best] = t
         now = t + cost[best]
         while next_ready and next_ready[0] < now:
             heapq.heappop(next_ready)
-        for p in preds[best]:
-            outdeg[p] -= 1
-            if outdeg[p] == 0:
-                rt = now
-                for s in succs[p]:
-                    e = ready_time[s] + lat(p, s)
-                    if e > rt:
-                        rt = e
-                ready_time[p] = rt
-                add_ready(p)
-                if rt > now:
-                    heapq.heappush(next_ready, rt)
-        # memory
+        # memory (before releasing predecessors: their ``freed`` reads the new liveness)
         for b in uses[best]:
             if tracked[b] and not live[b]:
                 live[b] = True
                 usage += size[b]
+                if track_memory:
+                    sb = size[b]
+                    for u in users_of[b]:
+                        alloc[u] -= sb
         if usage > mem_peak:
             mem_peak = usage
         for b in defs[best]:
             if live[b]:
                 live[b] = False
                 usage -= size[b]
+        for p in preds[best]:
+            outdeg[p] -= 1
+            if outdeg[p] == 0:
+                rt = now
+                for s_ in succs[p]:
+                    e = ready_time[s_] + lat(p, s_)
+                    if e > rt:
+                        rt = e
+                ready_time[p] = rt
+                add_ready(p)
+                if rt > now:
+                    heapq.heappush(next_ready, rt)
+            elif outdeg[p] == 1 and aggressive:
+                for s_ in succs[p]:
+                    if not scheduled[s_]:
+                        more_ready[s_] += 1
+                        break
     out.reverse()
     return out, {"total_time": now, "peak": mem_peak, "forced": forced}
 
