@@ -73,7 +73,7 @@ from cpsched.schedule import (FALLBACK, FEASIBLE, HEURISTIC, INFEASIBLE, OPTIMAL
 
 METHOD = "cp-overlap"
 DEFAULT_TIME_LIMIT = 10.0
-RESOLUTION = 100_000          # ticks per scenario's total work (at least 50 per op)
+RESOLUTION = 100_000          # ticks per scenario's total work (at least 200 per op)
 MAX_LINK_PAIRS = 30_000       # exact multi-scenario mode: order literals at most
 ORDER_LITERAL_PAIRS = 5_000  # single scenario: explicit order literals up to this many
 POSITION_MEMORY_MAX = 6_000   # (buffer groups x ops) for the redundant step memory model
@@ -388,7 +388,10 @@ class _Model:
     def __init__(self, prob: OverlapProblem, d: np.ndarray, t: np.ndarray, horizon: np.ndarray,
                  *, budget: np.ndarray | None, limits: Mapping[str, int], transfers: bool,
                  fifo: bool, peak_vars: bool = False, inflight_var: bool = False,
-                 order_literals: bool = False):
+                 order_literals: bool = False,
+                 window: tuple[Sequence[int], int, int] | None = None):
+        """``window = (order, a, b)``: only the ops at positions ``a..b-1`` of ``order``
+        may move; the others keep their order and side of the window (LNS)."""
         self.prob = prob
         g = prob.graph
         n, P = prob.n, prob.P
@@ -398,6 +401,13 @@ class _Model:
         anc = prob.anc
         self.stats: dict[str, Any] = {"ops": n, "pairs": P, "copies": C}
         self.sizes: list[tuple[Any, Any, Any]] = []      # (size var, start, end) to hint
+        self.window = window
+        if window is not None:
+            w_order, wa, wb = window
+            self.wpos = np.empty(n, dtype=np.int64)
+            self.wpos[np.asarray(w_order, dtype=np.int64)] = np.arange(n)
+            self.wgrp = np.where(self.wpos < wa, 0, np.where(self.wpos < wb, 1, 2))
+            self.wops = [int(v) for v in w_order[wa:wb]]
         # -- op intervals ---------------------------------------------------------------
         self.s: list[list[Any]] = []
         self.iv: list[list[Any]] = []
@@ -428,11 +438,33 @@ class _Model:
         edges = _reduced_edges(g, anc)
         self.stats["precedences"] = len(edges)
         for u, v in edges:
+            if window is not None and not (self.wgrp[u] == 1 and self.wgrp[v] == 1):
+                continue                                  # implied by the fixed chain
             for c in range(C):
                 m.add(self.s[c][v] >= self.s[c][u] + int(d[c, u]))
+        if window is not None:
+            w_order, wa, wb = window
+            fixed = [int(v) for k, v in enumerate(w_order) if not (wa <= k < wb)]
+            for u, v in zip(fixed, fixed[1:]):
+                for c in range(C):
+                    m.add(self.s[c][v] >= self.s[c][u] + int(d[c, u]))
+            for v in self.wops:
+                for c in range(C):
+                    if wa > 0:
+                        u = int(w_order[wa - 1])
+                        m.add(self.s[c][v] >= self.s[c][u] + int(d[c, u]))
+                    if wb < n:
+                        u = int(w_order[wb])
+                        m.add(self.s[c][u] >= self.s[c][v] + int(d[c, v]))
         # -- order literals tying the copies --------------------------------------------------
         self.lit: dict[tuple[int, int], Any] = {}
-        if C > 1 or order_literals:
+        if window is not None:
+            for k, i in enumerate(self.wops):
+                for j in self.wops[k + 1:]:
+                    if self._before(i, j) is None:
+                        self._order_lit(i, j)
+            self.stats["order_literals"] = len(self.lit)
+        elif C > 1 or order_literals:
             iu, ju = np.triu_indices(n, 1)
             free = ~(anc[iu, ju] | anc[ju, iu])
             for i, j in zip(iu[free].tolist(), ju[free].tolist()):
@@ -489,7 +521,13 @@ class _Model:
         return lit if i < j else ~lit
 
     def _before(self, u: int, v: int) -> bool | None:
-        """True/False when the graph orders u and v, else None."""
+        """True/False when the graph (or the fixed part of a window) orders u and v."""
+        if self.window is not None:
+            gu, gv = self.wgrp[u], self.wgrp[v]
+            if gu != gv:
+                return bool(gu < gv)
+            if gu != 1:
+                return bool(self.wpos[u] < self.wpos[v])
         anc = self.prob.anc
         if anc is None:
             return None
@@ -573,9 +611,13 @@ class _Model:
                 groups[key] = sz.astype(np.int64).copy()
         self.groups = groups
         self.const_bytes = const
+        if self.window is not None:
+            # outside the window memory is as in the given order; inside, exact in steps
+            self._add_memory_positions(budget, groups, const, trans, self.wops)
+            return
         if self.lit and prob.anc is not None \
                 and len(groups) * prob.n <= POSITION_MEMORY_MAX:
-            self._add_memory_positions(budget, groups, const, trans)
+            self._add_memory_positions(budget, groups, const, trans, range(prob.n))
         ivs, dem = [], []
         ends: dict[tuple, Any] = {}
         self.buffer_ends: list[tuple[Any, tuple]] = []
@@ -620,23 +662,24 @@ class _Model:
                 self.peak_vars.append((capv, gcd, int(const[k])))
             m.add_cumulative([ivs[i] for i in nz], [int(x) // gcd for x in dk[nz]], capv)
 
-    def _add_memory_positions(self, budget, groups, const, trans):
+    def _add_memory_positions(self, budget, groups, const, trans, ops):
         """Redundant, exact memory in steps over the order literals: buffer group ``b`` is
         live at op ``v`` iff its definition is not after ``v`` and some end op is not
         before ``v``; one linear constraint per op and scenario."""
-        m, anc, n = self.m, self.prob.anc, self.prob.n
+        m = self.m
         keys = list(groups)
         n_z = 0
 
         def before(u: int, v: int):
             """True / False / literal for "u at or before v"."""
-            if u == v or anc[v, u]:
+            if u == v:
                 return True
-            if anc[u, v]:
-                return False
+            known = self._before(u, v)
+            if known is not None:
+                return known
             return self._order_lit(u, v)
 
-        for v in range(n):
+        for v in ops:
             terms: list[tuple[Any, np.ndarray]] = []
             fixed = const.copy() + trans[:, v]
             for key in keys:
@@ -838,7 +881,7 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
                   heuristics: Sequence[str] = OVERLAP_HEURISTICS,
                   budget_methods: Sequence[str] = MEMORY_METHODS,
                   scenario_mode: str = "auto", resolution: int = RESOLUTION,
-                  hoist: bool = True,
+                  hoist: bool = True, lns: bool = True,
                   time_limit: float | None = DEFAULT_TIME_LIMIT, workers: int | None = 2,
                   seed: int | None = 0, log: bool | None = False,
                   deterministic: bool | None = None, progress: Callable | None = None,
@@ -988,10 +1031,14 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
     else:
         try:
             if objective == "makespan":
+                def score_fn(o: list[int]) -> float:
+                    c = evaluate(prob, "lns", o, budget_arr, limits)
+                    return score(c)[0] if c.feasible else math.inf
+
                 out = _solve_makespan(prob, hint_cand, best_heur is not None, budget_arr,
                                       limits, scenario_objective, scenario_mode, resolution,
                                       secondary, max(0.1, remaining), workers, seed, bool(log),
-                                      progress, deterministic, ref)
+                                      progress, deterministic, ref, score_fn, lns)
             else:
                 out = _solve_distance(prob, hint_cand, best_heur is not None, budget_arr, limits,
                                       max(0.1, remaining), workers, seed, bool(log), progress,
@@ -1115,7 +1162,7 @@ def _copy_durations(prob: OverlapProblem, mode: str, scenario_objective: str, re
         tt = (c[:, None] * prob.ttime).sum(axis=0)[None, :]
     else:
         dur, tt = prob.dur, prob.ttime
-    res = max(int(resolution), 50 * prob.n)
+    res = max(int(resolution), 200 * prob.n)
     total = dur.sum(axis=1) + tt.sum(axis=1)
     tick = np.where(total > 0, total / res, 1.0)
     d = np.stack([_ticks(dur[c], tick[c], True) for c in range(dur.shape[0])])
@@ -1156,9 +1203,33 @@ def _fifo_pairs(prob: OverlapProblem) -> int:
     return cnt
 
 
+def _objective(model: "_Model", prob: OverlapProblem, scenario_objective: str, tick, ref,
+               horizon):
+    """The makespan objective over the time copies, and its integer coefficients."""
+    m, C = model.m, model.C
+    if C == 1:
+        return model.M[0], np.ones(1, dtype=np.int64), None
+    if scenario_objective == "weighted":
+        c = prob.scenarios.weights * tick
+        coef = np.maximum(np.rint(1000 * c / c.max()), 1).astype(np.int64)
+        return sum(int(coef[k]) * model.M[k] for k in range(C)), coef, None
+    r = tick / ref                                  # makespan ratio per tick
+    coef = np.maximum(np.rint(1e6 * r / r.max()), 1).astype(np.int64)
+    z = m.new_int_var(0, int(max(int(coef[k]) * int(horizon[k]) for k in range(C))), "z")
+    for k in range(C):
+        m.add(z >= int(coef[k]) * model.M[k])
+    return z, coef, z
+
+
+def _tick_objective(ms_ticks: np.ndarray, coef: np.ndarray, minimax: bool) -> int:
+    v = coef * np.asarray(ms_ticks, dtype=np.int64)
+    return int(v.max() if minimax else v.sum())
+
+
 def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective, scenario_mode,
                     resolution, secondary, time_limit, workers, seed, log, progress,
-                    deterministic, ref):
+                    deterministic, ref, score_fn=None, lns=True):
+    t_start = time.perf_counter()
     mode = _pick_mode(prob, scenario_mode)
     d, t, tick, over = _copy_durations(prob, mode, scenario_objective, ref, resolution)
     C = d.shape[0]
@@ -1176,32 +1247,20 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
     lb_t = overlap_lower_bound(prob.graph, d.astype(np.float64), prob.starts, prob.dones,
                                t.astype(np.float64), prob.stream, np.zeros(C), is_coll,
                                prob.anc).makespan
-    for c in range(C):
-        lo = int(math.ceil(lb_t[c] - 1e-6))
-        if lo > int(horizon[c]):
-            raise _Infeasible("horizon below the lower bound")
-        m.add(model.M[c] >= lo)
     info_lb = [int(math.ceil(x - 1e-6)) for x in lb_t]
-    # objective
-    if C == 1:
-        obj = model.M[0]
-    elif scenario_objective == "weighted":
-        c = prob.scenarios.weights * tick
-        coef = np.maximum(np.rint(1000 * c / c.max()), 1).astype(np.int64)
-        obj = sum(int(coef[k]) * model.M[k] for k in range(C))
-    else:
-        r = tick / ref                                  # makespan ratio per tick
-        coef = np.maximum(np.rint(1e6 * r / r.max()), 1).astype(np.int64)
-        z = m.new_int_var(0, int(max(int(coef[k]) * int(horizon[k]) for k in range(C))), "z")
-        for k in range(C):
-            m.add(z >= int(coef[k]) * model.M[k])
-        obj = z
+    for c in range(C):
+        if info_lb[c] > int(horizon[c]):
+            raise _Infeasible("horizon below the lower bound")
+        m.add(model.M[c] >= info_lb[c])
+    obj, coef, z = _objective(model, prob, scenario_objective, tick, ref, horizon)
     m.minimize(obj)
     model.hint(hint_cand.order, tl_h)
     info = {"mode": mode, "tick": [float(x) for x in tick], "fifo": fifo,
             "rounding_slack": [float(x) for x in over], **model.stats,
             "hint_makespan_ticks": [int(x) for x in hint_ms], "bound_ticks": info_lb}
-    t_main = time_limit * (0.7 if secondary else 1.0)
+    use_lns = lns and hint_ok and score_fn is not None
+    share = 0.35 if use_lns else 1.0
+    t_main = time_limit * share * (0.8 if secondary else 1.0)
     t1 = time.perf_counter()
     solver, status = _solve(m, t_main, workers, seed, log, progress, deterministic)
     info["solve_seconds"] = round(time.perf_counter() - t1, 3)
@@ -1209,30 +1268,107 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         if status == cp_model.INFEASIBLE:
             raise _Infeasible("the model is infeasible under the budget")
-        return None, name, info, None, False
-    order = model.order_from(solver)
-    info["claimed_makespan"] = [float(solver.value(model.M[c]) * tick[c]) for c in range(C)]
-    info["objective_value"] = float(solver.objective_value)
-    info["objective_bound"] = float(solver.best_objective_bound)
+        if not use_lns:
+            return None, name, info, None, False
+        order = list(hint_cand.order)
+    else:
+        order = model.order_from(solver)
+        info["claimed_makespan"] = [float(solver.value(model.M[c]) * tick[c]) for c in range(C)]
+        info["objective_value"] = float(solver.objective_value)
+        info["objective_bound"] = float(solver.best_objective_bound)
     # optimal in the tick model: optimal for the timeline up to info.model.rounding_slack
     proven = status == cp_model.OPTIMAL and mode in ("single", "exact") and fifo
     bound_ms = None
-    if mode == "single" and fifo:
+    if mode == "single" and fifo and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         bound_ms = np.array([max(0.0, solver.best_objective_bound * tick[0] - over[0])])
+    if use_lns and not proven:
+        if score_fn(order) > score_fn(hint_cand.order):
+            order = list(hint_cand.order)
+        remaining = time_limit * (0.8 if secondary else 1.0) - (time.perf_counter() - t_start)
+        order, lns_info = _lns(prob, order, d, t, budget, limits, fifo, scenario_objective, tick,
+                               ref, score_fn, remaining, workers, seed, log, deterministic)
+        info["lns"] = lns_info
     if secondary:
-        best = int(round(solver.objective_value))
-        m.add(obj <= best)
+        tl_s = prob.tick_timeline(order, d, t)
+        ms_s = np.atleast_1d(np.rint(tl_s.makespan)).astype(np.int64)
+        m.add(obj <= _tick_objective(ms_s, coef, z is not None))
         if secondary == "peak":
             m.minimize(sum(v for v, _, _ in model.peak_vars))
         else:
             m.minimize(model.inflight)
-        tl_s = prob.tick_timeline(order, d, t)
         model.hint(order, tl_s)
-        solver2, status2 = _solve(m, time_limit - t_main, workers, seed, log, None, deterministic)
+        rest = time_limit - (time.perf_counter() - t_start)
+        solver2, status2 = _solve(m, max(0.1, rest), workers, seed, log, None, deterministic)
         info["secondary_status"] = solver2.status_name(status2)
         if status2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             order = model.order_from(solver2)
     return order, name, info, bound_ms, proven
+
+
+def _lns(prob, order, d, t, budget, limits, fifo, scenario_objective, tick, ref, score_fn,
+         time_limit, workers, seed, log, deterministic):
+    """Window LNS: re-optimise ``k`` consecutive positions with the rest of the order fixed;
+    windows sit around the dones that stall the compute stream (or at random)."""
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    n = prob.n
+    cur = list(order)
+    cur_score = score_fn(cur)
+    k = min(n, 40)
+    steps = improved = 0
+    w = prob.scenarios.weights
+    while True:
+        left = time_limit - (time.perf_counter() - t0)
+        if left < 0.3 or n < 3:
+            break
+        pos = np.empty(n, dtype=np.int64)
+        pos[np.asarray(cur)] = np.arange(n)
+        tl = prob.timeline(cur)
+        waits = w @ np.asarray(tl.wait) if len(w) == np.asarray(tl.wait).shape[0] \
+            else np.asarray(tl.wait).mean(axis=0)
+        rows = np.flatnonzero((waits > 0) & (np.asarray(tl.pair_done) >= 0))
+        if rows.size and rng.random() < 0.8:
+            r = int(rng.choice(rows, p=waits[rows] / waits[rows].sum()))
+            i_d = int(pos[int(tl.pair_done[r])])
+            i_s = int(pos[int(tl.pair_start[r])])
+            if rng.random() < 0.6:
+                a = i_d - int(0.7 * k)
+            else:
+                a = i_s - k // 3
+        else:
+            a = int(rng.integers(0, max(1, n - k + 1)))
+        a = int(min(max(a, 0), max(0, n - k)))
+        b = min(n, a + k)
+        tl_t = prob.tick_timeline(cur, d, t)
+        hms = np.atleast_1d(np.rint(tl_t.makespan)).astype(np.int64)
+        step_limit = min(left, max(0.5, min(3.0, time_limit / 8)))
+        try:
+            mdl = _Model(prob, d, t, hms, budget=budget, limits=limits, transfers=True,
+                         fifo=fifo, window=(cur, a, b))
+        except _Infeasible:
+            steps += 1
+            continue
+        obj, _, _ = _objective(mdl, prob, scenario_objective, tick, ref, hms)
+        mdl.m.minimize(obj)
+        mdl.hint(cur, tl_t)
+        ts = time.perf_counter()
+        solver, status = _solve(mdl.m, step_limit, workers, seed + steps, log, None,
+                                deterministic)
+        took = time.perf_counter() - ts
+        steps += 1
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            cand = mdl.order_from(solver)
+            sc = score_fn(cand)
+            if sc < cur_score - 1e-15:
+                cur, cur_score = cand, sc
+                improved += 1
+        # adapt the window: grow while windows are solved to optimality quickly
+        if status == cp_model.OPTIMAL and took < 0.3 * step_limit:
+            k = min(n, int(k * 1.25) + 1)
+        elif status != cp_model.OPTIMAL:
+            k = max(10, int(k * 0.8))
+    return cur, {"steps": steps, "improved": improved, "window": k,
+                 "seconds": round(time.perf_counter() - t0, 2)}
 
 
 def _solve_distance(prob, hint_cand, hint_ok, budget, limits, time_limit, workers, seed, log,
