@@ -308,6 +308,7 @@ def _location(text: str, offset: int, starts: list[int]) -> tuple[int, int]:
 
 
 def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, int]]:
+    """Every token of ``text`` (whitespace and comments dropped), then an ``eof`` token."""
     toks = []
     append = toks.append
     for m in _TOKEN_RE.finditer(text):
@@ -332,6 +333,78 @@ def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, in
     return toks
 
 
+# The parser reads a coarser token stream, the same tokens as ``tokenize`` except that two
+# frequent runs come as one token each (far fewer tokens on big modules):
+# - ``S``: an array shape with plain dims and an optional plain layout, ``f32[8,128]{1,0}``
+#   (no dynamic dims, no tiles or other layout items: those are read token by token);
+# - ``g``: a brace group written right after ``=`` (an attribute value such as
+#   ``metadata={...}``) that holds at most two levels of brackets and nothing that could be a
+#   tokenizing error (no comments, no stray characters, strings closed).
+# Both only cover text the fine tokenizer splits without error into the same boundaries, so
+# the parser sees the same token boundaries everywhere; where the grammar wants a word and
+# finds an ``S`` (only in malformed input), the token is split back into the fine tokens,
+# and error messages name a coarse token by its first fine token.
+_GROUP_ATOM = r"""(?:->|[A-Za-z0-9_.$+?\-,=:*\#\s]|%(?=[A-Za-z0-9_.$+?]|-(?!>))|<=|"(?:[^"\\]|\\.)*")"""
+_PLAIN_DIMS = r"(?:[0-9]+(?:,[0-9]+)*)?"
+_FAST_TOKEN_RE = re.compile(r"""
+  (?:\s+|/\*.*?\*/|//[^\n]*)*
+  (?:
+     (?P<S>[a-z][a-z0-9]*\[""" + _PLAIN_DIMS + r"""\](?:\{""" + _PLAIN_DIMS + r"""\}|(?!\{)))
+    |(?P<g>(?<==)\{(?:""" + _GROUP_ATOM + r"|\{" + _GROUP_ATOM + r"*\}|\[" + _GROUP_ATOM
+    + r"*\]|\(" + _GROUP_ATOM + r"""*\))*\})
+    |(?P<w>%?(?:[A-Za-z0-9_.$+?]|-(?!>))+)
+    |(?P<s>"(?:[^"\\]|\\.)*")
+    |(?P<p>[{}()\[\],=:*\#])
+    |(?P<arrow>->)
+    |(?P<le><=)
+    |(?P<bad>/\*|"|.)
+    |(?P<eof>\Z)
+  )""", re.X | re.S)
+_BAD = "!"
+_FAST_KINDS: list = [None] * (_FAST_TOKEN_RE.groups + 1)
+for _name, _k in {"S": "S", "g": "g", "w": "w", "s": "s", "p": None, "arrow": "->",
+                  "le": "<=", "bad": _BAD, "eof": EOF}.items():
+    _FAST_KINDS[_FAST_TOKEN_RE.groupindex[_name]] = _k
+del _name, _k
+_COARSE = ("S", "g")
+
+
+def _parser_tokens(text: str, path: str | None) -> list[tuple[str, str, int, int]]:
+    kinds = _FAST_KINDS
+    toks = [(kinds[i] or m[i], m[i], m.start(i), m.end(i))
+            for m in _FAST_TOKEN_RE.finditer(text) for i in (m.lastindex,)]
+    if len(toks) > 1 and toks[-2][0] == EOF:  # trailing blanks, then the empty match at the end
+        toks.pop()
+    if _BAD in map(_first, toks):
+        t = next(t for t in toks if t[0] == _BAD)
+        line, col = _location(text, t[2], _line_starts(text))
+        reason = {"/*": "unterminated /* comment",
+                  '"': "unterminated string"}.get(t[1], f"unexpected character {t[1]!r}")
+        raise InputError(reason, path, line, col)
+    return toks
+
+
+def _first(t):
+    return t[0]
+
+
+def _fine_tokens(text: str, start: int, end: int) -> list[tuple[str, str, int, int]]:
+    """The fine tokens of ``text[start:end]`` (a coarse token: no errors, no comments)."""
+    out = []
+    for m in _TOKEN_RE.finditer(text, start, end):
+        kind = m.lastgroup
+        if kind == "ws":
+            continue
+        g = m.group()
+        if kind == "p":
+            out.append((g, g, m.start(), m.end()))
+        elif kind == "arrow" or kind == "le":
+            out.append((g, g, m.start(), m.end()))
+        else:
+            out.append((kind, g, m.start(), m.end()))
+    return out
+
+
 def _strip(name: str) -> str:
     return name[1:] if name.startswith("%") else name
 
@@ -347,10 +420,11 @@ class _Parser:
     def __init__(self, text: str, path: str | None):
         self.text = text
         self.path = path
-        self.toks = tokenize(text, path)
+        self.toks = _parser_tokens(text, path)
         self.i = 0
         self._starts: list[int] | None = None
         self.notes: list[str] = []
+        self._shapes: dict[str, Shape] = {}   # text of an ``S`` token -> its shape
 
     # -- helpers ------------------------------------------------------------------------------
     def loc(self, offset: int) -> tuple[int, int]:
@@ -375,14 +449,29 @@ class _Parser:
         return t
 
     def _describe(self, t) -> str:
-        if t[0] == EOF:
+        k = t[0]
+        if k == EOF:
             return "end of file (truncated input?)"
-        return repr(t[1] if len(t[1]) <= 40 else t[1][:37] + "...")
+        text = t[1]
+        if k == "S":    # a coarse token reads as its first fine token
+            text = text[:text.index("[")]
+        elif k == "g":
+            text = "{"
+        return repr(text if len(text) <= 40 else text[:37] + "...")
+
+    def _split(self) -> tuple[str, str, int, int]:
+        """Replace the coarse token at ``self.i`` by its fine tokens; return the first."""
+        t = self.toks[self.i]
+        self.toks[self.i:self.i + 1] = _fine_tokens(self.text, t[2], t[3])
+        return self.toks[self.i]
 
     def expect(self, kind: str, what: str):
         t = self.toks[self.i]
         if t[0] != kind:
-            raise self.error(f"expected {what}, found {self._describe(t)}", t[2])
+            if t[0] == "S" and kind == "w":
+                t = self._split()
+            else:
+                raise self.error(f"expected {what}, found {self._describe(t)}", t[2])
         self.i += 1
         return t
 
@@ -426,7 +515,7 @@ class _Parser:
             k = t[0]
             if k in _OPEN:
                 end = self.skip_group()
-            elif k == "w" or k == "s":
+            elif k == "w" or k == "s" or k == "S" or k == "g":
                 self.i += 1
                 end = t[3]
             else:
@@ -438,7 +527,7 @@ class _Parser:
             if n[0] == "->" or n[0] == "<=":
                 self.i += 1
                 continue
-            if n[2] == end and (n[0] in _OPEN or n[0] == "w"):
+            if n[2] == end and (n[0] in _OPEN or n[0] == "w" or n[0] == "S"):
                 continue
             return start, end
 
@@ -446,6 +535,12 @@ class _Parser:
     def shape(self) -> Shape:
         toks = self.toks
         t = toks[self.i]
+        if t[0] == "S":
+            self.i += 1
+            shape = self._shapes.get(t[1])
+            if shape is None:
+                shape = self._plain_shape(t)
+            return shape
         if t[0] == "(":
             self.i += 1
             elems = []
@@ -518,6 +613,21 @@ class _Parser:
             layout = self.text[lstart:toks[self.i - 1][3]]
         return Shape(et, tuple(dims), tuple(dyn), tuple(unb), (), bits, space, layout)
 
+    def _plain_shape(self, t) -> Shape:
+        """The shape of an ``S`` token: ``etype[d,...]`` and maybe ``{m,...}``, digits only."""
+        text = t[1]
+        k = text.index("[")
+        et = text[:k]
+        if et not in ELEMENT_BYTES and et != OPAQUE:
+            raise self.error(f"unknown element type {et!r}", t[2])
+        close = text.index("]", k)
+        dims = tuple(int(d) for d in text[k + 1:close].split(",")) if close > k + 1 else ()
+        flags = (False,) * len(dims)
+        layout = text[close + 1:] or None
+        shape = Shape(et, dims, flags, flags, (), None, 0, layout)
+        self._shapes[text] = shape
+        return shape
+
     def _layout(self) -> tuple[int | None, int]:
         """``{minor_to_major[:items]}``; returns (E(n) bits, S(n) memory space)."""
         toks = self.toks
@@ -526,6 +636,8 @@ class _Parser:
         space = 0
         while toks[self.i][0] not in (":", "}"):
             t = toks[self.i]
+            if t[0] == "S":
+                t = self._split()
             if t[0] not in ("w", ","):
                 raise self.error(f"bad layout: unexpected {self._describe(t)}", t[2])
             self.i += 1
@@ -533,6 +645,8 @@ class _Parser:
             self.i += 1
             while toks[self.i][0] != "}":
                 t = toks[self.i]
+                if t[0] == "S":
+                    t = self._split()
                 if t[0] not in ("w", "#", "*"):
                     raise self.error(f"bad layout item {self._describe(t)}", t[2])
                 self.i += 1
@@ -553,14 +667,15 @@ class _Parser:
 
     def _starts_shape(self) -> bool:
         t = self.toks[self.i]
-        if t[0] == "(":
+        k = t[0]
+        if k == "S" or k == "(":
             return True
-        if t[0] != "w":
+        if k != "w":
             return False
         n = self.toks[self.i + 1]
         if n[0] == "[":
             return True
-        return t[1] in ("token", OPAQUE) and n[0] == "w"
+        return t[1] in ("token", OPAQUE) and (n[0] == "w" or n[0] == "S")
 
     # -- module -------------------------------------------------------------------------------
     def module(self) -> HloModule:
@@ -698,6 +813,8 @@ class _Parser:
             root = True
             self.i += 1
         nt = toks[self.i]
+        if nt[0] == "S":
+            nt = self._split()
         if nt[0] != "w":
             raise self.error(f"expected an instruction name, found {self._describe(nt)}", nt[2])
         self.i += 1
@@ -735,6 +852,8 @@ class _Parser:
                 while True:
                     oshape = self.shape() if self._starts_shape() else None
                     on = toks[self.i]
+                    if on[0] == "S":
+                        on = self._split()
                     if on[0] != "w":
                         raise self.error(f"expected an operand name, found {self._describe(on)}",
                                          on[2])
