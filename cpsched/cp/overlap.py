@@ -74,7 +74,7 @@ from cpsched.schedule import (FALLBACK, FEASIBLE, HEURISTIC, INFEASIBLE, OPTIMAL
 METHOD = "cp-overlap"
 DEFAULT_TIME_LIMIT = 10.0
 RESOLUTION = 100_000          # ticks per scenario's total work (at least 200 per op)
-MAX_LINK_PAIRS = 30_000       # exact multi-scenario mode: order literals at most
+MAX_LINK_PAIRS = 3_000        # exact multi-scenario mode: order literals at most
 ORDER_LITERAL_PAIRS = 5_000  # single scenario: explicit order literals up to this many
 POSITION_MEMORY_MAX = 6_000   # (buffer groups x ops) for the redundant step memory model
 MAX_FIFO_PAIRS = 20_000       # FIFO literals per model at most (else transfers may reorder)
