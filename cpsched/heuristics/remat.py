@@ -1,0 +1,534 @@
+"""Rematerialization baselines (family ``remat``), each on a fixed op order.
+
+- ``remat-xla``: XLA HloRematerialization-style greedy. Walk the program; at the first
+  step over the memory limit, among the buffers resident there and not touched by the
+  running op, clone the producer of the one whose recomputation frees the most bytes at
+  that step (its size minus the inputs it keeps alive longer), right before its next
+  reader; repeat. Single-op remat (no blocks), like XLA with ``block_size_limit=1``.
+- ``remat-sqrt``: Chen et al. checkpointing. The stashed activations (forward buffers
+  that the backward reads; without phase labels: buffers live across the peak step and
+  not touched there) are kept every ``k``-th; the others are dropped after their last
+  forward reader and recomputed from the nearest kept ones right before the backward
+  needs them. ``k = sqrt(#stashed)`` first; other ``k`` are tried and the cheapest plan
+  that meets the budget is kept (``info['k']`` says which).
+- ``remat-dtr``: DTR-style online eviction: run the program; when an allocation would
+  exceed the budget, drop the resident buffer with the smallest
+  ``h = (c + c_evicted_inputs) / (size * staleness)`` (recompute cost of it and of its
+  already dropped inputs, over bytes times time since last access); a dropped buffer that
+  is read again is recomputed on the spot, recursively.
+- ``remat-fixed-order``: the CP-SAT model of ``cpsched.cp.remat`` with the order frozen
+  (the Checkmate / Moccasin setting).
+
+Each returns a ``RematResult`` whose plans passed the replay checker; a plan that does
+not reach the budget comes back with status ``OVER_BUDGET`` (like XLA's "can't reduce
+memory use below ..."), never as a success.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from cpsched.errors import InputError
+from cpsched.graph import Graph
+from cpsched.methods import register
+from cpsched.remat_plan import (COMPUTE, FREE, PREFETCH, RematResult, Regen, Skeleton,
+                                TransferModel, finish_result, materialize_tagged,
+                                op_durations, recomputable_ops, _budget_array)
+from cpsched.scenarios import Scenarios, static
+
+OVER_BUDGET = "OVER_BUDGET"
+HEURISTIC = "HEURISTIC"
+
+
+def _setup(graph: Graph, scenarios: Scenarios | None, budget, order, durations):
+    sc = scenarios if scenarios is not None and len(scenarios) else static()
+    if budget is None:
+        raise InputError("remat needs a memory budget (--budget BYTES)")
+    bud = _budget_array(budget, len(sc))
+    order = list(graph.default_order() if order is None else order)
+    dur = op_durations(graph, sc) if durations is None else np.atleast_2d(durations)
+    sizes = graph.sizes(sc) if graph.n_buffers else np.zeros((len(sc), 0), dtype=np.int64)
+    trans = graph.transient_bytes(sc)
+    return sc, bud, order, dur, sizes, trans
+
+
+def normalize_regens(regens: Sequence[tuple[int, int, float]]) -> tuple[Regen, ...]:
+    """Integer sub-positions (rank within the step) for regens given with float ones."""
+    by_step: dict[int, list[tuple[float, int]]] = {}
+    for v, t, sub in regens:
+        by_step.setdefault(int(t), []).append((float(sub), int(v)))
+    out = []
+    for t in sorted(by_step):
+        for k, (_, v) in enumerate(sorted(by_step[t])):
+            out.append(Regen(v, t, k))
+    return tuple(out)
+
+
+def _finish(graph, sc, bud, order, regens, dur, method, t0, info, transfer=None):
+    sk = Skeleton(tuple(order), normalize_regens(regens))
+    n_s = len(sc)
+    all_ids = tuple(range(len(sk.candidates)))
+    res = finish_result(graph, sc, bud, sk, [all_ids] * n_s, method, HEURISTIC,
+                        time.perf_counter() - t0, dur, transfer, info, check_budget=False)
+    if (res.peak > res.budget).any():
+        res.status = OVER_BUDGET
+    return res
+
+
+def _usage_trace(graph: Graph, events, sizes: np.ndarray, trans: np.ndarray) -> np.ndarray:
+    """``[S, E]`` usage at each event (after allocations, with the op's transient)."""
+    n_s = sizes.shape[0]
+    out = np.zeros((n_s, len(events)), dtype=np.int64)
+    usage = sizes[:, graph.buffer_live_in].sum(axis=1).astype(np.int64)
+    resident = graph.buffer_live_in.copy()
+    computed = np.zeros(graph.n_ops, dtype=bool)
+    for k, (code, x) in enumerate(events):
+        if code == COMPUTE:
+            for b in graph.defines(x):
+                if graph.buffer_live_in[b] and not computed[x]:
+                    continue
+                if not resident[b]:
+                    resident[b] = True
+                    usage = usage + sizes[:, b]
+            computed[x] = True
+            out[:, k] = usage + trans[:, x]
+        elif code == FREE:
+            resident[x] = False
+            usage = usage - sizes[:, x]
+            out[:, k] = usage
+        elif code == PREFETCH:
+            resident[x] = True
+            usage = usage + sizes[:, x]
+            out[:, k] = usage
+        else:
+            out[:, k] = usage
+    return out
+
+
+# -- XLA-style greedy remat ----------------------------------------------------------------
+
+def xla_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
+              order: Sequence[int] | None = None, durations: np.ndarray | None = None,
+              max_iters: int | None = None, **_: Any) -> RematResult:
+    t0 = time.perf_counter()
+    sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
+    clon = recomputable_ops(graph)
+    pos = {op: t for t, op in enumerate(order)}
+    regens: list[tuple[int, int, float]] = []
+    max_iters = max_iters or 4 * graph.n_ops + 10
+    banned: set[tuple[int, int]] = set()
+    it = 0
+    while it < max_iters:
+        it += 1
+        sk = Skeleton(tuple(order), tuple(Regen(v, t, s) for v, t, s in regens))
+        events, tags, _ = materialize_tagged(graph, sk)
+        use = _usage_trace(graph, events, sizes, trans)
+        over = (use > bud[:, None]).any(axis=0)
+        if not over.any():
+            break
+        k = int(np.argmax(over))
+        s = int(np.argmax(use[:, k] - bud))
+        code, x = events[k]
+        # resident set at event k and the next reader of each resident buffer
+        resident = _resident_at(graph, events, k)
+        touched = set(map(int, graph.uses(x))) | set(map(int, graph.defines(x))) \
+            if code == COMPUTE else {x}
+        next_reader = _next_readers(graph, events, k)
+        best = None
+        for b in np.flatnonzero(resident):
+            b = int(b)
+            if b in touched or b not in next_reader:
+                continue
+            p = int(graph.buffer_def[b])
+            if not clon[p]:
+                continue
+            k2 = next_reader[b]
+            if (p, k2) in banned:
+                continue
+            extra = sum(int(sizes[s, c]) for c in map(int, graph.uses(p)) if not resident[c])
+            gain = int(sizes[s, b]) - extra
+            if gain <= 0:
+                continue
+            key = (-gain, float(dur[s, p]), b)
+            if best is None or key < best[0]:
+                best = (key, p, k2)
+        if best is None:
+            break
+        _, p, k2 = best
+        step, sub = _slot_before(events, tags, k2, sk, pos)
+        regens.append((p, step, sub))
+        banned.add((p, k2))
+    return _finish(graph, sc, bud, order, regens, dur, "remat-xla", t0, {"iterations": it})
+
+
+def _resident_at(graph: Graph, events, k: int) -> np.ndarray:
+    resident = graph.buffer_live_in.copy()
+    computed = np.zeros(graph.n_ops, dtype=bool)
+    for code, x in events[:k + 1]:
+        if code == COMPUTE:
+            for b in graph.defines(x):
+                if graph.buffer_live_in[b] and not computed[x]:
+                    continue
+                resident[b] = True
+            computed[x] = True
+        elif code == FREE:
+            resident[x] = False
+        elif code == PREFETCH:
+            resident[x] = True
+    return resident
+
+
+def _next_readers(graph: Graph, events, k: int) -> dict[int, int]:
+    """First event after ``k`` that reads each buffer (before it is recomputed or freed)."""
+    out: dict[int, int] = {}
+    gone: set[int] = set()
+    for j in range(k + 1, len(events)):
+        code, x = events[j]
+        if code == COMPUTE:
+            for b in graph.uses(x):
+                b = int(b)
+                if b not in out and b not in gone:
+                    out[b] = j
+            for b in graph.defines(x):
+                gone.add(int(b))
+        elif code == FREE:
+            gone.add(x)
+    return out
+
+
+def _slot_before(events, tags, k2: int, sk: Skeleton, pos: dict[int, int]) -> tuple[int, float]:
+    """(step, float sub) that puts a new clone right before the compute at event ``k2``."""
+    cid = tags[k2]
+    if cid >= 0:
+        c = sk.candidates[cid]
+        step, sub = c.step, float(c.sub)
+    else:
+        step, sub = pos[events[k2][1]], math.inf
+    prev = -math.inf
+    for c in sk.candidates:
+        if isinstance(c, Regen) and c.step == step and float(c.sub) < sub:
+            prev = max(prev, float(c.sub))
+    if prev == -math.inf:
+        return step, (sub - 1.0) if sub != math.inf else 0.0
+    if sub == math.inf:
+        return step, prev + 1.0
+    return step, (prev + sub) / 2.0
+
+
+# -- Chen et al. sqrt(n) checkpointing ----------------------------------------------------
+
+def _phase_backward(graph: Graph) -> np.ndarray | None:
+    back = np.zeros(graph.n_ops, dtype=bool)
+    found = False
+    for i, a in graph.op_attrs.items():
+        if "backward" in a:
+            found = True
+            back[i] = bool(a["backward"])
+        elif "phase" in a:
+            found = True
+            back[i] = a["phase"] != "forward"
+    return back if found and back.any() else None
+
+
+def _lazy_regens(graph: Graph, order: Sequence[int], drop_after: dict[int, int],
+                 clon: np.ndarray) -> list[tuple[int, int, float]]:
+    """Clones needed when buffer ``b``'s original copy is dropped after step
+    ``drop_after[b]``: recompute on first read after that, recursively, keep the clone."""
+    regens: list[tuple[int, int, float]] = []
+    regenerated: set[int] = set()
+    for t, x in enumerate(order):
+        sub = 0
+
+        def missing(b: int) -> bool:
+            return b in drop_after and t > drop_after[b] and b not in regenerated
+
+        need = [int(b) for b in graph.uses(x) if missing(int(b))]
+        if not need:
+            continue
+        # post-order over producers of missing buffers
+        stack = [(int(graph.buffer_def[b]), False) for b in need]
+        placed: set[int] = set()
+        while stack:
+            p, expanded = stack.pop()
+            if p in placed:
+                continue
+            if expanded:
+                placed.add(p)
+                regens.append((p, t, float(sub)))
+                sub += 1
+                for b in graph.defines(p):
+                    regenerated.add(int(b))
+                continue
+            stack.append((p, True))
+            for c in graph.uses(p):
+                c = int(c)
+                if missing(c) and int(graph.buffer_def[c]) not in placed:
+                    stack.append((int(graph.buffer_def[c]), False))
+    return regens
+
+
+def sqrt_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
+               order: Sequence[int] | None = None, durations: np.ndarray | None = None,
+               scan: bool = True, **_: Any) -> RematResult:
+    t0 = time.perf_counter()
+    sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
+    clon = recomputable_ops(graph)
+    pos = np.empty(graph.n_ops, dtype=np.int64)
+    pos[np.asarray(order)] = np.arange(len(order))
+    back = _phase_backward(graph)
+    stash: list[int] = []
+    drop_after: dict[int, int] = {}
+    for b in range(graph.n_buffers):
+        p = int(graph.buffer_def[b])
+        if not clon[p]:
+            continue
+        readers = sorted(int(pos[u]) for u in graph.buffer_users(b))
+        if not readers:
+            continue
+        if back is not None:
+            if back[p]:
+                continue
+            fw = [r for r in readers if not back[order[r]]]
+            if len(fw) == len(readers):
+                continue
+            stash.append(b)
+            drop_after[b] = max(fw) if fw else int(pos[p])
+        else:
+            # live across the peak step without being touched there
+            pass
+    if back is None:
+        from cpsched.memory import simulate
+        prof = simulate(graph, order, sc)
+        s = int(np.argmax(prof.peak / np.maximum(bud, 1)))
+        tp = int(prof.peak_step[s])
+        for b in range(graph.n_buffers):
+            p = int(graph.buffer_def[b])
+            if not clon[p]:
+                continue
+            readers = sorted(int(pos[u]) for u in graph.buffer_users(b))
+            if not readers or int(pos[p]) >= tp or readers[-1] <= tp or tp in readers:
+                continue
+            before = [r for r in readers if r < tp]
+            stash.append(b)
+            drop_after[b] = max(before) if before else int(pos[p])
+    stash.sort(key=lambda b: (int(pos[graph.buffer_def[b]]), b))
+    m = len(stash)
+    k0 = max(1, int(round(math.sqrt(m)))) if m else 1
+    ks = [k0]
+    if scan and m:
+        ks += sorted({k for k in {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, m + 1}
+                      if k <= m + 1} - {k0})
+    best = None
+    first = None
+    for k in ks:
+        keep = set(stash[k - 1::k]) if k <= m else set(stash)
+        drops = {b: drop_after[b] for b in stash if b not in keep}
+        regens = _lazy_regens(graph, order, drops, clon)
+        res = _finish(graph, sc, bud, order, regens, dur, "remat-sqrt", t0,
+                      {"k": k, "stashed": m})
+        if first is None:
+            first = res
+        if res.status != OVER_BUDGET and (best is None or res.weighted_added < best.weighted_added):
+            best = res
+    out = best or first
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+# -- DTR-style greedy eviction -------------------------------------------------------------
+
+def dtr_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
+              order: Sequence[int] | None = None, durations: np.ndarray | None = None,
+              **_: Any) -> RematResult:
+    t0 = time.perf_counter()
+    sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
+    s_h = int(np.argmax(sc.weights))
+    clon = recomputable_ops(graph)
+    nb = graph.n_buffers
+    remaining = np.zeros(nb, dtype=np.int64)
+    for t, x in enumerate(order):
+        for b in graph.uses(x):
+            remaining[int(b)] += 1
+    resident = graph.buffer_live_in.copy()
+    dropped = np.zeros(nb, dtype=bool)
+    usage = sizes[:, resident].sum(axis=1).astype(np.int64)
+    last_access = np.zeros(nb)
+    clock = 0.0
+    regens: list[tuple[int, int, float]] = []
+    computed = np.zeros(graph.n_ops, dtype=bool)
+    recoverable = _recoverable(graph, order, clon)
+
+    # DTR's evicted neighbourhood: dropped buffers joined with their dropped parents and
+    # children (union-find, never split), each component carrying its recompute time
+    parent = np.arange(nb)
+    comp_cost = np.zeros(nb)
+    readers_of = [[int(c) for u in graph.buffer_users(b) for c in graph.defines(int(u))]
+                  for b in range(nb)]
+
+    def find(b: int) -> int:
+        while parent[b] != b:
+            parent[b] = parent[parent[b]]
+            b = int(parent[b])
+        return b
+
+    def neighbours(b: int):
+        p = int(graph.buffer_def[b])
+        yield from (int(c) for c in graph.uses(p))
+        yield from readers_of[b]
+
+    def drop(b: int) -> None:
+        comp_cost[b] = float(dur[s_h, int(graph.buffer_def[b])])
+        parent[b] = b
+        for c in neighbours(b):
+            if dropped[c] and not resident[c]:
+                ra, rb = find(b), find(c)
+                if ra != rb:
+                    parent[rb] = ra
+                    comp_cost[ra] += comp_cost[rb]
+
+    def h(b: int) -> float:
+        cost = float(dur[s_h, int(graph.buffer_def[b])])
+        roots = {find(c) for c in neighbours(b) if dropped[c] and not resident[c]}
+        cost += sum(comp_cost[r] for r in roots)
+        stale = max(clock - last_access[b], 1e-9)
+        return cost / (max(int(sizes[s_h, b]), 1) * stale)
+
+    def make_room(need: np.ndarray, locked: set[int]) -> None:
+        nonlocal usage
+        while (usage + need > bud).any():
+            victims = [int(b) for b in np.flatnonzero(resident)
+                       if int(b) not in locked and remaining[b] > 0
+                       and recoverable[int(b)] and sizes[:, b].any()]
+            if not victims:
+                return  # cannot make room: the plan will be over budget
+            v = min(victims, key=lambda b: (h(b), b))
+            resident[v] = False
+            dropped[v] = True
+            drop(v)
+            usage = usage - sizes[:, v]
+
+    def allocate(p: int, locked: set[int], again: bool) -> None:
+        nonlocal usage
+        new = [int(b) for b in graph.defines(p)
+               if not resident[int(b)] and not (graph.buffer_live_in[int(b)] and not again)]
+        need = sizes[:, new].sum(axis=1) + trans[:, p] if new else trans[:, p].copy()
+        make_room(need, locked | set(new))
+        for b in new:
+            resident[b] = True
+            dropped[b] = False
+            usage = usage + sizes[:, b]
+            last_access[b] = clock
+
+    pins = np.zeros(nb, dtype=np.int64)     # pending readers that keep a buffer resident
+    for t, x in enumerate(order):
+        sub = 0
+        touched: set[int] = set()
+        xin = [int(b) for b in graph.uses(x)]
+        pins[xin] += 1
+        work = [("need", b) for b in xin if not resident[b]]
+        while work:
+            kind, y = work.pop()
+            if kind == "need":
+                if resident[y]:
+                    continue
+                p = int(graph.buffer_def[y])
+                ins = [int(c) for c in graph.uses(p)]
+                pins[ins] += 1
+                work.append(("compute", p))
+                work.extend(("need", c) for c in ins if not resident[c])
+                continue
+            p = y
+            ins = [int(c) for c in graph.uses(p)]
+            if all(resident[int(o)] for o in graph.defines(p)):
+                pins[ins] -= 1      # asked for twice in this step: already back
+                continue
+            allocate(p, set(np.flatnonzero(pins > 0).tolist()), True)
+            regens.append((p, t, float(sub)))
+            sub += 1
+            clock += float(dur[s_h, p])
+            for c in ins:
+                last_access[c] = clock
+            pins[ins] -= 1
+            touched.update(ins)
+            touched.update(int(o) for o in graph.defines(p))
+        locked = set(np.flatnonzero(pins > 0).tolist())
+        allocate(x, locked, bool(computed[x]))
+        computed[x] = True
+        clock += float(dur[s_h, x])
+        for b in list(graph.uses(x)) + list(graph.defines(x)):
+            b = int(b)
+            last_access[b] = clock
+        pins[xin] -= 1
+        for b in graph.uses(x):
+            remaining[int(b)] -= 1
+        for b in set(xin) | set(map(int, graph.defines(x))) | touched:
+            if remaining[b] == 0 and not graph.buffer_live_out[b] and resident[b]:
+                resident[b] = False
+                usage = usage - sizes[:, b]
+                dropped[b] = bool(recoverable[b])
+                if dropped[b]:
+                    drop(b)
+    return _finish(graph, sc, bud, order, regens, dur, "remat-dtr", t0, {})
+
+
+def _recoverable(graph: Graph, order: Sequence[int], clon: np.ndarray) -> np.ndarray:
+    """Buffers that can always be recomputed while still needed: a clonable producer whose
+    inputs are recoverable too, or pinned but read (or kept) at least as long."""
+    pos = np.empty(graph.n_ops, dtype=np.int64)
+    pos[np.asarray(order)] = np.arange(len(order))
+    last = pos[graph.buffer_def].copy()
+    for b in range(graph.n_buffers):
+        us = graph.buffer_users(b)
+        if us.size:
+            last[b] = max(last[b], int(pos[us].max()))
+        if graph.buffer_live_out[b]:
+            last[b] = len(order)
+    rec = np.zeros(graph.n_buffers, dtype=bool)
+    for b in sorted(range(graph.n_buffers), key=lambda j: int(pos[graph.buffer_def[j]])):
+        p = int(graph.buffer_def[b])
+        if not clon[p]:
+            continue
+        rec[b] = all(rec[int(c)] or last[int(c)] >= last[b] for c in graph.uses(p))
+    return rec
+
+
+# -- fixed-order optimal (CP-SAT) ----------------------------------------------------------
+
+def fixed_order_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
+                      **options: Any) -> RematResult:
+    from cpsched.cp.remat import solve_remat
+    options = dict(options)
+    options.pop("reorder", None)
+    return solve_remat(graph, scenarios, budget, reorder=False, method_name="remat-fixed-order",
+                       **options)
+
+
+def _registered(fn):
+    def run(graph: Graph, scenarios: Scenarios | None = None, **options: Any):
+        budget = options.pop("budget", None)
+        if budget is None:
+            raise InputError("remat methods need a memory budget (--budget BYTES)")
+        return fn(graph, scenarios, budget, **options)
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return run
+
+
+register("remat-xla", "XLA HloRematerialization-style greedy remat to a memory limit",
+         "remat")(_registered(xla_remat))
+register("remat-sqrt", "Chen et al. checkpoint every sqrt(n) stashed activations",
+         "remat")(_registered(sqrt_remat))
+register("remat-dtr", "DTR-style greedy eviction: drop min cost/(size*staleness), recompute "
+         "on access", "remat")(_registered(dtr_remat))
+register("remat-fixed-order", "CP-SAT optimal remat with the order frozen (Checkmate/Moccasin "
+         "setting)", "remat")(_registered(fixed_order_remat))
+
+BASELINES = {"remat-xla": xla_remat, "remat-sqrt": sqrt_remat, "remat-dtr": dtr_remat}
+
+__all__ = ["xla_remat", "sqrt_remat", "dtr_remat", "fixed_order_remat", "normalize_regens",
+           "BASELINES", "OVER_BUDGET"]
