@@ -279,6 +279,45 @@ class HloConverter:
         self._transient: dict[str, SymExpr] = {}
         self._body_cost: dict[str, tuple[int, int]] = {}
         self._active: set[str] = set()
+        # derived facts per shape object, keyed by id(); each entry holds the shape itself so
+        # the id cannot be reused while it is cached
+        self._leaf: dict[int, tuple[Shape, int]] = {}
+        self._size: dict[int, tuple[Shape, SymExpr | int]] = {}
+        self._text: dict[int, tuple[Shape, str, bool]] = {}
+        self._consts: dict[int, SymExpr] = {}
+
+    # -- memoized shape facts -----------------------------------------------------------------
+    def leaf_bytes(self, shape: Shape | None) -> int:
+        if shape is None:
+            return 0
+        e = self._leaf.get(id(shape))
+        if e is None:
+            e = self._leaf[id(shape)] = (shape, shape.leaf_bytes())
+        return e[1]
+
+    def shape_bytes(self, shape: Shape | None) -> SymExpr | int:
+        if shape is None:
+            return 0
+        e = self._size.get(id(shape))
+        if e is None:
+            e = self._size[id(shape)] = (shape, shape_bytes(shape))
+        return e[1]
+
+    def shape_text(self, shape: Shape) -> tuple[str, bool]:
+        """``(str(shape), shape.is_effective_scalar())``."""
+        e = self._text.get(id(shape))
+        if e is None:
+            e = self._text[id(shape)] = (shape, str(shape), shape.is_effective_scalar())
+        return e[1], e[2]
+
+    def const(self, value) -> SymExpr:
+        """``SymExpr.parse(value)``, one shared object per integer."""
+        if type(value) is not int:
+            return SymExpr.parse(value)
+        e = self._consts.get(value)
+        if e is None:
+            e = self._consts[value] = SymExpr.const(value)
+        return e
 
     # -- public -------------------------------------------------------------------------------
     def graph(self, name: str | None = None) -> Graph:
@@ -314,7 +353,8 @@ class HloConverter:
             if not costs:
                 return 0, 0
             return max(c[0] for c in costs), max(c[1] for c in costs)
-        in_bytes = sum(leaf_bytes(self._shape_of(comp, ins, k)) for k in range(len(ins.operands)))
+        leaf = self.leaf_bytes
+        in_bytes = sum(leaf(self._shape_of(comp, ins, k)) for k in range(len(ins.operands)))
         if op in ASYNC_DONES or op == "async-update":
             return 0, 0
         if op == "async-start":
@@ -324,7 +364,7 @@ class HloConverter:
             f = 0
             if calls:
                 f = self._comp_cost(calls.lstrip("%"))[0]
-            return f, in_bytes + leaf_bytes(res)
+            return f, in_bytes + leaf(res)
         if op in ASYNC_STARTS:  # what moves: the operands in, the result out
             res = out
             if out is not None and out.is_tuple and out.elements:
@@ -332,12 +372,12 @@ class HloConverter:
                 res = out.elements[k] if k < len(out.elements) else None
             if op == "send":
                 res = None
-            return 0, in_bytes + leaf_bytes(res)
+            return 0, in_bytes + leaf(res)
         if op == "fusion":
             calls = ins.attrs.get("calls")
             f = self._comp_cost(calls.lstrip("%"))[0] if calls else 0
-            return f, in_bytes + leaf_bytes(out)
-        total = in_bytes + leaf_bytes(out)
+            return f, in_bytes + leaf(out)
+        total = in_bytes + leaf(out)
         if op == "dot":
             lhs = self._shape_of(comp, ins, 0) if ins.operands else None
             k = 1
@@ -554,6 +594,9 @@ class _GraphBuild:
         if self.is_entry:
             self.donated = [(p, pi) for _, p, pi, _ in self.m.input_output_alias()]
             self.donated += self.m.buffer_donors()
+        self.donated_of: dict[int, list[tuple[int, ...]]] = {}   # parameter -> donated indices
+        for p, pi in self.donated:
+            self.donated_of.setdefault(p, []).append(pi)
             for out_idx, p, pi, _ in self.m.input_output_alias():
                 try:
                     src, sidx = _follow(comp, comp.root, out_idx)
@@ -565,13 +608,13 @@ class _GraphBuild:
     # -- values -------------------------------------------------------------------------------
     def define(self, ins: HloInstruction, idx: tuple[int, ...], shape: Shape | None,
                live_in: bool = False, live_out: bool = False) -> int | None:
-        size = shape_bytes(shape)
+        size = self.conv.shape_bytes(shape)
         if _is_zero(size):
             return None
-        if ins.shape is not None and ins.shape.is_tuple:
+        if idx or ins.shape is not None and ins.shape.is_tuple:
             vname = ins.name + "{" + ",".join(map(str, idx)) + "}"
         else:
-            vname = ins.name if not idx else ins.name + "{" + ",".join(map(str, idx)) + "}"
+            vname = ins.name
         self.vals.append(_Value(ins.name, vname, size,
                                 shape.memory_space if shape is not None else 0,
                                 live_in, live_out))
@@ -580,10 +623,13 @@ class _GraphBuild:
     def define_all(self, ins: HloInstruction, keep: Tree | None = None) -> Tree:
         """A tree with every index of ``ins``'s shape defined here, except those in ``keep``."""
         keep = keep or {}
-        if ins.shape is None:
+        shape = ins.shape
+        if shape is None:
             return {(): keep[()] if () in keep else None}
+        if not shape.elements:   # one index only
+            return {(): keep[()] if () in keep else self.define(ins, (), shape)}
         tree: Tree = {}
-        for idx, sub in ins.shape.subshapes():
+        for idx, sub in shape.subshapes():
             tree[idx] = keep[idx] if idx in keep else self.define(ins, idx, sub)
         return tree
 
@@ -608,31 +654,50 @@ class _GraphBuild:
         for ins in instrs:
             for o in dict.fromkeys(ins.operands):
                 user_counts[o] = user_counts.get(o, 0) + 1
+        const = conv.const
+        zero = const(0)
+        added: set[str] = set()
+        late: list[HloInstruction] = []   # operands written after the instruction
         for ins, kind in zip(instrs, kinds):
             f, by = conv.op_cost(comp, ins)
             total_f += f
             total_b += by
-            b.add_op(ins.name, ins.opcode, kind, flops=f, bytes_accessed=by,
+            # operands known by now go in with the op (same lists as adding them one by one)
+            early = added.issuperset(ins.operands)
+            b.add_op(ins.name, ins.opcode, kind, operands=ins.operands if early else (),
+                     flops=const(f), bytes_accessed=const(by), transient=zero,
                      attrs=self.attrs_of(ins, user_counts.get(ins.name, 0)))
-        for ins in instrs:
+            added.add(ins.name)
+            if not early:
+                late.append(ins)
+        for ins in late:
             for o in ins.operands:
                 b.add_operand(ins.name, o)
-            for c in ins.control_predecessors:
-                b.add_control_pred(ins.name, c)
+        for ins in instrs:
+            if "control-predecessors" in ins.attrs:
+                for c in ins.control_predecessors:
+                    b.add_control_pred(ins.name, c)
+        vals = self.vals
+        trees = self.trees
+        io_alias_def = self.io_alias_def
         for ins in self.topological(instrs):
             tree, uses = self.values(ins)
-            self.trees[ins.name] = tree
+            name = ins.name
+            trees[name] = tree
             for v in uses:
-                self.vals[v].users[ins.name] = None
-            for v in _flat(tree):
-                self.vals[v].users[ins.name] = None
+                vals[v].users[name] = None
+            for v in tree.values():
+                if v is not None:
+                    vals[v].users[name] = None
+            if not io_alias_def:
+                continue
             # an output aliased to a donated parameter it reads is written over it
             for idx, v in tree.items():
-                target = self.io_alias_def.get((ins.name, idx))
+                target = io_alias_def.get((name, idx))
                 pv = self.param_vid.get(target) if target is not None else None
-                if v is not None and pv is not None and self.vals[v].op == ins.name and \
-                        pv in uses and _same_size(self.vals[v].size, self.vals[pv].size):
-                    self.shares.append((v, pv, ins.name))
+                if v is not None and pv is not None and vals[v].op == name and \
+                        pv in uses and _same_size(vals[v].size, vals[pv].size):
+                    self.shares.append((v, pv, name))
         root_tree = self.trees[comp.root.name]
         for v in _flat(root_tree):
             self.vals[v].live_out = True
@@ -731,22 +796,30 @@ class _GraphBuild:
         for v in range(len(self.vals)):
             members.setdefault(group[v], []).append(v)
         bid_of = [0] * len(self.vals)
+        vals = self.vals
+        const = self.conv.const
+        add_buffer = self.b.add_buffer
         for root in sorted(members):
             vs = members[root]
-            first = self.vals[vs[0]]        # the oldest value: defined before the others
+            first = vals[vs[0]]        # the oldest value: defined before the others
+            if len(vs) == 1:
+                bid_of[vs[0]] = add_buffer(first.op, const(first.size), users=list(first.users),
+                                           name=first.name, live_in=first.live_in,
+                                           live_out=first.live_out, space=first.space)
+                continue
             users: dict = {}
             for v in vs:
-                val = self.vals[v]
+                val = vals[v]
                 if val.op != first.op:
                     users[val.op] = None
                 users.update(val.users)
-            sizes = [self.vals[v].size for v in vs]
+            sizes = [vals[v].size for v in vs]
             size = max(sizes, key=lambda x: x if isinstance(x, int) else
                        (x.constant_value if x.is_constant else -1))
-            bid = self.b.add_buffer(first.op, size, users=list(users), name=first.name,
-                                    live_in=any(self.vals[v].live_in for v in vs),
-                                    live_out=any(self.vals[v].live_out for v in vs),
-                                    space=first.space)
+            bid = add_buffer(first.op, const(size), users=list(users), name=first.name,
+                             live_in=any(vals[v].live_in for v in vs),
+                             live_out=any(vals[v].live_out for v in vs),
+                             space=first.space)
             for v in vs:
                 bid_of[v] = bid
         return bid_of
@@ -781,8 +854,7 @@ class _GraphBuild:
     def attrs_of(self, ins: HloInstruction, user_count: int) -> dict[str, Any]:
         a: dict[str, Any] = {"user_count": user_count}
         if ins.shape is not None:
-            a["shape"] = str(ins.shape)
-            a["is_effective_scalar"] = ins.shape.is_effective_scalar()
+            a["shape"], a["is_effective_scalar"] = self.conv.shape_text(ins.shape)
         else:
             a["is_effective_scalar"] = False
         if ins.raw_opcode != ins.opcode:
@@ -914,7 +986,7 @@ class _GraphBuild:
         shapes = ins.shape.subshapes() if ins.shape is not None else [((), None)]
         for idx, sub in shapes:
             if self.is_entry:
-                donated = any(p == pnum and idx[:len(pi)] == pi for p, pi in self.donated)
+                donated = any(idx[:len(pi)] == pi for pi in self.donated_of.get(pnum, ()))
                 v = self.define(ins, idx, sub, live_in=True, live_out=not donated)
                 if v is not None and not donated:
                     self.readonly.add(v)

@@ -177,6 +177,8 @@ class HloInstruction:
 
     def called(self) -> list[tuple[str, str]]:
         """``(role, computation name)`` for every computation this instruction calls."""
+        if _CALL_KEYS.isdisjoint(self.attrs):
+            return []
         out = []
         for key in ("calls", "to_apply", "condition", "body", "true_computation",
                     "false_computation", "select", "scatter", "comparator"):
@@ -203,6 +205,11 @@ class HloInstruction:
         """The backend config as JSON (dict) when it parses, else its raw text, else None."""
         raw = self.attrs.get("backend_config")
         return parse_backend_config(raw) if raw is not None else None
+
+
+_CALL_KEYS = frozenset((
+    "calls", "to_apply", "condition", "body", "true_computation", "false_computation", "select",
+    "scatter", "comparator", "branch_computations", "called_computations"))
 
 
 @dataclass(eq=False)
@@ -935,6 +942,16 @@ def _check_module(p: _Parser, mod: HloModule) -> None:
 
 def _check_acyclic(p: _Parser, comp: HloComputation) -> None:
     index = comp.index
+    # the usual case: everything an instruction waits for is written before it
+    seen: set[str] = set()
+    add = seen.add
+    for ins in comp.instructions:
+        if not seen.issuperset(ins.operands) or "control-predecessors" in ins.attrs and \
+                not seen.issuperset(ins.control_predecessors):
+            break
+        add(ins.name)
+    else:
+        return
     preds = {ins.name: list(dict.fromkeys(ins.operands + ins.control_predecessors))
              for ins in comp.instructions}
     state: dict[str, int] = {}          # 1 = on stack, 2 = done
