@@ -367,3 +367,51 @@ def test_method_is_registered():
     assert m.family == "overlap"
     g = overlap_graph(2)
     assert m.fn(g, None, unknown_option=True) == lhs(g)
+
+
+# -- GPU pipeline cases: memory scheduler + post-processor, then the LHS with GPU costs ---------
+
+def gpu_pipeline(g, **options):
+    """``ScheduleGpuModule`` with LHS on: the post-processed memory schedule is the LHS
+    input order; costs from XLA's GpuLatencyEstimator (the ``xla-gpu-approx`` device)."""
+    from cpsched.heuristics.gpu_postprocess import gpu_postprocess
+    base = gpu_postprocess(g)
+    order, stats = lhs_schedule(g, order=base, device="xla-gpu-approx", **options)
+    validate_order(g, order)
+    assert stats["forced"] == 0
+    return order
+
+
+def read_gpu_case(name):
+    if not XLA_CASES.is_dir():
+        pytest.skip("shared peer cases are not next to the checkout")
+    hlo = pytest.importorskip("cpsched.readers.hlo")
+    return hlo, XLA_CASES / f"gpu_hlo_schedule_test__{name}.hlo"
+
+
+def test_lhs_cost_model_costly_ar_packs_seven_gemms():
+    hlo, path = read_gpu_case("LHSCostModelCostlyAR")
+    g = hlo.read_hlo_graph(str(path))
+    ops = [g.opcodes[i] for i in gpu_pipeline(g)]
+    assert ops.count("all-reduce-start") == ops.count("all-reduce-done") == 1
+    s, d = ops.index("all-reduce-start"), ops.index("all-reduce-done")
+    assert ops[s + 1:d].count("custom-call") == 7
+
+
+def test_lhs_send_recv_in_while_body():
+    hlo, path = read_gpu_case("LHSSendRecv")
+    g = hlo.module_graphs(hlo.read_hlo_module(str(path)))["while_body"]
+    order = gpu_pipeline(g, overlap_limit={"send-recv": 2**31 - 1})
+    p = pos(g, order)
+    assert p["recv"] < p["send"] < p["recv-done"]
+    assert p["send-done"] - p["recv-done"] >= 8
+    assert abs(p["send-done"] - p["result"]) < 2
+
+
+def test_copy_start_done_scheduled():
+    hlo, path = read_gpu_case("CopyStartDoneScheduled")
+    g = hlo.read_hlo_graph(str(path))
+    p = pos(g, gpu_pipeline(g))
+    chain = [p[n] for n in ("copy-start.3", "tanh.14", "tanh.15", "reduce-precision.2",
+                            "copy-done.3")]
+    assert chain == sorted(chain)
