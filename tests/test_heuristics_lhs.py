@@ -68,8 +68,9 @@ def test_all_gather_async_simple():
 def test_all_gather_async_balance():
     _, g, order = run_case("AllGatherAsyncBalance")
     p = pos(g, order)
-    assert find(g, order, "all-gather-start", "ag0") < p["c0"] < find(g, order, "all-gather-done", "ag0")
-    assert find(g, order, "all-gather-start", "ag1") < p["c1"] < find(g, order, "all-gather-done", "ag1")
+    for ag, conv in (("ag0", "c0"), ("ag1", "c1")):
+        start = find(g, order, "all-gather-start", ag)
+        assert start < p[conv] < find(g, order, "all-gather-done", ag)
 
 
 def test_two_collective_permute_types_overlap():
@@ -321,7 +322,8 @@ def random_async_graph(n, seed, p=0.25, share=0.3, kinds=("all-reduce", "all-gat
         srcs = [outs[j] for j in range(len(outs)) if rng.random() < p]
         if srcs and rng.random() < share:
             kind = kinds[int(rng.integers(len(kinds)))]
-            s = b.add_op(f"s{k}", f"{kind}-start", OpKind.ASYNC_START, operands=[o for o, _ in srcs])
+            s = b.add_op(f"s{k}", f"{kind}-start", OpKind.ASYNC_START,
+                         operands=[o for o, _ in srcs])
             d = b.add_op(f"d{k}", f"{kind}-done", OpKind.ASYNC_DONE, operands=[s])
             b.pair_async(s, d)
             b.set_collective(s, Collective(kind, SymExpr.const(64), 2))

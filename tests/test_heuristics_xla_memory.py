@@ -292,7 +292,7 @@ def test_dead_roots_come_before_the_root_in_dfs():
     assert names(g, xm.xla_dfs(g)) == ["a", "dead", "r"]
 
 
-# -- the list scheduler against a naive re-statement of its rules ------------------------------------
+# -- the list scheduler against a naive re-statement of its rules ---------------------------
 
 def naive_list(g, nbytes):
     """O(n^2) restatement: recompute every ready priority each step; an op whose priority
@@ -300,7 +300,8 @@ def naive_list(g, nbytes):
     n = g.n_ops
     adj = adjacency(g)
     ign_op = [int(k) in (OpKind.PARAMETER, OpKind.CONSTANT) for k in g.kinds]
-    ign_buf = [ign_op[int(g.buffer_def[j])] or bool(g.buffer_live_in[j]) for j in range(g.n_buffers)]
+    ign_buf = [ign_op[int(g.buffer_def[j])] or bool(g.buffer_live_in[j])
+               for j in range(g.n_buffers)]
     count = [len(g.buffer_users(j)) + int(g.buffer_live_out[j]) for j in range(g.n_buffers)]
     defined = [0 if ign_op[i] else int(sum(nbytes[j] for j in g.defines(i))) for i in range(n)]
 
@@ -361,7 +362,7 @@ def test_every_method_returns_a_valid_order(n, seed, p):
 def test_default_peak_is_the_minimum_of_the_three():
     for seed in range(10):
         g = random_dag(25, seed)
-        best = min(int(peak(g, xm.__dict__[f](g))[0]) for f in ("xla_list", "xla_dfs", "xla_postorder"))
+        best = min(int(peak(g, f(g))[0]) for f in (xm.xla_list, xm.xla_dfs, xm.xla_postorder))
         assert int(peak(g, xm.xla_default(g))[0]) == best
 
 

@@ -193,7 +193,8 @@ def eager_cluster_order(graph: Graph, order: Sequence[int]) -> list[int]:
     return _cluster_pass(graph, bwd, forward=True)       # program order
 
 
-def _input_order(graph: Graph, scenarios: Scenarios | None, options: dict) -> tuple[list[int], bool]:
+def _input_order(graph: Graph, scenarios: Scenarios | None, options: dict
+                 ) -> tuple[list[int], bool]:
     """The order to post-process, and whether it is already post-processed."""
     order = check_order_option(graph, options.get("order"))
     if order is not None:
