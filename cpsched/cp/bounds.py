@@ -35,13 +35,35 @@ def scalar_lower_bound(p: Problem, coef: np.ndarray | None) -> float:
     return float(max(c * x for c, x in zip(coef, lb)))
 
 
+def window_plan(n: int, centre: int, sizes: Sequence[int] = (40, 64, 100, 160, 256, 400)
+                ) -> list[tuple[int, int]]:
+    """Windows ``[a, b)`` to try, smallest first: for each size, the peak step at 60 %, then
+    at 40 % of the window (clipped to the order)."""
+    out: list[tuple[int, int]] = []
+    for w in list(sizes) + [n]:
+        w = min(n, w)
+        for frac in (0.6, 0.4):
+            a = int(min(max(0, centre - int(frac * w)), n - w))
+            if (a, a + w) not in out:
+                out.append((a, a + w))
+        if w == n:
+            break
+    return out
+
+
 def projection_bound(p: Problem, ref_order: Sequence[int], *, upper: float, deadline: float,
                      coef: np.ndarray | None = None, caps: Sequence[int] | None = None,
-                     start_width: int = 40, per_try: float = 20.0,
-                     max_expansions: int | None = None, max_tries: int | None = None,
+                     per_try: float = 20.0, max_expansions: int | None = None,
+                     max_tries: int | None = None, max_states: int = 1_000_000,
                      on_bound: Callable[[float], None] | None = None,
                      known: float = 0.0) -> tuple[float, BoundStats]:
-    """Best lower bound on ``p``'s bottleneck found before ``deadline``."""
+    """Best lower bound on ``p``'s bottleneck found before ``deadline``.
+
+    Windows of the reference order around its peak step, growing in size
+    (``window_plan``); each relaxation is searched with the upper bound as a cut-off, and a
+    search stopped early still yields its queue minimum. The whole problem itself (the last
+    window) is skipped: it is not a relaxation worth solving again.
+    """
     t0 = time.perf_counter()
     st = BoundStats()
     n = p.n
@@ -54,47 +76,23 @@ def projection_bound(p: Problem, ref_order: Sequence[int], *, upper: float, dead
         use = use * np.asarray(coef, dtype=float)[:, None]
     use = use.max(axis=0)
     centre = int(np.argmax(use))
-    width = min(n, max(8, start_width))
-    seen: set[tuple[int, int]] = set()
+    plan = [w for w in window_plan(n, centre) if w[1] - w[0] < n]
     tries = 0
-    grow = True
-    while time.perf_counter() < deadline and best < upper:
+    for a, b in plan:
+        if time.perf_counter() >= deadline or best >= upper:
+            break
         if max_tries is not None and tries >= max_tries:
             break
-        # windows of this width: centred on the peak, then shifted left and right
-        cands = []
-        for shift in (0.5, 0.75, 0.25, 1.0, 0.0):
-            a = int(min(max(0, centre - int(width * shift)), n - width))
-            if (a, a + width) not in seen:
-                cands.append((a, a + width))
-        if not cands:
-            if width >= n:
-                break
-            width = min(n, int(width * 1.25) + 1)
-            continue
-        a, b = cands[0]
-        seen.add((a, b))
         remaining = deadline - time.perf_counter()
-        if remaining <= 0:
-            break
         q = project(p, ref[a:b], ref)
         r = best_first(q, upper=upper, time_limit=min(per_try, remaining), coef=coef,
-                       caps=caps, max_expansions=max_expansions, max_states=1_000_000)
+                       caps=caps, max_expansions=max_expansions, max_states=max_states)
         tries += 1
         bound = r.cost if r.order is not None else r.bound
-        st.tried.append((a, b, float(bound), r.reason, r.seconds))
+        st.tried.append((a, b, float(bound), r.reason, round(r.seconds, 2)))
         if bound > best:
             best = float(bound)
             if on_bound is not None:
                 on_bound(best)
-        if r.reason in ("optimal", "ub-proven", "exhausted", "infeasible"):
-            # finished: a wider window can only be as strong or stronger
-            if grow and width < n:
-                width = min(n, int(width * 1.25) + 1)
-        elif r.reason in ("time", "states", "work"):
-            # too hard at this width: try the other positions at this width, then narrower
-            if len(cands) <= 1:
-                width = max(8, int(width * 0.8))
-                grow = False
     st.seconds = time.perf_counter() - t0
     return min(best, upper), st

@@ -123,6 +123,58 @@ class _Tables:
                 r |= 1 << s
         return r
 
+    def setup_lookahead(self, p: Problem) -> None:
+        """Data for ``h(D)``: a lower bound on every step still to come after ``D``.
+
+        For each op v not in D: the bytes forced live at v in every order
+        (``op_lower_bounds``), plus the buffers already live after D that are not counted
+        there but are still needed at or after v (defined in D by an op unordered with v).
+        """
+        n = self.n
+        eye = np.eye(n, dtype=bool)
+        selfanc = p.anc | eye
+        selfdesc = p.desc | eye
+        nb = p.nb
+        after = np.zeros((n, nb), dtype=bool)
+        U = np.zeros((nb, n), dtype=bool)
+        for b, us in enumerate(p.buf_users):
+            if us:
+                after[:, b] = selfdesc[:, us].any(axis=1)
+                U[b, us] = True
+        after[:, p.buf_out] = True
+        d = p.buf_def
+        M = after.copy()
+        M[:, d >= 0] &= ~selfanc[:, d[d >= 0]]
+        M[:, d < 0] = False
+        self.h_static = p.op_lower_bounds.astype(np.int64)      # [S, n]
+        self.h_M = M.astype(np.int64)                            # [n, nb]
+        self.h_U = U
+        self.h_out = np.asarray(p.buf_out, dtype=bool)
+        self.h_def = d
+        self.h_sizes = p.sizes.astype(np.int64)                  # [S, nb]
+        self.h_nbytes = (n + 7) // 8
+        self.h_coef = None if self.coef is None else np.asarray(self.coef, dtype=float)
+        self.h_caps = None if self.caps is None else np.asarray(self.caps, dtype=float)
+
+    def h(self, D: int) -> float:
+        n = self.n
+        Db = np.unpackbits(np.frombuffer(D.to_bytes(self.h_nbytes, "little"), dtype=np.uint8),
+                           bitorder="little")[:n].astype(bool)
+        notD = ~Db
+        if not notD.any():
+            return 0.0
+        def_in = np.where(self.h_def >= 0, Db[np.maximum(self.h_def, 0)], True)
+        alive = (self.h_U & notD[None, :]).any(axis=1) | self.h_out
+        L = def_in & alive
+        H = self.h_static[:, notD]
+        if L.any():
+            H = H + self.h_sizes[:, L] @ self.h_M[np.ix_(notD, L)].T
+        if self.h_caps is not None and (H > self.h_caps[:, None]).any():
+            return float("inf")
+        if self.h_coef is None:
+            return float(H.max()) if self.S == 1 else float(H.max())
+        return float((H * self.h_coef[:, None]).max())
+
     def initial_ready(self) -> int:
         r = 0
         for v in range(self.n):
@@ -143,7 +195,7 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
                caps: Sequence[int] | None = None, lower: float = 0.0,
                should_stop: Callable[[], bool] | None = None,
                on_bound: Callable[[float], None] | None = None,
-               max_expansions: int | None = None) -> SearchResult:
+               max_expansions: int | None = None, lookahead: bool = False) -> SearchResult:
     """Minimum bottleneck order of ``p`` (see the module docstring).
 
     ``upper``: the bottleneck of a known order; only strictly better orders are searched
@@ -157,48 +209,60 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
     if n == 0:
         return SearchResult([], T.g0, T.g0, True, 0, 0, 0.0, "optimal")
     g0 = T.g0
+    if T.S == 1 and not lookahead:
+        c = 1.0 if coef is None else float(coef[0])
+        if c > 0:
+            r = _best_first_1(p, T, upper / c, time_limit, max_states, lower / c,
+                              should_stop, (lambda b: on_bound(b * c)) if on_bound else None,
+                              max_expansions, t0)
+            if coef is not None:
+                r.cost, r.bound = r.cost * c, r.bound * c
+            return r
+    if lookahead:
+        T.setup_lookahead(p)
     start_ready = T.initial_ready()
-    # state: D -> (g, parent D, op); queue entries: (g, -|D|, tie, D, mass, ready)
+    # state: D -> (g, parent D, op); queue entries: (f, -|D|, tie, D, g, mass, ready) with
+    # f = max(g, h(D)) (f = g without lookahead)
     best: dict[int, tuple[float, int, int]] = {0: (g0, -1, -1)}
+    dead: set[int] = set()
     tie = 0
-    pq = [(g0, 0, tie, 0, T.mass0, start_ready)]
+    f0 = max(g0, T.h(0)) if lookahead else g0
+    pq = [(f0, 0, tie, 0, g0, T.mass0, start_ready)]
     expanded = 0
     reason = "exhausted"
     found: int | None = None
     found_g = float("inf")
     last_bound = -1.0
+    stop_entry = None
     while pq:
-        g, negk, _, D, mass, ready = heapq.heappop(pq)
+        entry = heapq.heappop(pq)
+        f, negk, _, D, g, mass, ready = entry
         if best[D][0] < g:
             continue
-        if g >= upper:
+        if f >= upper:
             reason = "ub-proven"
-            pq.insert(0, (g, negk, 0, D, mass, ready))  # keep its bound for the report
+            stop_entry = entry
             break
         if D == T.full:
             found, found_g, reason = D, g, "optimal"
             break
         expanded += 1
         if max_expansions is not None and expanded > max_expansions:
-            reason = "work"
-            pq.insert(0, (g, negk, 0, D, mass, ready))
+            reason, stop_entry = "work", entry
             break
         if expanded & 1023 == 0:
             if time.perf_counter() - t0 > time_limit:
-                reason = "time"
-                pq.insert(0, (g, negk, 0, D, mass, ready))
+                reason, stop_entry = "time", entry
                 break
             if len(best) > max_states:
-                reason = "states"
-                pq.insert(0, (g, negk, 0, D, mass, ready))
+                reason, stop_entry = "states", entry
                 break
             if should_stop is not None and should_stop():
-                reason = "stopped"
-                pq.insert(0, (g, negk, 0, D, mass, ready))
+                reason, stop_entry = "stopped", entry
                 break
-            if on_bound is not None and g > last_bound:
-                last_bound = g
-                on_bound(max(g, lower))
+            if on_bound is not None and f > last_bound:
+                last_bound = f
+                on_bound(max(f, lower))
         cands = list(_bits(ready))
         # free move: runs within the bottleneck so far and does not grow the live set
         succ = None
@@ -224,11 +288,21 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
             prev = best.get(D2)
             if prev is not None and prev[0] <= c:
                 continue
+            if lookahead:
+                if D2 in dead:
+                    continue
+                h2 = T.h(D2)
+                if h2 >= upper:
+                    dead.add(D2)
+                    continue
+                f2 = max(c, h2)
+            else:
+                f2 = c
             if m2 is None:
                 m2 = T.after(D, mass, o)
             best[D2] = (c, D, o)
             tie += 1
-            heapq.heappush(pq, (c, negk - 1, tie, D2, m2, T.ready_after(D2, ready, o)))
+            heapq.heappush(pq, (f2, negk - 1, tie, D2, c, m2, T.ready_after(D2, ready, o)))
     seconds = time.perf_counter() - t0
     if found is not None:
         order = _path(best, found)
@@ -239,9 +313,119 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
         return SearchResult(None, float("inf"), bound, True, expanded, len(best), seconds,
                             "ub-proven" if upper < float("inf") else "infeasible")
     # stopped early: the smallest live queue entry bounds every unexplored completion
-    bound = min((e[0] for e in pq if best.get(e[3], (float("inf"),))[0] >= e[0]),
-                default=upper)
-    bound = max(bound, lower)
+    live = [e[0] for e in pq if best.get(e[3], (float("inf"),))[0] >= e[4]]
+    if stop_entry is not None:
+        live.append(stop_entry[0])
+    bound = max(min(live, default=upper), lower)
+    return SearchResult(None, float("inf"), min(bound, upper), False, expanded, len(best),
+                        seconds, reason)
+
+
+def _best_first_1(p: Problem, T: _Tables, upper: float, time_limit: float, max_states: int,
+                  lower: float, should_stop, on_bound, max_expansions, t0) -> SearchResult:
+    """``best_first`` for one scenario: plain ints in the inner loop (about 2x faster)."""
+    n = T.n
+    step = [s[0] for s in T.step]
+    kept = [k[0] for k in T.kept]
+    uses = [[(m, sz[0]) for m, sz in T.uses[o]] for o in range(n)]
+    pred, succ, full = T.pred, T.succ, T.full
+    cap = T.caps[0] if T.caps is not None else float("inf")
+    g0 = T.g0
+    mass0 = T.mass0[0]
+    ready0 = T.initial_ready()
+    best: dict[int, tuple] = {0: (g0, -1, -1)}
+    pq = [(g0, 0, 0, 0, mass0, ready0)]
+    tie = 0
+    expanded = 0
+    reason = "exhausted"
+    found = None
+    found_g = float("inf")
+    last_bound = -1.0
+    stop_entry = None
+    heappop, heappush = heapq.heappop, heapq.heappush
+    while pq:
+        entry = heappop(pq)
+        g, negk, _, D, mass, ready = entry
+        if best[D][0] < g:
+            continue
+        if g >= upper:
+            reason, stop_entry = "ub-proven", entry
+            break
+        if D == full:
+            found, found_g, reason = D, g, "optimal"
+            break
+        expanded += 1
+        if max_expansions is not None and expanded > max_expansions:
+            reason, stop_entry = "work", entry
+            break
+        if expanded & 1023 == 0:
+            if time.perf_counter() - t0 > time_limit:
+                reason, stop_entry = "time", entry
+                break
+            if len(best) > max_states:
+                reason, stop_entry = "states", entry
+                break
+            if should_stop is not None and should_stop():
+                reason, stop_entry = "stopped", entry
+                break
+            if on_bound is not None and g > last_bound:
+                last_bound = g
+                on_bound(max(g, lower))
+        cand = []
+        free = None
+        x = ready
+        while x:
+            lo = x & -x
+            x ^= lo
+            o = lo.bit_length() - 1
+            c = mass + step[o]
+            if c > cap:
+                continue
+            if c <= g:
+                D2 = D | lo
+                fr = 0
+                for m, sz in uses[o]:
+                    if m & ~D2 == 0:
+                        fr += sz
+                if kept[o] <= fr:
+                    free = (o, g, mass + kept[o] - fr)
+                    break
+            if c < upper:
+                cand.append((o, c if c > g else g))
+        if free is not None:
+            succs = (free,)
+        else:
+            succs = [(o, c, None) for o, c in cand]
+        for o, c, m2 in succs:
+            bit = 1 << o
+            D2 = D | bit
+            prev = best.get(D2)
+            if prev is not None and prev[0] <= c:
+                continue
+            if m2 is None:
+                fr = 0
+                for m, sz in uses[o]:
+                    if m & ~D2 == 0:
+                        fr += sz
+                m2 = mass + kept[o] - fr
+            best[D2] = (c, D, o)
+            r2 = ready & ~bit
+            for s_ in succ[o]:
+                if pred[s_] & ~D2 == 0:
+                    r2 |= 1 << s_
+            tie += 1
+            heappush(pq, (c, negk - 1, tie, D2, m2, r2))
+    seconds = time.perf_counter() - t0
+    if found is not None:
+        order = _path(best, found)
+        return SearchResult(order, found_g, found_g, True, expanded, len(best), seconds, reason)
+    if reason in ("ub-proven", "exhausted"):
+        return SearchResult(None, float("inf"), upper, True, expanded, len(best), seconds,
+                            "ub-proven" if upper < float("inf") else "infeasible")
+    live = [e[0] for e in pq if best.get(e[3], (float("inf"),))[0] >= e[0]]
+    if stop_entry is not None:
+        live.append(stop_entry[0])
+    bound = max(min(live, default=upper), lower)
     return SearchResult(None, float("inf"), min(bound, upper), False, expanded, len(best),
                         seconds, reason)
 

@@ -225,10 +225,10 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
     if done():
         return _outcome(best, best_cost, bound, engine, proven)
     total = left()
-    # 1. exact search over downsets
+    # 1. exact search over downsets (proves small / narrow problems outright)
     if use_search and p.n <= 2000:
         t = time.perf_counter()
-        tl = max(0.05, 0.2 * total)
+        tl = max(0.05, 0.1 * total)
         ctx.spend(tl)
         r = best_first(p, upper=best_cost, time_limit=tl * (10 if ctx.cfg.deterministic else 1),
                        coef=coef, caps=caps,
@@ -246,18 +246,38 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
         ctx.report(disp(best_cost), disp(bound), "search")
         if done():
             return _outcome(best, best_cost, bound, engine, proven)
-    # 2. CP-SAT on the whole problem
+    # 2. windowed refinement of the best order (exact search on windows of 40 steps)
+    if use_refine and p.n > 8:
+        t = time.perf_counter()
+        share = 0.35 if (use_cpsat or use_bounds) else 1.0
+        alloc = share * left()
+        det = ctx.cfg.deterministic
+        dl = float("inf") if det else time.perf_counter() + alloc
+        ctx.spend(alloc)
+
+        def on_imp(o):
+            ctx.report(disp(_scalar_cost_local(p, o, sc)), None, "window")
+        new, st = refine(p, best, deadline=dl, width=min(40, p.n), coef=coef,
+                         per_window=1e9 if det else 2.0,
+                         max_expansions=ctx.work(0.5) if det else None,
+                         max_windows=int(max(1, 4 * alloc)) if det else None,
+                         on_improve=on_imp)
+        c = _scalar_cost_local(p, new, sc)
+        if c < best_cost:
+            best, best_cost, engine = new, c, engine + "+window"
+        note("window", t, windows=st.windows, improved=st.improved, cost=best_cost)
+        if done():
+            return _outcome(best, best_cost, bound, engine, proven)
+    # 3. CP-SAT on the whole problem, hinted with the best order
     if use_cpsat and p.n <= CP_MAX_OPS:
         t = time.perf_counter()
-        share = 0.45 if (use_refine or use_bounds) else 1.0
+        share = 0.4 if use_bounds else 1.0
         tl = max(0.05, share * left())
         ctx.spend(tl)
         scale = make_scale(p)
         spec = sc.spec(scale)
-        opts = ctx.opts
-        built = build(p, spec, opts, scale=scale, hint=best,
+        built = build(p, spec, ctx.opts, scale=scale, hint=best,
                       peak_lower_bytes=_peak_lower_from_bound(p, sc, bound))
-        model_obj = built.objective
 
         def on_sol(obj, bnd):
             ctx.report(None, None, "cp-sat")
@@ -282,28 +302,6 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
         ctx.report(disp(best_cost), disp(bound), "cp-sat")
         if done():
             return _outcome(best, best_cost, bound, engine, proven)
-    # 3. windowed refinement
-    if use_refine and p.n > 8:
-        t = time.perf_counter()
-        share = 0.4 if use_bounds else 1.0
-        alloc = share * left()
-        det = ctx.cfg.deterministic
-        dl = float("inf") if det else time.perf_counter() + alloc
-        ctx.spend(alloc)
-
-        def on_imp(o):
-            ctx.report(disp(_scalar_cost_local(p, o, sc)), None, "window")
-        new, st = refine(p, best, deadline=dl, width=min(40, p.n), coef=coef,
-                         per_window=1e9 if det else 2.0,
-                         max_expansions=ctx.work(0.5) if det else None,
-                         max_windows=int(max(1, 4 * alloc)) if det else None,
-                         on_improve=on_imp)
-        c = _scalar_cost_local(p, new, sc)
-        if c < best_cost:
-            best, best_cost, engine = new, c, engine + "+window"
-        note("window", t, windows=st.windows, improved=st.improved, cost=best_cost)
-        if done():
-            return _outcome(best, best_cost, bound, engine, proven)
     # 4. projection lower bounds
     if use_bounds and p.n > 8:
         t = time.perf_counter()
@@ -313,8 +311,8 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
         b, st = projection_bound(p, best, upper=best_cost,
                                  deadline=float("inf") if det else time.perf_counter() + tl,
                                  coef=coef, caps=caps,
-                                 per_try=1e9 if det else max(1.0, min(30.0, tl / 3)),
-                                 max_expansions=ctx.work(min(30.0, tl / 4)),
+                                 per_try=1e9 if det else max(1.0, tl / 3),
+                                 max_expansions=ctx.work(tl / 4),
                                  max_tries=(4 if det else None),
                                  on_bound=lambda x: ctx.report(None, disp(x), "bound"),
                                  known=bound)

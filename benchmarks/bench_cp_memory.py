@@ -1,0 +1,260 @@
+"""Minimum-peak ordering (method ``cp``) on the Moccasin / Checkmate graphs.
+
+    python benchmarks/bench_cp_memory.py checkmate --runs 3
+    python benchmarks/bench_cp_memory.py rlg --time-limit 60 --sizes 100,250,500,1000
+    python benchmarks/bench_cp_memory.py rlg --time-limit 300 --sizes 250,500
+    python benchmarks/bench_cp_memory.py naive --time-limit 60
+    python benchmarks/bench_cp_memory.py models --time-limit 60 --runs 3
+    python benchmarks/bench_cp_memory.py bounds --time-limit 60
+
+Each suite prints a markdown table and, with ``--write``, replaces its own section of
+``benchmarks/results_cp_memory.md`` (between ``<!-- auto:SUITE -->`` markers), keeping the
+rest of the file. Every order is re-checked by the exact simulator (``make_schedule``);
+peaks and bounds are bytes (the graphs' own units). 2 CP-SAT workers throughout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+MOCCASIN = SHARED / "peer-cases" / "moccasin"
+RESULTS = REPO / "benchmarks" / "results_cp_memory.md"
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from cpsched.cp.builder import ModelOptions, ObjectiveSpec, build  # noqa: E402
+from cpsched.cp.cpsat import SolverConfig, run  # noqa: E402
+from cpsched.cp.naive import solve_naive  # noqa: E402
+from cpsched.cp.problem import from_graph, project  # noqa: E402
+from cpsched.cp.search import beam, best_first  # noqa: E402
+from cpsched.cp.solve import solve  # noqa: E402
+from cpsched.memory import lower_bound, peak  # noqa: E402
+from cpsched.readers.nx_json import read_nx_json  # noqa: E402
+from cpsched.scenarios import static  # noqa: E402
+
+
+def checkmate_files() -> list[Path]:
+    return sorted(p for p in MOCCASIN.glob("*_nx.json"))
+
+
+def rlg_file(n: int) -> Path:
+    return next(MOCCASIN.glob(f"random_layered_n{n}_*.json"))
+
+
+def short(path: Path) -> str:
+    name = path.name.replace("_nx.json", "").replace(".json", "")
+    m = re.match(r"random_layered_n(\d+)_", name)
+    return f"RLG n{m.group(1)}" if m else name
+
+
+def fmt(x) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float) and not x.is_integer():
+        return f"{x:,.2f}"
+    return f"{int(x):,}"
+
+
+def pct(a, b) -> str:
+    return "–" if a is None or b in (None, 0) else f"{100.0 * (a - b) / b:+.1f} %"
+
+
+# -- suites ---------------------------------------------------------------------------------------
+
+def suite_checkmate(args) -> str:
+    rows = ["| graph | n | m | given-order peak | cp peak | proven bound | status | "
+            "time (median) | CP-SAT model alone: status / time (median) | naive model: status / time |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for path in checkmate_files():
+        g = read_nx_json(str(path))
+        given = int(peak(g, g.default_order())[0])
+        times, alone_t, naive_t = [], [], []
+        for r in range(args.runs):
+            s = solve(g, time_limit=args.time_limit, workers=2, seed=r)
+            times.append(s.seconds)
+            # the CP-SAT model by itself, hinted with the given order
+            b = build(from_graph(g, static()), ObjectiveSpec("weighted", weights=np.ones(1)),
+                      ModelOptions(), hint=g.default_order())
+            a = run(b, SolverConfig(time_limit=args.time_limit, workers=2, seed=r))
+            alone_t.append(a.seconds)
+            t0 = time.perf_counter()
+            nv = solve_naive(g, time_limit=args.time_limit, seed=r)
+            naive_t.append(time.perf_counter() - t0)
+        rows.append(f"| {short(path)} | {g.n_ops} | {len(g.pred_idx)} | {given:,} | "
+                    f"{int(s.peak_bytes[0]):,} | {int(s.lower_bound_bytes[0]):,} | {s.status} | "
+                    f"{statistics.median(times):.2f} s | {a.status} / "
+                    f"{statistics.median(alone_t):.2f} s | {nv['status']} / "
+                    f"{statistics.median(naive_t):.2f} s |")
+        print(rows[-1], flush=True)
+    return "\n".join(rows)
+
+
+def suite_rlg(args) -> str:
+    rows = [f"| graph | time limit | given | best heuristic | cp peak | proven bound | gap | "
+            f"status | vs given | vs best heuristic | elapsed | engines |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    details = []
+    for n in args.sizes:
+        path = rlg_file(n)
+        g = read_nx_json(str(path))
+        for r in range(args.runs):
+            s = solve(g, time_limit=args.time_limit, workers=2, seed=r)
+            base = s.info["baselines"]
+            given = base["given"][0]
+            heur = {k: v[0] for k, v in base.items() if k not in ("given", "hint")}
+            bh = min(heur, key=heur.get)
+            pk, lb = int(s.peak_bytes[0]), int(s.lower_bound_bytes[0])
+            gap = (pk - lb) / pk
+            engines = s.info.get("engine", "")
+            rows.append(f"| {short(path)} | {args.time_limit:.0f} s | {given:,} | {bh} {heur[bh]:,} | "
+                        f"{pk:,} | {lb:,} | {100 * gap:.1f} % | {s.status} | "
+                        f"{pct(pk, given)} | {pct(pk, heur[bh])} | {s.seconds:.0f} s | {engines} |")
+            print(rows[-1], flush=True)
+            details.append(f"- {short(path)} run {r}: heuristics "
+                           + ", ".join(f"{k} {v:,}" for k, v in sorted(heur.items(), key=lambda kv: kv[1]))
+                           + "; phases " + "; ".join(_phase_txt(ph) for ph in s.info["phases"]
+                                                     if ph.get("phase") != "heuristics"))
+    return "\n".join(rows) + "\n\n" + "\n".join(details)
+
+
+def _phase_txt(ph: dict) -> str:
+    keys = [k for k in ("phase", "n", "seconds", "reason", "status", "cost", "bound",
+                        "windows", "improved", "tries", "best_window", "segments")
+            if k in ph]
+    return " ".join(f"{k}={ph[k]}" for k in keys)
+
+
+def suite_naive(args) -> str:
+    rows = ["| graph | naive: best / bound / status (time) | cp: best / bound / status (time) |",
+            "|---|---|---|"]
+    for n in args.sizes:
+        path = rlg_file(n)
+        g = read_nx_json(str(path))
+        nv = solve_naive(g, time_limit=args.time_limit)
+        nb = peak(g, nv["order"])[0] if nv["order"] else None
+        s = solve(g, time_limit=args.time_limit)
+        rows.append(f"| {short(path)} | {fmt(nb)} / {fmt(nv['bound'])} / {nv['status']} "
+                    f"({nv['seconds']:.0f} s) | {int(s.peak_bytes[0]):,} / "
+                    f"{int(s.lower_bound_bytes[0]):,} / {s.status} ({s.seconds:.0f} s) |")
+        print(rows[-1], flush=True)
+    return "\n".join(rows)
+
+
+MODEL_VARIANTS = {
+    "naive (no domains, no peak bound)": None,
+    "cumulative, direct edges": ModelOptions(memory="cumulative", precedence="direct"),
+    "cumulative, reduction": ModelOptions(memory="cumulative", precedence="reduction"),
+    "cumulative, reduction + distances": ModelOptions(memory="cumulative", precedence="distance"),
+    "cumulative, closure + distances": ModelOptions(memory="cumulative", precedence="closure"),
+    "cumulative, end >= users only": ModelOptions(memory="cumulative", exact_liveness=False),
+    "per-op rows": ModelOptions(memory="per-op"),
+    "per-op rows + cumulative": ModelOptions(memory="both"),
+}
+
+
+def suite_models(args) -> str:
+    """The CP-SAT model alone (no search, no decomposition) on RLG n100: time to prove."""
+    path = rlg_file(args.sizes[0])
+    g = read_nx_json(str(path))
+    p = from_graph(g, static())
+    hint = g.default_order()
+    rows = [f"| model ({short(path)}, hint = given order, {args.time_limit:.0f} s, "
+            f"{args.runs} seeds) | proven optimal | time to prove (median) | best / bound at the limit |",
+            "|---|---|---|---|"]
+    for name, opts in MODEL_VARIANTS.items():
+        res = []
+        for seed in range(args.runs):
+            if opts is None:
+                r = solve_naive(g, time_limit=args.time_limit, seed=seed, hint=hint)
+                res.append((r["status"], r["seconds"], r["objective"], r["bound"]))
+                continue
+            b = build(p, ObjectiveSpec("weighted", weights=np.ones(1)), opts, hint=hint)
+            r = run(b, SolverConfig(time_limit=args.time_limit, workers=2, seed=seed))
+            res.append((r.status, r.seconds, r.objective, r.bound))
+        proven = [x for x in res if x[0] == "OPTIMAL"]
+        med = statistics.median([x[1] for x in proven]) if proven else None
+        worst = max(res, key=lambda x: (x[0] != "OPTIMAL", x[1]))
+        rows.append(f"| {name} | {len(proven)}/{len(res)} | "
+                    f"{'–' if med is None else f'{med:.1f} s'} | "
+                    f"{fmt(worst[2])} / {fmt(worst[3])} |")
+        print(rows[-1], flush=True)
+    return "\n".join(rows)
+
+
+def suite_bounds(args) -> str:
+    """Lower bounds on RLG graphs: static, CP-SAT's own, exact search, projections."""
+    rows = ["| graph | static (forced live) | best order (beam+windows) | exact search bound "
+            "(alone) | CP-SAT bound (alone) | projection bound | time each |",
+            "|---|---|---|---|---|---|---|"]
+    for n in args.sizes:
+        path = rlg_file(n)
+        g = read_nx_json(str(path))
+        p = from_graph(g, static())
+        st = int(p.lower_bound[0])
+        s = solve(g, time_limit=args.time_limit, bounds=False, search=False, cpsat=False)
+        ub = int(s.peak_bytes[0])
+        order = list(s.order)
+        r = best_first(p, upper=ub, time_limit=args.time_limit)
+        sb = r.bound
+        b = build(p, ObjectiveSpec("weighted", weights=np.ones(1)), ModelOptions(), hint=order)
+        cr = run(b, SolverConfig(time_limit=args.time_limit, workers=2))
+        from cpsched.cp.bounds import projection_bound
+        pb, pst = projection_bound(p, order, upper=ub,
+                                   deadline=time.perf_counter() + args.time_limit,
+                                   per_try=args.time_limit / 3)
+        rows.append(f"| {short(path)} | {st:,} | {ub:,} | {fmt(sb)} | {fmt(cr.bound)} | "
+                    f"{fmt(pb)} | {args.time_limit:.0f} s |")
+        print(rows[-1], flush=True)
+    return "\n".join(rows)
+
+
+SUITES = {"checkmate": suite_checkmate, "rlg": suite_rlg, "naive": suite_naive,
+          "models": suite_models, "bounds": suite_bounds}
+
+
+def write_section(name: str, body: str, command: str) -> None:
+    text = RESULTS.read_text() if RESULTS.exists() else "# Minimum-peak ordering (`cp`)\n"
+    block = (f"<!-- auto:{name} -->\nCommand: `{command}`  \n"
+             f"Machine: {platform.processor() or platform.machine()}, "
+             f"{time.strftime('%Y-%m-%d')}\n\n{body}\n<!-- /auto:{name} -->")
+    pat = re.compile(rf"<!-- auto:{re.escape(name)} -->.*?<!-- /auto:{re.escape(name)} -->",
+                     re.S)
+    text = pat.sub(lambda m: block, text) if pat.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    RESULTS.write_text(text)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("suite", choices=sorted(SUITES))
+    ap.add_argument("--time-limit", type=float, default=5.0)
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--sizes", default="100,250,500,1000")
+    ap.add_argument("--write", action="store_true", help="update results_cp_memory.md")
+    ap.add_argument("--section", default=None, help="section name (default: the suite)")
+    args = ap.parse_args(argv)
+    args.sizes = [int(x) for x in args.sizes.split(",")]
+    if not MOCCASIN.exists():
+        print("shared peer cases not found; nothing to do", file=sys.stderr)
+        return 0
+    body = SUITES[args.suite](args)
+    print(body)
+    if args.write:
+        cmd = "python benchmarks/bench_cp_memory.py " + " ".join(
+            a for a in (argv if argv is not None else sys.argv[1:]))
+        write_section(args.section or args.suite, body, cmd)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
