@@ -421,7 +421,9 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
         raise InputError("objective 'budget' needs a budget")
     cfg = SolverConfig(time_limit=time_limit, workers=workers, seed=seed,
                        deterministic=deterministic, log=log)
-    ctx = Ctx(t0, t0 + float(time_limit), cfg, progress, model or ModelOptions())
+    # leave a little time for the final exact re-check
+    margin = min(0.5, 0.02 * float(time_limit))
+    ctx = Ctx(t0, t0 + float(time_limit) - margin, cfg, progress, model or ModelOptions())
     P = from_graph(graph, scenarios)
     lb_static = np.maximum(static_lower_bound(graph, scenarios), P.lower_bound).astype(np.int64)
     weights = np.asarray(scenarios.weights, dtype=float)
@@ -665,6 +667,8 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
             pk2 = simulate_peak(graph, new, scenarios)
             if key(pk2) < key(pk):
                 order, pk, engine = new, pk2, engine + "+window"
+            ctx.phases.append({"phase": "window", "seconds": round(st.seconds, 3),
+                               "windows": st.windows, "improved": st.improved})
         kv = key(pk)
         proven = kv <= obj_bound * (1 + 1e-9)
         return finish(order, *_status(objective, proven, kv, heur_key, None, pk, lower,
