@@ -13,23 +13,6 @@ from cpsched.cp.builder import Built
 
 
 @dataclass
-class Progress:
-    """One progress event: what the CLI prints as one updating line."""
-
-    objective: float | None       # best objective so far (bytes for one scenario)
-    bound: float | None           # proven lower bound of the objective
-    gap: float | None             # (objective - bound) / objective
-    elapsed: float                # seconds since solve() started
-    phase: str = ""               # heuristics | search | cp-sat | window | bound | done
-
-    def line(self) -> str:
-        f = lambda x: "-" if x is None else (f"{x:,.0f}" if abs(x) >= 100 else f"{x:.4g}")
-        g = "-" if self.gap is None else f"{100 * self.gap:.2f}%"
-        return (f"[{self.phase:>8}] objective {f(self.objective)}  bound {f(self.bound)}  "
-                f"gap {g}  {self.elapsed:.1f}s")
-
-
-@dataclass
 class SolverConfig:
     time_limit: float = 10.0
     workers: int = 2

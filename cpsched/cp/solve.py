@@ -39,6 +39,11 @@ mode, proven). ``info`` holds ``objective``, ``objective_value``, ``objective_bo
 ``gap``, ``message``, ``baselines`` (each heuristic's peaks), ``phases`` and
 ``engine``.
 
+Progress: ``progress(objective, bound, gap, elapsed)`` is called whenever the best objective
+or the proven bound moves (objective in bytes for one scenario; ``gap`` relative to the
+objective; ``elapsed`` seconds): the command line prints it as one updating line.
+``log=True`` shows CP-SAT's own search log.
+
 Determinism: with ``deterministic=True`` every limit is counted in work units (search
 expansions, CP-SAT deterministic time with an interleaved portfolio) instead of seconds,
 so the same input and seed give a byte-identical order; ``time_limit`` is then only an
@@ -56,7 +61,7 @@ import numpy as np
 from cpsched.cp import decompose as D
 from cpsched.cp.bounds import projection_bound
 from cpsched.cp.builder import ModelOptions, ObjectiveSpec, build
-from cpsched.cp.cpsat import Progress, SolverConfig, run as run_cpsat
+from cpsched.cp.cpsat import SolverConfig, run as run_cpsat
 from cpsched.cp.objectives import RES
 from cpsched.cp.problem import Problem, from_graph
 from cpsched.cp.refine import refine
@@ -77,8 +82,11 @@ OBJECTIVES = ("weighted", "minimax", "lexicographic", "budget")
 EXPANSIONS_PER_SECOND = 20_000
 # Problems above this many ops skip the whole-problem CP-SAT model (windows instead).
 CP_MAX_OPS = 1500
-# Beam width for the warm start (scaled down for large graphs).
+# Beam search warm start: deterministic width (for 250 ops; scaled by 250/n), and in normal
+# mode the share of the time limit it may use and its largest width.
 BEAM_WIDTH = 256
+BEAM_SHARE = 0.12
+BEAM_MAX_WIDTH = 2000
 
 
 # -- scalar objectives (a max over steps) -----------------------------------------------------
@@ -145,7 +153,7 @@ class Ctx:
     t0: float
     deadline: float
     cfg: SolverConfig
-    progress: Callable[[Progress], None] | None
+    progress: Callable[[float, float, float, float], None] | None
     opts: ModelOptions
     phases: list = field(default_factory=list)
     display: Callable[[float], float] = lambda x: x     # cost -> shown objective
@@ -183,10 +191,11 @@ class Ctx:
         if self.progress is None:
             return
         o, b = self.best_shown, self.bound_shown
-        gap = None
-        if o is not None and b is not None and o > 0:
-            gap = max(0.0, (o - b) / o)
-        self.progress(Progress(o, b, gap, self.elapsed(), self.phase))
+        if o is None or b is None:
+            return
+        b = min(b, o)
+        gap = max(0.0, (o - b) / o) if o > 0 else 0.0
+        self.progress(float(o), float(b), float(gap), float(self.elapsed()))
 
     def work(self, seconds: float) -> int | None:
         return int(max(1000, seconds * EXPANSIONS_PER_SECOND)) if self.cfg.deterministic else None
@@ -228,7 +237,7 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
     # 1. exact search over downsets (proves small / narrow problems outright)
     if use_search and p.n <= 2000:
         t = time.perf_counter()
-        tl = max(0.05, 0.1 * total)
+        tl = max(0.05, (0.1 if p.n <= 200 else 0.05) * total)
         ctx.spend(tl)
         r = best_first(p, upper=best_cost, time_limit=tl * (10 if ctx.cfg.deterministic else 1),
                        coef=coef, caps=caps,
@@ -391,12 +400,22 @@ def _candidates(graph: Graph, scenarios: Scenarios, P: Problem, hint, ctx: Ctx,
         except Exception:
             pass
     if P.n:
+        t = time.perf_counter()
         go, _ = beam(P, 1, coef=coef)
+        per_width = max(1e-6, time.perf_counter() - t)
         if go is not None:
             out["greedy"] = go
-        width = BEAM_WIDTH if P.n <= 600 else max(8, BEAM_WIDTH * 600 // P.n)
-        bo, _ = beam(P, width, coef=coef, time_limit=max(0.5, 0.1 * max(ctx.left(), 0.0))
-                     if not ctx.cfg.deterministic else 1e9)
+        # beam: the greedy's time (width 1) predicts the cost per unit of width; the widest
+        # beam that fits in BEAM_SHARE of the time limit (fixed width when deterministic)
+        bo = None
+        if ctx.cfg.deterministic:
+            width = max(8, min(BEAM_WIDTH, BEAM_WIDTH * 250 // max(P.n, 1)))
+            bo, _ = beam(P, width, coef=coef, time_limit=1e9)
+        else:
+            budget = BEAM_SHARE * ctx.cfg.time_limit
+            width = int(min(BEAM_MAX_WIDTH, 0.6 * budget / per_width))
+            if width >= 2:
+                bo, _ = beam(P, width, coef=coef, time_limit=max(0.2, budget))
         if bo is not None:
             out["beam"] = bo
     return out
@@ -405,7 +424,7 @@ def _candidates(graph: Graph, scenarios: Scenarios, P: Problem, hint, ctx: Ctx,
 def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = "weighted",
           budget=None, time_limit: float = 10.0, workers: int = 2, seed: int = 0,
           deterministic: bool = False, log: bool = False,
-          progress: Callable[[Progress], None] | None = None,
+          progress: Callable[[float, float, float, float], None] | None = None,
           hint: Sequence[int] | None = None, model: ModelOptions | None = None,
           decompose: bool = True, heuristics: bool = True, search: bool = True,
           cpsat: bool = True, windows: bool = True, bounds: bool = True) -> Schedule:
@@ -425,6 +444,9 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
     margin = min(0.5, 0.02 * float(time_limit))
     ctx = Ctx(t0, t0 + float(time_limit) - margin, cfg, progress, model or ModelOptions())
     P = from_graph(graph, scenarios)
+    if not P.dense:
+        # too large for reachability: heuristics + windows only (cheap bound)
+        decompose = search = cpsat = bounds = False
     lb_static = np.maximum(static_lower_bound(graph, scenarios), P.lower_bound).astype(np.int64)
     weights = np.asarray(scenarios.weights, dtype=float)
     budgets = _budgets(budget, scenarios) if objective == "budget" else None
