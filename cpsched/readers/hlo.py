@@ -38,7 +38,7 @@ import numpy as np
 from cpsched.errors import InputError, ScheduleError
 from cpsched.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.readers.hlo_parser import (
-    HloComputation, HloInstruction, HloModule, Shape, parse_int_list,
+    HloComputation, HloInstruction, HloModule, Shape, parse_int_list, parse_kv_strings,
     parse_output_operand_aliasing, parse_replica_groups, parse_groups, read_hlo_module,
     parse_hlo_text,
 )
@@ -354,7 +354,11 @@ class HloConverter:
                 return 0, 0
             return max(c[0] for c in costs), max(c[1] for c in costs)
         leaf = self.leaf_bytes
-        in_bytes = sum(leaf(self._shape_of(comp, ins, k)) for k in range(len(ins.operands)))
+        index = comp.index
+        in_bytes = 0
+        for k, o in enumerate(ins.operands):
+            s = index[o].shape
+            in_bytes += leaf(s if s is not None else ins.operand_shapes[k])
         if op in ASYNC_DONES or op == "async-update":
             return 0, 0
         if op == "async-start":
@@ -548,6 +552,27 @@ def _window(ins: HloInstruction) -> dict[str, list[int]]:
 
 
 Tree = dict  # shape index (tuple) -> value id or None (nothing allocated)
+
+
+# attributes and opcodes ``_GraphBuild.attrs_of`` has more to say about
+_MORE_ATTRS = frozenset((
+    "frontend_attributes", "backend_config", "schedule", "custom_call_schedule", "channel_id",
+    "source_target_pairs", "is_host_transfer", "custom_call_target", "kind", "infeed_config",
+    "outfeed_config", "calls", "to_apply", "condition", "body", "true_computation",
+    "false_computation", "select", "scatter", "comparator", "branch_computations",
+    "called_computations"))
+_MORE_OPCODES = frozenset(("while", "async-start", "async-update", "async-done", "parameter"))
+# opcodes with their own case in ``_GraphBuild.values`` (the others define their outputs)
+_SPECIAL_VALUES = ({"parameter", "constant", "get-tuple-element", "tuple", "while", "call",
+                    "conditional", "copy", "async-update"} | FORWARDING | ASYNC_STARTS
+                   | ASYNC_DONES)
+# opcodes ``inplace_pairs`` can give pairs for without ``output_to_operand_aliasing``
+_MAYBE_IN_PLACE = {"dynamic-update-slice", "scatter", "all-reduce-start", "collective-permute",
+                   "collective-permute-start", "ragged-all-to-all", "set-dimension-size",
+                   "fusion"}
+# opcodes ``_GraphBuild.collective`` does something for
+_MAYBE_COLLECTIVE = (COLLECTIVES | {c + "-start" for c in COLLECTIVES}
+                     | {"send", "recv", "async-start"})
 
 
 def _subtree(tree: Tree, prefix: tuple[int, ...]) -> Tree:
@@ -825,11 +850,16 @@ class _GraphBuild:
         return bid_of
 
     def topological(self, instrs: list[HloInstruction]) -> list[HloInstruction]:
-        pos = {i.name: k for k, i in enumerate(instrs)}
-        ok = all(pos[o] < k for k, i in enumerate(instrs) for o in i.operands) and \
-            all(pos[c] < k for k, i in enumerate(instrs) for c in i.control_predecessors)
-        if ok:
+        seen: set[str] = set()   # the text order, when everything comes after its inputs
+        add = seen.add
+        for i in instrs:
+            if not seen.issuperset(i.operands) or "control-predecessors" in i.attrs and \
+                    not seen.issuperset(i.control_predecessors):
+                break
+            add(i.name)
+        else:
             return instrs
+        pos = {i.name: k for k, i in enumerate(instrs)}
         import heapq
         preds = [set(pos[o] for o in i.operands) | set(pos[c] for c in i.control_predecessors)
                  for i in instrs]
@@ -853,6 +883,7 @@ class _GraphBuild:
     # -- attributes ---------------------------------------------------------------------------
     def attrs_of(self, ins: HloInstruction, user_count: int) -> dict[str, Any]:
         a: dict[str, Any] = {"user_count": user_count}
+        attrs = ins.attrs
         if ins.shape is not None:
             a["shape"], a["is_effective_scalar"] = self.conv.shape_text(ins.shape)
         else:
@@ -861,10 +892,27 @@ class _GraphBuild:
             a["raw_opcode"] = ins.raw_opcode
         if ins.root_marked or ins is self.comp.root:
             a["is_root"] = ins is self.comp.root
-        md = ins.metadata()
-        for key in ("op_name", "op_type", "scheduling_name"):
-            if key in md:
-                a[key] = md[key]
+        raw = attrs.get("metadata")
+        if raw:
+            md = parse_kv_strings(raw)
+            for key in ("op_name", "op_type", "scheduling_name"):
+                if key in md:
+                    a[key] = md[key]
+        if not _MORE_ATTRS.isdisjoint(attrs):
+            self._more_attrs(ins, a)
+        if ins.opcode in _MORE_OPCODES:
+            if ins.opcode == "while":
+                a["while_body"] = attrs.get("body", "").lstrip("%")
+                a["while_condition"] = attrs.get("condition", "").lstrip("%")
+                a["trip_count"] = _trip_count(ins)
+            if ins.opcode in ("async-start", "async-update", "async-done"):
+                a["wrapped_opcode"] = self.wrapped_opcode(ins)
+            if ins.opcode == "parameter":
+                a["parameter_number"] = ins.parameter_number
+        return a
+
+    def _more_attrs(self, ins: HloInstruction, a: dict[str, Any]) -> None:
+        """The part of ``attrs_of`` that reads the less common attributes."""
         fa = ins.frontend_attributes()
         if fa:
             a["frontend_attributes"] = fa
@@ -904,15 +952,6 @@ class _GraphBuild:
         called = ins.called()
         if called:
             a["called_computations"] = [c for _, c in called]
-        if ins.opcode == "while":
-            a["while_body"] = ins.attrs.get("body", "").lstrip("%")
-            a["while_condition"] = ins.attrs.get("condition", "").lstrip("%")
-            a["trip_count"] = _trip_count(ins)
-        if ins.opcode in ("async-start", "async-update", "async-done"):
-            a["wrapped_opcode"] = self.wrapped_opcode(ins)
-        if ins.opcode == "parameter":
-            a["parameter_number"] = ins.parameter_number
-        return a
 
     def wrapped_opcode(self, ins: HloInstruction) -> str | None:
         if ins.wrapped_opcode is not None:
@@ -928,8 +967,19 @@ class _GraphBuild:
     def values(self, ins: HloInstruction) -> tuple[Tree, list[int]]:
         """(value tree of ``ins``, buffers it uses besides its own tree)."""
         op = ins.opcode
-        ops = [self.operand_tree(ins, k) for k in range(len(ins.operands))]
-        all_used = [v for t in ops for v in _flat(t)]
+        trees = self.trees
+        ops = []
+        for o in ins.operands:
+            t = trees.get(o)
+            ops.append({(): None} if t is None else t)
+        all_used = [v for t in ops for v in t.values() if v is not None]
+        if op not in _SPECIAL_VALUES:   # defines its outputs (the last case below)
+            tree = self.define_all(ins)
+            if op in _MAYBE_IN_PLACE or "output_to_operand_aliasing" in ins.attrs:
+                self.write_in_place(ins, tree, inplace_pairs(self.m, ins), ops)
+            if op in _MAYBE_COLLECTIVE:
+                self.collective(ins, ops)
+            return tree, all_used
         if op == "parameter":
             return self.parameter(ins), []
         if op == "constant":

@@ -340,26 +340,34 @@ def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, in
     return toks
 
 
-# The parser reads a coarser token stream, the same tokens as ``tokenize`` except that two
+# The parser reads a coarser token stream: the same tokens as ``tokenize``, except that three
 # frequent runs come as one token each (far fewer tokens on big modules):
 # - ``S``: an array shape with plain dims and an optional plain layout, ``f32[8,128]{1,0}``
-#   (no dynamic dims, no tiles or other layout items: those are read token by token);
+#   (dynamic dims, tiles and other layout items are read token by token);
 # - ``g``: a brace group written right after ``=`` (an attribute value such as
-#   ``metadata={...}``) that holds at most two levels of brackets and nothing that could be a
-#   tokenizing error (no comments, no stray characters, strings closed).
-# Both only cover text the fine tokenizer splits without error into the same boundaries, so
-# the parser sees the same token boundaries everywhere; where the grammar wants a word and
-# finds an ``S`` (only in malformed input), the token is split back into the fine tokens,
-# and error messages name a coarse token by its first fine token.
+#   ``metadata={...}``) with at most two levels of brackets inside;
+# - ``o``: a parenthesized list of plain operands (names, each maybe after an ``S`` shape)
+#   written right after a word, as after an opcode: ``add(f32[8]{0} %a, %b)``.
+# A coarse token only covers text that the fine tokenizer splits without error (no comments,
+# no stray characters, strings closed) and ends where a fine token ends, so token boundaries
+# and tokenizing errors are the same. The grammar reads ``g`` and ``o`` as balanced groups
+# wherever it skips one; where it wants the fine tokens of a coarse one (malformed input, a
+# layout item), the token is split back; error messages name a coarse token by its first
+# fine token.
 _GROUP_ATOM = r"""(?:->|[A-Za-z0-9_.$+?\-,=:*\#\s]|%(?=[A-Za-z0-9_.$+?]|-(?!>))|<=|"(?:[^"\\]|\\.)*")"""
 _PLAIN_DIMS = r"(?:[0-9]+(?:,[0-9]+)*)?"
+_PLAIN_SHAPE = r"[a-z][a-z0-9]*\[" + _PLAIN_DIMS + r"\](?:\{" + _PLAIN_DIMS + r"\}|(?!\{))"
+_WORD = r"%?(?:[A-Za-z0-9_.$+?]|-(?!>))+"
+_PLAIN_OPERAND = r"(?:" + _PLAIN_SHAPE + r"\s*)?" + _WORD
 _FAST_TOKEN_RE = re.compile(r"""
   (?:\s+|/\*.*?\*/|//[^\n]*)*
   (?:
-     (?P<S>[a-z][a-z0-9]*\[""" + _PLAIN_DIMS + r"""\](?:\{""" + _PLAIN_DIMS + r"""\}|(?!\{)))
+     (?P<S>""" + _PLAIN_SHAPE + r""")
     |(?P<g>(?<==)\{(?:""" + _GROUP_ATOM + r"|\{" + _GROUP_ATOM + r"*\}|\[" + _GROUP_ATOM
     + r"*\]|\(" + _GROUP_ATOM + r"""*\))*\})
-    |(?P<w>%?(?:[A-Za-z0-9_.$+?]|-(?!>))+)
+    |(?P<o>(?<=[A-Za-z0-9_.$+?\-])\(\s*""" + _PLAIN_OPERAND + r"(?:\s*,\s*" + _PLAIN_OPERAND
+    + r""")*\s*\))
+    |(?P<w>""" + _WORD + r""")
     |(?P<s>"(?:[^"\\]|\\.)*")
     |(?P<p>[{}()\[\],=:*\#])
     |(?P<arrow>->)
@@ -367,13 +375,15 @@ _FAST_TOKEN_RE = re.compile(r"""
     |(?P<bad>/\*|"|.)
     |(?P<eof>\Z)
   )""", re.X | re.S)
+# the operands of an ``o`` token, one match each: (plain shape or None, name)
+_OPERAND_RE = re.compile(r"(?:(" + _PLAIN_SHAPE + r")\s*)?(" + _WORD + ")")
 _BAD = "!"
 _FAST_KINDS: list = [None] * (_FAST_TOKEN_RE.groups + 1)
-for _name, _k in {"S": "S", "g": "g", "w": "w", "s": "s", "p": None, "arrow": "->",
+for _name, _k in {"S": "S", "g": "g", "o": "o", "w": "w", "s": "s", "p": None, "arrow": "->",
                   "le": "<=", "bad": _BAD, "eof": EOF}.items():
     _FAST_KINDS[_FAST_TOKEN_RE.groupindex[_name]] = _k
 del _name, _k
-_COARSE = ("S", "g")
+_COARSE = ("S", "g", "o")
 
 
 def _parser_tokens(text: str, path: str | None) -> list[tuple[str, str, int, int]]:
@@ -421,6 +431,9 @@ def _strip(name: str) -> str:
 
 _OPEN = {"{": "}", "(": ")", "[": "]"}
 _CLOSE = {"}", ")", "]"}
+_ATOMS = {"w", "s", "S", "g", "o"}          # one-token attribute values
+_JOINED = {"{", "(", "[", "w", "S", "g", "o"}  # continue a value when written right after it
+_NAME_FOLLOW = {"=", "{", "(", "o"}          # after a word that starts the next instruction
 
 
 class _Parser:
@@ -464,6 +477,8 @@ class _Parser:
             text = text[:text.index("[")]
         elif k == "g":
             text = "{"
+        elif k == "o":
+            text = "("
         return repr(text if len(text) <= 40 else text[:37] + "...")
 
     def _split(self) -> tuple[str, str, int, int]:
@@ -522,7 +537,7 @@ class _Parser:
             k = t[0]
             if k in _OPEN:
                 end = self.skip_group()
-            elif k == "w" or k == "s" or k == "S" or k == "g":
+            elif k == "w" or k == "s" or k in _COARSE:
                 self.i += 1
                 end = t[3]
             else:
@@ -534,7 +549,7 @@ class _Parser:
             if n[0] == "->" or n[0] == "<=":
                 self.i += 1
                 continue
-            if n[2] == end and (n[0] in _OPEN or n[0] == "w" or n[0] == "S"):
+            if n[2] == end and (n[0] in _OPEN or n[0] == "w" or n[0] in _COARSE):
                 continue
             return start, end
 
@@ -657,6 +672,8 @@ class _Parser:
                 if t[0] not in ("w", "#", "*"):
                     raise self.error(f"bad layout item {self._describe(t)}", t[2])
                 self.i += 1
+                if toks[self.i][0] == "o":
+                    self._split()
                 if toks[self.i][0] != "(":
                     raise self.error(f"expected '(' after layout item {t[1]!r}", toks[self.i][2])
                 first_arg = toks[self.i + 1]
@@ -749,7 +766,7 @@ class _Parser:
                 return
             self.i += 1
             n = toks[self.i]
-            if n[0] == "s":
+            if n[0] == "s" or n[0] == "o":
                 self.i += 1
             elif n[0] in _OPEN:
                 self.skip_group()
@@ -765,8 +782,11 @@ class _Parser:
             self.i += 1
         nt = self.expect("w", "a computation name")
         name = _strip(nt[1])
-        if toks[self.i][0] == "(":  # signature: (p: shape, ...) -> shape
-            self.skip_group()
+        if toks[self.i][0] in ("(", "o"):  # signature: (p: shape, ...) -> shape
+            if toks[self.i][0] == "o":
+                self.i += 1
+            else:
+                self.skip_group()
             self.expect("->", "'->' after the computation's parameter list")
             self.shape()
         open_tok = self.expect("{", f"'{{' to open computation {name!r}")
@@ -780,7 +800,8 @@ class _Parser:
                 line, col = self.loc(open_tok[2])
                 raise self.error(f"unexpected end of file: computation {name!r} opened with "
                                  f"'{{' at line {line} column {col} is never closed", t[2])
-            if t[0] == "w" and (t[1] == "ENTRY" or (t[1] != "ROOT" and toks[self.i + 1][0] in ("{", "("))):
+            if t[0] == "w" and (t[1] == "ENTRY" or (t[1] != "ROOT" and
+                                                   toks[self.i + 1][0] in ("{", "(", "o"))):
                 line, col = self.loc(open_tok[2])
                 raise self.error(f"unbalanced braces: computation {name!r} opened with '{{' at "
                                  f"line {line} column {col} is not closed before this "
@@ -825,82 +846,131 @@ class _Parser:
         if nt[0] != "w":
             raise self.error(f"expected an instruction name, found {self._describe(nt)}", nt[2])
         self.i += 1
-        self.expect("=", f"'=' after instruction name {nt[1]!r}")
-        shape = self.shape() if self._starts_shape() else None
-        ot = self.expect("w", "an opcode")
+        if toks[self.i][0] == "=":
+            self.i += 1
+        else:
+            self.expect("=", f"'=' after instruction name {nt[1]!r}")
+        k = toks[self.i][0]
+        if k == "S":
+            shape = self.shape()
+        else:
+            shape = self.shape() if self._starts_shape() else None
+        ot = toks[self.i]
+        if ot[0] == "w":
+            self.i += 1
+        else:
+            ot = self.expect("w", "an opcode")
         raw_op = ot[1]
-        self.expect("(", f"'(' after opcode {raw_op!r}")
         operands: list[str] = []
         oshapes: list[Shape | None] = []
         offsets: list[int] = []
         literal = None
-        if raw_op in ("constant", "parameter"):
-            # the literal / parameter number, kept as text
-            s = toks[self.i][2]
-            depth = 1
-            while True:
-                t = toks[self.i]
-                if t[0] in _OPEN:
-                    depth += 1
-                elif t[0] in _CLOSE:
-                    depth -= 1
-                    if depth == 0:
-                        break
-                elif t[0] == EOF:
-                    raise self.error(f"unexpected end of file inside {raw_op}(...) of "
-                                     f"{_strip(nt[1])!r}", t[2])
-                self.i += 1
-            literal = self.text[s:toks[self.i][2]].strip()
+        ct = toks[self.i]
+        if ct[0] == "o":    # plain operands (or a plain literal) in one token
             self.i += 1
-            if raw_op == "parameter" and not literal.isdigit():
-                raise self.error(f"parameter number must be an integer, found {literal!r}", s)
+            end = ct[3]
+            if raw_op in ("constant", "parameter"):
+                inner = self.text[ct[2] + 1:end - 1]
+                literal = inner.strip()
+                if raw_op == "parameter" and not literal.isdigit():
+                    s = ct[2] + 1 + len(inner) - len(inner.lstrip())
+                    raise self.error(f"parameter number must be an integer, found {literal!r}", s)
+            else:
+                cache = self._shapes
+                for m in _OPERAND_RE.finditer(self.text, ct[2] + 1, end - 1):
+                    name = m[2]
+                    operands.append(name[1:] if name[0] == "%" else name)
+                    st = m[1]
+                    if st is None:
+                        oshapes.append(None)
+                    else:
+                        sh = cache.get(st)
+                        if sh is None:
+                            sh = self._plain_shape(("S", st, m.start(1), m.end(1)))
+                        oshapes.append(sh)
+                    offsets.append(m.start(2))
         else:
-            if toks[self.i][0] != ")":
+            self.expect("(", f"'(' after opcode {raw_op!r}")
+            if raw_op in ("constant", "parameter"):
+                # the literal / parameter number, kept as text
+                s = toks[self.i][2]
+                depth = 1
                 while True:
-                    oshape = self.shape() if self._starts_shape() else None
-                    on = toks[self.i]
-                    if on[0] == "S":
-                        on = self._split()
-                    if on[0] != "w":
-                        raise self.error(f"expected an operand name, found {self._describe(on)}",
-                                         on[2])
+                    t = toks[self.i]
+                    if t[0] in _OPEN:
+                        depth += 1
+                    elif t[0] in _CLOSE:
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    elif t[0] == EOF:
+                        raise self.error(f"unexpected end of file inside {raw_op}(...) of "
+                                         f"{_strip(nt[1])!r}", t[2])
                     self.i += 1
-                    if toks[self.i][0] == "(":
-                        raise self.error(f"nested instruction {on[1]!r} as an operand is not "
-                                         "supported", on[2])
-                    operands.append(_strip(on[1]))
-                    oshapes.append(oshape)
-                    offsets.append(on[2])
-                    n = toks[self.i]
-                    if n[0] == ",":
+                literal = self.text[s:toks[self.i][2]].strip()
+                self.i += 1
+                if raw_op == "parameter" and not literal.isdigit():
+                    raise self.error(f"parameter number must be an integer, found {literal!r}", s)
+            else:
+                if toks[self.i][0] != ")":
+                    while True:
+                        oshape = self.shape() if self._starts_shape() else None
+                        on = toks[self.i]
+                        if on[0] == "S":
+                            on = self._split()
+                        if on[0] != "w":
+                            raise self.error(f"expected an operand name, found "
+                                             f"{self._describe(on)}", on[2])
                         self.i += 1
-                        continue
-                    if n[0] == ")":
-                        break
-                    raise self.error(f"expected ',' or ')' after operand {on[1]!r}, found "
-                                     f"{self._describe(n)}", n[2])
-            self.i += 1  # ')'
-        end = toks[self.i - 1][3]
+                        if toks[self.i][0] in ("(", "o"):
+                            raise self.error(f"nested instruction {on[1]!r} as an operand is "
+                                             "not supported", on[2])
+                        operands.append(_strip(on[1]))
+                        oshapes.append(oshape)
+                        offsets.append(on[2])
+                        n = toks[self.i]
+                        if n[0] == ",":
+                            self.i += 1
+                            continue
+                        if n[0] == ")":
+                            break
+                        raise self.error(f"expected ',' or ')' after operand {on[1]!r}, found "
+                                         f"{self._describe(n)}", n[2])
+                self.i += 1  # ')'
+            end = toks[self.i - 1][3]
         attrs: dict[str, str] = {}
         aoffs: dict[str, int] = {}
+        text = self.text
         while toks[self.i][0] == ",":
             self.i += 1
-            k = self.expect("w", "an attribute name")
-            self.expect("=", f"'=' after attribute {k[1]!r}")
-            s, e = self.value()
-            attrs[k[1]] = self.text[s:e]
+            k = toks[self.i]
+            if k[0] == "w" and toks[self.i + 1][0] == "=":
+                self.i += 2
+            else:
+                k = self.expect("w", "an attribute name")
+                self.expect("=", f"'=' after attribute {k[1]!r}")
+            v = toks[self.i]
+            n = toks[self.i + 1] if v[0] in _ATOMS else None
+            if n is not None and n[0] != "->" and n[0] != "<=" and \
+                    (n[2] != v[3] or n[0] not in _JOINED):    # a value of one token
+                self.i += 1
+                s, e = v[2], v[3]
+            else:
+                s, e = self.value()
+            attrs[k[1]] = text[s:e]
             aoffs[k[1]] = s
             end = e
         n = toks[self.i]
         if not (n[0] in ("}", EOF) or (n[0] == "w" and (n[1] in ("ROOT", "ENTRY")
-                                                               or toks[self.i + 1][0] in "={("))):
+                                                       or toks[self.i + 1][0] in _NAME_FOLLOW))):
             raise self.error(f"expected ',' and an attribute, or the next instruction, after "
                              f"{_strip(nt[1])!r}, found {self._describe(n)}", n[2])
         opcode, wrapped = canonical_opcode(raw_op)
         line, col = self.loc(first[2])
-        return HloInstruction(_strip(nt[1]), opcode, raw_op, shape, operands, oshapes, attrs,
-                              (first[2], end), nt[2], line, col, root, literal, aoffs, offsets,
-                              wrapped_opcode=wrapped)
+        name = nt[1]
+        return HloInstruction(name[1:] if name[0] == "%" else name, opcode, raw_op, shape,
+                              operands, oshapes, attrs, (first[2], end), nt[2], line, col, root,
+                              literal, aoffs, offsets, wrapped_opcode=wrapped)
 
 
 def canonical_opcode(raw: str) -> tuple[str, str | None]:
@@ -1055,7 +1125,9 @@ def parse_kv_strings(raw: str) -> dict[str, str]:
     body = raw.strip()
     if body.startswith("{") and body.endswith("}"):
         body = body[1:-1]
-    return {m.group(1): _unquote(m.group(2)) for m in _KV_RE.finditer(body)}
+    return {k: (v[1:-1] if "\\" not in v else _unquote(v))
+            if len(v) >= 2 and v[0] == '"' and v[-1] == '"' else v
+            for k, v in _KV_RE.findall(body)}
 
 
 def parse_backend_config(raw: str):
