@@ -796,8 +796,15 @@ class _Model:
                 m.add_hint(self.inflight, _max_inflight(self.prob, pos))
 
     def order_from(self, solver: cp_model.CpSolver) -> list[int]:
+        """Ops by start time; at a tie, zero-tick ops first, then the base order."""
         st = np.array([solver.value(v) for v in self.s[0]], dtype=np.int64)
-        return [int(i) for i in np.argsort(st, kind="stable")]
+        if self.window is not None:
+            rank = self.wpos
+        else:
+            rank = np.empty(self.prob.n, dtype=np.int64)
+            rank[np.asarray(self.prob.graph.topological_order())] = np.arange(self.prob.n)
+        keys = np.lexsort((rank, self.d[0] > 0, st))
+        return [int(i) for i in keys]
 
 
 def _reduced_edges(g: Graph, anc: np.ndarray | None) -> list[tuple[int, int]]:
@@ -1166,12 +1173,41 @@ def _copy_durations(prob: OverlapProblem, mode: str, scenario_objective: str, re
     total = dur.sum(axis=1) + tt.sum(axis=1)
     tick = np.where(total > 0, total / res, 1.0)
     d = np.stack([_ticks(dur[c], tick[c], True) for c in range(dur.shape[0])])
+    # ops that take no time and allocate nothing may take 0 ticks: their step's memory is
+    # never above the previous timed op's, and a zero-size interval cannot sit inside
+    # another one of the NoOverlap
+    q = np.stack([np.rint(dur[c] / tick[c]) for c in range(dur.shape[0])])
+    d = np.where(zero_time_ops(prob)[None, :] & (q == 0).all(axis=0)[None, :], 0, d)
     t = np.stack([_ticks(tt[c], tick[c], False) for c in range(dur.shape[0])]) \
         if prob.P else np.zeros((dur.shape[0], 0), np.int64)
     # rounding slack: how much longer than the true times the tick model can be
     over = (np.maximum(d * tick[:, None] - dur, 0).sum(axis=1)
             + (np.maximum(t * tick[:, None] - tt, 0).sum(axis=1) if prob.P else 0))
     return d, t, tick, over
+
+
+def zero_time_ops(prob: OverlapProblem) -> np.ndarray:
+    """Ops that may take zero ticks: not an async start, no transient bytes, and no device
+    buffer they define other than live-in ones."""
+    g = prob.graph
+    sizes = g.sizes(prob.scenarios)
+    allocates = (sizes > 0).any(axis=0) & ~g.buffer_live_in
+    out = np.ones(g.n_ops, dtype=bool)
+    out[g.buffer_def[allocates]] = False
+    out[g.kinds == _K_START] = False
+    out[(g.transient_bytes(prob.scenarios) > 0).any(axis=0)] = False
+    return out
+
+
+def _floor1(d: np.ndarray, ops=None) -> np.ndarray:
+    """Durations with at least one tick (for all ops, or for ``ops``): ops ordered by
+    literals must not tie."""
+    out = d.copy()
+    if ops is None:
+        return np.maximum(out, 1)
+    ops = np.asarray(list(ops), dtype=np.int64)
+    out[:, ops] = np.maximum(out[:, ops], 1)
+    return out
 
 
 def _pick_mode(prob: OverlapProblem, mode: str) -> str:
@@ -1233,6 +1269,11 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
     mode = _pick_mode(prob, scenario_mode)
     d, t, tick, over = _copy_durations(prob, mode, scenario_objective, ref, resolution)
     C = d.shape[0]
+    d_lns = d
+    lit_mode = C > 1 or _free_pairs(prob) <= ORDER_LITERAL_PAIRS
+    if lit_mode:
+        d = _floor1(d)
+        over = over + (d - d_lns).sum(axis=1) * tick
     tl_h = prob.tick_timeline(hint_cand.order, d, t)
     hint_ms = np.atleast_1d(np.rint(tl_h.makespan)).astype(np.int64)
     serial = d.sum(axis=1) + t.sum(axis=1)
@@ -1240,7 +1281,7 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
     fifo = _fifo_pairs(prob) <= MAX_FIFO_PAIRS
     model = _Model(prob, d, t, horizon, budget=budget, limits=limits, transfers=True, fifo=fifo,
                    peak_vars=secondary == "peak", inflight_var=secondary == "inflight",
-                   order_literals=_free_pairs(prob) <= ORDER_LITERAL_PAIRS)
+                   order_literals=lit_mode and C == 1)
     m = model.m
     # the analytic bound on the tick durations is valid in the model: give it to the solver
     is_coll = np.array([c.startswith("collective:") for c in prob.classes], dtype=bool)
@@ -1285,7 +1326,7 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
         if score_fn(order) > score_fn(hint_cand.order):
             order = list(hint_cand.order)
         remaining = time_limit * (0.8 if secondary else 1.0) - (time.perf_counter() - t_start)
-        order, lns_info = _lns(prob, order, d, t, budget, limits, fifo, scenario_objective, tick,
+        order, lns_info = _lns(prob, order, d_lns, t, budget, limits, fifo, scenario_objective, tick,
                                ref, score_fn, remaining, workers, seed, log, deterministic)
         info["lns"] = lns_info
     if secondary:
@@ -1339,11 +1380,12 @@ def _lns(prob, order, d, t, budget, limits, fifo, scenario_objective, tick, ref,
             a = int(rng.integers(0, max(1, n - k + 1)))
         a = int(min(max(a, 0), max(0, n - k)))
         b = min(n, a + k)
-        tl_t = prob.tick_timeline(cur, d, t)
+        dw = _floor1(d, cur[a:b])
+        tl_t = prob.tick_timeline(cur, dw, t)
         hms = np.atleast_1d(np.rint(tl_t.makespan)).astype(np.int64)
         step_limit = min(left, max(0.5, min(3.0, time_limit / 8)))
         try:
-            mdl = _Model(prob, d, t, hms, budget=budget, limits=limits, transfers=True,
+            mdl = _Model(prob, dw, t, hms, budget=budget, limits=limits, transfers=True,
                          fifo=fifo, window=(cur, a, b))
         except _Infeasible:
             steps += 1
