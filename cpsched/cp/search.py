@@ -195,7 +195,8 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
                caps: Sequence[int] | None = None, lower: float = 0.0,
                should_stop: Callable[[], bool] | None = None,
                on_bound: Callable[[float], None] | None = None,
-               max_expansions: int | None = None, lookahead: bool = False) -> SearchResult:
+               max_expansions: int | None = None, lookahead: bool = False,
+               free_moves: bool = True) -> SearchResult:
     """Minimum bottleneck order of ``p`` (see the module docstring).
 
     ``upper``: the bottleneck of a known order; only strictly better orders are searched
@@ -214,7 +215,7 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
         if c > 0:
             r = _best_first_1(p, T, upper / c, time_limit, max_states, lower / c,
                               should_stop, (lambda b: on_bound(b * c)) if on_bound else None,
-                              max_expansions, t0)
+                              max_expansions, t0, free_moves)
             if coef is not None:
                 r.cost, r.bound = r.cost * c, r.bound * c
             return r
@@ -266,7 +267,7 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
         cands = list(_bits(ready))
         # free move: runs within the bottleneck so far and does not grow the live set
         succ = None
-        for o in cands:
+        for o in (cands if free_moves else ()):
             st = T.step[o]
             mem = tuple(mass[s] + st[s] for s in range(T.S))
             c = T.cost(mem)
@@ -322,7 +323,8 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
 
 
 def _best_first_1(p: Problem, T: _Tables, upper: float, time_limit: float, max_states: int,
-                  lower: float, should_stop, on_bound, max_expansions, t0) -> SearchResult:
+                  lower: float, should_stop, on_bound, max_expansions, t0,
+                  free_moves: bool = True) -> SearchResult:
     """``best_first`` for one scenario: plain ints in the inner loop (about 2x faster)."""
     n = T.n
     step = [s[0] for s in T.step]
@@ -381,7 +383,7 @@ def _best_first_1(p: Problem, T: _Tables, upper: float, time_limit: float, max_s
             c = mass + step[o]
             if c > cap:
                 continue
-            if c <= g:
+            if c <= g and free_moves:
                 D2 = D | lo
                 fr = 0
                 for m, sz in uses[o]:
