@@ -38,7 +38,8 @@ import numpy as np
 from cpsched.errors import InputError, ScheduleError
 from cpsched.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.readers.hlo_parser import (
-    HloComputation, HloInstruction, HloModule, Shape, parse_int_list, parse_kv_strings,
+    HloComputation, HloInstruction, HloModule, Shape, gc_paused, parse_int_list,
+    parse_kv_strings,
     parse_output_operand_aliasing, parse_replica_groups, parse_groups, read_hlo_module,
     parse_hlo_text,
 )
@@ -327,7 +328,8 @@ class HloConverter:
                              f"(have: {', '.join(c.name for c in self.m.computations[:8])}"
                              + (" ..." if len(self.m.computations) > 8 else "") + ")",
                              path=self.m.path)
-        return self._result(name).graph
+        with gc_paused():
+            return self._result(name).graph
 
     # -- costs --------------------------------------------------------------------------------
     def _shape_of(self, comp: HloComputation, ins: HloInstruction, k: int) -> Shape | None:
@@ -1273,7 +1275,8 @@ def module_graphs(module: HloModule, orders: Mapping[str, Sequence[str]] | None 
                   ) -> dict[str, Graph]:
     """A ``Graph`` for every scheduled (non-fusion, non-embedded) computation, callees first."""
     conv = HloConverter(module, orders)
-    return {name: conv.graph(name) for name in scheduled_computations(module)}
+    with gc_paused():
+        return {name: conv.graph(name) for name in scheduled_computations(module)}
 
 
 def computation_graph(module: HloModule, computation: str | None = None,
@@ -1291,14 +1294,16 @@ def read_hlo_graph(path: str, computation: str | None = None, **options) -> Grap
     if unknown:
         raise InputError(f"unknown option(s) for the HLO reader: {', '.join(sorted(unknown))}",
                          path=path)
-    module = read_hlo_module(path)
-    return HloConverter(module, options.get("orders"),
-                        options.get("pointer_size", 8)).graph(computation)
+    with gc_paused():
+        module = read_hlo_module(path)
+        return HloConverter(module, options.get("orders"),
+                            options.get("pointer_size", 8)).graph(computation)
 
 
 def read_hlo_text(text: str, computation: str | None = None, **options) -> Graph:
-    module = parse_hlo_text(text)
-    return HloConverter(module, options.get("orders")).graph(computation)
+    with gc_paused():
+        module = parse_hlo_text(text)
+        return HloConverter(module, options.get("orders")).graph(computation)
 
 
 __all__ = ["read_hlo_graph", "read_hlo_text", "read_hlo_module", "module_graphs",

@@ -16,6 +16,7 @@ groups, aliasing, ...). Unknown attributes and opcodes are accepted as they are.
 from __future__ import annotations
 
 import bisect
+import gc
 import json
 import re
 from dataclasses import dataclass, field
@@ -1203,8 +1204,27 @@ def parse_window(raw: str | None) -> dict[str, list[int]]:
 # ---------------------------------------------------------------------------------------------
 # Entry points
 
+class gc_paused:
+    """Context manager: the cyclic garbage collector is off inside (if it was on).
+
+    Reading a big module allocates millions of small containers that live on; the
+    collector's passes over them find nothing (the reader makes no reference cycles) and,
+    as the heap grows, make the reader slower than linear. Nested uses are fine.
+    """
+
+    def __enter__(self) -> "gc_paused":
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._was_enabled:
+            gc.enable()
+
+
 def parse_hlo_text(text: str, path: str | None = None) -> HloModule:
-    return _Parser(text, path).module()
+    with gc_paused():
+        return _Parser(text, path).module()
 
 
 def read_hlo_module(path_or_text: str) -> HloModule:
