@@ -389,9 +389,12 @@ class _Model:
                  *, budget: np.ndarray | None, limits: Mapping[str, int], transfers: bool,
                  fifo: bool, peak_vars: bool = False, inflight_var: bool = False,
                  order_literals: bool = False,
-                 window: tuple[Sequence[int], int, int] | None = None):
+                 window: tuple[Sequence[int], int, int] | None = None,
+                 prefix_times: Any = None):
         """``window = (order, a, b)``: only the ops at positions ``a..b-1`` of ``order``
-        may move; the others keep their order and side of the window (LNS)."""
+        may move; the others keep their order and side of the window (LNS).
+        ``prefix_times``: the tick timeline of that order, whose times before the window
+        do not depend on it and are fixed."""
         self.prob = prob
         g = prob.graph
         n, P = prob.n, prob.P
@@ -422,7 +425,15 @@ class _Model:
                 raise _Infeasible("horizon below the compute work")
             self.lo.append(lo)
             sc, ic = [], []
+            fixed_s = None
+            if window is not None and prefix_times is not None:
+                fixed_s = np.rint(np.asarray(prefix_times.start)[c]).astype(np.int64)
             for i in range(n):
+                if fixed_s is not None and self.wgrp[i] == 0:
+                    v = m.new_constant(int(fixed_s[i]))
+                    sc.append(v)
+                    ic.append(m.new_fixed_size_interval_var(v, int(d[c, i]), f"I{c}_{i}"))
+                    continue
                 v = m.new_int_var(int(lo[i]), int(hi[i]), f"s{c}_{i}")
                 sc.append(v)
                 ic.append(m.new_fixed_size_interval_var(v, int(d[c, i]), f"I{c}_{i}"))
@@ -477,8 +488,22 @@ class _Model:
             for c in range(C):
                 dc = d[c].astype(np.float64)
                 head, tail = heads_tails(anc, dc[None, :])
+                fixed_x = {}
+                if window is not None and prefix_times is not None:
+                    tb = np.rint(np.asarray(prefix_times.transfer_begin)).astype(np.int64)
+                    for k_row, a_op in enumerate(prefix_times.pair_start):
+                        if self.wgrp[int(a_op)] == 0:
+                            fixed_x[int(a_op)] = int(tb[c, k_row])
                 for p in range(P):
                     a, b = int(prob.starts[p]), int(prob.dones[p])
+                    if a in fixed_x:
+                        x = m.new_constant(fixed_x[a])
+                        self.x[c].append(x)
+                        if b >= 0:
+                            m.add(self.s[c][b] >= x + int(t[c, p]))
+                        else:
+                            m.add(self.M[c] >= x + int(t[c, p]))
+                        continue
                     lo = int(head[0, a] + d[c, a])
                     hi = int(horizon[c]) - int(t[c, p]) - (int(tail[0, b]) if b >= 0 else 0)
                     x = m.new_int_var(lo, max(lo, hi), f"x{c}_{p}")
@@ -752,6 +777,15 @@ class _Model:
         """Hint every variable from the tick timeline ``tl`` of ``order``."""
         m = self.m
         m.clear_hints()
+        done: set[int] = set()
+        add = m.add_hint
+
+        def hint1(var, val) -> None:                 # constants are shared: hint each once
+            if var.index not in done:
+                done.add(var.index)
+                add(var, val)
+
+        m = _HintProxy(m, hint1)
         pos = np.empty(self.prob.n, dtype=np.int64)
         pos[np.asarray(order, dtype=np.int64)] = np.arange(self.prob.n)
         start = np.rint(np.asarray(tl.start)).astype(np.int64)      # [C, n]
@@ -826,6 +860,16 @@ def _max_inflight(prob: OverlapProblem, pos: np.ndarray) -> int:
             delta[pos[prob.starts[p]]] += 1
             delta[pos[prob.dones[p]] + 1] -= 1
     return int(np.cumsum(delta).max(initial=0))
+
+
+class _HintProxy:
+    """``add_hint`` through a de-duplicating function; everything else from the model."""
+
+    def __init__(self, model, fn):
+        self._model, self.add_hint = model, fn
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
 
 
 def _affine(e) -> tuple[list[tuple[int, int]], int]:
@@ -1386,7 +1430,7 @@ def _lns(prob, order, d, t, budget, limits, fifo, scenario_objective, tick, ref,
         step_limit = min(left, max(0.5, min(3.0, time_limit / 8)))
         try:
             mdl = _Model(prob, dw, t, hms, budget=budget, limits=limits, transfers=True,
-                         fifo=fifo, window=(cur, a, b))
+                         fifo=fifo, window=(cur, a, b), prefix_times=tl_t)
         except _Infeasible:
             steps += 1
             continue
