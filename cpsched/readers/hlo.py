@@ -621,9 +621,6 @@ class _GraphBuild:
         if self.is_entry:
             self.donated = [(p, pi) for _, p, pi, _ in self.m.input_output_alias()]
             self.donated += self.m.buffer_donors()
-        self.donated_of: dict[int, list[tuple[int, ...]]] = {}   # parameter -> donated indices
-        for p, pi in self.donated:
-            self.donated_of.setdefault(p, []).append(pi)
             for out_idx, p, pi, _ in self.m.input_output_alias():
                 try:
                     src, sidx = _follow(comp, comp.root, out_idx)
@@ -631,6 +628,9 @@ class _GraphBuild:
                     continue
                 if src.opcode not in ("parameter", "constant"):
                     self.io_alias_def.setdefault((src.name, sidx), (p, pi))
+        self.donated_of: dict[int, list[tuple[int, ...]]] = {}   # parameter -> donated indices
+        for p, pi in self.donated:
+            self.donated_of.setdefault(p, []).append(pi)
 
     # -- values -------------------------------------------------------------------------------
     def define(self, ins: HloInstruction, idx: tuple[int, ...], shape: Shape | None,
@@ -675,7 +675,13 @@ class _GraphBuild:
     def run(self) -> _CompResult:
         comp, b, conv = self.comp, self.b, self.conv
         instrs = comp.instructions
-        kinds = [op_kind(i) for i in instrs]
+        kind_of: dict[str, OpKind] = {}    # op_kind depends on the opcode only
+        kinds = []
+        for i in instrs:
+            k = kind_of.get(i.opcode)
+            if k is None:
+                k = kind_of[i.opcode] = op_kind(i)
+            kinds.append(k)
         total_f = total_b = 0
         user_counts: dict[str, int] = {}
         for ins in instrs:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import gc
 import json
+import operator
 import re
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -385,6 +386,7 @@ for _name, _k in {"S": "S", "g": "g", "o": "o", "w": "w", "s": "s", "p": None, "
     _FAST_KINDS[_FAST_TOKEN_RE.groupindex[_name]] = _k
 del _name, _k
 _COARSE = ("S", "g", "o")
+_KIND_OF = operator.itemgetter(0)
 
 
 def _parser_tokens(text: str, path: str | None) -> list[tuple[str, str, int, int]]:
@@ -393,17 +395,13 @@ def _parser_tokens(text: str, path: str | None) -> list[tuple[str, str, int, int
             for m in _FAST_TOKEN_RE.finditer(text) for i in (m.lastindex,)]
     if len(toks) > 1 and toks[-2][0] == EOF:  # trailing blanks, then the empty match at the end
         toks.pop()
-    if _BAD in map(_first, toks):
+    if _BAD in map(_KIND_OF, toks):
         t = next(t for t in toks if t[0] == _BAD)
         line, col = _location(text, t[2], _line_starts(text))
         reason = {"/*": "unterminated /* comment",
                   '"': "unterminated string"}.get(t[1], f"unexpected character {t[1]!r}")
         raise InputError(reason, path, line, col)
     return toks
-
-
-def _first(t):
-    return t[0]
 
 
 def _fine_tokens(text: str, start: int, end: int) -> list[tuple[str, str, int, int]]:
