@@ -583,6 +583,7 @@ class Evict:
     out_step: int
     free_step: int
     in_step: int
+    rank: int = 0          # order of prefetches issued before the same step (copy-stream FIFO)
 
     kind = "evict"
 
@@ -651,7 +652,7 @@ def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
         else:
             outs[c.out_step].append((c.buffer, cid))
             frees[c.free_step].append((c.buffer, cid))
-            ins[c.in_step].append((c.buffer, cid))
+            ins[c.in_step].append((c.rank, c.buffer, cid))
     # sequence items: (code, x, cid) with code COMPUTE / EVICT / FREE(after evict) / PREFETCH
     seq: list[tuple[int, int, int]] = []
     for t in range(n + 1):
@@ -659,7 +660,7 @@ def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
             seq.append((EVICT, b, cid))
         for b, cid in frees.get(t, ()):
             seq.append((FREE, b, cid))
-        for b, cid in ins.get(t, ()):
+        for _, b, cid in sorted(ins.get(t, ())):
             seq.append((PREFETCH, b, cid))
         if t == n:
             break

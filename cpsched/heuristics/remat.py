@@ -36,8 +36,8 @@ import numpy as np
 from cpsched.errors import InputError
 from cpsched.graph import Graph
 from cpsched.methods import register
-from cpsched.remat_plan import (COMPUTE, FREE, PREFETCH, RematResult, Regen, Skeleton,
-                                TransferModel, finish_result, materialize_tagged,
+from cpsched.remat_plan import (COMPUTE, FREE, PREFETCH, PlanError, RematResult, Regen,
+                                Skeleton, TransferModel, finish_result, materialize_tagged,
                                 op_durations, recomputable_ops, _budget_array)
 from cpsched.scenarios import Scenarios, static
 
@@ -69,8 +69,8 @@ def normalize_regens(regens: Sequence[tuple[int, int, float]]) -> tuple[Regen, .
     return tuple(out)
 
 
-def _finish(graph, sc, bud, order, regens, dur, method, t0, info, transfer=None):
-    sk = Skeleton(tuple(order), normalize_regens(regens))
+def _finish(graph, sc, bud, order, regens, dur, method, t0, info, transfer=None, base=()):
+    sk = Skeleton(tuple(order), tuple(base) + normalize_regens(regens))
     n_s = len(sc)
     all_ids = tuple(range(len(sk.candidates)))
     res = finish_result(graph, sc, bud, sk, [all_ids] * n_s, method, HEURISTIC,
@@ -114,7 +114,8 @@ def _usage_trace(graph: Graph, events, sizes: np.ndarray, trans: np.ndarray) -> 
 
 def xla_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
               order: Sequence[int] | None = None, durations: np.ndarray | None = None,
-              max_iters: int | None = None, **_: Any) -> RematResult:
+              max_iters: int | None = None, base: tuple = (),
+              transfer: TransferModel | None = None, **_: Any) -> RematResult:
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     clon = recomputable_ops(graph)
@@ -125,8 +126,15 @@ def xla_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
     it = 0
     while it < max_iters:
         it += 1
-        sk = Skeleton(tuple(order), tuple(Regen(v, t, s) for v, t, s in regens))
-        events, tags, _ = materialize_tagged(graph, sk)
+        sk = Skeleton(tuple(order), tuple(base) + tuple(Regen(v, t, s) for v, t, s in regens))
+        try:
+            events, tags, _ = materialize_tagged(graph, sk, prune=False)
+        except PlanError:
+            if not regens:
+                raise
+            # the last clone reads an evicted buffer inside its hole: undo it
+            regens.pop()
+            continue
         use = _usage_trace(graph, events, sizes, trans)
         over = (use > bud[:, None]).any(axis=0)
         if not over.any():
@@ -163,7 +171,8 @@ def xla_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
         step, sub = _slot_before(events, tags, k2, sk, pos)
         regens.append((p, step, sub))
         banned.add((p, k2))
-    return _finish(graph, sc, bud, order, regens, dur, "remat-xla", t0, {"iterations": it})
+    return _finish(graph, sc, bud, order, regens, dur, "remat-xla", t0, {"iterations": it},
+                   transfer, base)
 
 
 def _resident_at(graph: Graph, events, k: int) -> np.ndarray:
@@ -497,6 +506,128 @@ def _recoverable(graph: Graph, order: Sequence[int], clon: np.ndarray) -> np.nda
     return rec
 
 
+# -- host offload (eviction) -----------------------------------------------------------------
+
+def eviction_windows(graph: Graph, order: Sequence[int], hot: np.ndarray, dur: np.ndarray,
+                     tau: np.ndarray | None, window: int = 6
+                     ) -> dict[int, tuple[int, int, list[int], list[int]]]:
+    """Per evictable buffer, its longest gap between touches that spans a ``hot`` step:
+    ``(a, c, free_steps, prefetch_steps)``: last touch ``a`` before the gap, next read ``c``,
+    the main steps before which the device copy can be freed (its copy-out, issued before
+    step ``a+1``, is done by then at the main ops' pace) and those before which the copy-in
+    can be issued (up to ``window`` steps around the latest one that still hides it, plus
+    ``c`` itself). Times are the main ops' (slowest scenario), clones and stalls left out."""
+    from cpsched.remat_plan import evictable_buffers
+    n = graph.n_ops
+    pos = np.empty(n, dtype=np.int64)
+    pos[np.asarray(order)] = np.arange(n)
+    cum_hot = np.concatenate([[0], np.cumsum(hot)])
+    T = np.concatenate([[0.0], np.cumsum(dur[:, order].max(axis=0))])
+    out: dict[int, tuple[int, int, list[int], list[int]]] = {}
+    for b in np.flatnonzero(evictable_buffers(graph)):
+        b = int(b)
+        v = int(graph.buffer_def[b])
+        seq = [int(pos[v])] + sorted(int(pos[u]) for u in graph.buffer_users(b))
+        best = None
+        for a, c in zip(seq, seq[1:]):
+            if c - a >= 2 and cum_hot[c] - cum_hot[a + 1] > 0:
+                span = T[c] - T[a + 1]
+                if best is None or span > best[0]:
+                    best = (span, a, c)
+        if best is None:
+            continue
+        _, a, c = best
+        t = float(tau[b]) if tau is not None else 0.0
+        r_min = int(np.searchsorted(T, T[a + 1] + t, side="left"))
+        if r_min >= c:
+            continue
+        rdom = list(range(r_min, min(c, r_min + window) + 1))
+        g_h = int(np.searchsorted(T, T[c] - t, side="right")) - 1
+        lo = max(r_min, g_h - window)
+        gdom = sorted(set(range(lo, min(c, max(g_h, lo)) + 1)) | {c})
+        out[b] = (a, c, rdom, gdom)
+    return out
+
+
+def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
+                  transfer: TransferModel | None = None, bandwidth: float | None = None,
+                  latency: float = 0.0, order: Sequence[int] | None = None,
+                  durations: np.ndarray | None = None, window: int = 6, **_: Any
+                  ) -> RematResult:
+    """Greedy host offload, then XLA-style remat for what is left: at the first step over
+    budget, evict the largest buffer whose gap covers it and whose copies the streams can
+    still hide (checked on the plan's timeline), freed as soon as its copy-out is done and
+    brought back as late as still hidden; when none fits, clone as ``remat-xla`` does."""
+    from cpsched.remat_plan import Evict, materialize, plan_time, PlanError
+    t0 = time.perf_counter()
+    sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
+    if transfer is None:
+        if bandwidth is None:
+            raise InputError("offload needs a transfer model (bandwidth in bytes per time unit)")
+        transfer = TransferModel(float(bandwidth), float(latency))
+    from cpsched.memory import simulate
+    hot = (simulate(graph, order, sc).usage > bud[:, None]).any(axis=0)
+    tau = transfer.times(sizes).max(axis=0) if sizes.size else None
+    wins = eviction_windows(graph, order, hot, dur, tau, window)
+    pos = {op: t for t, op in enumerate(order)}
+    T = np.concatenate([[0.0], np.cumsum(dur[:, order].max(axis=0))])
+    chosen: list[Evict] = []
+    tried: set[int] = set()
+    base_time = plan_time(graph, materialize(graph, Skeleton(tuple(order))), dur, transfer, sc)
+    exposed0 = float(np.dot(sc.weights, base_time.exposed_transfer))
+    while True:
+        events, tags, _ = materialize_tagged(graph, Skeleton(tuple(order), tuple(chosen)))
+        use = _usage_trace(graph, events, sizes, trans)
+        over = (use > bud[:, None]).any(axis=0)
+        if not over.any():
+            break
+        k = int(np.argmax(over))
+        # main step of event k
+        cid = tags[k]
+        code, x = events[k]
+        if code != COMPUTE:
+            break
+        step = pos[x]
+        s = int(np.argmax(use[:, k] - bud))
+        cands = []
+        for b, (a, c, rdom, gdom) in wins.items():
+            if b in tried:
+                continue
+            r = rdom[0]
+            if not (r <= step < c):
+                continue
+            g_h = max([g for g in gdom if T[g] + (tau[b] if tau is not None else 0) <= T[c]],
+                      default=c)
+            g = max(g_h, step + 1)
+            if g < r:
+                continue
+            cands.append((-int(sizes[s, b]), b, Evict(b, a + 1, r, g, int(T[g]))))
+        if not cands:
+            break
+        cands.sort()
+        placed = False
+        for _, b, ev in cands:
+            tried.add(b)
+            trial = chosen + [ev]
+            try:
+                evs = materialize(graph, Skeleton(tuple(order), tuple(trial)))
+            except PlanError:
+                continue
+            pt = plan_time(graph, evs, dur, transfer, sc)
+            if float(np.dot(sc.weights, pt.exposed_transfer)) <= exposed0 + 1e-9:
+                chosen = trial
+                placed = True
+                break
+        if not placed:
+            break
+    res = xla_remat(graph, sc, bud, order=order, durations=dur, base=tuple(chosen),
+                    transfer=transfer)
+    res.method = "remat-offload"
+    res.seconds = time.perf_counter() - t0
+    res.info["evictions"] = len(chosen)
+    return res
+
+
 # -- fixed-order optimal (CP-SAT) ----------------------------------------------------------
 
 def fixed_order_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
@@ -525,6 +656,8 @@ register("remat-sqrt", "Chen et al. checkpoint every sqrt(n) stashed activations
          "remat")(_registered(sqrt_remat))
 register("remat-dtr", "DTR-style greedy eviction: drop min cost/(size*staleness), recompute "
          "on access", "remat")(_registered(dtr_remat))
+register("remat-offload", "greedy host offload hidden behind compute, then XLA-style remat "
+         "(needs --bandwidth)", "remat")(_registered(offload_remat))
 register("remat-fixed-order", "CP-SAT optimal remat with the order frozen (Checkmate/Moccasin "
          "setting)", "remat")(_registered(fixed_order_remat))
 
