@@ -796,8 +796,8 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
     base_order = list(graph.default_order() if order is None else order)
     if objective == "peak":
         return _solve_peak(graph, sc, dur, transfer, base_order, budget, overhead_cap, evict,
-                           time_limit, workers, seed, copies, sub_slots, log, method_name,
-                           t_start, progress)
+                           reorder, time_limit, workers, seed, copies, sub_slots, log,
+                           method_name, t_start, progress)
     bud = _budget_array(budget, n_s)
     # proven minimum
     lb, why = min_memory_bound(graph, sc, None if reorder else base_order)
@@ -825,7 +825,7 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
     if reorder and not (peaks[best_key] <= bud).all():
         t0 = time.perf_counter()
         o, pk, st = min_peak_order(graph, sc, target=bud, hint=orders[best_key],
-                                   time_limit=max(1.0, 0.4 * remaining()), workers=workers,
+                                   time_limit=max(1.0, 0.3 * remaining()), workers=workers,
                                    seed=seed, log=log)
         timings["reorder"] = time.perf_counter() - t0
         orders["min-peak"] = o
@@ -837,9 +837,8 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
         if (peaks[key] <= bud).all():
             res = finish_result(graph, sc, bud, Skeleton(tuple(o)), [[]] * n_s, method_name,
                                 OPTIMAL, time.perf_counter() - t_start, dur, transfer,
-                                dict(info, order_from=key,
-                                     message="an order meets the budget: no added time"))
-            return res
+                                {"message": "an order meets the budget: no added time"})
+            return _wrap_up(res, dict(info, order_from=key), timings, method_name, t_start)
     fixed = list(orders[best_key])
     info["order_from"] = best_key
     # 2. baselines on the chosen order
@@ -871,14 +870,14 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
     hint = _skeleton_from(best) if best is not None else None
     cp_res = None
     t0 = time.perf_counter()
-    frac = 0.5 if reorder else 1.0
+    frac = 0.4 if reorder else 1.0
     cp_res, cp_status = _solve_fixed(graph, sc, bud, dur, transfer, fixed, hint, evict, copies,
                                      sub_slots, margin, depth, max_candidates,
                                      max(1.0, frac * remaining()), workers, seed, log,
                                      method_name, t_start, progress)
     timings["cp-fixed"] = time.perf_counter() - t0
     info["cp_fixed_status"] = cp_status
-    if cp_res is not None and (best is None or cp_res.weighted_added < best.weighted_added - 1e-9):
+    if cp_res is not None and (best is None or cp_res.weighted_added <= best.weighted_added + 1e-9):
         best = cp_res
     # 4. joint order + clones
     if reorder and remaining() > 1.0 and best is not None and best.weighted_added > 0:
@@ -894,9 +893,32 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
         raise InfeasibleError(f"no plan found under the budget in {time_limit:g} s (not proven "
                               f"infeasible; the proven minimum is "
                               f"{', '.join(str(int(x)) for x in lb)} B)")
-    best.method = method_name
-    best.seconds = time.perf_counter() - t_start
+    return _wrap_up(best, info, timings, method_name, t_start)
+
+
+def _wrap_up(best: RematResult, info, timings, method_name, t_start) -> RematResult:
+    from_cp = best.method == method_name
+    if best.info.get("cp", {}).get("status") == "OPTIMAL":
+        info["model_optimal"] = True
     best.info = dict(info, **best.info, timings={k: round(v, 3) for k, v in timings.items()})
+    if not from_cp:
+        best.info["from_baseline"] = best.method
+    best.method = method_name
+    if (best.added_time <= 0).all():
+        best.status = OPTIMAL
+    elif from_cp:
+        best.status = FEASIBLE
+    else:
+        best.status = FALLBACK
+    if len(best.scenarios) > 1:
+        from cpsched.remat_plan import breakpoints
+        try:
+            bp = breakpoints(best)
+        except InputError:
+            bp = None
+        if bp is not None:
+            best.info["breakpoints"] = bp
+    best.seconds = time.perf_counter() - t_start
     return best
 
 
@@ -1022,9 +1044,52 @@ def _solve_joint(graph, sc, bud, dur, order, hint, copies, sub_slots, time_limit
     return res, _status(st)
 
 
-def _solve_peak(graph, sc, dur, transfer, order, budget, overhead_cap, evict, time_limit,
-                workers, seed, copies, sub_slots, log, method_name, t_start, progress):
-    raise NotImplementedError
+def _solve_peak(graph, sc, dur, transfer, order, budget, overhead_cap, evict, reorder,
+                time_limit, workers, seed, copies, sub_slots, log, method_name, t_start,
+                progress):
+    """Least weighted peak with the added time capped at ``overhead_cap`` x the op time sum
+    (per scenario), on one order (the min-peak order when ``reorder``)."""
+    n_s = len(sc)
+    cap_frac = 0.0 if overhead_cap is None else float(overhead_cap)
+    deadline = t_start + float(time_limit)
+    order = list(order)
+    if reorder:
+        o, pk, _ = min_peak_order(graph, sc, hint=order,
+                                  time_limit=max(1.0, 0.4 * (deadline - time.perf_counter())),
+                                  workers=workers, seed=seed, log=log)
+        order = o
+    prof = simulate(graph, order, sc)
+    sizes, trans, _, idur, weights, scale, gs = _spec_common(graph, sc, None, dur)
+    regen, dom, ev = _candidates(graph, order, sc, prof.peak, evict=evict, dur=dur,
+                                 tau_max=(transfer.times(graph.sizes(sc)).max(axis=0)
+                                          if transfer is not None and evict else None),
+                                 margin=0.5, depth=1, max_regen=None)
+    G = 1 + sub_slots
+    spec = _Spec(graph, n_s, sizes, trans, None, idur, weights, G, order, regen, copies, dom, ev,
+                 _tau(graph, sc, transfer, scale) if evict else None,
+                 transfer.streams if transfer else 2, objective="peak",
+                 overhead_cap=np.floor(cap_frac * idur.sum(axis=1)).astype(np.int64),
+                 writers=inplace_writers(graph))
+    if n_s > 1:
+        spec.weights = np.maximum(1, np.round(1e6 * sc.weights * gs / np.maximum(prof.peak, 1))
+                                  ).astype(np.int64)
+    model = _Model(spec)
+    model.hint(Skeleton(tuple(order)), [[] for _ in range(n_s)])
+    sv, st = _run(model, max(1.0, deadline - time.perf_counter()), workers, seed, log, progress,
+                  presolve=not ev)
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        res = finish_result(graph, sc, None, Skeleton(tuple(order)), [[]] * n_s, method_name,
+                            FALLBACK, time.perf_counter() - t_start, dur, transfer,
+                            {"cp": {"status": _status(st)}})
+        return res
+    sk, active = model.extract(sv)
+    res = finish_result(graph, sc, None, sk, active, method_name, FEASIBLE,
+                        time.perf_counter() - t_start, dur, transfer,
+                        {"cp": {"model": "fixed-order", "objective": "peak",
+                                "status": _status(st)}, "overhead_cap": cap_frac})
+    if st == cp_model.OPTIMAL:
+        res.info["model_optimal"] = True
+    return res
 
 
 @register("cp-remat", "CP-SAT order + rematerialization (+ eviction with --evict) under a "
