@@ -713,7 +713,8 @@ class _GraphBuild:
         vals = self.vals
         trees = self.trees
         io_alias_def = self.io_alias_def
-        for ins in self.topological(instrs):
+        self.order = self.topological(instrs)
+        for ins in self.order:
             tree, uses = self.values(ins)
             name = ins.name
             trees[name] = tree
@@ -801,23 +802,29 @@ class _GraphBuild:
             for o in list(i.operands) + i.control_predecessors:
                 succ[o].add(i.name)
                 pred[i.name].add(o)
+        # positions in a topological order of succ while the added edges keep it one (they
+        # do in a scheduled module), else None; it bounds the reachability searches
+        topo: dict[str, int] | None = {i.name: k for k, i in enumerate(self.order)}
         overwritten: set[int] = set()
         added: list[tuple[str, str]] = []
         for new, old, writer in self.shares:
             if old in overwritten or find(new) == find(old):
                 continue
             readers = [r for r in self.vals[old].users if r != writer]
-            desc = _reach(succ, writer)
-            if any(r in desc for r in readers) or \
-                    (self.m.is_scheduled and any(pos[r] > pos[writer] for r in readers)):
-                continue
-            anc = _reach(pred, writer)
-            for r in readers:
-                if r not in anc:
-                    succ[r].add(writer)
-                    pred[writer].add(r)
-                    self.b.add_control_pred(writer, r)
-                    added.append((r, writer))
+            if readers:
+                if self.m.is_scheduled and any(pos[r] > pos[writer] for r in readers):
+                    continue
+                if _reached(succ, writer, readers, topo, forward=True, first=True):
+                    continue
+                anc = _reached(pred, writer, readers, topo, forward=False)
+                for r in readers:
+                    if r not in anc:
+                        if topo is not None and topo[r] > topo[writer]:
+                            topo = None
+                        succ[r].add(writer)
+                        pred[writer].add(r)
+                        self.b.add_control_pred(writer, r)
+                        added.append((r, writer))
             parent[find(new)] = find(old)
             overwritten.add(old)
         if added:
@@ -1266,6 +1273,47 @@ def _reach(succ: Mapping[str, set[str]], start: str) -> set[str]:
             seen.add(x)
             stack.extend(succ.get(x, ()))
     return seen
+
+
+def _reached(adj: Mapping[str, set[str]], start: str, targets: Sequence[str],
+             topo: Mapping[str, int] | None, forward: bool, first: bool = False) -> set[str]:
+    """The members of ``targets`` reachable from ``start`` over ``adj`` (``start`` itself
+    excluded); with ``first``, stop at the first one found.
+
+    ``topo``: positions in a topological order of the edges (``adj`` is the successor map
+    when ``forward``, the predecessor map otherwise), or None. With it, only nodes between
+    ``start`` and the farthest target in that order are searched: every path from ``start``
+    to a target stays between the two.
+    """
+    if topo is None:
+        seen = _reach(adj, start)
+        return {t for t in targets if t in seen}
+    here = topo[start]
+    if forward:
+        want = {t for t in targets if topo[t] > here}
+        if not want:
+            return set()
+        bound = max(topo[t] for t in want)
+    else:
+        want = {t for t in targets if topo[t] < here}
+        if not want:
+            return set()
+        bound = min(topo[t] for t in want)
+    found: set[str] = set()
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        x = stack.pop()
+        for y in adj.get(x, ()):
+            if y in seen or (topo[y] > bound if forward else topo[y] < bound):
+                continue
+            seen.add(y)
+            if y in want:
+                found.add(y)
+                if first or len(found) == len(want):
+                    return found
+            stack.append(y)
+    return found
 
 
 def _tuple_of(n: int) -> Shape:
