@@ -39,9 +39,11 @@ def scalar_usage(p: Problem, order: Sequence[int], coef: np.ndarray | None) -> n
 def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40,
            coef: np.ndarray | None = None, per_window: float = 2.0,
            max_windows: int | None = None, max_expansions: int | None = None,
+           patience: int | None = None,
            on_improve: Callable[[list[int]], None] | None = None,
            should_stop: Callable[[], bool] | None = None) -> tuple[list[int], RefineStats]:
-    """Improve ``order`` (local to ``p``) until ``deadline`` (perf_counter seconds)."""
+    """Improve ``order`` (local to ``p``) until ``deadline`` (perf_counter seconds), or
+    until ``patience`` windows in a row brought nothing."""
     t0 = time.perf_counter()
     order = list(order)
     st = RefineStats()
@@ -52,8 +54,11 @@ def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40
     tried: set[tuple[int, int, bytes]] = set()
     scale = None if coef is None else np.asarray(coef, dtype=float)
     stall = 0
+    since = 0          # windows since the last improvement
     while time.perf_counter() < deadline and (max_windows is None or st.windows < max_windows):
         if should_stop is not None and should_stop():
+            break
+        if patience is not None and since >= patience:
             break
         use = scalar_usage(p, order, scale)
         peak = use.max()
@@ -90,7 +95,9 @@ def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40
         r = best_first(w, upper=float(local_before), time_limit=tl, max_states=400_000,
                        coef=None if scale is None else scale, max_expansions=max_expansions)
         st.windows += 1
+        since += 1
         if r.order is not None and r.cost < local_before:
+            since = 0
             new = [int(w.ops[v]) for v in r.order]
             order[a:b] = new
             st.improved += 1

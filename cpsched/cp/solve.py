@@ -80,8 +80,12 @@ OBJECTIVES = ("weighted", "minimax", "lexicographic", "budget")
 
 # Work-unit rates used in deterministic mode (calibrated on a 2-core machine).
 EXPANSIONS_PER_SECOND = 20_000
-# Problems above this many ops skip the whole-problem CP-SAT model (windows instead).
+# Problems above this many ops skip the whole-problem CP-SAT model (windows instead);
+# above CP_FULL_SHARE_OPS it gets a smaller share of the time.
 CP_MAX_OPS = 1500
+CP_FULL_SHARE_OPS = 200
+# Windows in a row without improvement before the refinement phase hands its time on.
+WINDOW_PATIENCE = 40
 # Beam search warm start: deterministic width (for 250 ops; scaled by 250/n), and in normal
 # mode the share of the time limit it may use and its largest width.
 BEAM_WIDTH = 256
@@ -270,7 +274,7 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
                          per_window=1e9 if det else 2.0,
                          max_expansions=ctx.work(0.5) if det else None,
                          max_windows=int(max(1, 4 * alloc)) if det else None,
-                         on_improve=on_imp)
+                         patience=WINDOW_PATIENCE, on_improve=on_imp)
         c = _scalar_cost_local(p, new, sc)
         if c < best_cost:
             best, best_cost, engine = new, c, engine + "+window"
@@ -280,7 +284,9 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
     # 3. CP-SAT on the whole problem, hinted with the best order
     if use_cpsat and p.n <= CP_MAX_OPS:
         t = time.perf_counter()
-        share = 0.4 if use_bounds else 1.0
+        # measured: after the windows, CP-SAT rarely improves graphs of a few hundred ops
+        # within minutes and its bound stays at the static one, so it gets less there
+        share = (0.4 if p.n <= CP_FULL_SHARE_OPS else 0.2) if use_bounds else 1.0
         tl = max(0.05, share * left())
         ctx.spend(tl)
         scale = make_scale(p)
