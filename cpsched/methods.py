@@ -38,6 +38,8 @@ METHOD_MODULES = (
     "cpsched.heuristics.lhs",
     "cpsched.heuristics.bladedisc",
     "cpsched.cp.solve",
+    "cpsched.heuristics.remat",
+    "cpsched.cp.remat",
 )
 
 
