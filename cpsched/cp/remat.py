@@ -1092,8 +1092,12 @@ def _solve_peak(graph, sc, dur, transfer, order, budget, overhead_cap, evict, re
     return res
 
 
+def _not_in_order_tables(graph: Graph) -> bool:
+    return False  # needs a budget and returns a plan, not an order: not for `compare`
+
+
 @register("cp-remat", "CP-SAT order + rematerialization (+ eviction with --evict) under a "
-          "memory budget, per-bucket plans", "remat")
+          "memory budget, per-bucket plans", "remat", _not_in_order_tables)
 def cp_remat(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> RematResult:
     budget = options.pop("budget", None)
     if options.get("objective") not in (None, "time", "peak"):
