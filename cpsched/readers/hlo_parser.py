@@ -344,8 +344,9 @@ def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, in
 
 # The parser reads a coarser token stream: the same tokens as ``tokenize``, except that three
 # frequent runs come as one token each (far fewer tokens on big modules):
-# - ``S``: an array shape with plain dims and an optional plain layout, ``f32[8,128]{1,0}``
-#   (dynamic dims, tiles and other layout items are read token by token);
+# - ``S``: an array shape with plain dims and an optional layout of plain dims and items
+#   with plain arguments, ``f32[8,128]{1,0}``, ``bf16[8,128]{1,0:T(8,128)(2,1)}`` (dynamic
+#   dims and other layouts are read token by token);
 # - ``g``: a brace group written right after ``=`` (an attribute value such as
 #   ``metadata={...}``) with at most two levels of brackets inside;
 # - ``o``: a parenthesized list of plain operands (names, each maybe after an ``S`` shape)
@@ -358,7 +359,9 @@ def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, in
 # fine token.
 _GROUP_ATOM = r"""(?:->|[A-Za-z0-9_.$+?\-,=:*\#\s]|%(?=[A-Za-z0-9_.$+?]|-(?!>))|<=|"(?:[^"\\]|\\.)*")"""
 _PLAIN_DIMS = r"(?:[0-9]+(?:,[0-9]+)*)?"
-_PLAIN_SHAPE = r"[a-z][a-z0-9]*\[" + _PLAIN_DIMS + r"\](?:\{" + _PLAIN_DIMS + r"\}|(?!\{))"
+_LAYOUT_ITEMS = r"(?::(?:[A-Za-z]+(?:\([0-9]+(?:,[0-9]+)*\))+)*)?"   # :T(8,128)(2,1)E(4)S(1)
+_PLAIN_SHAPE = (r"[a-z][a-z0-9]*\[" + _PLAIN_DIMS + r"\](?:\{" + _PLAIN_DIMS + _LAYOUT_ITEMS
+                + r"\}|(?!\{))")
 _WORD = r"%?(?:[A-Za-z0-9_.$+?]|-(?!>))+"
 _PLAIN_OPERAND = r"(?:" + _PLAIN_SHAPE + r"\s*)?" + _WORD
 _FAST_TOKEN_RE = re.compile(r"""
@@ -377,6 +380,8 @@ _FAST_TOKEN_RE = re.compile(r"""
     |(?P<bad>/\*|"|.)
     |(?P<eof>\Z)
   )""", re.X | re.S)
+# the items of a plain layout, one match each: (name, first argument)
+_LAYOUT_ITEM_RE = re.compile(r"([A-Za-z]+)\(([0-9]+)")
 # the operands of an ``o`` token, one match each: (plain shape or None, name)
 _OPERAND_RE = re.compile(r"(?:(" + _PLAIN_SHAPE + r")\s*)?(" + _WORD + ")")
 _BAD = "!"
@@ -635,7 +640,7 @@ class _Parser:
         return Shape(et, tuple(dims), tuple(dyn), tuple(unb), (), bits, space, layout)
 
     def _plain_shape(self, t) -> Shape:
-        """The shape of an ``S`` token: ``etype[d,...]`` and maybe ``{m,...}``, digits only."""
+        """The shape of an ``S`` token: ``etype[d,...]`` and maybe ``{m,...[:items]}``."""
         text = t[1]
         k = text.index("[")
         et = text[:k]
@@ -645,7 +650,15 @@ class _Parser:
         dims = tuple(int(d) for d in text[k + 1:close].split(",")) if close > k + 1 else ()
         flags = (False,) * len(dims)
         layout = text[close + 1:] or None
-        shape = Shape(et, dims, flags, flags, (), None, 0, layout)
+        bits = None
+        space = 0
+        if layout is not None and ":" in layout:
+            for item, first_arg in _LAYOUT_ITEM_RE.findall(layout, layout.index(":")):
+                if item == "E":
+                    bits = int(first_arg)
+                elif item == "S":
+                    space = int(first_arg)
+        shape = Shape(et, dims, flags, flags, (), bits, space, layout)
         self._shapes[text] = shape
         return shape
 
@@ -671,13 +684,18 @@ class _Parser:
                 if t[0] not in ("w", "#", "*"):
                     raise self.error(f"bad layout item {self._describe(t)}", t[2])
                 self.i += 1
-                if toks[self.i][0] == "o":
-                    self._split()
-                if toks[self.i][0] != "(":
-                    raise self.error(f"expected '(' after layout item {t[1]!r}", toks[self.i][2])
-                first_arg = toks[self.i + 1]
-                while toks[self.i][0] == "(":
-                    self.skip_group()
+                n = toks[self.i]
+                if n[0] == "o":     # T(8,128): its first fine token is the first argument
+                    first_arg = _fine_tokens(self.text, n[2] + 1, n[3])[0]
+                elif n[0] == "(":
+                    first_arg = toks[self.i + 1]
+                else:
+                    raise self.error(f"expected '(' after layout item {t[1]!r}", n[2])
+                while toks[self.i][0] in ("(", "o"):
+                    if toks[self.i][0] == "o":
+                        self.i += 1
+                    else:
+                        self.skip_group()
                 if t[1] in ("E", "S"):
                     if first_arg[0] != "w" or not first_arg[1].isdigit():
                         raise self.error(f"bad {t[1]}(...) in layout", first_arg[2])
