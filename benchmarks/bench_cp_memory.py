@@ -154,6 +154,10 @@ def suite_naive(args) -> str:
 
 MODEL_VARIANTS = {
     "naive (no domains, no peak bound)": None,
+    "cumulative, no domains, no peak bound": ModelOptions(memory="cumulative", domains=False,
+                                                          peak_bound=False),
+    "cumulative, no peak bound": ModelOptions(memory="cumulative", peak_bound=False),
+    "cumulative, no position domains": ModelOptions(memory="cumulative", domains=False),
     "cumulative, direct edges": ModelOptions(memory="cumulative", precedence="direct"),
     "cumulative, reduction": ModelOptions(memory="cumulative", precedence="reduction"),
     "cumulative, reduction + distances": ModelOptions(memory="cumulative", precedence="distance"),

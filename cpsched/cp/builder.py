@@ -20,6 +20,8 @@ class ModelOptions:
     precedence: str = "distance"    # direct | reduction | distance | closure
     exact_liveness: bool = True     # end = max(users) (else end >= each user)
     symmetry: bool = True           # order identical independent ops
+    domains: bool = True            # pos[v] in [#ancestors, n - 1 - #descendants]
+    peak_bound: bool = True         # peak[s] >= the forced-live lower bound
     per_op_max_literals: int = 60_000   # 'both'/'per-op' fall back to cumulative above this
 
     def with_(self, **kw) -> "ModelOptions":
@@ -52,9 +54,9 @@ def build(p: Problem, spec: ObjectiveSpec, opts: ModelOptions = ModelOptions(),
           peak_lower_bytes: np.ndarray | None = None) -> Built:
     scale = scale or make_scale(p)
     model = cp_model.CpModel()
-    V = make_vars(p, scale, model)
+    V = make_vars(p, scale, model, domains=opts.domains, peak_bound=opts.peak_bound)
     info: dict = {"n": p.n, "buffers": p.nb}
-    if peak_lower_bytes is not None:
+    if peak_lower_bytes is not None and opts.peak_bound:
         for s, lb in enumerate(peak_lower_bytes):
             model.add(V.peak[s] >= scale.units(s, int(lb)))
     C.permutation(V)

@@ -523,10 +523,6 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
         if ok:
             return finish(best_order, OPTIMAL, lower, "heuristic:" + best_name,
                           _obj_bound(objective, lower, weights, den, budgets, key))
-    if objective == "budget" and (lower > budgets).any():
-        # proven infeasible before any search; still look for the least violating order
-        pass
-
     # 2. the scalar path (a max over steps): decomposition + engines
     if scalar is not None:
         order, cost, bound, engine, sproven = _solve_scalar_whole(

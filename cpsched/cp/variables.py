@@ -67,11 +67,12 @@ def maximal_users(p: Problem, users: list[int]) -> list[int]:
 
 
 def make_vars(p: Problem, scale: Scale, model: cp_model.CpModel | None = None,
-              intervals: bool = True, peak_upper: np.ndarray | None = None) -> Vars:
+              intervals: bool = True, peak_upper: np.ndarray | None = None,
+              domains: bool = True, peak_bound: bool = True) -> Vars:
     model = model or cp_model.CpModel()
     n = p.n
-    n_anc = p.anc.sum(axis=1)
-    n_desc = p.anc.sum(axis=0)
+    n_anc = p.anc.sum(axis=1) if domains else np.zeros(n, dtype=np.int64)
+    n_desc = p.anc.sum(axis=0) if domains else np.zeros(n, dtype=np.int64)
     pos = [model.new_int_var(int(n_anc[v]), int(n - 1 - n_desc[v]), f"p{v}") for v in range(n)]
     starts, ends, lasts, ivs = [], [], [], []
     for b in range(p.nb):
@@ -114,7 +115,7 @@ def make_vars(p: Problem, scale: Scale, model: cp_model.CpModel | None = None,
     S = p.n_scenarios
     # model units over-count bytes, so ceil(bytes bound / unit) bounds the model peak
     lb_units = [max(int(scale.floor[s]), scale.units(s, int(p.lower_bound[s])))
-                for s in range(S)]
+                if peak_bound else int(scale.floor[s]) for s in range(S)]
     ub = (scale.base + scale.sizes.sum(axis=1)
           + (scale.transient.max(axis=1) if n else 0))
     ub = np.maximum(ub, scale.floor)
