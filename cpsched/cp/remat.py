@@ -880,14 +880,16 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
     if cp_res is not None and (best is None or cp_res.weighted_added <= best.weighted_added + 1e-9):
         best = cp_res
     # 4. joint order + clones
-    if reorder and remaining() > 1.0 and best is not None and best.weighted_added > 0:
+    if reorder and remaining() > 1.0 and (best is None or best.weighted_added > 0):
         t0 = time.perf_counter()
-        j_res, j_status = _solve_joint(graph, sc, bud, dur, fixed, _skeleton_from(best), copies,
+        hint = _skeleton_from(best) if best is not None else \
+            (Skeleton(tuple(fixed)), [[] for _ in range(n_s)])
+        j_res, j_status = _solve_joint(graph, sc, bud, dur, fixed, hint, copies,
                                        sub_slots, remaining(), workers, seed, log,
                                        method_name, t_start, progress)
         timings["cp-joint"] = time.perf_counter() - t0
         info["cp_joint_status"] = j_status
-        if j_res is not None and j_res.weighted_added < best.weighted_added - 1e-9:
+        if j_res is not None and (best is None or j_res.weighted_added < best.weighted_added - 1e-9):
             best = j_res
     if best is None:
         raise InfeasibleError(f"no plan found under the budget in {time_limit:g} s (not proven "

@@ -1,0 +1,260 @@
+"""CP-SAT remat/eviction against brute force, budgets, infeasibility, per-bucket plans and
+the baselines."""
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cpsched.cp.remat import min_memory_bound, solve_remat
+from cpsched.errors import InfeasibleError
+from cpsched.graph import GraphBuilder
+from cpsched.heuristics.remat import dtr_remat, offload_remat, sqrt_remat, xla_remat
+from cpsched.memory import simulate
+from cpsched.methods import load_all
+from cpsched.remat_plan import (Evict, PlanError, Regen, Skeleton, TransferModel,
+                                breakpoints, materialize, pick_plan, plan_time, plan_to_graph,
+                                recomputable_ops, replay)
+from cpsched.scenarios import Scenarios, static
+from cpsched.validate import validate_schedule
+
+from helpers import all_topological_orders, random_dag
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+MOCCASIN = SHARED / "peer-cases" / "moccasin"
+
+FULL = dict(margin=0.0, depth=20, sub_slots=8, baselines=False, workers=2, seed=0)
+
+
+def weighted_dag(n, seed, p=0.45):
+    """A random DAG with integer durations; the last op is the program output."""
+    g0 = random_dag(n, seed, p=p)
+    rng = np.random.default_rng(seed + 1000)
+    b = GraphBuilder(g0.name)
+    for i in range(n):
+        b.add_op(g0.op_names[i], "op", operands=[int(x) for x in g0.operands(i)],
+                 attrs={"duration": float(rng.integers(1, 10))})
+    for j in range(g0.n_buffers):
+        b.add_buffer(int(g0.buffer_def[j]), g0.buffer_sizes[j],
+                     users=[int(u) for u in g0.buffer_users(j)],
+                     live_out=bool(g0.buffer_live_out[j]))
+    b.original_order = list(range(n))
+    return b.build()
+
+
+def brute_force(graph, orders, budget, durations):
+    """Least clone time over every order in ``orders`` and every placement of at most one
+    clone per op (before any later main step), or None."""
+    clon = [int(v) for v in np.flatnonzero(recomputable_ops(graph))]
+    best = None
+    n = graph.n_ops
+    for order in orders:
+        pos = {v: t for t, v in enumerate(order)}
+        choices = [[None] + list(range(pos[v] + 1, n)) for v in clon]
+        for pick in itertools.product(*choices):
+            cands = tuple(Regen(v, t, pos[v]) for v, t in zip(clon, pick) if t is not None)
+            try:
+                events = materialize(graph, Skeleton(tuple(order), cands))
+            except PlanError:
+                continue
+            r = replay(graph, events, budget=budget)
+            if r.errors:
+                continue
+            cost = float(plan_time(graph, events, durations).recompute[0])
+            if best is None or cost < best:
+                best = cost
+    return best
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3, 4, 6])
+def test_fixed_order_matches_brute_force(seed):
+    g = weighted_dag(6, seed)
+    dur = np.array([[g.attrs(i)["duration"] for i in range(g.n_ops)]])
+    order = g.default_order()
+    peak = int(simulate(g, order).peak[0])
+    lb = int(min_memory_bound(g, None, order)[0][0])
+    for budget in sorted({max(lb, int(0.75 * peak)), max(lb, int(0.9 * peak))}):
+        want = brute_force(g, [order], budget, dur)
+        if want is None:
+            with pytest.raises(InfeasibleError):
+                solve_remat(g, None, budget, reorder=False, time_limit=10, **FULL)
+            continue
+        res = solve_remat(g, None, budget, reorder=False, time_limit=10, **FULL)
+        assert res.peak[0] <= budget
+        assert res.time.recompute[0] == pytest.approx(want)
+        assert res.info.get("model_optimal") or want == 0
+
+
+@pytest.mark.parametrize("n,seed", [(5, 6), (5, 10), (5, 30), (6, 2), (6, 11)])
+def test_joint_order_matches_brute_force(n, seed):
+    g = weighted_dag(n, seed, p=0.5)
+    dur = np.array([[g.attrs(i)["duration"] for i in range(g.n_ops)]])
+    orders = list(all_topological_orders(g))
+    best_peak = min(int(simulate(g, o).peak[0]) for o in orders)
+    lb = int(min_memory_bound(g)[0][0])
+    budget = max(lb, best_peak - 1)
+    want = brute_force(g, orders, budget, dur)
+    assert want and want > 0       # the order alone does not do it
+    res = solve_remat(g, None, budget, reorder=True, time_limit=20, **FULL)
+    assert res.peak[0] <= budget
+    assert res.time.recompute[0] == pytest.approx(want)
+
+
+def test_order_alone_meets_the_budget():
+    g = weighted_dag(8, 11)
+    orders = list(all_topological_orders(g))
+    peaks = [int(simulate(g, o).peak[0]) for o in orders]
+    if min(peaks) == max(peaks):
+        pytest.skip("every order has the same peak")
+    res = solve_remat(g, None, min(peaks), time_limit=10, workers=2)
+    assert res.status == "OPTIMAL" and res.added_time[0] == 0 and res.peak[0] <= min(peaks)
+
+
+def test_budget_below_the_proven_minimum_is_refused():
+    g = weighted_dag(8, 3)
+    lb = int(min_memory_bound(g)[0][0])
+    with pytest.raises(InfeasibleError, match=f"proven minimum {lb}"):
+        solve_remat(g, None, lb - 1, time_limit=5)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_plans_respect_the_budget_in_replay_and_simulator(seed):
+    g = weighted_dag(10, seed, p=0.35)
+    order = g.default_order()
+    peak = int(simulate(g, order).peak[0])
+    budget = max(int(min_memory_bound(g, None, order)[0][0]), int(0.7 * peak))
+    try:
+        res = solve_remat(g, None, budget, reorder=False, time_limit=5, workers=2)
+    except InfeasibleError:
+        return
+    events = res.events[0]
+    assert replay(g, events, budget=budget).ok
+    g2, o2 = plan_to_graph(g, events)
+    assert int(validate_schedule(g2, o2, static())[0]) == int(res.peak[0]) <= budget
+
+
+def test_baselines_give_checked_plans():
+    g = weighted_dag(14, 7, p=0.3)
+    order = g.default_order()
+    peak = int(simulate(g, order).peak[0])
+    budget = max(int(min_memory_bound(g, None, order)[0][0]), int(0.8 * peak))
+    for fn in (xla_remat, sqrt_remat, dtr_remat):
+        r = fn(g, None, budget)
+        assert replay(g, r.events[0]).ok
+        assert r.status in ("HEURISTIC", "OVER_BUDGET")
+        assert (r.status == "HEURISTIC") == bool(r.peak[0] <= budget)
+    res = solve_remat(g, None, budget, reorder=False, time_limit=5)
+    feasible = [fn(g, None, budget) for fn in (xla_remat, sqrt_remat, dtr_remat)]
+    feasible = [r.added_time[0] for r in feasible if r.status == "HEURISTIC"]
+    if feasible:
+        assert res.added_time[0] <= min(feasible) + 1e-9
+    fams = {m.name: m.family for m in load_all().values()}
+    for name in ("cp-remat", "remat-xla", "remat-sqrt", "remat-dtr", "remat-fixed-order",
+                 "remat-offload"):
+        assert fams[name] == "remat"
+
+
+def _train_chain(L, size, dur, costly=()):
+    b = GraphBuilder("chain")
+    fw, bufs, prev = [], {}, None
+    for i in range(L):
+        d = 50.0 if i in costly else dur
+        o = b.add_op(f"f{i}", "op", operands=[prev] if prev is not None else [],
+                     attrs={"duration": d})
+        if prev is not None:
+            b.add_buffer_user(bufs[prev], o)
+        bufs[o] = b.add_buffer(o, size)
+        fw.append(o)
+        prev = o
+    gr = prev
+    for i in reversed(range(L)):
+        ops = [gr] + ([fw[i - 1]] if i > 0 else [])
+        o = b.add_op(f"b{i}", "op", operands=ops, attrs={"duration": dur})
+        for x in ops:
+            b.add_buffer_user(bufs[x], o)
+        bufs[o] = b.add_buffer(o, size)
+        gr = o
+    b.original_order = list(range(2 * L))
+    return b.build()
+
+
+def test_eviction_replaces_costly_recompute_when_copies_hide():
+    g = _train_chain(6, 100, 10.0, costly=range(6))
+    peak = int(simulate(g, g.default_order()).peak[0])
+    budget = peak - 100
+    remat = solve_remat(g, None, budget, reorder=False, time_limit=10, workers=2)
+    fast = solve_remat(g, None, budget, evict=True, transfer=TransferModel(1000.0),
+                       time_limit=10, workers=2)
+    assert remat.added_time[0] > 0
+    assert fast.added_time[0] == 0 and fast.peak[0] <= budget
+    assert any(isinstance(fast.skeleton.candidates[c], Evict) for c in fast.active[0])
+    # too slow a link: nothing to gain over cloning
+    slow = solve_remat(g, None, budget, evict=True, transfer=TransferModel(0.01),
+                       time_limit=10, workers=2)
+    assert slow.added_time[0] <= remat.added_time[0] + 1e-9
+    off = offload_remat(g, None, budget, transfer=TransferModel(1000.0))
+    assert off.peak[0] <= budget and replay(g, off.events[0]).ok
+
+
+def _sym_chain():
+    b = GraphBuilder("symchain")
+    L = 4
+    fw, bufs, prev = [], {}, None
+    for i in range(L):
+        o = b.add_op(f"f{i}", "op", operands=[prev] if prev is not None else [],
+                     attrs={"duration": 1.0 + i})
+        if prev is not None:
+            b.add_buffer_user(bufs[prev], o)
+        bufs[o] = b.add_buffer(o, "2*s^2 + 16*s")
+        fw.append(o)
+        prev = o
+    gr = prev
+    for i in reversed(range(L)):
+        ops = [gr] + ([fw[i - 1]] if i > 0 else [])
+        o = b.add_op(f"b{i}", "op", operands=ops, attrs={"duration": 1.0})
+        for x in ops:
+            b.add_buffer_user(bufs[x], o)
+        bufs[o] = b.add_buffer(o, "2*s^2 + 16*s")
+        gr = o
+    b.original_order = list(range(2 * L))
+    return b.build()
+
+
+def test_per_bucket_plans_and_runtime_choice():
+    g = _sym_chain()
+    vals, lows = [32, 64, 128], [1, 33, 65]
+    sc = Scenarios(tuple(f"s<={v}" for v in vals), ("s",), np.array([[v] for v in vals]),
+                   np.array([0.5, 0.3, 0.2]), np.array([[x] for x in lows]))
+    peaks = simulate(g, g.default_order(), sc).peak
+    budget = int(0.8 * peaks[2])
+    assert budget >= peaks[1]         # the two small buckets fit as they are
+    res = solve_remat(g, sc, budget, reorder=False, time_limit=20, workers=2)
+    assert (res.peak <= budget).all()
+    assert res.added_time[0] == 0 and res.added_time[1] == 0 and res.added_time[2] > 0
+    assert res.active[0] == () and res.active[2]
+    # every bucket at least as good as solving it alone
+    for s in range(3):
+        one = Scenarios((sc.names[s],), ("s",), sc.values[s:s + 1], np.ones(1))
+        alone = solve_remat(g, one, budget, reorder=False, time_limit=10, workers=2)
+        assert res.added_time[s] <= alone.added_time[0] + 1e-9
+    bp = res.info["breakpoints"]
+    assert bp["dim"] == "s"
+    on = [v for v in bp["must_be_on_from"].values() if v is not None]
+    assert on and min(on) == bp["plans"]["s<=32"]["limit"] + 1 or \
+        min(on) == max(bp["plans"]["s<=32"]["limit"], bp["plans"]["s<=64"]["limit"]) + 1
+    for s_val, name in ((20, "s<=32"), (64, "s<=64"), (100, "s<=128")):
+        p = pick_plan(res, {"s": s_val})
+        assert p.bucket == name and p.peak <= budget
+
+
+@pytest.mark.skipif(not MOCCASIN.is_dir(), reason="shared peer cases are not next to the checkout")
+def test_moccasin_fcn8_training_graph_at_its_budgets():
+    from cpsched.readers.nx_json import read_nx_json
+    g = read_nx_json(str(MOCCASIN / "fcn_8_vgg_32_416_608_3_train_nx.json"))
+    peak = int(simulate(g, g.default_order()).peak[0])
+    for frac in (0.9, 0.8):
+        budget = int(frac * peak)
+        res = solve_remat(g, None, budget, reorder=False, time_limit=10, workers=2)
+        assert res.peak[0] <= budget and replay(g, res.events[0], budget=budget).ok
+        assert res.added_time_pct[0] < 0.2
