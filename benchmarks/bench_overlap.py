@@ -253,7 +253,15 @@ def main(argv=None) -> int:
     for name, make, sc in cases(args.quick):
         run_case(name, make, sc, args, rows_tight, rows_lhs, rows_dist)
     text = render(args, rows_tight, rows_lhs, rows_dist, time.perf_counter() - t0)
-    Path(args.out).write_text(text)
+    out = Path(args.out)
+    if out.is_file():   # keep the hand-written analysis of an earlier run, marked as such
+        old = out.read_text()
+        k = old.find("\n## Analysis")
+        if k >= 0:
+            text += old[k:] if "regenerated" in old[k:k + 400] else \
+                old[k:].replace("\n", "\n\n_(written for an earlier run; the tables above "
+                                "were regenerated)_\n", 1)
+    out.write_text(text)
     print(text)
     return 0
 

@@ -14,8 +14,11 @@ for its transfer time. Times come from ``cpsched.cost.estimate`` (device, profil
 Time-indexed CP-SAT model (``objective='makespan'``):
 
 - every op ``i`` is a fixed-size interval ``[s_i, s_i + d_i)`` on the compute stream
-  (``NoOverlap``); durations are integer ticks, at least 1, so the intervals are strictly
-  ordered and the instruction order is the order of their starts;
+  (``NoOverlap``), ``d_i`` in integer ticks. Ops that take time, allocate a buffer, have
+  transient bytes or start a transfer take at least one tick; the others may take zero
+  (a zero-size interval cannot sit inside another one, and the memory at such a step is
+  never above the previous timed step's). The instruction order is the order of the
+  starts, zero-tick ops first at a tie, then the base order;
 - every data/control/buffer/async dependence ``u -> v`` is ``s_v >= s_u + d_u``;
 - every async transfer ``p`` (start ``a``, done ``b``) is an interval ``[x_p, x_p + t_p)``
   with ``x_p >= s_a + d_a`` and ``s_b >= x_p + t_p``; transfers of one stream do not
@@ -24,17 +27,34 @@ Time-indexed CP-SAT model (``objective='makespan'``):
 - memory: every buffer is an interval from its defining op's start (0 if live-in) to the
   end of its last user (the horizon if live-out) with its bytes as demand, every op's
   transient bytes an interval over the op, and one ``Cumulative`` per scenario with the
-  budget as capacity. Because every op takes at least one tick and the compute stream runs
-  one op at a time, usage at any time inside op ``v`` equals the simulator's usage at
-  ``v``'s step (and idle gaps never exceed the step before), so the memory model is exact;
+  budget as capacity. The compute stream runs one op at a time, so the usage inside op
+  ``v`` equals the simulator's usage at ``v``'s step: the memory model is exact. Small
+  graphs also get a redundant step model over pairwise order literals ("buffer live at
+  op v" Booleans, one linear constraint per op and scenario), whose propagation proves the
+  XLA test modules optimal in well under a second;
 - optional in-flight limits (XLA LHS ``*_overlap_limit``): a ``Cumulative`` of capacity
   ``N`` per collective kind over the ``[start, done]`` spans;
+- the analytic lower bound (``overlap_bounds``) on the tick durations bounds the makespan;
 - objective: the makespan. With several scenarios the durations differ per scenario but
   the order is shared: ``scenario_mode='exact'`` keeps one time copy per scenario, tied
   by one order literal per pair of independent ops, and minimises the weighted makespan
   (``scenario_objective='weighted'``, weights of the scenarios, seconds) or the largest
   makespan relative to its lower bound (``'minimax'``); ``'aggregate'`` (automatic for
-  large graphs) solves one copy on weighted durations and evaluates every scenario exactly.
+  larger graphs) solves one copy on weighted durations and evaluates every scenario
+  exactly.
+
+Search: the whole model runs for about a third of the time, then a window LNS re-solves
+``k`` consecutive positions of the best order with the rest fixed (times before the
+window fixed too, memory exact in steps inside it), on windows placed at the dones that
+stall the compute stream; ``k`` grows while windows are solved to optimality quickly.
+Hints: every heuristic, plus ``overlap_hints.budget_repair`` (orders over the budget made
+feasible by shortening in-flight spans) and ``budget_hoist`` (starts up / dones down as far
+as the budget allows).
+
+Status: ``OPTIMAL`` when the whole model was solved to optimality (optimal for the
+timeline up to ``info['model']['rounding_slack']``, the tick rounding) or the makespan meets
+the lower bound; ``FEASIBLE`` when the solver beat every heuristic; ``HEURISTIC_FALLBACK``
+when a heuristic order (possibly hoisted or repaired) was at least as good.
 
 ``objective='distance'`` is the seed's surrogate: unit durations (the times are
 instruction positions), maximise the sum over async collectives of done index minus start
