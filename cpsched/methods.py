@@ -40,6 +40,7 @@ METHOD_MODULES = (
     "cpsched.cp.solve",
     "cpsched.heuristics.remat",
     "cpsched.cp.remat",
+    "cpsched.cp.overlap",
 )
 
 
