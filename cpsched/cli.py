@@ -230,27 +230,68 @@ def _progress_printer():
     return show
 
 
+# Objective -> (method, objective passed to it).
+OBJECTIVES = {
+    "weighted": ("cp", "weighted"), "minimax": ("cp", "minimax"),
+    "lexicographic": ("cp", "lexicographic"), "budget": ("cp", "budget"),
+    "overlap": ("cp-overlap", "makespan"), "distance": ("cp-overlap", "distance"),
+    "remat": ("cp-remat", "time"),
+}
+
+
 def cmd_schedule(args) -> int:
     from cpsched.writers import write_json, write_text
     from cpsched.writers.schedule import schedule_to_dict
     g = _read(args.input, args)
     sc = _scenarios(args, g)
-    method = args.method or ("cp" if args.objective else "xla-default")
+    if args.objective:
+        method, objective = OBJECTIVES[args.objective]
+        if args.method and args.method != method and not (method == "cp-remat" and
+                                                           args.method.startswith("remat")):
+            raise InputError(f"--objective {args.objective} is solved by {method}, not {args.method}")
+        method = args.method or method
+    else:
+        method, objective = args.method or "xla-default", None
+    method = {"cp-memory": "cp"}.get(method, method)
     opts = _method_options(args)
-    if method == "cp" and not args.json:
+    if objective is not None:
+        opts["objective"] = objective
+    if objective == "budget" and "budget" not in opts:
+        raise InputError("--objective budget needs --budget BYTES")
+    for k in ("slack", "evict", "device", "profile"):
+        v = getattr(args, k, None)
+        if v is not None:
+            opts[k] = v
+    from cpsched.methods import get
+    if get(method).family == "remat":
+        return _schedule_remat(args, g, sc, method, opts)
+    if is_solver(method) and not args.json:
         opts["progress"] = _progress_printer()
     s = run_method(method, g, sc, opts)
     if "progress" in opts and sys.stderr.isatty():
         sys.stderr.write("\n")
+    if s.status == "INFEASIBLE":
+        # An impossible budget is the user's input error: one line, exit 2, nothing written.
+        from cpsched.errors import InfeasibleError
+        raise InfeasibleError(s.info.get("message") or "the budget cannot be met")
     from cpsched.readers import sniff_format
     if sniff_format(args.input) == "hlo":
         from cpsched.readers.hlo import read_hlo_module
         from cpsched.writers.hlo import write_hlo
+        if args.async_collectives:
+            raise InputError("--async-collectives changes the module; write a JSON schedule "
+                             "(convert the input with `cpsched convert --async-collectives`) ")
         module = read_hlo_module(args.input)
         text = write_hlo(module, {g.name: s.order_names()})
         write_text(args.output, text, inputs=(args.input,))
     else:
         write_json(args.output, schedule_to_dict(s), inputs=(args.input,))
+    tl = None
+    if args.trace or s.info.get("pairs") is not None:
+        tl = _timing_model(args)(g, s.order, sc)
+    if args.trace:
+        from cpsched.writers.trace import write_trace
+        write_trace(args.trace, tl, g)
     data = schedule_to_dict(s)
     data.pop("order")
     data["output"] = args.output
@@ -258,10 +299,71 @@ def cmd_schedule(args) -> int:
     for n in sc.names:
         lines.append(f"  {n}: peak {data['peak_bytes'][n]} B, lower bound "
                      f"{data['lower_bound_bytes'][n]} B, gap {100 * data['gap'][n]:.2f}%")
+    info = s.info
+    if info.get("makespan"):
+        unit = info.get("unit", "s")
+        for n in sc.names:
+            lines.append(f"  {n}: makespan {_fmt_time(info['makespan'][n], unit)}, exposed comm "
+                         f"{_fmt_time(info['exposed_comm'][n], unit)} (lower bound "
+                         f"{_fmt_time(info['exposed_comm_lower_bound'][n], unit)}), budget "
+                         f"{info['budget'][n]} B")
+        lines.append(_pair_lines(info.get("pairs") or [], sc.names[0], unit))
     lines.append(f"  time {s.seconds:.2f}s")
-    if s.info.get("message"):
-        lines.append(f"  {s.info['message']}")
+    if info.get("message"):
+        lines.append(f"  {info['message']}")
+    if args.trace:
+        lines.append(f"  wrote {args.trace}")
     _emit(args, data, "\n".join(lines))
+    return 0
+
+
+def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
+    """The seed's table: each async pair's start, done and distance before and after."""
+    if not pairs:
+        return "  (no async pairs)"
+    out = [f"  async pairs ({scenario}): start done distance overlapped, before -> after"]
+    for r in pairs:
+        before = (f"{r.get('start_index_before', '-')} {r.get('done_index_before', '-')} "
+                  f"{r.get('distance_before', '-')} "
+                  f"{_fmt_time(r['overlapped_before'][scenario], unit) if 'overlapped_before' in r else '-'}")
+        after = (f"{r['start_index']} {r['done_index']} {r['distance']} "
+                 f"{_fmt_time(r['overlapped_after'][scenario], unit)}")
+        out.append(f"    {r['start']:<28} {before:>26}  ->  {after}")
+    return "\n".join(out)
+
+
+def _schedule_remat(args, g: Graph, sc: Scenarios, method: str, opts: dict) -> int:
+    from cpsched.methods import get
+    from cpsched.remat_plan import remat_result_to_dict
+    from cpsched.writers import write_json
+    if "budget" not in opts:
+        raise InputError("--objective remat needs --budget BYTES (one number or one per scenario)")
+    opts.pop("slack", None)
+    if opts.get("profile") is None:
+        opts.pop("profile", None)
+    res = get(method).fn(g, sc, **opts)
+    data = remat_result_to_dict(res)
+    from cpsched.readers import sniff_format
+    if sniff_format(args.input) == "hlo":
+        data["note"] = ("HLO input: the plan is written as JSON (steps, plan table); the "
+                        "rewritten graph passes the validator")
+    write_json(args.output, data, inputs=(args.input,))
+    lines = [f"{method}: {res.status}, wrote {args.output}"]
+    for s, n in enumerate(sc.names):
+        lines.append(f"  {n}: peak {int(res.peak[s])} B <= budget {int(res.budget[s])} B, added time "
+                     f"{float(res.added_time_pct[s]):.2f}% (recompute "
+                     f"{float(res.time.recompute[s]):.4g}, exposed transfer "
+                     f"{float(res.time.exposed_transfer[s]):.4g}), active candidates "
+                     f"{len(res.active[s])}")
+    if data.get("breakpoints"):
+        lines.append(f"  breakpoints: {data['breakpoints']}")
+    lines.append(f"  time {res.seconds:.2f}s")
+    if res.info.get("message"):
+        lines.append(f"  {res.info['message']}")
+    out = dict(data)
+    out.pop("steps", None)
+    out["output"] = args.output
+    _emit(args, out, "\n".join(lines))
     return 0
 
 
@@ -450,9 +552,15 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "schedule":
             q.add_argument("-o", "--output", required=True)
             q.add_argument("--method", help="method name (see `cpsched methods`)")
-            q.add_argument("--objective", choices=["weighted", "minimax", "lexicographic",
-                                                   "budget", "overlap", "remat"],
-                           help="solver objective (implies --method cp)")
+            q.add_argument("--objective", choices=list(OBJECTIVES),
+                           help="weighted/minimax/lexicographic/budget: min-peak order (cp); "
+                                "overlap/distance: collective overlap (cp-overlap); remat: "
+                                "recompute/evict to fit --budget (cp-remat)")
+            q.add_argument("--slack", type=float, default=None,
+                           help="overlap: memory budget = best memory-only peak x (1 + SLACK)")
+            q.add_argument("--evict", action="store_true", default=None,
+                           help="remat: also offload buffers to host memory")
+            q.add_argument("--trace", metavar="JSON", help="Chrome/Perfetto trace of the timeline")
             q.add_argument("--budget", help="bytes, one number or one per scenario")
             q.add_argument("--deterministic", action="store_true", default=None)
             q.add_argument("--log", action="store_true", default=None, help="show CP-SAT's log")

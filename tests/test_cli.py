@@ -88,3 +88,67 @@ def test_console_script_no_traceback(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr.strip().startswith("cpsched: error:") and "Traceback" not in r.stderr
+
+
+def _tiny_graph(tmp_path):
+    g = {"format": "cpsched-graph", "version": 1, "name": "tiny",
+         "ops": [{"name": "a"}, {"name": "b"}, {"name": "c", "operands": ["a"]},
+                 {"name": "d", "operands": ["b"]}, {"name": "e", "operands": ["c", "d"]}],
+         "buffers": [{"op": "a", "size": "100", "users": ["c"]},
+                     {"op": "b", "size": "100", "users": ["d"]},
+                     {"op": "c", "size": "10", "users": ["e"]},
+                     {"op": "d", "size": "10", "users": ["e"]},
+                     {"op": "e", "size": "1", "live_out": True}],
+         "order": ["a", "b", "c", "d", "e"]}
+    p = tmp_path / "tiny.json"
+    p.write_text(json.dumps(g))
+    return p
+
+
+def test_schedule_min_peak_writes_validated_schedule(capsys, tmp_path):
+    src = _tiny_graph(tmp_path)
+    out = tmp_path / "s.json"
+    rc, stdout, _ = run(capsys, "schedule", str(src), "--objective", "weighted",
+                        "--time-limit", "5", "-o", str(out), "--json")
+    assert rc == 0
+    sched = json.loads(out.read_text())
+    # given order peaks at 210 (a, b, c all live); a, c, b, d, e peaks at 120
+    assert sched["status"] == "OPTIMAL" and sched["peak_bytes"] == {"static": 120}
+    assert sched["order"].index("c") < sched["order"].index("b")
+    rc, stdout, _ = run(capsys, "simulate", str(src), "--schedule", str(out), "--json")
+    assert json.loads(stdout)["peak_bytes"] == {"static": 120}
+
+
+def test_schedule_impossible_budget_is_one_line_error(capsys, tmp_path):
+    src = _tiny_graph(tmp_path)
+    out = tmp_path / "s.json"
+    rc, _, err = run(capsys, "schedule", str(src), "--objective", "budget", "--budget", "119",
+                     "--time-limit", "5", "-o", str(out))
+    errors = [ln for ln in err.splitlines() if ln.startswith("cpsched: error:")]
+    assert rc == 2 and len(errors) == 1 and "120" in errors[0] and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_schedule_heuristic_method_and_unknown(capsys, tmp_path):
+    src = _tiny_graph(tmp_path)
+    out = tmp_path / "s.json"
+    assert run(capsys, "schedule", str(src), "--method", "xla-list", "-o", str(out))[0] == 0
+    assert json.loads(out.read_text())["method"] == "xla-list"
+    rc, _, err = run(capsys, "schedule", str(src), "--method", "nope", "-o", str(out))
+    assert rc == 2 and "unknown method" in err
+
+
+def test_compare_json_rows(capsys, tmp_path):
+    src = _tiny_graph(tmp_path)
+    rc, out, _ = run(capsys, "compare", str(src), "--time-limit", "3", "--json")
+    assert rc == 0
+    d = json.loads(out)
+    rows = {r["method"]: r for r in d["rows"]}
+    assert {"given", "xla-list", "xla-dfs", "xla-default", "cp-memory"} <= set(rows)
+    assert rows["cp-memory"]["peak_bytes"]["static"] == 120
+    assert rows["given"]["peak_bytes"]["static"] == 210
+    assert all(r["peak_bytes"]["static"] >= d["lower_bound_bytes"]["static"] for r in rows.values())
+    assert "makespan" in rows["given"] and "exposed_comm" in rows["given"]
+    rc, out, _ = run(capsys, "compare", str(src), "--csv", "--no-solver")
+    assert rc == 0 and out.splitlines()[0].startswith("method,status,scenario,peak_bytes")
+    assert "cp-memory" not in out
