@@ -357,23 +357,39 @@ def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, in
 # wherever it skips one; where it wants the fine tokens of a coarse one (malformed input, a
 # layout item), the token is split back; error messages name a coarse token by its first
 # fine token.
-_GROUP_ATOM = r"""(?:->|[A-Za-z0-9_.$+?\-,=:*\#\s]|%(?=[A-Za-z0-9_.$+?]|-(?!>))|<=|"(?:[^"\\]|\\.)*")"""
+# inside a group: a maximal run of plain characters (maximal, so that a failing match has
+# one way to try only), ``->``, ``<=``, ``%`` before a word, or a string
+_GROUP_ATOM = (r"""(?:(?:[A-Za-z0-9_.$+?,=:*\#\s]|-(?!>))+(?![A-Za-z0-9_.$+?,=:*\#\s]|-(?!>))"""
+               r"""|->|<=|%(?=[A-Za-z0-9_.$+?]|-(?!>))|"[^"\\]*(?:\\.[^"\\]*)*")""")
+_GROUP = (r"\{(?:" + _GROUP_ATOM + r"|\{" + _GROUP_ATOM + r"*\}|\[" + _GROUP_ATOM + r"*\]|\("
+          + _GROUP_ATOM + r"*\))*\}")
 _PLAIN_DIMS = r"(?:[0-9]+(?:,[0-9]+)*)?"
 _LAYOUT_ITEMS = r"(?::(?:[A-Za-z]+(?:\([0-9]+(?:,[0-9]+)*\))+)*)?"   # :T(8,128)(2,1)E(4)S(1)
 _PLAIN_SHAPE = (r"[a-z][a-z0-9]*\[" + _PLAIN_DIMS + r"\](?:\{" + _PLAIN_DIMS + _LAYOUT_ITEMS
                 + r"\}|(?!\{))")
-_WORD = r"%?(?:[A-Za-z0-9_.$+?]|-(?!>))+"
+_WORD_CHAR = r"(?:[A-Za-z0-9_.$+?]|-(?!>))"
+_WORD = r"%?" + _WORD_CHAR + "+"
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _PLAIN_OPERAND = r"(?:" + _PLAIN_SHAPE + r"\s*)?" + _WORD
+_PLAIN_OPERANDS = r"\((?:\s*" + _PLAIN_OPERAND + r"(?:\s*,\s*" + _PLAIN_OPERAND + r")*)?\s*\)"
+# an attribute ``, key=value`` whose value is one word, string or group, not continued
+_PLAIN_ATTR = (r"\s*,\s*" + _WORD + r"\s*=\s*(?:" + _WORD + "|" + _STRING + "|" + _GROUP
+               + r")(?![{(\[%]|" + _WORD_CHAR + r")(?!(?:\s|/\*.*?\*/|//[^\n]*)*(?:->|<=))")
+# words the grammar looks for by their text: never the name of an ``I`` token
+_KEYWORDS = (r"(?:ROOT|ENTRY|HloModule|execution_thread|FileNames|FunctionNames|FileLocations"
+             r"|StackFrames)(?!" + _WORD_CHAR + ")")
 _FAST_TOKEN_RE = re.compile(r"""
   (?:\s+|/\*.*?\*/|//[^\n]*)*
   (?:
-     (?P<S>""" + _PLAIN_SHAPE + r""")
-    |(?P<g>(?<==)\{(?:""" + _GROUP_ATOM + r"|\{" + _GROUP_ATOM + r"*\}|\[" + _GROUP_ATOM
-    + r"*\]|\(" + _GROUP_ATOM + r"""*\))*\})
+     (?P<I>(?!""" + _KEYWORDS + r""")(?P<Iname>""" + _WORD + r""")\s*=\s*(?:(?P<Ishape>"""
+    + _PLAIN_SHAPE + r""")\s*)?(?P<Iop>""" + _WORD + r""")(?P<Iargs>""" + _PLAIN_OPERANDS
+    + r""")(?:""" + _PLAIN_ATTR + r""")*)
+    |(?P<S>""" + _PLAIN_SHAPE + r""")
+    |(?P<g>(?<==)""" + _GROUP + r""")
     |(?P<o>(?<=[A-Za-z0-9_.$+?\-])\(\s*""" + _PLAIN_OPERAND + r"(?:\s*,\s*" + _PLAIN_OPERAND
     + r""")*\s*\))
     |(?P<w>""" + _WORD + r""")
-    |(?P<s>"(?:[^"\\]|\\.)*")
+    |(?P<s>""" + _STRING + r""")
     |(?P<p>[{}()\[\],=:*\#])
     |(?P<arrow>->)
     |(?P<le><=)
@@ -382,21 +398,34 @@ _FAST_TOKEN_RE = re.compile(r"""
   )""", re.X | re.S)
 # the items of a plain layout, one match each: (name, first argument)
 _LAYOUT_ITEM_RE = re.compile(r"([A-Za-z]+)\(([0-9]+)")
-# the operands of an ``o`` token, one match each: (plain shape or None, name)
-_OPERAND_RE = re.compile(r"(?:(" + _PLAIN_SHAPE + r")\s*)?(" + _WORD + ")")
+# The two patterns below only read text the token pattern has already checked (the operand
+# list of an ``o``/``I`` token, the attributes of an ``I`` token, with the end of the token as
+# ``endpos``), so they can be loose about what they accept.
+# the operands, one match each: (plain shape or None, name)
+_OPERAND_RE = re.compile(r"(?:([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)\s*)?(%?[A-Za-z0-9_.$+?\-]+)")
+# the attributes, one match each: (key, value)
+_ATTR_RE = re.compile(r"\s*,\s*([A-Za-z0-9_.$+?%\-]+)\s*=\s*(" + _STRING
+                      + r"|\{(?:[^{}\"]+(?![^{}\"])|" + _STRING + r"|\{(?:[^{}\"]+(?![^{}\"])|"
+                      + _STRING + r")*\})*\}|[^\s,{}\"]+)", re.S)
 _BAD = "!"
 _FAST_KINDS: list = [None] * (_FAST_TOKEN_RE.groups + 1)
-for _name, _k in {"S": "S", "g": "g", "o": "o", "w": "w", "s": "s", "p": None, "arrow": "->",
-                  "le": "<=", "bad": _BAD, "eof": EOF}.items():
+for _name, _k in {"I": "I", "S": "S", "g": "g", "o": "o", "w": "w", "s": "s", "p": None,
+                  "arrow": "->", "le": "<=", "bad": _BAD, "eof": EOF}.items():
     _FAST_KINDS[_FAST_TOKEN_RE.groupindex[_name]] = _k
 del _name, _k
-_COARSE = ("S", "g", "o")
+_I = _FAST_TOKEN_RE.groupindex["I"]
+_I_NAME, _I_SHAPE, _I_OP, _I_ARGS = (_FAST_TOKEN_RE.groupindex[g]
+                                     for g in ("Iname", "Ishape", "Iop", "Iargs"))
+_COARSE = ("S", "g", "o", "I")
+_WORDLIKE = ("S", "I")      # coarse tokens that start with a word
 _KIND_OF = operator.itemgetter(0)
 
 
 def _parser_tokens(text: str, path: str | None) -> list[tuple[str, str, int, int]]:
     kinds = _FAST_KINDS
-    toks = [(kinds[i] or m[i], m[i], m.start(i), m.end(i))
+    # an ``I`` token keeps its match (5th item) for the parts of the instruction
+    toks = [(kinds[i] or m[i], m[i], m.start(i), m.end(i)) if i != _I else
+            ("I", m[i], m.start(i), m.end(i), m)
             for m in _FAST_TOKEN_RE.finditer(text) for i in (m.lastindex,)]
     if len(toks) > 1 and toks[-2][0] == EOF:  # trailing blanks, then the empty match at the end
         toks.pop()
@@ -436,7 +465,7 @@ def _strip(name: str) -> str:
 _OPEN = {"{": "}", "(": ")", "[": "]"}
 _CLOSE = {"}", ")", "]"}
 _ATOMS = {"w", "s", "S", "g", "o"}          # one-token attribute values
-_JOINED = {"{", "(", "[", "w", "S", "g", "o"}  # continue a value when written right after it
+_JOINED = {"{", "(", "[", "w", "S", "g", "o", "I"}  # continue a value when written right after it
 _NAME_FOLLOW = {"=", "{", "(", "o"}          # after a word that starts the next instruction
 
 
@@ -477,12 +506,8 @@ class _Parser:
         if k == EOF:
             return "end of file (truncated input?)"
         text = t[1]
-        if k == "S":    # a coarse token reads as its first fine token
-            text = text[:text.index("[")]
-        elif k == "g":
-            text = "{"
-        elif k == "o":
-            text = "("
+        if k in _COARSE:    # a coarse token reads as its first fine token
+            text = _fine_tokens(self.text, t[2], t[3])[0][1]
         return repr(text if len(text) <= 40 else text[:37] + "...")
 
     def _split(self) -> tuple[str, str, int, int]:
@@ -494,7 +519,7 @@ class _Parser:
     def expect(self, kind: str, what: str):
         t = self.toks[self.i]
         if t[0] != kind:
-            if t[0] == "S" and kind == "w":
+            if t[0] in _WORDLIKE and kind == "w":
                 t = self._split()
             else:
                 raise self.error(f"expected {what}, found {self._describe(t)}", t[2])
@@ -539,6 +564,9 @@ class _Parser:
         while True:
             t = toks[self.i]
             k = t[0]
+            if k == "I":
+                t = self._split()
+                k = t[0]
             if k in _OPEN:
                 end = self.skip_group()
             elif k == "w" or k == "s" or k in _COARSE:
@@ -553,7 +581,7 @@ class _Parser:
             if n[0] == "->" or n[0] == "<=":
                 self.i += 1
                 continue
-            if n[2] == end and (n[0] in _OPEN or n[0] == "w" or n[0] in _COARSE):
+            if n[2] == end and n[0] in _JOINED:
                 continue
             return start, end
 
@@ -561,6 +589,8 @@ class _Parser:
     def shape(self) -> Shape:
         toks = self.toks
         t = toks[self.i]
+        if t[0] == "I":
+            t = self._split()
         if t[0] == "S":
             self.i += 1
             shape = self._shapes.get(t[1])
@@ -607,6 +637,8 @@ class _Parser:
                         bounded = True
                         self.i += 1
                         d = toks[self.i]
+                    if d[0] == "I":
+                        d = self._split()
                     if d[0] == "w" and d[1] == "?":
                         dims.append(1)
                         dyn.append(True)
@@ -670,7 +702,7 @@ class _Parser:
         space = 0
         while toks[self.i][0] not in (":", "}"):
             t = toks[self.i]
-            if t[0] == "S":
+            if t[0] in _WORDLIKE:
                 t = self._split()
             if t[0] not in ("w", ","):
                 raise self.error(f"bad layout: unexpected {self._describe(t)}", t[2])
@@ -679,7 +711,7 @@ class _Parser:
             self.i += 1
             while toks[self.i][0] != "}":
                 t = toks[self.i]
-                if t[0] == "S":
+                if t[0] in _WORDLIKE:
                     t = self._split()
                 if t[0] not in ("w", "#", "*"):
                     raise self.error(f"bad layout item {self._describe(t)}", t[2])
@@ -689,6 +721,8 @@ class _Parser:
                     first_arg = _fine_tokens(self.text, n[2] + 1, n[3])[0]
                 elif n[0] == "(":
                     first_arg = toks[self.i + 1]
+                    if first_arg[0] in _COARSE:
+                        first_arg = _fine_tokens(self.text, first_arg[2], first_arg[3])[0]
                 else:
                     raise self.error(f"expected '(' after layout item {t[1]!r}", n[2])
                 while toks[self.i][0] in ("(", "o"):
@@ -716,7 +750,7 @@ class _Parser:
         n = self.toks[self.i + 1]
         if n[0] == "[":
             return True
-        return t[1] in ("token", OPAQUE) and (n[0] == "w" or n[0] == "S")
+        return t[1] in ("token", OPAQUE) and (n[0] == "w" or n[0] in _WORDLIKE)
 
     # -- module -------------------------------------------------------------------------------
     def module(self) -> HloModule:
@@ -779,6 +813,8 @@ class _Parser:
         self.i += 1
         while True:
             t = toks[self.i]
+            if t[0] == "I":
+                t = self._split()
             if t[0] != "w" or not t[1][:1].isdigit():
                 return
             self.i += 1
@@ -850,6 +886,32 @@ class _Parser:
                               bool(roots), (start_tok[2], end), open_tok[3], close_tok[2], line,
                               thread)
 
+    def _plain_operands(self, raw_op: str, start: int, end: int, operands: list[str],
+                        oshapes: list[Shape | None], offsets: list[int]) -> str | None:
+        """Read ``text[start:end]``, a parenthesized list of plain operands (or the literal
+        of a constant/parameter); returns the literal."""
+        if raw_op in ("constant", "parameter"):
+            inner = self.text[start + 1:end - 1]
+            literal = inner.strip()
+            if raw_op == "parameter" and not literal.isdigit():
+                s = start + 1 + len(inner) - len(inner.lstrip())
+                raise self.error(f"parameter number must be an integer, found {literal!r}", s)
+            return literal
+        cache = self._shapes
+        for m in _OPERAND_RE.finditer(self.text, start + 1, end - 1):
+            name = m[2]
+            operands.append(name[1:] if name[0] == "%" else name)
+            st = m[1]
+            if st is None:
+                oshapes.append(None)
+            else:
+                sh = cache.get(st)
+                if sh is None:
+                    sh = self._plain_shape(("S", st, m.start(1), m.end(1)))
+                oshapes.append(sh)
+            offsets.append(m.start(2))
+        return None
+
     def instruction(self) -> HloInstruction:
         toks = self.toks
         first = toks[self.i]
@@ -858,106 +920,62 @@ class _Parser:
             root = True
             self.i += 1
         nt = toks[self.i]
-        if nt[0] == "S":
-            nt = self._split()
-        if nt[0] != "w":
-            raise self.error(f"expected an instruction name, found {self._describe(nt)}", nt[2])
-        self.i += 1
-        if toks[self.i][0] == "=":
-            self.i += 1
-        else:
-            self.expect("=", f"'=' after instruction name {nt[1]!r}")
-        k = toks[self.i][0]
-        if k == "S":
-            shape = self.shape()
-        else:
-            shape = self.shape() if self._starts_shape() else None
-        ot = toks[self.i]
-        if ot[0] == "w":
-            self.i += 1
-        else:
-            ot = self.expect("w", "an opcode")
-        raw_op = ot[1]
         operands: list[str] = []
         oshapes: list[Shape | None] = []
         offsets: list[int] = []
-        literal = None
-        ct = toks[self.i]
-        if ct[0] == "o":    # plain operands (or a plain literal) in one token
-            self.i += 1
-            end = ct[3]
-            if raw_op in ("constant", "parameter"):
-                inner = self.text[ct[2] + 1:end - 1]
-                literal = inner.strip()
-                if raw_op == "parameter" and not literal.isdigit():
-                    s = ct[2] + 1 + len(inner) - len(inner.lstrip())
-                    raise self.error(f"parameter number must be an integer, found {literal!r}", s)
-            else:
-                cache = self._shapes
-                for m in _OPERAND_RE.finditer(self.text, ct[2] + 1, end - 1):
-                    name = m[2]
-                    operands.append(name[1:] if name[0] == "%" else name)
-                    st = m[1]
-                    if st is None:
-                        oshapes.append(None)
-                    else:
-                        sh = cache.get(st)
-                        if sh is None:
-                            sh = self._plain_shape(("S", st, m.start(1), m.end(1)))
-                        oshapes.append(sh)
-                    offsets.append(m.start(2))
-        else:
-            self.expect("(", f"'(' after opcode {raw_op!r}")
-            if raw_op in ("constant", "parameter"):
-                # the literal / parameter number, kept as text
-                s = toks[self.i][2]
-                depth = 1
-                while True:
-                    t = toks[self.i]
-                    if t[0] in _OPEN:
-                        depth += 1
-                    elif t[0] in _CLOSE:
-                        depth -= 1
-                        if depth == 0:
-                            break
-                    elif t[0] == EOF:
-                        raise self.error(f"unexpected end of file inside {raw_op}(...) of "
-                                         f"{_strip(nt[1])!r}", t[2])
-                    self.i += 1
-                literal = self.text[s:toks[self.i][2]].strip()
-                self.i += 1
-                if raw_op == "parameter" and not literal.isdigit():
-                    raise self.error(f"parameter number must be an integer, found {literal!r}", s)
-            else:
-                if toks[self.i][0] != ")":
-                    while True:
-                        oshape = self.shape() if self._starts_shape() else None
-                        on = toks[self.i]
-                        if on[0] == "S":
-                            on = self._split()
-                        if on[0] != "w":
-                            raise self.error(f"expected an operand name, found "
-                                             f"{self._describe(on)}", on[2])
-                        self.i += 1
-                        if toks[self.i][0] in ("(", "o"):
-                            raise self.error(f"nested instruction {on[1]!r} as an operand is "
-                                             "not supported", on[2])
-                        operands.append(_strip(on[1]))
-                        oshapes.append(oshape)
-                        offsets.append(on[2])
-                        n = toks[self.i]
-                        if n[0] == ",":
-                            self.i += 1
-                            continue
-                        if n[0] == ")":
-                            break
-                        raise self.error(f"expected ',' or ')' after operand {on[1]!r}, found "
-                                         f"{self._describe(n)}", n[2])
-                self.i += 1  # ')'
-            end = toks[self.i - 1][3]
         attrs: dict[str, str] = {}
         aoffs: dict[str, int] = {}
         text = self.text
+        if nt[0] == "I":    # name, shape, opcode, plain operands, plain attributes
+            self.i += 1
+            m = nt[4]
+            name = m[_I_NAME]
+            st = m[_I_SHAPE]
+            if st is None:
+                shape = None
+            else:
+                shape = self._shapes.get(st)
+                if shape is None:
+                    shape = self._plain_shape(("S", st, m.start(_I_SHAPE), m.end(_I_SHAPE)))
+            raw_op = m[_I_OP]
+            args_start, args_end = m.span(_I_ARGS)
+            literal = self._plain_operands(raw_op, args_start, args_end, operands, oshapes,
+                                           offsets)
+            end = nt[3]
+            for am in _ATTR_RE.finditer(text, args_end, end):
+                attrs[am[1]] = am[2]
+                aoffs[am[1]] = am.start(2)
+        else:
+            if nt[0] == "S":
+                nt = self._split()
+            if nt[0] != "w":
+                raise self.error(f"expected an instruction name, found {self._describe(nt)}",
+                                 nt[2])
+            name = nt[1]
+            self.i += 1
+            if toks[self.i][0] == "=":
+                self.i += 1
+            else:
+                self.expect("=", f"'=' after instruction name {name!r}")
+            k = toks[self.i][0]
+            if k == "S":
+                shape = self.shape()
+            else:
+                shape = self.shape() if self._starts_shape() else None
+            ot = toks[self.i]
+            if ot[0] == "w":
+                self.i += 1
+            else:
+                ot = self.expect("w", "an opcode")
+            raw_op = ot[1]
+            ct = toks[self.i]
+            if ct[0] == "o":    # plain operands (or a plain literal) in one token
+                self.i += 1
+                end = ct[3]
+                literal = self._plain_operands(raw_op, ct[2], end, operands, oshapes, offsets)
+            else:
+                literal = self._operands(raw_op, name, operands, oshapes, offsets)
+                end = toks[self.i - 1][3]
         while toks[self.i][0] == ",":
             self.i += 1
             k = toks[self.i]
@@ -978,16 +996,68 @@ class _Parser:
             aoffs[k[1]] = s
             end = e
         n = toks[self.i]
-        if not (n[0] in ("}", EOF) or (n[0] == "w" and (n[1] in ("ROOT", "ENTRY")
-                                                       or toks[self.i + 1][0] in _NAME_FOLLOW))):
+        if not (n[0] in ("}", EOF, "I") or (n[0] == "w" and (
+                n[1] in ("ROOT", "ENTRY") or toks[self.i + 1][0] in _NAME_FOLLOW))):
             raise self.error(f"expected ',' and an attribute, or the next instruction, after "
-                             f"{_strip(nt[1])!r}, found {self._describe(n)}", n[2])
+                             f"{_strip(name)!r}, found {self._describe(n)}", n[2])
         opcode, wrapped = canonical_opcode(raw_op)
         line, col = self.loc(first[2])
-        name = nt[1]
         return HloInstruction(name[1:] if name[0] == "%" else name, opcode, raw_op, shape,
                               operands, oshapes, attrs, (first[2], end), nt[2], line, col, root,
                               literal, aoffs, offsets, wrapped_opcode=wrapped)
+
+    def _operands(self, raw_op: str, name: str, operands: list[str],
+                  oshapes: list[Shape | None], offsets: list[int]) -> str | None:
+        """``(`` operands or literal ``)`` token by token; returns the literal."""
+        toks = self.toks
+        self.expect("(", f"'(' after opcode {raw_op!r}")
+        if raw_op in ("constant", "parameter"):
+            # the literal / parameter number, kept as text
+            s = toks[self.i][2]
+            depth = 1
+            while True:
+                t = toks[self.i]
+                if t[0] in _OPEN:
+                    depth += 1
+                elif t[0] in _CLOSE:
+                    depth -= 1
+                    if depth == 0:
+                        break
+                elif t[0] == EOF:
+                    raise self.error(f"unexpected end of file inside {raw_op}(...) of "
+                                     f"{_strip(name)!r}", t[2])
+                self.i += 1
+            literal = self.text[s:toks[self.i][2]].strip()
+            self.i += 1
+            if raw_op == "parameter" and not literal.isdigit():
+                raise self.error(f"parameter number must be an integer, found {literal!r}", s)
+            return literal
+        if toks[self.i][0] != ")":
+            while True:
+                oshape = self.shape() if self._starts_shape() else None
+                on = toks[self.i]
+                if on[0] in _WORDLIKE:
+                    on = self._split()
+                if on[0] != "w":
+                    raise self.error(f"expected an operand name, found {self._describe(on)}",
+                                     on[2])
+                self.i += 1
+                if toks[self.i][0] in ("(", "o"):
+                    raise self.error(f"nested instruction {on[1]!r} as an operand is not "
+                                     "supported", on[2])
+                operands.append(_strip(on[1]))
+                oshapes.append(oshape)
+                offsets.append(on[2])
+                n = toks[self.i]
+                if n[0] == ",":
+                    self.i += 1
+                    continue
+                if n[0] == ")":
+                    break
+                raise self.error(f"expected ',' or ')' after operand {on[1]!r}, found "
+                                 f"{self._describe(n)}", n[2])
+        self.i += 1  # ')'
+        return None
 
 
 def canonical_opcode(raw: str) -> tuple[str, str | None]:
