@@ -356,11 +356,15 @@ class HloConverter:
                 return 0, 0
             return max(c[0] for c in costs), max(c[1] for c in costs)
         leaf = self.leaf_bytes
+        memo = self._leaf
         index = comp.index
         in_bytes = 0
         for k, o in enumerate(ins.operands):
             s = index[o].shape
-            in_bytes += leaf(s if s is not None else ins.operand_shapes[k])
+            if s is None:
+                s = ins.operand_shapes[k]
+            e = memo.get(id(s))
+            in_bytes += e[1] if e is not None else leaf(s)
         if op in ASYNC_DONES or op == "async-update":
             return 0, 0
         if op == "async-start":

@@ -1000,8 +1000,15 @@ class _Parser:
                 n[1] in ("ROOT", "ENTRY") or toks[self.i + 1][0] in _NAME_FOLLOW))):
             raise self.error(f"expected ',' and an attribute, or the next instruction, after "
                              f"{_strip(name)!r}, found {self._describe(n)}", n[2])
-        opcode, wrapped = canonical_opcode(raw_op)
-        line, col = self.loc(first[2])
+        canon = _CANONICAL.get(raw_op)
+        if canon is None:
+            canon = _CANONICAL[raw_op] = canonical_opcode(raw_op)
+        opcode, wrapped = canon
+        starts = self._starts
+        if starts is None:
+            starts = self._starts = _line_starts(text)
+        line = bisect.bisect_right(starts, first[2])     # as loc()
+        col = first[2] - starts[line - 1] + 1
         return HloInstruction(name[1:] if name[0] == "%" else name, opcode, raw_op, shape,
                               operands, oshapes, attrs, (first[2], end), nt[2], line, col, root,
                               literal, aoffs, offsets, wrapped_opcode=wrapped)
@@ -1060,6 +1067,9 @@ class _Parser:
         return None
 
 
+_CANONICAL: dict[str, tuple[str, str | None]] = {}   # canonical_opcode of opcodes seen
+
+
 def canonical_opcode(raw: str) -> tuple[str, str | None]:
     """``fusion-start`` -> (``async-start``, ``fusion``); native opcodes map to themselves."""
     if raw in NATIVE_ASYNC:
@@ -1076,11 +1086,13 @@ def canonical_opcode(raw: str) -> tuple[str, str | None]:
 def _check_module(p: _Parser, mod: HloModule) -> None:
     for comp in mod.computations:
         index = comp.index
+        known = index.__contains__
         for ins in comp.instructions:
-            for name, off in zip(ins.operands, ins.operand_offsets):
-                if name not in index:
-                    raise p.error(f"unknown operand {name!r} of {ins.name!r} (no such "
-                                  f"instruction in computation {comp.name!r})", off)
+            if not all(map(known, ins.operands)):
+                for name, off in zip(ins.operands, ins.operand_offsets):
+                    if name not in index:
+                        raise p.error(f"unknown operand {name!r} of {ins.name!r} (no such "
+                                      f"instruction in computation {comp.name!r})", off)
             raw = ins.attrs.get("control-predecessors")
             if raw is not None:
                 base = ins.attr_offsets["control-predecessors"]
@@ -1188,7 +1200,7 @@ def _infer_shapes(mod: HloModule) -> None:
 # Attribute helpers
 
 _NAME_RE = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-$]*")
-_KV_RE = re.compile(r'([A-Za-z_][\w.\-]*)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,{}]+)')
+_KV_RE = re.compile(r'([A-Za-z_][\w.\-]*)\s*=\s*("[^"\\]*(?:\\.[^"\\]*)*"|[^\s,{}]+)')
 
 
 def names_in(raw: str) -> list[str]:
