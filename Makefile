@@ -17,7 +17,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/cpsched compare models/hlo/demo.hlo --time-limit 10
+	$(BIN)/cpsched compare models/hlo/demo.hlo --async-collectives --time-limit 10
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests
