@@ -29,6 +29,11 @@ from cpsched.memory import positions, simulate
 from cpsched.scenarios import Scenarios
 
 
+# Above this many ops the n x n reachability matrices (forced-live bound, CP model domains,
+# decomposition) are not built; only heuristics and windows run.
+DENSE_MAX_OPS = 4000
+
+
 def _csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     ptr = np.zeros(len(lists) + 1, dtype=np.int64)
     if lists:
@@ -158,6 +163,11 @@ class Problem:
         return all(pos[u] < pos[v] for v, ps in enumerate(self.preds) for u in ps)
 
     # -- bounds -------------------------------------------------------------------------------
+    @property
+    def dense(self) -> bool:
+        """Small enough for the n x n reachability matrices."""
+        return self.n <= DENSE_MAX_OPS
+
     @cached_property
     def forced_live(self) -> np.ndarray:
         """``[n, nb]`` bool: buffer b is live at op v's step in every order."""
@@ -182,7 +192,19 @@ class Problem:
 
     @cached_property
     def op_lower_bounds(self) -> np.ndarray:
-        """``[S, n]`` bytes that are live while op v runs, in every order."""
+        """``[S, n]`` bytes that are live while op v runs, in every order.
+
+        Above ``DENSE_MAX_OPS`` ops only what v itself uses and defines is counted (no
+        reachability matrices)."""
+        if not self.dense:
+            lb = np.zeros((self.n_scenarios, self.n), dtype=np.int64)
+            for b in range(self.nb):
+                touch = set(self.buf_users[b])
+                if self.buf_def[b] >= 0:
+                    touch.add(int(self.buf_def[b]))
+                for v in touch:
+                    lb[:, v] += self.sizes[:, b]
+            return lb + self.transient + self.base[:, None]
         lb = (self.forced_live.astype(np.int64) @ self.sizes.T).T
         return lb + self.transient + self.base[:, None]
 
