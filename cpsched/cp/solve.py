@@ -684,8 +684,8 @@ def _solve_scalar_whole(P: Problem, sc: Scalar, hint: list[int], ctx: Ctx, decom
     bound = max(bnds) if bnds else 0.0
     # every segment optimal (given its floor) => the concatenation is optimal
     proven = all(proofs)
-    return (order, cost, min(bound, cost), f"decomposed({len(parts)}):" + "+".join(sorted(engines)),
-            proven)
+    used = sorted({x for e in engines for x in e.split("+")})
+    return order, cost, min(bound, cost), f"decomposed({len(parts)}):" + "+".join(used), proven
 
 
 def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, heur_key, lower,
