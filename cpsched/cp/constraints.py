@@ -219,6 +219,10 @@ def hint(V: Vars, order: list[int]) -> None:
         e = V.end[b]
         if not isinstance(e, int) and len(V.last_users[b]) > 1:
             m.add_hint(e, int(max(pos[u] for u in V.last_users[b])))
+    start, end = p.live_ranges(order)
+    for b, ln in enumerate(V.lengths):
+        if ln is not None:
+            m.add_hint(ln, int(end[b] - start[b] + 1))
     peaks = usage_units(V, order)
     for s in range(p.n_scenarios):
         m.add_hint(V.peak[s], int(max(peaks[s], V.scale.floor[s])))

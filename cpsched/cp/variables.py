@@ -34,6 +34,7 @@ class Vars:
     intervals: list                             # [nb] IntervalVar | None
     op_intervals: list                          # [n] IntervalVar (length 1) | None
     peak: list                                  # [S] IntVar (units)
+    lengths: list = field(default_factory=list) # [nb] IntVar | None: interval lengths
     _before: dict = field(default_factory=dict)
     live_lits: list = field(default_factory=list)  # (buffer, op, literal) of the per-op model
 
@@ -74,7 +75,7 @@ def make_vars(p: Problem, scale: Scale, model: cp_model.CpModel | None = None,
     n_anc = p.anc.sum(axis=1) if domains else np.zeros(n, dtype=np.int64)
     n_desc = p.anc.sum(axis=0) if domains else np.zeros(n, dtype=np.int64)
     pos = [model.new_int_var(int(n_anc[v]), int(n - 1 - n_desc[v]), f"p{v}") for v in range(n)]
-    starts, ends, lasts, ivs = [], [], [], []
+    starts, ends, lasts, ivs, lens = [], [], [], [], []
     for b in range(p.nb):
         d = int(p.buf_def[b])
         start = pos[d] if d >= 0 else 0
@@ -101,11 +102,14 @@ def make_vars(p: Problem, scale: Scale, model: cp_model.CpModel | None = None,
             if isinstance(start, int) and isinstance(end, int):
                 size = end - start + 1
                 ivs.append(model.new_fixed_size_interval_var(start, size, f"i{b}"))
+                lens.append(None)
             else:
                 size = model.new_int_var(1, n, f"len{b}")
                 ivs.append(model.new_interval_var(start, size, end + 1, f"i{b}"))
+                lens.append(size)
         else:
             ivs.append(None)
+            lens.append(None)
     op_ivs = []
     for v in range(n):
         if intervals and scale.transient[:, v].any():
@@ -123,4 +127,4 @@ def make_vars(p: Problem, scale: Scale, model: cp_model.CpModel | None = None,
         ub = np.minimum(ub, peak_upper)
     peak = [model.new_int_var(min(lb_units[s], int(ub[s])), int(ub[s]), f"peak{s}")
             for s in range(S)]
-    return Vars(p, scale, model, pos, starts, ends, lasts, ivs, op_ivs, peak)
+    return Vars(p, scale, model, pos, starts, ends, lasts, ivs, op_ivs, peak, lengths=lens)
