@@ -690,6 +690,7 @@ def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
         new_inst(int(b), -1, -1)
     computed = np.zeros(graph.n_ops, dtype=bool)
     evicted_inst: dict[int, int] = {}
+    host_copy: set[int] = set()
     prefetch_inst: dict[int, int] = {}     # cid -> instance
     for pos, (code, x, cid) in enumerate(seq):
         if code == COMPUTE:
@@ -705,6 +706,9 @@ def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
             computed[x] = True
             for b in graph.defines(x):
                 b = int(b)
+                if b in evicted_inst:
+                    raise PlanError(f"clone of {graph.op_names[x]!r} at item {pos} while the "
+                                    f"evicted copy of {graph.buffer_names[b]!r} is still on the device")
                 if first and graph.buffer_live_in[b]:
                     inst_last[cur[b]] = max(inst_last[cur[b]], pos)
                     continue
@@ -715,12 +719,16 @@ def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
                 raise PlanError(f"eviction of {graph.buffer_names[x]!r} at item {pos}: "
                                 "not on the device")
             evicted_inst[x] = i
+            host_copy.add(x)
         elif code == FREE:
             i = evicted_inst.pop(x, None)
             if i is None:
                 raise PlanError(f"free of {graph.buffer_names[x]!r} at item {pos} without eviction")
             inst_free_at[i] = pos
         else:
+            if x in evicted_inst or x not in host_copy:
+                raise PlanError(f"prefetch of {graph.buffer_names[x]!r} at item {pos} before its "
+                                "copy-out is done")
             prefetch_inst[cid] = new_inst(x, pos, cid)
     useless: set[int] = set()
     for i, cid in enumerate(inst_cid):

@@ -51,7 +51,6 @@ from cpsched.remat_plan import (Evict, RematResult, Regen, Skeleton, TransferMod
                                 remat_result_to_dict)
 from cpsched.scenarios import Scenarios, static
 
-NOPRE = False
 OPTIMAL = "OPTIMAL"
 FEASIBLE = "FEASIBLE"
 FALLBACK = "HEURISTIC_FALLBACK"
@@ -606,14 +605,16 @@ class _StopAt(cp_model.CpSolverSolutionCallback):
 
 
 def _solver(time_limit: float, workers: int, seed: int, log: bool = False,
-            presolve: bool = True) -> cp_model.CpSolver:
+            presolve: bool = False) -> cp_model.CpSolver:
     sv = cp_model.CpSolver()
     sv.parameters.max_time_in_seconds = max(0.05, float(time_limit))
     sv.parameters.num_workers = max(1, int(workers))
     sv.parameters.random_seed = int(seed)
     sv.parameters.log_search_progress = bool(log)
-    if not presolve or NOPRE:
-        # presolve of the interval-heavy remat models can take longer than the search
+    if not presolve:
+        # CP-SAT's presolve of these interval-heavy models takes longer than the search
+        # itself (ResNet50 at 0.9: optimal in ~1 s without it, ~35 s with it; RLG n1000: the
+        # whole minute goes to presolve), so it is off
         sv.parameters.cp_model_presolve = False
     return sv
 
@@ -853,7 +854,8 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
                 continue
             t0 = time.perf_counter()
             try:
-                r = fn(graph, sc, bud, order=fixed, durations=dur, transfer=transfer)
+                r = fn(graph, sc, bud, order=fixed, durations=dur, transfer=transfer,
+                       time_limit=max(1.0, 0.1 * remaining()))
             except Exception as e:  # noqa: BLE001 - a failing baseline is reported, not fatal
                 info.setdefault("baseline_errors", {})[name] = str(e)
                 continue
@@ -970,7 +972,7 @@ def _status(st: int) -> str:
         cp_model.MODEL_INVALID: "MODEL_INVALID"}.get(st, str(st))
 
 
-def _run(model: _Model, time_limit, workers, seed, log, progress, presolve=True):
+def _run(model: _Model, time_limit, workers, seed, log, progress, presolve=False):
     sv = _solver(time_limit, workers, seed, log, presolve)
     cb = _StopAt(0 if model.sp.objective == "time" else None, progress)
     st = sv.solve(model.m, cb)
@@ -1005,7 +1007,7 @@ def _solve_fixed(graph, sc, bud, dur, transfer, order, hint, evict, copies, sub_
     model = _Model(spec)
     if hint is not None:
         model.hint(*hint)
-    sv, st = _run(model, time_limit, workers, seed, log, progress, presolve=not ev)
+    sv, st = _run(model, time_limit, workers, seed, log, progress)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None, _status(st)
     sk, active = model.extract(sv)
@@ -1032,7 +1034,7 @@ def _solve_joint(graph, sc, bud, dur, order, hint, copies, sub_slots, time_limit
     model = _Model(spec)
     if hint is not None:
         model.hint(*hint)
-    sv, st = _run(model, time_limit, workers, seed, log, progress, presolve=False)
+    sv, st = _run(model, time_limit, workers, seed, log, progress)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None, _status(st)
     sk, active = model.extract(sv)
@@ -1077,8 +1079,7 @@ def _solve_peak(graph, sc, dur, transfer, order, budget, overhead_cap, evict, re
                                   ).astype(np.int64)
     model = _Model(spec)
     model.hint(Skeleton(tuple(order)), [[] for _ in range(n_s)])
-    sv, st = _run(model, max(1.0, deadline - time.perf_counter()), workers, seed, log, progress,
-                  presolve=not ev)
+    sv, st = _run(model, max(1.0, deadline - time.perf_counter()), workers, seed, log, progress)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         res = finish_result(graph, sc, None, Skeleton(tuple(order)), [[]] * n_s, method_name,
                             FALLBACK, time.perf_counter() - t_start, dur, transfer,

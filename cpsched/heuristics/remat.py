@@ -115,16 +115,17 @@ def _usage_trace(graph: Graph, events, sizes: np.ndarray, trans: np.ndarray) -> 
 def xla_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
               order: Sequence[int] | None = None, durations: np.ndarray | None = None,
               max_iters: int | None = None, base: tuple = (),
-              transfer: TransferModel | None = None, **_: Any) -> RematResult:
+              transfer: TransferModel | None = None, time_limit: float = 30.0,
+              **_: Any) -> RematResult:
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     clon = recomputable_ops(graph)
     pos = {op: t for t, op in enumerate(order)}
     regens: list[tuple[int, int, float]] = []
-    max_iters = max_iters or 4 * graph.n_ops + 10
+    max_iters = max_iters or 2 * graph.n_ops + 10
     banned: set[tuple[int, int]] = set()
     it = 0
-    while it < max_iters:
+    while it < max_iters and time.perf_counter() - t0 < time_limit:
         it += 1
         sk = Skeleton(tuple(order), tuple(base) + tuple(Regen(v, t, s) for v, t, s in regens))
         try:
