@@ -53,6 +53,7 @@ from cpsched.scenarios import Scenarios, static
 
 OPTIMAL = "OPTIMAL"
 FEASIBLE = "FEASIBLE"
+JOINT_ALL_OPS = 300      # up to this many ops the joint model may clone any clonable op
 FALLBACK = "HEURISTIC_FALLBACK"
 
 __all__ = ["solve_remat", "remat_result_to_dict", "RematResult", "min_memory_bound",
@@ -1029,6 +1030,11 @@ def _solve_joint(graph, sc, bud, dur, order, hint, copies, sub_slots, time_limit
     C = max([copies] + [k + 1 for k in per_op.values()])
     G = 1 + _sub_needed(hint, sub_slots)
     regen = set(int(v) for v in np.flatnonzero(clon))
+    if graph.n_ops > JOINT_ALL_OPS:
+        # large graphs: the clone candidates of the hint's order (and the hint's own clones)
+        regen, _, _ = _candidates(graph, order, sc, bud, evict=False, dur=dur, tau_max=None,
+                                  margin=1.0, depth=1, max_regen=None,
+                                  extra_ops=set(per_op))
     spec = _Spec(graph, len(sc), sizes, trans, cap, idur, weights, G, None, regen, C, {}, {},
                  None, writers=inplace_writers(graph))
     model = _Model(spec)
