@@ -258,3 +258,16 @@ def test_moccasin_fcn8_training_graph_at_its_budgets():
         res = solve_remat(g, None, budget, reorder=False, time_limit=10, workers=2)
         assert res.peak[0] <= budget and replay(g, res.events[0], budget=budget).ok
         assert res.added_time_pct[0] < 0.2
+
+
+def test_least_peak_under_an_overhead_cap():
+    g = _train_chain(6, 100, 10.0)
+    base = int(simulate(g, g.default_order()).peak[0])
+    free = solve_remat(g, None, None, objective="peak", overhead_cap=0.0, reorder=False,
+                       time_limit=5, workers=2)
+    assert free.peak[0] <= base and free.added_time[0] == 0
+    capped = solve_remat(g, None, None, objective="peak", overhead_cap=0.2, reorder=False,
+                         time_limit=5, workers=2)
+    assert capped.peak[0] < base
+    assert capped.time.recompute[0] <= 0.2 * capped.time.base[0] + 1e-9
+    assert replay(g, capped.events[0]).ok
