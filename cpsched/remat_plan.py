@@ -1060,12 +1060,14 @@ class Pick:
 
 
 def pick_plan(result: "RematResult", values: Mapping[str, int], budget: int | None = None,
-              cheapest: bool = False) -> Pick:
+              cheapest: bool = False, simulate_graph: bool = True) -> Pick:
     """The run-time choice for concrete dim values: the bucket whose bounds hold them (sized
     at its upper bound, so its plan is safe), verified by the replay at the actual values.
     ``cheapest``: among all table plans that fit at these values, the one with the least
-    added time (the exact-breakpoint choice). Raises ``ScheduleError`` if the verification
-    fails (it cannot when sizes are monotone in the dims)."""
+    added time (the exact-breakpoint choice). ``simulate_graph``: also rewrite the plan as a
+    graph (``plan_to_graph``) and check it with ``cpsched.validate`` and the memory
+    simulator. Raises ``ScheduleError`` if a verification fails (it cannot when sizes are
+    monotone in the dims)."""
     sc = result.scenarios
     point = Scenarios(("runtime",), sc.dims,
                       np.array([[int(values[d]) for d in sc.dims]], dtype=np.int64), np.ones(1))
@@ -1083,8 +1085,14 @@ def pick_plan(result: "RematResult", values: Mapping[str, int], budget: int | No
             if best is None or t < best[0] - 1e-12:
                 best = (t, s, r)
         if best is not None:
-            _, s, r = best
-            return Pick(sc.names[s], s, tuple(result.events[s]), int(r.peak[0]), bud)
+            k = best[1]
     r = check_plan(result.graph, result.events[k], point, bud,
                    what=f"plan of bucket {sc.names[k]} at {dict(values)}")
+    if simulate_graph:
+        from cpsched.validate import validate_schedule
+        g2, order = plan_to_graph(result.graph, result.events[k])
+        sim = int(validate_schedule(g2, order, point, what="rewritten plan")[0])
+        if sim != int(r.peak[0]) or sim > bud:
+            raise ScheduleError(f"plan of bucket {sc.names[k]} at {dict(values)}: the simulator "
+                                f"finds {sim} B, the replay {int(r.peak[0])} B, budget {bud} B")
     return Pick(sc.names[k], k, tuple(result.events[k]), int(r.peak[0]), bud)
