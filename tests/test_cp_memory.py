@@ -295,6 +295,14 @@ def test_never_worse_than_hint_and_fallback_message():
     assert all(s2.peak_bytes[0] <= pk[0] for pk in s2.info["baselines"].values())
 
 
+def test_cpsat_window_engine():
+    g = layered_graph(6, layers=10, width=7)
+    s = solve(g, time_limit=3, search=False, cpsat=False, bounds=False,
+              window_engine="cpsat")
+    assert all(s.peak_bytes[0] <= pk[0] for pk in s.info["baselines"].values())
+    assert any(p["phase"] == "window" for p in s.info["phases"])
+
+
 def test_deterministic_mode_is_byte_identical():
     g = layered_graph(5, layers=16, width=8)
     # search off so that windows, CP-SAT and the bounds all run

@@ -39,11 +39,19 @@ def scalar_usage(p: Problem, order: Sequence[int], coef: np.ndarray | None) -> n
 def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40,
            coef: np.ndarray | None = None, per_window: float = 2.0,
            max_windows: int | None = None, max_expansions: int | None = None,
-           patience: int | None = None,
+           patience: int | None = None, engine: str = "search",
+           workers: int = 2, seed: int = 0,
            on_improve: Callable[[list[int]], None] | None = None,
            should_stop: Callable[[], bool] | None = None) -> tuple[list[int], RefineStats]:
     """Improve ``order`` (local to ``p``) until ``deadline`` (perf_counter seconds), or
-    until ``patience`` windows in a row brought nothing."""
+    until ``patience`` windows in a row brought nothing.
+
+    ``engine``: ``search`` (exact best-first search per window, the default) or ``cpsat``
+    (the CP-SAT model of ``builder.py`` per window, hinted with the current window order).
+    Measured with 40-step windows and 2 s each: both reach the same orders on RLG n250
+    (123,550 -> 105,170 in 30 s) and n1000 (566,430 -> 562,740 in 60 s); the search
+    tries 5-6x more windows in the same time.
+    """
     t0 = time.perf_counter()
     order = list(order)
     st = RefineStats()
@@ -92,13 +100,19 @@ def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40
         tl = min(per_window, max(0.0, remaining))
         if tl <= 0:
             break
-        r = best_first(w, upper=float(local_before), time_limit=tl, max_states=400_000,
-                       coef=None if scale is None else scale, max_expansions=max_expansions)
+        new_local = None
+        if engine == "search":
+            r = best_first(w, upper=float(local_before), time_limit=tl, max_states=400_000,
+                           coef=None if scale is None else scale, max_expansions=max_expansions)
+            if r.order is not None and r.cost < local_before:
+                new_local = r.order
+        else:
+            new_local = _cpsat_window(w, scale, tl, workers, seed, local_before)
         st.windows += 1
         since += 1
-        if r.order is not None and r.cost < local_before:
+        if new_local is not None:
             since = 0
-            new = [int(w.ops[v]) for v in r.order]
+            new = [int(w.ops[v]) for v in new_local]
             order[a:b] = new
             st.improved += 1
             stall = 0
@@ -107,3 +121,19 @@ def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40
                 on_improve(list(order))
     st.seconds = time.perf_counter() - t0
     return order, st
+
+
+def _cpsat_window(w: Problem, coef, time_limit: float, workers: int, seed: int,
+                  before: float) -> list[int] | None:
+    from cpsched.cp.builder import ModelOptions, ObjectiveSpec, build
+    from cpsched.cp.cpsat import SolverConfig, run
+    if w.n_scenarios == 1:
+        spec = ObjectiveSpec("weighted", weights=np.ones(1))
+    else:
+        den = 1.0 / np.maximum(np.asarray(coef, dtype=float), 1e-300)
+        spec = ObjectiveSpec("minimax", minimax_lbs=den)
+    built = build(w, spec, ModelOptions(), hint=list(range(w.n)))
+    r = run(built, SolverConfig(time_limit=time_limit, workers=workers, seed=seed))
+    if r.order is None:
+        return None
+    return r.order if scalar_usage(w, r.order, coef).max() < before else None

@@ -168,6 +168,7 @@ class Ctx:
     phase: str = ""
     virtual: float = 0.0        # deterministic mode: seconds of budget spent so far
     combine: Callable | None = None   # segment (cost, bound) -> whole-problem (cost, bound)
+    window_engine: str = "search"
 
     def now(self) -> float:
         """The clock deadlines are measured on: wall time, or in deterministic mode the
@@ -293,7 +294,9 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
                              per_window=1e9 if det else 2.0,
                              max_expansions=ctx.work(0.5) if det else None,
                              max_windows=int(max(1, 4 * a_k)) if det else None,
-                             patience=WINDOW_PATIENCE, on_improve=on_imp)
+                             patience=WINDOW_PATIENCE, on_improve=on_imp,
+                             engine=ctx.window_engine, workers=ctx.cfg.workers,
+                             seed=ctx.cfg.seed)
             n_win += st.windows
             n_imp += st.improved
             c = _scalar_cost_local(p, new, sc)
@@ -456,8 +459,14 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
           progress: Callable[[float, float, float, float], None] | None = None,
           hint: Sequence[int] | None = None, model: ModelOptions | None = None,
           decompose: bool = True, heuristics: bool = True, search: bool = True,
-          cpsat: bool = True, windows: bool = True, bounds: bool = True) -> Schedule:
-    """Minimum-peak order shared by all scenarios (see the module docstring)."""
+          cpsat: bool = True, windows: bool = True, bounds: bool = True,
+          window_engine: str = "search") -> Schedule:
+    """Minimum-peak order shared by all scenarios (see the module docstring).
+
+    The switches (``decompose``, ``heuristics``, ``search``, ``cpsat``, ``windows``,
+    ``bounds``) turn pipeline steps off for experiments; ``window_engine`` is ``search`` or
+    ``cpsat`` (see ``cpsched.cp.refine``).
+    """
     t0 = time.perf_counter()
     scenarios = scenarios or static()
     S = len(scenarios)
@@ -472,6 +481,7 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
     # leave a little time for the final exact re-check
     margin = min(0.5, 0.02 * float(time_limit))
     ctx = Ctx(t0, t0 + float(time_limit) - margin, cfg, progress, model or ModelOptions())
+    ctx.window_engine = window_engine
     P = from_graph(graph, scenarios)
     if not P.dense:
         # too large for reachability: heuristics + windows only (cheap bound)
@@ -722,7 +732,9 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
                              width=min(40, P.n), coef=coef,
                              per_window=1e9 if det else 2.0,
                              max_expansions=ctx.work(0.5) if det else None,
-                             max_windows=int(max(1, 4 * alloc)) if det else None)
+                             max_windows=int(max(1, 4 * alloc)) if det else None,
+                             engine=ctx.window_engine, workers=ctx.cfg.workers,
+                             seed=ctx.cfg.seed)
             ctx.spend(alloc)
             pk2 = simulate_peak(graph, new, scenarios)
             if key(pk2) < key(pk):
