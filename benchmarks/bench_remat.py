@@ -26,6 +26,7 @@ MOCCASIN = SHARED / "peer-cases" / "moccasin"
 sys.path.insert(0, str(REPO))
 
 from cpsched.cp.remat import solve_remat  # noqa: E402
+from cpsched.errors import InfeasibleError  # noqa: E402
 from cpsched.heuristics.remat import dtr_remat, sqrt_remat, xla_remat  # noqa: E402
 from cpsched.memory import simulate  # noqa: E402
 from cpsched.readers.nx_json import read_nx_json  # noqa: E402
@@ -101,10 +102,13 @@ def run_case(case, repeats: int, quick: bool) -> dict:
                       "peak": int(r.peak[0])}
     # the Checkmate/Moccasin setting: the given order frozen
     t0 = time.perf_counter()
-    fo = solve_remat(g, None, budget, reorder=False, time_limit=min(limit, 60 if not quick else 20),
-                     workers=2, seed=0)
-    base["fixed"] = {"tdi": float(fo.added_time_pct[0]), "seconds": time.perf_counter() - t0,
-                     "ok": True, "peak": int(fo.peak[0])}
+    try:
+        fo = solve_remat(g, None, budget, reorder=False,
+                         time_limit=min(limit, 60 if not quick else 20), workers=2, seed=0)
+        base["fixed"] = {"tdi": float(fo.added_time_pct[0]), "seconds": time.perf_counter() - t0,
+                         "ok": True, "peak": int(fo.peak[0])}
+    except InfeasibleError:
+        base["fixed"] = None
     return {"key": key, "graph": LABELS[gname], "n": g.n_ops, "budget": budget, "label": label,
             "given_peak": peak, "limit": limit, "runs": runs, "baselines": base,
             "moccasin": mocc, "checkmate": chk}
@@ -195,9 +199,10 @@ def write_md(out: Path, data: dict, argv: list[str]) -> None:
                 return "n/a"
             return f"{x['tdi']:.3f} %" + ("" if x["ok"] else " (over budget)")
         fo = b["fixed"]
+        fo_cell = "none found" if fo is None else f"{fo['tdi']:.3f} % in {fo['seconds']:.0f} s"
         L.append(f"| {c['graph']} (n={c['n']}) | {c['label']} | {statistics.median(tdis):.3f} % "
                  f"({min(tdis):.3f}–{max(tdis):.3f}) | {statistics.median(secs):.1f} "
-                 f"(limit {c['limit']}) | {st} | {fo['tdi']:.3f} % in {fo['seconds']:.0f} s | "
+                 f"(limit {c['limit']}) | {st} | {fo_cell} | "
                  f"{cell(b['xla'])} | {cell(b['sqrt'])} | {cell(b['dtr'])} | "
                  f"{_fmt_pub(c['moccasin'])} | {_fmt_pub(c['checkmate'])} |")
     L.append("")

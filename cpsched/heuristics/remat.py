@@ -129,7 +129,7 @@ def xla_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
         it += 1
         sk = Skeleton(tuple(order), tuple(base) + tuple(Regen(v, t, s) for v, t, s in regens))
         try:
-            events, tags, _ = materialize_tagged(graph, sk, prune=False)
+            events, tags, _ = materialize_tagged(graph, sk)
         except PlanError:
             if not regens:
                 raise
