@@ -112,6 +112,23 @@ def test_while_overlap_limit(limit, start_after_while):
     assert (p[start] > p["while"]) == start_after_while
 
 
+def test_while_loop_aliasing_bug():
+    # XLA's WhileLoopAliasingBug: the body's result at index 0 is written over the loop
+    # state's buffer that add0 still reads (through the bitcast), so the start of
+    # collective-permute.2 may not be hoisted above add0.
+    hlo, path = read_case("WhileLoopAliasingBug")
+    body = hlo.module_graphs(hlo.read_hlo_module(str(path)))["while_body"]
+    assert ("add0", "collective-permute.2") in body.meta["alias_order_edges"]
+    g = convert_sync_collectives(body)
+    order, stats = lhs_schedule(g, overlap_limit=LHS_TEST_LIMITS)
+    validate_order(g, order)
+    start, done = pair_names(g, "collective-permute.2")
+    p = pos(g, order)
+    assert p["add0"] < p[start] < p[done]
+    # the overlap itself survives: negate still runs while the transfer is in flight
+    assert p[start] < p["negate"] < p[done]
+
+
 def test_while_overlap_needs_the_called_resources():
     # without telling the scheduler what the body holds, the limit cannot bite
     _, g, order = run_case("WhileOverlapLimit", limits={"collective-permute": 2})

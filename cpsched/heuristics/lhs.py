@@ -50,9 +50,11 @@ O(log n) plus a scan over the few ready ops that hold resources; the memory-pres
 aggressive rules depend on the moment, and while they are active each step scans the
 whole ready set (XLA's own cost).
 
+XLA's extra edges from readers of a buffer that an async done writes over (a while body's
+loop state) to the start come from the HLO reader, as control edges of the graph.
+
 Not modelled: force-delay/force-early annotations, scheduling groups, selective overlap,
-the extra alias edges XLA adds from readers of an async done's output buffer to its start
-(the HLO reader shares such buffers instead), target-defined resources.
+target-defined resources.
 """
 
 from __future__ import annotations

@@ -276,6 +276,10 @@ class HloConverter:
         self.m = module
         self.orders = dict(orders or {})
         self.ctx = call_contexts(module)
+        # a while body's output is written over its parameter (the loop state is one buffer)
+        self.while_bodies = {ins.attrs.get("body", "").lstrip("%")
+                             for comp in module.computations for ins in comp.instructions
+                             if ins.opcode == "while"}
         self._results: dict[str, _CompResult] = {}
         self._transient: dict[str, SymExpr] = {}
         self._body_cost: dict[str, tuple[int, int]] = {}
@@ -619,6 +623,7 @@ class _GraphBuild:
         self.param_vid: dict[tuple[int, tuple[int, ...]], int] = {}
         self.extra_held: dict[str, list[int]] = {}  # async start -> scratch values
         self.shares: list[tuple[int, int, str]] = []  # (new value, old value, writer op)
+        self.no_edge_shares: set[tuple[int, int]] = set()  # shares that may not add edges
         self.notes: list[str] = []
         self.donated: list[tuple[int, tuple[int, ...]]] = []
         self.io_alias_def: dict[tuple[str, tuple[int, ...]], tuple[int, tuple[int, ...]]] = {}
@@ -739,6 +744,8 @@ class _GraphBuild:
         root_tree = self.trees[comp.root.name]
         for v in _flat(root_tree):
             self.vals[v].live_out = True
+        if comp.name in conv.while_bodies:
+            self.share_loop_state(root_tree)
         group = self.resolve_shares()
         bid_of = self.make_buffers(group)
         param_groups = {}
@@ -777,6 +784,30 @@ class _GraphBuild:
         for v in _flat(root_tree):
             held[bid_of[v]] = True
         return _CompResult(g, held, root_sources, total_f, total_b, self.notes)
+
+    def share_loop_state(self, root_tree: Tree) -> None:
+        """A while body writes its result over its parameter: each root value the body
+        defines shares the buffer of the parameter value at the same index, so every other
+        reader of that parameter value must run before the writer. For an async done (or a
+        sync collective, which becomes one) XLA's latency-hiding scheduler adds those
+        edges (ending at the start); for any other writer the buffer is shared only where
+        the readers already precede it, else it keeps its own (the copy XLA's copy
+        insertion leaves). Values passed through or placed twice in the state keep their
+        own buffer too."""
+        seen: dict[int, int] = {}
+        for v in root_tree.values():
+            if v is not None:
+                seen[v] = seen.get(v, 0) + 1
+        for idx, v in root_tree.items():
+            pv = self.param_vid.get((0, idx))
+            if v is None or pv is None or v == pv or seen[v] > 1 or v in self.param_origin:
+                continue
+            if _same_size(self.vals[v].size, self.vals[pv].size):
+                writer = self.vals[v].op
+                opcode = self.comp.index[writer].opcode
+                if opcode not in ASYNC_DONES and opcode not in COLLECTIVES:
+                    self.no_edge_shares.add((v, pv))
+                self.shares.append((v, pv, writer))
 
     def resolve_shares(self) -> list[int]:
         """Union the share requests that hold under every order; returns value -> group.
@@ -821,6 +852,8 @@ class _GraphBuild:
                 if _reached(succ, writer, readers, topo, forward=True, first=True):
                     continue
                 anc = _reached(pred, writer, readers, topo, forward=False)
+                if (new, old) in self.no_edge_shares and not anc.issuperset(readers):
+                    continue
                 for r in readers:
                     if r not in anc:
                         if topo is not None and topo[r] > topo[writer]:
