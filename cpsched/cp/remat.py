@@ -894,6 +894,21 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
         info["cp_joint_status"] = j_status
         if j_res is not None and (best is None or j_res.weighted_added < best.weighted_added - 1e-9):
             best = j_res
+    if best is None and baselines:
+        # last resort past the deadline: XLA's greedy remat, uncapped, on every order tried
+        # (the time caps above can cut it short on large graphs)
+        from cpsched.heuristics.remat import xla_remat
+        for key, o in orders.items():
+            t0 = time.perf_counter()
+            try:
+                r = xla_remat(graph, sc, bud, order=o, durations=dur, transfer=transfer)
+            except Exception:  # noqa: BLE001 - nothing better to report than the error below
+                continue
+            timings[f"remat-xla-{key}"] = time.perf_counter() - t0
+            if (r.peak <= r.budget).all():
+                info["order_from"] = key
+                best = r
+                break
     if best is None:
         raise InfeasibleError(f"no plan found under the budget in {time_limit:g} s (not proven "
                               f"infeasible; the proven minimum is "
