@@ -58,14 +58,23 @@ PROGRAMS = {
     "mlp_train": ("build_mlp", False, (),
                   "MLP, 4 hidden layers of width 512 (batch 64, f32): forward, softmax "
                   "cross-entropy, backward, SGD with momentum; params donated"),
+    "mlp_train.memopt": ("build_mlp", False, (MEMOPT_FLAG,),
+                         "the same MLP step compiled with XLA:CPU's memory-optimized "
+                         "scheduler"),
     "cnn_train": ("build_cnn", False, (),
                   "small CNN (3 conv 3x3 + pool, dense head, batch 16, 32x32x3, f32): "
                   "forward, backward, SGD"),
+    "cnn_train.memopt": ("build_cnn", False, (MEMOPT_FLAG,),
+                         "the same CNN step compiled with XLA:CPU's memory-optimized "
+                         "scheduler"),
     "sharded_dp_tp": ("build_sharded", True, (),
                       "2-layer Megatron-style block under shard_map on a 2x4 (dp, tp) mesh of "
                       "8 host devices: sequence-parallel all-gather / reduce-scatter around "
                       "the MLP, a tensor-parallel all-reduce, a ring (ppermute) pass of keys "
                       "over the tp axis, data-parallel gradient all-reduce, SGD"),
+    "sharded_dp_tp.memopt": ("build_sharded", True, (MEMOPT_FLAG,),
+                             "the same sharded step compiled with XLA:CPU's memory-optimized "
+                             "scheduler"),
 }
 
 
