@@ -5,15 +5,26 @@ together with the comments and blank lines written just before it. New instructi
 inserted copy-start/copy-done pair, a cloned op) can be added per computation, and existing
 instructions can be given a new text (e.g. to read the copy-done instead of the original);
 both are parsed before they are written, so a typo fails here and not in XLA.
+
+``remat_module_text`` writes a remat / offload plan (``cpsched.remat_plan``) into the module:
+clones of recomputed instructions, host (``S(5)``) copy-start/copy-done pairs for evictions
+and prefetches, readers renamed to the newest copy; ``verify_remat_module`` reads the result
+back and checks it like any schedule.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from cpsched.errors import InputError
-from cpsched.readers.hlo_parser import HloComputation, HloInstruction, HloModule, _Parser
+import numpy as np
+
+from cpsched.errors import InputError, ScheduleError
+from cpsched.graph import Graph
+from cpsched.readers.hlo_parser import (
+    HloComputation, HloInstruction, HloModule, Shape, _Parser,
+)
 
 
 def _parse_snippet(text: str, what: str) -> HloInstruction:
@@ -106,19 +117,23 @@ def _computation_text(module: HloModule, comp: HloComputation, order: Sequence[s
 def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
               extra: Mapping[str, Sequence[str]] | None = None,
               replace: Mapping[str, Mapping[str, str]] | None = None,
-              check: bool = True) -> str:
+              check: bool = True,
+              computations_before: Mapping[str, Sequence[str]] | None = None) -> str:
     """The module text with each computation in ``orders`` re-sequenced.
 
     ``orders``: computation name -> instruction names (or text positions) in the new order;
     computations not named keep their text order, which becomes their schedule too.
     ``extra``: computation name -> texts of new instructions (one each, XLA syntax), which
     the order must place. ``replace``: computation name -> {instruction name: new text}.
+    ``computations_before``: computation name -> texts of whole new computations (e.g. the
+    fused computation of a cloned fusion), written just before that computation.
     With ``check`` the result is parsed and every scheduled computation is converted, so an
     order that breaks a dependence raises here.
     """
     extra = extra or {}
     replace = replace or {}
-    for name in list(orders) + list(extra) + list(replace):
+    computations_before = computations_before or {}
+    for name in list(orders) + list(extra) + list(replace) + list(computations_before):
         if name not in module.by_name:
             raise InputError(f"no computation named {name!r} in the module")
     for name in extra:
@@ -142,6 +157,8 @@ def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
         pieces.append(f"HloModule {safe}, is_scheduled=true\n\n")
     for comp in module.computations:
         pieces.append(text[pos:comp.span[0]])
+        for new in computations_before.get(comp.name, ()):
+            pieces.append(new.strip() + "\n\n")
         if comp.name in orders:
             pieces.append(_computation_text(module, comp, orders[comp.name],
                                             extra.get(comp.name, ()),
@@ -170,4 +187,394 @@ def write_hlo_file(path: str, module: HloModule, orders: Mapping[str, Sequence[s
     write_text(path, write_hlo(module, orders, **kwargs), inputs + ((module.path,) if module.path else ()))
 
 
-__all__ = ["write_hlo", "write_hlo_file"]
+# -- remat / offload plans as HLO -----------------------------------------------------------
+
+HOST_SPACE = 5     # XLA's host memory space: ``S(5)`` in a layout
+
+
+def host_shape_text(shape: Shape) -> str:
+    """``shape`` (an array) written with memory space ``S(5)`` in its layout: the layout as
+    written (or the default descending one) with ``S(5)`` set or added to its items."""
+    if not shape.is_array:
+        raise InputError(f"only arrays can be copied to the host, not {shape}")
+    layout = shape.layout
+    if not layout:
+        layout = "{" + ",".join(str(k) for k in reversed(range(shape.rank))) + "}"
+    inner = layout[1:-1]
+    if ":" in inner:
+        dims, items = inner.split(":", 1)
+        if re.search(r"S\(\d+\)", items):
+            items = re.sub(r"S\(\d+\)", f"S({HOST_SPACE})", items)
+        else:
+            items += f"S({HOST_SPACE})"
+        inner = dims + ":" + items
+    else:
+        inner += f":S({HOST_SPACE})"
+    return str(Shape(shape.etype, shape.dims, shape.dynamic, shape.unbounded, (),
+                     shape.element_bits, HOST_SPACE, "{" + inner + "}"))
+
+
+def _token_len(text: str, offset: int, name: str) -> int:
+    return len(name) + (1 if text.startswith("%", offset) else 0)
+
+
+def _splice(text: str, start: int, end: int, edits: Sequence[tuple[int, int, str]]) -> str:
+    """``text[start:end]`` with each ``(offset, length, new)`` edit (module offsets) applied."""
+    out, pos = [], start
+    for off, length, new in sorted(edits):
+        out.append(text[pos:off])
+        out.append(new)
+        pos = off + length
+    out.append(text[pos:end])
+    return "".join(out)
+
+
+def _renamed(text: str, offset: int, old: str, new: str) -> tuple[int, int, str]:
+    pct = "%" if text.startswith("%", offset) else ""
+    return offset, _token_len(text, offset, old), pct + new
+
+
+def _instruction_text(module: HloModule, ins: HloInstruction, name: str | None = None,
+                      operands: Mapping[int, str] | None = None,
+                      attrs: Mapping[str, str] | None = None) -> str:
+    """One instruction's text (without ``ROOT``) with its name, some operands (by position)
+    and some attribute values replaced, everything else verbatim."""
+    text = module.text
+    start = ins.name_offset
+    edits = []
+    if name is not None:
+        edits.append(_renamed(text, ins.name_offset, ins.name, name))
+    for k, new in (operands or {}).items():
+        edits.append(_renamed(text, ins.operand_offsets[k], ins.operands[k], new))
+    for key, value in (attrs or {}).items():
+        off = ins.attr_offsets[key]
+        edits.append((off, len(ins.attrs[key]), value))
+    return _splice(text, start, ins.span[1], edits)
+
+
+def _clone_computation(module: HloModule, comp: HloComputation, new_name: str,
+                       fresh) -> str:
+    """The text of ``comp`` as a new computation ``new_name``, each instruction renamed with
+    ``fresh`` (module-wide unique names, as XLA's name uniquer keeps them)."""
+    text = module.text
+    names = {i.name: fresh(i.name + ".remat") for i in comp.instructions}
+    edits = []
+    for ins in comp.instructions:
+        edits.append(_renamed(text, ins.name_offset, ins.name, names[ins.name]))
+        for off, o in zip(ins.operand_offsets, ins.operands):
+            if o in names:
+                edits.append(_renamed(text, off, o, names[o]))
+        if "control-predecessors" in ins.attrs:
+            raw = ins.attrs["control-predecessors"]
+            new = re.sub(r"(%?)([\w.\-]+)",
+                         lambda m: m.group(1) + names.get(m.group(2), m.group(2)), raw)
+            edits.append((ins.attr_offsets["control-predecessors"], len(raw), new))
+    # the header: name, then the signature's parameter names (they name the parameters)
+    head_start = comp.span[0]
+    m = re.compile(r"%?" + re.escape(comp.name)).match(text, head_start)
+    if m is None:
+        raise InputError(f"cannot find the name of computation {comp.name!r} in its header")
+    edits.append((m.start(), m.end() - m.start(), ("%" if text[m.start()] == "%" else "")
+                  + new_name))
+    sig_end = comp.body_open - 1
+    for p in comp.parameters().values():
+        pat = re.compile(r"(?<![\w.\-%])(%?)" + re.escape(p.name) + r"(?=\s*:)")
+        for pm in pat.finditer(text, m.end(), sig_end):
+            edits.append((pm.start(), pm.end() - pm.start(), pm.group(1) + names[p.name]))
+    return _splice(text, head_start, comp.span[1], edits)
+
+
+@dataclass
+class RematHlo:
+    """An HLO module with a remat / offload plan written in, and what was added to it."""
+
+    text: str
+    computation: str
+    clones: dict[str, str] = field(default_factory=dict)          # clone -> original
+    evictions: list[tuple[str, str, str]] = field(default_factory=list)   # (buffer, start, done)
+    prefetches: list[tuple[str, str, str]] = field(default_factory=list)  # (buffer, start, done)
+    helpers: list[str] = field(default_factory=list)   # added get-tuple-element / bitcast
+
+
+def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[int, int]],
+                      computation: str | None = None, comment: str | None = None,
+                      check: bool = True) -> RematHlo:
+    """Write a remat plan (the event list of one scenario, ``cpsched.remat_plan``) into the
+    computation ``graph`` was read from (default: the one named like the graph).
+
+    The computation gets the plan's order (``is_scheduled=true``); a recompute is a copy of
+    the instruction with a fresh name (``name.remat``, ``name.remat2``, ...; a cloned fusion
+    calls a clone of its fused computation, as XLA's rematerialization does); an eviction is
+    a ``copy-start`` to the host (``(T{...:S(5)}, T, u32[])``) and its ``copy-done`` where the
+    plan frees the device copy; a prefetch is a ``copy-start`` back (``(T, T{...:S(5)},
+    u32[])``) and its ``copy-done`` just before the first reader. Every later reader of a
+    buffer reads its newest copy: operands naming the old copy (directly, or through
+    get-tuple-element / bitcast) are renamed, with a bitcast where the operand's shape
+    differs and a get-tuple-element where the copy is an element of a cloned tuple. A
+    ``comment`` becomes a ``//`` line above the header. Everything else is verbatim.
+    """
+    from cpsched.graph import OpKind
+    from cpsched.readers.hlo import _follow
+    from cpsched.remat_plan import COMPUTE, EVICT, FREE, PREFETCH
+
+    comp = module.by_name.get(computation or graph.name)
+    if comp is None:
+        raise InputError(f"no computation named {computation or graph.name!r} in the module")
+    text = module.text
+    if len(graph.op_names) != len(comp.instructions) or set(graph.op_names) != set(comp.index):
+        raise InputError(f"the graph {graph.name!r} was not read from computation {comp.name!r}"
+                         " of this module")
+    taken: set[str] = {c.name for c in module.computations}
+    for c in module.computations:
+        taken.update(c.index)
+
+    def fresh(base: str) -> str:
+        base = re.sub(r"[^\w.\-]", "_", base)
+        name, k = base, 1
+        while name in taken:
+            k += 1
+            name = f"{base}{k}"
+        taken.add(name)
+        return name
+
+    pct = "%" if text.startswith("%", comp.instructions[0].name_offset) else ""
+
+    def ref(n: str) -> str:     # names in new lines written as the computation writes them
+        return pct + n
+
+    bindex = {n: j for j, n in enumerate(graph.buffer_names)}
+    # where each buffer's original value lives: (instruction, shape index)
+    orig: dict[int, tuple[str, tuple[int, ...]]] = {}
+    for ins in comp.instructions:
+        if ins.shape is None:
+            continue
+        if not ins.shape.is_tuple:
+            b = bindex.get(ins.name)
+            if b is not None and graph.op_names[int(graph.buffer_def[b])] == ins.name:
+                orig[b] = (ins.name, ())
+            continue
+        for idx, _sub in ins.shape.subshapes():
+            b = bindex.get(ins.name + "{" + ",".join(map(str, idx)) + "}")
+            if b is not None and graph.op_names[int(graph.buffer_def[b])] == ins.name:
+                orig[b] = (ins.name, idx)
+    value_cache: dict[str, int | None] = {}
+
+    def value_buffer(name: str) -> int | None:
+        """The buffer holding instruction ``name``'s whole value, if it is one buffer."""
+        if name not in value_cache:
+            src, idx = _follow(comp, comp.index[name], ())
+            b = None
+            if src.shape is not None:
+                sub = src.shape.subshape(idx)
+                key = src.name if not idx and not sub.is_tuple and not src.shape.is_tuple \
+                    else src.name + "{" + ",".join(map(str, idx)) + "}"
+                b = bindex.get(key)
+                if b is not None and orig.get(b) != (src.name, idx):
+                    b = None
+            value_cache[name] = b
+        return value_cache[name]
+
+    def shape_of(b: int) -> Shape:
+        src, idx = orig[b]
+        return comp.index[src].shape.subshape(idx)
+
+    result = RematHlo("", comp.name)
+    order: list[str] = []
+    after: dict[str, list[str]] = {}        # helpers placed right after an instruction
+    extra: list[str] = []
+    replace: dict[str, str] = {}
+    new_comps: list[str] = []
+    cur: dict[int, tuple[str, tuple[int, ...]]] = {}   # rerouted buffer -> (producer, index)
+    handles: dict[tuple[str, tuple[int, ...]], str] = {}
+    producer_shape: dict[str, Shape] = {}
+    host_of: dict[int, str] = {}            # buffer -> copy-done holding its host copy
+    pending_out: dict[int, tuple[str, str]] = {}   # buffer -> (done name, done text)
+    pending_in: dict[int, tuple[str, str]] = {}
+    n_done = np.zeros(graph.n_ops, dtype=bool)
+
+    def handle(producer: str, idx: tuple[int, ...]) -> str:
+        """An instruction whose whole value is ``producer``'s element ``idx``."""
+        if not idx:
+            return producer
+        key = (producer, idx)
+        if key not in handles:
+            parent = handle(producer, idx[:-1])
+            sub = (producer_shape.get(producer) or comp.index[producer].shape).subshape(idx)
+            name = fresh(f"{producer}.gte{'.'.join(map(str, idx))}")
+            extra.append(f"{ref(name)} = {sub} get-tuple-element({ref(parent)}), "
+                         f"index={idx[-1]}")
+            after.setdefault(parent, []).append(name)
+            result.helpers.append(name)
+            handles[key] = name
+        return handles[key]
+
+    def emit_done(pending: dict[int, tuple[str, str]], b: int) -> None:
+        name, line = pending.pop(b)
+        extra.append(line)
+        order.append(name)
+
+    def routed_text(x: int, name: str | None) -> str | None:
+        """The text of op ``x`` reading the newest copies (None: unchanged)."""
+        ins = comp.index[graph.op_names[x]]
+        ops: dict[int, str] = {}
+        for k, o in enumerate(ins.operands):
+            b = value_buffer(o)
+            if b is None or b not in cur:
+                continue
+            h = handle(*cur[b])
+            oshape = comp.index[o].shape
+            if oshape is not None and str(oshape) != str(shape_of(b)):
+                if oshape.is_tuple:
+                    continue    # read through a tuple: left to the check
+                cast = fresh(f"{h}.bitcast")
+                extra.append(f"{ref(cast)} = {oshape} bitcast({ref(h)})")
+                order.append(cast)
+                result.helpers.append(cast)
+                h = cast
+            ops[k] = h
+        attrs: dict[str, str] = {}
+        if name is not None and ins.opcode == "fusion" and "calls" in ins.attrs:
+            callee = module.by_name.get(ins.attrs["calls"].lstrip("%"))
+            if callee is not None:
+                new = fresh(f"{callee.name}.remat")
+                new_comps.append(_clone_computation(module, callee, new, fresh))
+                attrs["calls"] = ("%" if ins.attrs["calls"].startswith("%") else "") + new
+        if name is None and not ops:
+            # a get-tuple-element / bitcast whose value now lives elsewhere
+            b = value_buffer(ins.name)
+            if b is not None and b in cur and ins.opcode in ("get-tuple-element", "bitcast") \
+                    and ins.shape is not None:
+                return (f"{ref(ins.name)} = {ins.shape} "
+                        f"bitcast({ref(handle(*cur[b]))})")
+            return None
+        return _instruction_text(module, ins, name, ops, attrs)
+
+    for code, x in events:
+        code, x = int(code), int(x)
+        if code == COMPUTE:
+            for b in graph.uses(x):
+                if int(b) in pending_in:
+                    emit_done(pending_in, int(b))
+            opname = graph.op_names[x]
+            if not n_done[x]:
+                n_done[x] = True
+                new = routed_text(x, None)
+                if new is not None:
+                    replace[opname] = new
+                order.append(opname)
+                for b in graph.defines(x):
+                    cur.pop(int(b), None)
+                continue
+            if int(graph.kinds[x]) != OpKind.COMPUTE:
+                raise InputError(f"the plan computes {opname!r} twice, which cannot be cloned")
+            clone = fresh(f"{opname}.remat")
+            line = routed_text(x, clone)
+            extra.append(line)
+            order.append(clone)
+            result.clones[clone] = opname
+            producer_shape[clone] = comp.index[opname].shape
+            for b in graph.defines(x):
+                b = int(b)
+                if b in orig:
+                    cur[b] = (clone, orig[b][1])
+        elif code == EVICT:
+            src = handle(*cur[x]) if x in cur else handle(*orig[x]) if x in orig else None
+            if src is None:
+                raise InputError(f"cannot evict {graph.buffer_names[x]!r}: no instruction "
+                                 "holds it")
+            sh = shape_of(x)
+            base = fresh(f"{graph.buffer_names[x]}.evict")
+            start, done = fresh(base + ".start"), fresh(base + ".done")
+            hs = host_shape_text(sh)
+            extra.append(f"{ref(start)} = ({hs}, {sh}, u32[]) copy-start({ref(src)})")
+            order.append(start)
+            pending_out[x] = (done, f"{ref(done)} = {hs} copy-done({ref(start)})")
+            host_of[x] = done
+            result.evictions.append((graph.buffer_names[x], start, done))
+        elif code == FREE:
+            if x in pending_out:
+                emit_done(pending_out, x)
+            if x in pending_in:
+                emit_done(pending_in, x)
+        elif code == PREFETCH:
+            if x not in host_of or x in pending_out:
+                raise InputError(f"the plan prefetches {graph.buffer_names[x]!r} before its "
+                                 "copy to the host is done")
+            sh = shape_of(x)
+            base = fresh(f"{graph.buffer_names[x]}.prefetch")
+            start, done = fresh(base + ".start"), fresh(base + ".done")
+            extra.append(f"{ref(start)} = ({sh}, {host_shape_text(sh)}, u32[]) "
+                         f"copy-start({ref(host_of[x])})")
+            order.append(start)
+            pending_in[x] = (done, f"{ref(done)} = {sh} copy-done({ref(start)})")
+            producer_shape[done] = sh
+            cur[x] = (done, ())
+            result.prefetches.append((graph.buffer_names[x], start, done))
+    for pend in (pending_out, pending_in):
+        for b in list(pend):
+            emit_done(pend, b)
+    missing = [n for k, n in enumerate(graph.op_names) if not n_done[k]]
+    if missing:
+        raise InputError(f"the plan never computes {missing[0]!r}")
+
+    full: list[str] = []
+
+    def place(name: str) -> None:
+        full.append(name)
+        for h in after.get(name, ()):
+            place(h)
+
+    for name in order:
+        place(name)
+    out = write_hlo(module, {comp.name: full}, extra={comp.name: extra},
+                    replace={comp.name: replace}, check=False,
+                    computations_before={comp.name: new_comps} if new_comps else None)
+    if comment:
+        out = "".join(f"// {line}\n" for line in comment.splitlines()) + out
+    if check:
+        from cpsched.readers.hlo import module_graphs
+        from cpsched.readers.hlo_parser import parse_hlo_text
+        try:
+            module_graphs(parse_hlo_text(out))
+        except InputError as e:
+            raise InputError(f"the module with the plan written in does not hold together: "
+                             f"{e}") from None
+    result.text = out
+    return result
+
+
+def verify_remat_module(text: str, computation: str, scenarios, budget: int,
+                        evicted: Sequence[str] = (), plan_peak: int | None = None
+                        ) -> tuple[Graph, int]:
+    """Read a written remat module back and check it as every schedule is checked: the
+    computation's text order passes the validator, its simulated peak (host ``S(5)`` copies
+    count 0) is within ``budget``, and each ``copy-start`` in ``evicted`` puts its copy in
+    host memory. Returns the graph read back and its peak; raises ``ScheduleError``."""
+    from cpsched.readers.hlo import module_graphs
+    from cpsched.readers.hlo_parser import parse_hlo_text
+    from cpsched.validate import validate_schedule
+    try:
+        g = module_graphs(parse_hlo_text(text))[computation]
+    except InputError as e:
+        raise ScheduleError(f"the written module does not read back: {e}") from None
+    if g.original_order is None:
+        raise ScheduleError("the written module is not marked is_scheduled=true")
+    peak = int(validate_schedule(g, g.original_order, scenarios,
+                                 what="written remat module")[0])
+    for start in evicted:
+        i = g.op_index(start)
+        host = [int(b) for b in g.defines(i) if int(g.buffer_space[b]) == HOST_SPACE]
+        if not host:
+            raise ScheduleError(f"written remat module: {start!r} does not copy to host memory")
+    if peak > int(budget):
+        why = (f"the plan itself needs {int(plan_peak)} B" if plan_peak is not None and
+               int(plan_peak) > int(budget) else
+               "it counts each copy-start's tuple table and context (28 B while in flight), "
+               "which the plan does not")
+        raise ScheduleError(f"the written module's simulated peak {peak} B exceeds the budget "
+                            f"{int(budget)} B ({why})")
+    return g, peak
+
+
+__all__ = ["write_hlo", "write_hlo_file", "remat_module_text", "verify_remat_module",
+           "host_shape_text", "RematHlo"]
