@@ -333,22 +333,31 @@ def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
 
 
 def _schedule_remat(args, g: Graph, sc: Scenarios, method: str, opts: dict) -> int:
+    """Remat / offload plans. JSON input: the plan JSON to ``-o``. HLO input: the module with
+    the plan of one scenario written in (clones, host copy-start/copy-done pairs) to ``-o``,
+    read back and checked before anything is written, and the plan JSON to OUT.plan.json."""
     from cpsched.methods import get
+    from cpsched.readers import sniff_format
     from cpsched.remat_plan import remat_result_to_dict
     from cpsched.writers import write_json
     if "budget" not in opts:
         raise InputError("--objective remat needs --budget BYTES (one number or one per scenario)")
+    hlo = sniff_format(args.input) == "hlo"
+    if hlo and getattr(args, "async_collectives", False):
+        raise InputError("--async-collectives changes the module; write a JSON plan (convert "
+                         "the input with `cpsched convert --async-collectives`)")
     opts.pop("slack", None)
     if opts.get("profile") is None:
         opts.pop("profile", None)
     res = get(method).fn(g, sc, **opts)
     data = remat_result_to_dict(res)
-    from cpsched.readers import sniff_format
-    if sniff_format(args.input) == "hlo":
-        data["note"] = ("HLO input: the plan is written as JSON (steps, plan table); the "
-                        "rewritten graph passes the validator")
-    write_json(args.output, data, inputs=(args.input,))
-    lines = [f"{method}: {res.status}, wrote {args.output}"]
+    written = [args.output]
+    hlo_lines: list[str] = []
+    if hlo:
+        written, hlo_lines = _write_remat_hlo(args, g, sc, method, res, data)
+    else:
+        write_json(args.output, data, inputs=(args.input,))
+    lines = [f"{method}: {res.status}, wrote {' and '.join(written)}"] + hlo_lines
     for s, n in enumerate(sc.names):
         lines.append(f"  {n}: peak {int(res.peak[s])} B <= budget {int(res.budget[s])} B, added time "
                      f"{float(res.added_time_pct[s]):.2f}% (recompute "
@@ -363,8 +372,52 @@ def _schedule_remat(args, g: Graph, sc: Scenarios, method: str, opts: dict) -> i
     out = dict(data)
     out.pop("steps", None)
     out["output"] = args.output
+    if hlo:
+        out["plan"] = written[1]
     _emit(args, out, "\n".join(lines))
     return 0
+
+
+def _write_remat_hlo(args, g: Graph, sc: Scenarios, method: str, res, data: dict
+                     ) -> tuple[list[str], list[str]]:
+    """The HLO side of ``_schedule_remat``: one order serves every scenario, but the active
+    clones / copies may differ per bucket, so the module carries the plan of one scenario
+    (the last, the largest bucket); the JSON plan next to it has them all."""
+    from cpsched.readers.hlo import read_hlo_module
+    from cpsched.remat_plan import _one
+    from cpsched.writers import write_json, write_text
+    from cpsched.writers.hlo import remat_module_text, verify_remat_module
+    s = len(sc) - 1
+    name = sc.names[s]
+    module = read_hlo_module(args.input)
+    budget = int(res.budget[s])
+    comment = (f"cpsched {method}: remat plan of scenario {name} ({s + 1} of {len(sc)}), "
+               f"budget {budget} B; every scenario's plan: {os.path.basename(args.output)}"
+               ".plan.json") if len(sc) > 1 else None
+    w = remat_module_text(module, g, res.events[s], comment=comment)
+    # the house rule: what leaves the program is read back, validated and re-simulated
+    _, peak = verify_remat_module(w.text, w.computation, _one(sc, s), budget,
+                                  [start for _, start, _ in w.evictions],
+                                  plan_peak=int(res.peak[s]))
+    plan_path = args.output + ".plan.json"
+    for path in (args.output, plan_path):
+        if os.path.exists(path) and os.path.exists(args.input) and \
+                os.path.samefile(path, args.input):
+            raise InputError(f"refusing to overwrite the input file {args.input}", path=path)
+    data["hlo_module"] = {"output": args.output, "computation": w.computation,
+                          "scenario": name, "peak_bytes": peak, "budget_bytes": budget,
+                          "clones": dict(w.clones),
+                          "evictions": [list(e) for e in w.evictions],
+                          "prefetches": [list(p) for p in w.prefetches]}
+    write_text(args.output, w.text, inputs=(args.input,))
+    write_json(plan_path, data, inputs=(args.input,))
+    lines = [f"  HLO: plan of scenario {name} written into {w.computation}: "
+             f"{len(w.clones)} clone(s), {len(w.evictions)} eviction(s), "
+             f"{len(w.prefetches)} prefetch(es); read back: peak {peak} B <= budget {budget} B"]
+    if len(sc) > 1:
+        lines.append(f"  (one module per run: scenario {name}; the others' plans are in "
+                     f"{plan_path})")
+    return [args.output, plan_path], lines
 
 
 # -- compare --------------------------------------------------------------------------------
@@ -550,7 +603,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="measured op times: JSON {name: us} or XLA's PGLE text proto")
         q.set_defaults(fn=fn)
         if name == "schedule":
-            q.add_argument("-o", "--output", required=True)
+            q.add_argument("-o", "--output", required=True,
+                           help="the schedule: HLO in -> HLO out, JSON in -> JSON. With "
+                                "--objective remat on HLO: the module with the plan's clones "
+                                "and host (S(5)) copy-start/copy-done pairs (the last "
+                                "scenario's plan), and the plan JSON as OUT.plan.json")
             q.add_argument("--method", help="method name (see `cpsched methods`)")
             q.add_argument("--objective", choices=list(OBJECTIVES),
                            help="weighted/minimax/lexicographic/budget: min-peak order (cp); "
