@@ -425,3 +425,21 @@ def test_random_layered_n100_proven_optimal():
     s = solve(g, time_limit=20)
     assert s.status == OPTIMAL
     assert int(s.peak_bytes[0]) == 36790
+
+
+def test_weighted_buckets_proven_by_each_bucket_alone():
+    # Weights and optimizer state are the same in every bucket, activations scale with b:
+    # the joint weighted bound from static bounds alone is not tight, but each bucket's own
+    # proven optimum is, and the shared order reaches all of them.
+    from models.generators import mlp_train
+    g = mlp_train()
+    sc = Scenarios(("b=16", "b=256", "b=4096"), ("b",), np.array([[16], [256], [4096]]),
+                   np.ones(3) / 3)
+    s = solve(g, sc, time_limit=10)
+    assert s.status == OPTIMAL
+    np.testing.assert_array_equal(s.peak_bytes, s.lower_bound_bytes)
+    for k in range(3):
+        one = Scenarios((sc.names[k],), sc.dims, sc.values[k:k + 1], np.ones(1))
+        alone = solve(g, one, time_limit=5)
+        assert alone.status == OPTIMAL
+        assert int(alone.peak_bytes[0]) == int(s.peak_bytes[k])

@@ -77,6 +77,8 @@ from cpsched.schedule import (FALLBACK, FEASIBLE, INFEASIBLE, OPTIMAL, Schedule,
                               make_schedule)
 
 OBJECTIVES = ("weighted", "minimax", "lexicographic", "budget")
+# weighted objective over several buckets: share of the time spent on each bucket alone
+BUCKET_SHARE = 0.3
 
 # Work-unit rates used in deterministic mode (calibrated on a 2-core machine).
 EXPANSIONS_PER_SECOND = 20_000
@@ -705,8 +707,22 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
     engine = "heuristic"
     scale = make_scale(P)
     if objective == "weighted":
+        if bounds:
+            # each bucket alone first (a share of the time): its proven bound raises the
+            # weighted bound (sum of w_s x min peak_s is one), and its order may be a better
+            # start for all buckets
+            share = ctx.left() * BUCKET_SHARE / S
+            for s in np.argsort(-weights * lower, kind="stable").tolist():
+                sc = Scalar("stage", S, coef=np.eye(S)[s], caps=np.full(S, np.inf), stage=s)
+                out = solve_scalar(P, sc, order, ctx, deadline=ctx.now() + share,
+                                   known_bound=float(lower[s]), use_search=search,
+                                   use_cpsat=cpsat, use_refine=windows, use_bounds=bounds)
+                lower[s] = max(lower[s], int(np.ceil(out.bound - 1e-9)))
+                pk2 = simulate_peak(graph, out.order, scenarios)
+                if key(pk2) < key(pk):
+                    order, pk, engine = list(out.order), pk2, out.engine
         obj_bound = float(np.dot(weights, lower))
-        if cpsat and P.n <= CP_MAX_OPS:
+        if cpsat and P.n <= CP_MAX_OPS and key(pk) > obj_bound * (1 + 1e-9):
             t = time.perf_counter()
             built = build(P, ObjectiveSpec("weighted", weights=weights), ctx.opts, scale=scale,
                           hint=order, peak_lower_bytes=lower)
@@ -724,7 +740,7 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
                         enumerate(zip(weights, run.peaks_units))))))
             ctx.phases.append({"phase": "cp-sat", "seconds": round(time.perf_counter() - t, 3),
                                "status": run.status, "model": built.info})
-        if windows and ctx.left() > 0.05 and P.n > 8:
+        if windows and ctx.left() > 0.05 and P.n > 8 and key(pk) > obj_bound * (1 + 1e-9):
             coef = weights / np.maximum(weights.max(), 1e-12)
             det = ctx.cfg.deterministic
             alloc = ctx.left()
