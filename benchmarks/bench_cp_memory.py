@@ -7,6 +7,8 @@
     python benchmarks/bench_cp_memory.py models --time-limit 60 --runs 3
     python benchmarks/bench_cp_memory.py bounds --time-limit 60
     python benchmarks/bench_cp_memory.py xla --time-limit 60
+    python benchmarks/bench_cp_memory.py hlo --limits 60,300
+    python benchmarks/bench_cp_memory.py buckets --time-limit 60
 
 Each suite prints a markdown table and, with ``--write``, replaces its own section of
 ``benchmarks/results_cp_memory.md`` (between ``<!-- auto:SUITE -->`` markers), keeping the
@@ -245,7 +247,108 @@ def suite_xla(args) -> str:
     return "\n".join(rows) + "\n\n" + "\n".join(details)
 
 
-SUITES = {"xla": suite_xla, "checkmate": suite_checkmate, "rlg": suite_rlg, "naive": suite_naive,
+HLO_DUMPS = ("gpt2l_train", "mlp_train", "cnn_train", "sharded_dp_tp")
+
+
+def suite_hlo(args) -> str:
+    """Our own JAX dumps (models/hlo/): XLA's order and XLA:CPU's memory-optimized order
+    (the ``.memopt`` twin of each module) against the best heuristic and cp, at each limit
+    of ``--limits``."""
+    from cpsched.memory import simulate
+    from cpsched.readers import read_graph
+    limits = [float(x) for x in args.limits.split(",")]
+    rows = ["| module | ops | XLA order | XLA memopt order | best heuristic | limit | cp peak | "
+            "proven bound | gap | status | vs better XLA order | vs XLA order | time |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    details = []
+    for name in HLO_DUMPS:
+        path = REPO / "models" / "hlo" / f"{name}.hlo"
+        g = read_graph(str(path))
+        xla = int(simulate(g, g.default_order()).peak[0])
+        mo_path = path.with_name(f"{name}.memopt.hlo")
+        mo = None
+        if mo_path.exists():
+            gm = read_graph(str(mo_path))
+            mo = int(simulate(gm, gm.default_order()).peak[0])
+        better = min(x for x in (xla, mo) if x is not None)
+        for lim in limits:
+            s = solve(g, time_limit=lim, workers=2)
+            base = s.info["baselines"]
+            heur = {k: v[0] for k, v in base.items() if k not in ("hint", "given")}
+            bh = min(heur, key=heur.get)
+            pk, lb = int(s.peak_bytes[0]), int(s.lower_bound_bytes[0])
+            rows.append(f"| {name} | {g.n_ops} | {xla:,} | {fmt(mo)} | {bh} {heur[bh]:,} | "
+                        f"{lim:.0f} s | {pk:,} | {lb:,} | {100 * (pk - lb) / pk:.1f} % | "
+                        f"{s.status} | {pct(pk, better)} | {pct(pk, xla)} | {s.seconds:.0f} s |")
+            print(rows[-1], flush=True)
+            details.append(f"- {name}, {lim:.0f} s: "
+                           + "; ".join(_phase_txt(ph) for ph in s.info["phases"]))
+            if s.status == "OPTIMAL":
+                break
+    return "\n".join(rows) + "\n\n" + "\n".join(details)
+
+
+def _bucket_cases():
+    """Symbolic generator graphs and their buckets: (label, graph, Scenarios)."""
+    from cpsched.scenarios import Scenarios
+    sys.path.insert(0, str(REPO))
+    from models.generators import mlp_train, transformer_parallel, transformer_train, unet
+
+    def buckets(dims, rows, weights=None):
+        names = tuple(",".join(f"{d}={v}" for d, v in zip(dims, r)) for r in rows)
+        w = np.ones(len(rows)) / len(rows) if weights is None else np.asarray(weights, float)
+        return Scenarios(names, dims, np.array(rows), w / w.sum())
+
+    return [
+        ("transformer_train(layers=2), s buckets, b=8", transformer_train(layers=2),
+         buckets(("b", "s"), [(8, 256), (8, 512), (8, 1024), (8, 2048), (8, 4096)],
+                 [0.3, 0.3, 0.2, 0.1, 0.1])),
+        ("transformer_train(layers=4), (b, s) at 8k tokens", transformer_train(layers=4),
+         buckets(("b", "s"), [(32, 256), (16, 512), (8, 1024), (4, 2048)])),
+        ("transformer_parallel(dp=2, tp=4, sp=True), s buckets, b=4",
+         transformer_parallel(sp=True),
+         buckets(("b", "s"), [(4, 512), (4, 1024), (4, 2048), (4, 4096)])),
+        ("mlp_train(layers=4), b buckets", mlp_train(),
+         buckets(("b",), [(16,), (64,), (256,), (1024,), (4096,)])),
+        ("unet(backward=True, spatial='h'), h buckets, b=4",
+         unet(backward=True, spatial="h"),
+         buckets(("b", "h"), [(4, 4), (4, 8), (4, 16), (4, 32)])),
+    ]
+
+
+def suite_buckets(args) -> str:
+    """The price of one order for every bucket: each bucket's peak under the shared order
+    (weighted and minimax objectives) against that bucket solved alone."""
+    from cpsched.scenarios import Scenarios
+    rows = ["| graph | ops | bucket | weight | shared order, weighted | shared order, minimax | "
+            "bucket alone: best / bound | price (weighted / minimax vs alone best) | "
+            "certified price (vs alone bound) |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    summary = []
+    for label, g, sc in _bucket_cases():
+        joint = {obj: solve(g, sc, objective=obj, time_limit=args.time_limit, workers=2)
+                 for obj in ("weighted", "minimax")}
+        worst = {"weighted": 0.0, "minimax": 0.0}
+        for k, name in enumerate(sc.names):
+            one = Scenarios((name,), sc.dims, sc.values[k:k + 1], np.ones(1))
+            a = solve(g, one, time_limit=args.time_limit / 2, workers=2)
+            best, lb = int(a.peak_bytes[0]), int(a.lower_bound_bytes[0])
+            pw, pm = int(joint["weighted"].peak_bytes[k]), int(joint["minimax"].peak_bytes[k])
+            for obj, pk in (("weighted", pw), ("minimax", pm)):
+                worst[obj] = max(worst[obj], 100.0 * (pk - best) / best)
+            cert = min(pw, pm)
+            rows.append(f"| {label} | {g.n_ops} | {name} | {sc.weights[k]:.2f} | {pw:,} | "
+                        f"{pm:,} | {best:,} / {lb:,} ({a.status}) | {pct(pw, best)} / "
+                        f"{pct(pm, best)} | {pct(cert, lb)} |")
+            print(rows[-1], flush=True)
+        summary.append(f"- {label}: worst bucket {worst['weighted']:+.2f} % (weighted), "
+                       f"{worst['minimax']:+.2f} % (minimax); joint status "
+                       f"{joint['weighted'].status} / {joint['minimax'].status} in "
+                       f"{joint['weighted'].seconds:.0f} / {joint['minimax'].seconds:.0f} s")
+    return "\n".join(rows) + "\n\n" + "\n".join(summary)
+
+
+SUITES = {"xla": suite_xla, "hlo": suite_hlo, "buckets": suite_buckets, "checkmate": suite_checkmate, "rlg": suite_rlg, "naive": suite_naive,
           "models": suite_models, "bounds": suite_bounds}
 
 
@@ -266,6 +369,7 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=5.0)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--sizes", default="100,250,500,1000")
+    ap.add_argument("--limits", default="60,300", help="hlo: time limits to run in turn")
     ap.add_argument("--write", action="store_true", help="update results_cp_memory.md")
     ap.add_argument("--section", default=None, help="section name (default: the suite)")
     args = ap.parse_args(argv)
