@@ -41,6 +41,7 @@ from cpsched.errors import InputError, ScheduleError
 from cpsched.graph import Graph, GraphBuilder, OpKind
 from cpsched.scenarios import Scenarios, pick_bucket, static
 from cpsched.symbolic import SymExpr
+from cpsched.plain import to_plain
 
 COMPUTE, FREE, EVICT, PREFETCH = 0, 1, 2, 3
 KIND_NAMES = ("compute", "free", "evict", "prefetch")
@@ -861,20 +862,9 @@ def remat_result_to_dict(result: RematResult) -> dict[str, Any]:
         out["scenarios"] = sc.to_json()
     for k, v in result.info.items():
         if k not in out:
-            out[k] = _plain(v)
+            out[k] = to_plain(v)
     return out
 
-
-def _plain(v):
-    if isinstance(v, dict):
-        return {str(k): _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    return v
 
 
 # -- run time: exact plan limits, breakpoints, the picker ------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cpsched.graph import Graph, OpKind
+from cpsched.plain import to_plain
 from cpsched.readers.json_graph import FORMAT, VERSION
 from cpsched.scenarios import Scenarios
 
@@ -36,7 +37,7 @@ def graph_to_dict(graph: Graph, scenarios: Scenarios | None = None) -> dict:
             if c.is_sync:
                 op["collective"]["is_sync"] = True
         if i in graph.op_attrs:
-            op["attrs"] = _plain(graph.op_attrs[i])
+            op["attrs"] = to_plain(graph.op_attrs[i])
         ops.append(op)
     buffers = []
     for j in range(graph.n_buffers):
@@ -52,7 +53,7 @@ def graph_to_dict(graph: Graph, scenarios: Scenarios | None = None) -> dict:
         if graph.buffer_space[j]:
             buf["space"] = int(graph.buffer_space[j])
         buffers.append(buf)
-    meta = _plain(dict(graph.meta))
+    meta = to_plain(dict(graph.meta))
     out = {"format": FORMAT, "version": VERSION, "name": graph.name, "ops": ops,
            "buffers": buffers,
            "order": [names[i] for i in graph.original_order] if graph.original_order is not None else None}
@@ -65,13 +66,3 @@ def graph_to_dict(graph: Graph, scenarios: Scenarios | None = None) -> dict:
         out["meta"] = meta
     return out
 
-
-def _plain(obj):
-    """Mappings/tuples as JSON-ready dicts/lists."""
-    if isinstance(obj, dict) or hasattr(obj, "items"):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if hasattr(obj, "item"):
-        return obj.item()
-    return obj

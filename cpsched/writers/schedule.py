@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from cpsched.errors import InputError
 from cpsched.graph import Graph
+from cpsched.plain import to_plain
 from cpsched.schedule import Schedule
 
 FORMAT = "cpsched-schedule"
@@ -30,20 +29,9 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
         out["scenarios"] = schedule.scenarios.to_json()
     for k, v in schedule.info.items():
         if k not in out:
-            out[k] = _plain(v)
+            out[k] = to_plain(v)
     return out
 
-
-def _plain(v):
-    if isinstance(v, dict):
-        return {str(k): _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    return v
 
 
 def order_from_names(graph: Graph, names: list[str], path: str | None = None) -> list[int]:
