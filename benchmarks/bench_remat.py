@@ -129,8 +129,8 @@ def run_evict(gname: str, frac: float, limit: float, quick: bool) -> dict:
     rem = solve_remat(g, None, budget, reorder=False, time_limit=limit, workers=2)
     t_rem = time.perf_counter() - t0
     t0 = time.perf_counter()
-    ev = solve_remat(g, None, budget, evict=True, transfer=TransferModel(bw), time_limit=limit,
-                     workers=2)
+    ev = solve_remat(g, None, budget, evict=True, transfer=TransferModel(bw), reorder=False,
+                     time_limit=limit, workers=2)
     t_ev = time.perf_counter() - t0
     n_ev = sum(1 for c in ev.active[0] if ev.skeleton.candidates[c].kind == "evict")
     n_cl = len(ev.active[0]) - n_ev

@@ -359,10 +359,14 @@ def _schedule_remat(args, g: Graph, sc: Scenarios, method: str, opts: dict) -> i
         write_json(args.output, data, inputs=(args.input,))
     lines = [f"{method}: {res.status}, wrote {' and '.join(written)}"] + hlo_lines
     for s, n in enumerate(sc.names):
+        # float noise of timeline differences (1e-20 of a step) prints as 0
+        tiny = 1e-9 * max(1.0, abs(float(res.time.base[s])))
+        rec, exp = (float(x[s]) if abs(float(x[s])) > tiny else 0.0
+                    for x in (res.time.recompute, res.time.exposed_transfer))
         lines.append(f"  {n}: peak {int(res.peak[s])} B <= budget {int(res.budget[s])} B, added time "
                      f"{float(res.added_time_pct[s]):.2f}% (recompute "
-                     f"{float(res.time.recompute[s]):.4g}, exposed transfer "
-                     f"{float(res.time.exposed_transfer[s]):.4g}), active candidates "
+                     f"{rec:.4g}, exposed transfer "
+                     f"{exp:.4g}), active candidates "
                      f"{len(res.active[s])}")
     if data.get("breakpoints"):
         lines.append(f"  breakpoints: {data['breakpoints']}")

@@ -185,13 +185,13 @@ def test_eviction_replaces_costly_recompute_when_copies_hide():
     budget = peak - 100
     remat = solve_remat(g, None, budget, reorder=False, time_limit=10, workers=2)
     fast = solve_remat(g, None, budget, evict=True, transfer=TransferModel(1000.0),
-                       time_limit=10, workers=2)
+                       reorder=False, time_limit=10, workers=2)
     assert remat.added_time[0] > 0
     assert fast.added_time[0] == 0 and fast.peak[0] <= budget
     assert any(isinstance(fast.skeleton.candidates[c], Evict) for c in fast.active[0])
     # too slow a link: nothing to gain over cloning
     slow = solve_remat(g, None, budget, evict=True, transfer=TransferModel(0.01),
-                       time_limit=10, workers=2)
+                       reorder=False, time_limit=10, workers=2)
     assert slow.added_time[0] <= remat.added_time[0] + 1e-9
     off = offload_remat(g, None, budget, transfer=TransferModel(1000.0))
     assert off.peak[0] <= budget and replay(g, off.events[0]).ok

@@ -761,7 +761,7 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
                 method_name: str = "cp-remat", progress=None, **_: Any) -> RematResult:
     """Least added time (clones + exposed copies) under ``budget`` bytes per scenario.
 
-    ``reorder`` (default: on unless ``order`` is given or ``evict``) first looks for an order
+    ``reorder`` (default: on unless ``order`` is given) first looks for an order
     under the budget (no added time at all), then solves order and clones jointly; otherwise
     the order (``order``, else the graph's own, or the better baseline order) is frozen.
     ``evict`` adds host offload candidates, timed with ``transfer`` (or ``bandwidth`` bytes
@@ -794,7 +794,9 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
             from cpsched.remat_plan import transfer_from_device
             transfer = transfer_from_device(d, d.seconds_per_unit)
     if reorder is None:
-        reorder = order is None and not evict
+        # with eviction too: an order that fits needs no copies at all, and the evict model
+        # then works on the best order found
+        reorder = order is None
     base_order = list(graph.default_order() if order is None else order)
     if objective == "peak":
         return _solve_peak(graph, sc, dur, transfer, base_order, budget, overhead_cap, evict,
