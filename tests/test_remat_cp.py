@@ -271,3 +271,15 @@ def test_least_peak_under_an_overhead_cap():
     assert capped.peak[0] < base
     assert capped.time.recompute[0] <= 0.2 * capped.time.base[0] + 1e-9
     assert replay(g, capped.events[0]).ok
+
+
+def test_eviction_allowed_still_reorders_first():
+    # asking for eviction must not freeze the order: here a better order fits on its own
+    from models.generators import random_layered
+    from cpsched.remat_plan import TransferModel
+    g = random_layered(n=40, seed=3)
+    budget = 40_000          # given order 42,580; the min-peak order 39,380
+    assert simulate(g, g.default_order()).peak[0] > budget
+    res = solve_remat(g, None, budget, evict=True, transfer=TransferModel(100.0),
+                      time_limit=10, workers=2)
+    assert res.peak[0] <= budget and res.added_time[0] == 0 and not res.active[0]
