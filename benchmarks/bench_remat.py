@@ -182,7 +182,9 @@ def run_symbolic(limit: float, quick: bool) -> dict:
 def write_md(out: Path, data: dict, argv: list[str]) -> None:
     L = []
     L.append("# Rematerialization and eviction (cp-remat)\n")
-    L.append(f"Command: `.venv/bin/python benchmarks/bench_remat.py {' '.join(argv)}`".rstrip() + "  ")
+    cmds = data.get("commands") or [" ".join(argv)]
+    for c in cmds:
+        L.append(f"Command: `.venv/bin/python benchmarks/bench_remat.py {c}`".rstrip() + "  ")
     L.append(f"Machine: {platform.machine()}, Python {platform.python_version()}, "
              f"2 CP-SAT workers on a shared 2-core machine (timings are noisy; medians over "
              f"{data['repeats']} seed(s) where shown).  ")
@@ -241,7 +243,7 @@ def write_md(out: Path, data: dict, argv: list[str]) -> None:
         L.append("| bucket | weight | given-order peak | plan peak | active candidates | added time | alone: added time |")
         L.append("|---|---|---|---|---|---|---|")
         for r in s["rows"]:
-            L.append(f"| {r['bucket']} | {r['weight']:.1f} | {r['given_peak']:,} | {r['peak']:,} | "
+            L.append(f"| {r['bucket']} | {r['weight']:.2f} | {r['given_peak']:,} | {r['peak']:,} | "
                      f"{r['active']} | {r['added_pct']:.3f} % | {r['alone_added_pct']:.3f} % |")
         L.append("")
         bp = s.get("breakpoints")
@@ -271,7 +273,8 @@ def main(argv=None) -> int:
         print("shared peer cases not found next to the checkout; nothing to do")
         return 0
     only = set(args.only or [])
-    data = {"repeats": args.repeats, "cases": [], "evict": [], "symbolic": None}
+    data = {"repeats": args.repeats, "cases": [], "evict": [], "symbolic": None,
+            "commands": [" ".join(argv if argv is not None else sys.argv[1:])]}
     for case in CASES:
         if only and case[0] not in only:
             continue
@@ -289,6 +292,16 @@ def main(argv=None) -> int:
         print(f"[{time.strftime('%H:%M:%S')}] symbolic", flush=True)
         data["symbolic"] = run_symbolic(120, args.quick)
     out = Path(args.out)
+    if only and out.with_suffix(".json").exists():
+        # a partial run replaces its own rows and keeps the others
+        old = json.loads(out.with_suffix(".json").read_text())
+        mine = {c["key"] for c in data["cases"]}
+        data["cases"] = [c for c in old.get("cases", []) if c["key"] not in mine] + data["cases"]
+        order = [c[0] for c in CASES]
+        data["cases"].sort(key=lambda c: order.index(c["key"]) if c["key"] in order else 99)
+        data["evict"] = data["evict"] or old.get("evict", [])
+        data["symbolic"] = data["symbolic"] or old.get("symbolic")
+        data["commands"] = old.get("commands", []) + data["commands"]
     out.with_suffix(".json").write_text(json.dumps(data, indent=1, default=str) + "\n")
     write_md(out, data, list(argv if argv is not None else sys.argv[1:]))
     print(f"wrote {out}")
