@@ -19,6 +19,9 @@ QUICK = [
     ["bench_core.py", "--repeat", "3"],
     ["bench_heuristics.py", "--ops", "20000", "--repeat", "1", "--out", str(HERE / "quick_heuristics.md")],
     ["bench_cp_memory.py", "checkmate", "--runs", "1", "--time-limit", "5"],
+    ["bench_cp_memory.py", "buckets", "--time-limit", "10"],
+    ["bench_remat.py", "--quick", "--repeats", "1", "--only", "rlg250-90", "fcn8-80",
+     "--out", str(HERE / "quick_remat.md")],
 ]
 FULL = [
     ["bench_core.py", "--repeat", "5"],
@@ -26,8 +29,10 @@ FULL = [
     ["bench_cp_memory.py", "checkmate", "--runs", "3", "--time-limit", "5", "--write"],
     ["bench_cp_memory.py", "rlg", "--time-limit", "60", "--runs", "2", "--sizes", "100,250,500,1000",
      "--write", "--section", "rlg60"],
+    ["bench_cp_memory.py", "hlo", "--limits", "60,300", "--write"],
+    ["bench_cp_memory.py", "buckets", "--time-limit", "60", "--write"],
     ["bench_overlap.py", "--time-limit", "20", "--repeats", "3", "--distance"],
-    ["bench_remat.py"],
+    ["bench_remat.py", "--repeats", "3"],
 ]
 
 
