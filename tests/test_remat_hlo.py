@@ -292,8 +292,9 @@ def test_cli_remat_real_xla_module(tmp_path, capsys):
     peak = 10086740                       # `cpsched simulate` of its own schedule
     budget = peak * 9 // 10
     out = str(tmp_path / "mlp.remat.hlo")
+    # the min-peak order search takes part of the limit; 2 s was flaky on a loaded machine
     assert main(["schedule", str(src), "--objective", "remat", "--budget", str(budget),
-                 "--time-limit", "2", "-o", out]) == 0
+                 "--time-limit", "8", "-o", out]) == 0
     text = Path(out).read_text()
     plan = json.loads(Path(out + ".plan.json").read_text())
     clones = plan["hlo_module"]["clones"]
