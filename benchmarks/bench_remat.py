@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import statistics
 import sys
 import time
@@ -259,6 +260,14 @@ def write_md(out: Path, data: dict, argv: list[str]) -> None:
             L.append("")
             L.append(f"Candidates must turn on from {bp['dim']} = " + ", ".join(map(str, ons))
                      + " (every table plan without them exceeds the budget from there on).\n")
+    # a hand-written reading of the tables (between the notes markers) survives a re-run
+    notes = ""
+    if out.exists():
+        m = re.search(r"<!-- notes -->.*?<!-- /notes -->", out.read_text(), re.S)
+        notes = m.group(0) if m else ""
+    if notes:
+        at = next(i for i, line in enumerate(L) if line.startswith("TDI = "))
+        L[at:at] = [notes, ""]
     out.write_text("\n".join(L) + "\n")
 
 
