@@ -914,6 +914,7 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
         info["cp_joint_status"] = j_status
         if j_res is not None and (best is None or j_res.weighted_added < best.weighted_added - 1e-9):
             best = j_res
+            info["order_from"] = best_key      # the joint model's start
     if best is None and baselines:
         # last resort past the deadline: XLA's greedy remat, uncapped, on every order tried
         # (the time caps above can cut it short on large graphs)
