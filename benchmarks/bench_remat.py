@@ -226,12 +226,13 @@ def write_md(out: Path, data: dict, argv: list[str]) -> None:
         L.append(f"Host link: PCIe 3.0 x16, {PCIE / 1e9:.0f} GB/s per direction, copies on their own "
                  "streams (device->host and host->device), first-in first-out; exposed copy time "
                  "comes from the plan's timeline.\n")
-        L.append("| graph | budget | op time unit (assumed) | remat only TDI | remat + evict TDI | cut | clone % / exposed copy % | evictions / clones | time (s) remat / evict |")
-        L.append("|---|---|---|---|---|---|---|---|---|")
+        L.append("| graph | budget | op time unit (assumed) | limit | remat only TDI | remat + evict TDI | cut | clone % / exposed copy % | evictions / clones | time (s) remat / evict |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|")
         for e in data["evict"]:
             cut = (1 - e["evict_tdi"] / e["remat_tdi"]) * 100 if e["remat_tdi"] > 0 else float("nan")
             L.append(f"| {e['graph']} | {e['frac']:.1f} x peak ({e['budget'] / GIB:.2f} GiB) | "
-                     f"{e['unit']} | {e['remat_tdi']:.3f} % | {e['evict_tdi']:.3f} % | "
+                     f"{e['unit']} | {e.get('limit', 120.0):.0f} s | {e['remat_tdi']:.3f} % | "
+                     f"{e['evict_tdi']:.3f} % | "
                      f"{cut:.0f} % | {e['recompute_pct']:.3f} / {e['exposed_pct']:.3f} | "
                      f"{e['evictions']} / {e['clones']} | {e['remat_s']:.0f} / {e['evict_s']:.0f} |")
         L.append("")
@@ -277,6 +278,10 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", help="case keys, or 'evict' / 'symbolic'")
     ap.add_argument("--repeats", type=int, default=3, help="seeds per case with limit <= 60 s")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results_remat.md"))
+    ap.add_argument("--evict-limit", type=float, default=120.0, help="seconds per eviction run")
+    ap.add_argument("--evict-cases", nargs="*", default=None,
+                    help="eviction rows to run, as GRAPH:FRACTION (default: fcn8 and resnet50 "
+                         "at 0.9 and 0.8)")
     args = ap.parse_args(argv)
     if not MOCCASIN.is_dir():
         print("shared peer cases not found next to the checkout; nothing to do")
@@ -292,11 +297,14 @@ def main(argv=None) -> int:
         data["cases"].append(run_case(case, reps, args.quick))
         print(json.dumps(data["cases"][-1]["runs"]), flush=True)
     if not only or "evict" in only:
-        for gname in ("fcn8", "resnet50"):
-            for frac in (0.9, 0.8):
-                print(f"[{time.strftime('%H:%M:%S')}] evict {gname} {frac}", flush=True)
-                data["evict"].append(run_evict(gname, frac, 120, args.quick))
-                print(json.dumps(data["evict"][-1]), flush=True)
+        todo = [(g, float(f)) for g, f in (c.split(":") for c in args.evict_cases)] \
+            if args.evict_cases else [(g, f) for g in ("fcn8", "resnet50") for f in (0.9, 0.8)]
+        for gname, frac in todo:
+            print(f"[{time.strftime('%H:%M:%S')}] evict {gname} {frac}", flush=True)
+            row = run_evict(gname, frac, args.evict_limit, args.quick)
+            row["limit"] = args.evict_limit if not args.quick else min(args.evict_limit, 20)
+            data["evict"].append(row)
+            print(json.dumps(data["evict"][-1]), flush=True)
     if not only or "symbolic" in only:
         print(f"[{time.strftime('%H:%M:%S')}] symbolic", flush=True)
         data["symbolic"] = run_symbolic(120, args.quick)
@@ -308,7 +316,10 @@ def main(argv=None) -> int:
         data["cases"] = [c for c in old.get("cases", []) if c["key"] not in mine] + data["cases"]
         order = [c[0] for c in CASES]
         data["cases"].sort(key=lambda c: order.index(c["key"]) if c["key"] in order else 99)
-        data["evict"] = data["evict"] or old.get("evict", [])
+        # eviction rows: keyed by graph, fraction and time limit
+        ek = lambda e: (e["graph"], e["frac"], e.get("limit", 120.0))  # noqa: E731
+        mine_e = {ek(e) for e in data["evict"]}
+        data["evict"] = [e for e in old.get("evict", []) if ek(e) not in mine_e] + data["evict"]
         data["symbolic"] = data["symbolic"] or old.get("symbolic")
         data["commands"] = old.get("commands", []) + data["commands"]
     out.with_suffix(".json").write_text(json.dumps(data, indent=1, default=str) + "\n")
