@@ -19,7 +19,6 @@ peaks and bounds are bytes (the graphs' own units). 2 CP-SAT workers throughout.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import re
 import statistics
@@ -39,10 +38,10 @@ if str(REPO) not in sys.path:
 from cpsched.cp.builder import ModelOptions, ObjectiveSpec, build  # noqa: E402
 from cpsched.cp.cpsat import SolverConfig, run  # noqa: E402
 from cpsched.cp.naive import solve_naive  # noqa: E402
-from cpsched.cp.problem import from_graph, project  # noqa: E402
-from cpsched.cp.search import beam, best_first  # noqa: E402
+from cpsched.cp.problem import from_graph  # noqa: E402
+from cpsched.cp.search import best_first  # noqa: E402
 from cpsched.cp.solve import solve  # noqa: E402
-from cpsched.memory import lower_bound, peak  # noqa: E402
+from cpsched.memory import peak  # noqa: E402
 from cpsched.readers.nx_json import read_nx_json  # noqa: E402
 from cpsched.scenarios import static  # noqa: E402
 
@@ -226,6 +225,13 @@ def suite_bounds(args) -> str:
     return "\n".join(rows)
 
 
+def _best_heuristic(s, skip) -> tuple[str, int]:
+    """The best heuristic order among a ``solve`` result's baselines (first scenario)."""
+    heur = {k: v[0] for k, v in s.info["baselines"].items() if k not in skip}
+    best = min(heur, key=heur.get)
+    return best, int(heur[best])
+
+
 def suite_xla(args) -> str:
     """Real model graphs (HLO) from the XLA benchmark folders."""
     from cpsched.readers import read_graph
@@ -235,13 +241,11 @@ def suite_xla(args) -> str:
     for path in sorted((SHARED / "peer-cases" / "xla-models").glob("*.hlo")):
         g = read_graph(str(path))
         s = solve(g, time_limit=args.time_limit, workers=2)
-        base = s.info["baselines"]
-        heur = {k: v[0] for k, v in base.items() if k not in ("hint",)}
-        bh = min(heur, key=heur.get)
+        bh, bpk = _best_heuristic(s, skip=("hint",))
         pk, lb = int(s.peak_bytes[0]), int(s.lower_bound_bytes[0])
-        rows.append(f"| {path.stem} | {g.n_ops} | {base['given'][0]:,} | {bh} {heur[bh]:,} | "
-                    f"{pk:,} | {lb:,} | {100 * (pk - lb) / pk:.1f} % | {s.status} | "
-                    f"{pct(pk, heur[bh])} | {s.seconds:.0f} s |")
+        rows.append(f"| {path.stem} | {g.n_ops} | {s.info['baselines']['given'][0]:,} | "
+                    f"{bh} {bpk:,} | {pk:,} | {lb:,} | {100 * (pk - lb) / pk:.1f} % | "
+                    f"{s.status} | {pct(pk, bpk)} | {s.seconds:.0f} s |")
         print(rows[-1], flush=True)
         details.append(f"- {path.stem}: " + "; ".join(_phase_txt(ph) for ph in s.info["phases"]))
     return "\n".join(rows) + "\n\n" + "\n".join(details)
@@ -273,11 +277,9 @@ def suite_hlo(args) -> str:
         better = min(x for x in (xla, mo) if x is not None)
         for lim in limits:
             s = solve(g, time_limit=lim, workers=2)
-            base = s.info["baselines"]
-            heur = {k: v[0] for k, v in base.items() if k not in ("hint", "given")}
-            bh = min(heur, key=heur.get)
+            bh, bpk = _best_heuristic(s, skip=("hint", "given"))
             pk, lb = int(s.peak_bytes[0]), int(s.lower_bound_bytes[0])
-            rows.append(f"| {name} | {g.n_ops} | {xla:,} | {fmt(mo)} | {bh} {heur[bh]:,} | "
+            rows.append(f"| {name} | {g.n_ops} | {xla:,} | {fmt(mo)} | {bh} {bpk:,} | "
                         f"{lim:.0f} s | {pk:,} | {lb:,} | {100 * (pk - lb) / pk:.1f} % | "
                         f"{s.status} | {pct(pk, better)} | {pct(pk, xla)} | {s.seconds:.0f} s |")
             print(rows[-1], flush=True)
@@ -319,7 +321,6 @@ def _bucket_cases():
 def suite_buckets(args) -> str:
     """The price of one order for every bucket: each bucket's peak under the shared order
     (weighted and minimax objectives) against that bucket solved alone."""
-    from cpsched.scenarios import Scenarios
     rows = ["| graph | ops | bucket | weight | shared order, weighted | shared order, minimax | "
             "bucket alone: best / bound | price (weighted / minimax vs alone best) | "
             "certified price (vs alone bound) |",
@@ -330,7 +331,7 @@ def suite_buckets(args) -> str:
                  for obj in ("weighted", "minimax")}
         worst = {"weighted": 0.0, "minimax": 0.0}
         for k, name in enumerate(sc.names):
-            one = Scenarios((name,), sc.dims, sc.values[k:k + 1], np.ones(1))
+            one = sc.only(k)
             a = solve(g, one, time_limit=args.time_limit / 2, workers=2)
             best, lb = int(a.peak_bytes[0]), int(a.lower_bound_bytes[0])
             pw, pm = int(joint["weighted"].peak_bytes[k]), int(joint["minimax"].peak_bytes[k])

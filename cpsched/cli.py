@@ -15,7 +15,6 @@ import sys
 import time
 from typing import Any, Sequence
 
-import numpy as np
 
 from cpsched.errors import CpschedError, InputError
 from cpsched.graph import Graph, OpKind
@@ -388,7 +387,6 @@ def _write_remat_hlo(args, g: Graph, sc: Scenarios, method: str, res, data: dict
     clones / copies may differ per bucket, so the module carries the plan of one scenario
     (the last, the largest bucket); the JSON plan next to it has them all."""
     from cpsched.readers.hlo import read_hlo_module
-    from cpsched.remat_plan import _one
     from cpsched.writers import write_json, write_text
     from cpsched.writers.hlo import remat_module_text, verify_remat_module
     s = len(sc) - 1
@@ -400,7 +398,7 @@ def _write_remat_hlo(args, g: Graph, sc: Scenarios, method: str, res, data: dict
                ".plan.json") if len(sc) > 1 else None
     w = remat_module_text(module, g, res.events[s], comment=comment)
     # the house rule: what leaves the program is read back, validated and re-simulated
-    _, peak = verify_remat_module(w.text, w.computation, _one(sc, s), budget,
+    _, peak = verify_remat_module(w.text, w.computation, sc.only(s), budget,
                                   [start for _, start, _ in w.evictions],
                                   plan_peak=int(res.peak[s]))
     plan_path = args.output + ".plan.json"

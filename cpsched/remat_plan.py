@@ -39,9 +39,9 @@ import numpy as np
 
 from cpsched.errors import InputError, ScheduleError
 from cpsched.graph import Graph, GraphBuilder, OpKind
+from cpsched.plain import to_plain
 from cpsched.scenarios import Scenarios, pick_bucket, static
 from cpsched.symbolic import SymExpr
-from cpsched.plain import to_plain
 
 COMPUTE, FREE, EVICT, PREFETCH = 0, 1, 2, 3
 KIND_NAMES = ("compute", "free", "evict", "prefetch")
@@ -669,7 +669,6 @@ def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
         for _, v, cid in sorted(regens.get(t, ())):
             seq.append((COMPUTE, v, cid))
         seq.append((COMPUTE, order[t], -1))
-    nb = graph.n_buffers
     # copy instances
     inst_buf: list[int] = []
     inst_cid: list[int] = []
@@ -811,11 +810,10 @@ def finish_result(graph: Graph, scenarios: Scenarios, budget, skeleton: Skeleton
     n_s = len(scenarios)
     bud = _budget_array(budget, n_s) if budget is not None else None
     evs, acts, peaks, times = [], [], [], []
-    sub_sizes = []
     for s in range(n_s):
         a = tuple(sorted(int(c) for c in active[s]))
         ev = materialize(graph, skeleton, a)
-        one = _one(scenarios, s)
+        one = scenarios.only(s)
         r = check_plan(graph, ev, one, bud[s] if (bud is not None and check_budget) else None,
                        what=f"{method} plan for {scenarios.names[s]}")
         evs.append(tuple(ev))
@@ -827,11 +825,6 @@ def finish_result(graph: Graph, scenarios: Scenarios, budget, skeleton: Skeleton
     return RematResult(graph, scenarios, bud if bud is not None else np.asarray(peaks),
                        skeleton, tuple(acts), tuple(evs), np.asarray(peaks, dtype=np.int64), t,
                        method, status, seconds, dict(info or {}), transfer)
-
-
-def _one(sc: Scenarios, s: int) -> Scenarios:
-    return Scenarios((sc.names[s],), sc.dims, sc.values[s:s + 1], np.ones(1),
-                     None if sc.lower is None else sc.lower[s:s + 1])
 
 
 def remat_result_to_dict(result: RematResult) -> dict[str, Any]:
@@ -864,7 +857,6 @@ def remat_result_to_dict(result: RematResult) -> dict[str, Any]:
         if k not in out:
             out[k] = to_plain(v)
     return out
-
 
 
 # -- run time: exact plan limits, breakpoints, the picker ------------------------------------

@@ -37,6 +37,11 @@ class Scenarios:
     def __len__(self) -> int:
         return len(self.names)
 
+    def only(self, k: int) -> "Scenarios":
+        """Scenario ``k`` alone (weight 1, its bucket bounds kept)."""
+        return Scenarios((self.names[k],), self.dims, self.values[k:k + 1], np.ones(1),
+                         None if self.lower is None else self.lower[k:k + 1])
+
     def as_dicts(self) -> list[dict[str, int]]:
         return [dict(zip(self.dims, map(int, row))) for row in self.values]
 

@@ -58,3 +58,29 @@ def all_topological_orders(graph):
 
 def brute_force_peak(sizes_by_step):
     return max(sizes_by_step)
+
+
+def train_chain(L=4, size=10, dur=1.0, sym=None, fw_dur=None, name="train_chain"):
+    """f0..f{L-1} forward, then b{L-1}..b0 backward; b_i reads b_{i+1} and f_{i-1}.
+    Buffers are ``sym`` (a size expression) or ``size`` bytes; forward op i takes
+    ``fw_dur(i)`` (default ``dur``), backward ops ``dur``."""
+    b = GraphBuilder(name)
+    fw, bufs, prev = [], {}, None
+    for i in range(L):
+        o = b.add_op(f"f{i}", "op", operands=[prev] if prev is not None else [],
+                     attrs={"duration": dur if fw_dur is None else fw_dur(i)})
+        if prev is not None:
+            b.add_buffer_user(bufs[prev], o)
+        bufs[o] = b.add_buffer(o, sym or size)
+        fw.append(o)
+        prev = o
+    g = prev
+    for i in reversed(range(L)):
+        ops = [g] + ([fw[i - 1]] if i > 0 else [])
+        o = b.add_op(f"b{i}", "op", operands=ops, attrs={"duration": dur})
+        for x in ops:
+            b.add_buffer_user(bufs[x], o)
+        bufs[o] = b.add_buffer(o, sym or size)
+        g = o
+    b.original_order = list(range(2 * L))
+    return b.build()

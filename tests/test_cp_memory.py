@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import random
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from cpsched.cp.problem import from_graph, induced, project, window
 from cpsched.cp.search import beam, best_first
 from cpsched.cp.solve import solve
 from cpsched.graph import GraphBuilder
-from cpsched.memory import lower_bound, op_lower_bounds, peak, simulate
+from cpsched.memory import lower_bound, op_lower_bounds, peak
 from cpsched.scenarios import Scenarios, static
 from cpsched.schedule import FALLBACK, FEASIBLE, INFEASIBLE, OPTIMAL
 
@@ -439,7 +438,7 @@ def test_weighted_buckets_proven_by_each_bucket_alone():
     assert s.status == OPTIMAL
     np.testing.assert_array_equal(s.peak_bytes, s.lower_bound_bytes)
     for k in range(3):
-        one = Scenarios((sc.names[k],), sc.dims, sc.values[k:k + 1], np.ones(1))
+        one = sc.only(k)
         alone = solve(g, one, time_limit=5)
         assert alone.status == OPTIMAL
         assert int(alone.peak_bytes[0]) == int(s.peak_bytes[k])

@@ -14,12 +14,12 @@ from cpsched.heuristics.remat import dtr_remat, offload_remat, sqrt_remat, xla_r
 from cpsched.memory import simulate
 from cpsched.methods import load_all
 from cpsched.remat_plan import (Evict, PlanError, Regen, Skeleton, TransferModel,
-                                breakpoints, materialize, pick_plan, plan_time, plan_to_graph,
+                                materialize, pick_plan, plan_time, plan_to_graph,
                                 recomputable_ops, replay)
 from cpsched.scenarios import Scenarios, static
 from cpsched.validate import validate_schedule
 
-from helpers import all_topological_orders, random_dag
+from helpers import all_topological_orders, random_dag, train_chain
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 MOCCASIN = SHARED / "peer-cases" / "moccasin"
@@ -156,27 +156,8 @@ def test_baselines_give_checked_plans():
 
 
 def _train_chain(L, size, dur, costly=()):
-    b = GraphBuilder("chain")
-    fw, bufs, prev = [], {}, None
-    for i in range(L):
-        d = 50.0 if i in costly else dur
-        o = b.add_op(f"f{i}", "op", operands=[prev] if prev is not None else [],
-                     attrs={"duration": d})
-        if prev is not None:
-            b.add_buffer_user(bufs[prev], o)
-        bufs[o] = b.add_buffer(o, size)
-        fw.append(o)
-        prev = o
-    gr = prev
-    for i in reversed(range(L)):
-        ops = [gr] + ([fw[i - 1]] if i > 0 else [])
-        o = b.add_op(f"b{i}", "op", operands=ops, attrs={"duration": dur})
-        for x in ops:
-            b.add_buffer_user(bufs[x], o)
-        bufs[o] = b.add_buffer(o, size)
-        gr = o
-    b.original_order = list(range(2 * L))
-    return b.build()
+    return train_chain(L, size, dur, fw_dur=lambda i: 50.0 if i in costly else dur,
+                       name="chain")
 
 
 def test_eviction_replaces_costly_recompute_when_copies_hide():
@@ -198,27 +179,7 @@ def test_eviction_replaces_costly_recompute_when_copies_hide():
 
 
 def _sym_chain():
-    b = GraphBuilder("symchain")
-    L = 4
-    fw, bufs, prev = [], {}, None
-    for i in range(L):
-        o = b.add_op(f"f{i}", "op", operands=[prev] if prev is not None else [],
-                     attrs={"duration": 1.0 + i})
-        if prev is not None:
-            b.add_buffer_user(bufs[prev], o)
-        bufs[o] = b.add_buffer(o, "2*s^2 + 16*s")
-        fw.append(o)
-        prev = o
-    gr = prev
-    for i in reversed(range(L)):
-        ops = [gr] + ([fw[i - 1]] if i > 0 else [])
-        o = b.add_op(f"b{i}", "op", operands=ops, attrs={"duration": 1.0})
-        for x in ops:
-            b.add_buffer_user(bufs[x], o)
-        bufs[o] = b.add_buffer(o, "2*s^2 + 16*s")
-        gr = o
-    b.original_order = list(range(2 * L))
-    return b.build()
+    return train_chain(4, sym="2*s^2 + 16*s", fw_dur=lambda i: 1.0 + i, name="symchain")
 
 
 def test_per_bucket_plans_and_runtime_choice():

@@ -10,10 +10,8 @@ from hypothesis import given, settings, strategies as st
 from cpsched.errors import ScheduleError
 from cpsched.graph import Collective, GraphBuilder, OpKind
 from cpsched.memory import simulate
-from cpsched.remat_plan import (COMPUTE, EVICT, FREE, PREFETCH, Evict, PlanError, Regen,
-                                RematResult, Skeleton, TransferModel, breakpoints, check_plan,
-                                evictable_buffers,
-                                events_from_names, events_to_names, finish_result, materialize,
+from cpsched.remat_plan import (Evict, PlanError, Regen, Skeleton, TransferModel,
+                                breakpoints, check_plan, evictable_buffers, events_from_names, events_to_names, finish_result, materialize,
                                 pick_plan, plan_limit, plan_time, plan_to_graph,
                                 recomputable_ops, remat_result_to_dict, replay,
                                 usage_polynomials)
@@ -21,31 +19,7 @@ from cpsched.scenarios import Scenarios, static
 from cpsched.symbolic import SymExpr
 from cpsched.validate import validate_schedule
 
-from helpers import random_dag
-
-
-def train_chain(L=4, size=10, dur=1.0, sym=None):
-    """f0..f{L-1} forward, then b{L-1}..b0 backward; b_i reads b_{i+1} and f_{i-1}."""
-    b = GraphBuilder("train_chain")
-    fw, bufs, prev = [], {}, None
-    for i in range(L):
-        o = b.add_op(f"f{i}", "op", operands=[prev] if prev is not None else [],
-                     attrs={"duration": dur})
-        if prev is not None:
-            b.add_buffer_user(bufs[prev], o)
-        bufs[o] = b.add_buffer(o, sym or size)
-        fw.append(o)
-        prev = o
-    g = prev
-    for i in reversed(range(L)):
-        ops = [g] + ([fw[i - 1]] if i > 0 else [])
-        o = b.add_op(f"b{i}", "op", operands=ops, attrs={"duration": dur})
-        for x in ops:
-            b.add_buffer_user(bufs[x], o)
-        bufs[o] = b.add_buffer(o, sym or size)
-        g = o
-    b.original_order = list(range(2 * L))
-    return b.build()
+from helpers import random_dag, train_chain
 
 
 def ev(graph, *steps):
@@ -90,8 +64,8 @@ def test_replay_forbids_cloning_collectives_and_outputs():
     x = b.add_op("x", "op")
     ar = b.add_op("ar", "all-reduce", operands=["x"])
     y = b.add_op("y", "op", operands=["ar"])
-    bx = b.add_buffer(x, 4, users=["ar"])
-    ba = b.add_buffer(ar, 4, users=["y"])
+    b.add_buffer(x, 4, users=["ar"])
+    b.add_buffer(ar, 4, users=["y"])
     b.add_buffer(y, 4, live_out=True)
     b.set_collective(ar, Collective("all-reduce", SymExpr.const(4), 2))
     g = b.build()
@@ -105,9 +79,9 @@ def test_replay_checks_reads_after_in_place_update():
     b = GraphBuilder("inplace")
     w = b.add_op("w", "parameter", OpKind.PARAMETER)
     x = b.add_op("x", "dot", operands=["w"])
-    u = b.add_op("upd", "adam-update", operands=["w", "x"])
+    b.add_op("upd", "adam-update", operands=["w", "x"])
     y = b.add_op("y", "op", operands=["x"])
-    bw = b.add_buffer(w, 8, users=["x", "upd"], live_in=True, live_out=True)
+    b.add_buffer(w, 8, users=["x", "upd"], live_in=True, live_out=True)
     b.add_buffer(x, 8, users=["upd", "y"])
     b.add_buffer(y, 8, live_out=True)
     g = b.build()
@@ -244,8 +218,6 @@ def test_breakpoints_and_picker():
     g = _sym_chain()
     # budget between the three plans' needs at s=1024
     res = _table_result(10**9)
-    plain = plan_limit(g, res.events[0], 10**9, "s", hi=10**6).limit
-    one = plan_limit(g, res.events[1], 10**9, "s", hi=10**6).limit
     budget = int(replay(g, res.events[2], Scenarios(("x",), ("s",), np.array([[1024]]),
                                                    np.ones(1))).peak[0])
     res = _table_result(budget)

@@ -36,7 +36,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from functools import reduce
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -553,7 +553,7 @@ class _Model:
 
     # -- solution -------------------------------------------------------------------------
     def extract(self, solver: cp_model.CpSolver) -> tuple[Skeleton, list[list[int]]]:
-        sp, g, G = self.sp, self.sp.graph, self.sp.G
+        sp, G = self.sp, self.sp.G
         S = sp.n_s
         if self.fixed:
             order = list(sp.order)
@@ -688,7 +688,6 @@ def _candidates(graph: Graph, order: Sequence[int], sc: Scenarios, bud: np.ndarr
     pos[np.asarray(order)] = np.arange(n)
     clon = recomputable_ops(graph)
     hot = _profile_hot(graph, order, sc, bud, margin)
-    hot_idx = np.flatnonzero(hot)
     cum_hot = np.concatenate([[0], np.cumsum(hot)])
     reads_pos = [sorted(int(pos[u]) for u in graph.buffer_users(b)) for b in range(graph.n_buffers)]
     score: dict[int, float] = {}
@@ -1137,12 +1136,8 @@ def _solve_peak(graph, sc, dur, transfer, order, budget, overhead_cap, evict, re
     return res
 
 
-def _not_in_order_tables(graph: Graph) -> bool:
-    return False  # needs a budget and returns a plan, not an order: not for `compare`
-
-
 @register("cp-remat", "CP-SAT order + rematerialization (+ eviction with --evict) under a "
-          "memory budget, per-bucket plans", "remat", _not_in_order_tables)
+          "memory budget, per-bucket plans", "remat")
 def cp_remat(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> RematResult:
     budget = options.pop("budget", None)
     if options.get("objective") not in (None, "time", "peak"):

@@ -283,7 +283,6 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
         runs = [best] + [list(o) for o in starts][:WINDOW_STARTS - 1]
         shares = [0.5] + [0.5 / max(1, len(runs) - 1)] * (len(runs) - 1) if len(runs) > 1 else [1.0]
         n_win = n_imp = 0
-        t_run = time.perf_counter()
         for k, (start, sh) in enumerate(zip(runs, shares)):
             a_k = sh * alloc
             if det:
@@ -700,6 +699,17 @@ def _solve_scalar_whole(P: Problem, sc: Scalar, hint: list[int], ctx: Ctx, decom
     return order, cost, min(bound, cost), f"decomposed({len(parts)}):" + "+".join(used), proven
 
 
+def _one_bucket(P: Problem, s: int, caps: np.ndarray, order, ctx: Ctx, deadline: float,
+                known: float, search, cpsat, windows, bounds) -> Outcome:
+    """Best order for bucket ``s`` alone (the other buckets only held under ``caps``), with
+    its proven bound."""
+    S = len(caps)
+    sc = Scalar("stage", S, coef=np.eye(S)[s], caps=np.array(caps, dtype=float), stage=s)
+    return solve_scalar(P, sc, order, ctx, deadline=deadline, known_bound=known,
+                        use_search=search, use_cpsat=cpsat, use_refine=windows,
+                        use_bounds=bounds)
+
+
 def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, heur_key, lower,
                  weights, ctx: Ctx, finish, search, cpsat, windows, bounds):
     S = len(scenarios)
@@ -713,10 +723,8 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
             # start for all buckets
             share = ctx.left() * BUCKET_SHARE / S
             for s in np.argsort(-weights * lower, kind="stable").tolist():
-                sc = Scalar("stage", S, coef=np.eye(S)[s], caps=np.full(S, np.inf), stage=s)
-                out = solve_scalar(P, sc, order, ctx, deadline=ctx.now() + share,
-                                   known_bound=float(lower[s]), use_search=search,
-                                   use_cpsat=cpsat, use_refine=windows, use_bounds=bounds)
+                out = _one_bucket(P, s, np.full(S, np.inf), order, ctx, ctx.now() + share,
+                                  float(lower[s]), search, cpsat, windows, bounds)
                 lower[s] = max(lower[s], int(np.ceil(out.bound - 1e-9)))
                 pk2 = simulate_peak(graph, out.order, scenarios)
                 if key(pk2) < key(pk):
@@ -770,10 +778,8 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
     for i, s in enumerate(lex):
         stages_left = S - i
         dl = ctx.now() + max(0.0, ctx.left() / stages_left)
-        sc = Scalar("stage", S, coef=np.eye(S)[s], caps=caps.copy(), stage=s)
-        out = solve_scalar(P, sc, order, ctx, deadline=dl, known_bound=float(lower[s]),
-                           use_search=search, use_cpsat=cpsat, use_refine=windows,
-                           use_bounds=bounds)
+        out = _one_bucket(P, s, caps, order, ctx, dl, float(lower[s]), search, cpsat,
+                          windows, bounds)
         pk2 = simulate_peak(graph, out.order, scenarios)
         if key(pk2) <= key(pk):
             order, pk = out.order, pk2

@@ -26,7 +26,6 @@ memory use below ..."), never as a success.
 
 from __future__ import annotations
 
-import heapq
 import math
 import time
 from typing import Any, Sequence
@@ -584,7 +583,6 @@ def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
             break
         k = int(np.argmax(over))
         # main step of event k
-        cid = tags[k]
         code, x = events[k]
         if code != COMPUTE:
             break
@@ -651,22 +649,18 @@ def _registered(fn):
     return run
 
 
-def _not_in_order_tables(graph: Graph) -> bool:
-    """Remat methods need a budget and return plans, not orders: ``cpsched compare`` (a
-    table of orders) leaves them out; ``cpsched schedule --objective remat`` runs them."""
-    return False
-
-
+# family "remat": they need a budget and return plans, not orders, so ``cpsched compare`` (a
+# table of orders) leaves them out; ``cpsched schedule --objective remat`` runs them
 register("remat-xla", "XLA HloRematerialization-style greedy remat to a memory limit",
-         "remat", _not_in_order_tables)(_registered(xla_remat))
+         "remat")(_registered(xla_remat))
 register("remat-sqrt", "Chen et al. checkpoint every sqrt(n) stashed activations",
-         "remat", _not_in_order_tables)(_registered(sqrt_remat))
+         "remat")(_registered(sqrt_remat))
 register("remat-dtr", "DTR-style greedy eviction: drop min cost/(size*staleness), recompute "
-         "on access", "remat", _not_in_order_tables)(_registered(dtr_remat))
+         "on access", "remat")(_registered(dtr_remat))
 register("remat-offload", "greedy host offload hidden behind compute, then XLA-style remat "
-         "(needs --bandwidth)", "remat", _not_in_order_tables)(_registered(offload_remat))
+         "(needs --bandwidth)", "remat")(_registered(offload_remat))
 register("remat-fixed-order", "CP-SAT optimal remat with the order frozen (Checkmate/Moccasin "
-         "setting)", "remat", _not_in_order_tables)(_registered(fixed_order_remat))
+         "setting)", "remat")(_registered(fixed_order_remat))
 
 BASELINES = {"remat-xla": xla_remat, "remat-sqrt": sqrt_remat, "remat-dtr": dtr_remat}
 

@@ -356,8 +356,7 @@ def _one_scenario(scenarios: Scenarios | None, which: Any) -> Scenarios:
     if scenarios is None or len(scenarios) == 0:
         return static()
     k = scenario_index(scenarios, which)
-    return Scenarios((scenarios.names[k],), scenarios.dims, scenarios.values[k:k + 1],
-                     np.ones(1))
+    return scenarios.only(k)
 
 
 def default_candidates(graph: Graph, scenarios: Scenarios | None = None, **options: Any

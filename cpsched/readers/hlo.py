@@ -277,9 +277,9 @@ class HloConverter:
         self.orders = dict(orders or {})
         self.ctx = call_contexts(module)
         # a while body's output is written over its parameter (the loop state is one buffer)
-        self.while_bodies = {ins.attrs.get("body", "").lstrip("%")
-                             for comp in module.computations for ins in comp.instructions
-                             if ins.opcode == "while"}
+        self.while_bodies = {callee for comp in module.computations
+                             for ins in comp.instructions if ins.opcode == "while"
+                             for role, callee in ins.called() if role == "body"}
         self._results: dict[str, _CompResult] = {}
         self._transient: dict[str, SymExpr] = {}
         self._body_cost: dict[str, tuple[int, int]] = {}
@@ -516,7 +516,7 @@ class HloConverter:
             except KeyError as e:
                 raise InputError(f"order for {name!r}: {e.args[0]}", path=self.m.path) from None
             try:
-                validate_order(g, order, what=f"the given order")
+                validate_order(g, order, what="the given order")
             except ScheduleError as e:
                 raise InputError(str(e), path=self.m.path) from None
             return order
