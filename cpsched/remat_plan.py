@@ -343,6 +343,24 @@ def transfer_from_device(device: Any = "h100", unit_seconds: float = 1.0,
     return TransferModel(d.pcie_bandwidth * unit_seconds, d.pcie_latency / unit_seconds, streams)
 
 
+def host_link(graph: Graph, device: Any = "h100", bandwidth: float | None = None,
+              latency: float = 0.0) -> TransferModel:
+    """The host link an eviction plan is timed with: ``bandwidth`` bytes per time unit of the
+    op times when given, else the PCIe figures of the cost-model ``device`` (which needs op
+    times in seconds-based units, not the file's own)."""
+    if bandwidth is not None:
+        if not float(bandwidth) > 0:
+            raise InputError(f"--bandwidth {bandwidth}: expected a positive number of bytes per "
+                             "time unit")
+        return TransferModel(float(bandwidth), float(latency))
+    from cpsched.cost import UNIT_FILE, _unit, load_device
+    d = load_device(device)
+    if _unit(graph, d) == UNIT_FILE:
+        raise InputError("eviction on a graph with op times in the file's own units needs "
+                         "--bandwidth (bytes per time unit)")
+    return transfer_from_device(d, d.seconds_per_unit)
+
+
 def op_durations(graph: Graph, scenarios: Scenarios | None = None, device: Any = "h100"
                  ) -> np.ndarray:
     """``[S, n_ops]`` compute times: ``cpsched.cost.op_times`` (file ``duration``s as they are,

@@ -45,7 +45,7 @@ from cpsched.errors import InfeasibleError, InputError
 from cpsched.graph import Graph
 from cpsched.memory import simulate
 from cpsched.methods import register
-from cpsched.remat_plan import (Evict, RematResult, Regen, Skeleton, TransferModel,
+from cpsched.remat_plan import (Evict, RematResult, host_link, Regen, Skeleton, TransferModel,
                                 _budget_array, evictable_buffers, finish_result,
                                 inplace_writers, op_durations, recomputable_ops,
                                 remat_result_to_dict)
@@ -54,6 +54,7 @@ from cpsched.scenarios import Scenarios, static
 OPTIMAL = "OPTIMAL"
 FEASIBLE = "FEASIBLE"
 JOINT_ALL_OPS = 300      # up to this many ops the joint model may clone any clonable op
+BOUND_MAX_OPS = 20_000   # the fixed-order added-time bound scans buffers per hot step
 FALLBACK = "HEURISTIC_FALLBACK"
 
 __all__ = ["solve_remat", "remat_result_to_dict", "RematResult", "min_memory_bound",
@@ -409,12 +410,16 @@ class _Model:
                     self.intervals[s].append((iv, int(size[s])))
 
     def _hole(self, b: int, s: int, slot, conds: list) -> None:
-        """A read served by copy 0 of an evicted buffer is not in the hole."""
+        """A clone's read served by copy 0 of an evicted buffer comes before the device copy
+        is freed, or no earlier than the step of the next main read: the copy-stream timing
+        only checks that the prefetch is done by then (a clone reading it just after the
+        prefetch is issued would stall on it)."""
         m, G = self.m, self.sp.G
+        c = self.sp.evict_cands[b][1]
         beta = m.new_bool_var(f"beta{b}_{s}")
         V = self.V[b][s]
         m.add(slot <= G * self.rb[b] - 1).only_enforce_if([V, beta] + conds)
-        m.add(slot >= G * self.gb[b]).only_enforce_if([V, beta.Not()] + conds)
+        m.add(slot >= G * c).only_enforce_if([V, beta.Not()] + conds)
 
     def _streams(self) -> None:
         """Copy-stream timing from the main steps' start times ``T`` (clones and stalls
@@ -782,16 +787,7 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
     dur = op_durations(graph, sc, device) if durations is None else np.atleast_2d(
         np.asarray(durations, dtype=np.float64))
     if evict and transfer is None:
-        if bandwidth is not None:
-            transfer = TransferModel(float(bandwidth), float(latency))
-        else:
-            from cpsched.cost import UNIT_FILE, _unit, load_device
-            d = load_device(device)
-            if _unit(graph, d) == UNIT_FILE:
-                raise InputError("eviction on a graph with op times in the file's own units "
-                                 "needs --bandwidth (bytes per time unit)")
-            from cpsched.remat_plan import transfer_from_device
-            transfer = transfer_from_device(d, d.seconds_per_unit)
+        transfer = host_link(graph, device, bandwidth, latency)
     if reorder is None:
         # with eviction too: an order that fits needs no copies at all, and the evict model
         # then works on the best order found
@@ -810,6 +806,12 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
         raise InfeasibleError(f"budget {int(bud[s])} B is below the proven minimum {int(lb[s])} B "
                               f"in scenario {sc.names[s]}: {why[s]}")
     info: dict[str, Any] = {"proven_min_bytes": {n: int(v) for n, v in zip(sc.names, lb)}}
+    if not reorder and graph.n_ops <= BOUND_MAX_OPS:
+        # what no plan on this order can beat: tells a weak search from a hopeless target
+        from cpsched.remat_bound import added_time_lower_bound
+        tb = added_time_lower_bound(graph, base_order, bud, dur, sc,
+                                    transfer if evict else None)
+        info["added_time_lower_bound"] = [float(x) for x in tb]
     timings: dict[str, float] = {}
 
     def remaining() -> float:
@@ -940,11 +942,16 @@ def _wrap_up(best: RematResult, info, timings, method_name, t_start) -> RematRes
     from_cp = best.method == method_name
     if best.info.get("cp", {}).get("status") == "OPTIMAL":
         info["model_optimal"] = True
+    tb = info.get("added_time_lower_bound")
+    if tb is not None:
+        base = np.maximum(best.time.base, 1e-30)
+        info["added_time_lower_bound_pct"] = [float(x) for x in 100 * np.asarray(tb) / base]
+        info["meets_lower_bound"] = bool((best.added_time <= np.asarray(tb) + 1e-9 * base).all())
     best.info = dict(info, **best.info, timings={k: round(v, 3) for k, v in timings.items()})
     if not from_cp:
         best.info["from_baseline"] = best.method
     best.method = method_name
-    if (best.added_time <= 0).all():
+    if (best.added_time <= 0).all() or info.get("meets_lower_bound"):
         best.status = OPTIMAL
     elif from_cp:
         best.status = FEASIBLE

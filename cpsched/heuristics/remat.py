@@ -552,19 +552,17 @@ def eviction_windows(graph: Graph, order: Sequence[int], hot: np.ndarray, dur: n
 def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
                   transfer: TransferModel | None = None, bandwidth: float | None = None,
                   latency: float = 0.0, order: Sequence[int] | None = None,
-                  durations: np.ndarray | None = None, window: int = 6, **_: Any
-                  ) -> RematResult:
+                  durations: np.ndarray | None = None, window: int = 6, device: Any = "h100",
+                  **_: Any) -> RematResult:
     """Greedy host offload, then XLA-style remat for what is left: at the first step over
     budget, evict the largest buffer whose gap covers it and whose copies the streams can
     still hide (checked on the plan's timeline), freed as soon as its copy-out is done and
     brought back as late as still hidden; when none fits, clone as ``remat-xla`` does."""
-    from cpsched.remat_plan import Evict, materialize, plan_time, PlanError
+    from cpsched.remat_plan import Evict, PlanError, host_link, materialize, plan_time
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     if transfer is None:
-        if bandwidth is None:
-            raise InputError("offload needs a transfer model (bandwidth in bytes per time unit)")
-        transfer = TransferModel(float(bandwidth), float(latency))
+        transfer = host_link(graph, device, bandwidth, latency)
     from cpsched.memory import simulate
     hot = (simulate(graph, order, sc).usage > bud[:, None]).any(axis=0)
     tau = transfer.times(sizes).max(axis=0) if sizes.size else None
@@ -658,7 +656,7 @@ register("remat-sqrt", "Chen et al. checkpoint every sqrt(n) stashed activations
 register("remat-dtr", "DTR-style greedy eviction: drop min cost/(size*staleness), recompute "
          "on access", "remat")(_registered(dtr_remat))
 register("remat-offload", "greedy host offload hidden behind compute, then XLA-style remat "
-         "(needs --bandwidth)", "remat")(_registered(offload_remat))
+         "(host link: --bandwidth, else the device's PCIe)", "remat")(_registered(offload_remat))
 register("remat-fixed-order", "CP-SAT optimal remat with the order frozen (Checkmate/Moccasin "
          "setting)", "remat")(_registered(fixed_order_remat))
 
