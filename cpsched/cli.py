@@ -257,13 +257,18 @@ def cmd_schedule(args) -> int:
         opts["objective"] = objective
     if objective == "budget" and "budget" not in opts:
         raise InputError("--objective budget needs --budget BYTES")
-    for k in ("slack", "evict", "device", "profile"):
+    for k in ("slack", "evict", "device", "profile", "bandwidth"):
         v = getattr(args, k, None)
         if v is not None:
             opts[k] = v
+    if getattr(args, "keep_order", False):
+        opts["reorder"] = False
     from cpsched.methods import get
     if get(method).family == "remat":
         return _schedule_remat(args, g, sc, method, opts)
+    for flag in ("keep_order", "bandwidth", "evict"):
+        if getattr(args, flag, None):
+            raise InputError(f"--{flag.replace('_', '-')} applies to --objective remat only")
     if is_solver(method) and not args.json:
         opts["progress"] = _progress_printer()
     s = run_method(method, g, sc, opts)
@@ -333,8 +338,9 @@ def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
 
 def _schedule_remat(args, g: Graph, sc: Scenarios, method: str, opts: dict) -> int:
     """Remat / offload plans. JSON input: the plan JSON to ``-o``. HLO input: the module with
-    the plan of one scenario written in (clones, host copy-start/copy-done pairs) to ``-o``,
-    read back and checked before anything is written, and the plan JSON to OUT.plan.json."""
+    plan written in (clones, host copy-start/copy-done pairs) to ``-o`` (and, with several
+    buckets, one module per bucket beside it), read back and checked before anything is
+    written, and the plan JSON to OUT.plan.json."""
     from cpsched.methods import get
     from cpsched.readers import sniff_format
     from cpsched.remat_plan import remat_result_to_dict
@@ -356,7 +362,7 @@ def _schedule_remat(args, g: Graph, sc: Scenarios, method: str, opts: dict) -> i
         written, hlo_lines = _write_remat_hlo(args, g, sc, method, res, data)
     else:
         write_json(args.output, data, inputs=(args.input,))
-    lines = [f"{method}: {res.status}, wrote {' and '.join(written)}"] + hlo_lines
+    lines = [f"{method}: {res.status}, wrote {', '.join(written)}"] + hlo_lines
     for s, n in enumerate(sc.names):
         # float noise of timeline differences (1e-20 of a step) prints as 0
         tiny = 1e-9 * max(1.0, abs(float(res.time.base[s])))
@@ -369,6 +375,10 @@ def _schedule_remat(args, g: Graph, sc: Scenarios, method: str, opts: dict) -> i
                      f"{len(res.active[s])}")
     if data.get("breakpoints"):
         lines.append(f"  breakpoints: {data['breakpoints']}")
+    bound = res.info.get("added_time_lower_bound_pct")
+    if bound is not None:
+        lines.append("  no plan on this order adds less than: " + ", ".join(
+            f"{n} {b:.2f}%" for n, b in zip(sc.names, bound)))
     lines.append(f"  time {res.seconds:.2f}s")
     if res.info.get("message"):
         lines.append(f"  {res.info['message']}")
@@ -376,50 +386,84 @@ def _schedule_remat(args, g: Graph, sc: Scenarios, method: str, opts: dict) -> i
     out.pop("steps", None)
     out["output"] = args.output
     if hlo:
-        out["plan"] = written[1]
+        out["plan"] = written[-1]
+        if len(written) > 2:
+            out["bucket_modules"] = written[1:-1]
     _emit(args, out, "\n".join(lines))
     return 0
 
 
+def _bucket_path(output: str, name: str) -> str:
+    """``out.hlo`` + bucket ``s<=512`` -> ``out.s_512.hlo`` (the name made file-safe)."""
+    import re
+    stem, ext = os.path.splitext(output)
+    return f"{stem}.{re.sub(r'[^A-Za-z0-9_.-]+', '_', name).strip('_') or 'bucket'}{ext}"
+
+
 def _write_remat_hlo(args, g: Graph, sc: Scenarios, method: str, res, data: dict
                      ) -> tuple[list[str], list[str]]:
-    """The HLO side of ``_schedule_remat``: one order serves every scenario, but the active
-    clones / copies may differ per bucket, so the module carries the plan of one scenario
-    (the last, the largest bucket); the JSON plan next to it has them all."""
+    """The HLO side of ``_schedule_remat``. One order serves every scenario but the active
+    clones / copies may differ per bucket, and an HLO module has one instruction list: so
+    OUT carries the plan of the last (largest) bucket, which is also checked in every other
+    bucket (memory grows with the dims, so it is the safe module when the shape is not
+    known), and with several buckets each bucket's own module goes to OUT.<bucket>.hlo.
+    Every module is read back, validated and re-simulated before anything is written."""
     from cpsched.readers.hlo import read_hlo_module
     from cpsched.writers import write_json, write_text
     from cpsched.writers.hlo import remat_module_text, verify_remat_module
-    s = len(sc) - 1
-    name = sc.names[s]
     module = read_hlo_module(args.input)
-    budget = int(res.budget[s])
-    comment = (f"cpsched {method}: remat plan of scenario {name} ({s + 1} of {len(sc)}), "
-               f"budget {budget} B; every scenario's plan: {os.path.basename(args.output)}"
-               ".plan.json") if len(sc) > 1 else None
-    w = remat_module_text(module, g, res.events[s], comment=comment)
-    # the house rule: what leaves the program is read back, validated and re-simulated
-    _, peak = verify_remat_module(w.text, w.computation, sc.only(s), budget,
-                                  [start for _, start, _ in w.evictions],
-                                  plan_peak=int(res.peak[s]))
     plan_path = args.output + ".plan.json"
-    for path in (args.output, plan_path):
+    last = len(sc) - 1
+    paths = {s: (args.output if s == last else _bucket_path(args.output, sc.names[s]))
+             for s in range(len(sc))}
+    if len(set(paths.values()) | {plan_path}) != len(sc) + 1:
+        raise InputError("two buckets map to one file name; rename the scenarios", path=args.output)
+    for path in list(paths.values()) + [plan_path]:
         if os.path.exists(path) and os.path.exists(args.input) and \
                 os.path.samefile(path, args.input):
             raise InputError(f"refusing to overwrite the input file {args.input}", path=path)
-    data["hlo_module"] = {"output": args.output, "computation": w.computation,
-                          "scenario": name, "peak_bytes": peak, "budget_bytes": budget,
-                          "clones": dict(w.clones),
-                          "evictions": [list(e) for e in w.evictions],
-                          "prefetches": [list(p) for p in w.prefetches]}
-    write_text(args.output, w.text, inputs=(args.input,))
+    texts, info = {}, {}
+    for s in sorted(paths, key=lambda k: k != last):
+        name, budget = sc.names[s], int(res.budget[s])
+        comment = (f"cpsched {method}: remat plan of bucket {name} ({s + 1} of {len(sc)}), "
+                   f"budget {budget} B; every bucket's plan: {os.path.basename(plan_path)}"
+                   ) if len(sc) > 1 else None
+        w = remat_module_text(module, g, res.events[s], comment=comment)
+        starts = [start for _, start, _ in w.evictions]
+        # the house rule: what leaves the program is read back, validated and re-simulated
+        _, peak = verify_remat_module(w.text, w.computation, sc.only(s), budget, starts,
+                                      plan_peak=int(res.peak[s]))
+        texts[s] = w.text
+        info[sc.names[s]] = {"output": paths[s], "computation": w.computation,
+                             "scenario": name, "peak_bytes": peak, "budget_bytes": budget,
+                             "clones": dict(w.clones),
+                             "evictions": [list(e) for e in w.evictions],
+                             "prefetches": [list(p) for p in w.prefetches]}
+        if s == last and len(sc) > 1:
+            fits = [name]
+            for o in range(last):
+                try:
+                    verify_remat_module(w.text, w.computation, sc.only(o), int(res.budget[o]),
+                                        starts)
+                    fits.append(sc.names[o])
+                except CpschedError:
+                    pass
+            info[name]["fits_buckets"] = fits
+    top = info[sc.names[last]]
+    data["hlo_module"] = dict(top, **({"per_bucket": info} if len(sc) > 1 else {}))
+    for s in sorted(paths):
+        write_text(paths[s], texts[s], inputs=(args.input,))
     write_json(plan_path, data, inputs=(args.input,))
-    lines = [f"  HLO: plan of scenario {name} written into {w.computation}: "
-             f"{len(w.clones)} clone(s), {len(w.evictions)} eviction(s), "
-             f"{len(w.prefetches)} prefetch(es); read back: peak {peak} B <= budget {budget} B"]
+    lines = []
+    for s in sorted(paths, key=lambda k: k != last):
+        d = info[sc.names[s]]
+        lines.append(f"  HLO {d['output']}: plan of {d['scenario']} in {d['computation']}: "
+                     f"{len(d['clones'])} clone(s), {len(d['evictions'])} eviction(s), "
+                     f"{len(d['prefetches'])} prefetch(es); read back: peak {d['peak_bytes']} B "
+                     f"<= budget {d['budget_bytes']} B")
     if len(sc) > 1:
-        lines.append(f"  (one module per run: scenario {name}; the others' plans are in "
-                     f"{plan_path})")
-    return [args.output, plan_path], lines
+        lines.insert(1, f"    (also within budget in: {', '.join(top['fits_buckets'])})")
+    return [paths[last]] + [paths[s] for s in range(last)] + [plan_path], lines
 
 
 # -- compare --------------------------------------------------------------------------------
@@ -609,7 +653,8 @@ def build_parser() -> argparse.ArgumentParser:
                            help="the schedule: HLO in -> HLO out, JSON in -> JSON. With "
                                 "--objective remat on HLO: the module with the plan's clones "
                                 "and host (S(5)) copy-start/copy-done pairs (the last "
-                                "scenario's plan), and the plan JSON as OUT.plan.json")
+                                "bucket's plan; with several buckets each bucket's module as "
+                                "OUT.<bucket>.hlo too), and the plan JSON as OUT.plan.json")
             q.add_argument("--method", help="method name (see `cpsched methods`)")
             q.add_argument("--objective", choices=list(OBJECTIVES),
                            help="weighted/minimax/lexicographic/budget: min-peak order (cp); "
@@ -619,6 +664,13 @@ def build_parser() -> argparse.ArgumentParser:
                            help="overlap: memory budget = best memory-only peak x (1 + SLACK)")
             q.add_argument("--evict", action="store_true", default=None,
                            help="remat: also offload buffers to host memory")
+            q.add_argument("--bandwidth", type=float, default=None, metavar="BYTES",
+                           help="remat --evict: host link in bytes per op-time unit (default: "
+                                "the --device's PCIe; needed when op times are the file's own)")
+            q.add_argument("--keep-order", action="store_true", default=None,
+                           help="remat: keep the input's order as the main order and only "
+                                "add clones/copies (the Checkmate/Moccasin setting); the plan "
+                                "is then reported with a lower bound on its added time")
             q.add_argument("--trace", metavar="JSON", help="Chrome/Perfetto trace of the timeline")
             q.add_argument("--budget", help="bytes, one number or one per scenario")
             q.add_argument("--deterministic", action="store_true", default=None)

@@ -17,7 +17,7 @@ from cpsched.readers import read_graph
 from cpsched.readers.hlo import module_graphs
 from cpsched.readers.hlo_parser import Shape, parse_hlo_text
 from cpsched.remat_plan import Regen, Skeleton, check_plan, materialize
-from cpsched.scenarios import static
+from cpsched.scenarios import from_dim_specs, static
 from cpsched.validate import validate_schedule
 from cpsched.writers.hlo import host_shape_text, remat_module_text, verify_remat_module
 
@@ -211,7 +211,7 @@ def test_cli_remat_hlo_end_to_end(tmp_path, capsys):
     assert main(["schedule", src, "--objective", "remat", "--budget", "13000",
                  "--time-limit", "5", "-o", out]) == 0
     msg = capsys.readouterr().out
-    assert "wrote " + out + " and " + out + ".plan.json" in msg and "1 clone(s)" in msg
+    assert "wrote " + out + ", " + out + ".plan.json" in msg and "1 clone(s)" in msg
     text = Path(out).read_text()
     assert "a.remat = f32[1024]{0} exponential(p0)" in text
     assert _read_back(text)[1] <= 13000
@@ -279,12 +279,35 @@ def test_cli_remat_hlo_names_the_scenario_it_writes(tmp_path, capsys):
     out = str(tmp_path / "two.hlo")
     assert main(["schedule", src, "--objective", "remat", "--budget", "13000", "--dim",
                  "s=1,2", "--time-limit", "5", "-o", out]) == 0
-    assert "scenario s=2" in capsys.readouterr().out
+    assert "plan of s=2" in capsys.readouterr().out
     text = Path(out).read_text()
-    assert text.startswith("// cpsched cp-remat: remat plan of scenario s=2 (2 of 2)")
+    assert text.startswith("// cpsched cp-remat: remat plan of bucket s=2 (2 of 2)")
     assert _read_back(text)[1] <= 13000
     plan = json.loads(Path(out + ".plan.json").read_text())
     assert set(plan["steps"]) == {"s=1", "s=2"} and plan["hlo_module"]["scenario"] == "s=2"
+
+
+def test_cli_remat_hlo_one_module_per_bucket(tmp_path, capsys):
+    """With a dynamic dim the buckets' plans differ: the small bucket fits as it is, the
+    large one needs the clone. Each bucket gets its own module; OUT is the large bucket's,
+    which also fits the small one."""
+    src = _write(tmp_path, "dyn.hlo", CHAIN.replace("f32[1024]", "f32[?]"))
+    out = str(tmp_path / "dyn.out.hlo")
+    assert main(["schedule", src, "--objective", "remat", "--budget", "13000", "--dim",
+                 "dyn=512,1024", "--time-limit", "5", "-o", out, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    small = str(tmp_path / "dyn.out.dyn_512.hlo")
+    assert data["bucket_modules"] == [small]
+    plan = json.loads(Path(out + ".plan.json").read_text())
+    per = plan["hlo_module"]["per_bucket"]
+    assert per["dyn=512"]["clones"] == {} and per["dyn=1024"]["clones"] == {"a.remat": "a"}
+    assert plan["hlo_module"]["fits_buckets"] == ["dyn=1024", "dyn=512"]
+    assert "a.remat" in Path(out).read_text()
+    assert "a.remat" not in Path(small).read_text()
+    for path, dims in ((out, {"dyn": 1024}), (small, {"dyn": 512})):
+        g = module_graphs(parse_hlo_text(Path(path).read_text()))["main"]
+        sc = from_dim_specs([f"dyn={dims['dyn']}"])
+        assert int(validate_schedule(g, g.original_order, sc)[0]) <= 13000
 
 
 def test_cli_remat_real_xla_module(tmp_path, capsys):
@@ -304,3 +327,35 @@ def test_cli_remat_real_xla_module(tmp_path, capsys):
     g = module_graphs(parse_hlo_text(text))[plan["hlo_module"]["computation"]]
     got = int(validate_schedule(g, g.original_order, static())[0])
     assert got <= budget and got == plan["hlo_module"]["peak_bytes"]
+
+
+def test_cli_remat_keep_order_and_bandwidth(tmp_path, capsys):
+    src = _write(tmp_path, "chain.hlo", CHAIN)
+    out = str(tmp_path / "kept.hlo")
+    assert main(["schedule", src, "--objective", "remat", "--budget", "13000", "--keep-order",
+                 "--time-limit", "5", "-o", out]) == 0
+    msg = capsys.readouterr().out
+    assert "no plan on this order adds less than: static" in msg
+    plan = json.loads(Path(out + ".plan.json").read_text())
+    g0 = read_graph(src)
+    assert plan["order"] == [g0.op_names[i] for i in g0.default_order()]
+    bound = plan["added_time_lower_bound"]["static"] if isinstance(
+        plan["added_time_lower_bound"], dict) else plan["added_time_lower_bound"][0]
+    assert 0 < bound <= plan["added_time"]["static"] + 1e-12
+    # a link given in bytes per op-time unit (here bytes/s: the op times are seconds); `a`
+    # cannot be recomputed, so the plan must offload it
+    src2 = _write(tmp_path, "off.hlo", OFFLOAD)
+    path = str(tmp_path / "fast.hlo")
+    assert main(["schedule", src2, "--objective", "remat", "--evict", "--bandwidth", "1e15",
+                 "--budget", "21000", "--time-limit", "5", "-o", path]) == 0
+    capsys.readouterr()
+    assert "copy-start(" in Path(path).read_text()
+    # too slow to hide the copy-out before a's next read: refused in one line, nothing written
+    slow = str(tmp_path / "slow.hlo")
+    assert main(["schedule", src2, "--objective", "remat", "--evict", "--bandwidth", "1e8",
+                 "--budget", "21000", "--time-limit", "5", "-o", slow]) == 2
+    assert capsys.readouterr().err.count("\n") == 1 and not Path(slow).exists()
+    for flag in (["--keep-order"], ["--bandwidth", "1e9"]):
+        assert main(["schedule", src, "--method", "xla-dfs", "-o", str(tmp_path / "x.hlo")]
+                    + flag) == 2
+        assert "applies to --objective remat only" in capsys.readouterr().err
