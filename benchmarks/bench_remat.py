@@ -58,14 +58,17 @@ CASES = [
     ("rlg1000-80", "rlg1000", 486_895, "486,895", 600, (3.4, 3611.8), None),
 ]
 
-# Host link for the eviction rows. ResNet50's node times are read as microseconds (their sum,
-# 0.41 s for a batch-256 training step, is V100-class); fcn_8_vgg's are FLOPs, turned into
-# time at 15.7 TFLOP/s (V100 fp32 peak). PCIe 3.0 x16: 16 GB/s per direction.
-PCIE = 16e9
-EVICT = {
-    "resnet50": ("microseconds", PCIE * 1e-6),
-    "fcn8": ("FLOPs at 15.7 TFLOP/s", PCIE / 15.7e12),
+# Host links for the eviction rows, in GB/s per direction: PCIe 3.0 x16 (16, V100-class, the
+# default), 4.0 x16 (32, A100), 5.0 x16 (64, H100). ResNet50's node times are read as
+# microseconds (their sum, 0.41 s for a batch-256 training step, is V100-class); fcn_8_vgg's
+# are FLOPs, turned into time at 15.7 TFLOP/s (V100 fp32 peak).
+PCIE_GBPS = 16
+EVICT = {   # graph -> (unit label, seconds per op-time unit)
+    "resnet50": ("microseconds", 1e-6),
+    "fcn8": ("FLOPs at 15.7 TFLOP/s", 1 / 15.7e12),
 }
+EVICT_CASES = ["fcn8:0.9", "fcn8:0.8", "resnet50:0.9", "resnet50:0.8", "resnet50:0.8:32",
+               "resnet50:0.8:64"]
 
 
 def _budget(g, b):
@@ -120,10 +123,11 @@ def run_case(case, repeats: int, quick: bool) -> dict:
             "moccasin": mocc, "checkmate": chk}
 
 
-def run_evict(gname: str, frac: float, limit: float, quick: bool) -> dict:
+def run_evict(gname: str, frac: float, gbps: float, limit: float, quick: bool) -> dict:
     g = read_nx_json(str(MOCCASIN / FILES[gname]))
     budget, peak = _budget(g, frac)
-    unit, bw = EVICT[gname]
+    unit, sec = EVICT[gname]
+    bw = gbps * 1e9 * sec
     if quick:
         limit = min(limit, 20)
     t0 = time.perf_counter()
@@ -136,8 +140,11 @@ def run_evict(gname: str, frac: float, limit: float, quick: bool) -> dict:
     n_ev = sum(1 for c in ev.active[0] if ev.skeleton.candidates[c].kind == "evict")
     n_cl = len(ev.active[0]) - n_ev
     return {"graph": LABELS[gname], "frac": frac, "budget": budget, "unit": unit, "bandwidth": bw,
-            "remat_tdi": float(rem.added_time_pct[0]), "remat_s": t_rem,
+            "gbps": gbps, "remat_tdi": float(rem.added_time_pct[0]), "remat_s": t_rem,
             "evict_tdi": float(ev.added_time_pct[0]), "evict_s": t_ev,
+            # no plan on this order can add less (cpsched.remat_bound)
+            "remat_bound": float(rem.info["added_time_lower_bound_pct"][0]),
+            "evict_bound": float(ev.info["added_time_lower_bound_pct"][0]),
             "recompute_pct": float(100 * ev.time.recompute[0] / ev.time.base[0]),
             "exposed_pct": float(100 * ev.time.exposed_transfer[0] / ev.time.base[0]),
             "evictions": n_ev, "clones": n_cl, "peak": int(ev.peak[0])}
@@ -223,17 +230,29 @@ def write_md(out: Path, data: dict, argv: list[str]) -> None:
              "baseline that meets the budget (the baselines also hint the model).\n")
     if data.get("evict"):
         L.append("## Eviction: remat + host offload vs remat only (same budget, same order, same time limit)\n")
-        L.append(f"Host link: PCIe 3.0 x16, {PCIE / 1e9:.0f} GB/s per direction, copies on their own "
-                 "streams (device->host and host->device), first-in first-out; exposed copy time "
-                 "comes from the plan's timeline.\n")
-        L.append("| graph | budget | op time unit (assumed) | limit | remat only TDI | remat + evict TDI | cut | clone % / exposed copy % | evictions / clones | time (s) remat / evict |")
-        L.append("|---|---|---|---|---|---|---|---|---|---|")
-        for e in data["evict"]:
+        L.append("Host link: PCIe x16, GB/s per direction as given (3.0: 16, 4.0: 32, 5.0: 64), "
+                 "copies on their own streams (device->host and host->device), first-in "
+                 "first-out; exposed copy time comes from the plan's timeline. 'bound' = no "
+                 "plan on this order adds less (`cpsched.remat_bound`: at each over-budget "
+                 "step the bytes on the host are limited by what one copy stream moves before "
+                 "it and one after it; the rest must be recomputed, cheapest first). "
+                 "'most cut' = 1 - evict bound / remat-only TDI: no remat + evict plan cuts "
+                 "more.\n")
+        L.append("| graph | budget | op time unit (assumed) | link | limit | remat only TDI (bound) | remat + evict TDI (bound) | cut | most cut | clone % / exposed copy % | evictions / clones | time (s) remat / evict |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+        def bnd(e, k):
+            return f" ({e[k]:.3f} %)" if k in e else ""
+        for e in sorted(data["evict"], key=lambda e: (e["graph"], -e["frac"], e.get("gbps", 16),
+                                                      e.get("limit", 120.0))):
             cut = (1 - e["evict_tdi"] / e["remat_tdi"]) * 100 if e["remat_tdi"] > 0 else float("nan")
+            most = (f"{(1 - e['evict_bound'] / e['remat_tdi']) * 100:.0f} %"
+                    if "evict_bound" in e and e["remat_tdi"] > 0 else "–")
             L.append(f"| {e['graph']} | {e['frac']:.1f} x peak ({e['budget'] / GIB:.2f} GiB) | "
-                     f"{e['unit']} | {e.get('limit', 120.0):.0f} s | {e['remat_tdi']:.3f} % | "
-                     f"{e['evict_tdi']:.3f} % | "
-                     f"{cut:.0f} % | {e['recompute_pct']:.3f} / {e['exposed_pct']:.3f} | "
+                     f"{e['unit']} | {e.get('gbps', PCIE_GBPS):g} GB/s | "
+                     f"{e.get('limit', 120.0):.0f} s | {e['remat_tdi']:.3f} %{bnd(e, 'remat_bound')} | "
+                     f"{e['evict_tdi']:.3f} %{bnd(e, 'evict_bound')} | "
+                     f"{cut:.0f} % | {most} | {e['recompute_pct']:.3f} / {e['exposed_pct']:.3f} | "
                      f"{e['evictions']} / {e['clones']} | {e['remat_s']:.0f} / {e['evict_s']:.0f} |")
         L.append("")
     if data.get("symbolic"):
@@ -280,8 +299,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results_remat.md"))
     ap.add_argument("--evict-limit", type=float, default=120.0, help="seconds per eviction run")
     ap.add_argument("--evict-cases", nargs="*", default=None,
-                    help="eviction rows to run, as GRAPH:FRACTION (default: fcn8 and resnet50 "
-                         "at 0.9 and 0.8)")
+                    help="eviction rows to run, as GRAPH:FRACTION[:GBPS] (link default "
+                         f"{PCIE_GBPS} GB/s; default rows: {' '.join(EVICT_CASES)})")
     args = ap.parse_args(argv)
     if not MOCCASIN.is_dir():
         print("shared peer cases not found next to the checkout; nothing to do")
@@ -297,11 +316,14 @@ def main(argv=None) -> int:
         data["cases"].append(run_case(case, reps, args.quick))
         print(json.dumps(data["cases"][-1]["runs"]), flush=True)
     if not only or "evict" in only:
-        todo = [(g, float(f)) for g, f in (c.split(":") for c in args.evict_cases)] \
-            if args.evict_cases else [(g, f) for g in ("fcn8", "resnet50") for f in (0.9, 0.8)]
-        for gname, frac in todo:
-            print(f"[{time.strftime('%H:%M:%S')}] evict {gname} {frac}", flush=True)
-            row = run_evict(gname, frac, args.evict_limit, args.quick)
+        todo = []
+        for c in args.evict_cases or EVICT_CASES:
+            parts = c.split(":")
+            todo.append((parts[0], float(parts[1]),
+                         float(parts[2]) if len(parts) > 2 else float(PCIE_GBPS)))
+        for gname, frac, gbps in todo:
+            print(f"[{time.strftime('%H:%M:%S')}] evict {gname} {frac} {gbps:g} GB/s", flush=True)
+            row = run_evict(gname, frac, gbps, args.evict_limit, args.quick)
             row["limit"] = args.evict_limit if not args.quick else min(args.evict_limit, 20)
             data["evict"].append(row)
             print(json.dumps(data["evict"][-1]), flush=True)
@@ -316,8 +338,9 @@ def main(argv=None) -> int:
         data["cases"] = [c for c in old.get("cases", []) if c["key"] not in mine] + data["cases"]
         order = [c[0] for c in CASES]
         data["cases"].sort(key=lambda c: order.index(c["key"]) if c["key"] in order else 99)
-        # eviction rows: keyed by graph, fraction and time limit
-        ek = lambda e: (e["graph"], e["frac"], e.get("limit", 120.0))  # noqa: E731
+        # eviction rows: keyed by graph, fraction, link and time limit
+        ek = lambda e: (e["graph"], e["frac"], e.get("gbps", PCIE_GBPS),  # noqa: E731
+                        e.get("limit", 120.0))
         mine_e = {ek(e) for e in data["evict"]}
         data["evict"] = [e for e in old.get("evict", []) if ek(e) not in mine_e] + data["evict"]
         data["symbolic"] = data["symbolic"] or old.get("symbolic")
