@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ortools.sat.python import cp_model
 
 from cpsched.cp.remat import min_memory_bound, solve_remat
 from cpsched.errors import InfeasibleError
@@ -261,3 +262,36 @@ def test_eviction_model_time_is_what_the_plan_takes(seed, bandwidth):
     promised = res.info["cp"]["objective"]
     assert res.added_time[0] <= promised * (1 + 1e-3) + 1e-3
     assert replay(g, res.events[0], budget=budget).ok
+
+
+def test_a_baseline_plan_is_a_complete_hint_for_the_joint_model():
+    """XLA's greedy plan leaves clones that serve no reader (they would hold memory in the
+    model and make the hint infeasible); the hint keeps only what the events keep and gives
+    every model variable a value, so CP-SAT takes it as its first solution."""
+    import cpsched.cp.remat as R
+    from models.generators import random_layered
+    g = random_layered(n=60, seed=3)
+    budget = 30238           # 95 % of this graph's least peak over all orders
+    dur = R.op_durations(g, static())
+    plan = xla_remat(g, None, budget, order=g.default_order(), durations=dur)
+    assert plan.peak[0] <= budget
+    sk, kept = R._skeleton_from(plan)
+    assert len(kept[0]) < len(plan.active[0])
+    assert materialize(g, sk, kept[0]) == materialize(g, sk, plan.active[0])
+    sizes, trans, cap, idur, weights, _, _ = R._spec_common(g, static(), np.array([budget]), dur)
+    per_op = R._regens_per_op((sk, kept))
+    spec = R._Spec(g, 1, sizes, trans, cap, idur, weights, 1 + R._sub_needed((sk, kept), 2),
+                   None, set(int(v) for v in np.flatnonzero(recomputable_ops(g))),
+                   max([2] + [k + 1 for k in per_op.values()]), {}, {}, None,
+                   writers=R.inplace_writers(g))
+    model = R._Model(spec)
+    model.hint(sk, kept)
+    proto = model.m.Proto()
+    hinted = set(proto.solution_hint.vars)
+    free = {i for i, v in enumerate(proto.variables) if list(v.domain)[0] != list(v.domain)[-1]}
+    assert len(free) > 1000 and free <= hinted
+    sv = cp_model.CpSolver()
+    sv.parameters.max_time_in_seconds = 10
+    sv.parameters.num_workers = 2
+    sv.parameters.fix_variables_to_their_hinted_value = True
+    assert sv.solve(model.m) in (cp_model.OPTIMAL, cp_model.FEASIBLE)

@@ -248,6 +248,10 @@ class _Model:
         self.gb: dict[int, Any] = {}
         self.X: dict[tuple[int, int], Any] = {}
         self.intervals: list[list[tuple[Any, int]]] = [[] for _ in range(S)]
+        # interval length vars with how their ends are made, so a hint can fill them in:
+        # (var, start, end), a start/end being ("at", slot), ("main", v), ("clone", v, k),
+        # ("free", b), ("fetch", b) or ("E", b, k, s) (E + 1)
+        self.lengths: list[tuple[Any, tuple, tuple]] = []
         for b in range(g.n_buffers):
             self._buffer(b)
         # transient
@@ -391,23 +395,32 @@ class _Model:
                     else:
                         sz = m.new_int_var(1, H, f"L{b}_{s}")
                         iv = m.new_interval_var(st, sz, e + 1, f"B{b}_{s}")
+                        self.lengths.append((sz, self._start0(b), ("E", b, 0, s)))
                     self.intervals[s].append((iv, int(size[s])))
                 elif k == 0:
                     V = self.V[b][s]
                     nv = V.Not()
                     sz = m.new_int_var(1, H, f"L{b}_{s}")
                     iv = m.new_optional_interval_var(st, sz, e + 1, nv, f"B{b}_{s}")
+                    self.lengths.append((sz, self._start0(b), ("E", b, 0, s)))
                     self.intervals[s].append((iv, int(size[s])))
                     sz1 = m.new_int_var(1, H, f"L1{b}_{s}")
                     iv1 = m.new_optional_interval_var(st, sz1, G * self.rb[b], V, f"B1{b}_{s}")
+                    self.lengths.append((sz1, self._start0(b), ("free", b)))
                     sz2 = m.new_int_var(1, H, f"L2{b}_{s}")
                     iv2 = m.new_optional_interval_var(G * self.gb[b], sz2, e + 1, V, f"B2{b}_{s}")
+                    self.lengths.append((sz2, ("fetch", b), ("E", b, 0, s)))
                     self.intervals[s].append((iv1, int(size[s])))
                     self.intervals[s].append((iv2, int(size[s])))
                 else:
                     sz = m.new_int_var(1, H, f"L{b}_{k}_{s}")
                     iv = m.new_optional_interval_var(st, sz, e + 1, self.P[v, k][s], f"B{b}_{k}_{s}")
+                    self.lengths.append((sz, ("clone", v, k), ("E", b, k, s)))
                     self.intervals[s].append((iv, int(size[s])))
+
+    def _start0(self, b: int) -> tuple:
+        g = self.sp.graph
+        return ("at", 0) if g.buffer_live_in[b] else ("main", int(g.buffer_def[b]))
 
     def _hole(self, b: int, s: int, slot, conds: list) -> None:
         """A clone's read served by copy 0 of an evicted buffer comes before the device copy
@@ -509,14 +522,29 @@ class _Model:
                     m.add_hint(self.sub[v, k], min(sb, G - 2))
         for (v, k), q in self.Q.items():
             if (v, k) not in slot_of:
+                # an absent copy: every variable still gets a value (a complete hint is
+                # taken as a first solution; a partial one often is not)
                 m.add_hint(q, 0)
+                m.add_hint(self.R[v, k], 0)
+                if (v, k) in self.st:
+                    m.add_hint(self.st[v, k], 0)
+                    m.add_hint(self.sub[v, k], 0)
         evs = {}
         for cid in union:
             c = skeleton.candidates[cid]
             if isinstance(c, Evict) and c.buffer in self.rb:
                 evs[c.buffer] = (c, cid)
-                m.add_hint(self.rb[c.buffer], c.free_step)
-                m.add_hint(self.gb[c.buffer], c.in_step)
+        steps: dict[tuple[str, int], int] = {}
+        for b in self.rb:
+            if b in evs:
+                r, gg = evs[b][0].free_step, evs[b][0].in_step
+            else:
+                _, _, rdom, gdom = sp.evict_cands[b]
+                r, gg = min(rdom), max(gdom)
+            steps["free", b], steps["fetch", b] = r, gg
+            m.add_hint(self.rb[b], r)
+            m.add_hint(self.gb[b], gg)
+        end_hint: dict[tuple[int, int, int], int] = {}
         for s in range(S):
             act = set(active[s])
             pres = {(v, k): (cid_of.get((v, k)) in act) for (v, k) in self.P}
@@ -550,11 +578,28 @@ class _Model:
                             m.add_hint(self.x[b, key, k, s], int(k == best))
                 for k in range(K):
                     e = self.E[b, k][s]
-                    if not isinstance(e, int):
-                        val = ends[k] if ends[k] is not None else 0
-                        if g.buffer_live_out[b]:
-                            val = H - 1
+                    val = ends[k] if ends[k] is not None else 0
+                    if g.buffer_live_out[b]:
+                        val = H - 1
+                    if isinstance(e, int):
+                        val = e
+                    else:
                         m.add_hint(e, int(val))
+                    end_hint[b, k, s] = int(val)
+
+        def at(spec) -> int:
+            kind = spec[0]
+            if kind == "at":
+                return int(spec[1])
+            if kind == "main":
+                return A0[spec[1]]
+            if kind == "clone":
+                return slot_of.get((spec[1], spec[2]), 0)
+            if kind in ("free", "fetch"):
+                return G * steps[kind, spec[1]]
+            return end_hint[spec[1], spec[2], spec[3]] + 1
+        for var, a, e in self.lengths:
+            m.add_hint(var, int(min(H, max(1, at(e) - at(a)))))
 
     # -- solution -------------------------------------------------------------------------
     def extract(self, solver: cp_model.CpSolver) -> tuple[Skeleton, list[list[int]]]:
@@ -751,7 +796,12 @@ def _candidates(graph: Graph, order: Sequence[int], sc: Scenarios, bud: np.ndarr
 # -- the entry point -------------------------------------------------------------------------
 
 def _skeleton_from(result: RematResult) -> tuple[Skeleton, list[list[int]]]:
-    return result.skeleton, [list(a) for a in result.active]
+    """A plan as a model hint: only the candidates its event lists keep (a baseline may
+    leave clones that serve no reader; in the model they would hold memory)."""
+    from cpsched.remat_plan import materialize_tagged
+    kept = [sorted(materialize_tagged(result.graph, result.skeleton, a)[2])
+            for a in result.active]
+    return result.skeleton, kept
 
 
 def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
@@ -906,7 +956,10 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
     # 4. joint order + clones, from the best plan on that order
     if reorder and remaining() > 1.0 and (best is None or best.weighted_added > 0):
         t0 = time.perf_counter()
-        hint = _skeleton_from(on_fixed) if on_fixed is not None else \
+        # start from the best plan on that order, else from any plan found (a baseline on
+        # another order: the joint model may move ops), else from the bare order
+        start = on_fixed if on_fixed is not None else best
+        hint = _skeleton_from(start) if start is not None else \
             (Skeleton(tuple(fixed)), [[] for _ in range(n_s)])
         j_res, j_status = _solve_joint(graph, sc, bud, dur, fixed, hint, copies,
                                        sub_slots, remaining(), workers, seed, log,
