@@ -344,7 +344,8 @@ def main(argv=None) -> int:
         mine_e = {ek(e) for e in data["evict"]}
         data["evict"] = [e for e in old.get("evict", []) if ek(e) not in mine_e] + data["evict"]
         data["symbolic"] = data["symbolic"] or old.get("symbolic")
-        data["commands"] = old.get("commands", []) + data["commands"]
+        data["commands"] = [c for c in old.get("commands", []) if c not in data["commands"]] \
+            + data["commands"]
     out.with_suffix(".json").write_text(json.dumps(data, indent=1, default=str) + "\n")
     write_md(out, data, list(argv if argv is not None else sys.argv[1:]))
     print(f"wrote {out}")
