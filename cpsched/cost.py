@@ -66,7 +66,7 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any, Mapping
 

@@ -67,7 +67,7 @@ class SymExpr:
     def _parse_uncached(src: str) -> "SymExpr":
         src = src.strip()
         if not src:
-            raise InputError(f"empty size expression")
+            raise InputError("empty size expression")
         total: dict[Monomial, int] = {}
         for term in src.replace("-", " - ").split("+"):
             term = term.strip()

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from cpsched.graph import GraphBuilder, OpKind
+from cpsched.graph import GraphBuilder
 
 
 def chain_graph(sizes=(10, 20, 30)):
     b = GraphBuilder("chain")
-    prev = None
+    prev = prev_buf = None
     for k, s in enumerate(sizes):
         i = b.add_op(f"op{k}", "add", operands=[prev] if prev is not None else [])
         if prev is not None:

@@ -111,7 +111,6 @@ def memory_cumulative(V: Vars) -> None:
 def maybe_live(p: Problem) -> np.ndarray:
     """``[n, nb]`` bool: buffer b may be live at op v in some order, but is not forced."""
     n, nb = p.n, p.nb
-    eye = np.eye(n, dtype=bool)
     can_before = np.ones((n, nb), dtype=bool)      # def can come at or before v
     d = p.buf_def >= 0
     can_before[:, d] = ~p.anc[p.buf_def[d]].T        # def is not a descendant of v

@@ -994,7 +994,6 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
     prob = build_problem(graph, scenarios, device=device, profile=profile, costs=costs,
                          comm_streams=comm_streams)
     names = scenarios.names
-    n_s = len(scenarios)
     limits = _limits(prob, overlap_limit)
     errors: dict[str, str] = {}
     hopts = {"device": device, "seed": seed, "comm_streams": comm_streams}

@@ -69,7 +69,6 @@ def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40
         if patience is not None and since >= patience:
             break
         use = scalar_usage(p, order, scale)
-        peak = use.max()
         # candidate centres: steps at the peak, then the next highest steps
         centres = np.argsort(-use, kind="stable")
         picked = None
