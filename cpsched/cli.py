@@ -11,10 +11,10 @@ import csv
 import io
 import json
 import os
+import re
 import sys
 import time
 from typing import Any, Sequence
-
 
 from cpsched.errors import CpschedError, InputError
 from cpsched.graph import Graph, OpKind
@@ -395,7 +395,6 @@ def _schedule_remat(args, g: Graph, sc: Scenarios, method: str, opts: dict) -> i
 
 def _bucket_path(output: str, name: str) -> str:
     """``out.hlo`` + bucket ``s<=512`` -> ``out.s_512.hlo`` (the name made file-safe)."""
-    import re
     stem, ext = os.path.splitext(output)
     return f"{stem}.{re.sub(r'[^A-Za-z0-9_.-]+', '_', name).strip('_') or 'bucket'}{ext}"
 
@@ -408,6 +407,7 @@ def _write_remat_hlo(args, g: Graph, sc: Scenarios, method: str, res, data: dict
     bucket (memory grows with the dims, so it is the safe module when the shape is not
     known), and with several buckets each bucket's own module goes to OUT.<bucket>.hlo.
     Every module is read back, validated and re-simulated before anything is written."""
+    from cpsched.memory import simulate
     from cpsched.readers.hlo import read_hlo_module
     from cpsched.writers import write_json, write_text
     from cpsched.writers.hlo import remat_module_text, verify_remat_module
@@ -431,8 +431,8 @@ def _write_remat_hlo(args, g: Graph, sc: Scenarios, method: str, res, data: dict
         w = remat_module_text(module, g, res.events[s], comment=comment)
         starts = [start for _, start, _ in w.evictions]
         # the house rule: what leaves the program is read back, validated and re-simulated
-        _, peak = verify_remat_module(w.text, w.computation, sc.only(s), budget, starts,
-                                      plan_peak=int(res.peak[s]))
+        back, peak = verify_remat_module(w.text, w.computation, sc.only(s), budget, starts,
+                                         plan_peak=int(res.peak[s]))
         texts[s] = w.text
         info[sc.names[s]] = {"output": paths[s], "computation": w.computation,
                              "scenario": name, "peak_bytes": peak, "budget_bytes": budget,
@@ -440,15 +440,10 @@ def _write_remat_hlo(args, g: Graph, sc: Scenarios, method: str, res, data: dict
                              "evictions": [list(e) for e in w.evictions],
                              "prefetches": [list(p) for p in w.prefetches]}
         if s == last and len(sc) > 1:
-            fits = [name]
-            for o in range(last):
-                try:
-                    verify_remat_module(w.text, w.computation, sc.only(o), int(res.budget[o]),
-                                        starts)
-                    fits.append(sc.names[o])
-                except CpschedError:
-                    pass
-            info[name]["fits_buckets"] = fits
+            # the module read back, simulated in every bucket
+            peaks = simulate(back, back.original_order, sc).peak
+            info[name]["fits_buckets"] = [name] + [sc.names[o] for o in range(last)
+                                                   if peaks[o] <= res.budget[o]]
     top = info[sc.names[last]]
     data["hlo_module"] = dict(top, **({"per_bucket": info} if len(sc) > 1 else {}))
     for s in sorted(paths):

@@ -62,10 +62,11 @@ def added_time_lower_bound(graph: Graph, order: Sequence[int], budget,
     producer = graph.buffer_def
     clon = recomputable_ops(graph)[producer]
     evb = evictable_buffers(graph)
+    bw = float(transfer.bandwidth) if transfer is not None else 0.0
     out = np.zeros(n_s, dtype=np.float64)
     for s in range(n_s):
-        T = np.concatenate([[0.0], np.cumsum(dur[s if dur.shape[0] > 1 else 0, order])])
-        bw = float(transfer.bandwidth) if transfer is not None else 0.0
+        d = dur[s if dur.shape[0] > 1 else 0]
+        T = np.concatenate([[0.0], np.cumsum(d[order])])
         for t in np.flatnonzero(prof.usage[s] > bud[s]):
             need = float(prof.usage[s, t] - bud[s])
             away = (start < t) & (end > t) & (sizes[s] > 0)
@@ -78,10 +79,10 @@ def added_time_lower_bound(graph: Graph, order: Sequence[int], budget,
             if rb.size:
                 ops, inv = np.unique(producer[rb], return_inverse=True)
                 nbytes = np.bincount(inv, weights=sizes[s, rb].astype(np.float64))
-                cost = dur[s if dur.shape[0] > 1 else 0, ops]
+                cost = d[ops]
             else:
                 nbytes = cost = np.zeros(0)
-            if transfer is not None and bw > 0:
+            if bw > 0:
                 window = bw * min(T[t], T[-1] - T[t + 1])
                 movable = float(sizes[s, np.flatnonzero(away & evb)].sum())
                 need -= min(window, movable)

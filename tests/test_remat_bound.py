@@ -1,28 +1,21 @@
 """The fixed-order lower bound on added time: never above a plan that exists (brute force,
 the CP model, the offload baseline), and not trivially zero."""
 
-import numpy as np
 import pytest
 
-from cpsched.cp.remat import min_memory_bound, solve_remat
+from cpsched.cp.remat import solve_remat
 from cpsched.heuristics.remat import offload_remat
 from cpsched.memory import simulate
 from cpsched.remat_bound import added_time_lower_bound
 from cpsched.remat_plan import TransferModel, op_durations
 
 from helpers import train_chain
-from test_remat_cp import brute_force, weighted_dag
+from test_remat_cp import fixed_order_cases
 
 
 @pytest.mark.parametrize("seed", [0, 2, 3, 4, 6])
 def test_bound_never_above_the_brute_force_optimum(seed):
-    g = weighted_dag(6, seed)
-    dur = np.array([[g.attrs(i)["duration"] for i in range(g.n_ops)]])
-    order = g.default_order()
-    peak = int(simulate(g, order).peak[0])
-    lb = int(min_memory_bound(g, None, order)[0][0])
-    for budget in sorted({max(lb, int(0.75 * peak)), max(lb, int(0.9 * peak))}):
-        want = brute_force(g, [order], budget, dur)
+    for g, dur, order, budget, want in fixed_order_cases(seed):
         bound = added_time_lower_bound(g, order, budget, dur)[0]
         if want is None:
             continue

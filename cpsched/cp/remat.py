@@ -45,10 +45,10 @@ from cpsched.errors import InfeasibleError, InputError
 from cpsched.graph import Graph
 from cpsched.memory import simulate
 from cpsched.methods import register
-from cpsched.remat_plan import (Evict, RematResult, host_link, Regen, Skeleton, TransferModel,
-                                _budget_array, evictable_buffers, finish_result,
-                                inplace_writers, op_durations, recomputable_ops,
-                                remat_result_to_dict)
+from cpsched.remat_plan import (Evict, RematResult, Regen, Skeleton, TransferModel,
+                                _budget_array, evictable_buffers, finish_result, host_link,
+                                inplace_writers, materialize_tagged, op_durations,
+                                recomputable_ops, remat_result_to_dict)
 from cpsched.scenarios import Scenarios, static
 
 OPTIMAL = "OPTIMAL"
@@ -798,7 +798,6 @@ def _candidates(graph: Graph, order: Sequence[int], sc: Scenarios, bud: np.ndarr
 def _skeleton_from(result: RematResult) -> tuple[Skeleton, list[list[int]]]:
     """A plan as a model hint: only the candidates its event lists keep (a baseline may
     leave clones that serve no reader; in the model they would hold memory)."""
-    from cpsched.remat_plan import materialize_tagged
     kept = [sorted(materialize_tagged(result.graph, result.skeleton, a)[2])
             for a in result.active]
     return result.skeleton, kept
