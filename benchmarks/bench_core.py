@@ -22,10 +22,10 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(REPO))
 
-from cpsched.graph import GraphBuilder  # noqa: E402
-from cpsched.memory import lower_bound, simulate  # noqa: E402
+from cpsched.core.graph import GraphBuilder  # noqa: E402
+from cpsched.analysis.memory import lower_bound, simulate  # noqa: E402
 from cpsched.readers import read_graph  # noqa: E402
-from cpsched.scenarios import from_dim_specs, static  # noqa: E402
+from cpsched.core.scenarios import from_dim_specs, static  # noqa: E402
 
 
 def synthetic(n: int, seed: int = 0):
@@ -98,7 +98,7 @@ def main() -> int:
         t_sim, _ = median_time(lambda: simulate(g, order, static()), args.repeat)
         n_instr = g.n_ops
         if path.suffix == ".hlo":
-            from cpsched.readers.hlo import read_hlo_module
+            from cpsched.readers.hlo.convert import read_hlo_module
             n_instr = sum(len(c.instructions) for c in read_hlo_module(str(path)).computations)
         name = "synthetic HLO, 50k instructions" if path == big else path.name
         rows.append((name, n_instr, 1, t_read, n_instr / t_read, t_sim, g.n_ops / t_sim))

@@ -35,15 +35,15 @@ RESULTS = REPO / "benchmarks" / "results_cp_memory.md"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from cpsched.cp.builder import ModelOptions, ObjectiveSpec, build  # noqa: E402
-from cpsched.cp.cpsat import SolverConfig, run  # noqa: E402
-from cpsched.cp.naive import solve_naive  # noqa: E402
-from cpsched.cp.problem import from_graph  # noqa: E402
-from cpsched.cp.search import best_first  # noqa: E402
-from cpsched.cp.solve import solve  # noqa: E402
-from cpsched.memory import peak  # noqa: E402
+from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build  # noqa: E402
+from cpsched.cp.memory.cpsat import SolverConfig, run  # noqa: E402
+from cpsched.cp.memory.naive import solve_naive  # noqa: E402
+from cpsched.cp.memory.problem import from_graph  # noqa: E402
+from cpsched.cp.search.exact import best_first  # noqa: E402
+from cpsched.cp.memory.solve import solve  # noqa: E402
+from cpsched.analysis.memory import peak  # noqa: E402
 from cpsched.readers.nx_json import read_nx_json  # noqa: E402
-from cpsched.scenarios import static  # noqa: E402
+from cpsched.core.scenarios import static  # noqa: E402
 
 
 def checkmate_files() -> list[Path]:
@@ -215,7 +215,7 @@ def suite_bounds(args) -> str:
         sb = r.bound
         b = build(p, ObjectiveSpec("weighted", weights=np.ones(1)), ModelOptions(), hint=order)
         cr = run(b, SolverConfig(time_limit=args.time_limit, workers=2))
-        from cpsched.cp.bounds import projection_bound
+        from cpsched.cp.search.bounds import projection_bound
         pb, pst = projection_bound(p, order, upper=ub,
                                    deadline=time.perf_counter() + args.time_limit,
                                    per_try=args.time_limit / 3)
@@ -258,7 +258,7 @@ def suite_hlo(args) -> str:
     """Our own JAX dumps (models/hlo/): XLA's order and XLA:CPU's memory-optimized order
     (the ``.memopt`` twin of each module) against the best heuristic and cp, at each limit
     of ``--limits``."""
-    from cpsched.memory import simulate
+    from cpsched.analysis.memory import simulate
     from cpsched.readers import read_graph
     limits = [float(x) for x in args.limits.split(",")]
     rows = ["| module | ops | XLA order | XLA memopt order | best heuristic | limit | cp peak | "
@@ -292,9 +292,9 @@ def suite_hlo(args) -> str:
 
 def _bucket_cases():
     """Symbolic generator graphs and their buckets: (label, graph, Scenarios)."""
-    from cpsched.scenarios import Scenarios
+    from cpsched.core.scenarios import Scenarios
     sys.path.insert(0, str(REPO))
-    from models.generators import mlp_train, transformer_parallel, transformer_train, unet
+    from cpsched.generators import mlp_train, transformer_parallel, transformer_train, unet
 
     def buckets(dims, rows, weights=None):
         names = tuple(",".join(f"{d}={v}" for d, v in zip(dims, r)) for r in rows)

@@ -26,9 +26,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from cpsched.graph import Collective, GraphBuilder, OpKind  # noqa: E402
-from cpsched.scenarios import from_dim_specs  # noqa: E402
-from cpsched.symbolic import SymExpr  # noqa: E402
+from cpsched.core.graph import Collective, GraphBuilder, OpKind  # noqa: E402
+from cpsched.core.scenarios import from_dim_specs  # noqa: E402
+from cpsched.core.symbolic import SymExpr  # noqa: E402
 
 SHAPES = ["4096", "16384", "65536", "1024*s", "4*s*s", "262144"]
 
@@ -120,9 +120,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from cpsched.heuristics.common import _ADJ_CACHE
-    from cpsched.memory import peak
+    from cpsched.analysis.memory import peak
     from cpsched.methods import get
-    from cpsched.validate import validate_order
+    from cpsched.analysis.validate import validate_order
 
     t0 = time.perf_counter()
     g = random_graph(args.ops, args.seed, args.window)

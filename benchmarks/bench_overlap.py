@@ -4,7 +4,7 @@ memory budget; writes ``benchmarks/results_overlap.md``.
 Cases: the XLA scheduler test modules with collectives (peer cases, sync collectives split
 into start/done pairs), the sharded JAX dump in ``models/hlo``, the llama3-8b module among
 the peer models, and ``transformer_parallel`` with symbolic batch ``b`` and sequence ``s``.
-Times come from the ``h100`` cost model and ``cpsched.timeline`` (one shared comm stream).
+Times come from the ``h100`` cost model and ``cpsched.cost.timeline`` (one shared comm stream).
 
 Two budgets per case:
 - **tight**: the peak of the best memory-only order (``xla-default``, ``cp`` min-peak, the
@@ -35,10 +35,10 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(REPO))
 
-from cpsched.cp.overlap import (build_problem, evaluate, family, heuristic_variants,  # noqa: E402
+from cpsched.cp.overlap.model import (build_problem, evaluate, family, heuristic_variants,  # noqa: E402
                                 memory_candidates, overlap_candidates, solve_overlap)
-from cpsched.memory import peak  # noqa: E402
-from cpsched.scenarios import from_dim_specs, static  # noqa: E402
+from cpsched.analysis.memory import peak  # noqa: E402
+from cpsched.core.scenarios import from_dim_specs, static  # noqa: E402
 
 FAMILIES = ("gpu-postprocess", "eager-cluster", "lhs")
 XLA_CASES = (
@@ -67,7 +67,7 @@ def cases(quick: bool):
             out.append((c.split("__")[1], lambda c=c: _hlo(xla / f"{c}.hlo"), static()))
     out.append(("sharded_dp_tp (JAX dump)", lambda: _hlo(REPO / "models" / "hlo" / "sharded_dp_tp.hlo"),
                 static()))
-    from models.generators import transformer_parallel
+    from cpsched.generators import transformer_parallel
     one = from_dim_specs(["b=4", "s=2048"])
     two = from_dim_specs(["b=4", "s=512,2048"], [0.5, 0.5])
     out += [
@@ -138,7 +138,7 @@ def run_case(name, make, sc, args, rows_tight, rows_lhs, rows_dist):
         "compute": expected(med.info["compute_time"], sc)})
     # at LHS's own peak
     if "lhs" in base:
-        from cpsched.cp.overlap import _run_method
+        from cpsched.cp.overlap.model import _run_method
         lo = _run_method("lhs", g, sc, {"device": "h100"})
         lpk = peak(g, lo, sc)
         lc = evaluate(prob, "lhs", lo, lpk, {})
@@ -188,7 +188,7 @@ def render(args, rows_tight, rows_lhs, rows_dist, seconds) -> str:
     out = ["# cp-overlap: exposed communication at equal memory budget", "",
            f"Command: {cmd} (2 CP-SAT workers, {args.time_limit:g} s per solve, "
            f"{args.repeats} seeds, median shown; total {seconds / 60:.1f} min).", "",
-           "Times from the `h100` cost model and `cpsched.timeline` (one shared comm stream, "
+           "Times from the `h100` cost model and `cpsched.cost.timeline` (one shared comm stream, "
            "FIFO). Exposed communication = time the compute stream waits on collectives plus "
            "sync collective time, in microseconds; for two scenarios the weighted mean. "
            "Sync collectives of the HLO inputs are split into start/done pairs first. "

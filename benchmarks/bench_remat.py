@@ -26,13 +26,13 @@ SHARED = REPO.parent / "shared"
 MOCCASIN = SHARED / "peer-cases" / "moccasin"
 sys.path.insert(0, str(REPO))
 
-from cpsched.cp.remat import solve_remat  # noqa: E402
-from cpsched.errors import InfeasibleError  # noqa: E402
+from cpsched.cp.remat.model import solve_remat  # noqa: E402
+from cpsched.core.errors import InfeasibleError  # noqa: E402
 from cpsched.heuristics.remat import dtr_remat, sqrt_remat, xla_remat  # noqa: E402
-from cpsched.memory import simulate  # noqa: E402
+from cpsched.analysis.memory import simulate  # noqa: E402
 from cpsched.readers.nx_json import read_nx_json  # noqa: E402
-from cpsched.remat_plan import TransferModel, replay  # noqa: E402
-from cpsched.scenarios import Scenarios  # noqa: E402
+from cpsched.remat.plan import TransferModel, replay  # noqa: E402
+from cpsched.core.scenarios import Scenarios  # noqa: E402
 
 LABELS = {"rlg250": "random_layered n250", "rlg1000": "random_layered n1000",
           "resnet50": "ResNet50 train", "fcn8": "fcn_8_vgg train"}
@@ -142,7 +142,7 @@ def run_evict(gname: str, frac: float, gbps: float, limit: float, quick: bool) -
     return {"graph": LABELS[gname], "frac": frac, "budget": budget, "unit": unit, "bandwidth": bw,
             "gbps": gbps, "remat_tdi": float(rem.added_time_pct[0]), "remat_s": t_rem,
             "evict_tdi": float(ev.added_time_pct[0]), "evict_s": t_ev,
-            # no plan on this order can add less (cpsched.remat_bound)
+            # no plan on this order can add less (cpsched.remat.bound)
             "remat_bound": float(rem.info["added_time_lower_bound_pct"][0]),
             "evict_bound": float(ev.info["added_time_lower_bound_pct"][0]),
             "recompute_pct": float(100 * ev.time.recompute[0] / ev.time.base[0]),
@@ -153,8 +153,8 @@ def run_evict(gname: str, frac: float, gbps: float, limit: float, quick: bool) -
 def run_just_under(seeds=range(6), limit: float = 30.0) -> list[dict]:
     """Small random graphs at 95 % of their least peak over all orders: no order fits, and
     often no baseline either, so the CP models must find the plan."""
-    from cpsched.cp.remat import min_peak_order
-    from models.generators import random_layered
+    from cpsched.cp.remat.model import min_peak_order
+    from cpsched.generators import random_layered
     rows = []
     for seed in seeds:
         g = random_layered(n=60, seed=seed)
@@ -177,10 +177,10 @@ def run_just_under(seeds=range(6), limit: float = 30.0) -> list[dict]:
 
 def _symbolic_graph():
     try:
-        from models.generators import transformer_train
+        from cpsched.generators import transformer_train
         return transformer_train(layers=2), "transformer_train(layers=2)"
     except ImportError:  # pragma: no cover - the generator ships with the repository
-        raise SystemExit("models/generators.py is missing")
+        raise SystemExit("cpsched/generators.py is missing")
 
 
 def run_symbolic(limit: float, quick: bool) -> dict:
@@ -258,7 +258,7 @@ def write_md(out: Path, data: dict, argv: list[str]) -> None:
         L.append("Host link: PCIe x16, GB/s per direction as given (3.0: 16, 4.0: 32, 5.0: 64), "
                  "copies on their own streams (device->host and host->device), first-in "
                  "first-out; exposed copy time comes from the plan's timeline. 'bound' = no "
-                 "plan on this order adds less (`cpsched.remat_bound`: at each over-budget "
+                 "plan on this order adds less (`cpsched.remat.bound`: at each over-budget "
                  "step the bytes on the host are limited by what one copy stream moves before "
                  "it and one after it; the rest must be recomputed, cheapest first). "
                  "'most cut' = 1 - evict bound / remat-only TDI: no remat + evict plan cuts "

@@ -16,9 +16,9 @@ import sys
 import time
 from typing import Any, Sequence
 
-from cpsched.errors import CpschedError, InputError
-from cpsched.graph import Graph, OpKind
-from cpsched.scenarios import Scenarios, from_dim_specs, from_json, static
+from cpsched.core.errors import CpschedError, InputError
+from cpsched.core.graph import Graph, OpKind
+from cpsched.core.scenarios import Scenarios, from_dim_specs, from_json, static
 
 EXIT_USAGE = 2
 
@@ -82,7 +82,7 @@ def _emit(args, data: dict, text: str) -> None:
 # -- info ----------------------------------------------------------------------------------
 
 def cmd_info(args) -> int:
-    from cpsched.memory import lower_bound, simulate
+    from cpsched.analysis.memory import lower_bound, simulate
     g = _read(args.input, args)
     sc = _scenarios(args, g)
     order = g.default_order()
@@ -120,8 +120,8 @@ def cmd_info(args) -> int:
 # -- simulate -------------------------------------------------------------------------------
 
 def cmd_simulate(args) -> int:
-    from cpsched.memory import lower_bound, simulate
-    from cpsched.validate import validate_order
+    from cpsched.analysis.memory import lower_bound, simulate
+    from cpsched.analysis.validate import validate_order
     from cpsched.writers.schedule import read_order
     g = _read(args.input, args)
     sc = _scenarios(args, g)
@@ -201,7 +201,7 @@ def _parse_budget(text: str):
 def run_method(name: str, g: Graph, sc: Scenarios, options: dict[str, Any]):
     """Run a registered method and return a validated ``Schedule``."""
     from cpsched.methods import get
-    from cpsched.schedule import Schedule, make_schedule
+    from cpsched.analysis.schedule import Schedule, make_schedule
     m = get(name)
     t0 = time.perf_counter()
     out = m.fn(g, sc, **options)
@@ -276,11 +276,11 @@ def cmd_schedule(args) -> int:
         sys.stderr.write("\n")
     if s.status == "INFEASIBLE":
         # An impossible budget is the user's input error: one line, exit 2, nothing written.
-        from cpsched.errors import InfeasibleError
+        from cpsched.core.errors import InfeasibleError
         raise InfeasibleError(s.info.get("message") or "the budget cannot be met")
     from cpsched.readers import sniff_format
     if sniff_format(args.input) == "hlo":
-        from cpsched.readers.hlo import read_hlo_module
+        from cpsched.readers.hlo.convert import read_hlo_module
         from cpsched.writers.hlo import write_hlo
         if args.async_collectives:
             raise InputError("--async-collectives changes the module; write a JSON schedule "
@@ -343,7 +343,7 @@ def _schedule_remat(args, g: Graph, sc: Scenarios, method: str, opts: dict) -> i
     written, and the plan JSON to OUT.plan.json."""
     from cpsched.methods import get
     from cpsched.readers import sniff_format
-    from cpsched.remat_plan import remat_result_to_dict
+    from cpsched.remat.plan import remat_result_to_dict
     from cpsched.writers import write_json
     if "budget" not in opts:
         raise InputError("--objective remat needs --budget BYTES (one number or one per scenario)")
@@ -407,8 +407,8 @@ def _write_remat_hlo(args, g: Graph, sc: Scenarios, method: str, res, data: dict
     bucket (memory grows with the dims, so it is the safe module when the shape is not
     known), and with several buckets each bucket's own module goes to OUT.<bucket>.hlo.
     Every module is read back, validated and re-simulated before anything is written."""
-    from cpsched.memory import simulate
-    from cpsched.readers.hlo import read_hlo_module
+    from cpsched.analysis.memory import simulate
+    from cpsched.readers.hlo.convert import read_hlo_module
     from cpsched.writers import write_json, write_text
     from cpsched.writers.hlo import remat_module_text, verify_remat_module
     module = read_hlo_module(args.input)
@@ -464,7 +464,7 @@ def _write_remat_hlo(args, g: Graph, sc: Scenarios, method: str, res, data: dict
 # -- compare --------------------------------------------------------------------------------
 
 def cmd_compare(args) -> int:
-    from cpsched.memory import lower_bound
+    from cpsched.analysis.memory import lower_bound
     from cpsched.methods import load_all
     g = _read(args.input, args)
     sc = _scenarios(args, g)
@@ -485,7 +485,7 @@ def cmd_compare(args) -> int:
     timing = _timing_model(args)
     for name in names:
         if name == "given":
-            from cpsched.schedule import make_schedule
+            from cpsched.analysis.schedule import make_schedule
             s = make_schedule(g, g.original_order, "given", sc, lower_bound=lb)
         else:
             opts = {"time_limit": args.time_limit, "workers": args.workers, "seed": args.seed,
@@ -514,7 +514,7 @@ def cmd_compare(args) -> int:
     else:
         print(_compare_table(g, data, sc))
     if args.plot:
-        from cpsched.memory import simulate
+        from cpsched.analysis.memory import simulate
         from cpsched.plot import plot_memory
         best = min(timelines, key=lambda n: timelines[n].expected_makespan) if timelines else None
         plot_memory({n: simulate(g, s.order, sc) for n, s in schedules.items()}, args.plot,
@@ -535,8 +535,8 @@ def is_solver(name: str) -> bool:
 
 def _timing_model(args):
     """Makespan / exposed communication of an order from the cost model and timeline."""
-    from cpsched.cost import estimate, load_device, load_profile
-    from cpsched.timeline import simulate_timeline
+    from cpsched.cost.model import estimate, load_device, load_profile
+    from cpsched.cost.timeline import simulate_timeline
     device = load_device(args.device)
     profile = load_profile(args.profile) if getattr(args, "profile", None) else None
     cache = {}

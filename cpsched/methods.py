@@ -16,8 +16,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
-from cpsched.errors import InputError
-from cpsched.graph import Graph
+from cpsched.core.errors import InputError
+from cpsched.core.graph import Graph
 
 
 @dataclass(frozen=True)
@@ -37,10 +37,10 @@ METHOD_MODULES = (
     "cpsched.heuristics.gpu_postprocess",
     "cpsched.heuristics.lhs",
     "cpsched.heuristics.bladedisc",
-    "cpsched.cp.solve",
+    "cpsched.cp.memory.solve",
     "cpsched.heuristics.remat",
-    "cpsched.cp.remat",
-    "cpsched.cp.overlap",
+    "cpsched.cp.remat.model",
+    "cpsched.cp.overlap.model",
 )
 
 

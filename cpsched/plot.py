@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from cpsched.errors import InputError
+from cpsched.core.errors import InputError
 
 
 def _pyplot():

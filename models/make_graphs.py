@@ -19,9 +19,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from cpsched.scenarios import from_dim_specs  # noqa: E402
+from cpsched.core.scenarios import from_dim_specs  # noqa: E402
 from cpsched.writers.json_graph import graph_to_dict  # noqa: E402
-from models import generators as gen  # noqa: E402
+from cpsched import generators as gen  # noqa: E402
 
 # file name -> (generator, keyword arguments, scenario dim specs)
 BUNDLE = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cpsched.graph import GraphBuilder
+from cpsched.core.graph import GraphBuilder
 
 
 def chain_graph(sizes=(10, 20, 30)):

@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from cpsched.cost import (Device, collective_times, estimate, load_device,
+from cpsched.cost.model import (Device, collective_times, estimate, load_device,
                           load_profile, op_times, parse_profile_text, preset_names)
-from cpsched.errors import InputError
-from cpsched.graph import Collective, GraphBuilder, OpKind
-from cpsched.scenarios import from_dim_specs
-from cpsched.symbolic import SymExpr
+from cpsched.core.errors import InputError
+from cpsched.core.graph import Collective, GraphBuilder, OpKind
+from cpsched.core.scenarios import from_dim_specs
+from cpsched.core.symbolic import SymExpr
 
 # A round-number device so that hand computations are exact.
 PLAIN = Device("plain", peak_flops_bf16=100e12, peak_flops_fp32=10e12, hbm_bandwidth=1e12,
@@ -361,7 +361,7 @@ def test_host_send_is_a_pcie_copy():
     b.pair_async(s, d)
     b.set_collective(s, Collective("send", SymExpr.const(GB), 1))
     g = b.build()
-    from cpsched.cost import async_class
+    from cpsched.cost.model import async_class
     assert async_class(g, s) == "copy"
     assert collective_times(g, PLAIN)[s][0] == approx(GB / 20e9)
 

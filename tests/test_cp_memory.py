@@ -8,18 +8,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cpsched.cp import constraints as C
-from cpsched.cp.builder import ModelOptions, ObjectiveSpec, build
-from cpsched.cp.cpsat import SolverConfig, run
-from cpsched.cp.decompose import cut_points, segments
-from cpsched.cp.naive import solve_naive
-from cpsched.cp.problem import from_graph, induced, project, window
-from cpsched.cp.search import beam, best_first
-from cpsched.cp.solve import solve
-from cpsched.graph import GraphBuilder
-from cpsched.memory import lower_bound, op_lower_bounds, peak
-from cpsched.scenarios import Scenarios, static
-from cpsched.schedule import FALLBACK, FEASIBLE, INFEASIBLE, OPTIMAL
+from cpsched.cp.memory import constraints as C
+from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
+from cpsched.cp.memory.cpsat import SolverConfig, run
+from cpsched.cp.search.decompose import cut_points, segments
+from cpsched.cp.memory.naive import solve_naive
+from cpsched.cp.memory.problem import from_graph, induced, project, window
+from cpsched.cp.search.exact import beam, best_first
+from cpsched.cp.memory.solve import solve
+from cpsched.core.graph import GraphBuilder
+from cpsched.analysis.memory import lower_bound, op_lower_bounds, peak
+from cpsched.core.scenarios import Scenarios, static
+from cpsched.analysis.schedule import FALLBACK, FEASIBLE, INFEASIBLE, OPTIMAL
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 MOCCASIN = SHARED / "peer-cases" / "moccasin"
@@ -327,7 +327,7 @@ def test_rounded_scaling_stays_sound(seed):
                      users=[int(u) for u in g0.buffer_users(j)],
                      live_out=bool(g0.buffer_live_out[j]))
     g = b.build()
-    from cpsched.cp.scaling import make_scale
+    from cpsched.cp.memory.scaling import make_scale
     assert not make_scale(from_graph(g, static())).exact.all()
     _, peaks = brute_force(g, static())
     opt = int(peaks.min())
@@ -430,7 +430,7 @@ def test_weighted_buckets_proven_by_each_bucket_alone():
     # Weights and optimizer state are the same in every bucket, activations scale with b:
     # the joint weighted bound from static bounds alone is not tight, but each bucket's own
     # proven optimum is, and the shared order reaches all of them.
-    from models.generators import mlp_train
+    from cpsched.generators import mlp_train
     g = mlp_train()
     sc = Scenarios(("b=16", "b=256", "b=4096"), ("b",), np.array([[16], [256], [4096]]),
                    np.ones(3) / 3)

@@ -1,4 +1,4 @@
-"""CP-SAT collective overlap (cpsched.cp.overlap): hand-computed optima, brute force over
+"""CP-SAT collective overlap (cpsched.cp.overlap.model): hand-computed optima, brute force over
 every topological order, budget, distance objective, hint fallback, timeline agreement."""
 
 from __future__ import annotations
@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cpsched.cost import Costs
-from cpsched.graph import Collective, GraphBuilder, OpKind
-from cpsched.memory import peak
-from cpsched.scenarios import Scenarios, from_dim_specs, static
-from cpsched.schedule import INFEASIBLE, OPTIMAL
-from cpsched.symbolic import SymExpr
-from cpsched.timeline import simulate_timeline
-from cpsched.validate import validate_order
+from cpsched.cost.model import Costs
+from cpsched.core.graph import Collective, GraphBuilder, OpKind
+from cpsched.analysis.memory import peak
+from cpsched.core.scenarios import Scenarios, from_dim_specs, static
+from cpsched.analysis.schedule import INFEASIBLE, OPTIMAL
+from cpsched.core.symbolic import SymExpr
+from cpsched.cost.timeline import simulate_timeline
+from cpsched.analysis.validate import validate_order
 
-from cpsched.cp.overlap import build_problem, solve_overlap, total_distance
+from cpsched.cp.overlap.model import build_problem, solve_overlap, total_distance
 from helpers import all_topological_orders
 
 FAST = dict(heuristics=(), budget_methods=(), time_limit=5, workers=2)
@@ -223,7 +223,7 @@ def test_budget_below_every_order_is_reported():
 
 
 def test_never_worse_than_the_heuristics_and_timeline_agrees():
-    from models.generators import transformer_parallel
+    from cpsched.generators import transformer_parallel
     g = transformer_parallel(layers=1, dp=2, tp=2, d_model=256, heads=4, d_ff=512,
                              vocab=1024)
     sc = from_dim_specs(["b=2", "s=512"])

@@ -2,12 +2,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from cpsched.errors import InputError, ScheduleError
-from cpsched.graph import GraphBuilder, OpKind
-from cpsched.memory import live_ranges, lower_bound, op_lower_bounds, peak, simulate
-from cpsched.scenarios import from_dim_specs
-from cpsched.schedule import make_schedule
-from cpsched.validate import validate_order, validate_schedule
+from cpsched.core.errors import InputError, ScheduleError
+from cpsched.core.graph import GraphBuilder, OpKind
+from cpsched.analysis.memory import live_ranges, lower_bound, op_lower_bounds, peak, simulate
+from cpsched.core.scenarios import from_dim_specs
+from cpsched.analysis.schedule import make_schedule
+from cpsched.analysis.validate import validate_order, validate_schedule
 
 from helpers import all_topological_orders, chain_graph, random_dag
 

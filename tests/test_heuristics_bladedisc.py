@@ -7,14 +7,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cpsched.graph import Collective, GraphBuilder, OpKind
+from cpsched.core.graph import Collective, GraphBuilder, OpKind
 from cpsched.heuristics.bladedisc import bladedisc, bladedisc_schedule
 from cpsched.heuristics.xla_memory import xla_list
-from cpsched.memory import peak
+from cpsched.analysis.memory import peak
 from cpsched.methods import load_all
-from cpsched.scenarios import from_dim_specs
-from cpsched.symbolic import DEPENDS, ALWAYS_GE, SymExpr, compare
-from cpsched.validate import validate_order
+from cpsched.core.scenarios import from_dim_specs
+from cpsched.core.symbolic import DEPENDS, ALWAYS_GE, SymExpr, compare
+from cpsched.analysis.validate import validate_order
 
 from test_heuristics_xla_memory import counterexample
 

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cpsched.graph import Collective, GraphBuilder, OpKind
+from cpsched.core.graph import Collective, GraphBuilder, OpKind
 from cpsched.heuristics.gpu_postprocess import (eager_cluster, eager_cluster_order,
                                                 gpu_postprocess, is_earliest, is_latest,
                                                 postprocess_order, start_done_distances)
 from cpsched.methods import load_all
-from cpsched.symbolic import SymExpr
-from cpsched.validate import validate_order
+from cpsched.core.symbolic import SymExpr
+from cpsched.analysis.validate import validate_order
 
 XLA_CASES = Path(__file__).resolve().parents[1].parent / "shared" / "peer-cases" / "xla"
 
@@ -153,7 +153,7 @@ def test_custom_call_schedule_earliest_and_latest():
 def _read(name):
     if not XLA_CASES.is_dir():
         pytest.skip("shared peer cases are not next to the checkout")
-    hlo = pytest.importorskip("cpsched.readers.hlo")
+    hlo = pytest.importorskip("cpsched.readers.hlo.convert")
     return hlo.read_hlo_graph(str(XLA_CASES / name))
 
 
@@ -179,7 +179,7 @@ def test_async_ops_hlo():
 def test_post_processors_on_every_xla_peer_case(method):
     if not XLA_CASES.is_dir():
         pytest.skip("shared peer cases are not next to the checkout")
-    hlo = pytest.importorskip("cpsched.readers.hlo")
+    hlo = pytest.importorskip("cpsched.readers.hlo.convert")
     fn = load_all()[method].fn
     for path in sorted(XLA_CASES.glob("*.hlo")):
         g = hlo.read_hlo_graph(str(path))

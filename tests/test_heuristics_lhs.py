@@ -10,14 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cpsched.graph import Collective, GraphBuilder, OpKind
+from cpsched.core.graph import Collective, GraphBuilder, OpKind
 from cpsched.heuristics.common import convert_sync_collectives, pair_names
 from cpsched.heuristics.lhs import (HIGH_LATENCY, approximate_cost, called_resources_from_module,
                                     lhs, lhs_schedule)
-from cpsched.memory import peak
+from cpsched.analysis.memory import peak
 from cpsched.methods import load_all
-from cpsched.symbolic import SymExpr
-from cpsched.validate import validate_order
+from cpsched.core.symbolic import SymExpr
+from cpsched.analysis.validate import validate_order
 
 XLA_CASES = Path(__file__).resolve().parents[1].parent / "shared" / "peer-cases" / "xla"
 # LatencyHidingSchedulerTest's SchedulerConfig: collective_permute_overlap_limit = 5,
@@ -45,7 +45,7 @@ def find(g, order, opcode_suffix, op_name):
 def read_case(name):
     if not XLA_CASES.is_dir():
         pytest.skip("shared peer cases are not next to the checkout")
-    hlo = pytest.importorskip("cpsched.readers.hlo")
+    hlo = pytest.importorskip("cpsched.readers.hlo.convert")
     path = XLA_CASES / f"latency_hiding_scheduler_test__{name}.hlo"
     return hlo, path
 
@@ -181,7 +181,7 @@ def test_convert_sync_collectives_splits_into_pairs():
     assert names(g, g.original_order) == ["p", "x", s, d, s2, d2, "y"]
     # y still depends on the dones
     assert set(names(g, g.preds(g.op_index("y")))) >= {d, d2, "x"}
-    from cpsched.scenarios import from_dim_specs
+    from cpsched.core.scenarios import from_dim_specs
     validate_order(g, lhs(g, from_dim_specs(["s=8,64"])))
     assert convert_sync_collectives(g) is g
 
@@ -189,7 +189,7 @@ def test_convert_sync_collectives_splits_into_pairs():
 def test_convert_keeps_peak_of_the_same_order():
     g0 = sync_graph()
     g = convert_sync_collectives(g0, keep_inputs_live=False)
-    from cpsched.scenarios import from_dim_specs
+    from cpsched.core.scenarios import from_dim_specs
     sc = from_dim_specs(["s=8,64"])
     assert list(peak(g, g.original_order, sc)) == list(peak(g0, g0.original_order, sc))
 
@@ -374,7 +374,7 @@ def test_lhs_orders_are_valid_and_respect_limits(n, seed, limit, aggressive, mem
 def test_lhs_on_every_xla_peer_case():
     if not XLA_CASES.is_dir():
         pytest.skip("shared peer cases are not next to the checkout")
-    hlo = pytest.importorskip("cpsched.readers.hlo")
+    hlo = pytest.importorskip("cpsched.readers.hlo.convert")
     for path in sorted(XLA_CASES.glob("*.hlo")):
         g = convert_sync_collectives(hlo.read_hlo_graph(str(path)))
         validate_order(g, lhs(g))
@@ -404,7 +404,7 @@ def gpu_pipeline(g, **options):
 def read_gpu_case(name):
     if not XLA_CASES.is_dir():
         pytest.skip("shared peer cases are not next to the checkout")
-    hlo = pytest.importorskip("cpsched.readers.hlo")
+    hlo = pytest.importorskip("cpsched.readers.hlo.convert")
     return hlo, XLA_CASES / f"gpu_hlo_schedule_test__{name}.hlo"
 
 

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cpsched.graph import GraphBuilder, OpKind
+from cpsched.core.graph import GraphBuilder, OpKind
 from cpsched.heuristics import xla_memory as xm
 from cpsched.heuristics.common import adjacency, scenario_index
-from cpsched.memory import peak
+from cpsched.analysis.memory import peak
 from cpsched.methods import get, load_all
-from cpsched.scenarios import from_dim_specs, static
-from cpsched.validate import validate_order
+from cpsched.core.scenarios import from_dim_specs, static
+from cpsched.analysis.validate import validate_order
 
 from helpers import all_topological_orders, random_dag
 
@@ -195,7 +195,7 @@ def test_bfs_wave_front_builder():
 def _read(name):
     if not XLA_CASES.is_dir():
         pytest.skip("shared peer cases are not next to the checkout")
-    hlo = pytest.importorskip("cpsched.readers.hlo")
+    hlo = pytest.importorskip("cpsched.readers.hlo.convert")
     return hlo.read_hlo_graph(str(XLA_CASES / name))
 
 
@@ -223,7 +223,7 @@ def test_bfs_scheduler_hlo():
 def test_every_memory_method_on_every_xla_peer_case(method):
     if not XLA_CASES.is_dir():
         pytest.skip("shared peer cases are not next to the checkout")
-    hlo = pytest.importorskip("cpsched.readers.hlo")
+    hlo = pytest.importorskip("cpsched.readers.hlo.convert")
     fn = get(method).fn
     for path in sorted(XLA_CASES.glob("*.hlo")):
         g = hlo.read_hlo_graph(str(path))

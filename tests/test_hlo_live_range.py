@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cpsched.errors import InputError
-from cpsched.memory import simulate
-from cpsched.readers.hlo import module_graphs
-from cpsched.readers.hlo_live_range import (parse_xla_live_range, read_xla_live_range,
+from cpsched.core.errors import InputError
+from cpsched.analysis.memory import simulate
+from cpsched.readers.hlo.convert import module_graphs
+from cpsched.readers.hlo.live_range import (parse_xla_live_range, read_xla_live_range,
                                             xla_live_ranges)
-from cpsched.readers.hlo_parser import parse_hlo_text, read_hlo_module
+from cpsched.readers.hlo.parser import parse_hlo_text, read_hlo_module
 
 REPO = Path(__file__).resolve().parents[1]
 DUMPS = REPO / "models" / "hlo"

@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cpsched.errors import InputError
-from cpsched.graph import OpKind
-from cpsched.memory import simulate
+from cpsched.core.errors import InputError
+from cpsched.core.graph import OpKind
+from cpsched.analysis.memory import simulate
 from cpsched.readers import read_graph
-from cpsched.readers.hlo import (call_contexts, module_graphs, read_hlo_graph, read_hlo_text,
+from cpsched.readers.hlo.convert import (call_contexts, module_graphs, read_hlo_graph, read_hlo_text,
                                  scheduled_computations)
-from cpsched.readers.hlo_parser import (ELEMENT_BYTES, parse_hlo_text, parse_replica_groups,
+from cpsched.readers.hlo.parser import (ELEMENT_BYTES, parse_hlo_text, parse_replica_groups,
                                         read_hlo_module)
-from cpsched.scenarios import static
+from cpsched.core.scenarios import static
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 XLA = SHARED / "peer-cases" / "xla"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from cpsched.errors import InputError
-from cpsched.readers.hlo import read_hlo_text
-from cpsched.readers.hlo_parser import (_COARSE, _fine_tokens, _parser_tokens, gc_paused,
+from cpsched.core.errors import InputError
+from cpsched.readers.hlo.convert import read_hlo_text
+from cpsched.readers.hlo.parser import (_COARSE, _fine_tokens, _parser_tokens, gc_paused,
                                         parse_hlo_text, tokenize)
 
 MODELS = Path(__file__).resolve().parents[1] / "models" / "hlo"

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cpsched.errors import InputError
-from cpsched.graph import OpKind
-from cpsched.memory import simulate
-from cpsched.readers.hlo import module_graphs
-from cpsched.readers.hlo_parser import parse_hlo_text, read_hlo_module
+from cpsched.core.errors import InputError
+from cpsched.core.graph import OpKind
+from cpsched.analysis.memory import simulate
+from cpsched.readers.hlo.convert import module_graphs
+from cpsched.readers.hlo.parser import parse_hlo_text, read_hlo_module
 from cpsched.writers.hlo import write_hlo, write_hlo_file
 
 REPO = Path(__file__).resolve().parents[1]

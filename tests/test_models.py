@@ -1,4 +1,4 @@
-"""Generators (models/generators.py), bundled graphs (models/graphs) and XLA dumps
+"""Generators (cpsched/generators.py), bundled graphs (models/graphs) and XLA dumps
 (models/hlo)."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cpsched.errors import ScheduleError
-from cpsched.graph import OpKind
-from cpsched.memory import lower_bound, peak
+from cpsched.core.errors import ScheduleError
+from cpsched.core.graph import OpKind
+from cpsched.analysis.memory import lower_bound, peak
 from cpsched.readers.json_graph import graph_from_dict, read_json_graph
 from cpsched.readers.nx_json import read_nx_json
-from cpsched.scenarios import from_dim_specs, from_json
-from cpsched.validate import validate_order
+from cpsched.core.scenarios import from_dim_specs, from_json
+from cpsched.analysis.validate import validate_order
 from cpsched.writers.json_graph import graph_to_dict
-from models import generators as gen
+from cpsched import generators as gen
 from models import make_graphs
 
 REPO = Path(__file__).resolve().parents[1]

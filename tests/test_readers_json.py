@@ -3,13 +3,13 @@ import json
 import numpy as np
 import pytest
 
-from cpsched.errors import InputError
-from cpsched.memory import lower_bound, peak
+from cpsched.core.errors import InputError
+from cpsched.analysis.memory import lower_bound, peak
 from cpsched.readers import read_graph
 from cpsched.readers.json_graph import graph_from_dict
 from cpsched.readers.nx_json import read_nx_json
-from cpsched.graph import Collective, GraphBuilder, OpKind
-from cpsched.symbolic import SymExpr
+from cpsched.core.graph import Collective, GraphBuilder, OpKind
+from cpsched.core.symbolic import SymExpr
 from cpsched.writers.json_graph import graph_to_dict
 
 PUBLISHED_GIVEN_ORDER_PEAKS = {

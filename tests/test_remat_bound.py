@@ -3,11 +3,11 @@ the CP model, the offload baseline), and not trivially zero."""
 
 import pytest
 
-from cpsched.cp.remat import solve_remat
+from cpsched.cp.remat.model import solve_remat
 from cpsched.heuristics.remat import offload_remat
-from cpsched.memory import simulate
-from cpsched.remat_bound import added_time_lower_bound
-from cpsched.remat_plan import TransferModel, op_durations
+from cpsched.analysis.memory import simulate
+from cpsched.remat.bound import added_time_lower_bound
+from cpsched.remat.plan import TransferModel, op_durations
 
 from helpers import train_chain
 from test_remat_cp import fixed_order_cases

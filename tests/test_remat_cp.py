@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 from ortools.sat.python import cp_model
 
-from cpsched.cp.remat import min_memory_bound, solve_remat
-from cpsched.errors import InfeasibleError
-from cpsched.graph import GraphBuilder
+from cpsched.cp.remat.model import min_memory_bound, solve_remat
+from cpsched.core.errors import InfeasibleError
+from cpsched.core.graph import GraphBuilder
 from cpsched.heuristics.remat import dtr_remat, offload_remat, sqrt_remat, xla_remat
-from cpsched.memory import simulate
+from cpsched.analysis.memory import simulate
 from cpsched.methods import load_all
-from cpsched.remat_plan import (Evict, PlanError, Regen, Skeleton, TransferModel,
+from cpsched.remat.plan import (Evict, PlanError, Regen, Skeleton, TransferModel,
                                 materialize, pick_plan, plan_time, plan_to_graph,
                                 recomputable_ops, replay)
-from cpsched.scenarios import Scenarios, static
-from cpsched.validate import validate_schedule
+from cpsched.core.scenarios import Scenarios, static
+from cpsched.analysis.validate import validate_schedule
 
 from helpers import all_topological_orders, random_dag, train_chain
 
@@ -244,8 +244,8 @@ def test_least_peak_under_an_overhead_cap():
 
 def test_eviction_allowed_still_reorders_first():
     # asking for eviction must not freeze the order: here a better order fits on its own
-    from models.generators import random_layered
-    from cpsched.remat_plan import TransferModel
+    from cpsched.generators import random_layered
+    from cpsched.remat.plan import TransferModel
     g = random_layered(n=40, seed=3)
     budget = 40_000          # given order 42,580; the min-peak order 39,380
     assert simulate(g, g.default_order()).peak[0] > budget
@@ -275,8 +275,8 @@ def test_a_baseline_plan_is_a_complete_hint_for_the_joint_model():
     """XLA's greedy plan leaves clones that serve no reader (they would hold memory in the
     model and make the hint infeasible); the hint keeps only what the events keep and gives
     every model variable a value, so CP-SAT takes it as its first solution."""
-    import cpsched.cp.remat as R
-    from models.generators import random_layered
+    import cpsched.cp.remat.model as R
+    from cpsched.generators import random_layered
     g = random_layered(n=60, seed=3)
     budget = 30238           # 95 % of this graph's least peak over all orders
     dur = R.op_durations(g, static())

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from cpsched.cli import main
-from cpsched.errors import InputError, ScheduleError
-from cpsched.memory import simulate
+from cpsched.core.errors import InputError, ScheduleError
+from cpsched.analysis.memory import simulate
 from cpsched.methods import get
 from cpsched.readers import read_graph
-from cpsched.readers.hlo import module_graphs
-from cpsched.readers.hlo_parser import Shape, parse_hlo_text
-from cpsched.remat_plan import Regen, Skeleton, check_plan, materialize
-from cpsched.scenarios import from_dim_specs, static
-from cpsched.validate import validate_schedule
+from cpsched.readers.hlo.convert import module_graphs
+from cpsched.readers.hlo.parser import Shape, parse_hlo_text
+from cpsched.remat.plan import Regen, Skeleton, check_plan, materialize
+from cpsched.core.scenarios import from_dim_specs, static
+from cpsched.analysis.validate import validate_schedule
 from cpsched.writers.hlo import host_shape_text, remat_module_text, verify_remat_module
 
 REPO = Path(__file__).resolve().parents[1]
@@ -161,7 +161,7 @@ def test_offload_copies_to_host_and_back(tmp_path):
     assert g2.async_done[s] == g2.op_index("a.evict.done")
     # while a is on the host only, the device holds p0 and the 8 KiB phase
     c5 = names.index("c5")
-    from cpsched.memory import simulate
+    from cpsched.analysis.memory import simulate
     assert int(simulate(g2, g2.original_order).usage[0][c5]) == 4096 + 8192 + 8192
     verify_remat_module(text, "main", static(), 21000, ["a.evict.start"])
 

@@ -7,17 +7,17 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from cpsched.errors import ScheduleError
-from cpsched.graph import Collective, GraphBuilder, OpKind
-from cpsched.memory import simulate
-from cpsched.remat_plan import (Evict, PlanError, Regen, Skeleton, TransferModel,
+from cpsched.core.errors import ScheduleError
+from cpsched.core.graph import Collective, GraphBuilder, OpKind
+from cpsched.analysis.memory import simulate
+from cpsched.remat.plan import (Evict, PlanError, Regen, Skeleton, TransferModel,
                                 breakpoints, check_plan, evictable_buffers, events_from_names, events_to_names, finish_result, materialize,
                                 pick_plan, plan_limit, plan_time, plan_to_graph,
                                 recomputable_ops, remat_result_to_dict, replay,
                                 usage_polynomials)
-from cpsched.scenarios import Scenarios, static
-from cpsched.symbolic import SymExpr
-from cpsched.validate import validate_schedule
+from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.symbolic import SymExpr
+from cpsched.analysis.validate import validate_schedule
 
 from helpers import random_dag, train_chain
 

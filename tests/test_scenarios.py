@@ -3,8 +3,8 @@ import json
 import numpy as np
 import pytest
 
-from cpsched.errors import InputError
-from cpsched.scenarios import (buckets_from_lengths, from_dim_specs, from_json, pick_bucket,
+from cpsched.core.errors import InputError
+from cpsched.core.scenarios import (buckets_from_lengths, from_dim_specs, from_json, pick_bucket,
                                static)
 
 

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from cpsched.errors import InputError
-from cpsched.symbolic import (ALWAYS_GE, ALWAYS_LE, DEPENDS, SymExpr, compare,
+from cpsched.core.errors import InputError
+from cpsched.core.symbolic import (ALWAYS_GE, ALWAYS_LE, DEPENDS, SymExpr, compare,
                               evaluate_many)
 
 

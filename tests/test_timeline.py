@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from cpsched.cost import Costs, Device, async_class, is_sync_collective
-from cpsched.errors import InputError, ScheduleError
-from cpsched.graph import Collective, GraphBuilder, OpKind
-from cpsched.scenarios import from_dim_specs, static
-from cpsched.symbolic import SymExpr
-from cpsched.timeline import simulate_timeline, timeline
+from cpsched.cost.model import Costs, Device, async_class, is_sync_collective
+from cpsched.core.errors import InputError, ScheduleError
+from cpsched.core.graph import Collective, GraphBuilder, OpKind
+from cpsched.core.scenarios import from_dim_specs, static
+from cpsched.core.symbolic import SymExpr
+from cpsched.cost.timeline import simulate_timeline, timeline
 from cpsched.writers.trace import timeline_to_trace, write_trace
 
 
@@ -418,7 +418,7 @@ def test_trace_of_all_scenarios_and_xla_units():
 # -- peer cases (XLA test modules), when the HLO reader is present -------------------------
 
 def test_xla_host_offload_copies_use_the_copy_stream(shared_dir):
-    pytest.importorskip("cpsched.readers.hlo")
+    pytest.importorskip("cpsched.readers.hlo.convert")
     from cpsched.readers import read_graph
     g = read_graph(str(shared_dir / "peer-cases" / "xla" /
                        "gpu_hlo_schedule_test__CopyStartDoneScheduled.hlo"))
@@ -430,7 +430,7 @@ def test_xla_host_offload_copies_use_the_copy_stream(shared_dir):
 
 
 def test_xla_lhs_module_in_abstract_units(shared_dir):
-    pytest.importorskip("cpsched.readers.hlo")
+    pytest.importorskip("cpsched.readers.hlo.convert")
     from cpsched.readers import read_graph
     g = read_graph(str(shared_dir / "peer-cases" / "xla" /
                        "latency_hiding_scheduler_test__AllGatherAsyncBalance.hlo"))

@@ -16,7 +16,7 @@ set (``chosen = better(chosen, next)``). The comparator's rules, in order:
    order. An op's delta is what it allocates (its outputs that outlive it) minus what it
    frees (inputs it is the last user of, i.e. none of their other users is placed yet),
    entry parameters excluded. Deltas are symbolic (``SymExpr``) and are compared over the
-   whole scenario box (``Scenarios.box()``) with ``cpsched.symbolic.compare``: ALWAYS_GE /
+   whole scenario box (``Scenarios.box()``) with ``cpsched.core.symbolic.compare``: ALWAYS_GE /
    ALWAYS_LE decide; DEPENDS ("not sure", BladeDISC's 0) falls through to the next rules,
    the way the paper's scheduler does when its symbolic comparison cannot order two
    expressions;
@@ -40,13 +40,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from cpsched.graph import Graph, OpKind
+from cpsched.core.graph import Graph, OpKind
 from cpsched.heuristics.common import (adjacency, check_order_option, csr_lists,
                                        graph_scenarios, scenario_bytes, without_gc)
 from cpsched.heuristics.lhs import HIGH_LATENCY, LOW_LATENCY, resource_kind
 from cpsched.methods import register
-from cpsched.scenarios import Scenarios
-from cpsched.symbolic import ALWAYS_GE, ALWAYS_LE, ZERO, compare
+from cpsched.core.scenarios import Scenarios
+from cpsched.core.symbolic import ALWAYS_GE, ALWAYS_LE, ZERO, compare
 
 MEDIUM_COST, LOW_COST = 1000.0, 1.0
 STALL_THRESHOLD = 2000.0          # rule 4: "buffer_lifetime_compression_threshold"

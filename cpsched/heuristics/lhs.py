@@ -10,7 +10,7 @@ Bottom-up list scheduling over the dependence graph, in reverse time, as in XLA'
   ``max(now, max(succ.ready + latency))``; the output is the reverse of the picks;
 - costs and latencies: XLA's ``ApproximateLatencyEstimator`` by default (loop fusion
   1000, output fusion / convolution 5000, anything else 1; 5000 from an async start to
-  its done, 1 on any other edge). Option ``device`` (a ``cpsched.cost`` preset such as
+  its done, 1 on any other edge). Option ``device`` (a ``cpsched.cost.model`` preset such as
   ``h100`` or ``xla-gpu-approx``, with optional ``profile``) takes op times and transfer
   latencies from the cost model instead; options ``cost_fn(op_index) -> time`` and
   ``latency_fn(start_index, done_index) -> time`` override either;
@@ -64,12 +64,12 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from cpsched.graph import Graph, OpKind
+from cpsched.core.graph import Graph, OpKind
 from cpsched.heuristics.common import (adjacency, attr, check_order_option, collective_kind,
                                        csr_lists, graph_scenarios, scenario_bytes,
                                        scenario_index, without_gc)
 from cpsched.methods import register
-from cpsched.scenarios import Scenarios
+from cpsched.core.scenarios import Scenarios
 
 LOW_COST, MEDIUM_COST, HIGH_COST = 1.0, 1000.0, 5000.0
 LOW_LATENCY, HIGH_LATENCY = 1.0, 5000.0
@@ -105,7 +105,7 @@ def resource_kind(graph: Graph, i: int) -> str | None:
 def called_resources_from_module(graphs: Mapping[str, Graph]) -> dict[str, dict[str, int]]:
     """Async collectives held by each computation, counting called computations too.
 
-    ``graphs`` maps computation names to graphs (``cpsched.readers.hlo.module_graphs``).
+    ``graphs`` maps computation names to graphs (``cpsched.readers.hlo.convert.module_graphs``).
     A computation holds one unit per async collective done and per sync collective that
     ``convert_sync_collectives`` would split (XLA's LHS test harness splits those first).
     """
@@ -149,7 +149,7 @@ class _Model:
         pair_latency = {}
         device = options.get("device")
         if device is not None:
-            from cpsched import cost as cm
+            from cpsched.cost import model as cm
             sc = graph_scenarios(graph, scenarios)
             est = cm.estimate(graph, device, sc, options.get("profile"))
             cost = [float(x) for x in est.op[k]]

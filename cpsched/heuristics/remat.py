@@ -16,7 +16,7 @@
   ``h = (c + c_evicted_inputs) / (size * staleness)`` (recompute cost of it and of its
   already dropped inputs, over bytes times time since last access); a dropped buffer that
   is read again is recomputed on the spot, recursively.
-- ``remat-fixed-order``: the CP-SAT model of ``cpsched.cp.remat`` with the order frozen
+- ``remat-fixed-order``: the CP-SAT model of ``cpsched.cp.remat.model`` with the order frozen
   (the Checkmate / Moccasin setting).
 
 Each returns a ``RematResult`` whose plans passed the replay checker; a plan that does
@@ -32,13 +32,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from cpsched.errors import InputError
-from cpsched.graph import Graph
+from cpsched.core.errors import InputError
+from cpsched.core.graph import Graph
 from cpsched.methods import register
-from cpsched.remat_plan import (COMPUTE, FREE, PREFETCH, PlanError, RematResult, Regen,
+from cpsched.remat.plan import (COMPUTE, FREE, PREFETCH, PlanError, RematResult, Regen,
                                 Skeleton, TransferModel, finish_result, materialize_tagged,
                                 op_durations, recomputable_ops, _budget_array)
-from cpsched.scenarios import Scenarios, static
+from cpsched.core.scenarios import Scenarios, static
 
 OVER_BUDGET = "OVER_BUDGET"
 HEURISTIC = "HEURISTIC"
@@ -311,7 +311,7 @@ def sqrt_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
             # live across the peak step without being touched there
             pass
     if back is None:
-        from cpsched.memory import simulate
+        from cpsched.analysis.memory import simulate
         prof = simulate(graph, order, sc)
         s = int(np.argmax(prof.peak / np.maximum(bud, 1)))
         tp = int(prof.peak_step[s])
@@ -517,7 +517,7 @@ def eviction_windows(graph: Graph, order: Sequence[int], hot: np.ndarray, dur: n
     step ``a+1``, is done by then at the main ops' pace) and those before which the copy-in
     can be issued (up to ``window`` steps around the latest one that still hides it, plus
     ``c`` itself). Times are the main ops' (slowest scenario), clones and stalls left out."""
-    from cpsched.remat_plan import evictable_buffers
+    from cpsched.remat.plan import evictable_buffers
     n = graph.n_ops
     pos = np.empty(n, dtype=np.int64)
     pos[np.asarray(order)] = np.arange(n)
@@ -558,12 +558,12 @@ def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
     budget, evict the largest buffer whose gap covers it and whose copies the streams can
     still hide (checked on the plan's timeline), freed as soon as its copy-out is done and
     brought back as late as still hidden; when none fits, clone as ``remat-xla`` does."""
-    from cpsched.remat_plan import Evict, PlanError, host_link, materialize, plan_time
+    from cpsched.remat.plan import Evict, PlanError, host_link, materialize, plan_time
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     if transfer is None:
         transfer = host_link(graph, device, bandwidth, latency)
-    from cpsched.memory import simulate
+    from cpsched.analysis.memory import simulate
     hot = (simulate(graph, order, sc).usage > bud[:, None]).any(axis=0)
     tau = transfer.times(sizes).max(axis=0) if sizes.size else None
     wins = eviction_windows(graph, order, hot, dur, tau, window)
@@ -629,7 +629,7 @@ def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
 
 def fixed_order_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
                       **options: Any) -> RematResult:
-    from cpsched.cp.remat import solve_remat
+    from cpsched.cp.remat.model import solve_remat
     options = dict(options)
     options.pop("reorder", None)
     return solve_remat(graph, scenarios, budget, reorder=False, method_name="remat-fixed-order",

@@ -46,11 +46,11 @@ from typing import Any
 
 import numpy as np
 
-from cpsched.graph import Graph, OpKind
+from cpsched.core.graph import Graph, OpKind
 from cpsched.heuristics.common import (adjacency, csr_lists, is_effective_scalar,
                                        scenario_bytes, scenario_index, without_gc)
 from cpsched.methods import register
-from cpsched.scenarios import Scenarios, static
+from cpsched.core.scenarios import Scenarios, static
 
 _BIG = 1 << 62          # the (INT64_MAX, INT64_MAX) priority of effective scalars
 
@@ -362,7 +362,7 @@ def _one_scenario(scenarios: Scenarios | None, which: Any) -> Scenarios:
 def default_candidates(graph: Graph, scenarios: Scenarios | None = None, **options: Any
                        ) -> list[tuple[str, list[int], int]]:
     """(name, order, simulated peak in the chosen scenario) for list, DFS and post-order."""
-    from cpsched.memory import peak
+    from cpsched.analysis.memory import peak
     nbytes = _nbytes(graph, scenarios, options)
     one = _one_scenario(scenarios, options.get("scenario"))
     cands = [("xla-list", list_order(graph, nbytes)), ("xla-dfs", dfs_order(graph, nbytes)),

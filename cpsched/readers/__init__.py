@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 
-from cpsched.errors import InputError
+from cpsched.core.errors import InputError
 
 
 def sniff_format(path: str) -> str:
@@ -42,7 +42,7 @@ def read_graph(path: str, **options):
     if kind == "cpsched-schedule":
         raise InputError("this is a schedule file, not a graph; pass the graph it belongs to",
                          path=path)
-    from cpsched.readers.hlo import read_hlo_graph
+    from cpsched.readers.hlo.convert import read_hlo_graph
     return read_hlo_graph(path, **options)
 
 

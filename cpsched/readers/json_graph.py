@@ -13,18 +13,18 @@ Layout (fields with default values may be left out)::
      "buffers": [{"name": "dot.1", "op": "dot.1", "size": "4*b*s*1024",
                   "users": ["add.2"], "live_in": false, "live_out": false, "space": 0}],
      "order": ["p0", ...] or null,
-     "scenarios": {...} or null,                         # see cpsched.scenarios.from_json
+     "scenarios": {...} or null,                         # see cpsched.core.scenarios.from_json
      "meta": {...}}
 
-Sizes, flops and bytes are symbolic expressions kept as strings (``cpsched.symbolic``).
+Sizes, flops and bytes are symbolic expressions kept as strings (``cpsched.core.symbolic``).
 """
 
 from __future__ import annotations
 
-from cpsched.errors import InputError
-from cpsched.graph import Collective, Graph, GraphBuilder, OpKind
+from cpsched.core.errors import InputError
+from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.readers import load_json
-from cpsched.symbolic import SymExpr
+from cpsched.core.symbolic import SymExpr
 
 FORMAT = "cpsched-graph"
 VERSION = 1

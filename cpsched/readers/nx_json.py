@@ -9,8 +9,8 @@ attribute ``order`` if present, else the node ids (already topological for Check
 
 from __future__ import annotations
 
-from cpsched.errors import InputError
-from cpsched.graph import Graph, GraphBuilder, OpKind
+from cpsched.core.errors import InputError
+from cpsched.core.graph import Graph, GraphBuilder, OpKind
 from cpsched.readers import display_name, load_json
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from cpsched.errors import InputError
+from cpsched.core.errors import InputError
 
 
 def write_text(path: str, text: str, inputs: tuple[str, ...] = ()) -> None:

@@ -6,7 +6,7 @@ inserted copy-start/copy-done pair, a cloned op) can be added per computation, a
 instructions can be given a new text (e.g. to read the copy-done instead of the original);
 both are parsed before they are written, so a typo fails here and not in XLA.
 
-``remat_module_text`` writes a remat / offload plan (``cpsched.remat_plan``) into the module:
+``remat_module_text`` writes a remat / offload plan (``cpsched.remat.plan``) into the module:
 clones of recomputed instructions, host (``S(5)``) copy-start/copy-done pairs for evictions
 and prefetches, readers renamed to the newest copy; ``verify_remat_module`` reads the result
 back and checks it like any schedule.
@@ -20,9 +20,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from cpsched.errors import InputError, ScheduleError
-from cpsched.graph import Graph
-from cpsched.readers.hlo_parser import (
+from cpsched.core.errors import InputError, ScheduleError
+from cpsched.core.graph import Graph
+from cpsched.readers.hlo.parser import (
     HloComputation, HloInstruction, HloModule, Shape, _Parser,
 )
 
@@ -172,8 +172,8 @@ def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
     pieces.append(text[pos:])
     out = "".join(pieces)
     if check:
-        from cpsched.readers.hlo import module_graphs
-        from cpsched.readers.hlo_parser import parse_hlo_text
+        from cpsched.readers.hlo.convert import module_graphs
+        from cpsched.readers.hlo.parser import parse_hlo_text
         try:
             module_graphs(parse_hlo_text(out))
         except InputError as e:
@@ -299,7 +299,7 @@ class RematHlo:
 def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[int, int]],
                       computation: str | None = None, comment: str | None = None,
                       check: bool = True) -> RematHlo:
-    """Write a remat plan (the event list of one scenario, ``cpsched.remat_plan``) into the
+    """Write a remat plan (the event list of one scenario, ``cpsched.remat.plan``) into the
     computation ``graph`` was read from (default: the one named like the graph).
 
     The computation gets the plan's order (``is_scheduled=true``); a recompute is a copy of
@@ -313,9 +313,9 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
     differs and a get-tuple-element where the copy is an element of a cloned tuple. A
     ``comment`` becomes a ``//`` line above the header. Everything else is verbatim.
     """
-    from cpsched.graph import OpKind
-    from cpsched.readers.hlo import _follow
-    from cpsched.remat_plan import COMPUTE, EVICT, FREE, PREFETCH
+    from cpsched.core.graph import OpKind
+    from cpsched.readers.hlo.convert import _follow
+    from cpsched.remat.plan import COMPUTE, EVICT, FREE, PREFETCH
 
     comp = module.by_name.get(computation or graph.name)
     if comp is None:
@@ -532,8 +532,8 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
     if comment:
         out = "".join(f"// {line}\n" for line in comment.splitlines()) + out
     if check:
-        from cpsched.readers.hlo import module_graphs
-        from cpsched.readers.hlo_parser import parse_hlo_text
+        from cpsched.readers.hlo.convert import module_graphs
+        from cpsched.readers.hlo.parser import parse_hlo_text
         try:
             module_graphs(parse_hlo_text(out))
         except InputError as e:
@@ -550,9 +550,9 @@ def verify_remat_module(text: str, computation: str, scenarios, budget: int,
     computation's text order passes the validator, its simulated peak (host ``S(5)`` copies
     count 0) is within ``budget``, and each ``copy-start`` in ``evicted`` puts its copy in
     host memory. Returns the graph read back and its peak; raises ``ScheduleError``."""
-    from cpsched.readers.hlo import module_graphs
-    from cpsched.readers.hlo_parser import parse_hlo_text
-    from cpsched.validate import validate_schedule
+    from cpsched.readers.hlo.convert import module_graphs
+    from cpsched.readers.hlo.parser import parse_hlo_text
+    from cpsched.analysis.validate import validate_schedule
     try:
         g = module_graphs(parse_hlo_text(text))[computation]
     except InputError as e:

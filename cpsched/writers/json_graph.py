@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from cpsched.graph import Graph, OpKind
-from cpsched.plain import to_plain
+from cpsched.core.graph import Graph, OpKind
+from cpsched.core.plain import to_plain
 from cpsched.readers.json_graph import FORMAT, VERSION
-from cpsched.scenarios import Scenarios
+from cpsched.core.scenarios import Scenarios
 
 
 def _kind_name(k: int) -> str:

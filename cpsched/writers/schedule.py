@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cpsched.errors import InputError
-from cpsched.graph import Graph
-from cpsched.plain import to_plain
-from cpsched.schedule import Schedule
+from cpsched.core.errors import InputError
+from cpsched.core.graph import Graph
+from cpsched.core.plain import to_plain
+from cpsched.analysis.schedule import Schedule
 
 FORMAT = "cpsched-schedule"
 VERSION = 1
@@ -58,7 +58,7 @@ def read_order(graph: Graph, path: str) -> list[int]:
         with open(path) as f:
             text = f.read()
         if "HloModule" in text or "ENTRY" in text:
-            from cpsched.readers.hlo import read_hlo_graph
+            from cpsched.readers.hlo.convert import read_hlo_graph
             other = read_hlo_graph(path)
             if other.original_order is None:
                 raise InputError("HLO module is not scheduled (no is_scheduled=true)", path=path)

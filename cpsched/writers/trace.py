@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from cpsched.cost import UNIT_SECONDS
-from cpsched.graph import Graph, OpKind
-from cpsched.timeline import Timeline, Timelines
+from cpsched.cost.model import UNIT_SECONDS
+from cpsched.core.graph import Graph, OpKind
+from cpsched.cost.timeline import Timeline, Timelines
 
 _ASYNC_KINDS = (int(OpKind.ASYNC_START), int(OpKind.ASYNC_UPDATE), int(OpKind.ASYNC_DONE))
 

@@ -1,0 +1,427 @@
+"""The one graph IR that every reader produces and every scheduler, simulator and writer reads.
+
+A ``Graph`` is one schedulable computation: ops to be put in a sequence, and the buffers
+(allocations) they define and use. It is immutable; arrays are integer-indexed (op ``i``,
+buffer ``j``) for speed, with adjacency in CSR form (``indptr``/``indices``).
+
+Memory semantics (shared by the simulator, the heuristics and the CP models):
+- a buffer is allocated when its defining op runs and freed after its last user has run;
+  so an op's inputs and outputs coexist while it runs;
+- forwarding ops (get-tuple-element, bitcast, tuple elements) define no buffer: readers
+  record their consumers as users of the forwarded buffer, so its lifetime stretches;
+- in-place ops (dynamic-update-slice, aliased outputs) define no new buffer either: they
+  use the operand's buffer, and their consumers are users of it too;
+- ``live_in`` buffers (entry parameters) are allocated before the first op; ``live_out``
+  buffers (program outputs, parameters that are not donated) stay until after the last op;
+- ``transient[i]`` bytes exist only while op ``i`` runs (a called computation's own peak,
+  a custom call's workspace);
+- buffers in a non-default memory space (host memory, ``S(5)``) take no device memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from cpsched.core.errors import InputError
+from cpsched.core.scenarios import Scenarios
+from cpsched.core.symbolic import ZERO, SymExpr, evaluate_many
+
+
+class OpKind(IntEnum):
+    COMPUTE = 0
+    PARAMETER = 1
+    CONSTANT = 2
+    ALIAS = 3          # get-tuple-element, bitcast, tuple, ...: forwards, allocates at most a table
+    ASYNC_START = 4
+    ASYNC_UPDATE = 5
+    ASYNC_DONE = 6
+    CONTROL_FLOW = 7   # while, conditional, call: runs other computations
+
+
+@dataclass(frozen=True)
+class Collective:
+    """Communication attributes of a collective op (sync, or the start of an async pair)."""
+
+    kind: str                      # all-reduce, all-gather, reduce-scatter, all-to-all,
+                                   # collective-permute, send, recv, ...
+    bytes: SymExpr                 # payload bytes one rank sends/receives
+    group_size: int = 1            # ranks in one replica group
+    replica_groups: tuple[tuple[int, ...], ...] = ()
+    channel_id: int | None = None
+    is_sync: bool = False          # XLA's collective_backend_config.is_sync
+
+
+def _csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    indptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    if lists:
+        indptr[1:] = np.cumsum([len(x) for x in lists])
+    indices = np.fromiter((v for x in lists for v in x), dtype=np.int64, count=int(indptr[-1]))
+    return indptr, indices
+
+
+def _csr_transpose(indptr: np.ndarray, indices: np.ndarray, n_rows_out: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    order = np.argsort(indices, kind="stable")
+    counts = np.bincount(indices, minlength=n_rows_out)
+    out_ptr = np.zeros(n_rows_out + 1, dtype=np.int64)
+    out_ptr[1:] = np.cumsum(counts)
+    return out_ptr, rows[order].astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Graph:
+    name: str
+    # ops
+    op_names: tuple[str, ...]
+    opcodes: tuple[str, ...]
+    kinds: np.ndarray                  # [n_ops] int8 OpKind
+    operands_ptr: np.ndarray           # data operands (unique op indices, in operand order)
+    operands_idx: np.ndarray
+    control_ptr: np.ndarray            # control predecessors
+    control_idx: np.ndarray
+    async_start: np.ndarray            # [n_ops] for update/done: index of its start, else -1
+    async_done: np.ndarray             # [n_ops] for start: index of its done, else -1
+    flops: tuple[SymExpr, ...]
+    bytes_accessed: tuple[SymExpr, ...]
+    transient: tuple[SymExpr, ...]
+    # buffers
+    buffer_names: tuple[str, ...]
+    buffer_sizes: tuple[SymExpr, ...]
+    buffer_def: np.ndarray             # [n_buffers] defining op
+    buffer_users_ptr: np.ndarray
+    buffer_users_idx: np.ndarray
+    buffer_live_in: np.ndarray         # [n_buffers] bool
+    buffer_live_out: np.ndarray        # [n_buffers] bool
+    buffer_space: np.ndarray           # [n_buffers] int8 memory space (0 = device)
+    # sparse extras
+    collectives: Mapping[int, Collective] = field(default_factory=dict)
+    op_attrs: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+    original_order: tuple[int, ...] | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    # -- derived structure (computed once in __post_init__) -------------------------------
+    def __post_init__(self):
+        n = len(self.op_names)
+        set_ = object.__setattr__
+        set_(self, "collectives", MappingProxyType(dict(self.collectives)))
+        set_(self, "op_attrs", MappingProxyType({k: MappingProxyType(dict(v))
+                                                 for k, v in self.op_attrs.items()}))
+        set_(self, "meta", MappingProxyType(dict(self.meta)))
+        for arr in ("kinds", "operands_ptr", "operands_idx", "control_ptr", "control_idx",
+                    "async_start", "async_done", "buffer_def", "buffer_users_ptr",
+                    "buffer_users_idx", "buffer_live_in", "buffer_live_out", "buffer_space"):
+            getattr(self, arr).setflags(write=False)
+        # all dependences: data operands, control predecessors, def->user of used buffers,
+        # async start->update/done.
+        users_rows = np.repeat(self.buffer_def, np.diff(self.buffer_users_ptr))
+        extra_src = [users_rows]
+        extra_dst = [self.buffer_users_idx]
+        a = np.flatnonzero(self.async_start >= 0)
+        extra_src.append(self.async_start[a])
+        extra_dst.append(a)
+        src = np.concatenate([np.repeat(np.arange(n), np.diff(self.operands_ptr)),
+                              np.repeat(np.arange(n), np.diff(self.control_ptr))] + extra_dst)
+        dst_pred = np.concatenate([self.operands_idx, self.control_idx] + extra_src)
+        # edge pred -> succ, deduplicated, self-loops dropped
+        keep = src != dst_pred
+        # one int64 key per edge makes deduplication a 1-D unique (much faster than axis=0)
+        key = np.unique(dst_pred[keep].astype(np.int64) * max(n, 1) + src[keep])
+        preds_src, succs = key // max(n, 1), key % max(n, 1)
+        order = np.argsort(succs, kind="stable")
+        pred_ptr = np.zeros(n + 1, dtype=np.int64)
+        pred_ptr[1:] = np.cumsum(np.bincount(succs, minlength=n))
+        set_(self, "pred_ptr", pred_ptr)
+        set_(self, "pred_idx", preds_src[order].astype(np.int64))
+        succ_ptr = np.zeros(n + 1, dtype=np.int64)
+        succ_ptr[1:] = np.cumsum(np.bincount(preds_src, minlength=n))
+        order = np.argsort(preds_src, kind="stable")
+        set_(self, "succ_ptr", succ_ptr)
+        set_(self, "succ_idx", succs[order].astype(np.int64))
+        defs_ptr = np.zeros(n + 1, dtype=np.int64)
+        defs_ptr[1:] = np.cumsum(np.bincount(self.buffer_def, minlength=n))
+        set_(self, "defs_ptr", defs_ptr)
+        set_(self, "defs_idx", np.argsort(self.buffer_def, kind="stable").astype(np.int64))
+        uptr, uidx = _csr_transpose(self.buffer_users_ptr, self.buffer_users_idx, n)
+        set_(self, "uses_ptr", uptr)
+        set_(self, "uses_idx", uidx)
+        set_(self, "_index", {name: i for i, name in enumerate(self.op_names)})
+        set_(self, "_size_cache", {})
+        for arr in ("pred_ptr", "pred_idx", "succ_ptr", "succ_idx", "defs_ptr", "defs_idx",
+                    "uses_ptr", "uses_idx"):
+            getattr(self, arr).setflags(write=False)
+
+    # -- sizes and lookups ---------------------------------------------------------------
+    @property
+    def n_ops(self) -> int:
+        return len(self.op_names)
+
+    @property
+    def n_buffers(self) -> int:
+        return len(self.buffer_names)
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        out: set[str] = set()
+        for group in (self.buffer_sizes, self.transient, self.flops, self.bytes_accessed):
+            for e in set(group):
+                out.update(e.dims)
+        for c in self.collectives.values():
+            out.update(c.bytes.dims)
+        return tuple(sorted(out))
+
+    def op_index(self, name: str) -> int:
+        try:
+            return self._index[name]
+        except KeyError:
+            raise KeyError(f"no op named {name!r} in {self.name}") from None
+
+    def operands(self, i: int) -> np.ndarray:
+        return self.operands_idx[self.operands_ptr[i]:self.operands_ptr[i + 1]]
+
+    def control_preds(self, i: int) -> np.ndarray:
+        return self.control_idx[self.control_ptr[i]:self.control_ptr[i + 1]]
+
+    def preds(self, i: int) -> np.ndarray:
+        """Every op that must come before ``i`` directly (data, control, buffer, async)."""
+        return self.pred_idx[self.pred_ptr[i]:self.pred_ptr[i + 1]]
+
+    def succs(self, i: int) -> np.ndarray:
+        return self.succ_idx[self.succ_ptr[i]:self.succ_ptr[i + 1]]
+
+    def defines(self, i: int) -> np.ndarray:
+        """Buffers op ``i`` defines."""
+        return self.defs_idx[self.defs_ptr[i]:self.defs_ptr[i + 1]]
+
+    def uses(self, i: int) -> np.ndarray:
+        """Buffers op ``i`` uses (reads or aliases), forwarding already resolved."""
+        return self.uses_idx[self.uses_ptr[i]:self.uses_ptr[i + 1]]
+
+    def buffer_users(self, j: int) -> np.ndarray:
+        return self.buffer_users_idx[self.buffer_users_ptr[j]:self.buffer_users_ptr[j + 1]]
+
+    def kind(self, i: int) -> OpKind:
+        return OpKind(int(self.kinds[i]))
+
+    def attrs(self, i: int) -> Mapping[str, Any]:
+        return self.op_attrs.get(i, MappingProxyType({}))
+
+    def sizes(self, scenarios: Scenarios) -> np.ndarray:
+        """Device bytes of every buffer per scenario, ``[n_scenarios, n_buffers]`` int64."""
+        return self._eval(self.buffer_sizes, scenarios, device_only=True)
+
+    def transient_bytes(self, scenarios: Scenarios) -> np.ndarray:
+        return self._eval(self.transient, scenarios)
+
+    def _eval(self, exprs, scenarios: Scenarios, device_only: bool = False) -> np.ndarray:
+        key = (id(exprs), scenarios.dims, scenarios.values.tobytes())
+        hit = self._size_cache.get(key)
+        if hit is None:
+            hit = evaluate_many(exprs, scenarios.dims, scenarios.values)
+            if device_only:
+                hit = np.where(self.buffer_space[None, :] == 0, hit, 0)
+            hit.setflags(write=False)
+            self._size_cache[key] = hit
+        return hit
+
+    def topological_order(self) -> list[int]:
+        """A topological order (Kahn, smallest index first among ready ops)."""
+        import heapq
+        n = self.n_ops
+        indeg = np.diff(self.pred_ptr).astype(np.int64)
+        ready = [i for i in range(n) if indeg[i] == 0]
+        heapq.heapify(ready)
+        out = []
+        succ_ptr, succ_idx = self.succ_ptr, self.succ_idx
+        while ready:
+            i = heapq.heappop(ready)
+            out.append(i)
+            for s in succ_idx[succ_ptr[i]:succ_ptr[i + 1]]:
+                indeg[s] -= 1
+                if indeg[s] == 0:
+                    heapq.heappush(ready, int(s))
+        if len(out) != n:
+            stuck = [self.op_names[i] for i in range(n) if indeg[i] > 0]
+            raise InputError(f"graph {self.name} has a cycle through {', '.join(stuck[:5])}"
+                             + (" ..." if len(stuck) > 5 else ""))
+        return out
+
+    def default_order(self) -> list[int]:
+        """The graph's own order if it has one, else a topological order."""
+        return list(self.original_order) if self.original_order is not None \
+            else self.topological_order()
+
+    def with_(self, **changes) -> "Graph":
+        """A copy with some fields replaced (the IR is immutable)."""
+        from dataclasses import replace
+        return replace(self, **changes)
+
+
+class GraphBuilder:
+    """Mutable helper that readers and generators use to assemble a ``Graph``."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._names: list[str] = []
+        self._index: dict[str, int] = {}
+        self._opcodes: list[str] = []
+        self._kinds: list[int] = []
+        self._operands: list[list[int]] = []
+        self._control: list[list[int]] = []
+        self._flops: list[SymExpr] = []
+        self._bytes: list[SymExpr] = []
+        self._transient: list[SymExpr] = []
+        self._bnames: list[str] = []
+        self._bsizes: list[SymExpr] = []
+        self._bdef: list[int] = []
+        self._busers: list[list[int]] = []
+        self._buser_sets: list[set[int]] = []  # duplicate checks in O(1)
+        self._blive_in: list[bool] = []
+        self._blive_out: list[bool] = []
+        self._bspace: list[int] = []
+        self._async: list[tuple[int, int]] = []  # (start, update-or-done)
+        self.collectives: dict[int, Collective] = {}
+        self.op_attrs: dict[int, dict[str, Any]] = {}
+        self.original_order: list[int] | None = None
+        self.meta: dict[str, Any] = {}
+
+    @property
+    def n_ops(self) -> int:
+        return len(self._names)
+
+    def index(self, name_or_index: str | int) -> int:
+        if isinstance(name_or_index, (int, np.integer)):
+            return int(name_or_index)
+        try:
+            return self._index[name_or_index]
+        except KeyError:
+            raise InputError(f"unknown op {name_or_index!r}") from None
+
+    def has_op(self, name: str) -> bool:
+        return name in self._index
+
+    def add_op(self, name: str, opcode: str, kind: OpKind = OpKind.COMPUTE,
+               operands: Iterable[str | int] = (), control_preds: Iterable[str | int] = (),
+               flops: SymExpr | int | str = 0, bytes_accessed: SymExpr | int | str = 0,
+               transient: SymExpr | int | str = 0, attrs: Mapping[str, Any] | None = None) -> int:
+        if name in self._index:
+            raise InputError(f"op name {name!r} is defined twice")
+        i = len(self._names)
+        self._names.append(name)
+        self._index[name] = i
+        self._opcodes.append(opcode)
+        self._kinds.append(int(kind))
+        ops: list[int] = []
+        for o in operands:
+            o = self.index(o)
+            if o not in ops:
+                ops.append(o)
+        self._operands.append(ops)
+        self._control.append(sorted({self.index(c) for c in control_preds}))
+        self._flops.append(SymExpr.parse(flops))
+        self._bytes.append(SymExpr.parse(bytes_accessed))
+        self._transient.append(SymExpr.parse(transient))
+        if attrs:
+            self.op_attrs[i] = dict(attrs)
+        return i
+
+    def add_operand(self, op: str | int, operand: str | int) -> None:
+        op, operand = self.index(op), self.index(operand)
+        if operand not in self._operands[op]:
+            self._operands[op].append(operand)
+
+    def add_control_pred(self, op: str | int, pred: str | int) -> None:
+        op, pred = self.index(op), self.index(pred)
+        if pred not in self._control[op]:
+            self._control[op].append(pred)
+
+    def set_transient(self, op: str | int, size: SymExpr | int | str) -> None:
+        self._transient[self.index(op)] = SymExpr.parse(size)
+
+    def add_buffer(self, defining_op: str | int, size: SymExpr | int | str,
+                   users: Iterable[str | int] = (), name: str | None = None,
+                   live_in: bool = False, live_out: bool = False, space: int = 0) -> int:
+        d = self.index(defining_op)
+        j = len(self._bnames)
+        self._bnames.append(name if name is not None else
+                            (self._names[d] if j == 0 or self._bdef[-1] != d else f"{self._names[d]}#{j}"))
+        self._bsizes.append(SymExpr.parse(size))
+        self._bdef.append(d)
+        us: list[int] = []
+        seen: set[int] = {d}
+        for u in users:
+            u = self.index(u)
+            if u not in seen:
+                seen.add(u)
+                us.append(u)
+        self._busers.append(us)
+        self._buser_sets.append(seen)
+        self._blive_in.append(bool(live_in))
+        self._blive_out.append(bool(live_out))
+        self._bspace.append(int(space))
+        return j
+
+    def add_buffer_user(self, buffer: int, user: str | int) -> None:
+        u = self.index(user)
+        seen = self._buser_sets[buffer]
+        if u not in seen:
+            seen.add(u)
+            self._busers[buffer].append(u)
+
+    def set_live_out(self, buffer: int, value: bool = True) -> None:
+        self._blive_out[buffer] = value
+
+    def pair_async(self, start: str | int, done: str | int) -> None:
+        """Declare ``done`` (or an async-update) as belonging to the async op ``start``."""
+        self._async.append((self.index(start), self.index(done)))
+
+    def set_collective(self, op: str | int, collective: Collective) -> None:
+        self.collectives[self.index(op)] = collective
+
+    def build(self) -> Graph:
+        n = len(self._names)
+        async_start = np.full(n, -1, dtype=np.int64)
+        async_done = np.full(n, -1, dtype=np.int64)
+        for s, d in self._async:
+            if async_start[d] >= 0 and async_start[d] != s:
+                raise InputError(f"{self._names[d]} is paired with two async starts")
+            async_start[d] = s
+            if self._kinds[d] == OpKind.ASYNC_DONE:
+                if async_done[s] >= 0 and async_done[s] != d:
+                    raise InputError(f"{self._names[s]} has two async dones")
+                async_done[s] = d
+        op_ptr, op_idx = _csr(self._operands)
+        c_ptr, c_idx = _csr(self._control)
+        u_ptr, u_idx = _csr(self._busers)
+        order = None
+        if self.original_order is not None:
+            order = tuple(int(i) for i in self.original_order)
+        g = Graph(
+            name=self.name, op_names=tuple(self._names), opcodes=tuple(self._opcodes),
+            kinds=np.asarray(self._kinds, dtype=np.int8),
+            operands_ptr=op_ptr, operands_idx=op_idx, control_ptr=c_ptr, control_idx=c_idx,
+            async_start=async_start, async_done=async_done,
+            flops=tuple(self._flops), bytes_accessed=tuple(self._bytes),
+            transient=tuple(self._transient),
+            buffer_names=tuple(self._bnames), buffer_sizes=tuple(self._bsizes),
+            buffer_def=np.asarray(self._bdef, dtype=np.int64),
+            buffer_users_ptr=u_ptr, buffer_users_idx=u_idx,
+            buffer_live_in=np.asarray(self._blive_in, dtype=bool),
+            buffer_live_out=np.asarray(self._blive_out, dtype=bool),
+            buffer_space=np.asarray(self._bspace, dtype=np.int8),
+            collectives=self.collectives, op_attrs=self.op_attrs,
+            original_order=order, meta=self.meta,
+        )
+        g.topological_order()  # raises InputError on a cycle
+        if order is not None:
+            from cpsched.analysis.validate import validate_order
+            validate_order(g, order, what="the input's own schedule")
+        return g
+
+
+__all__ = ["Graph", "GraphBuilder", "OpKind", "Collective", "ZERO"]

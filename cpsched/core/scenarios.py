@@ -1,0 +1,174 @@
+"""Shape scenarios: named dim values with weights, one per shape bucket.
+
+A bucket is sized at its upper bound: memory is non-decreasing in every dim, so the bound
+is the safe value for every concrete shape that falls into the bucket.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from cpsched.core.errors import InputError
+
+
+@dataclass(frozen=True)
+class Scenarios:
+    names: tuple[str, ...]
+    dims: tuple[str, ...]
+    values: np.ndarray  # [n_scenarios, n_dims] int64
+    weights: np.ndarray  # [n_scenarios] float64, sums to 1
+    # Inclusive lower bound of each bucket per dim ([n_scenarios, n_dims]); the upper bound is
+    # ``values``. Used to pick a bucket for a concrete shape at run time.
+    lower: np.ndarray | None = None
+
+    def __post_init__(self):
+        v = np.asarray(self.values, dtype=np.int64).reshape(len(self.names), len(self.dims))
+        object.__setattr__(self, "values", v)
+        w = np.asarray(self.weights, dtype=np.float64).reshape(len(self.names))
+        object.__setattr__(self, "weights", w)
+        if self.lower is not None:
+            object.__setattr__(self, "lower", np.asarray(self.lower, dtype=np.int64).reshape(v.shape))
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def only(self, k: int) -> "Scenarios":
+        """Scenario ``k`` alone (weight 1, its bucket bounds kept)."""
+        return Scenarios((self.names[k],), self.dims, self.values[k:k + 1], np.ones(1),
+                         None if self.lower is None else self.lower[k:k + 1])
+
+    def as_dicts(self) -> list[dict[str, int]]:
+        return [dict(zip(self.dims, map(int, row))) for row in self.values]
+
+    def box(self) -> dict[str, tuple[int, int]]:
+        """Smallest box holding every bucket (lower bounds where known, else 1)."""
+        lo = self.lower if self.lower is not None else np.ones_like(self.values)
+        return {d: (int(lo[:, i].min()), int(self.values[:, i].max()))
+                for i, d in enumerate(self.dims)}
+
+    def to_json(self) -> dict:
+        out = {"dims": list(self.dims),
+               "scenarios": [{"name": n, "values": dict(zip(self.dims, map(int, row))),
+                              "weight": float(w)}
+                             for n, row, w in zip(self.names, self.values, self.weights)]}
+        if self.lower is not None:
+            for sc, row in zip(out["scenarios"], self.lower):
+                sc["lower"] = dict(zip(self.dims, map(int, row)))
+        return out
+
+
+def static() -> Scenarios:
+    """The one scenario of a graph without symbolic dims."""
+    return Scenarios(("static",), (), np.zeros((1, 0), dtype=np.int64), np.ones(1))
+
+
+def _name(dims: Sequence[str], row: Sequence[int]) -> str:
+    return ",".join(f"{d}={v}" for d, v in zip(dims, row))
+
+
+def from_dim_specs(specs: Sequence[str], weights: Sequence[float] | str | None = None) -> Scenarios:
+    """From ``['s=128,512,2048', 'b=8']``: the cartesian product of the listed values.
+
+    ``weights`` (one per scenario, any positive scale) default to uniform.
+    """
+    dims: list[str] = []
+    lists: list[list[int]] = []
+    for spec in specs:
+        if "=" not in spec:
+            raise InputError(f"--dim {spec!r}: expected NAME=V1,V2,...")
+        name, vals = spec.split("=", 1)
+        name = name.strip()
+        try:
+            values = [int(v) for v in vals.split(",") if v.strip()]
+        except ValueError:
+            raise InputError(f"--dim {spec!r}: values must be integers") from None
+        if not values or min(values) < 1:
+            raise InputError(f"--dim {spec!r}: give at least one value, each >= 1")
+        if name in dims:
+            raise InputError(f"--dim {name} given twice")
+        dims.append(name)
+        lists.append(values)
+    rows = list(itertools.product(*lists))
+    if isinstance(weights, str):
+        try:
+            weights = [float(w) for w in weights.split(",") if w.strip()]
+        except ValueError:
+            raise InputError(f"--weights {weights!r}: expected numbers") from None
+    if weights is None or len(weights) == 0:
+        w = np.ones(len(rows))
+    else:
+        if len(weights) != len(rows):
+            raise InputError(f"--weights has {len(weights)} values for {len(rows)} scenarios")
+        w = np.asarray(weights, dtype=float)
+        if (w < 0).any() or w.sum() <= 0:
+            raise InputError("--weights must be non-negative and not all zero")
+    return Scenarios(tuple(_name(dims, r) for r in rows), tuple(dims),
+                     np.asarray(rows, dtype=np.int64).reshape(len(rows), len(dims)), w / w.sum())
+
+
+def from_json(data: Mapping | str) -> Scenarios:
+    """``{"dims": ["s"], "scenarios": [{"name": .., "values": {"s": 512}, "weight": 0.3}]}``."""
+    if isinstance(data, str):
+        try:
+            with open(data) as f:
+                data = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            raise InputError(f"cannot read scenarios: {e}", path=str(data)) from None
+    try:
+        dims = tuple(data["dims"])
+        scs = data["scenarios"]
+        names = tuple(str(s.get("name") or _name(dims, [s["values"][d] for d in dims])) for s in scs)
+        vals = np.array([[int(s["values"][d]) for d in dims] for s in scs], dtype=np.int64)
+        w = np.array([float(s.get("weight", 1.0)) for s in scs])
+        lower = None
+        if all("lower" in s for s in scs) and scs:
+            lower = np.array([[int(s["lower"][d]) for d in dims] for s in scs], dtype=np.int64)
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(f"scenarios JSON: missing or bad field {e}") from None
+    if len(names) == 0:
+        raise InputError("scenarios JSON lists no scenario")
+    return Scenarios(names, dims, vals.reshape(len(names), len(dims)), w / w.sum(), lower)
+
+
+def buckets_from_lengths(dim: str, lengths: Sequence[int], k: int,
+                         round_to: int = 1) -> Scenarios:
+    """Turn observed lengths (e.g. a dataset's sequence lengths) into ``k`` buckets.
+
+    Boundaries are quantiles of the data, rounded up to ``round_to``; each bucket is sized at
+    its upper bound and weighted by the share of observations in it.
+    """
+    arr = np.sort(np.asarray(lengths, dtype=np.int64))
+    if arr.size == 0 or k < 1:
+        raise InputError("need at least one observed length and k >= 1")
+    qs = np.quantile(arr, np.linspace(0, 1, k + 1)[1:], method="higher")
+    uppers = sorted({int(-(-int(q) // round_to) * round_to) for q in qs})
+    rows, weights, lows = [], [], []
+    prev = 0
+    for u in uppers:
+        count = int(((arr > prev) & (arr <= u)).sum())
+        if count:
+            rows.append([u])
+            weights.append(count)
+            lows.append([prev + 1])
+        prev = u
+    w = np.asarray(weights, dtype=float)
+    return Scenarios(tuple(f"{dim}<={r[0]}" for r in rows), (dim,),
+                     np.asarray(rows, dtype=np.int64), w / w.sum(),
+                     np.asarray(lows, dtype=np.int64))
+
+
+def pick_bucket(scenarios: Scenarios, values: Mapping[str, int]) -> int:
+    """Index of the smallest bucket whose upper bounds hold ``values`` (run-time choice)."""
+    point = np.array([int(values[d]) for d in scenarios.dims], dtype=np.int64)
+    fits = (scenarios.values >= point).all(axis=1)
+    if scenarios.lower is not None:
+        fits &= (scenarios.lower <= point).all(axis=1)
+    if not fits.any():
+        raise InputError(f"no bucket holds {dict(values)}")
+    cand = np.flatnonzero(fits)
+    return int(cand[np.argmin(scenarios.values[cand].sum(axis=1))])

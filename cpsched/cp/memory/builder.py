@@ -1,0 +1,90 @@
+"""Thin model builder: variables + constraint families + objective, chosen by options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from cpsched.cp.memory import constraints as C
+from cpsched.cp.memory import objectives as O
+from cpsched.cp.memory.problem import Problem
+from cpsched.cp.memory.scaling import Scale, make_scale
+from cpsched.cp.memory.variables import Vars, make_vars
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    memory: str = "cumulative"      # cumulative | per-op | both
+    precedence: str = "distance"    # direct | reduction | distance | closure
+    exact_liveness: bool = True     # end = max(users) (else end >= each user)
+    symmetry: bool = True           # order identical independent ops
+    domains: bool = True            # pos[v] in [#ancestors, n - 1 - #descendants]
+    peak_bound: bool = True         # peak[s] >= the forced-live lower bound
+    per_op_max_literals: int = 60_000   # 'both'/'per-op' fall back to cumulative above this
+
+    def with_(self, **kw) -> "ModelOptions":
+        return replace(self, **kw)
+
+
+@dataclass
+class ObjectiveSpec:
+    kind: str                                   # weighted | minimax | stage | budget
+    weights: np.ndarray | None = None           # [S]
+    minimax_lbs: np.ndarray | None = None       # [S] bytes
+    stage: int = 0
+    stage_caps: dict | None = None              # {s: cap in model units}
+    budgets: np.ndarray | None = None           # [S] bytes
+
+
+@dataclass
+class Built:
+    vars: Vars
+    objective: O.Objective
+    info: dict
+
+
+def count_per_op_literals(p: Problem) -> int:
+    return int(C.maybe_live(p).sum())
+
+
+def build(p: Problem, spec: ObjectiveSpec, opts: ModelOptions = ModelOptions(),
+          scale: Scale | None = None, hint: list[int] | None = None,
+          peak_lower_bytes: np.ndarray | None = None) -> Built:
+    scale = scale or make_scale(p)
+    model = cp_model.CpModel()
+    V = make_vars(p, scale, model, domains=opts.domains, peak_bound=opts.peak_bound)
+    info: dict = {"n": p.n, "buffers": p.nb}
+    if peak_lower_bytes is not None and opts.peak_bound:
+        for s, lb in enumerate(peak_lower_bytes):
+            model.add(V.peak[s] >= scale.units(s, int(lb)))
+    C.permutation(V)
+    info["precedences"] = C.precedences(V, opts.precedence)
+    C.liveness(V, opts.exact_liveness)
+    memory = opts.memory
+    if memory in ("per-op", "both"):
+        lits = count_per_op_literals(p)
+        info["per_op_literals"] = lits
+        if lits > opts.per_op_max_literals:
+            memory = "cumulative"
+    if memory in ("cumulative", "both"):
+        C.memory_cumulative(V)
+    if memory in ("per-op", "both"):
+        C.memory_per_op(V)
+    info["memory"] = memory
+    if opts.symmetry:
+        info["symmetry_constraints"] = C.symmetry(V)
+    if spec.kind == "weighted":
+        obj = O.weighted(V, spec.weights)
+    elif spec.kind == "minimax":
+        obj = O.minimax(V, spec.minimax_lbs)
+    elif spec.kind == "stage":
+        obj = O.stage(V, spec.stage, dict(spec.stage_caps or {}))
+    elif spec.kind == "budget":
+        obj = O.budget(V, spec.budgets, spec.weights)
+    else:
+        raise ValueError(f"unknown objective {spec.kind!r}")
+    if hint is not None:
+        C.hint(V, hint)
+    return Built(V, obj, info)

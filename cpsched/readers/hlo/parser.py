@@ -1,0 +1,1346 @@
+"""Parser for XLA HLO text (as XLA dumps it, before and after optimization).
+
+A regex tokenizer feeds a recursive-descent parser that keeps the character span of every
+module header, computation and instruction, so that ``cpsched.writers.hlo`` can re-emit the
+text verbatim in a new order. Errors are ``InputError`` with path, line and column.
+
+What is parsed structurally: the module header and its attributes, computations (with or
+without ``ENTRY``, signature, ``execution_thread``), instructions (``ROOT``, ``%`` optional,
+result shape optional, operands with or without shapes), shapes (arrays, tuples, bounded and
+unbounded dynamic dims, layouts with tiles, ``E(n)`` element sizes and ``S(n)`` memory
+spaces). Attribute values are kept as raw text; the helpers at the bottom interpret the ones
+cpsched needs (called computations, control predecessors, metadata, backend_config, replica
+groups, aliasing, ...). Unknown attributes and opcodes are accepted as they are.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gc
+import json
+import operator
+import re
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from cpsched.core.errors import InputError
+
+# Bytes per element (``ceil(bits / 8)``, XLA's ByteSizeOfPrimitiveType). Sub-byte types take a
+# whole byte unless a layout packs them with ``E(n)``.
+ELEMENT_BYTES: dict[str, int] = {
+    "pred": 1, "s1": 1, "u1": 1, "s2": 1, "u2": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1,
+    "f4e2m1fn": 1, "f8e5m2": 1, "f8e4m3": 1, "f8e4m3fn": 1, "f8e4m3b11fnuz": 1,
+    "f8e3m4": 1, "f8e5m2fnuz": 1, "f8e4m3fnuz": 1, "f8e8m0fnu": 1,
+    "s16": 2, "u16": 2, "f16": 2, "bf16": 2,
+    "s32": 4, "u32": 4, "f32": 4,
+    "s64": 8, "u64": 8, "f64": 8, "c64": 8,
+    "c128": 16,
+    "token": 0,
+}
+# Bits per element, for ``E(n)``-less sub-byte bookkeeping and bit-exact notes.
+ELEMENT_BITS: dict[str, int] = {
+    "pred": 8, "s1": 1, "u1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "f4e2m1fn": 4,
+}
+OPAQUE = "opaque"
+TUPLE = "tuple"
+POINTER_SIZE = 8
+
+# Opcodes that really end in -start/-update/-done; any other ``<op>-start`` is the syntax
+# sugar for an async-start wrapping ``<op>``.
+NATIVE_ASYNC = {
+    "all-reduce-start", "all-reduce-done", "all-gather-start", "all-gather-done",
+    "collective-permute-start", "collective-permute-done", "copy-start", "copy-done",
+    "send-done", "recv-done", "async-start", "async-update", "async-done",
+}
+# Stack-frame tables some dumps write between the header and the computations (or after).
+TRAILING_SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Shapes
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """An HLO shape: an array (``etype`` = element type), a tuple, ``token`` or ``opaque``."""
+
+    etype: str
+    dims: tuple[int, ...] = ()
+    dynamic: tuple[bool, ...] = ()      # dim printed with ``<=`` (bounded) or ``?``
+    unbounded: tuple[bool, ...] = ()    # dim printed as ``?`` (no bound known)
+    elements: tuple["Shape", ...] = ()  # tuple elements
+    element_bits: int | None = None     # ``E(n)`` in the layout
+    memory_space: int = 0               # ``S(n)`` in the layout
+    layout: str | None = None           # layout text, braces included
+
+    @property
+    def is_tuple(self) -> bool:
+        return self.etype == TUPLE
+
+    @property
+    def is_array(self) -> bool:
+        return self.etype not in (TUPLE, "token", OPAQUE)
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    def element_count(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    def is_effective_scalar(self) -> bool:
+        return self.is_array and all(d == 1 for d in self.dims)
+
+    def has_unbounded(self) -> bool:
+        return any(self.unbounded) or any(e.has_unbounded() for e in self.elements)
+
+    def byte_size(self, pointer_size: int = POINTER_SIZE) -> int:
+        """XLA's ``ShapeUtil::ByteSizeOf``: a tuple is its index table only."""
+        if self.etype == TUPLE:
+            return pointer_size * len(self.elements)
+        if self.etype == OPAQUE:
+            return pointer_size
+        if self.etype == "token":
+            return 0
+        count = self.element_count()  # bounded dims already hold their bound; ``?`` holds 1
+        if self.element_bits is not None:
+            return (count * self.element_bits + 7) // 8
+        return count * ELEMENT_BYTES[self.etype]
+
+    def leaf_bytes(self) -> int:
+        """Bytes of all array leaves (no tuple tables): what an op reads or writes."""
+        if self.etype == TUPLE:
+            return sum(e.leaf_bytes() for e in self.elements)
+        return self.byte_size()
+
+    def subshape(self, index: tuple[int, ...]) -> "Shape":
+        s = self
+        for k in index:
+            s = s.elements[k]
+        return s
+
+    def subshapes(self, prefix: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], "Shape"]]:
+        """Every (index, subshape), tuple nodes included, in pre-order."""
+        yield prefix, self
+        for k, e in enumerate(self.elements):
+            yield from e.subshapes(prefix + (k,))
+
+    def __str__(self) -> str:
+        if self.etype == TUPLE:
+            return "(" + ", ".join(str(e) for e in self.elements) + ")"
+        dims = ",".join(("?" if u else ("<=" if d else "") + str(n))
+                        for n, d, u in zip(self.dims, self.dynamic, self.unbounded))
+        return f"{self.etype}[{dims}]{self.layout or ''}"
+
+
+TOKEN_SHAPE = Shape("token")
+
+
+# ---------------------------------------------------------------------------------------------
+# Module structure
+
+@dataclass(eq=False)
+class HloInstruction:
+    name: str
+    opcode: str                   # canonical opcode (``fusion-start`` -> ``async-start``)
+    raw_opcode: str               # as written
+    shape: Shape | None           # None when the text omits it and it could not be inferred
+    operands: list[str]
+    operand_shapes: list[Shape | None]
+    attrs: dict[str, str]         # attribute name -> raw value text
+    span: tuple[int, int]         # [start, end) in the module text, ``ROOT`` included
+    name_offset: int              # where the name token starts (``%`` included)
+    line: int
+    column: int
+    root_marked: bool = False
+    literal: str | None = None    # constant literal text / parameter number text
+    attr_offsets: dict[str, int] = field(default_factory=dict)
+    operand_offsets: list[int] = field(default_factory=list)
+    shape_inferred: bool = False
+    wrapped_opcode: str | None = None   # for async sugar ``<op>-start``: ``<op>``
+
+    @property
+    def parameter_number(self) -> int | None:
+        if self.opcode == "parameter" and self.literal is not None:
+            return int(self.literal)
+        return None
+
+    @property
+    def control_predecessors(self) -> list[str]:
+        raw = self.attrs.get("control-predecessors")
+        return names_in(raw) if raw else []
+
+    @property
+    def tuple_index(self) -> int | None:
+        raw = self.attrs.get("index")
+        return int(raw) if raw is not None and raw.lstrip("-").isdigit() else None
+
+    def called(self) -> list[tuple[str, str]]:
+        """``(role, computation name)`` for every computation this instruction calls."""
+        if _CALL_KEYS.isdisjoint(self.attrs):
+            return []
+        out = []
+        for key in ("calls", "to_apply", "condition", "body", "true_computation",
+                    "false_computation", "select", "scatter", "comparator"):
+            raw = self.attrs.get(key)
+            if raw is not None:
+                for n in names_in(raw):
+                    out.append((key, n))
+        for key in ("branch_computations", "called_computations"):
+            raw = self.attrs.get(key)
+            if raw is not None:
+                for n in names_in(raw):
+                    out.append((key, n))
+        return out
+
+    def metadata(self) -> dict[str, str]:
+        raw = self.attrs.get("metadata")
+        return parse_kv_strings(raw) if raw else {}
+
+    def frontend_attributes(self) -> dict[str, str]:
+        raw = self.attrs.get("frontend_attributes")
+        return parse_kv_strings(raw) if raw else {}
+
+    def backend_config(self):
+        """The backend config as JSON (dict) when it parses, else its raw text, else None."""
+        raw = self.attrs.get("backend_config")
+        return parse_backend_config(raw) if raw is not None else None
+
+
+_CALL_KEYS = frozenset((
+    "calls", "to_apply", "condition", "body", "true_computation", "false_computation", "select",
+    "scatter", "comparator", "branch_computations", "called_computations"))
+
+
+@dataclass(eq=False)
+class HloComputation:
+    name: str
+    is_entry: bool
+    instructions: list[HloInstruction]
+    index: dict[str, HloInstruction]
+    root: HloInstruction
+    root_explicit: bool
+    span: tuple[int, int]          # from ``ENTRY``/name to the closing brace (included)
+    body_open: int                 # offset just after ``{``
+    body_close: int                # offset of ``}``
+    line: int
+    execution_thread: str | None = None
+
+    def parameters(self) -> dict[int, HloInstruction]:
+        return {i.parameter_number: i for i in self.instructions if i.opcode == "parameter"}
+
+
+@dataclass(eq=False)
+class HloModule:
+    name: str | None
+    text: str
+    path: str | None
+    attrs: dict[str, str]
+    attr_spans: dict[str, tuple[int, int]]
+    header_span: tuple[int, int] | None       # ``HloModule`` .. last header attribute
+    name_end: int | None                      # offset after the module name token
+    computations: list[HloComputation]
+    by_name: dict[str, HloComputation]
+    entry: HloComputation
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def is_scheduled(self) -> bool:
+        return self.attrs.get("is_scheduled", "false").strip() == "true"
+
+    @property
+    def replica_count(self) -> int:
+        return int(self.attrs.get("replica_count", "1"))
+
+    @property
+    def num_partitions(self) -> int:
+        return int(self.attrs.get("num_partitions", "1"))
+
+    def input_output_alias(self) -> list[tuple[tuple[int, ...], int, tuple[int, ...], str]]:
+        """``(output index, parameter number, parameter index, kind)`` entries."""
+        raw = self.attrs.get("input_output_alias")
+        if not raw:
+            return []
+        out = []
+        for m in _ALIAS_RE.finditer(raw):
+            out.append((_int_tuple(m.group(1)), int(m.group(2)), _int_tuple(m.group(3)),
+                        m.group(4) or "may-alias"))
+        return out
+
+    def buffer_donors(self) -> list[tuple[int, tuple[int, ...]]]:
+        raw = self.attrs.get("buffer_donor")
+        if not raw:
+            return []
+        return [(int(m.group(1)), _int_tuple(m.group(2))) for m in _DONOR_RE.finditer(raw)]
+
+    def location(self, offset: int) -> tuple[int, int]:
+        return _location(self.text, offset, _line_starts(self.text))
+
+
+_ALIAS_RE = re.compile(r"\{([\d,\s]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([\d,\s]*)\}\s*(?:,\s*([\w-]+))?\s*\)")
+_DONOR_RE = re.compile(r"\(\s*(\d+)\s*,\s*\{([\d,\s]*)\}\s*\)")
+
+
+def _int_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"-?\d+", text))
+
+
+# ---------------------------------------------------------------------------------------------
+# Tokenizer
+
+_TOKEN_RE = re.compile(r"""
+   (?P<ws>\s+)
+  |(?P<c>/\*.*?\*/|//[^\n]*)
+  |(?P<badc>/\*)
+  |(?P<s>"(?:[^"\\]|\\.)*")
+  |(?P<bads>")
+  |(?P<arrow>->)
+  |(?P<le><=)
+  |(?P<p>[{}()\[\],=:*\#])
+  |(?P<w>%?(?:[A-Za-z0-9_.$+?]|-(?!>))+)
+  |(?P<bad>.)
+""", re.X | re.S)
+
+# token = (kind, text, start, end); kind is 'w' (word), 's' (string) or the punctuation text
+EOF = "eof"
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in re.finditer("\n", text)]
+
+
+def _location(text: str, offset: int, starts: list[int]) -> tuple[int, int]:
+    line = bisect.bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
+
+
+def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, int]]:
+    """Every token of ``text`` (whitespace and comments dropped), then an ``eof`` token."""
+    toks = []
+    append = toks.append
+    for m in _TOKEN_RE.finditer(text):
+        kind = m.lastgroup
+        if kind == "ws" or kind == "c":
+            continue
+        if kind == "w" or kind == "s":
+            append((kind, m.group(), m.start(), m.end()))
+        elif kind == "p":
+            g = m.group()
+            append((g, g, m.start(), m.end()))
+        elif kind == "arrow":
+            append(("->", "->", m.start(), m.end()))
+        elif kind == "le":
+            append(("<=", "<=", m.start(), m.end()))
+        else:
+            line, col = _location(text, m.start(), _line_starts(text))
+            reason = {"badc": "unterminated /* comment",
+                      "bads": "unterminated string"}.get(kind, f"unexpected character {m.group()!r}")
+            raise InputError(reason, path, line, col)
+    append((EOF, "", len(text), len(text)))
+    return toks
+
+
+# The parser reads a coarser token stream: the same tokens as ``tokenize``, except that three
+# frequent runs come as one token each (far fewer tokens on big modules):
+# - ``S``: an array shape with plain dims and an optional layout of plain dims and items
+#   with plain arguments, ``f32[8,128]{1,0}``, ``bf16[8,128]{1,0:T(8,128)(2,1)}`` (dynamic
+#   dims and other layouts are read token by token);
+# - ``g``: a brace group written right after ``=`` (an attribute value such as
+#   ``metadata={...}``) with at most two levels of brackets inside;
+# - ``o``: a parenthesized list of plain operands (names, each maybe after an ``S`` shape)
+#   written right after a word, as after an opcode: ``add(f32[8]{0} %a, %b)``.
+# A coarse token only covers text that the fine tokenizer splits without error (no comments,
+# no stray characters, strings closed) and ends where a fine token ends, so token boundaries
+# and tokenizing errors are the same. The grammar reads ``g`` and ``o`` as balanced groups
+# wherever it skips one; where it wants the fine tokens of a coarse one (malformed input, a
+# layout item), the token is split back; error messages name a coarse token by its first
+# fine token.
+# inside a group: a maximal run of plain characters (maximal, so that a failing match has
+# one way to try only), ``->``, ``<=``, ``%`` before a word, or a string
+_GROUP_ATOM = (r"""(?:(?:[A-Za-z0-9_.$+?,=:*\#\s]|-(?!>))+(?![A-Za-z0-9_.$+?,=:*\#\s]|-(?!>))"""
+               r"""|->|<=|%(?=[A-Za-z0-9_.$+?]|-(?!>))|"[^"\\]*(?:\\.[^"\\]*)*")""")
+_GROUP = (r"\{(?:" + _GROUP_ATOM + r"|\{" + _GROUP_ATOM + r"*\}|\[" + _GROUP_ATOM + r"*\]|\("
+          + _GROUP_ATOM + r"*\))*\}")
+_PLAIN_DIMS = r"(?:[0-9]+(?:,[0-9]+)*)?"
+_LAYOUT_ITEMS = r"(?::(?:[A-Za-z]+(?:\([0-9]+(?:,[0-9]+)*\))+)*)?"   # :T(8,128)(2,1)E(4)S(1)
+_PLAIN_SHAPE = (r"[a-z][a-z0-9]*\[" + _PLAIN_DIMS + r"\](?:\{" + _PLAIN_DIMS + _LAYOUT_ITEMS
+                + r"\}|(?!\{))")
+_WORD_CHAR = r"(?:[A-Za-z0-9_.$+?]|-(?!>))"
+_WORD = r"%?" + _WORD_CHAR + "+"
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_PLAIN_OPERAND = r"(?:" + _PLAIN_SHAPE + r"\s*)?" + _WORD
+_PLAIN_OPERANDS = r"\((?:\s*" + _PLAIN_OPERAND + r"(?:\s*,\s*" + _PLAIN_OPERAND + r")*)?\s*\)"
+# an attribute ``, key=value`` whose value is one word, string or group, not continued
+_PLAIN_ATTR = (r"\s*,\s*" + _WORD + r"\s*=\s*(?:" + _WORD + "|" + _STRING + "|" + _GROUP
+               + r")(?![{(\[%]|" + _WORD_CHAR + r")(?!(?:\s|/\*.*?\*/|//[^\n]*)*(?:->|<=))")
+# words the grammar looks for by their text: never the name of an ``I`` token
+_KEYWORDS = (r"(?:ROOT|ENTRY|HloModule|execution_thread|FileNames|FunctionNames|FileLocations"
+             r"|StackFrames)(?!" + _WORD_CHAR + ")")
+_FAST_TOKEN_RE = re.compile(r"""
+  (?:\s+|/\*.*?\*/|//[^\n]*)*
+  (?:
+     (?P<I>(?!""" + _KEYWORDS + r""")(?P<Iname>""" + _WORD + r""")\s*=\s*(?:(?P<Ishape>"""
+    + _PLAIN_SHAPE + r""")\s*)?(?P<Iop>""" + _WORD + r""")(?P<Iargs>""" + _PLAIN_OPERANDS
+    + r""")(?:""" + _PLAIN_ATTR + r""")*)
+    |(?P<S>""" + _PLAIN_SHAPE + r""")
+    |(?P<g>(?<==)""" + _GROUP + r""")
+    |(?P<o>(?<=[A-Za-z0-9_.$+?\-])\(\s*""" + _PLAIN_OPERAND + r"(?:\s*,\s*" + _PLAIN_OPERAND
+    + r""")*\s*\))
+    |(?P<w>""" + _WORD + r""")
+    |(?P<s>""" + _STRING + r""")
+    |(?P<p>[{}()\[\],=:*\#])
+    |(?P<arrow>->)
+    |(?P<le><=)
+    |(?P<bad>/\*|"|.)
+    |(?P<eof>\Z)
+  )""", re.X | re.S)
+# the items of a plain layout, one match each: (name, first argument)
+_LAYOUT_ITEM_RE = re.compile(r"([A-Za-z]+)\(([0-9]+)")
+# The two patterns below only read text the token pattern has already checked (the operand
+# list of an ``o``/``I`` token, the attributes of an ``I`` token, with the end of the token as
+# ``endpos``), so they can be loose about what they accept.
+# the operands, one match each: (plain shape or None, name)
+_OPERAND_RE = re.compile(r"(?:([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)\s*)?(%?[A-Za-z0-9_.$+?\-]+)")
+# the attributes, one match each: (key, value)
+_ATTR_RE = re.compile(r"\s*,\s*([A-Za-z0-9_.$+?%\-]+)\s*=\s*(" + _STRING
+                      + r"|\{(?:[^{}\"]+(?![^{}\"])|" + _STRING + r"|\{(?:[^{}\"]+(?![^{}\"])|"
+                      + _STRING + r")*\})*\}|[^\s,{}\"]+)", re.S)
+_BAD = "!"
+_FAST_KINDS: list = [None] * (_FAST_TOKEN_RE.groups + 1)
+for _name, _k in {"I": "I", "S": "S", "g": "g", "o": "o", "w": "w", "s": "s", "p": None,
+                  "arrow": "->", "le": "<=", "bad": _BAD, "eof": EOF}.items():
+    _FAST_KINDS[_FAST_TOKEN_RE.groupindex[_name]] = _k
+del _name, _k
+_I = _FAST_TOKEN_RE.groupindex["I"]
+_I_NAME, _I_SHAPE, _I_OP, _I_ARGS = (_FAST_TOKEN_RE.groupindex[g]
+                                     for g in ("Iname", "Ishape", "Iop", "Iargs"))
+_COARSE = ("S", "g", "o", "I")
+_WORDLIKE = ("S", "I")      # coarse tokens that start with a word
+_KIND_OF = operator.itemgetter(0)
+
+
+def _parser_tokens(text: str, path: str | None) -> list[tuple[str, str, int, int]]:
+    kinds = _FAST_KINDS
+    # an ``I`` token keeps its match (5th item) for the parts of the instruction
+    toks = [(kinds[i] or m[i], m[i], m.start(i), m.end(i)) if i != _I else
+            ("I", m[i], m.start(i), m.end(i), m)
+            for m in _FAST_TOKEN_RE.finditer(text) for i in (m.lastindex,)]
+    if len(toks) > 1 and toks[-2][0] == EOF:  # trailing blanks, then the empty match at the end
+        toks.pop()
+    if _BAD in map(_KIND_OF, toks):
+        t = next(t for t in toks if t[0] == _BAD)
+        line, col = _location(text, t[2], _line_starts(text))
+        reason = {"/*": "unterminated /* comment",
+                  '"': "unterminated string"}.get(t[1], f"unexpected character {t[1]!r}")
+        raise InputError(reason, path, line, col)
+    return toks
+
+
+def _fine_tokens(text: str, start: int, end: int) -> list[tuple[str, str, int, int]]:
+    """The fine tokens of ``text[start:end]`` (a coarse token: no errors, no comments)."""
+    out = []
+    for m in _TOKEN_RE.finditer(text, start, end):
+        kind = m.lastgroup
+        if kind == "ws":
+            continue
+        g = m.group()
+        if kind == "p":
+            out.append((g, g, m.start(), m.end()))
+        elif kind == "arrow" or kind == "le":
+            out.append((g, g, m.start(), m.end()))
+        else:
+            out.append((kind, g, m.start(), m.end()))
+    return out
+
+
+def _strip(name: str) -> str:
+    return name[1:] if name.startswith("%") else name
+
+
+# ---------------------------------------------------------------------------------------------
+# Parser
+
+_OPEN = {"{": "}", "(": ")", "[": "]"}
+_CLOSE = {"}", ")", "]"}
+_ATOMS = {"w", "s", "S", "g", "o"}          # one-token attribute values
+_JOINED = {"{", "(", "[", "w", "S", "g", "o", "I"}  # continue a value when written right after it
+_NAME_FOLLOW = {"=", "{", "(", "o"}          # after a word that starts the next instruction
+
+
+class _Parser:
+    def __init__(self, text: str, path: str | None):
+        self.text = text
+        self.path = path
+        self.toks = _parser_tokens(text, path)
+        self.i = 0
+        self._starts: list[int] | None = None
+        self.notes: list[str] = []
+        self._shapes: dict[str, Shape] = {}   # text of an ``S`` token -> its shape
+
+    # -- helpers ------------------------------------------------------------------------------
+    def loc(self, offset: int) -> tuple[int, int]:
+        if self._starts is None:
+            self._starts = _line_starts(self.text)
+        return _location(self.text, offset, self._starts)
+
+    def error(self, reason: str, offset: int | None = None) -> InputError:
+        if offset is None:
+            offset = self.toks[self.i][2]
+        line, col = self.loc(offset)
+        return InputError(reason, self.path, line, col)
+
+    def peek(self, k: int = 0):
+        j = self.i + k
+        return self.toks[j] if j < len(self.toks) else self.toks[-1]
+
+    def next(self):
+        t = self.toks[self.i]
+        if t[0] != EOF:
+            self.i += 1
+        return t
+
+    def _describe(self, t) -> str:
+        k = t[0]
+        if k == EOF:
+            return "end of file (truncated input?)"
+        text = t[1]
+        if k in _COARSE:    # a coarse token reads as its first fine token
+            text = _fine_tokens(self.text, t[2], t[3])[0][1]
+        return repr(text if len(text) <= 40 else text[:37] + "...")
+
+    def _split(self) -> tuple[str, str, int, int]:
+        """Replace the coarse token at ``self.i`` by its fine tokens; return the first."""
+        t = self.toks[self.i]
+        self.toks[self.i:self.i + 1] = _fine_tokens(self.text, t[2], t[3])
+        return self.toks[self.i]
+
+    def expect(self, kind: str, what: str):
+        t = self.toks[self.i]
+        if t[0] != kind:
+            if t[0] in _WORDLIKE and kind == "w":
+                t = self._split()
+            else:
+                raise self.error(f"expected {what}, found {self._describe(t)}", t[2])
+        self.i += 1
+        return t
+
+    def skip_group(self) -> int:
+        """Skip a balanced ``{...}``, ``(...)`` or ``[...]``; return the end offset."""
+        toks = self.toks
+        open_tok = toks[self.i]
+        stack = [open_tok]
+        self.i += 1
+        while True:
+            t = toks[self.i]
+            k = t[0]
+            if k in _OPEN:
+                stack.append(t)
+            elif k in _CLOSE:
+                top = stack[-1]
+                if _OPEN[top[0]] != k:
+                    line, _ = self.loc(top[2])
+                    raise self.error(f"unbalanced brackets: {k!r} does not close "
+                                     f"{top[0]!r} opened at line {line}", t[2])
+                stack.pop()
+                if not stack:
+                    self.i += 1
+                    return t[3]
+            elif k == EOF:
+                top = stack[-1]
+                line, col = self.loc(top[2])
+                raise self.error(f"unexpected end of file: {top[0]!r} opened at line {line} "
+                                 f"column {col} is never closed", t[2])
+            self.i += 1
+
+    def value(self) -> tuple[int, int]:
+        """An attribute value: atoms (words, strings, bracket groups) joined by ``->``/``<=``
+        or written back to back (``[2,4]<=[4,2]T(1,0)``, ``0fb_0io->0fb``)."""
+        toks = self.toks
+        t = toks[self.i]
+        start = t[2]
+        end = None
+        while True:
+            t = toks[self.i]
+            k = t[0]
+            if k == "I":
+                t = self._split()
+                k = t[0]
+            if k in _OPEN:
+                end = self.skip_group()
+            elif k == "w" or k == "s" or k in _COARSE:
+                self.i += 1
+                end = t[3]
+            else:
+                if end is None:
+                    raise self.error(f"expected an attribute value, found {self._describe(t)}",
+                                     t[2])
+                raise self.error(f"expected a value after {t[1]!r}", t[2])
+            n = toks[self.i]
+            if n[0] == "->" or n[0] == "<=":
+                self.i += 1
+                continue
+            if n[2] == end and n[0] in _JOINED:
+                continue
+            return start, end
+
+    # -- shapes -------------------------------------------------------------------------------
+    def shape(self) -> Shape:
+        toks = self.toks
+        t = toks[self.i]
+        if t[0] == "I":
+            t = self._split()
+        if t[0] == "S":
+            self.i += 1
+            shape = self._shapes.get(t[1])
+            if shape is None:
+                shape = self._plain_shape(t)
+            return shape
+        if t[0] == "(":
+            self.i += 1
+            elems = []
+            if toks[self.i][0] == ")":
+                self.i += 1
+                return Shape(TUPLE)
+            while True:
+                elems.append(self.shape())
+                n = toks[self.i]
+                if n[0] == ",":
+                    self.i += 1
+                    continue
+                if n[0] == ")":
+                    self.i += 1
+                    return Shape(TUPLE, elements=tuple(elems))
+                raise self.error(f"expected ',' or ')' in a tuple shape, found {self._describe(n)}",
+                                 n[2])
+        if t[0] != "w":
+            raise self.error(f"expected a shape, found {self._describe(t)}", t[2])
+        et = t[1]
+        if et not in ELEMENT_BYTES and et != OPAQUE:
+            raise self.error(f"unknown element type {et!r}", t[2])
+        self.i += 1
+        dims: list[int] = []
+        dyn: list[bool] = []
+        unb: list[bool] = []
+        end = t[3]
+        if toks[self.i][0] == "[":
+            self.i += 1
+            if toks[self.i][0] == "]":
+                end = toks[self.i][3]
+                self.i += 1
+            else:
+                while True:
+                    d = toks[self.i]
+                    bounded = False
+                    if d[0] == "<=":
+                        bounded = True
+                        self.i += 1
+                        d = toks[self.i]
+                    if d[0] == "I":
+                        d = self._split()
+                    if d[0] == "w" and d[1] == "?":
+                        dims.append(1)
+                        dyn.append(True)
+                        unb.append(True)
+                    elif d[0] == "w" and d[1].isdigit():
+                        dims.append(int(d[1]))
+                        dyn.append(bounded)
+                        unb.append(False)
+                    else:
+                        raise self.error(f"expected a dimension size, found {self._describe(d)}",
+                                         d[2])
+                    self.i += 1
+                    n = toks[self.i]
+                    if n[0] == ",":
+                        self.i += 1
+                        continue
+                    if n[0] == "]":
+                        self.i += 1
+                        end = n[3]
+                        break
+                    raise self.error(f"expected ',' or ']' in dimensions, found "
+                                     f"{self._describe(n)}", n[2])
+        bits = None
+        space = 0
+        layout = None
+        n = toks[self.i]
+        if n[0] == "{" and n[2] == end:  # a layout is written right after the dims
+            lstart = n[2]
+            bits, space = self._layout()
+            layout = self.text[lstart:toks[self.i - 1][3]]
+        return Shape(et, tuple(dims), tuple(dyn), tuple(unb), (), bits, space, layout)
+
+    def _plain_shape(self, t) -> Shape:
+        """The shape of an ``S`` token: ``etype[d,...]`` and maybe ``{m,...[:items]}``."""
+        text = t[1]
+        k = text.index("[")
+        et = text[:k]
+        if et not in ELEMENT_BYTES and et != OPAQUE:
+            raise self.error(f"unknown element type {et!r}", t[2])
+        close = text.index("]", k)
+        dims = tuple(int(d) for d in text[k + 1:close].split(",")) if close > k + 1 else ()
+        flags = (False,) * len(dims)
+        layout = text[close + 1:] or None
+        bits = None
+        space = 0
+        if layout is not None and ":" in layout:
+            for item, first_arg in _LAYOUT_ITEM_RE.findall(layout, layout.index(":")):
+                if item == "E":
+                    bits = int(first_arg)
+                elif item == "S":
+                    space = int(first_arg)
+        shape = Shape(et, dims, flags, flags, (), bits, space, layout)
+        self._shapes[text] = shape
+        return shape
+
+    def _layout(self) -> tuple[int | None, int]:
+        """``{minor_to_major[:items]}``; returns (E(n) bits, S(n) memory space)."""
+        toks = self.toks
+        self.i += 1  # '{'
+        bits = None
+        space = 0
+        while toks[self.i][0] not in (":", "}"):
+            t = toks[self.i]
+            if t[0] in _WORDLIKE:
+                t = self._split()
+            if t[0] not in ("w", ","):
+                raise self.error(f"bad layout: unexpected {self._describe(t)}", t[2])
+            self.i += 1
+        if toks[self.i][0] == ":":
+            self.i += 1
+            while toks[self.i][0] != "}":
+                t = toks[self.i]
+                if t[0] in _WORDLIKE:
+                    t = self._split()
+                if t[0] not in ("w", "#", "*"):
+                    raise self.error(f"bad layout item {self._describe(t)}", t[2])
+                self.i += 1
+                n = toks[self.i]
+                if n[0] == "o":     # T(8,128): its first fine token is the first argument
+                    first_arg = _fine_tokens(self.text, n[2] + 1, n[3])[0]
+                elif n[0] == "(":
+                    first_arg = toks[self.i + 1]
+                    if first_arg[0] in _COARSE:
+                        first_arg = _fine_tokens(self.text, first_arg[2], first_arg[3])[0]
+                else:
+                    raise self.error(f"expected '(' after layout item {t[1]!r}", n[2])
+                while toks[self.i][0] in ("(", "o"):
+                    if toks[self.i][0] == "o":
+                        self.i += 1
+                    else:
+                        self.skip_group()
+                if t[1] in ("E", "S"):
+                    if first_arg[0] != "w" or not first_arg[1].isdigit():
+                        raise self.error(f"bad {t[1]}(...) in layout", first_arg[2])
+                    if t[1] == "E":
+                        bits = int(first_arg[1])
+                    else:
+                        space = int(first_arg[1])
+        self.i += 1  # '}'
+        return bits, space
+
+    def _starts_shape(self) -> bool:
+        t = self.toks[self.i]
+        k = t[0]
+        if k == "S" or k == "(":
+            return True
+        if k != "w":
+            return False
+        n = self.toks[self.i + 1]
+        if n[0] == "[":
+            return True
+        return t[1] in ("token", OPAQUE) and (n[0] == "w" or n[0] in _WORDLIKE)
+
+    # -- module -------------------------------------------------------------------------------
+    def module(self) -> HloModule:
+        toks = self.toks
+        name = None
+        attrs: dict[str, str] = {}
+        spans: dict[str, tuple[int, int]] = {}
+        header = None
+        name_end = None
+        t = toks[self.i]
+        if t[0] == "w" and t[1] == "HloModule":
+            self.i += 1
+            nt = self.expect("w", "a module name")
+            name = _strip(nt[1])
+            name_end = nt[3]
+            end = nt[3]
+            while toks[self.i][0] == ",":
+                self.i += 1
+                k = self.expect("w", "a module attribute name")
+                self.expect("=", f"'=' after {k[1]!r}")
+                s, e = self.value()
+                attrs[k[1]] = self.text[s:e]
+                spans[k[1]] = (s, e)
+                end = e
+            header = (t[2], end)
+        comps: list[HloComputation] = []
+        while toks[self.i][0] != EOF:
+            t = toks[self.i]
+            if t[0] == "w" and t[1] in TRAILING_SECTIONS:
+                self.skip_section()
+                continue
+            if t[0] == "}":
+                raise self.error("unbalanced brackets: '}' outside any computation", t[2])
+            comps.append(self.computation())
+        if not comps:
+            raise self.error("no computation found (truncated or empty HLO module?)")
+        by_name: dict[str, HloComputation] = {}
+        for c in comps:
+            if c.name in by_name:
+                raise self.error(f"computation {c.name!r} is defined twice (first at line "
+                                 f"{by_name[c.name].line})", c.span[0])
+            by_name[c.name] = c
+        entries = [c for c in comps if c.is_entry]
+        if len(entries) > 1:
+            raise self.error(f"more than one ENTRY computation ({entries[0].name!r}, "
+                             f"{entries[1].name!r})", entries[1].span[0])
+        entry = entries[0] if entries else comps[-1]
+        if not entries:
+            self.notes.append(f"no ENTRY computation: using the last one, {entry.name!r}")
+        mod = HloModule(name, self.text, self.path, attrs, spans, header, name_end, comps,
+                        by_name, entry, self.notes)
+        _check_module(self, mod)
+        return mod
+
+    def skip_section(self) -> None:
+        """``FileNames`` / ``FunctionNames`` / ``FileLocations`` / ``StackFrames``: numbered
+        entries (``1 "file.py"``, ``1 {file_name_id=1 ...}``) before or after the
+        computations; kept only as text."""
+        toks = self.toks
+        self.i += 1
+        while True:
+            t = toks[self.i]
+            if t[0] == "I":
+                t = self._split()
+            if t[0] != "w" or not t[1][:1].isdigit():
+                return
+            self.i += 1
+            n = toks[self.i]
+            if n[0] == "s" or n[0] == "o":
+                self.i += 1
+            elif n[0] in _OPEN:
+                self.skip_group()
+            else:
+                raise self.error(f"bad {t[1]!r} entry in a FileNames/StackFrames section", n[2])
+
+    def computation(self) -> HloComputation:
+        toks = self.toks
+        start_tok = toks[self.i]
+        is_entry = False
+        if start_tok[0] == "w" and start_tok[1] == "ENTRY":
+            is_entry = True
+            self.i += 1
+        nt = self.expect("w", "a computation name")
+        name = _strip(nt[1])
+        if toks[self.i][0] in ("(", "o"):  # signature: (p: shape, ...) -> shape
+            if toks[self.i][0] == "o":
+                self.i += 1
+            else:
+                self.skip_group()
+            self.expect("->", "'->' after the computation's parameter list")
+            self.shape()
+        open_tok = self.expect("{", f"'{{' to open computation {name!r}")
+        instrs: list[HloInstruction] = []
+        index: dict[str, HloInstruction] = {}
+        while True:
+            t = toks[self.i]
+            if t[0] == "}":
+                break
+            if t[0] == EOF:
+                line, col = self.loc(open_tok[2])
+                raise self.error(f"unexpected end of file: computation {name!r} opened with "
+                                 f"'{{' at line {line} column {col} is never closed", t[2])
+            if t[0] == "w" and (t[1] == "ENTRY" or (t[1] != "ROOT" and
+                                                   toks[self.i + 1][0] in ("{", "(", "o"))):
+                line, col = self.loc(open_tok[2])
+                raise self.error(f"unbalanced braces: computation {name!r} opened with '{{' at "
+                                 f"line {line} column {col} is not closed before this "
+                                 "computation", t[2])
+            ins = self.instruction()
+            if ins.name in index:
+                raise self.error(f"instruction name {ins.name!r} is defined twice in "
+                                 f"{name!r} (first at line {index[ins.name].line})",
+                                 ins.name_offset)
+            index[ins.name] = ins
+            instrs.append(ins)
+        close_tok = self.next()
+        end = close_tok[3]
+        thread = None
+        if toks[self.i][0] == "," and toks[self.i + 1][1] == "execution_thread":
+            self.i += 2
+            self.expect("=", "'=' after execution_thread")
+            st = self.expect("s", "a string")
+            thread = _unquote(st[1])
+            end = st[3]
+        if not instrs:
+            raise self.error(f"computation {name!r} has no instructions", open_tok[2])
+        roots = [i for i in instrs if i.root_marked]
+        if len(roots) > 1:
+            raise self.error(f"computation {name!r} has two ROOT instructions "
+                             f"({roots[0].name!r}, {roots[1].name!r})", roots[1].span[0])
+        line, _ = self.loc(start_tok[2])
+        return HloComputation(name, is_entry, instrs, index, roots[0] if roots else instrs[-1],
+                              bool(roots), (start_tok[2], end), open_tok[3], close_tok[2], line,
+                              thread)
+
+    def _plain_operands(self, raw_op: str, start: int, end: int, operands: list[str],
+                        oshapes: list[Shape | None], offsets: list[int]) -> str | None:
+        """Read ``text[start:end]``, a parenthesized list of plain operands (or the literal
+        of a constant/parameter); returns the literal."""
+        if raw_op in ("constant", "parameter"):
+            inner = self.text[start + 1:end - 1]
+            literal = inner.strip()
+            if raw_op == "parameter" and not literal.isdigit():
+                s = start + 1 + len(inner) - len(inner.lstrip())
+                raise self.error(f"parameter number must be an integer, found {literal!r}", s)
+            return literal
+        cache = self._shapes
+        for m in _OPERAND_RE.finditer(self.text, start + 1, end - 1):
+            name = m[2]
+            operands.append(name[1:] if name[0] == "%" else name)
+            st = m[1]
+            if st is None:
+                oshapes.append(None)
+            else:
+                sh = cache.get(st)
+                if sh is None:
+                    sh = self._plain_shape(("S", st, m.start(1), m.end(1)))
+                oshapes.append(sh)
+            offsets.append(m.start(2))
+        return None
+
+    def instruction(self) -> HloInstruction:
+        toks = self.toks
+        first = toks[self.i]
+        root = False
+        if first[0] == "w" and first[1] == "ROOT":
+            root = True
+            self.i += 1
+        nt = toks[self.i]
+        operands: list[str] = []
+        oshapes: list[Shape | None] = []
+        offsets: list[int] = []
+        attrs: dict[str, str] = {}
+        aoffs: dict[str, int] = {}
+        text = self.text
+        if nt[0] == "I":    # name, shape, opcode, plain operands, plain attributes
+            self.i += 1
+            m = nt[4]
+            name = m[_I_NAME]
+            st = m[_I_SHAPE]
+            if st is None:
+                shape = None
+            else:
+                shape = self._shapes.get(st)
+                if shape is None:
+                    shape = self._plain_shape(("S", st, m.start(_I_SHAPE), m.end(_I_SHAPE)))
+            raw_op = m[_I_OP]
+            args_start, args_end = m.span(_I_ARGS)
+            literal = self._plain_operands(raw_op, args_start, args_end, operands, oshapes,
+                                           offsets)
+            end = nt[3]
+            for am in _ATTR_RE.finditer(text, args_end, end):
+                attrs[am[1]] = am[2]
+                aoffs[am[1]] = am.start(2)
+        else:
+            if nt[0] == "S":
+                nt = self._split()
+            if nt[0] != "w":
+                raise self.error(f"expected an instruction name, found {self._describe(nt)}",
+                                 nt[2])
+            name = nt[1]
+            self.i += 1
+            if toks[self.i][0] == "=":
+                self.i += 1
+            else:
+                self.expect("=", f"'=' after instruction name {name!r}")
+            k = toks[self.i][0]
+            if k == "S":
+                shape = self.shape()
+            else:
+                shape = self.shape() if self._starts_shape() else None
+            ot = toks[self.i]
+            if ot[0] == "w":
+                self.i += 1
+            else:
+                ot = self.expect("w", "an opcode")
+            raw_op = ot[1]
+            ct = toks[self.i]
+            if ct[0] == "o":    # plain operands (or a plain literal) in one token
+                self.i += 1
+                end = ct[3]
+                literal = self._plain_operands(raw_op, ct[2], end, operands, oshapes, offsets)
+            else:
+                literal = self._operands(raw_op, name, operands, oshapes, offsets)
+                end = toks[self.i - 1][3]
+        while toks[self.i][0] == ",":
+            self.i += 1
+            k = toks[self.i]
+            if k[0] == "w" and toks[self.i + 1][0] == "=":
+                self.i += 2
+            else:
+                k = self.expect("w", "an attribute name")
+                self.expect("=", f"'=' after attribute {k[1]!r}")
+            v = toks[self.i]
+            n = toks[self.i + 1] if v[0] in _ATOMS else None
+            if n is not None and n[0] != "->" and n[0] != "<=" and \
+                    (n[2] != v[3] or n[0] not in _JOINED):    # a value of one token
+                self.i += 1
+                s, e = v[2], v[3]
+            else:
+                s, e = self.value()
+            attrs[k[1]] = text[s:e]
+            aoffs[k[1]] = s
+            end = e
+        n = toks[self.i]
+        if not (n[0] in ("}", EOF, "I") or (n[0] == "w" and (
+                n[1] in ("ROOT", "ENTRY") or toks[self.i + 1][0] in _NAME_FOLLOW))):
+            raise self.error(f"expected ',' and an attribute, or the next instruction, after "
+                             f"{_strip(name)!r}, found {self._describe(n)}", n[2])
+        canon = _CANONICAL.get(raw_op)
+        if canon is None:
+            canon = _CANONICAL[raw_op] = canonical_opcode(raw_op)
+        opcode, wrapped = canon
+        starts = self._starts
+        if starts is None:
+            starts = self._starts = _line_starts(text)
+        line = bisect.bisect_right(starts, first[2])     # as loc()
+        col = first[2] - starts[line - 1] + 1
+        return HloInstruction(name[1:] if name[0] == "%" else name, opcode, raw_op, shape,
+                              operands, oshapes, attrs, (first[2], end), nt[2], line, col, root,
+                              literal, aoffs, offsets, wrapped_opcode=wrapped)
+
+    def _operands(self, raw_op: str, name: str, operands: list[str],
+                  oshapes: list[Shape | None], offsets: list[int]) -> str | None:
+        """``(`` operands or literal ``)`` token by token; returns the literal."""
+        toks = self.toks
+        self.expect("(", f"'(' after opcode {raw_op!r}")
+        if raw_op in ("constant", "parameter"):
+            # the literal / parameter number, kept as text
+            s = toks[self.i][2]
+            depth = 1
+            while True:
+                t = toks[self.i]
+                if t[0] in _OPEN:
+                    depth += 1
+                elif t[0] in _CLOSE:
+                    depth -= 1
+                    if depth == 0:
+                        break
+                elif t[0] == EOF:
+                    raise self.error(f"unexpected end of file inside {raw_op}(...) of "
+                                     f"{_strip(name)!r}", t[2])
+                self.i += 1
+            literal = self.text[s:toks[self.i][2]].strip()
+            self.i += 1
+            if raw_op == "parameter" and not literal.isdigit():
+                raise self.error(f"parameter number must be an integer, found {literal!r}", s)
+            return literal
+        if toks[self.i][0] != ")":
+            while True:
+                oshape = self.shape() if self._starts_shape() else None
+                on = toks[self.i]
+                if on[0] in _WORDLIKE:
+                    on = self._split()
+                if on[0] != "w":
+                    raise self.error(f"expected an operand name, found {self._describe(on)}",
+                                     on[2])
+                self.i += 1
+                if toks[self.i][0] in ("(", "o"):
+                    raise self.error(f"nested instruction {on[1]!r} as an operand is not "
+                                     "supported", on[2])
+                operands.append(_strip(on[1]))
+                oshapes.append(oshape)
+                offsets.append(on[2])
+                n = toks[self.i]
+                if n[0] == ",":
+                    self.i += 1
+                    continue
+                if n[0] == ")":
+                    break
+                raise self.error(f"expected ',' or ')' after operand {on[1]!r}, found "
+                                 f"{self._describe(n)}", n[2])
+        self.i += 1  # ')'
+        return None
+
+
+_CANONICAL: dict[str, tuple[str, str | None]] = {}   # canonical_opcode of opcodes seen
+
+
+def canonical_opcode(raw: str) -> tuple[str, str | None]:
+    """``fusion-start`` -> (``async-start``, ``fusion``); native opcodes map to themselves."""
+    if raw in NATIVE_ASYNC:
+        return raw, None
+    for suffix in ("-start", "-update", "-done"):
+        if raw.endswith(suffix) and len(raw) > len(suffix):
+            return "async" + suffix, raw[: -len(suffix)]
+    return raw, None
+
+
+# ---------------------------------------------------------------------------------------------
+# Module-level checks: operand names, called computations, cycles; shape inference
+
+def _check_module(p: _Parser, mod: HloModule) -> None:
+    for comp in mod.computations:
+        index = comp.index
+        known = index.__contains__
+        for ins in comp.instructions:
+            if not all(map(known, ins.operands)):
+                for name, off in zip(ins.operands, ins.operand_offsets):
+                    if name not in index:
+                        raise p.error(f"unknown operand {name!r} of {ins.name!r} (no such "
+                                      f"instruction in computation {comp.name!r})", off)
+            raw = ins.attrs.get("control-predecessors")
+            if raw is not None:
+                base = ins.attr_offsets["control-predecessors"]
+                for m in _NAME_RE.finditer(raw):
+                    if _strip(m.group()) not in index:
+                        raise p.error(f"unknown control predecessor {_strip(m.group())!r} of "
+                                      f"{ins.name!r}", base + m.start())
+            for key, cname in ins.called():
+                if cname not in mod.by_name:
+                    raw = ins.attrs[key]
+                    off = ins.attr_offsets[key] + max(raw.find(cname), 0)
+                    raise p.error(f"{ins.name!r} calls unknown computation {cname!r} ({key})", off)
+        _check_acyclic(p, comp)
+    _infer_shapes(mod)
+
+
+def _check_acyclic(p: _Parser, comp: HloComputation) -> None:
+    index = comp.index
+    # the usual case: everything an instruction waits for is written before it
+    seen: set[str] = set()
+    add = seen.add
+    for ins in comp.instructions:
+        if not seen.issuperset(ins.operands) or "control-predecessors" in ins.attrs and \
+                not seen.issuperset(ins.control_predecessors):
+            break
+        add(ins.name)
+    else:
+        return
+    preds = {ins.name: list(dict.fromkeys(ins.operands + ins.control_predecessors))
+             for ins in comp.instructions}
+    state: dict[str, int] = {}          # 1 = on stack, 2 = done
+    for ins in comp.instructions:
+        if ins.name in state:
+            continue
+        stack = [(ins.name, iter(preds[ins.name]))]
+        state[ins.name] = 1
+        path = [ins.name]
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                stack.pop()
+                path.pop()
+                state[node] = 2
+                continue
+            s = state.get(nxt)
+            if s == 1:
+                cyc = path[path.index(nxt):] + [nxt]
+                at = index[nxt]
+                raise p.error(f"cycle through operands/control-predecessors in {comp.name!r}: "
+                              + " <- ".join(cyc) + " (each waits for the next)", at.span[0])
+            if s is None:
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append((nxt, iter(preds[nxt])))
+
+
+_SAME_SHAPE_OPS = {
+    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "copy", "cosine", "divide", "erf",
+    "exponential", "exponential-minus-one", "floor", "imag", "is-finite", "log",
+    "log-plus-one", "logistic", "maximum", "minimum", "multiply", "negate", "not", "or",
+    "popcnt", "power", "real", "remainder", "round-nearest-afz", "round-nearest-even",
+    "rsqrt", "select", "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign",
+    "sine", "sqrt", "subtract", "tan", "tanh", "xor", "opt-barrier", "bitcast",
+    "add-dependency", "all-reduce", "all-reduce-start", "all-reduce-done",
+    "collective-permute", "collective-permute-done", "reduce-precision", "copy-done",
+    "dynamic-update-slice", "optimization-barrier", "domain",
+}
+
+
+def _infer_shapes(mod: HloModule) -> None:
+    """Fill in omitted result shapes where the rule is simple; note the others."""
+    for comp in mod.computations:
+        for ins in comp.instructions:
+            if ins.shape is not None:
+                continue
+            ops = [comp.index[o] for o in ins.operands]
+            shape = None
+            op = ins.opcode
+            if op == "get-tuple-element" and ops and ops[0].shape is not None \
+                    and ops[0].shape.is_tuple and ins.tuple_index is not None \
+                    and 0 <= ins.tuple_index < len(ops[0].shape.elements):
+                shape = ops[0].shape.elements[ins.tuple_index]
+            elif op == "tuple" and all(o.shape is not None for o in ops):
+                shape = Shape(TUPLE, elements=tuple(o.shape for o in ops))
+            elif op == "after-all":
+                shape = TOKEN_SHAPE
+            elif op == "compare" and ops and ops[0].shape is not None and ops[0].shape.is_array:
+                s = ops[0].shape
+                shape = Shape("pred", s.dims, s.dynamic, s.unbounded)
+            elif op in _SAME_SHAPE_OPS and ops:
+                src = ops[1] if op == "select" and len(ops) > 1 else ops[0]
+                shape = src.shape
+                if op == "copy-done" and shape is not None and shape.is_tuple:
+                    shape = shape.elements[0]
+            if shape is not None:
+                ins.shape = shape
+                ins.shape_inferred = True
+            else:
+                mod.notes.append(f"{comp.name}/{ins.name}: result shape omitted and not "
+                                 "inferred; sized 0")
+
+
+# ---------------------------------------------------------------------------------------------
+# Attribute helpers
+
+_NAME_RE = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-$]*")
+_KV_RE = re.compile(r'([A-Za-z_][\w.\-]*)\s*=\s*("[^"\\]*(?:\\.[^"\\]*)*"|[^\s,{}]+)')
+
+
+def names_in(raw: str) -> list[str]:
+    return [_strip(m.group()) for m in _NAME_RE.finditer(raw)]
+
+
+def _unquote(s: str) -> str:
+    if len(s) >= 2 and s[0] == '"' and s[-1] == '"':
+        body = s[1:-1]
+        if "\\" not in body:
+            return body
+        try:
+            return json.loads(s)
+        except ValueError:
+            return body.encode("utf-8").decode("unicode_escape", errors="replace")
+    return s
+
+
+def parse_kv_strings(raw: str) -> dict[str, str]:
+    """``{op_type="x" op_name="y" source_line=3}`` or ``{k="v",k2="v2"}`` -> dict."""
+    body = raw.strip()
+    if body.startswith("{") and body.endswith("}"):
+        body = body[1:-1]
+    return {k: (v[1:-1] if "\\" not in v else _unquote(v))
+            if len(v) >= 2 and v[0] == '"' and v[-1] == '"' else v
+            for k, v in _KV_RE.findall(body)}
+
+
+def parse_backend_config(raw: str):
+    text = _unquote(raw.strip()) if raw.strip().startswith('"') else raw.strip()
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_int_list(raw: str | None) -> list[int]:
+    return [int(x) for x in re.findall(r"-?\d+", raw)] if raw else []
+
+
+def parse_groups(raw: str | None) -> list[list[int]]:
+    """``{{0,1},{2,3}}`` -> [[0, 1], [2, 3]]; ``{}`` -> []."""
+    if not raw:
+        return []
+    inner = raw.strip()
+    if inner.startswith("{") and inner.endswith("}"):
+        inner = inner[1:-1]
+    return [[int(x) for x in re.findall(r"-?\d+", g)] for g in re.findall(r"\{([^{}]*)\}", inner)]
+
+
+_IOTA_RE = re.compile(r"\[([\d,\s]+)\]\s*<=\s*\[([\d,\s]+)\](?:\s*T\(([\d,\s]+)\))?")
+
+
+def parse_replica_groups(raw: str | None, max_devices: int = 1 << 20) -> list[list[int]]:
+    """Explicit ``{{0,1},{2,3}}`` or iota ``[2,4]<=[8]`` / ``[2,4]<=[4,2]T(1,0)`` groups."""
+    if not raw:
+        return []
+    m = _IOTA_RE.fullmatch(raw.strip())
+    if m:
+        import numpy as np
+        shape = _int_tuple(m.group(1))
+        reshape = _int_tuple(m.group(2))
+        total = 1
+        for d in reshape:
+            total *= d
+        if total > max_devices:
+            return []
+        ids = np.arange(total).reshape(reshape)
+        if m.group(3):
+            ids = ids.transpose(_int_tuple(m.group(3)))
+        return ids.reshape(shape[0], -1).tolist() if len(shape) >= 1 and shape[0] else []
+    return parse_groups(raw)
+
+
+_ALIASING_RE = re.compile(r"\{([\d,\s]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([\d,\s]*)\}\s*\)")
+
+
+def parse_output_operand_aliasing(raw: str | None
+                                  ) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]]:
+    """``{{}: (0, {}), {1}: (2, {0})}`` -> [(output index, operand number, operand index)]."""
+    if not raw:
+        return []
+    return [(_int_tuple(m.group(1)), int(m.group(2)), _int_tuple(m.group(3)))
+            for m in _ALIASING_RE.finditer(raw)]
+
+
+def parse_window(raw: str | None) -> dict[str, list[int]]:
+    """``{size=3x3 stride=2x2 pad=1_1x1_1}`` -> {'size': [3, 3], 'stride': [2, 2], ...}."""
+    out: dict[str, list[int]] = {}
+    if not raw:
+        return out
+    for m in re.finditer(r"(\w+)=([\d_x\-]+)", raw):
+        out[m.group(1)] = [int(x) for x in re.findall(r"-?\d+", m.group(2))]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+
+class gc_paused:
+    """Context manager: the cyclic garbage collector is off inside (if it was on).
+
+    Reading a big module allocates millions of small containers that live on; the
+    collector's passes over them find nothing (the reader makes no reference cycles) and,
+    as the heap grows, make the reader slower than linear. Nested uses are fine.
+    """
+
+    def __enter__(self) -> "gc_paused":
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._was_enabled:
+            gc.enable()
+
+
+def parse_hlo_text(text: str, path: str | None = None) -> HloModule:
+    with gc_paused():
+        return _Parser(text, path).module()
+
+
+def read_hlo_module(path_or_text: str) -> HloModule:
+    """Parse an HLO module from a file path or from HLO text itself."""
+    if "\n" in path_or_text or "{" in path_or_text:
+        return parse_hlo_text(path_or_text, None)
+    try:
+        with open(path_or_text, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", path=path_or_text) from None
+    if not text.strip():
+        raise InputError("file is empty", path=path_or_text)
+    return parse_hlo_text(text, path_or_text)
+
+
+__all__ = ["Shape", "HloInstruction", "HloComputation", "HloModule", "ELEMENT_BYTES",
+           "parse_hlo_text", "read_hlo_module", "tokenize", "canonical_opcode",
+           "parse_replica_groups", "parse_groups", "parse_output_operand_aliasing",
+           "parse_kv_strings", "parse_backend_config", "parse_int_list", "parse_window",
+           "names_in"]
