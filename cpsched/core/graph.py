@@ -256,6 +256,14 @@ class Graph:
         return list(self.original_order) if self.original_order is not None \
             else self.topological_order()
 
+    def to_networkx(self):
+        """This graph as a ``networkx.DiGraph``: op names as nodes, sizes, costs and symbolic
+        sizes as attributes (``cpsched.core.nx_graph``; ``cpsched.from_networkx`` reads it
+        back)."""
+        # imported here: networkx costs 0.1 s to import and nothing else in the core needs it
+        from cpsched.core.nx_graph import to_networkx
+        return to_networkx(self)
+
     def with_(self, **changes) -> "Graph":
         """A copy with some fields replaced (the IR is immutable)."""
         from dataclasses import replace

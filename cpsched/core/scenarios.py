@@ -172,3 +172,87 @@ def pick_bucket(scenarios: Scenarios, values: Mapping[str, int]) -> int:
         raise InputError(f"no bucket holds {dict(values)}")
     cand = np.flatnonzero(fits)
     return int(cand[np.argmin(scenarios.values[cand].sum(axis=1))])
+
+
+# -- memory budgets -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Budget:
+    """A memory budget as stated: per scenario, bytes (``int``) or a share of the least peak
+    (``float``, 0.9 for ``90%``). One part applies to every scenario.
+
+    The least peak is what the caller measures (``cpsched.api`` and the command line take the
+    least peak over all orders that the ``cp`` method finds)."""
+
+    parts: tuple[int | float, ...]
+    text: str = ""
+
+    @property
+    def relative(self) -> bool:
+        """True when some part is a share of the least peak."""
+        return any(isinstance(p, float) for p in self.parts)
+
+    def resolve(self, scenarios: Scenarios, least_peak: Sequence[int] | None = None
+                ) -> np.ndarray:
+        """Bytes per scenario, ``[len(scenarios)]`` int64."""
+        n = len(scenarios)
+        parts = self.parts * n if len(self.parts) == 1 else self.parts
+        if len(parts) != n:
+            raise InputError(f"budget {self.text or list(self.parts)}: {len(self.parts)} values "
+                             f"for {n} scenarios")
+        if self.relative and least_peak is None:
+            raise InputError(f"budget {self.text}: a percentage needs the least peak")
+        out = [int(p * int(least_peak[s])) if isinstance(p, float) else int(p)
+               for s, p in enumerate(parts)]
+        return np.asarray(out, dtype=np.int64)
+
+
+def parse_budget(value, scenarios: Scenarios | None = None) -> Budget:
+    """The one budget parser: ``8GiB``, ``512MB``, ``1000000``, ``90%`` (of the least peak),
+    a comma list or sequence (one per scenario), or a ``{scenario: value}`` mapping (needs
+    ``scenarios``). Numbers are bytes.
+
+    >>> parse_budget("8GiB").parts, parse_budget("90%").parts, parse_budget([100, "1KiB"]).parts
+    ((8589934592,), (0.9,), (100, 1024))
+    """
+    from cpsched.core.units import parse_bytes
+
+    if isinstance(value, Budget):
+        return value
+    if isinstance(value, Mapping):
+        if scenarios is None:
+            raise InputError("a budget by scenario name needs the scenarios")
+        try:
+            items = [value[n] for n in scenarios.names]
+        except KeyError as e:
+            raise InputError(f"budget names no value for scenario {e}") from None
+        return Budget(tuple(parse_budget(v).parts[0] for v in items), str(dict(value)))
+    if isinstance(value, str):
+        items = [p.strip() for p in value.split(",") if p.strip()]
+        text = value
+    elif isinstance(value, (int, float, np.integer, np.floating)):
+        items, text = [value], str(value)
+    else:
+        items, text = list(value), ",".join(map(str, value))
+    if not items:
+        raise InputError(f"budget {value!r}: give bytes (8GiB, 512MB) or a percentage (90%)")
+    parts: list[int | float] = []
+    for item in items:
+        if isinstance(item, str) and item.endswith("%"):
+            try:
+                share = float(item[:-1]) / 100.0
+            except ValueError:
+                raise InputError(f"budget {item!r}: expected a percentage such as 90%") from None
+            if not share > 0:
+                raise InputError(f"budget {item!r}: the percentage must be above 0")
+            parts.append(share)
+        else:
+            v = item.item() if isinstance(item, np.generic) else item
+            parts.append(parse_bytes(v, what="budget"))
+    return Budget(tuple(parts), text)
+
+
+def resolve_budget(value, scenarios: Scenarios, least_peak: Sequence[int] | None = None
+                   ) -> np.ndarray:
+    """Bytes per scenario of any budget ``parse_budget`` reads."""
+    return parse_budget(value, scenarios).resolve(scenarios, least_peak)

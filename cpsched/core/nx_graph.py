@@ -1,0 +1,226 @@
+"""The ``Graph`` IR as a networkx ``DiGraph`` and back, for users of networkx.
+
+Schedulers never run on networkx: they read the IR's CSR arrays. This module only converts.
+
+``to_networkx(graph)`` gives one node per op (keyed by op name) with the attributes
+
+- ``opcode``, ``kind`` (``compute``, ``parameter``, ``async-start``, ...);
+- ``size``: device bytes the op defines, a symbolic expression as a string (``"4*b*s"``);
+  ``buffers``: the buffers it defines, each ``{name, size, users, live_in, live_out, space}``;
+- ``flops``, ``bytes_accessed``, ``transient`` (strings, when not zero), ``duration`` (op time
+  in the input's units, when known), ``attrs`` (the reader's extra attributes),
+  ``collective`` and ``async_start`` for communication;
+
+and one edge per direct dependence, with ``operand`` (position among the op's operands),
+``control`` (a control predecessor), ``buffers`` (names of the source's buffers the target
+uses) and ``async`` (start -> its update/done). Graph attributes: ``name``, ``order`` (the
+given schedule, when there is one), ``scenarios``, ``meta`` and ``cpsched_ir`` (the version of
+this layout; ``from_networkx`` reads it back losslessly).
+
+``from_networkx(G)`` also reads plain graphs: each node then defines one buffer of ``size``
+(or Checkmate's ``cost_ram`` / Moccasin's ``out_cost``) bytes, an int or an expression over
+named dims, that lives until its last successor ran; ``duration`` (or ``cost_cpu`` /
+``cost``) is the op time, every edge a data dependence. The node order is the graph attribute
+``order`` when given, else the nodes sorted by id (numbers numerically) when that is a
+topological order, else a topological order with no given schedule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+
+from cpsched.core.errors import InputError
+from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
+from cpsched.core.plain import to_plain
+from cpsched.core.symbolic import ZERO, SymExpr
+
+IR_VERSION = 1
+_KIND_NAME = {k: k.name.lower().replace("_", "-") for k in OpKind}
+_KIND_OF = {v: k for k, v in _KIND_NAME.items()}
+SIZE_KEYS = ("size", "cost_ram", "out_cost")
+DURATION_KEYS = ("cost_cpu", "duration", "cost")
+
+
+def to_networkx(graph: Graph) -> nx.DiGraph:
+    """A ``networkx.DiGraph`` of ``graph`` (see the module docstring for the attributes)."""
+    names = graph.op_names
+    G = nx.DiGraph(name=graph.name, cpsched_ir=IR_VERSION)
+    if graph.original_order is not None:
+        G.graph["order"] = [names[i] for i in graph.original_order]
+    meta = to_plain(dict(graph.meta))
+    if "scenarios" in meta:
+        G.graph["scenarios"] = meta.pop("scenarios")
+    if meta:
+        G.graph["meta"] = meta
+    for i in range(graph.n_ops):
+        attrs: dict[str, Any] = {"opcode": graph.opcodes[i], "kind": _KIND_NAME[graph.kind(i)]}
+        defined = [int(j) for j in graph.defines(i)]
+        size = ZERO
+        for j in defined:
+            if graph.buffer_space[j] == 0:
+                size = size + graph.buffer_sizes[j]
+        attrs["size"] = str(size)
+        attrs["buffers"] = [{"name": graph.buffer_names[j], "size": str(graph.buffer_sizes[j]),
+                             "users": [names[u] for u in graph.buffer_users(j)],
+                             "live_in": bool(graph.buffer_live_in[j]),
+                             "live_out": bool(graph.buffer_live_out[j]),
+                             "space": int(graph.buffer_space[j])} for j in defined]
+        for key, exprs in (("flops", graph.flops), ("bytes_accessed", graph.bytes_accessed),
+                           ("transient", graph.transient)):
+            if exprs[i].terms:
+                attrs[key] = str(exprs[i])
+        extra = to_plain(dict(graph.attrs(i)))
+        if "duration" in extra:
+            attrs["duration"] = extra["duration"]
+        if extra:
+            attrs["attrs"] = extra
+        c = graph.collectives.get(i)
+        if c is not None:
+            attrs["collective"] = {"kind": c.kind, "bytes": str(c.bytes),
+                                   "group_size": c.group_size,
+                                   "replica_groups": [list(r) for r in c.replica_groups],
+                                   "channel_id": c.channel_id, "is_sync": c.is_sync}
+        if graph.async_start[i] >= 0:
+            attrs["async_start"] = names[graph.async_start[i]]
+        G.add_node(names[i], **attrs)
+    for i in range(graph.n_ops):
+        for k, o in enumerate(graph.operands(i)):
+            G.add_edge(names[o], names[i], operand=k)
+        for c in graph.control_preds(i):
+            G.add_edge(names[c], names[i])
+            G.edges[names[c], names[i]]["control"] = True
+        if graph.async_start[i] >= 0:
+            G.add_edge(names[graph.async_start[i]], names[i])
+            G.edges[names[graph.async_start[i]], names[i]]["async"] = True
+    for j in range(graph.n_buffers):
+        d = names[graph.buffer_def[j]]
+        for u in graph.buffer_users(j):
+            G.add_edge(d, names[u])
+            G.edges[d, names[u]].setdefault("buffers", []).append(graph.buffer_names[j])
+    return G
+
+
+def from_networkx(G: nx.DiGraph, name: str | None = None, *,
+                  source_format: str = "networkx") -> Graph:
+    """A ``Graph`` from a networkx directed graph: lossless for ``to_networkx``'s layout,
+    else one buffer per node (see the module docstring)."""
+    if not G.is_directed():
+        raise InputError("from_networkx needs a directed graph (networkx.DiGraph)")
+    if G.graph.get("cpsched_ir") is not None:
+        if int(G.graph["cpsched_ir"]) > IR_VERSION:
+            raise InputError(f"networkx graph layout {G.graph['cpsched_ir']} is newer than this "
+                             f"cpsched reads ({IR_VERSION})")
+        return _from_ir(G, name)
+    return _from_plain(G, name, source_format)
+
+
+def _from_ir(G: nx.DiGraph, name: str | None) -> Graph:
+    b = GraphBuilder(str(name or G.graph.get("name") or "graph"))
+    nodes = list(G.nodes)
+    try:
+        for n in nodes:
+            a = G.nodes[n]
+            kind = _KIND_OF.get(str(a.get("kind", "compute")))
+            if kind is None:
+                raise InputError(f"node {n}: unknown kind {a.get('kind')!r}")
+            b.add_op(str(n), str(a.get("opcode", "node")), kind, flops=a.get("flops", 0),
+                     bytes_accessed=a.get("bytes_accessed", 0),
+                     transient=a.get("transient", 0), attrs=a.get("attrs"))
+        for k, n in enumerate(nodes):
+            ins = G.pred[n]
+            operands = sorted((d["operand"], str(p)) for p, d in ins.items() if "operand" in d)
+            for _, p in operands:
+                b.add_operand(k, p)
+            for p, d in ins.items():
+                if d.get("control"):
+                    b.add_control_pred(k, str(p))
+            a = G.nodes[n]
+            if a.get("async_start") is not None:
+                b.pair_async(str(a["async_start"]), k)
+            c = a.get("collective")
+            if c:
+                b.set_collective(k, Collective(
+                    kind=str(c["kind"]), bytes=SymExpr.parse(c.get("bytes", 0)),
+                    group_size=int(c.get("group_size", 1)),
+                    replica_groups=tuple(tuple(int(x) for x in r)
+                                         for r in c.get("replica_groups") or ()),
+                    channel_id=c.get("channel_id"), is_sync=bool(c.get("is_sync", False))))
+        for k, n in enumerate(nodes):
+            for buf in G.nodes[n].get("buffers", ()):
+                users = buf.get("users")
+                if users is None:   # edited graph: the edges say who reads it
+                    users = [t for t, d in G.succ[n].items() if buf["name"] in d.get("buffers", ())]
+                b.add_buffer(k, buf.get("size", 0), users=[str(u) for u in users],
+                             name=buf.get("name"), live_in=bool(buf.get("live_in", False)),
+                             live_out=bool(buf.get("live_out", False)),
+                             space=int(buf.get("space", 0)))
+        if G.graph.get("order") is not None:
+            b.original_order = [b.index(str(x)) for x in G.graph["order"]]
+        b.meta.update(G.graph.get("meta") or {})
+        if G.graph.get("scenarios"):
+            b.meta["scenarios"] = G.graph["scenarios"]
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(f"bad cpsched networkx graph: {type(e).__name__} {e}") from None
+    return b.build()
+
+
+def _id_key(x: str):
+    return (int(x) if x.lstrip("-").isdigit() else 0, x)
+
+
+def _from_plain(G: nx.DiGraph, name: str | None, source_format: str) -> Graph:
+    ids = {str(n): n for n in G.nodes}
+    ids_order = "order" in G.graph
+    if len(ids) != G.number_of_nodes():
+        raise InputError("two nodes have the same id once written as text")
+    if "order" in G.graph:
+        given: list[str] | None = [str(x) for x in G.graph["order"]]
+        if sorted(given) != sorted(ids):
+            raise InputError("graph attribute 'order' is not a permutation of the nodes")
+    else:
+        given = sorted(ids, key=_id_key)
+        pos = {x: k for k, x in enumerate(given)}
+        if any(pos[str(s)] > pos[str(t)] for s, t in G.edges):
+            # node ids are not a schedule: build in a topological order, keep none as given
+            try:
+                given = [str(x) for x in nx.lexicographical_topological_sort(G, key=str)]
+            except nx.NetworkXUnfeasible:
+                raise InputError("the graph has a cycle") from None
+        else:
+            ids_order = True
+    b = GraphBuilder(str(name or G.graph.get("name") or "graph"))
+    b.meta["source_format"] = source_format
+    # Ops are created in the given order so op indices follow it (readable output); operands
+    # are added once all ops exist so that a bad 'order' is reported by the validator.
+    for nid in given:
+        node = G.nodes[ids[nid]]
+        size = next((node[k] for k in SIZE_KEYS if node.get(k) is not None), None)
+        if size is None:
+            raise InputError(f"node {nid} has no size ({'/'.join(SIZE_KEYS)})")
+        dur = next((node[k] for k in DURATION_KEYS if node.get(k) is not None), 0)
+        label = str(node.get("name", nid))
+        opname = nid if label == nid else f"{nid}:{label}"
+        attrs: dict[str, Any] = {"duration": float(dur)}
+        if "backward" in node:
+            attrs["backward"] = bool(node["backward"])
+        if node.get("param_cost"):
+            attrs["param_cost"] = node["param_cost"]
+        b.add_op(opname, str(node.get("opcode", "node")), OpKind.COMPUTE, attrs=attrs)
+    names = {nid: b._names[k] for k, nid in enumerate(given)}
+    for k, nid in enumerate(given):
+        node_key = ids[nid]
+        for p in G.pred[node_key]:
+            b.add_operand(k, names[str(p)])
+        size = next(G.nodes[node_key][s] for s in SIZE_KEYS if G.nodes[node_key].get(s) is not None)
+        if isinstance(size, (int, float)) and size < 0:
+            raise InputError(f"node {nid} has a negative size")
+        expr = SymExpr.parse(int(size) if isinstance(size, (int, float)) else str(size))
+        b.add_buffer(k, expr, users=[names[str(t)] for t in G.succ[node_key]], name=names[nid])
+    if ids_order:
+        b.original_order = list(range(len(given)))
+    return b.build()
+
+
+__all__ = ["IR_VERSION", "to_networkx", "from_networkx"]
