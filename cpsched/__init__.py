@@ -1,7 +1,17 @@
-"""cpsched: constraint-solver schedules for ML compiler graphs, beside the compilers' heuristics."""
+"""cpsched: constraint-solver schedules for ML compiler graphs, beside the compilers' heuristics.
 
-from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
-from cpsched.core.symbolic import SymExpr
+The Python API (``cpsched.api``): ``read``, ``schedule``, ``compare``, ``simulate``,
+``methods``, ``from_networkx``; every method returns one ``Result``.
+"""
 
 __version__ = "0.1.0"
-__all__ = ["Graph", "GraphBuilder", "OpKind", "Collective", "SymExpr", "__version__"]
+
+from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind  # noqa: E402
+from cpsched.core.symbolic import SymExpr  # noqa: E402
+from cpsched.api import (Comparison, Result, compare, from_networkx, methods, read,  # noqa: E402
+                         schedule, simulate)
+from cpsched import generators  # noqa: E402
+
+__all__ = ["Graph", "GraphBuilder", "OpKind", "Collective", "SymExpr", "__version__",
+           "Result", "Comparison", "read", "schedule", "compare", "simulate", "methods",
+           "from_networkx", "generators"]

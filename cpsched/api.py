@@ -1,0 +1,787 @@
+"""The Python API: read a graph, schedule it with any method, compare methods, simulate orders.
+
+Every function here is also re-exported from ``cpsched``:
+
+>>> import cpsched
+>>> g = cpsched.generators.random_layered(n=12, seed=3)
+>>> r = cpsched.schedule(g, time_limit=5)
+>>> r.status, r.peak == r.bound
+('OPTIMAL', True)
+
+Every method returns one ``Result`` (order per computation, status, peak and bound per
+scenario, gap, the remat plan when there is one, timings, the solver's settings), checked
+by the validator before it is returned. The command line (``cpsched.cli``) is a thin layer
+over these functions.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from cpsched import generators  # noqa: F401  (re-exported: ``cpsched.generators``)
+from cpsched.analysis.memory import lower_bound as static_lower_bound
+from cpsched.analysis.memory import simulate as simulate_memory
+from cpsched.analysis.schedule import INFEASIBLE, Schedule, make_schedule
+from cpsched.core.errors import CpschedError, InputError
+from cpsched.core.graph import Graph
+from cpsched.core.scenarios import (Budget, Scenarios, from_dim_specs, from_json,
+                                    parse_budget, static)
+from cpsched.core.units import format_bytes, format_seconds, format_time
+from cpsched.methods import Method, get as get_method, load_all
+from cpsched.remat.plan import RematResult
+
+# ``schedule(objective=...)``: the method that solves it and the objective passed to it.
+OBJECTIVES: dict[str, tuple[str, str]] = {
+    "weighted": ("cp", "weighted"), "minimax": ("cp", "minimax"),
+    "lexicographic": ("cp", "lexicographic"), "budget": ("cp", "budget"),
+    "overlap": ("cp-overlap", "makespan"), "distance": ("cp-overlap", "distance"),
+    "remat": ("cp-remat", "time"),
+}
+# The min-peak solver is registered as ``cp``; in tables it sits beside ``cp-overlap``.
+ROW_NAMES = {"cp": "cp-memory"}
+DEFAULT_TIME_LIMIT = 10.0
+# Methods whose own default differs (remat searches order and plan: longer).
+DEFAULT_TIME_LIMITS = {"cp-remat": 60.0, "remat-fixed-order": 60.0}
+DEFAULT_WORKERS = 2
+DEFAULT_SEED = 0
+# A percentage budget is a share of the least peak that ``cp`` finds for each scenario
+# alone, given this share of the time limit.
+LEAST_PEAK_TIME_SHARE = 0.25
+GIVEN = "GIVEN"        # status of the input's own order (``simulate``, compare's ``given`` row)
+
+
+def is_solver(name: str) -> bool:
+    """True for the CP-SAT methods (``cp``, ``cp-overlap``, ``cp-remat``)."""
+    return name in ("cp", "cp-memory") or name.startswith("cp-")
+
+
+# -- results -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Result:
+    """One method's schedule of one graph, validated.
+
+    Attributes
+    ----------
+    graph : Graph
+        The graph scheduled (for a remat plan: the graph before clones and copies).
+    method, status : str
+        The method's name and its status: ``OPTIMAL`` (proven), ``FEASIBLE``,
+        ``HEURISTIC``, ``HEURISTIC_FALLBACK``, ``INFEASIBLE``, ``GIVEN`` (the input's own
+        order), or a remat status.
+    scenarios : Scenarios
+        The shape scenarios; one order serves them all.
+    order : tuple of int
+        The entry computation's order (op indices; ``order_names()`` gives names).
+    orders : dict
+        Order per computation (op names): the entry computation, and every other computation
+        the method ordered.
+    peak, bound, gap : dict
+        Per scenario: simulated peak bytes, the best proven lower bound on the peak of any
+        order, and ``(peak - bound) / peak``. Empty bound and gap for remat plans (their
+        peak is set by the budget).
+    budget : dict or None
+        Bytes per scenario the method was asked to fit.
+    plan : RematResult or None
+        The remat / offload plan (clones, evictions, prefetches per scenario).
+    seconds : float
+        Wall time of the method, validation included.
+    timings : dict
+        Seconds per phase when the method reports them (``total`` always).
+    solver : dict
+        The solver settings that reproduce the result (empty for heuristics).
+    info : dict
+        Everything else the method reported (objective values, messages, baselines).
+    """
+
+    graph: Graph
+    method: str
+    status: str
+    scenarios: Scenarios
+    order: tuple[int, ...]
+    orders: Mapping[str, tuple[str, ...]]
+    peak: Mapping[str, int]
+    bound: Mapping[str, int]
+    gap: Mapping[str, float]
+    seconds: float
+    budget: Mapping[str, int] | None = None
+    plan: RematResult | None = None
+    schedule: Schedule | None = None
+    timings: Mapping[str, float] = field(default_factory=dict)
+    solver: Mapping[str, Any] = field(default_factory=dict)
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def order_names(self) -> list[str]:
+        """The entry computation's order as op names."""
+        return [self.graph.op_names[i] for i in self.order]
+
+    def with_bound(self, bound: Mapping[str, int]) -> "Result":
+        """The same result measured against a better bound (e.g. the best of a comparison)."""
+        from dataclasses import replace
+        b = {n: min(int(bound[n]), int(self.peak[n])) for n in self.peak}
+        return replace(self, bound=b, gap=_gap(self.peak, b))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary: exact integer bytes, times in seconds, orders by name."""
+        from cpsched.core.plain import to_plain
+        out: dict[str, Any] = {
+            "graph": self.graph.name, "method": self.method, "status": self.status,
+            "scenarios": list(self.scenarios.names),
+            "peak_bytes": dict(self.peak), "lower_bound_bytes": dict(self.bound),
+            "gap": {n: round(v, 6) for n, v in self.gap.items()},
+            "seconds": round(self.seconds, 6), "timings": to_plain(dict(self.timings)),
+            "orders": {k: list(v) for k, v in self.orders.items()},
+        }
+        if self.budget is not None:
+            out["budget_bytes"] = dict(self.budget)
+        if self.solver:
+            out["solver"] = to_plain(dict(self.solver))
+        if self.plan is not None:
+            out["added_time_pct"] = {n: round(float(v), 6) for n, v in
+                                     zip(self.scenarios.names, self.plan.added_time_pct)}
+        return out
+
+    def __repr__(self) -> str:
+        head = f"<Result {self.method} on {self.graph.name}: {self.status}, {self.graph.n_ops} ops"
+        lines = [head]
+        for n in self.scenarios.names:
+            text = f"  {n}: peak {format_bytes(self.peak[n])}"
+            if n in self.bound:
+                text += f", bound {format_bytes(self.bound[n])}, gap {100 * self.gap[n]:.2f} %"
+            if self.budget is not None:
+                text += f", budget {format_bytes(self.budget[n])}"
+            if self.plan is not None:
+                s = self.scenarios.names.index(n)
+                text += f", added time {float(self.plan.added_time_pct[s]):.2f} %"
+            lines.append(text)
+        makespan = self.info.get("makespan")
+        if isinstance(makespan, Mapping) and makespan:
+            unit = self.info.get("unit", "s")
+            lines.append("  makespan " + ", ".join(f"{n} {format_time(v, unit)}"
+                                                    for n, v in makespan.items()))
+        lines.append(f"  time {format_seconds(self.seconds)}>")
+        return "\n".join(lines)
+
+
+def _gap(peak: Mapping[str, int], bound: Mapping[str, int]) -> dict[str, float]:
+    return {n: (float(peak[n] - bound[n]) / float(peak[n]) if peak[n] else 0.0) for n in bound}
+
+
+def _by_name(sc: Scenarios, arr) -> dict[str, int]:
+    return {n: int(v) for n, v in zip(sc.names, arr)}
+
+
+def _timings(total: float, schedule_seconds: float, info: Mapping[str, Any]) -> dict[str, float]:
+    out = {"total": round(total, 6), "method": round(float(schedule_seconds), 6)}
+    for ph in info.get("phases") or ():
+        if isinstance(ph, Mapping) and "seconds" in ph and "phase" in ph:
+            key = str(ph["phase"])
+            out[key] = round(out.get(key, 0.0) + float(ph["seconds"]), 6)
+    return out
+
+
+def _orders(graph: Graph, order: Sequence[int], schedule: Schedule | None
+            ) -> dict[str, tuple[str, ...]]:
+    out = {graph.name: tuple(graph.op_names[i] for i in order)}
+    # per-computation orders of called computations, where the method gives them
+    extra = getattr(schedule, "computation_orders", None) or {}
+    for comp, names in extra.items():
+        out.setdefault(str(comp), tuple(names))
+    return out
+
+
+def _solver_settings(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    if not is_solver(name):
+        return {}
+    return {"engine": "CP-SAT", "ortools": ortools_version(),
+            **{k: options.get(k) for k in ("time_limit", "workers", "seed", "deterministic")}}
+
+
+def ortools_version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("ortools")
+    except Exception:  # not installed as a distribution (vendored builds)
+        return "unknown"
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+def from_networkx(G, name: str | None = None) -> Graph:
+    """A ``Graph`` from a ``networkx.DiGraph`` (the inverse of ``Graph.to_networkx()``).
+
+    Plain graphs work too: each node defines one buffer of ``size`` bytes (an int, or an
+    expression over named dims such as ``"4*s"``) that lives until its last successor ran,
+    ``duration`` is its op time, and edges are data dependences.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.DiGraph()
+    >>> G.add_node("x", size=1024); G.add_node("y", size="4*s"); G.add_edge("x", "y")
+    >>> g = from_networkx(G)
+    >>> g.op_names, str(g.buffer_sizes[1])
+    (('x', 'y'), '4*s')
+    >>> from_networkx(g.to_networkx()).op_names
+    ('x', 'y')
+    """
+    # networkx takes 0.1 s to import: only when a networkx graph is converted
+    from cpsched.core.nx_graph import from_networkx as convert
+    return convert(G, name)
+
+
+def read(source, *, async_collectives: bool = False) -> Graph:
+    """A ``Graph`` from a file path, HLO text, JSON text, a ``networkx.DiGraph`` or a ``Graph``.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, Graph or networkx.DiGraph
+        XLA HLO text (as ``--xla_dump_to`` writes it), cpsched graph JSON, or networkx
+        node-link JSON (Checkmate / Moccasin): as a path, or the text itself.
+    async_collectives : bool, default False
+        Split synchronous collectives into start/done pairs (what XLA's GPU pipeline does).
+
+    Examples
+    --------
+    >>> g = read('{"nodes": [{"id": 0, "size": 100}, {"id": 1, "size": "4*s"}],'
+    ...          ' "links": [{"source": 0, "target": 1}]}')
+    >>> g.n_ops, g.dims
+    (2, ('s',))
+    """
+    if isinstance(source, Graph):
+        g = source
+    elif hasattr(source, "succ") and hasattr(source, "nodes"):
+        g = from_networkx(source)
+    else:
+        text = os.fspath(source)
+        if "\n" not in text and len(text) < 4096 and (os.path.exists(text) or
+                                                       not text.lstrip().startswith(("{", "HloModule"))):
+            from cpsched.readers import read_graph
+            g = read_graph(text)
+        else:
+            g = _read_text(text)
+    if async_collectives:
+        from cpsched.heuristics.common import convert_sync_collectives
+        g = convert_sync_collectives(g)
+    return g
+
+
+def _read_text(text: str) -> Graph:
+    body = text.lstrip()
+    if body.startswith("{"):
+        import json
+        try:
+            data = json.loads(body)
+        except json.JSONDecodeError as e:
+            raise InputError(f"bad JSON: {e.msg}", path="<text>", line=e.lineno,
+                             column=e.colno) from None
+        if data.get("format") == "cpsched-graph":
+            from cpsched.readers.json_graph import graph_from_dict
+            return graph_from_dict(data, "<text>")
+        from networkx.readwrite import json_graph
+        from cpsched.readers.nx_json import _normalized
+        from cpsched.core.nx_graph import from_networkx as convert
+        G = json_graph.node_link_graph(_normalized(data, "<text>"), directed=True,
+                                       multigraph=False, edges="links")
+        return convert(G, source_format="nx-json")
+    from cpsched.readers.hlo.convert import read_hlo_text
+    return read_hlo_text(text)
+
+
+def scenarios_for(graph: Graph, scenarios=None, weights=None) -> Scenarios:
+    """The scenarios to use: a ``Scenarios``; ``{"s": [128, 512]}`` (their product);
+    ``["s=128,512"]``; a scenarios JSON dict or file; else the graph's own, else static.
+    Raises ``InputError`` when a symbolic dim of the graph has no value."""
+    if isinstance(scenarios, Scenarios):
+        sc = scenarios
+    elif isinstance(scenarios, Mapping) and "scenarios" in scenarios:
+        sc = from_json(scenarios)
+    elif isinstance(scenarios, Mapping):
+        sc = from_dim_specs([f"{d}={','.join(str(int(v)) for v in np.atleast_1d(vals))}"
+                             for d, vals in scenarios.items()], weights)
+    elif isinstance(scenarios, str):
+        sc = from_json(scenarios)
+    elif scenarios:
+        sc = from_dim_specs(list(scenarios), weights)
+    elif graph.meta.get("scenarios"):
+        sc = from_json(dict(graph.meta["scenarios"]))
+    else:
+        sc = static()
+    missing = sorted(set(graph.dims) - set(sc.dims))
+    if missing:
+        raise InputError(f"{graph.name} has symbolic dims {', '.join(missing)}: give their "
+                         "values with --dim NAME=V1,V2,... or --scenarios FILE")
+    return sc
+
+
+# -- one method ------------------------------------------------------------------------------
+
+def methods() -> list[dict[str, str]]:
+    """Every registered method: ``name``, ``family`` and a one-line ``summary``.
+
+    Examples
+    --------
+    >>> names = [m["name"] for m in methods()]
+    >>> "cp" in names and "xla-default" in names
+    True
+    """
+    return [{"name": m.name, "family": m.family, "summary": m.summary}
+            for m in sorted(load_all().values(), key=lambda m: (m.family, m.name))]
+
+
+def least_peak(graph: Graph, scenarios: Scenarios, *, time_limit: float = DEFAULT_TIME_LIMIT,
+               workers: int = DEFAULT_WORKERS, seed: int = DEFAULT_SEED
+               ) -> tuple[np.ndarray, list[str]]:
+    """The least peak over all orders that ``cp`` finds for each scenario alone (the
+    reference of percentage budgets), with its status (``OPTIMAL`` when proven)."""
+    cp = get_method("cp").fn
+    peaks, statuses = [], []
+    share = max(1.0, float(time_limit)) / max(1, len(scenarios))
+    for s in range(len(scenarios)):
+        one = scenarios.only(s)
+        r = cp(graph, one, time_limit=share, workers=workers, seed=seed)
+        peaks.append(int(r.peak_bytes[0]))
+        statuses.append(r.status)
+    return np.asarray(peaks, dtype=np.int64), statuses
+
+
+def resolve_budget(graph: Graph, scenarios: Scenarios, budget, *,
+                   time_limit: float = DEFAULT_TIME_LIMIT, workers: int = DEFAULT_WORKERS,
+                   seed: int = DEFAULT_SEED) -> tuple[np.ndarray, dict[str, Any]]:
+    """Bytes per scenario for ``budget`` (``8GiB``, ``512MB``, bytes, ``90%``, per scenario).
+    A percentage is of the least peak ``cp`` finds for each scenario alone, in a quarter of
+    ``time_limit``; the second value records that reference (empty for byte budgets)."""
+    b = parse_budget(budget, scenarios)
+    if not b.relative:
+        return b.resolve(scenarios), {}
+    peaks, statuses = least_peak(graph, scenarios, time_limit=LEAST_PEAK_TIME_SHARE * time_limit,
+                                 workers=workers, seed=seed)
+    ref = {"budget": b.text, "least_peak_bytes": _by_name(scenarios, peaks),
+           "least_peak_status": dict(zip(scenarios.names, statuses))}
+    return b.resolve(scenarios, peaks), ref
+
+
+def schedule(graph, method: str | None = None, *, objective: str | None = None,
+             scenarios=None, time_limit: float | None = None,
+             workers: int = DEFAULT_WORKERS, seed: int = DEFAULT_SEED,
+             deterministic: bool = False, budget=None, log: bool = False,
+             progress: Callable | None = None, **options: Any) -> Result:
+    """Schedule ``graph`` with one method and return its validated ``Result``.
+
+    Parameters
+    ----------
+    graph : Graph, path, text or networkx.DiGraph
+        Anything ``read`` takes.
+    method : str, optional
+        A name from ``methods()``. Default ``cp`` (minimum peak, with a proven bound), or the
+        method that solves ``objective``.
+    objective : str, optional
+        ``weighted`` (default of ``cp``), ``minimax``, ``lexicographic``, ``budget`` (min-peak
+        order, ``cp``); ``overlap`` / ``distance`` (collective overlap, ``cp-overlap``);
+        ``remat`` (recompute / evict to fit ``budget``, ``cp-remat``).
+    scenarios : Scenarios, dict or list, optional
+        Shape scenarios (see ``scenarios_for``); default the graph's own, else static.
+    time_limit : float, optional
+        Solver seconds (heuristics ignore it); default 10, 60 for ``cp-remat`` and
+        ``remat-fixed-order``.
+    workers, seed : int, default 2 and 0
+        CP-SAT threads and random seed.
+    deterministic : bool, default False
+        Count limits in work units, not seconds: same input and seed, same order.
+    budget : int, str, sequence or dict, optional
+        Memory budget: bytes, ``"8GiB"``, ``"512MB"``, ``"90%"`` (of the least peak that
+        ``cp`` finds for each scenario alone, in a quarter of ``time_limit``), one per
+        scenario as a list or ``{scenario: value}``.
+    log : bool, default False
+        CP-SAT's search log.
+    progress : callable, optional
+        ``progress(objective, bound, gap, elapsed)`` while a solver runs.
+    **options
+        Method options (``slack``, ``evict``, ``device``, ``profile``, ``bandwidth``,
+        ``reorder``...); options a method does not know are ignored.
+
+    Returns
+    -------
+    Result
+
+    Examples
+    --------
+    >>> import cpsched
+    >>> g = cpsched.generators.random_layered(n=12, seed=3)
+    >>> best = schedule(g, time_limit=5)
+    >>> dfs = schedule(g, "xla-dfs")
+    >>> best.peak["static"] <= dfs.peak["static"], best.gap["static"]
+    (True, 0.0)
+    >>> plan = schedule(g, objective="remat", budget="90%", time_limit=5)
+    >>> plan.peak["static"] <= plan.budget["static"] < best.peak["static"]
+    True
+    """
+    t0 = time.perf_counter()
+    g = read(graph)
+    sc = scenarios_for(g, scenarios)
+    name, opts = _method_and_options(method, objective, options)
+    m = get_method(name)
+    if time_limit is None:
+        time_limit = DEFAULT_TIME_LIMITS.get(m.name, DEFAULT_TIME_LIMIT)
+    opts.update(time_limit=float(time_limit), workers=int(workers), seed=int(seed),
+                deterministic=bool(deterministic), log=bool(log))
+    if progress is not None:
+        opts["progress"] = progress
+    budget_bytes, reference = None, {}
+    if budget is not None:
+        arr, reference = resolve_budget(g, sc, budget, time_limit=time_limit, workers=workers,
+                                        seed=seed)
+        budget_bytes = _by_name(sc, arr)
+        opts["budget"] = [int(v) for v in arr]
+    if opts.get("objective") == "budget" and budget is None:
+        raise InputError("--objective budget needs --budget (bytes, 8GiB or 90%)")
+    if m.family == "remat":
+        if budget is None:
+            raise InputError("--objective remat needs --budget (bytes, 8GiB or 90%)")
+        return _remat_result(g, sc, m, opts, budget_bytes, reference, t0)
+    for flag in ("reorder", "bandwidth", "evict"):
+        if opts.get(flag) not in (None, False) or (flag == "reorder" and flag in opts):
+            raise InputError(f"--{'keep-order' if flag == 'reorder' else flag} applies to "
+                             "--objective remat only")
+    return _run(g, sc, m, opts, budget_bytes, reference, t0)
+
+
+def _method_and_options(method: str | None, objective: str | None, options: Mapping[str, Any]
+                        ) -> tuple[str, dict[str, Any]]:
+    opts = {k: v for k, v in options.items() if v is not None}
+    if objective is not None:
+        if objective not in OBJECTIVES:
+            raise InputError(f"unknown objective {objective!r}; one of {', '.join(OBJECTIVES)}")
+        solver, obj = OBJECTIVES[objective]
+        method = {"cp-memory": "cp"}.get(method or "", method)
+        if method and method != solver and not (solver == "cp-remat" and method.startswith("remat")):
+            raise InputError(f"--objective {objective} is solved by {solver}, not {method}")
+        opts["objective"] = obj
+        method = method or solver
+    name = {"cp-memory": "cp"}.get(method or "cp", method or "cp")
+    return name, opts
+
+
+def _run(g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any], budget_bytes,
+         reference: Mapping[str, Any], t0: float) -> Result:
+    out = m.fn(g, sc, **opts)
+    dt = time.perf_counter() - t0
+    if isinstance(out, Schedule):
+        # re-validate: a solver's claim is checked against the simulator, byte for byte
+        s = make_schedule(g, out.order, out.method, sc, status=out.status,
+                          seconds=out.seconds or dt, lower_bound=out.lower_bound_bytes,
+                          claimed_peak=out.peak_bytes, info=out.info)
+        extra = out
+    else:
+        s = make_schedule(g, out, m.name, sc, seconds=dt)
+        extra = None
+    info = dict(s.info)
+    if reference:
+        info["budget_reference"] = reference
+    peak, bound = s.peak_by_name(), s.lower_bound_by_name()
+    total = time.perf_counter() - t0
+    return Result(graph=g, method=m.name, status=s.status, scenarios=sc, order=s.order,
+                  orders=_orders(g, s.order, extra), peak=peak, bound=bound,
+                  gap=_gap(peak, bound), seconds=total, budget=budget_bytes, schedule=s,
+                  timings=_timings(total, s.seconds, s.info),
+                  solver=_solver_settings(m.name, opts), info=info)
+
+
+def _remat_result(g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any], budget_bytes,
+                  reference: Mapping[str, Any], t0: float) -> Result:
+    opts = {k: v for k, v in opts.items() if k not in ("slack", "deterministic")}
+    res: RematResult = m.fn(g, sc, **opts)
+    total = time.perf_counter() - t0
+    order = tuple(int(i) for i in res.skeleton.order)
+    info = dict(res.info)
+    if reference:
+        info["budget_reference"] = reference
+    return Result(graph=g, method=res.method, status=res.status, scenarios=sc, order=order,
+                  orders=_orders(g, order, None), peak=_by_name(sc, res.peak), bound={},
+                  gap={}, seconds=total, budget=_by_name(sc, res.budget), plan=res,
+                  timings=_timings(total, res.seconds, res.info),
+                  solver=_solver_settings(m.name, opts), info=info)
+
+
+def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenarios=None
+             ) -> Result:
+    """Validate and simulate one order (op indices or names; default the graph's own order,
+    else a topological one). Raises ``ScheduleError`` for an invalid order.
+
+    Examples
+    --------
+    >>> g = read('{"nodes": [{"id": 0, "size": 100}, {"id": 1, "size": 10},'
+    ...          ' {"id": 2, "size": 1}], "links": [{"source": 0, "target": 2},'
+    ...          ' {"source": 1, "target": 2}]}')
+    >>> simulate(g, ["1", "0", "2"]).peak
+    {'static': 111}
+    """
+    t0 = time.perf_counter()
+    g = read(graph)
+    sc = scenarios_for(g, scenarios)
+    if order is None:
+        idx = g.default_order()
+    else:
+        try:
+            idx = [g.op_index(x) if isinstance(x, str) else int(x) for x in order]
+        except KeyError as e:
+            raise InputError(str(e.args[0])) from None
+    s = make_schedule(g, idx, "given", sc, status=GIVEN)
+    peak, bound = s.peak_by_name(), s.lower_bound_by_name()
+    total = time.perf_counter() - t0
+    return Result(graph=g, method="given", status=GIVEN, scenarios=sc, order=s.order,
+                  orders=_orders(g, s.order, None), peak=peak, bound=bound,
+                  gap=_gap(peak, bound), seconds=total, schedule=s,
+                  timings={"total": round(total, 6)})
+
+
+def memory_profile(result: Result):
+    """Memory over time (``MemoryProfile``: bytes live per step and scenario) of a result's
+    order."""
+    return simulate_memory(result.graph, result.order, result.scenarios)
+
+
+# -- compare ---------------------------------------------------------------------------------
+
+@dataclass
+class Comparison:
+    """Every method's result on one graph, measured against the best proven bound.
+
+    ``rows`` are records (one per method; ``error`` rows for methods that failed);
+    ``to_pandas()`` gives one row per method and scenario; ``str()`` the table the command
+    line prints; ``to_dict()`` the JSON with everything needed to reproduce it."""
+
+    graph: Graph
+    scenarios: Scenarios
+    results: dict[str, Result]
+    bound: dict[str, int]
+    timelines: dict[str, Any]
+    settings: dict[str, Any]
+    errors: dict[str, str] = field(default_factory=dict)
+    time_unit: str = "s"
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for name in self.settings["methods"]:
+            if name in self.errors:
+                out.append({"method": name, "error": self.errors[name]})
+                continue
+            r = self.results.get(name)
+            if r is None:
+                continue
+            row: dict[str, Any] = {"method": name, "status": r.status,
+                                   "peak_bytes": dict(r.peak),
+                                   "gap": {n: round(v, 6) for n, v in r.gap.items()},
+                                   "seconds": round(r.seconds, 6)}
+            tl = self.timelines.get(name)
+            if tl is not None:
+                row["makespan"] = {n: float(v) for n, v in zip(self.scenarios.names, tl.makespan)}
+                row["exposed_comm"] = {n: float(v) for n, v in
+                                       zip(self.scenarios.names, tl.exposed_comm)}
+            out.append(row)
+        return out
+
+    def records(self) -> list[dict[str, Any]]:
+        """Flat records: one per method and scenario (what a DataFrame wants)."""
+        out = []
+        for row in self.rows:
+            if "error" in row:
+                out.append({"method": row["method"], "error": row["error"]})
+                continue
+            for n in self.scenarios.names:
+                rec = {"method": row["method"], "status": row["status"], "scenario": n,
+                       "peak_bytes": row["peak_bytes"][n],
+                       "lower_bound_bytes": self.bound[n], "gap": row["gap"][n],
+                       "seconds": row["seconds"]}
+                if "makespan" in row:
+                    rec["makespan"] = row["makespan"][n]
+                    rec["exposed_comm"] = row["exposed_comm"][n]
+                out.append(rec)
+        return out
+
+    def to_pandas(self):
+        """``records()`` as a pandas DataFrame (pandas comes with ortools)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise InputError("to_pandas needs pandas: pip install pandas") from None
+        return pd.DataFrame.from_records(self.records())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"graph": self.graph.name, "ops": self.graph.n_ops,
+                "scenarios": list(self.scenarios.names), "time_unit": self.time_unit,
+                "lower_bound_bytes": dict(self.bound),
+                "gap_definition": "(peak - bound) / peak, bound = the best proven lower "
+                                  "bound of any row or the static bound",
+                "reproduce": dict(self.settings), "rows": self.rows}
+
+    def table(self) -> str:
+        return format_comparison(self)
+
+    def __repr__(self) -> str:
+        return self.table()
+
+
+def format_comparison(c: Comparison) -> str:
+    """The comparison as a text table: bytes in KiB/MiB/GiB, times with units."""
+    sc = c.scenarios
+    multi = len(sc) > 1
+    head = (f"{c.graph.name}: {c.graph.n_ops} ops; best proven lower bound " +
+            ", ".join(f"{n} {format_bytes(v)}" if multi else format_bytes(v)
+                      for n, v in c.bound.items()))
+    header = ["method", "status"] + [f"peak {n}" if multi else "peak" for n in sc.names] \
+        + ["vs bound", "makespan", "exposed comm", "time"]
+    table: list[list[str]] = []
+    for row in c.rows:
+        if "error" in row:
+            table.append([row["method"], "ERROR", row["error"]])
+            continue
+        cells = [row["method"], row["status"]] + [format_bytes(row["peak_bytes"][n])
+                                                  for n in sc.names]
+        cells.append(f"+{100 * max(row['gap'].values()):.1f} %")
+        if "makespan" in row:
+            cells.append(format_time(max(row["makespan"].values()), c.time_unit))
+            cells.append(format_time(max(row["exposed_comm"].values()), c.time_unit))
+        else:
+            cells += ["-", "-"]
+        cells.append(format_seconds(row["seconds"]))
+        table.append(cells)
+    widths = [max(len(r[i]) for r in [header] + [t for t in table if len(t) > i])
+              for i in range(len(header))]
+    lines = [head, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
+    for r in table:
+        lines.append("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
+    note = "vs bound: (peak - bound) / peak, worst scenario"
+    if multi:
+        note += "; makespan, exposed comm: worst scenario"
+    if c.time_unit == "xla":
+        note += "; (xla): XLA's cost units, 1 unit taken as 1 us"
+    elif c.time_unit == "file":
+        note += "; units: the input file's own time units"
+    lines.append(note)
+    return "\n".join(lines)
+
+
+def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
+            time_limit: float = DEFAULT_TIME_LIMIT, workers: int = DEFAULT_WORKERS,
+            seed: int = DEFAULT_SEED, solvers: bool = True, device: str = "h100",
+            profile: str | None = None, as_dataframe: bool = False,
+            async_collectives: bool = False, progress: Callable[[str], None] | None = None):
+    """Run every order method (or ``methods``) on one graph, side by side.
+
+    Parameters
+    ----------
+    graph : Graph, path, text or networkx.DiGraph
+        Anything ``read`` takes.
+    methods : list of str, optional
+        Default: the input's own order (``given``, when it has one), every memory and
+        overlap heuristic that applies, then the solvers (unless ``solvers=False``).
+    time_limit, workers, seed
+        Each solver's settings (default 10 s, 2 threads, seed 0).
+    device, profile : str
+        Cost model for makespan and exposed communication (``h100``, ``a100``,
+        ``xla-approx`` or a file; measured op times).
+    as_dataframe : bool, default False
+        Return ``Comparison.to_pandas()`` instead of the ``Comparison``.
+
+    Returns
+    -------
+    Comparison or pandas.DataFrame
+        Each row's ``gap`` is ``(peak - bound) / peak`` against the best proven bound of all
+        rows.
+
+    Examples
+    --------
+    >>> import cpsched
+    >>> g = cpsched.generators.random_layered(n=12, seed=3)
+    >>> c = compare(g, ["xla-dfs", "cp"], time_limit=5)
+    >>> [row["method"] for row in c.rows], c.rows[2]["gap"]
+    (['given', 'xla-dfs', 'cp-memory'], {'static': 0.0})
+    >>> compare(g, ["xla-dfs"], as_dataframe=True)[["method", "scenario"]].values.tolist()
+    [['given', 'static'], ['xla-dfs', 'static']]
+    """
+    from cpsched.cost.timeline import simulate_timeline
+    g = read(graph, async_collectives=async_collectives)
+    sc = scenarios_for(g, scenarios)
+    names = _compare_methods(g, methods, solvers)
+    costs = _costs(g, sc, device, profile)
+    results: dict[str, Result] = {}
+    timelines: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    rows: list[str] = []
+    for name in names:
+        row = ROW_NAMES.get(name, name)
+        rows.append(row)
+        if progress is not None:
+            progress(row)
+        try:
+            if name == "given":
+                r = simulate(g, g.original_order, sc)
+            else:
+                r = schedule(g, name, scenarios=sc, time_limit=time_limit, workers=workers,
+                             seed=seed, device=device, profile=profile)
+        except CpschedError as e:
+            errors[row] = str(e)
+            continue
+        results[row] = r
+        timelines[row] = simulate_timeline(g, r.order, costs, sc)
+    lb = static_lower_bound(g, sc)
+    best = {n: int(lb[s]) for s, n in enumerate(sc.names)}
+    for r in results.values():
+        for n, b in r.bound.items():
+            best[n] = max(best[n], int(b))
+    results = {k: r.with_bound(best) for k, r in results.items()}
+    import cpsched
+    settings = {"cpsched": cpsched.__version__, "ortools": ortools_version(),
+                "python": platform.python_version(), "methods": rows,
+                "time_limit": float(time_limit), "workers": int(workers), "seed": int(seed),
+                "deterministic": False, "solvers": bool(solvers), "device": device,
+                "profile": profile, "async_collectives": bool(async_collectives),
+                "scenarios": sc.to_json()}
+    unit = next(iter(timelines.values())).unit if timelines else "s"
+    c = Comparison(g, sc, results, best, timelines, settings, errors, unit)
+    return c.to_pandas() if as_dataframe else c
+
+
+def _compare_methods(g: Graph, methods: Iterable[str] | None, solvers: bool) -> list[str]:
+    registry = load_all()
+    names = ["given"] if g.original_order is not None else []
+    if methods is not None:
+        for m in methods:
+            m = {"cp-memory": "cp"}.get(m, m)
+            if m != "given":
+                get_method(m)  # unknown names: one clear error before any work
+                names.append(m)
+        return names
+    # order methods only: remat plans need a budget and answer a different question
+    order_methods = [m for m in registry.values()
+                     if m.family in ("memory", "overlap", "solver") and m.applies(g)]
+    names += [m.name for m in order_methods if not is_solver(m.name)]
+    if solvers:
+        names += [m.name for m in order_methods if is_solver(m.name)]
+    return names
+
+
+def _costs(g: Graph, sc: Scenarios, device, profile):
+    from cpsched.cost.model import estimate, load_device, load_profile
+    return estimate(g, load_device(device), sc, load_profile(profile) if profile else None)
+
+
+def timeline(result: Result, device: str = "h100", profile: str | None = None):
+    """The cost model's timeline (makespan, exposed communication per scenario) of a result."""
+    from cpsched.cost.timeline import simulate_timeline
+    return simulate_timeline(result.graph, result.order,
+                             _costs(result.graph, result.scenarios, device, profile),
+                             result.scenarios)
+
+
+__all__ = ["Result", "Comparison", "read", "schedule", "compare", "simulate", "methods",
+           "from_networkx", "scenarios_for", "least_peak", "resolve_budget", "timeline",
+           "memory_profile", "format_comparison", "Budget", "INFEASIBLE", "OBJECTIVES"]
