@@ -18,6 +18,29 @@ def _pyplot():
     return plt
 
 
+def require_matplotlib() -> None:
+    """Raise the one-line ``--plot`` error now, before any solving, if matplotlib is missing."""
+    import importlib.util
+    if importlib.util.find_spec("matplotlib") is None:
+        raise InputError("--plot needs matplotlib: pip install 'cpsched[plot]'")
+
+
+# Ten colours (matplotlib's tab10) times four dash patterns: 40 methods before a repeat;
+# the colour changes first, and the dash pattern changes whenever the colours wrap around.
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+          "#7f7f7f", "#bcbd22", "#17becf")
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+def line_styles(names) -> dict[str, tuple[str, str]]:
+    """``{name: (colour, linestyle)}``, a different pair for every name (up to 40)."""
+    out = {}
+    for k, name in enumerate(names):
+        out[name] = (COLORS[k % len(COLORS)],
+                     LINESTYLES[(k // len(COLORS)) % len(LINESTYLES)])
+    return out
+
+
 def _check_target(path: str, inputs: tuple[str, ...]) -> None:
     for src in inputs:
         if os.path.exists(path) and os.path.exists(src) and os.path.samefile(path, src):
@@ -33,11 +56,13 @@ def plot_memory(profiles: Mapping[str, object], path: str, title: str = "",
     n_sc = len(first.scenarios)
     rows = n_sc + (1 if timelines else 0)
     fig, axes = plt.subplots(rows, 1, figsize=(10, 3.2 * rows), squeeze=False)
+    styles = line_styles(profiles)
     for s in range(n_sc):
         ax = axes[s, 0]
         for name, prof in profiles.items():
+            color, dash = styles[name]
             ax.plot(prof.usage[s] / 2**20, label=f"{name} (peak {prof.peak[s] / 2**20:.1f} MiB)",
-                    linewidth=1)
+                    linewidth=1.2, color=color, linestyle=dash)
         ax.set_ylabel("MiB live")
         ax.set_xlabel("step")
         ax.set_title(f"{title} — {first.scenarios.names[s]}" if n_sc > 1 else title)

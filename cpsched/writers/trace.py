@@ -10,6 +10,11 @@ viewers require). A done that had to wait is preceded by a ``wait`` slice on the
 track, so exposed communication is visible at a glance. Timestamps are microseconds:
 seconds-based timelines are scaled by 1e6; XLA abstract units and node-link file units are
 written as they are (one unit shows as one microsecond).
+
+Every slice begins and ends on a whole nanosecond, computed once per boundary, so slices
+that touch in the timeline touch exactly in the viewer (no 1 ps overlaps that would nest one
+op inside the next). A counter track per scenario (``memory``, ``"ph": "C"``) gives the
+device bytes live at each op's start (the largest value when several ops start together).
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from cpsched.cost.model import UNIT_SECONDS
+from cpsched.analysis.memory import simulate
 from cpsched.core.graph import Graph, OpKind
+from cpsched.core.scenarios import static
+from cpsched.cost.model import UNIT_SECONDS
 from cpsched.cost.timeline import Timeline, Timelines
 
 _ASYNC_KINDS = (int(OpKind.ASYNC_START), int(OpKind.ASYNC_UPDATE), int(OpKind.ASYNC_DONE))
@@ -35,8 +42,17 @@ def _r(x: float) -> float:
     return round(float(x), 6)
 
 
+def _ns(x: float) -> int:
+    """A time already scaled to microseconds, on the whole-nanosecond grid."""
+    return int(round(float(x) * 1000.0))
+
+
+def _us(ns: int) -> float:
+    return ns / 1000.0
+
+
 def _one(tl: Timeline, graph: Graph, pid: int, scale: float, include_zero: bool,
-         flow_base: int) -> list[dict[str, Any]]:
+         flow_base: int, usage: np.ndarray | None = None) -> list[dict[str, Any]]:
     ev: list[dict[str, Any]] = []
     names = graph.op_names
     ev.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
@@ -54,17 +70,25 @@ def _one(tl: Timeline, graph: Graph, pid: int, scale: float, include_zero: bool,
     row_of_done = {int(tl.pair_done[k]): k for k in range(tl.n_pairs) if tl.pair_done[k] >= 0}
     dist = tl.distance
     kinds = graph.kinds
+    if usage is not None:
+        live: dict[int, int] = {}
+        for step, i in enumerate(tl.order.tolist()):
+            t = _ns(float(tl.start[i]) * scale)
+            live[t] = max(live.get(t, 0), int(usage[step]))
+        for t in sorted(live):
+            ev.append({"ph": "C", "name": "memory", "pid": pid, "ts": _us(t),
+                       "args": {"bytes": live[t]}})
     for step, i in enumerate(tl.order.tolist()):
-        ts = float(tl.start[i]) * scale
-        dur = float(tl.end[i] - tl.start[i]) * scale
+        b = _ns(float(tl.start[i]) * scale)
+        e = _ns(float(tl.end[i]) * scale)
         is_async = int(kinds[i]) in _ASYNC_KINDS
-        if dur <= 0 and not include_zero and not is_async:
+        if e <= b and not include_zero and not is_async:
             continue
         k = row_of_done.get(i)
         if k is not None and tl.wait[k] > 0:
-            w = float(tl.wait[k]) * scale
+            wb = min(b, _ns((float(tl.start[i]) - float(tl.wait[k])) * scale))
             ev.append({"ph": "X", "name": f"wait {names[i]}", "cat": "wait", "pid": pid,
-                       "tid": 1, "ts": _r(ts - w), "dur": _r(w),
+                       "tid": 1, "ts": _us(wb), "dur": _us(b - wb),
                        "args": {"waits_for": names[int(tl.pair_start[k])],
                                 "class": tl.pair_class[k]}})
         args: dict[str, Any] = {"step": step, "opcode": graph.opcodes[i]}
@@ -83,16 +107,16 @@ def _one(tl: Timeline, graph: Graph, pid: int, scale: float, include_zero: bool,
                              "done": names[d] if d >= 0 else None,
                              "distance": int(dist[ks])})
         ev.append({"ph": "X", "name": names[i], "cat": cat, "pid": pid, "tid": 1,
-                   "ts": _r(ts), "dur": _r(max(dur, 0.0)), "args": args})
+                   "ts": _us(b), "dur": _us(max(e - b, 0)), "args": args})
     for k in range(tl.n_pairs):
         if tl.pair_sync[k]:
             continue
         s_op, d_op = int(tl.pair_start[k]), int(tl.pair_done[k])
         tid = int(tl.pair_stream[k]) + 1
-        tb = float(tl.transfer_begin[k]) * scale
-        te = float(tl.transfer_end[k]) * scale
+        tb = _ns(float(tl.transfer_begin[k]) * scale)
+        te = _ns(float(tl.transfer_end[k]) * scale)
         ev.append({"ph": "X", "name": names[s_op], "cat": "async", "pid": pid, "tid": tid,
-                   "ts": _r(tb), "dur": _r(te - tb),
+                   "ts": _us(tb), "dur": _us(max(te - tb, 0)),
                    "args": {"class": tl.pair_class[k], "start": names[s_op],
                             "done": names[d_op] if d_op >= 0 else None,
                             "start_index": int(tl.pair_start_index[k]),
@@ -103,27 +127,41 @@ def _one(tl: Timeline, graph: Graph, pid: int, scale: float, include_zero: bool,
                             "exposed": _r(tl.wait[k] * scale)}})
         fid = flow_base + k
         common = {"cat": "async", "name": "async", "id": fid, "pid": pid}
-        ev.append({**common, "ph": "s", "tid": 1, "ts": _r(tl.start[s_op] * scale)})
-        ev.append({**common, "ph": "t", "tid": tid, "ts": _r(tb)})
+        ev.append({**common, "ph": "s", "tid": 1, "ts": _us(_ns(tl.start[s_op] * scale))})
+        ev.append({**common, "ph": "t", "tid": tid, "ts": _us(tb)})
         if d_op >= 0:
             ev.append({**common, "ph": "f", "bp": "e", "tid": 1,
-                       "ts": _r(tl.start[d_op] * scale)})
+                       "ts": _us(_ns(tl.start[d_op] * scale))})
     return ev
 
 
+def _usage(timeline: "Timeline | Timelines", graph: Graph) -> np.ndarray | None:
+    """Bytes live per step and scenario, where the scenarios are known."""
+    if isinstance(timeline, Timelines):
+        sc = timeline.scenarios
+    elif not graph.dims:
+        sc = static()
+    else:       # one scenario of a symbolic graph: its dim values are not in a Timeline
+        return None
+    return simulate(graph, timeline.order, sc).usage
+
+
 def timeline_to_trace(timeline: "Timeline | Timelines", graph: Graph | None = None, *,
-                      include_zero: bool = False) -> dict:
+                      include_zero: bool = False, memory: bool = True) -> dict:
     """The trace-event JSON object (``{"traceEvents": [...], ...}``) of one scenario's
     ``Timeline``, or of every scenario of a ``Timelines`` (one process each).
 
     ``include_zero`` keeps zero-duration ops (parameters, aliases); async starts and dones
-    are always kept so that flow arrows have slices to bind to."""
+    are always kept so that flow arrows have slices to bind to. ``memory`` adds the counter
+    track of live device bytes."""
     graph = graph if graph is not None else timeline.graph
     tls = list(timeline) if isinstance(timeline, Timelines) else [timeline]
+    usage = _usage(timeline, graph) if memory else None
     events: list[dict[str, Any]] = []
     base = 0
     for s, tl in enumerate(tls):
-        events += _one(tl, graph, s + 1, _scale(tl.unit), include_zero, base)
+        events += _one(tl, graph, s + 1, _scale(tl.unit), include_zero, base,
+                       None if usage is None else usage[s])
         base += tl.n_pairs
     unit = tls[0].unit if tls else UNIT_SECONDS
     return {"traceEvents": events,
