@@ -785,3 +785,48 @@ def timeline(result: Result, device: str = "h100", profile: str | None = None):
 __all__ = ["Result", "Comparison", "read", "schedule", "compare", "simulate", "methods",
            "from_networkx", "scenarios_for", "least_peak", "resolve_budget", "timeline",
            "memory_profile", "format_comparison", "Budget", "INFEASIBLE", "OBJECTIVES"]
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+def write(result: Result, output: str, source: str | None = None, *,
+          async_collectives: bool = False) -> dict[str, Any]:
+    """Write ``result`` as the command line does, never over ``source``.
+
+    HLO in (``source`` an HLO file): the module with every ordered computation re-sequenced
+    (``is_scheduled=true``); for a remat plan, the module with the plan written in (and one
+    module per bucket, and the plan JSON at ``OUTPUT.plan.json``), each read back and
+    checked first. Otherwise the schedule JSON (or the plan JSON). Returns ``written`` (the
+    paths), ``data`` (the JSON written or its summary) and, for remat HLO, ``buckets``."""
+    from cpsched.readers import sniff_format
+    from cpsched.writers import write_json, write_text
+    hlo = source is not None and sniff_format(source) == "hlo"
+    if hlo and async_collectives:
+        raise InputError("--async-collectives changes the module; write a JSON schedule "
+                         "(convert the input with `cpsched convert --async-collectives`)")
+    inputs = (source,) if source else ()
+    if result.plan is not None:
+        from cpsched.remat.plan import remat_result_to_dict
+        data = remat_result_to_dict(result.plan)
+        if "budget_reference" in result.info:
+            data["budget_reference"] = result.info["budget_reference"]
+        if hlo:
+            from cpsched.writers.remat_hlo import write_remat_hlo
+            written, buckets = write_remat_hlo(source, output, result.graph, result.scenarios,
+                                               result.plan, result.method, data)
+            return {"written": written, "data": data, "buckets": buckets}
+        write_json(output, data, inputs=inputs)
+        return {"written": [output], "data": data}
+    from cpsched.writers.schedule import schedule_to_dict
+    data = schedule_to_dict(result.schedule)
+    if hlo:
+        from cpsched.readers.hlo.convert import read_hlo_module
+        from cpsched.writers.hlo import write_hlo
+        text = write_hlo(read_hlo_module(source), dict(result.orders))
+        write_text(output, text, inputs=inputs)
+    else:
+        write_json(output, data, inputs=inputs)
+    return {"written": [output], "data": data}
+
+
+__all__ += ["write"]

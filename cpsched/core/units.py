@@ -11,7 +11,7 @@ from cpsched.core.errors import InputError
 
 # Decimal (SI) and binary prefixes; a bare number is bytes.
 BYTE_UNITS = {
-    "b": 1,
+    "": 1, "b": 1,
     "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
     "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
 }
@@ -56,7 +56,7 @@ def format_seconds(seconds: float) -> str:
     """A duration in s, ms, us or ns, with three significant figures.
 
     >>> format_seconds(2.294e-06), format_seconds(0.0125), format_seconds(75.0)
-    ('2.29 us', '12.5 ms', '75 s')
+    ('2.29 us', '12.5 ms', '75.0 s')
     """
     s = float(seconds)
     a = abs(s)
@@ -65,7 +65,7 @@ def format_seconds(seconds: float) -> str:
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
         if a >= scale or unit == "ns":
             v = s / scale
-            return f"{v:.3g} {unit}" if abs(v) < 100 else f"{v:.0f} {unit}"
+            return f"{v:#.3g} {unit}" if abs(v) < 100 else f"{v:.0f} {unit}"
     raise AssertionError("unreachable")
 
 
@@ -75,7 +75,7 @@ def format_time(value: float, unit: str = "s") -> str:
     """A time in the cost model's ``unit`` with its unit written out.
 
     >>> format_time(0.5), format_time(43048, "xla"), format_time(12, "file")
-    ('500 ms', '43 ms (xla)', '12 units')
+    ('500 ms', '43.0 ms (xla)', '12 units')
     """
     if unit == "s":
         return format_seconds(value)
