@@ -101,7 +101,7 @@ def check_outputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[str]) -> 
 
 
 def _inputs(args) -> list[str]:
-    out = [args.input]
+    out = [getattr(args, "input", None)]
     for k in ("schedule", "scenarios", "profile", "device"):
         v = getattr(args, k, None)
         if v:
