@@ -671,8 +671,8 @@ def format_comparison(c: Comparison) -> str:
 
 def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
             time_limit: float = DEFAULT_TIME_LIMIT, workers: int = DEFAULT_WORKERS,
-            seed: int = DEFAULT_SEED, solvers: bool = True, device: str = "h100",
-            profile: str | None = None, as_dataframe: bool = False,
+            seed: int = DEFAULT_SEED, deterministic: bool = False, solvers: bool = True,
+            device: str = "h100", profile: str | None = None, as_dataframe: bool = False,
             async_collectives: bool = False, progress: Callable[[str], None] | None = None):
     """Run every order method (or ``methods``) on one graph, side by side.
 
@@ -683,8 +683,8 @@ def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
     methods : list of str, optional
         Default: the input's own order (``given``, when it has one), every memory and
         overlap heuristic that applies, then the solvers (unless ``solvers=False``).
-    time_limit, workers, seed
-        Each solver's settings (default 10 s, 2 threads, seed 0).
+    time_limit, workers, seed, deterministic
+        Each solver's settings (default 10 s, 2 threads, seed 0, limits in seconds).
     device, profile : str
         Cost model for makespan and exposed communication (``h100``, ``a100``,
         ``xla-approx`` or a file; measured op times).
@@ -726,7 +726,8 @@ def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
                 r = simulate(g, g.original_order, sc)
             else:
                 r = schedule(g, name, scenarios=sc, time_limit=time_limit, workers=workers,
-                             seed=seed, device=device, profile=profile)
+                             seed=seed, deterministic=deterministic, device=device,
+                             profile=profile)
         except CpschedError as e:
             errors[row] = str(e)
             continue
@@ -740,9 +741,10 @@ def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
     results = {k: r.with_bound(best) for k, r in results.items()}
     import cpsched
     settings = {"cpsched": cpsched.__version__, "ortools": ortools_version(),
-                "python": platform.python_version(), "methods": rows,
+                "python": platform.python_version(), "platform": platform.platform(),
+                "cpus": os.cpu_count(), "methods": rows,
                 "time_limit": float(time_limit), "workers": int(workers), "seed": int(seed),
-                "deterministic": False, "solvers": bool(solvers), "device": device,
+                "deterministic": bool(deterministic), "solvers": bool(solvers), "device": device,
                 "profile": profile, "async_collectives": bool(async_collectives),
                 "scenarios": sc.to_json()}
     unit = next(iter(timelines.values())).unit if timelines else "s"

@@ -455,6 +455,9 @@ def _add_solver_options(q: argparse.ArgumentParser, default_limit: str) -> None:
                    help=f"CP-SAT threads (default: {api.DEFAULT_WORKERS})")
     q.add_argument("--seed", type=int, default=None, metavar="K",
                    help=f"CP-SAT random seed (default: {api.DEFAULT_SEED})")
+    q.add_argument("--deterministic", action="store_true", default=None,
+                   help="count solver limits in work units, not seconds: the same input and "
+                        "seed give the same order (default: off)")
     q.add_argument("--async-collectives", action="store_true",
                    help="split synchronous collectives into start/done pairs first "
                         "(default: off)")
@@ -502,9 +505,6 @@ def add_schedule(sub) -> None:
     q.add_argument("--trace", metavar="JSON",
                    help="Chrome/Perfetto trace of the timeline with a memory counter track "
                         "(default: none)")
-    q.add_argument("--deterministic", action="store_true", default=None,
-                   help="count solver limits in work units, not seconds: the same input and "
-                        "seed give the same order (default: off)")
     q.add_argument("--log", action="store_true", default=None,
                    help="CP-SAT's search log, on stderr (default: off)")
     q.set_defaults(fn=cmd_schedule)
@@ -518,7 +518,7 @@ def cmd_compare(args) -> int:
     c = api.compare(g, scenarios=sc, time_limit=args.time_limit,
                     workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
                     seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
-                    solvers=not args.no_solver, device=args.device, profile=args.profile,
+                    deterministic=bool(args.deterministic), solvers=not args.no_solver, device=args.device, profile=args.profile,
                     async_collectives=args.async_collectives)
     data = c.to_dict()
     data["input"] = args.input

@@ -192,10 +192,10 @@ class Budget:
         """True when some part is a share of the least peak."""
         return any(isinstance(p, float) for p in self.parts)
 
-    def resolve(self, scenarios: Scenarios, least_peak: Sequence[int] | None = None
+    def resolve(self, scenarios: "Scenarios | int", least_peak: Sequence[int] | None = None
                 ) -> np.ndarray:
-        """Bytes per scenario, ``[len(scenarios)]`` int64."""
-        n = len(scenarios)
+        """Bytes per scenario, ``[len(scenarios)]`` int64 (``scenarios`` or their count)."""
+        n = scenarios if isinstance(scenarios, int) else len(scenarios)
         parts = self.parts * n if len(self.parts) == 1 else self.parts
         if len(parts) != n:
             raise InputError(f"budget {self.text or list(self.parts)}: {len(self.parts)} values "

@@ -40,7 +40,7 @@ import numpy as np
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Graph, GraphBuilder, OpKind
 from cpsched.core.plain import to_plain
-from cpsched.core.scenarios import Scenarios, pick_bucket, static
+from cpsched.core.scenarios import parse_budget, Scenarios, pick_bucket, static
 from cpsched.core.symbolic import SymExpr
 
 COMPUTE, FREE, EVICT, PREFETCH = 0, 1, 2, 3
@@ -311,12 +311,11 @@ def check_plan(graph: Graph, events: Sequence[Event], scenarios: Scenarios | Non
 
 
 def _budget_array(budget, n_s: int) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(budget, dtype=np.int64))
-    if arr.size == 1:
-        return np.full(n_s, int(arr[0]), dtype=np.int64)
-    if arr.size != n_s:
-        raise InputError(f"{arr.size} budgets for {n_s} scenarios")
-    return arr
+    """Bytes per scenario: one value for all or one each (``cpsched.core.scenarios``'s
+    budget forms, ``8GiB`` included; a percentage needs the caller's least peak)."""
+    if isinstance(budget, np.ndarray):
+        budget = budget.tolist()
+    return parse_budget(budget).resolve(n_s)
 
 
 # -- time ------------------------------------------------------------------------------------
