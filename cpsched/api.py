@@ -433,7 +433,8 @@ def schedule(graph, method: str | None = None, *, objective: str | None = None,
                 deterministic=bool(deterministic), log=bool(log))
     if progress is not None:
         opts["progress"] = progress
-    budget_bytes, reference = None, {}
+    budget_bytes: dict[str, int] | None = None
+    reference: dict[str, Any] = {}
     if budget is not None:
         arr, reference = resolve_budget(g, sc, budget, time_limit=time_limit, workers=workers,
                                         seed=seed)
@@ -468,6 +469,11 @@ def _method_and_options(method: str | None, objective: str | None, options: Mapp
     return name, opts
 
 
+def resolve_method(method: str | None = None, objective: str | None = None) -> str:
+    """The registered name of the method ``schedule(method=..., objective=...)`` runs."""
+    return _method_and_options(method, objective, {})[0]
+
+
 def _run(g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any], budget_bytes,
          reference: Mapping[str, Any], t0: float) -> Result:
     out = m.fn(g, sc, **opts)
@@ -476,7 +482,7 @@ def _run(g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any], budget_bytes,
         # re-validate: a solver's claim is checked against the simulator, byte for byte
         s = make_schedule(g, out.order, out.method, sc, status=out.status,
                           seconds=out.seconds or dt, lower_bound=out.lower_bound_bytes,
-                          claimed_peak=out.peak_bytes, info=out.info)
+                          claimed_peak=[int(v) for v in out.peak_bytes], info=out.info)
         extra = out
     else:
         s = make_schedule(g, out, m.name, sc, seconds=dt)
@@ -802,7 +808,7 @@ def write(result: Result, output: str, source: str | None = None, *,
     paths), ``data`` (the JSON written or its summary) and, for remat HLO, ``buckets``."""
     from cpsched.readers import sniff_format
     from cpsched.writers import write_json, write_text
-    hlo = source is not None and sniff_format(source) == "hlo"
+    hlo = bool(source) and sniff_format(str(source)) == "hlo"
     if hlo and async_collectives:
         raise InputError("--async-collectives changes the module; write a JSON schedule "
                          "(convert the input with `cpsched convert --async-collectives`)")
@@ -814,21 +820,23 @@ def write(result: Result, output: str, source: str | None = None, *,
             data["budget_reference"] = result.info["budget_reference"]
         if hlo:
             from cpsched.writers.remat_hlo import write_remat_hlo
-            written, buckets = write_remat_hlo(source, output, result.graph, result.scenarios,
+            written, buckets = write_remat_hlo(str(source), output, result.graph, result.scenarios,
                                                result.plan, result.method, data)
             return {"written": written, "data": data, "buckets": buckets}
         write_json(output, data, inputs=inputs)
         return {"written": [output], "data": data}
     from cpsched.writers.schedule import schedule_to_dict
+    if result.schedule is None:
+        raise InputError(f"{result.method}: nothing to write")
     data = schedule_to_dict(result.schedule)
     if hlo:
         from cpsched.readers.hlo.convert import read_hlo_module
         from cpsched.writers.hlo import write_hlo
-        text = write_hlo(read_hlo_module(source), dict(result.orders))
+        text = write_hlo(read_hlo_module(str(source)), dict(result.orders))
         write_text(output, text, inputs=inputs)
     else:
         write_json(output, data, inputs=inputs)
     return {"written": [output], "data": data}
 
 
-__all__ += ["write"]
+__all__ += ["write", "resolve_method"]

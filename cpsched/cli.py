@@ -101,7 +101,7 @@ def check_outputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[str]) -> 
 
 
 def _inputs(args) -> list[str]:
-    out = [getattr(args, "input", None)]
+    out = [args.input] if getattr(args, "input", None) else []
     for k in ("schedule", "scenarios", "profile", "device"):
         v = getattr(args, k, None)
         if v:
@@ -311,7 +311,7 @@ def cmd_schedule(args) -> int:
     if args.keep_order:
         options["reorder"] = False
     method = args.method
-    name, _ = api._method_and_options(method, args.objective, {})
+    name = api.resolve_method(method, args.objective)
     progress = None
     from cpsched.methods import get as get_method
     if api.is_solver(name) and get_method(name).family != "remat" and not args.json \
@@ -335,7 +335,7 @@ def cmd_schedule(args) -> int:
     tl = None
     if args.trace or r.info.get("pairs") is not None:
         tl = api.timeline(r, args.device, args.profile)
-    if args.trace:
+    if args.trace and tl is not None:
         from cpsched.writers.trace import write_trace
         write_trace(args.trace, tl, g, inputs=(args.input,))
     data = dict(out["data"])
@@ -396,6 +396,7 @@ def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
 
 def _present_remat(args, r: api.Result, out: dict) -> int:
     res, sc = r.plan, r.scenarios
+    assert res is not None
     data, written = out["data"], out["written"]
     lines = [f"{r.method}: {r.status}, wrote {', '.join(written)}"]
     buckets = out.get("buckets") or {}

@@ -67,6 +67,7 @@ def test_compare_table_units_and_gap(capsys, tmp_path):
 def test_compare_json_records_how_to_reproduce(capsys, tmp_path):
     rc, out, _ = run(capsys, "compare", str(_tiny(tmp_path)), "--time-limit", "2", "--seed", "7",
                      "--json")
+    assert rc == 0
     d = json.loads(out)
     rep = d["reproduce"]
     assert rep["cpsched"] == cpsched.__version__ and rep["ortools"] == api.ortools_version()

@@ -176,7 +176,7 @@ def _from_plain(G: nx.DiGraph, name: str | None, source_format: str) -> Graph:
     if len(ids) != G.number_of_nodes():
         raise InputError("two nodes have the same id once written as text")
     if "order" in G.graph:
-        given: list[str] | None = [str(x) for x in G.graph["order"]]
+        given: list[str] = [str(x) for x in G.graph["order"]]
         if sorted(given) != sorted(ids):
             raise InputError("graph attribute 'order' is not a permutation of the nodes")
     else:

@@ -192,8 +192,8 @@ class Budget:
         """True when some part is a share of the least peak."""
         return any(isinstance(p, float) for p in self.parts)
 
-    def resolve(self, scenarios: "Scenarios | int", least_peak: Sequence[int] | None = None
-                ) -> np.ndarray:
+    def resolve(self, scenarios: "Scenarios | int",
+                least_peak: "Sequence[int] | np.ndarray | None" = None) -> np.ndarray:
         """Bytes per scenario, ``[len(scenarios)]`` int64 (``scenarios`` or their count)."""
         n = scenarios if isinstance(scenarios, int) else len(scenarios)
         parts = self.parts * n if len(self.parts) == 1 else self.parts
@@ -252,7 +252,7 @@ def parse_budget(value, scenarios: Scenarios | None = None) -> Budget:
     return Budget(tuple(parts), text)
 
 
-def resolve_budget(value, scenarios: Scenarios, least_peak: Sequence[int] | None = None
-                   ) -> np.ndarray:
+def resolve_budget(value, scenarios: Scenarios,
+                   least_peak: "Sequence[int] | np.ndarray | None" = None) -> np.ndarray:
     """Bytes per scenario of any budget ``parse_budget`` reads."""
     return parse_budget(value, scenarios).resolve(scenarios, least_peak)
