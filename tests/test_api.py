@@ -185,3 +185,11 @@ def test_units_print_with_their_unit():
     assert format_seconds(2.294e-06) == "2.29 us" and format_seconds(1.5) == "1.50 s"
     assert format_time(43048, "xla") == "43.0 ms (xla)" and format_time(7, "file") == "7 units"
     assert np.isfinite(float(format_seconds(0.25).split()[0]))
+
+
+def test_read_hlo_text_equals_reading_the_file():
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "models" / "hlo" / "mlp_train.hlo"
+    a, b = read(path.read_text()), read(str(path))
+    assert a.op_names == b.op_names and a.n_buffers == b.n_buffers
+    assert simulate(a).peak == simulate(b).peak
