@@ -104,8 +104,18 @@ class Graph:
     op_attrs: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
     original_order: tuple[int, ...] | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
-
     # -- derived structure (computed once in __post_init__) -------------------------------
+    pred_ptr: np.ndarray = field(init=False, repr=False)   # all dependences, CSR by successor
+    pred_idx: np.ndarray = field(init=False, repr=False)
+    succ_ptr: np.ndarray = field(init=False, repr=False)
+    succ_idx: np.ndarray = field(init=False, repr=False)
+    defs_ptr: np.ndarray = field(init=False, repr=False)   # buffers each op defines
+    defs_idx: np.ndarray = field(init=False, repr=False)
+    uses_ptr: np.ndarray = field(init=False, repr=False)   # buffers each op uses
+    uses_idx: np.ndarray = field(init=False, repr=False)
+    _index: dict[str, int] = field(init=False, repr=False)
+    _size_cache: dict[Any, Any] = field(init=False, repr=False)
+
     def __post_init__(self):
         n = len(self.op_names)
         set_ = object.__setattr__
