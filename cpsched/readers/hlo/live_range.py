@@ -54,6 +54,7 @@ class XlaLiveRanges:
     start: dict[int, int]                     # value id -> first step
     end: dict[int, int]                       # value id -> last step (inclusive)
     buffer_of: dict[int, int]                 # value id -> buffer (alias set) id
+    computations: list[str] = field(default_factory=list)   # computation of each step
 
     @property
     def ranges(self) -> dict[str, tuple[int, int]]:
@@ -80,6 +81,35 @@ class XlaLiveRanges:
                 peak, peak_time = usage, t
             usage -= ends.get(t, 0)
         return peak_time or 0
+
+    def usage(self, module: HloModule) -> "np.ndarray":
+        """Bytes in use at each step of the flattened schedule, each HloBuffer counted once
+        (the largest of its values live at that step) and constants left out: the
+        accounting cpsched's simulator uses (XLA's own peak listing counts both values of
+        an in-place hand-over and the constants too)."""
+        import numpy as np
+        n = self.schedule_end_time
+        per: dict[int, "np.ndarray"] = {}
+        for v in self.values:
+            if module.by_name[v.computation].index[v.instruction].opcode == "constant":
+                continue
+            s, e = self.start[v.id], min(self.end[v.id], n - 1)
+            row = per.setdefault(self.buffer_of[v.id], np.zeros(n, dtype=np.int64))
+            row[s:e + 1] = np.maximum(row[s:e + 1], v.byte_size())
+        return sum(per.values()) if per else np.zeros(n, dtype=np.int64)
+
+    def usage_per_entry_step(self, module: HloModule) -> list[tuple[str, int]]:
+        """``(entry instruction, bytes)`` per entry step: at a while / conditional / call
+        the most bytes over its called computations' steps and its own, which is what
+        the caller's simulation charges for that one step."""
+        u = self.usage(module)
+        out = []
+        prev = -1
+        for t, (comp, name) in enumerate(zip(self.computations, self.sequence)):
+            if comp == module.entry.name:
+                out.append((name, int(u[prev + 1:t + 1].max())))
+                prev = t
+        return out
 
     def live_at(self, t: int) -> list[tuple[str, int]]:
         """Values live at step ``t`` with their bytes, in XLA's listing order."""
@@ -554,7 +584,7 @@ def xla_live_ranges(module: HloModule,
             end[x] = min(end[x], start[y])
     names = [i for _, i in sequence]
     return XlaLiveRanges(end_time, names, [v for v in a.values if v.id in start], start, end,
-                         {vid: uf.find(vid) for vid in start})
+                         {vid: uf.find(vid) for vid in start}, [c for c, _ in sequence])
 
 
 def _async_done(comp: HloComputation, start: str) -> str | None:
