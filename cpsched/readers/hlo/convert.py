@@ -1112,8 +1112,7 @@ class _GraphBuild:
         if op == "call":
             return self.call_values(ins, ops), all_used
         if op == "conditional":
-            self.set_transient(ins, [c for _, c in ins.called()])
-            return self.define_all(ins), all_used
+            return self.conditional_values(ins, ops), all_used
         if op == "copy" and ins.shape is not None and ins.shape.is_tuple and ops:
             keep = {idx: v for idx, v in ops[0].items() if idx != ()}
             return self.define_all(ins, keep), all_used
@@ -1189,6 +1188,23 @@ class _GraphBuild:
             if self.shareable(v) and v not in seen and tree.get(idx) is not None:
                 self.shares.append((tree[idx], v, ins.name))
                 seen.add(v)
+        return tree
+
+    def conditional_values(self, ins: HloInstruction, ops: list[Tree]) -> Tree:
+        """Outputs are new buffers, except where a branch returns (part of) its parameter:
+        XLA's alias analysis puts the conditional's result and every branch's root value
+        in one buffer, so the result is written over that operand."""
+        branches = [c for _, c in ins.called()]
+        self.set_transient(ins, branches)
+        tree = self.define_all(ins)
+        pairs = []
+        for k, br in enumerate(branches):
+            if br not in self.m.by_name or k + 1 >= len(ops):
+                continue
+            for idx, src in self.conv._result(br).root_sources.items():
+                if src is not None and src[0] == 0 and not src[2]:
+                    pairs.append((k + 1, src[1], idx))
+        self.write_in_place(ins, tree, pairs, ops)
         return tree
 
     def call_values(self, ins: HloInstruction, ops: list[Tree]) -> Tree:
