@@ -214,6 +214,27 @@ def run_method(name: str, g: Graph, sc: Scenarios, options: dict[str, Any]):
     return make_schedule(g, out, name, sc, seconds=dt)
 
 
+def schedule_hlo_module(path: str, method: str, sc: Scenarios, options: dict[str, Any]):
+    """Every sequential computation of the HLO module at ``path`` scheduled with ``method``,
+    callees first (``cpsched.heuristics.module``). A solver's time limit (default 10 s) is
+    shared among the computations; the min-peak solver's result is never worse than the
+    module's own orders, the heuristics do what the compiler's would."""
+    from cpsched.heuristics.module import schedule_module
+    from cpsched.readers.hlo.convert import read_hlo_module
+    module = read_hlo_module(path)
+    solver = is_solver(method)
+    total = options.get("time_limit", 10.0) if solver else None
+
+    def per_computation(graph: Graph, scen: Scenarios, seconds: float | None):
+        o = dict(options)
+        if seconds is not None:
+            o["time_limit"] = max(seconds, 0.1)
+        return run_method(method, graph, scen, o)
+
+    return schedule_module(module, per_computation, scenarios=sc, time_limit=total,
+                           method=method, never_worse=(method == "cp"))
+
+
 def _progress_printer():
     tty = sys.stderr.isatty()
     last = [0.0]
@@ -271,22 +292,28 @@ def cmd_schedule(args) -> int:
             raise InputError(f"--{flag.replace('_', '-')} applies to --objective remat only")
     if is_solver(method) and not args.json:
         opts["progress"] = _progress_printer()
-    s = run_method(method, g, sc, opts)
+    from cpsched.readers import sniff_format
+    hlo = sniff_format(args.input) == "hlo"
+    module_schedule = None
+    if hlo and not args.async_collectives:
+        module_schedule = schedule_hlo_module(args.input, method, sc, opts)
+        s = module_schedule.schedule
+        g = s.graph
+    else:
+        s = run_method(method, g, sc, opts)
     if "progress" in opts and sys.stderr.isatty():
         sys.stderr.write("\n")
     if s.status == "INFEASIBLE":
         # An impossible budget is the user's input error: one line, exit 2, nothing written.
         from cpsched.core.errors import InfeasibleError
         raise InfeasibleError(s.info.get("message") or "the budget cannot be met")
-    from cpsched.readers import sniff_format
-    if sniff_format(args.input) == "hlo":
-        from cpsched.readers.hlo.convert import read_hlo_module
-        from cpsched.writers.hlo import write_hlo
+    if hlo:
+        from cpsched.writers.hlo import write_module_schedule
         if args.async_collectives:
             raise InputError("--async-collectives changes the module; write a JSON schedule "
                              "(convert the input with `cpsched convert --async-collectives`) ")
-        module = read_hlo_module(args.input)
-        text = write_hlo(module, {g.name: s.order_names()})
+        text = write_module_schedule(module_schedule.module, module_schedule.orders, sc,
+                                     expected_peak=s.peak_bytes)
         write_text(args.output, text, inputs=(args.input,))
     else:
         write_json(args.output, schedule_to_dict(s), inputs=(args.input,))
@@ -468,7 +495,15 @@ def cmd_compare(args) -> int:
     from cpsched.methods import load_all
     g = _read(args.input, args)
     sc = _scenarios(args, g)
-    lb = lower_bound(g, sc)
+    from cpsched.readers import sniff_format
+    # HLO: every method schedules every computation (bodies, branches, callees first)
+    whole_module = sniff_format(args.input) == "hlo" and not args.async_collectives
+    if whole_module:
+        from cpsched.heuristics.module import module_lower_bound
+        from cpsched.readers.hlo.convert import read_hlo_module
+        lb = module_lower_bound(read_hlo_module(args.input), sc)
+    else:
+        lb = lower_bound(g, sc)
     methods = load_all()
     rows: list[dict[str, Any]] = []
     schedules = {}
@@ -491,7 +526,9 @@ def cmd_compare(args) -> int:
             opts = {"time_limit": args.time_limit, "workers": args.workers, "seed": args.seed,
                     "device": args.device, "profile": args.profile}
             try:
-                s = run_method(name, g, sc, {k: v for k, v in opts.items() if v is not None})
+                given_opts = {k: v for k, v in opts.items() if v is not None}
+                s = schedule_hlo_module(args.input, name, sc, given_opts).schedule \
+                    if whole_module else run_method(name, g, sc, given_opts)
             except CpschedError as e:
                 rows.append({"method": name, "error": str(e)})
                 continue
@@ -499,7 +536,7 @@ def cmd_compare(args) -> int:
         schedules[name] = s
         row: dict[str, Any] = {"method": name, "status": s.status,
                                "peak_bytes": s.peak_by_name(), "seconds": round(s.seconds, 3)}
-        tl = timing(g, s.order, sc)
+        tl = timing(s.graph, s.order, sc)
         row["makespan"] = {n: float(v) for n, v in zip(sc.names, tl.makespan)}
         row["exposed_comm"] = {n: float(v) for n, v in zip(sc.names, tl.exposed_comm)}
         timelines[name] = tl
@@ -517,7 +554,7 @@ def cmd_compare(args) -> int:
         from cpsched.analysis.memory import simulate
         from cpsched.plot import plot_memory
         best = min(timelines, key=lambda n: timelines[n].expected_makespan) if timelines else None
-        plot_memory({n: simulate(g, s.order, sc) for n, s in schedules.items()}, args.plot,
+        plot_memory({n: simulate(s.graph, s.order, sc) for n, s in schedules.items()}, args.plot,
                     title=g.name, inputs=(args.input,),
                     timelines={best: timelines[best]} if best else None)
         if not (args.json or args.csv):

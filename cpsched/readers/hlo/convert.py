@@ -512,6 +512,53 @@ class HloConverter:
         self._transient[name] = val
         return val
 
+    def usage(self, name: str, order: Sequence[int]) -> np.ndarray:
+        """Bytes per step of a computation under ``order`` as XLA's live ranges count them
+        (first scenario): the Graph's simulation, less a while body's loop-state bytes
+        between the last read of the old value and the write of the new one."""
+        from cpsched.analysis.memory import simulate
+        res = self._result(name)
+        g = res.graph
+        usage = simulate(g, order).usage[0].copy()
+        if res.state_gaps:
+            pos = np.empty(g.n_ops, dtype=np.int64)
+            pos[np.asarray(order, dtype=np.int64)] = np.arange(g.n_ops)
+            for _b, size, readers, writer in res.state_gaps:
+                last = max(int(pos[r]) for r in readers)
+                upto = int(pos[writer]) if writer is not None else g.n_ops
+                usage[last + 1:upto] -= size
+        return usage
+
+    def callee_transients(self, g: Graph, excess_of: Mapping[str, int]) -> tuple:
+        """``g.transient`` with every while / conditional / call op's entry replaced by the
+        largest of ``excess_of`` over its called computations (at least 0)."""
+        out = list(g.transient)
+        for i, op in enumerate(g.opcodes):
+            if op in CONTROL_FLOW:
+                called = g.attrs(i).get("called_computations") or ()
+                vals = [excess_of[c] for c in called if c in excess_of]
+                if vals:
+                    out[i] = SymExpr.const(max(0, max(vals)))
+        return tuple(out)
+
+    def excess_lower_bound(self, name: str, excess_of: Mapping[str, int]) -> int | None:
+        """A lower bound, over every order of ``name`` (and, through ``excess_of``, bounds
+        for its callees), of what ``excess`` can be; None for symbolic sizes. The loop-state
+        bytes a while body may leave free are not counted."""
+        from cpsched.analysis.memory import lower_bound
+        res = self._result(name)
+        g = res.graph
+        if not all(s.is_constant for s in g.buffer_sizes):
+            return None
+        sizes = list(g.buffer_sizes)
+        for b, _size, _r, _w in res.state_gaps:
+            sizes[b] = SymExpr.const(0)
+        g2 = g.with_(buffer_sizes=tuple(sizes), transient=self.callee_transients(g, excess_of))
+        if not all(t.is_constant for t in g2.transient):
+            return None
+        held = sum(int(g.buffer_sizes[b].constant_value) for b in np.flatnonzero(res.held))
+        return int(lower_bound(g2)[0]) - held
+
     def excess(self, name: str) -> SymExpr:
         """Bytes a called computation needs, at its peak under its own order, beyond what
         its caller counts at the calling op (its parameters and results). The callee's
@@ -529,16 +576,7 @@ class HloConverter:
         elif g.n_ops == 0:
             val = SymExpr.const(0)
         else:
-            from cpsched.analysis.memory import simulate
-            order = self._order_for(g, name)
-            usage = simulate(g, order).usage[0].copy()
-            if res.state_gaps:
-                pos = np.empty(g.n_ops, dtype=np.int64)
-                pos[np.asarray(order, dtype=np.int64)] = np.arange(g.n_ops)
-                for _b, size, readers, writer in res.state_gaps:
-                    last = max(int(pos[r]) for r in readers)
-                    upto = int(pos[writer]) if writer is not None else g.n_ops
-                    usage[last + 1:upto] -= size
+            usage = self.usage(name, self._order_for(g, name))
             held = sum(int(g.buffer_sizes[b].constant_value) for b in np.flatnonzero(res.held))
             val = SymExpr.const(int(usage.max()) - held)
         self._excess[name] = val
