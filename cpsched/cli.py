@@ -215,13 +215,20 @@ def run_method(name: str, g: Graph, sc: Scenarios, options: dict[str, Any]):
 
 
 def schedule_hlo_module(path: str, method: str, sc: Scenarios, options: dict[str, Any]):
-    """Every sequential computation of the HLO module at ``path`` scheduled with ``method``,
-    callees first (``cpsched.heuristics.module``). A solver's time limit (default 10 s) is
-    shared among the computations; the min-peak solver's result is never worse than the
-    module's own orders, the heuristics do what the compiler's would."""
-    from cpsched.heuristics.module import schedule_module
+    """Every sequential computation of the HLO module at ``path`` scheduled with ``method``;
+    see ``schedule_module_with``."""
     from cpsched.readers.hlo.convert import read_hlo_module
-    module = read_hlo_module(path)
+    return schedule_module_with(read_hlo_module(path), method, sc, options)
+
+
+def schedule_module_with(module, method: str, sc: Scenarios, options: dict[str, Any]):
+    """Every sequential computation of ``module`` scheduled with ``method``, callees first
+    (``cpsched.heuristics.module``). A solver's time limit (default 10 s) is shared among
+    the computations; the min-peak solver's result is never worse than the module's own
+    orders nor than the memory heuristics' (by XLA's accounting), the heuristics do what
+    the compiler's would."""
+    from cpsched.heuristics.module import schedule_module
+    from cpsched.methods import get
     solver = is_solver(method)
     total = options.get("time_limit", 10.0) if solver else None
 
@@ -231,8 +238,14 @@ def schedule_hlo_module(path: str, method: str, sc: Scenarios, options: dict[str
             o["time_limit"] = max(seconds, 0.1)
         return run_method(method, graph, scen, o)
 
+    alternatives = []
+    if method == "cp":      # the memory heuristics too, judged by XLA's accounting
+        for name in ("xla-list", "xla-dfs", "xla-postorder"):
+            fn = get(name).fn
+            alternatives.append(lambda g, scen, seconds, fn=fn: fn(g, scen))
     return schedule_module(module, per_computation, scenarios=sc, time_limit=total,
-                           method=method, never_worse=(method == "cp"))
+                           method=method, never_worse=(method == "cp"),
+                           alternatives=alternatives)
 
 
 def _progress_printer():
