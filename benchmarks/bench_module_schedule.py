@@ -32,6 +32,7 @@ from cpsched.readers.hlo.parser import parse_hlo_text  # noqa: E402
 
 CORPUS = REPO / "models" / "hlo" / "corpus"
 HEURISTICS = ("xla-default", "xla-list", "xla-dfs", "xla-postorder")
+NOTES = "<!-- notes -->"
 
 
 def run(name: str, time_limit: float) -> dict:
@@ -121,7 +122,11 @@ def main(argv=None) -> int:
         (f" --only {args.only}" if args.only else "")
     (HERE / "results_module_schedule.json").write_text(json.dumps(
         {"command": command, "rows": rows}, indent=1) + "\n")
-    (HERE / "results_module_schedule.md").write_text(table(rows, command, args.time_limit))
+    md = HERE / "results_module_schedule.md"
+    notes = ""    # hand-written reading below the marker survives a re-run
+    if md.exists() and NOTES in md.read_text():
+        notes = md.read_text().split(NOTES, 1)[1]
+    md.write_text(table(rows, command, args.time_limit) + "\n" + NOTES + notes)
     return 0
 
 
