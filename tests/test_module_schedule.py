@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from cpsched.analysis.memory import simulate
