@@ -935,6 +935,85 @@ def build_scan_remat_offload():
         "scan_remat_offload_step"
 
 
+def build_nested_scan():
+    """Nested loops: gradient accumulation (a scan over 4 microbatches) around a scanned,
+    checkpointed 4-layer stack, so while bodies hold while loops."""
+    jax, jnp = _jax()
+    micro, mb, seq, d, d_ff, layers = 4, 4, 32, 128, 256, 4
+    keys = jax.random.split(jax.random.PRNGKey(50), 4)
+    params = {"w1": jax.random.normal(keys[0], (layers, d, d_ff)) / jnp.sqrt(d),
+              "w2": jax.random.normal(keys[1], (layers, d_ff, d)) / jnp.sqrt(d_ff),
+              "g": jnp.ones((layers, d))}
+
+    @jax.checkpoint
+    def layer(x, p):
+        return x + jax.nn.gelu(_rms_norm(x, p["g"]) @ p["w1"]) @ p["w2"], None
+
+    def loss_fn(params, x, y):
+        x, _ = jax.lax.scan(layer, x, params)
+        return ((x - y) ** 2).mean()
+
+    def nested_scan_step(params, xs, ys):
+        def micro_step(acc, xy):
+            loss, g = jax.value_and_grad(loss_fn)(params, *xy)
+            return jax.tree.map(jnp.add, acc, g), loss
+        grads, losses = jax.lax.scan(micro_step, jax.tree.map(jnp.zeros_like, params),
+                                     (xs, ys))
+        return jax.tree.map(lambda p, g: p - 0.01 * g / micro, params, grads), losses.mean()
+
+    xs = jax.random.normal(keys[2], (micro, mb, seq, d))
+    ys = jax.random.normal(keys[3], (micro, mb, seq, d))
+    return jax.jit(nested_scan_step, donate_argnums=(0,)), (params, xs, ys), \
+        "nested_scan_step"
+
+
+def build_ring_attention():
+    """Ring attention on 4 devices (shard_map, sequence sharded): a lax.scan over the 4
+    ring steps attends to the resident key/value block with an online softmax and passes
+    the block on with ppermute; forward and backward w.r.t. the projections."""
+    jax, jnp = _jax()
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    ring, seq, d = 4, 4096, 64
+    mesh = _mesh((ring,), ("seq",))
+    keys = jax.random.split(jax.random.PRNGKey(51), 2)
+    wqkv = jax.random.normal(keys[0], (d, 3 * d)) / jnp.sqrt(d)
+    x = jax.random.normal(keys[1], (seq, d))
+    perm = [(i, (i + 1) % ring) for i in range(ring)]
+
+    def local_loss(wqkv, x):
+        q, k, v = jnp.split(x @ wqkv, 3, -1)            # local block [seq/ring, d]
+        n = q.shape[0]
+
+        def step(carry, _):
+            m, l, acc, k, v = carry
+            s = (q @ k.T) / jnp.sqrt(d)
+            m_new = jnp.maximum(m, s.max(-1))
+            p = jnp.exp(s - m_new[:, None])
+            scale = jnp.exp(m - m_new)
+            acc = acc * scale[:, None] + p @ v
+            l = l * scale + p.sum(-1)
+            k = jax.lax.ppermute(k, "seq", perm)
+            v = jax.lax.ppermute(v, "seq", perm)
+            return (m_new, l, acc, k, v), None
+
+        init = (jnp.full((n,), -jnp.inf), jnp.zeros(n), jnp.zeros((n, d)), k, v)
+        (m, l, acc, _, _), _ = jax.lax.scan(step, init, None, length=ring)
+        return jax.lax.psum(((acc / l[:, None]) ** 2).sum(), "seq") / (seq * d)
+
+    def body(wqkv, x):
+        loss, g = jax.value_and_grad(local_loss)(wqkv, x)
+        return wqkv - 0.01 * jax.lax.psum(g, "seq"), loss
+
+    smap = _shard_map(body, mesh, (P(), P("seq")), (P(), P()))
+
+    def ring_attention_step(wqkv, x):
+        return smap(wqkv, x)
+
+    x = jax.device_put(x, NamedSharding(mesh, P("seq")))
+    return jax.jit(ring_attention_step, donate_argnums=(0,)), (wqkv, x), \
+        "ring_attention_step"
+
+
 # ----------------------------------------------------------------------------------------
 # name -> (builder, host devices, family, description)
 # ----------------------------------------------------------------------------------------
@@ -1053,4 +1132,14 @@ CORPUS = {
         "save_and_offload_only_these_names): the tagged up-projection is marked for "
         "offload to pinned host memory; XLA:CPU has one memory space, so the module keeps "
         "no offload (no S(5), no host transfers)"),
+    "nested_scan": (
+        "build_nested_scan", 1, "nested scans",
+        "gradient accumulation over 4 microbatches (outer lax.scan) of a 4-layer residual "
+        "MLP stack under an inner lax.scan with jax.checkpoint: while loops inside while "
+        "bodies; SGD, donated"),
+    "ring_attention": (
+        "build_ring_attention", 4, "long-sequence attention (ring, ppermute in scan)",
+        "ring attention over 4096 tokens (d 64) sequence-sharded on 4 devices in "
+        "shard_map: a lax.scan over the 4 ring steps with an online softmax, key/value "
+        "blocks passed on with ppermute; forward, backward, SGD"),
 }
