@@ -72,8 +72,8 @@ def table(rows: list[dict], command: str, time_limit: float) -> str:
     out = ["# Whole-module scheduling on the corpus (every computation)", "",
            f"Command: `{command}`  ",
            f"Machine: {platform.machine()}, Python {platform.python_version()}, cp "
-           f"{time_limit:g} s per module shared among its computations (loop bodies weighted "
-           "up), 2 CP-SAT workers on a shared machine.  ",
+           f"{time_limit:g} s per module shared among its computations (by size and share of "
+           "the peak), 2 CP-SAT workers on a shared machine.  ",
            f"Date: {time.strftime('%Y-%m-%d')}", "",
            "Bytes. *XLA listing*: the figure XLA prints under \"Live ranges at N (peak)\" (every "
            "value counted, both sides of an in-place hand-over and loop-state phis included, "

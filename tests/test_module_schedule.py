@@ -128,10 +128,12 @@ def test_time_is_shared_by_size_bodies_first_and_left_over_time_passes_on():
 
     schedule_module(m, rec, time_limit=10.0)
     assert list(seen) == scheduled_computations(m) == ["cond", "body", "e"]
-    # shares by size (cond 4 instructions, body 12 weighted x4, entry 7); a computation
-    # that returns at once leaves its time to the next ones, the entry gets what is left
-    assert seen["cond"] == pytest.approx(10.0 * 4 / 59, rel=0.05)
-    assert seen["body"] == pytest.approx(10.0 * 48 / 55, rel=0.05)
+    # shares by size (cond 4 instructions, body 12, entry 7), a callee weighted up by the
+    # part of the module peak it holds: the body holds the loop state and the broadcasts
+    # (most of the peak), the condition only the state
+    assert 0 < seen["cond"] < seen["body"]
+    assert seen["body"] > 10.0 * 12 / 23 and seen["body"] / 12 > 2 * seen["cond"] / 4
+    # a computation that returns at once leaves its time on: the entry gets what is left
     assert seen["e"] == pytest.approx(10.0, rel=0.05)
 
 

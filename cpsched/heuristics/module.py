@@ -12,9 +12,10 @@ scheduler has one signature for heuristics and solvers::
     scheduler(graph, scenarios, seconds) -> order (op indices) or a Schedule
 
 ``seconds`` is that computation's share of the time limit (None without one): shares are in
-proportion to the computations' sizes, loop bodies weighted up (they run many times and
-hold most of a scan-over-layers program's work and memory), and time a computation does not
-use passes on to the ones after it (the entry comes last).
+proportion to the computations' sizes, each called computation weighted up by the part of the
+module's peak it holds at its own peak in the input's order (a scan's loop body, which holds
+most of the program's memory, gets most of the time); time a computation does not use passes
+on to the ones after it (the entry comes last and gets what is left).
 
 With ``never_worse`` (solvers), for each computation the order kept is the better of the
 scheduler's and the input's by XLA's accounting of that computation (``HloConverter.usage``);
@@ -40,8 +41,8 @@ from cpsched.readers.hlo.parser import HloModule
 
 ComputationScheduler = Callable[[Graph, Scenarios, "float | None"], "Sequence[int] | Schedule"]
 
-# loop bodies get this many times their size in the time split
-BODY_WEIGHT = 4.0
+# a called computation holding the whole module peak gets 1 + this many times its size
+MEMORY_WEIGHT = 4.0
 
 
 @dataclass
@@ -83,10 +84,11 @@ def input_orders(module: HloModule) -> dict[str, list[str]]:
     return out
 
 
-def _weight(module: HloModule, name: str, n_ops: int, bodies: set[str]) -> float:
+def _weight(n_ops: int, share: float) -> float:
+    """Time-split weight: size, times 1 + MEMORY_WEIGHT x the share of the module peak."""
     if n_ops <= 2:
         return 0.0
-    return float(n_ops) * (BODY_WEIGHT if name in bodies else 1.0)
+    return float(n_ops) * (1.0 + MEMORY_WEIGHT * min(1.0, max(0.0, share)))
 
 
 def _score(peaks: np.ndarray) -> tuple:
@@ -108,12 +110,21 @@ def schedule_module(module: HloModule, scheduler: ComputationScheduler, *,
     ctx = call_contexts(module)
     entry = module.entry.name
     given = input_orders(module)
-    bodies = {callee for comp in module.computations for ins in comp.instructions
-              if ins.opcode == "while" for role, callee in ins.called() if role == "body"}
+    # the module as given: its peak (for the never-worse guarantee) and each callee's
+    conv_in = HloConverter(module, given)
+    g0 = conv_in.graph(entry)
+    input_peak = _peaks(g0, [g0.op_index(n) for n in given[entry]], sc)
+    top = max(1, int(np.max(input_peak)))
+    weights = {}
+    for n in names:
+        g_in = conv_in.graph(n)
+        share = 0.0
+        if n != entry and g_in.n_ops:
+            share = float(np.max(_exact(conv_in, g_in, n, [g_in.op_index(x) for x in given[n]],
+                                        sc))) / top
+        weights[n] = _weight(g_in.n_ops, share)
     conv = HloConverter(module)
     conv.orders = {}
-    sizes = {n: len(module.by_name[n].instructions) for n in names}
-    weights = {n: _weight(module, n, sizes[n], bodies) for n in names}
     left_w = sum(weights.values())
     left_t = time_limit
     results: list[ComputationResult] = []
@@ -162,9 +173,6 @@ def schedule_module(module: HloModule, scheduler: ComputationScheduler, *,
                                            seconds=dt, lower_bound=lb, info=info)
     assert entry_schedule is not None
     chosen = {n: tuple(v) for n, v in conv.orders.items()}
-    # the module as given, for the never-worse guarantee
-    g0 = HloConverter(module, given).graph(entry)
-    input_peak = _peaks(g0, [g0.op_index(n) for n in given[entry]], sc)
     kept_input = never_worse and _score(input_peak) < _score(entry_schedule.peak_bytes)
     if kept_input:
         chosen = {n: tuple(v) for n, v in given.items()}
