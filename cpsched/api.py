@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import platform
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -262,14 +263,35 @@ def read(source, *, async_collectives: bool = False) -> Graph:
         text = os.fspath(source)
         if "\n" not in text and len(text) < 4096 and (os.path.exists(text) or
                                                        not text.lstrip().startswith(("{", "HloModule"))):
-            from cpsched.readers import read_graph
-            g = read_graph(text)
+            from cpsched.readers import read_graph, sniff_format
+            if sniff_format(text) == "hlo":
+                from cpsched.readers.hlo.convert import read_hlo_module
+                g = _entry_graph(read_hlo_module(text))
+            else:
+                g = read_graph(text)
         else:
             g = _read_text(text)
     if async_collectives:
         from cpsched.heuristics.common import convert_sync_collectives
         g = convert_sync_collectives(g)
     return g
+
+
+# Graphs read from HLO remember their module, so that every computation of it (while bodies,
+# branches, called computations) is scheduled, not only the entry.
+_HLO_MODULES: "weakref.WeakKeyDictionary[Graph, Any]" = weakref.WeakKeyDictionary()
+
+
+def _entry_graph(module) -> Graph:
+    from cpsched.readers.hlo.convert import HloConverter
+    g = HloConverter(module).graph(None)
+    _HLO_MODULES[g] = module
+    return g
+
+
+def hlo_module_of(graph: Graph):
+    """The parsed HLO module ``graph`` was read from (its entry computation), or None."""
+    return _HLO_MODULES.get(graph)
 
 
 def _read_text(text: str) -> Graph:
@@ -290,8 +312,8 @@ def _read_text(text: str) -> Graph:
         G = json_graph.node_link_graph(_normalized(data, "<text>"), directed=True,
                                        multigraph=False, edges="links")
         return convert(G, source_format="nx-json")
-    from cpsched.readers.hlo.convert import read_hlo_text
-    return read_hlo_text(text)
+    from cpsched.readers.hlo.parser import parse_hlo_text
+    return _entry_graph(parse_hlo_text(text))
 
 
 def scenarios_for(graph: Graph, scenarios=None, weights=None) -> Scenarios:
@@ -450,6 +472,9 @@ def schedule(graph, method: str | None = None, *, objective: str | None = None,
         if opts.get(flag) not in (None, False) or (flag == "reorder" and flag in opts):
             raise InputError(f"--{'keep-order' if flag == 'reorder' else flag} applies to "
                              "--objective remat only")
+    module = hlo_module_of(g)
+    if module is not None:
+        return _run_module(module, g, sc, m, opts, budget_bytes, reference, t0)
     return _run(g, sc, m, opts, budget_bytes, reference, t0)
 
 
@@ -474,26 +499,74 @@ def resolve_method(method: str | None = None, objective: str | None = None) -> s
     return _method_and_options(method, objective, {})[0]
 
 
-def _run(g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any], budget_bytes,
-         reference: Mapping[str, Any], t0: float) -> Result:
+def _validated(g: Graph, sc: Scenarios, m: Method, opts: Mapping[str, Any]) -> Schedule:
+    """Run one method on one graph; its order checked and simulated by the validator."""
+    t0 = time.perf_counter()
     out = m.fn(g, sc, **opts)
     dt = time.perf_counter() - t0
     if isinstance(out, Schedule):
         # re-validate: a solver's claim is checked against the simulator, byte for byte
-        s = make_schedule(g, out.order, out.method, sc, status=out.status,
-                          seconds=out.seconds or dt, lower_bound=out.lower_bound_bytes,
-                          claimed_peak=[int(v) for v in out.peak_bytes], info=out.info)
-        extra = out
-    else:
-        s = make_schedule(g, out, m.name, sc, seconds=dt)
-        extra = None
+        return make_schedule(g, out.order, out.method, sc, status=out.status,
+                             seconds=out.seconds or dt, lower_bound=out.lower_bound_bytes,
+                             claimed_peak=[int(v) for v in out.peak_bytes], info=out.info,
+                             computation_orders=out.computation_orders)
+    return make_schedule(g, out, m.name, sc, seconds=dt)
+
+
+def _run(g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any], budget_bytes,
+         reference: Mapping[str, Any], t0: float) -> Result:
+    s = _validated(g, sc, m, opts)
+    return _result(g, sc, m, s, opts, budget_bytes, reference, t0)
+
+
+# the memory heuristics that cp also tries on every computation of a module, judged by XLA's
+# accounting (a solver's objective counts a loop body's state through the gap XLA leaves)
+MODULE_ALTERNATIVES = ("xla-list", "xla-dfs", "xla-postorder")
+
+
+def _run_module(module, g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any],
+                budget_bytes, reference: Mapping[str, Any], t0: float) -> Result:
+    """Every sequential computation of ``module`` ordered by ``m``, callees first
+    (``cpsched.heuristics.module``). A solver's time limit is shared among the computations
+    and its result is never worse than the module's own orders nor than the memory
+    heuristics'; heuristics do per computation what the compiler's would."""
+    from cpsched.heuristics.module import schedule_module
+    solver = is_solver(m.name)
+
+    def per_computation(graph: Graph, scen: Scenarios, seconds: float | None):
+        o = dict(opts)
+        if seconds is not None:
+            o["time_limit"] = max(seconds, 0.1)
+        return _validated(graph, scen, m, o)
+
+    alternatives = []
+    if m.name == "cp":
+        for name in MODULE_ALTERNATIVES:
+            fn = get_method(name).fn
+            alternatives.append(lambda graph, scen, seconds, fn=fn: fn(graph, scen))
+    ms = schedule_module(module, per_computation, scenarios=sc,
+                         time_limit=opts.get("time_limit") if solver else None,
+                         method=m.name, never_worse=(m.name == "cp"),
+                         alternatives=alternatives)
+    s = ms.schedule
+    _HLO_MODULES[s.graph] = module
+    r = _result(s.graph, sc, m, s, opts, budget_bytes, reference, t0)
+    info = dict(r.info)
+    info["computations"] = [vars(c) for c in ms.computations]
+    info["kept_input_orders"] = ms.kept_input
+    from dataclasses import replace
+    return replace(r, orders=dict(ms.orders), info=info)
+
+
+def _result(g: Graph, sc: Scenarios, m: Method, s: Schedule, opts: Mapping[str, Any],
+            budget_bytes, reference: Mapping[str, Any], t0: float) -> Result:
     info = dict(s.info)
     if reference:
         info["budget_reference"] = reference
     peak, bound = s.peak_by_name(), s.lower_bound_by_name()
     total = time.perf_counter() - t0
     return Result(graph=g, method=m.name, status=s.status, scenarios=sc, order=s.order,
-                  orders=_orders(g, s.order, extra), peak=peak, bound=bound,
+                  orders=_orders(g, s.order, s), peak=peak, bound=bound,
                   gap=_gap(peak, bound), seconds=total, budget=budget_bytes, schedule=s,
                   timings=_timings(total, s.seconds, s.info),
                   solver=_solver_settings(m.name, opts), info=info)
@@ -739,7 +812,12 @@ def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
             continue
         results[row] = r
         timelines[row] = simulate_timeline(g, r.order, costs, sc)
-    lb = static_lower_bound(g, sc)
+    module = hlo_module_of(g)
+    if module is not None:
+        from cpsched.heuristics.module import module_lower_bound
+        lb = module_lower_bound(module, sc)
+    else:
+        lb = static_lower_bound(g, sc)
     best = {n: int(lb[s]) for s, n in enumerate(sc.names)}
     for r in results.values():
         for n, b in r.bound.items():
@@ -830,9 +908,15 @@ def write(result: Result, output: str, source: str | None = None, *,
         raise InputError(f"{result.method}: nothing to write")
     data = schedule_to_dict(result.schedule)
     if hlo:
-        from cpsched.readers.hlo.convert import read_hlo_module
-        from cpsched.writers.hlo import write_hlo
-        text = write_hlo(read_hlo_module(str(source)), dict(result.orders))
+        from cpsched.readers.hlo.convert import read_hlo_module, scheduled_computations
+        from cpsched.writers.hlo import write_hlo, write_module_schedule
+        module = hlo_module_of(result.graph) or read_hlo_module(str(source))
+        if all(n in result.orders for n in scheduled_computations(module)):
+            # a sequence for every computation: is_scheduled=true, read back and re-simulated
+            text = write_module_schedule(module, result.orders, result.scenarios,
+                                         expected_peak=result.schedule.peak_bytes)
+        else:
+            text = write_hlo(module, dict(result.orders))
         write_text(output, text, inputs=inputs)
     else:
         write_json(output, data, inputs=inputs)

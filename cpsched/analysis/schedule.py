@@ -29,6 +29,10 @@ class Schedule:
     status: str = HEURISTIC
     seconds: float = 0.0
     info: Mapping[str, Any] = field(default_factory=dict)
+    # every non-entry sequential computation of an HLO module (while bodies and conditions,
+    # branches, called computations) -> its instruction names in the chosen order; ``order``
+    # is the entry's. Empty: the called computations keep the input's order.
+    computation_orders: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def peak_by_name(self) -> dict[str, int]:
         return {n: int(v) for n, v in zip(self.scenarios.names, self.peak_bytes)}
@@ -49,7 +53,8 @@ def make_schedule(graph: Graph, order: Sequence[int], method: str,
                   scenarios: Scenarios | None = None, *, status: str = HEURISTIC,
                   seconds: float = 0.0, lower_bound: np.ndarray | None = None,
                   claimed_peak: Sequence[int] | Mapping[str, int] | None = None,
-                  info: Mapping[str, Any] | None = None) -> Schedule:
+                  info: Mapping[str, Any] | None = None,
+                  computation_orders: Mapping[str, Sequence[str]] | None = None) -> Schedule:
     """Validate ``order`` (raises ``ScheduleError``), simulate it, and wrap it up."""
     from cpsched.analysis.memory import lower_bound as _lb
     from cpsched.analysis.validate import validate_schedule
@@ -59,4 +64,5 @@ def make_schedule(graph: Graph, order: Sequence[int], method: str,
     lb = _lb(graph, scenarios) if lower_bound is None else np.asarray(lower_bound, dtype=np.int64)
     lb = np.minimum(lb, peak)  # a bound above a valid schedule would be a bug; never print it
     return Schedule(graph, tuple(int(i) for i in order), method, scenarios, peak, lb,
-                    status, seconds, dict(info or {}))
+                    status, seconds, dict(info or {}),
+                    {k: tuple(v) for k, v in (computation_orders or {}).items()})

@@ -181,6 +181,37 @@ def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
     return out
 
 
+def write_module_schedule(module: HloModule, orders: Mapping[str, Sequence[str]],
+                          scenarios=None, expected_peak: Sequence[int] | None = None) -> str:
+    """The module with a sequence for every computation that gets one (entry, while bodies
+    and conditions, branches, called computations), ``is_scheduled=true``. ``orders`` must
+    name each of them. The text is read back before it is returned: every computation's
+    sequence must be its order, and the module's simulated peak (the entry with its
+    callees' peaks under their orders) must be ``expected_peak`` when given."""
+    from cpsched.analysis.memory import peak
+    from cpsched.readers.hlo.convert import HloConverter, scheduled_computations
+    from cpsched.readers.hlo.parser import parse_hlo_text
+    need = scheduled_computations(module)
+    missing = [n for n in need if n not in orders]
+    if missing:
+        raise ScheduleError(f"no order for {', '.join(missing[:4])}"
+                            + (" ..." if len(missing) > 4 else "")
+                            + ": is_scheduled=true needs a sequence for every computation")
+    text = write_hlo(module, {n: list(orders[n]) for n in need})
+    back = parse_hlo_text(text)
+    for n in need:
+        got = [i.name for i in back.by_name[n].instructions]
+        if got != [str(x).lstrip("%") for x in orders[n]]:
+            raise ScheduleError(f"the written module's sequence of {n!r} is not the order given")
+    if expected_peak is not None:
+        g = HloConverter(back).graph(back.entry.name)
+        sim = peak(g, g.original_order, scenarios)
+        if [int(x) for x in sim] != [int(x) for x in expected_peak]:
+            raise ScheduleError(f"the written module simulates to {[int(x) for x in sim]} "
+                                f"bytes, the schedule claims {[int(x) for x in expected_peak]}")
+    return text
+
+
 def write_hlo_file(path: str, module: HloModule, orders: Mapping[str, Sequence[str | int]],
                    inputs: tuple[str, ...] = (), **kwargs) -> None:
     from cpsched.writers import write_text

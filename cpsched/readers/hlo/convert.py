@@ -261,6 +261,10 @@ class _CompResult:
     graph: Graph
     held: np.ndarray                       # [n_buffers] bool: parameters + root values
     root_sources: dict[tuple[int, ...], tuple[int, tuple[int, ...]] | None]
+    # while bodies: (buffer, bytes, ops that read the incoming loop-state value, the op that
+    # writes the new value into the same buffer or None) for each state leaf the body
+    # does not pass through; XLA's live ranges leave the bytes free in between
+    state_gaps: tuple = ()
     flops: int = 0
     bytes_accessed: int = 0
     notes: list[str] = field(default_factory=list)
@@ -282,6 +286,7 @@ class HloConverter:
                              for role, callee in ins.called() if role == "body"}
         self._results: dict[str, _CompResult] = {}
         self._transient: dict[str, SymExpr] = {}
+        self._excess: dict[str, SymExpr] = {}
         self._body_cost: dict[str, tuple[int, int]] = {}
         self._active: set[str] = set()
         # derived facts per shape object, keyed by id(); each entry holds the shape itself so
@@ -507,6 +512,76 @@ class HloConverter:
         self._transient[name] = val
         return val
 
+    def usage(self, name: str, order: Sequence[int]) -> np.ndarray:
+        """Bytes per step of a computation under ``order`` as XLA's live ranges count them
+        (first scenario): the Graph's simulation, less a while body's loop-state bytes
+        between the last read of the old value and the write of the new one."""
+        from cpsched.analysis.memory import simulate
+        res = self._result(name)
+        g = res.graph
+        usage = simulate(g, order).usage[0].copy()
+        if res.state_gaps:
+            pos = np.empty(g.n_ops, dtype=np.int64)
+            pos[np.asarray(order, dtype=np.int64)] = np.arange(g.n_ops)
+            for _b, size, readers, writer in res.state_gaps:
+                last = max(int(pos[r]) for r in readers)
+                upto = int(pos[writer]) if writer is not None else g.n_ops
+                usage[last + 1:upto] -= size
+        return usage
+
+    def callee_transients(self, g: Graph, excess_of: Mapping[str, int]) -> tuple:
+        """``g.transient`` with every while / conditional / call op's entry replaced by the
+        largest of ``excess_of`` over its called computations (at least 0)."""
+        out = list(g.transient)
+        for i, op in enumerate(g.opcodes):
+            if op in CONTROL_FLOW:
+                called = g.attrs(i).get("called_computations") or ()
+                vals = [excess_of[c] for c in called if c in excess_of]
+                if vals:
+                    out[i] = SymExpr.const(max(0, max(vals)))
+        return tuple(out)
+
+    def excess_lower_bound(self, name: str, excess_of: Mapping[str, int]) -> int | None:
+        """A lower bound, over every order of ``name`` (and, through ``excess_of``, bounds
+        for its callees), of what ``excess`` can be; None for symbolic sizes. The loop-state
+        bytes a while body may leave free are not counted."""
+        from cpsched.analysis.memory import lower_bound
+        res = self._result(name)
+        g = res.graph
+        if not all(s.is_constant for s in g.buffer_sizes):
+            return None
+        sizes = list(g.buffer_sizes)
+        for b, _size, _r, _w in res.state_gaps:
+            sizes[b] = SymExpr.const(0)
+        g2 = g.with_(buffer_sizes=tuple(sizes), transient=self.callee_transients(g, excess_of))
+        if not all(t.is_constant for t in g2.transient):
+            return None
+        held = sum(int(g.buffer_sizes[b].constant_value) for b in np.flatnonzero(res.held))
+        return int(lower_bound(g2)[0]) - held
+
+    def excess(self, name: str) -> SymExpr:
+        """Bytes a called computation needs, at its peak under its own order, beyond what
+        its caller counts at the calling op (its parameters and results). The callee's
+        parameters and root values are simulated with XLA's live ranges: a while body's
+        loop state is live until its last read and again from the write of the new value
+        (the gap in between is free), a branch's result from its definition on. Negative
+        when the caller already counts more than the callee ever has live."""
+        if name in self._excess:
+            return self._excess[name]
+        res = self._result(name)
+        g = res.graph
+        if not (all(s.is_constant for s in g.buffer_sizes)
+                and all(t.is_constant for t in g.transient)):
+            val = self.temporaries(name)     # symbolic: the safe bound
+        elif g.n_ops == 0:
+            val = SymExpr.const(0)
+        else:
+            usage = self.usage(name, self._order_for(g, name))
+            held = sum(int(g.buffer_sizes[b].constant_value) for b in np.flatnonzero(res.held))
+            val = SymExpr.const(int(usage.max()) - held)
+        self._excess[name] = val
+        return val
+
     def _order_for(self, g: Graph, name: str) -> list[int]:
         from cpsched.analysis.validate import validate_order
         if name in self.orders:
@@ -615,6 +690,7 @@ class _GraphBuild:
         self.m = conv.m
         self.comp = comp
         self.is_entry = comp is self.m.entry
+        self.is_while_body = comp.name in conv.while_bodies
         self.b = GraphBuilder(comp.name)
         self.trees: dict[str, Tree] = {}
         self.vals: list[_Value] = []
@@ -624,6 +700,7 @@ class _GraphBuild:
         self.extra_held: dict[str, list[int]] = {}  # async start -> scratch values
         self.shares: list[tuple[int, int, str]] = []  # (new value, old value, writer op)
         self.no_edge_shares: set[tuple[int, int]] = set()  # shares that may not add edges
+        self.merged: dict[int, str] = {}    # overwritten value -> the op writing over it
         self.notes: list[str] = []
         self.donated: list[tuple[int, tuple[int, ...]]] = []
         self.io_alias_def: dict[tuple[str, tuple[int, ...]], tuple[int, tuple[int, ...]]] = {}
@@ -783,7 +860,21 @@ class _GraphBuild:
             held[bid_of[v]] = True
         for v in _flat(root_tree):
             held[bid_of[v]] = True
-        return _CompResult(g, held, root_sources, total_f, total_b, self.notes)
+        gaps = []
+        if self.is_while_body:
+            passed = set(_flat(root_tree))
+            const = self.conv.const
+            for (pnum, idx), pv in self.param_vid.items():
+                if pnum != 0 or pv in passed:
+                    continue
+                size = const(vals[pv].size)
+                if not size.is_constant:
+                    continue
+                readers = [g.op_index(r) for r in vals[pv].users]
+                writer = self.merged.get(pv)
+                gaps.append((bid_of[pv], int(size.constant_value), readers,
+                             g.op_index(writer) if writer is not None else None))
+        return _CompResult(g, held, root_sources, tuple(gaps), total_f, total_b, self.notes)
 
     def share_loop_state(self, root_tree: Tree) -> None:
         """A while body writes its result over its parameter: each root value the body
@@ -864,6 +955,7 @@ class _GraphBuild:
                         added.append((r, writer))
             parent[find(new)] = find(old)
             overwritten.add(old)
+            self.merged[old] = writer
         if added:
             self.b.meta["alias_order_edges"] = added
         return [find(v) for v in range(len(self.vals))]
@@ -1058,8 +1150,7 @@ class _GraphBuild:
         if op == "call":
             return self.call_values(ins, ops), all_used
         if op == "conditional":
-            self.set_transient(ins, [c for _, c in ins.called()])
-            return self.define_all(ins), all_used
+            return self.conditional_values(ins, ops), all_used
         if op == "copy" and ins.shape is not None and ins.shape.is_tuple and ops:
             keep = {idx: v for idx, v in ops[0].items() if idx != ()}
             return self.define_all(ins, keep), all_used
@@ -1101,11 +1192,11 @@ class _GraphBuild:
         return tree
 
     def set_transient(self, ins: HloInstruction, callees: Iterable[str]) -> None:
-        vals = [self.conv.temporaries(c) for c in callees if c in self.m.by_name]
+        vals = [self.conv.excess(c) for c in callees if c in self.m.by_name]
         if not vals:
             return
         if all(v.is_constant for v in vals):
-            best = max(vals, key=lambda v: v.constant_value)
+            best = SymExpr.const(max(0, max(int(v.constant_value) for v in vals)))
         else:
             best = vals[0]
             for v in vals[1:]:
@@ -1116,14 +1207,42 @@ class _GraphBuild:
         self.set_transient(ins, [ins.attrs.get("condition", "").strip().lstrip("%"),
                                  ins.attrs.get("body", "").strip().lstrip("%")])
         init = ops[0] if ops else {(): None}
-        tree = self.define_all(ins)
+        # where the body passes its parameter through unchanged, the result is the init
+        # value itself (XLA's phi folds away; no buffer of its own)
+        body = ins.attrs.get("body", "").strip().lstrip("%")
+        keep: Tree = {}
+        if body in self.m.by_name:
+            for idx, src in self.conv._result(body).root_sources.items():
+                if src is not None and src[:2] == (0, idx) and not src[2] and \
+                        init.get(idx) is not None:
+                    keep[idx] = init[idx]
+        tree = self.define_all(ins, keep)
         # the loop state lives in the init buffers, except where XLA copies: constants,
         # read-only entry parameters, a buffer that appears twice in the state
-        seen: set[int] = set()
+        seen: set[int] = set(keep.values())
         for idx, v in init.items():
+            if idx in keep:
+                continue
             if self.shareable(v) and v not in seen and tree.get(idx) is not None:
                 self.shares.append((tree[idx], v, ins.name))
                 seen.add(v)
+        return tree
+
+    def conditional_values(self, ins: HloInstruction, ops: list[Tree]) -> Tree:
+        """Outputs are new buffers, except where a branch returns (part of) its parameter:
+        XLA's alias analysis puts the conditional's result and every branch's root value
+        in one buffer, so the result is written over that operand."""
+        branches = [c for _, c in ins.called()]
+        self.set_transient(ins, branches)
+        tree = self.define_all(ins)
+        pairs = []
+        for k, br in enumerate(branches):
+            if br not in self.m.by_name or k + 1 >= len(ops):
+                continue
+            for idx, src in self.conv._result(br).root_sources.items():
+                if src is not None and src[0] == 0 and not src[2]:
+                    pairs.append((k + 1, src[1], idx))
+        self.write_in_place(ins, tree, pairs, ops)
         return tree
 
     def call_values(self, ins: HloInstruction, ops: list[Tree]) -> Tree:

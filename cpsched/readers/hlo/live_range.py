@@ -54,6 +54,7 @@ class XlaLiveRanges:
     start: dict[int, int]                     # value id -> first step
     end: dict[int, int]                       # value id -> last step (inclusive)
     buffer_of: dict[int, int]                 # value id -> buffer (alias set) id
+    computations: list[str] = field(default_factory=list)   # computation of each step
 
     @property
     def ranges(self) -> dict[str, tuple[int, int]]:
@@ -80,6 +81,35 @@ class XlaLiveRanges:
                 peak, peak_time = usage, t
             usage -= ends.get(t, 0)
         return peak_time or 0
+
+    def usage(self, module: HloModule) -> "np.ndarray":
+        """Bytes in use at each step of the flattened schedule, each HloBuffer counted once
+        (the largest of its values live at that step) and constants left out: the
+        accounting cpsched's simulator uses (XLA's own peak listing counts both values of
+        an in-place hand-over and the constants too)."""
+        import numpy as np
+        n = self.schedule_end_time
+        per: dict[int, "np.ndarray"] = {}
+        for v in self.values:
+            if module.by_name[v.computation].index[v.instruction].opcode == "constant":
+                continue
+            s, e = self.start[v.id], min(self.end[v.id], n - 1)
+            row = per.setdefault(self.buffer_of[v.id], np.zeros(n, dtype=np.int64))
+            row[s:e + 1] = np.maximum(row[s:e + 1], v.byte_size())
+        return sum(per.values()) if per else np.zeros(n, dtype=np.int64)
+
+    def usage_per_entry_step(self, module: HloModule) -> list[tuple[str, int]]:
+        """``(entry instruction, bytes)`` per entry step: at a while / conditional / call
+        the most bytes over its called computations' steps and its own, which is what
+        the caller's simulation charges for that one step."""
+        u = self.usage(module)
+        out = []
+        prev = -1
+        for t, (comp, name) in enumerate(zip(self.computations, self.sequence)):
+            if comp == module.entry.name:
+                out.append((name, int(u[prev + 1:t + 1].max())))
+                prev = t
+        return out
 
     def live_at(self, t: int) -> list[tuple[str, int]]:
         """Values live at step ``t`` with their bytes, in XLA's listing order."""
@@ -145,6 +175,8 @@ class _Analysis:
         self.done_comps: set[str] = set()
         self.uf = _UnionFind()
         self.async_context: dict[str, tuple[str, str]] = {}  # wrapped comp -> (caller comp, start)
+        self.phi_inputs: dict[int, list[int]] = {}      # phi value -> its input values
+        self.whiles: list[tuple[str, str, str, str]] = []  # (comp, while, body, condition)
 
     # -- dataflow --------------------------------------------------------------------------
     def new_value(self, comp: HloComputation, ins: HloInstruction, idx, is_phi=False) -> int:
@@ -199,17 +231,14 @@ class _Analysis:
             return dict(self.vs[(callee.name, callee.root.name)])
         if op == "conditional":
             branches = [self.m.by_name[c] for _, c in ins.called()]
-            merged: VS = {}
+            roots = []
             for k, br in enumerate(branches):
                 self.analyse(br, [ops[k + 1]] if k + 1 < len(ops) else [])
-                for idx, v in self.vs[(br.name, br.root.name)].items():
-                    merged.setdefault(idx, ())
-                    merged[idx] = tuple(dict.fromkeys(merged[idx] + v))
+                roots.append(self.vs[(br.name, br.root.name)])
             out = {}
-            for idx, v in merged.items():
-                out[idx] = v if len(v) == 1 else (self.new_value(comp, ins, idx, True),)
-                for x in v:
-                    self.uf.union(x, out[idx][0])
+            for idx, _ in _indices(ins):
+                inputs = [x for r in roots for x in r.get(idx, ())]
+                out[idx] = self.phi(comp, ins, idx, inputs)
             return out
         if op == "while":
             return self.while_vs(comp, ins, ops)
@@ -255,31 +284,99 @@ class _Analysis:
             return out
         return self.define_all(comp, ins)
 
+    def phi(self, comp, ins, idx, inputs: list[int]) -> tuple[int, ...]:
+        """XLA's ``Phi``: one input passes through; several (duplicates included) get a
+        phi value, registered in the phi graph and simplified at the end."""
+        if len(inputs) <= 1:
+            return tuple(inputs)
+        p = self.new_value(comp, ins, idx, True)
+        self.phi_inputs[p] = list(inputs)
+        return (p,)
+
     def while_vs(self, comp, ins, ops) -> VS:
+        """SSA form as XLA's dataflow builds it: the body parameter, the condition
+        parameter and the while each get a phi of (init, body root) at every index; the
+        phi graph optimisation later folds those that only ever see one value (state
+        passed through unchanged)."""
         cond = self.m.by_name[ins.attrs["condition"].strip().lstrip("%")]
         body = self.m.by_name[ins.attrs["body"].strip().lstrip("%")]
-        state: VS = dict(ops[0]) if ops else {(): ()}
-        phis: dict[tuple[int, ...], int] = {}
-        for _ in range(len(state) + 2):   # each round can only add phis
-            self.analyse(body, [state])
-            root = self.vs[(body.name, body.root.name)]
-            changed = False
-            for idx, v in state.items():
-                r = root.get(idx, v)
-                if r != v and idx not in phis:
-                    phis[idx] = self.new_value(comp, ins, idx, True)
-                    state[idx] = (phis[idx],)
-                    changed = True
-            if not changed:
-                break
-        self.analyse(cond, [state])
-        init = ops[0] if ops else {}
+        init: VS = dict(ops[0]) if ops else {(): ()}
+        idxs = [idx for idx, _ in _indices(ins)]
+        body_param = body.parameters().get(0)
+        cond_param = cond.parameters().get(0)
+        identity = body_param is not None and body.root is body_param
+        pb: VS = dict(init) if identity else \
+            {i: (self.new_value(body, body_param, i, True),) for i in idxs}
+        pc: VS = {i: (self.new_value(cond, cond_param, i, True),) for i in idxs} \
+            if cond_param is not None else {}
+        self.analyse(body, [pb])
+        self.analyse(cond, [pc])
         root = self.vs[(body.name, body.root.name)]
-        for idx, v in state.items():
-            for group in (init.get(idx, ()), root.get(idx, ()), v):
-                for x in group:
-                    self.uf.union(x, v[0]) if v else None
-        return dict(state)
+        out: VS = {}
+        for i in idxs:
+            a, r = list(init.get(i, ())), list(root.get(i, ()))
+            if not identity:
+                self.phi_inputs[pb[i][0]] = a + r
+            if i in pc:
+                self.phi_inputs[pc[i][0]] = a + r
+            out[i] = self.phi(comp, ins, i, r + a)
+        self.whiles.append((comp.name, ins.name, body.name, cond.name))
+        return out
+
+    def optimize_phis(self) -> dict[int, int]:
+        """XLA's ``PhiGraph::Optimize``: a phi whose inputs (itself aside) are all one value
+        becomes that value; a closure of phis reaching exactly one non-phi value becomes
+        that value. Returns phi id -> the value it stands for."""
+        repl: dict[int, int] = {}
+
+        def res(x: int) -> int:
+            while x in repl:
+                x = repl[x]
+            return x
+
+        phis = list(self.phi_inputs)
+        changed = True
+        while changed:
+            changed = False
+            checked: set[int] = set()
+            for p in phis:
+                if p in repl:
+                    continue
+                ops = [res(x) for x in self.phi_inputs[p]]
+                ops = [x for x in ops if x != p]
+                self.phi_inputs[p] = ops
+                if ops and all(x == ops[0] for x in ops):
+                    repl[p] = ops[0]
+                    changed = True
+                    continue
+                if p in checked:
+                    continue
+                work, seen, non_phi = [p], set(), None
+                k = 0
+                while k < len(work):
+                    t = res(work[k])
+                    k += 1
+                    if t in seen:
+                        continue
+                    checked.add(t)
+                    seen.add(t)
+                    if t in self.phi_inputs and t not in repl:
+                        work.extend(self.phi_inputs[t])
+                    else:
+                        if non_phi is not None and non_phi != t:
+                            non_phi = None
+                            break
+                        non_phi = t
+                if non_phi is not None:
+                    for t in seen:
+                        if t != non_phi and t in self.phi_inputs and t not in repl:
+                            repl[t] = non_phi
+                            changed = True
+        return {p: res(p) for p in repl}
+
+
+def _indices(ins: HloInstruction):
+    return ins.shape.subshapes() if ins.shape is not None else [((), None)]
 
 
 def _topo(comp: HloComputation) -> list[HloInstruction]:
@@ -318,6 +415,30 @@ def xla_live_ranges(module: HloModule,
     a = _Analysis(module, orders)
     entry = module.entry
     a.analyse(entry, None)
+    # phis that only ever see one value disappear; every value set names the survivor
+    repl = a.optimize_phis()
+    if repl:
+        for key, vs in a.vs.items():
+            a.vs[key] = {idx: tuple(dict.fromkeys(repl.get(x, x) for x in vals))
+                         for idx, vals in vs.items()}
+    dead = set(repl)
+    for comp_name, wname, body_name, cond_name in a.whiles:
+        wvs = a.vs.get((comp_name, wname), {})
+        winst = module.by_name[comp_name].index[wname]
+        init = a.vs.get((comp_name, winst.operands[0]), {}) if winst.operands else {}
+        body = module.by_name[body_name]
+        groups = [init, a.vs.get((body_name, body.root.name), {})]
+        for c in (body, module.by_name[cond_name]):
+            p0 = c.parameters().get(0)
+            if p0 is not None:   # only values the parameter itself defines (its phis)
+                groups.append({i: tuple(x for x in v if a.values[x].instruction == p0.name
+                                        and a.values[x].computation == c.name)
+                               for i, v in a.vs.get((c.name, p0.name), {}).items()})
+        for idx, wv in wvs.items():
+            for g in groups:
+                for x in g.get(idx, ()):
+                    for y in wv:
+                        a.uf.union(x, y)
 
     # -- flatten the schedule ------------------------------------------------------------------
     sequence: list[tuple[str, str]] = []
@@ -394,7 +515,7 @@ def xla_live_ranges(module: HloModule,
     end: dict[int, int] = {}
     for v in a.values:
         key = (v.computation, v.instruction)
-        if key not in times or not v.positions:
+        if v.id in dead or key not in times or not v.positions:
             continue
         comp = module.by_name[v.computation]
         ins = comp.index[v.instruction]
@@ -435,6 +556,13 @@ def xla_live_ranges(module: HloModule,
         comp = module.by_name[cname]
         for ins in comp.instructions:
             mine = a.vs.get((cname, ins.name), {})
+            if ins.opcode == "conditional":
+                for _, br in ins.called():
+                    broot = a.vs.get((br, module.by_name[br].root.name), {})
+                    for idx, vals in mine.items():
+                        for x in broot.get(idx, ()):
+                            for y in vals:
+                                uf.union(x, y)
             for o, oi, out in inplace_pairs(module, ins):
                 if o >= len(ins.operands):
                     continue
@@ -456,7 +584,7 @@ def xla_live_ranges(module: HloModule,
             end[x] = min(end[x], start[y])
     names = [i for _, i in sequence]
     return XlaLiveRanges(end_time, names, [v for v in a.values if v.id in start], start, end,
-                         {vid: uf.find(vid) for vid in start})
+                         {vid: uf.find(vid) for vid in start}, [c for c, _ in sequence])
 
 
 def _async_done(comp: HloComputation, start: str) -> str | None:
