@@ -189,10 +189,11 @@ class PipelineProblem:
         if caps is None:
             return
         for d in range(self.p):
-            need = max(int(self.act[s]) for s in self.stages_of(d))
+            # a microbatch's chunks on a device are all held when its last chunk runs forward
+            need = self.device_act(d)
             if caps[d] < need:
                 raise InputError(f"memory cap {caps[d]} on device {d} is below one microbatch's "
-                                 f"activations ({need}): no schedule fits")
+                                 f"activations on it ({need}): no schedule fits")
 
 
 def cap_1f1b(problem: PipelineProblem) -> int:

@@ -259,6 +259,25 @@ def order_from_times(problem: PipelineProblem, times: Mapping[Action, float]) ->
     return out
 
 
+def fifo_relabel(problem: PipelineProblem, actions: Sequence[Sequence[Action]]) -> list[list[Action]]:
+    """The same lists with the k-th F (B, W) of each stage given microbatch k.
+
+    Microbatches are interchangeable, so this never makes a schedule slower or bigger: at the
+    k-th action of a kind on a stage, k actions of the kind it waits for have finished on the
+    neighbour stage (each action has its own input), so the k-th of them has too; memory
+    counts do not depend on labels. The CP model uses this to fix microbatch order."""
+    out = []
+    for lst in actions:
+        count: dict[tuple[str, int], int] = {}
+        new = []
+        for a in lst:
+            k = count.get((a.kind, a.stage), 0)
+            count[(a.kind, a.stage)] = k + 1
+            new.append(Action(a.kind, a.stage, k))
+        out.append(new)
+    return out
+
+
 def flatten(actions: Iterable[Iterable[Action]]) -> list[Action]:
     return [a for lst in actions for a in lst]
 
