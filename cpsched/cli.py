@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from cpsched.core.errors import CpschedError, InputError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios, from_dim_specs, from_json, static
+from cpsched.pipeline import cli as pipeline_cli
 
 EXIT_USAGE = 2
 
@@ -624,6 +625,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input(q)
     q.add_argument("-o", "--output", required=True)
     q.set_defaults(fn=cmd_convert)
+
+    pipeline_cli.add_parser(sub)
 
     q = sub.add_parser("methods", help="list scheduling methods")
     q.add_argument("--json", action="store_true")

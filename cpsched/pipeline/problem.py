@@ -145,7 +145,7 @@ class PipelineProblem:
         ds: set[str] = set()
         for x in self.act + self.act_w:
             if isinstance(x, SymExpr):
-                ds.update(x.dims())
+                ds.update(x.dims)
         return tuple(sorted(ds))
 
     def at(self, values: Mapping[str, int] | None = None) -> "PipelineProblem":
