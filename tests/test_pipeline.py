@@ -210,8 +210,8 @@ def test_bad_problem_inputs():
 
 def unbalanced(p, m, cap="1f1b", comm=0.0, v=1):
     S = p * v
-    f, b, w = [2] * S, [4] * S, [2] * S     # B ~ 2F, W ~ F
-    f[-1], b[-1], w[-1] = 3, 6, 3           # heavier last stage (the LM head)
+    f, b, w = [2 / v] * S, [4 / v] * S, [2 / v] * S     # B ~ 2F, W ~ F
+    f[-1], b[-1], w[-1] = 3 / v, 6 / v, 3 / v           # heavier last stage (the LM head)
     return PipelineProblem(p=p, m=m, v=v, f=f, b=b, w=w, act=(4,), act_w=(1,), comm=comm,
                            memory_cap=cap)
 
@@ -364,3 +364,26 @@ def test_cli_costs_file_per_stage(tmp_path, capsys):
              "--json")
     assert rc == 0
     assert json.loads(capsys.readouterr().out)["makespan"] == 104
+
+
+@pytest.mark.parametrize("p,m,v,cap", [(2, 8, 4, "1f1b"), (4, 8, 2, "1f1b"), (4, 8, 4, None),
+                                       (4, 4, 2, 9), (3, 7, 3, 13)])
+def test_greedy_fits_the_cap_and_never_deadlocks(p, m, v, cap):
+    pr = unbalanced(p, m, v=v, cap=cap)
+    s = baselines.build(pr, "greedy", check_memory=True)
+    assert s.replay.memory_ok
+    assert s.replay.makespan >= lower_bound(pr) - 1e-9
+
+
+def test_cp_with_chunks_under_the_1f1b_cap_is_hinted_by_greedy():
+    from cpsched.cp.pipeline.solve import solve
+    pr = unbalanced(2, 4, v=2)
+    assert all(not baselines.build(pr, n).replay.memory_ok for n in ("interleaved", "circular"))
+    s = solve(pr, time_limit=3)
+    assert s.info["hint"] == "greedy"
+    assert s.replay.makespan <= baselines.build(pr, "greedy").replay.makespan + 1e-9
+
+
+def test_greedy_refuses_a_cap_below_one_microbatch():
+    with pytest.raises(InputError, match="below one microbatch"):
+        baselines.build(unbalanced(4, 4, v=2, cap=5), "greedy")

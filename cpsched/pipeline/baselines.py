@@ -27,6 +27,7 @@ With a split backward, the non-ZB schedules run W right after its B (the fused b
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from typing import Callable
 
@@ -224,6 +225,13 @@ _BUILDERS = {"gpipe": gpipe, "1f1b": one_f_one_b, "interleaved": interleaved,
              "circular": circular, "zb-h1": zb_h1, "zb-h2": zb_h2}
 
 
+def _greedy(problem):
+    return greedy(problem)
+
+
+_BUILDERS["greedy"] = _greedy
+
+
 def build(problem: PipelineProblem, method: str, check_memory: bool = False) -> PipelineSchedule:
     """The baseline ``method`` on a concrete problem, replayed (memory checked against the
     caps only with ``check_memory``: baselines ignore caps; ``memory_ok`` says if they fit)."""
@@ -245,3 +253,113 @@ def applicable(problem: PipelineProblem, method: str) -> str | None:
 
 __all__ = ["BASELINES", "gpipe", "one_f_one_b", "interleaved", "circular", "zb_h1", "zb_h2",
            "build", "applicable"]
+
+
+def greedy(problem: PipelineProblem) -> list[list[Action]]:
+    """cpsched's memory-aware list schedule (not a published baseline; a hint for the CP
+    model where no baseline fits the cap, e.g. interleaved chunks under the 1F1B cap).
+
+    Whenever a device is free it runs, among the actions whose inputs have arrived: a B
+    (lowest microbatch first), else an F that fits the cap (deepest chunk first, then lowest
+    microbatch), else a pending W, else it waits. A microbatch enters a device (its chunk-0
+    F) only if the cap still leaves room for the rest of its chunks and for the remaining
+    chunks of every microbatch already on the device, so a forward can never be blocked for
+    memory forever (B and W need none)."""
+    problem.check_memory_feasible()
+    p, v = problem.p, problem.v
+    caps = problem.caps()
+    S = problem.n_stages
+    end: dict[Action, float] = {}
+    free = [0.0] * p
+    cur = [0] * p
+    reserve = [0] * p                                  # memory promised to in-flight forwards
+    # microbatch order per (stage, kind) loses nothing (see schedule.fifo_relabel): only the
+    # head of each queue is a candidate
+    next_f = [[0] * v for _ in range(p)]
+    next_b = [[0] * v for _ in range(p)]
+    left = [2 * v * problem.m for _ in range(p)]
+    pending = [deque() for _ in range(p)]
+    out = [[] for _ in range(p)]
+    chunk_act = [int(problem.act[s]) for s in range(S)]
+
+    def ready_at(a: Action):
+        r = 0.0
+        for q in deps(problem, a):
+            if q not in end:
+                return None
+            r = max(r, end[q] + problem.delay(q.kind, q.stage))
+        return r
+
+    ends: list[float] = []     # heap of action end times (the event times)
+
+    def run(d, a, t):
+        end[a] = t + problem.busy(a.kind, a.stage)
+        heapq.heappush(ends, end[a])
+        free[d] = end[a]
+        out[d].append(a)
+        c = problem.chunk(a.stage)
+        if a.kind == "F":
+            cur[d] += chunk_act[a.stage]
+            rest = sum(chunk_act[k * p + d] for k in range(c + 1, v))
+            if c == 0:
+                reserve[d] += rest
+            else:
+                reserve[d] -= chunk_act[a.stage]
+            next_f[d][c] += 1
+            left[d] -= 1
+        elif a.kind == "B":
+            cur[d] -= problem.act_b(a.stage)
+            next_b[d][c] += 1
+            left[d] -= 1
+            if problem.split_backward:
+                pending[d].append(a)
+        else:
+            cur[d] -= int(problem.act_w[a.stage])
+
+    def fits(d, a):
+        if caps is None:
+            return True
+        c = problem.chunk(a.stage)
+        if c == 0:
+            need = sum(chunk_act[k * p + d] for k in range(v))
+            return cur[d] + reserve[d] + need <= caps[d]
+        return cur[d] + chunk_act[a.stage] <= caps[d]   # already reserved
+
+    stalled = [False] * p
+    def heads(d, nxt, kind):
+        return [Action(kind, c * p + d, nxt[d][c]) for c in range(v) if nxt[d][c] < problem.m]
+
+    while any(left[d] or pending[d] for d in range(p)):
+        cand = [d for d in range(p) if left[d] or pending[d]]
+        d = min(cand, key=lambda e: (free[e], stalled[e], e))
+        t = free[d]
+        if stalled[d]:
+            # every device at this time waits: move them to the next event
+            while ends and ends[0] <= t + 1e-12:
+                heapq.heappop(ends)
+            later = ends[:1] + [free[e] for e in cand if free[e] > t + 1e-12]
+            if not later:
+                raise ScheduleError("greedy: no device can proceed")
+            for e in cand:
+                if stalled[e] and free[e] <= t + 1e-12:
+                    free[e] = min(later)
+                    stalled[e] = False
+            continue
+        rb = [(a.mb, a) for a in heads(d, next_b, "B") if (r := ready_at(a)) is not None and r <= t + 1e-12]
+        if rb:
+            run(d, min(rb)[1], t)
+            stalled = [False] * p
+            continue
+        rf = [(-problem.chunk(a.stage), a.mb, a) for a in heads(d, next_f, "F")
+              if (r := ready_at(a)) is not None and r <= t + 1e-12 and fits(d, a)]
+        if rf:
+            run(d, min(rf)[2], t)
+            stalled = [False] * p
+            continue
+        if pending[d]:
+            b = pending[d].popleft()
+            run(d, Action("W", b.stage, b.mb), t)
+            stalled = [False] * p
+            continue
+        stalled[d] = True
+    return out

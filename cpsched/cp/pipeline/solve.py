@@ -59,7 +59,7 @@ def best_baseline(problem: PipelineProblem) -> tuple[PipelineSchedule | None, di
     """The fastest baseline within the caps, and every baseline's summary (or why not)."""
     results: dict[str, dict] = {}
     best = None
-    for name in baselines.BASELINES:
+    for name in baselines.BASELINES + ("greedy",):
         why = baselines.applicable(problem, name)
         if why is not None:
             results[name] = {"method": name, "status": "NOT_APPLICABLE", "message": why}
