@@ -32,7 +32,7 @@ from cpsched.core.errors import InputError, ScheduleError
 from cpsched.pipeline import baselines
 from cpsched.pipeline.export import from_torch_csv, to_json, to_torch_csv, to_trace
 from cpsched.pipeline.problem import PipelineProblem, cap_1f1b, uniform
-from cpsched.pipeline.schedule import (Action, PipelineSchedule, fifo_relabel, lower_bound,
+from cpsched.pipeline.schedule import (Action, fifo_relabel, lower_bound,
                                        replay)
 
 GRID = [(2, 2), (2, 5), (4, 4), (4, 8), (4, 13), (8, 8), (8, 24)]

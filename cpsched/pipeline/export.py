@@ -2,8 +2,10 @@
 
 PyTorch CSV: the "compute_only" format that ``torch.distributed.pipelining``'s
 ``PipelineScheduleMulti._load_csv`` / ``_PipelineScheduleRuntime._load_csv`` read (checked
-against ``torch/distributed/pipelining/schedules.py`` of PyTorch 2.6 and later, whose
-``_ComputationType`` names the input-gradient action ``I`` and the fused backward ``B``):
+against ``torch/distributed/pipelining/schedules.py`` on PyTorch's main branch, the version
+that also has ``ScheduleDualPipeV``, whose ``_ComputationType`` names the input-gradient
+action ``I`` and the full backward ``B``; the exact first release with these names was not
+pinned down here, and 2024 releases still used ``B`` for the input gradient):
 one row per rank, one cell per action in run order, each cell ``{stage}{type}{microbatch}``
 with ``stage`` the global (virtual) stage index and ``type`` one of ``F`` (forward), ``I``
 (input gradient, our split B), ``W`` (weight gradient) or ``B`` (full backward, our fused B).

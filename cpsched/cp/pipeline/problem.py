@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from math import gcd
 
 from cpsched.pipeline.problem import PipelineProblem
-from cpsched.pipeline.schedule import Action, all_actions, deps
+from cpsched.pipeline.schedule import all_actions, deps
 
 SCALES = (1, 2, 4, 5, 8, 10, 20, 25, 50, 100, 1000)
 
@@ -61,10 +61,6 @@ def make_data(problem: PipelineProblem) -> CpData:
         caps = tuple(int(c) // unit for c in caps)
     return CpData(problem, scale, exact, acts, busy, delay, dep, caps,
                   [x // unit for x in act_b], [x // unit for x in act_w], unit)
-
-
-def last_of_kind(problem: PipelineProblem, kind: str, stage: int) -> Action:
-    return Action(kind, stage, problem.m - 1)
 
 
 __all__ = ["CpData", "make_data", "time_scale", "SCALES"]
