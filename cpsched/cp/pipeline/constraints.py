@@ -10,8 +10,9 @@
 - activation memory per device as a cumulative: each (stage, microbatch) holds
   ``act - act_w`` from the start of F to the end of B and ``act_w`` from the start of F to
   the end of W (the zero-bubble paper's M_B / M_W accounting), at most the cap;
-- on a device with one stage and nothing held for W, the cap allows at most K = cap // act
-  microbatches in flight, so F of microbatch j+K waits for B of j (implied, added to help);
+- on a device with one stage the cap bounds the microbatches in flight: F of j+K waits for
+  B of j, and F of j+L for W of j (implied by the cumulative with microbatch order; added to
+  help the search, see ``_in_flight_limits``);
 - the makespan is at least every stage's last action's end.
 """
 
@@ -59,11 +60,27 @@ def add_memory(v: Vars) -> None:
                     demands.append(data.act_w[s])
         if itvs and sum(demands) > data.caps[d]:
             v.model.AddCumulative(itvs, demands, data.caps[d])
-        if len(stages) == 1 and data.act_w[stages[0]] == 0 and data.act_b[stages[0]] > 0:
-            s = stages[0]
-            k = data.caps[d] // data.act_b[s]
-            for j in range(pr.m - k):
-                v.model.Add(v.start[Action("F", s, j + k)] >= v.end[Action("B", s, j)])
+        if len(stages) == 1:
+            _in_flight_limits(v, stages[0], data.caps[d])
+
+
+def _in_flight_limits(v: Vars, s: int, cap: int) -> None:
+    """One stage on the device, microbatches in order: if B of j has not ended when F of
+    j+K starts, microbatches j..j+K all hold their whole activation ``a``, so (K+1)a <= cap;
+    hence F(j+K) waits for B(j) with K = cap // a. Likewise if W of j has not ended,
+    j..j+L-1 hold at least ``a_w`` each and the new one ``a``: F(j+L) waits for W(j) with
+    L = (cap - a) // a_w + 1."""
+    data, pr = v.data, v.data.problem
+    a = data.act_b[s] + data.act_w[s]
+    if a <= 0:
+        return
+    k = cap // a
+    for j in range(pr.m - k):
+        v.model.Add(v.start[Action("F", s, j + k)] >= v.end[Action("B", s, j)])
+    if pr.split_backward and data.act_w[s] > 0:
+        L = (cap - a) // data.act_w[s] + 1
+        for j in range(max(0, pr.m - L)):
+            v.model.Add(v.start[Action("F", s, j + L)] >= v.end[Action("W", s, j)])
 
 
 def add_makespan(v: Vars) -> None:
