@@ -39,7 +39,7 @@ GRID = [(2, 2), (2, 5), (4, 4), (4, 8), (4, 13), (8, 8), (8, 24)]
 
 
 def fused(p, m, v=1, f=1.0, b=2.0, act=None):
-    return uniform(p, m, v, f=f, b=b, w=0.0, act=act if act is not None else 4 * v,
+    return uniform(p, m, v, f=f, b=b, w=0.0, act=act if act is not None else 4,
                    split_backward=False)
 
 
@@ -387,3 +387,63 @@ def test_cp_with_chunks_under_the_1f1b_cap_is_hinted_by_greedy():
 def test_greedy_refuses_a_cap_below_one_microbatch():
     with pytest.raises(InputError, match="below one microbatch"):
         baselines.build(unbalanced(4, 4, v=2, cap=5), "greedy")
+
+
+def _simulate_comms(rows, stage_rank):
+    """A run of the compute_comms lists with PyTorch's readiness rules: a receive needs the
+    peer's send posted, a forward (input gradient) needs its receive or the producer on the
+    same rank; sends are asynchronous. Returns True when every rank finishes."""
+    import re
+    rx = re.compile(r"^(\d+)(F|I|B|W|SEND_F|RECV_F|SEND_B|RECV_B)(\d+)$")
+    lists = [[rx.match(c).groups() for c in row] for row in rows]
+    done = [set() for _ in rows]
+    ptr = [0] * len(rows)
+    last = max(int(s) for row in lists for s, _, _ in row)
+    while any(ptr[r] < len(lists[r]) for r in range(len(rows))):
+        moved = False
+        for r, lst in enumerate(lists):
+            while ptr[r] < len(lst):
+                s, k, j = lst[ptr[r]]
+                s = int(s)
+                ok = True
+                if k == "RECV_F":
+                    ok = (str(s - 1), "SEND_F", j) in done[stage_rank(s - 1)]
+                elif k == "RECV_B":
+                    ok = (str(s + 1), "SEND_B", j) in done[stage_rank(s + 1)]
+                elif k == "F" and s > 0:
+                    ok = (str(s), "RECV_F", j) in done[r] or (str(s - 1), "F", j) in done[r]
+                elif k in ("I", "B") and s < last:
+                    ok = (str(s), "RECV_B", j) in done[r]
+                if not ok:
+                    break
+                done[r].add((str(s), k, j))
+                ptr[r] += 1
+                moved = True
+        if not moved:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("method,v", [("1f1b", 1), ("zb-h1", 1), ("interleaved", 2), ("circular", 2)])
+def test_torch_compute_comms_rows_pair_up_and_run(method, v):
+    from cpsched.pipeline.export import torch_rows
+    pr = uniform(4, 8, v)
+    s = baselines.build(pr, method)
+    rows = torch_rows(s, "compute_comms")
+    flat = [c for row in rows for c in row]
+    sends = [c for c in flat if "SEND" in c]
+    recvs = [c for c in flat if "RECV" in c]
+    assert len(sends) == len(recvs) == 2 * pr.m * (pr.n_stages - 1)
+    assert _simulate_comms(rows, pr.device)
+    # compute cells unchanged and in the same order
+    assert [[c for c in row if "SEND" not in c and "RECV" not in c] for row in rows] == \
+        [r.split(",") for r in to_torch_csv(s).strip().split("\n")]
+
+
+def test_compute_comms_simulation_catches_a_late_receive():
+    from cpsched.pipeline.export import torch_rows
+    pr = uniform(2, 2)
+    rows = torch_rows(baselines.build(pr, "1f1b"), "compute_comms")
+    i = rows[1].index("1RECV_F0")
+    rows[1][i], rows[1][i + 1] = rows[1][i + 1], rows[1][i]   # forward before its receive
+    assert not _simulate_comms(rows, pr.device)

@@ -54,6 +54,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     q.add_argument("--seed", type=int, default=0)
     q.add_argument("--csv", metavar="OUT", help="PyTorch pipelining action CSV of the schedule "
                    "(with --method all: the fastest one within the cap)")
+    q.add_argument("--csv-format", default="compute_only", choices=("compute_only", "compute_comms"),
+                   help="compute_only (the runtime adds send/recv) or compute_comms (with "
+                        "SEND_F/RECV_F/SEND_B/RECV_B actions)")
     q.add_argument("--trace", metavar="OUT", help="Chrome/Perfetto trace JSON")
     q.add_argument("--json", action="store_true")
     q.set_defaults(fn=run)
@@ -176,7 +179,7 @@ def run(args) -> int:
         from cpsched.pipeline.export import write_torch_csv, write_trace
         inputs = (args.costs_file,) if args.costs_file else ()
         if args.csv:
-            write_torch_csv(args.csv, chosen, inputs)
+            write_torch_csv(args.csv, chosen, inputs, args.csv_format)
         if args.trace:
             write_trace(args.trace, chosen, inputs)
     if args.json:

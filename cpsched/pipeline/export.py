@@ -11,7 +11,7 @@ with ``stage`` the global (virtual) stage index and ``type`` one of ``F`` (forwa
 (input gradient, our split B), ``W`` (weight gradient) or ``B`` (full backward, our fused B).
 The runtime infers the stage-to-rank map from the rows (here the looped map: stage s on
 rank s % p) and inserts the send/recv actions itself when it lowers the compute-only
-schedule.
+schedule; the ``compute_comms`` format carries them explicitly (``torch_rows``).
 
 Trace: one process, one track per device with every action as a complete event at its
 replayed time (one time unit shows as one microsecond, as in ``cpsched.writers.trace`` for
@@ -33,11 +33,40 @@ def torch_action(a: Action, split_backward: bool) -> str:
     return f"{a.stage}{kind}{a.mb}"
 
 
-def to_torch_csv(schedule: PipelineSchedule) -> str:
+CSV_FORMATS = ("compute_only", "compute_comms")
+
+
+def torch_rows(schedule: PipelineSchedule, format: str = "compute_only") -> list[list[str]]:
+    """Per-rank action strings. ``compute_comms`` (what ``_load_csv(..., format=
+    "compute_comms")`` reads) adds ``{s}SEND_F{j}`` right after a forward whose output
+    crosses to another rank and ``{s+1}RECV_F{j}`` right before the forward that reads it
+    (``SEND_B`` / ``RECV_B`` likewise for input gradients, the receiving stage being s-1).
+    Sends sit right after their producer and receives right before their consumer, so the
+    lists cannot deadlock when the compute order does not (the replay checked that)."""
+    if format not in CSV_FORMATS:
+        raise ValueError(f"csv format {format!r}: one of {', '.join(CSV_FORMATS)}")
+    pr = schedule.problem
+    rows = []
+    for lst in schedule.actions:
+        row = []
+        for a in lst:
+            if format == "compute_comms":
+                if a.kind == "F" and a.stage > 0 and pr.sends("F", a.stage - 1):
+                    row.append(f"{a.stage}RECV_F{a.mb}")
+                if a.kind == "B" and a.stage < pr.n_stages - 1 and pr.sends("B", a.stage + 1):
+                    row.append(f"{a.stage}RECV_B{a.mb}")
+            row.append(torch_action(a, pr.split_backward))
+            if format == "compute_comms" and a.kind in "FB" and pr.sends(a.kind, a.stage):
+                row.append(f"{a.stage}SEND_{a.kind}{a.mb}")
+        rows.append(row)
+    return rows
+
+
+def to_torch_csv(schedule: PipelineSchedule, format: str = "compute_only") -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    for lst in schedule.actions:
-        w.writerow([torch_action(a, schedule.problem.split_backward) for a in lst])
+    for row in torch_rows(schedule, format):
+        w.writerow(row)
     return buf.getvalue()
 
 
@@ -119,9 +148,10 @@ def _r(x: float) -> float:
     return round(float(x), 6)
 
 
-def write_torch_csv(path: str, schedule: PipelineSchedule, inputs: tuple[str, ...] = ()) -> None:
+def write_torch_csv(path: str, schedule: PipelineSchedule, inputs: tuple[str, ...] = (),
+                    format: str = "compute_only") -> None:
     from cpsched.writers import write_text
-    write_text(path, to_torch_csv(schedule), inputs)
+    write_text(path, to_torch_csv(schedule, format), inputs)
 
 
 def write_trace(path: str, schedule: PipelineSchedule, inputs: tuple[str, ...] = ()) -> None:
@@ -129,5 +159,5 @@ def write_trace(path: str, schedule: PipelineSchedule, inputs: tuple[str, ...] =
     write_text(path, json.dumps(to_trace(schedule), separators=(",", ":")) + "\n", inputs)
 
 
-__all__ = ["to_torch_csv", "from_torch_csv", "to_trace", "to_json", "torch_action",
+__all__ = ["CSV_FORMATS", "torch_rows", "to_torch_csv", "from_torch_csv", "to_trace", "to_json", "torch_action",
            "write_torch_csv", "write_trace"]

@@ -216,14 +216,8 @@ def _int(x, what: str) -> int:
 
 def uniform(p: int, m: int, v: int = 1, f: float = 1.0, b: float = 1.0, w: float = 1.0,
             act: int | str = 1, act_w: int | str = 0, **kw) -> PipelineProblem:
-    """Every stage alike; with v > 1 each chunk gets 1/v of the device's work and memory
-    (the same model cut finer), as in the interleaved-schedule papers."""
-    if v > 1:
-        f, b, w = f / v, b / v, w / v
-        if isinstance(act, int) and act % v == 0:
-            act //= v
-        if isinstance(act_w, int) and act_w % v == 0:
-            act_w //= v
+    """Every stage (chunk) alike: ``f``, ``b``, ``w``, ``act`` and ``act_w`` are per stage, so
+    with v > 1 pass the per-chunk figures (e.g. F/v to cut the same model finer)."""
     return PipelineProblem(p=p, m=m, v=v, f=(f,), b=(b,), w=(w,), act=(act,), act_w=(act_w,), **kw)
 
 
