@@ -33,7 +33,7 @@ from typing import Callable
 
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.pipeline.problem import PipelineProblem
-from cpsched.pipeline.schedule import Action, PipelineSchedule, deps
+from cpsched.pipeline.schedule import Action, PipelineSchedule, deps, replay
 
 BASELINES = ("gpipe", "1f1b", "interleaved", "circular", "zb-h1", "zb-h2")
 
@@ -226,7 +226,17 @@ _BUILDERS = {"gpipe": gpipe, "1f1b": one_f_one_b, "interleaved": interleaved,
 
 
 def _greedy(problem):
-    return greedy(problem)
+    """The faster of the safe greedy and the one that reserves memory for a new microbatch's
+    first chunk only (more in flight; it may deadlock, then the safe one stands)."""
+    best = greedy(problem)
+    try:
+        alt = greedy(problem, admission="chunk")
+        r_alt = replay(problem, alt)
+    except ScheduleError:
+        return best
+    if r_alt.memory_ok and r_alt.makespan < replay(problem, best, check_memory=False).makespan:
+        return alt
+    return best
 
 
 _BUILDERS["greedy"] = _greedy
@@ -255,7 +265,8 @@ __all__ = ["BASELINES", "gpipe", "one_f_one_b", "interleaved", "circular", "zb_h
            "build", "applicable"]
 
 
-def greedy(problem: PipelineProblem) -> list[list[Action]]:
+def greedy(problem: PipelineProblem, f_order: str = "depth", b_order: str = "mb",
+           w_policy: str = "lazy", admission: str = "safe") -> list[list[Action]]:
     """cpsched's memory-aware list schedule (not a published baseline; a hint for the CP
     model where no baseline fits the cap, e.g. interleaved chunks under the 1F1B cap).
 
@@ -264,7 +275,12 @@ def greedy(problem: PipelineProblem) -> list[list[Action]]:
     microbatch), else a pending W, else it waits. A microbatch enters a device (its chunk-0
     F) only if the cap still leaves room for the rest of its chunks and for the remaining
     chunks of every microbatch already on the device, so a forward can never be blocked for
-    memory forever (B and W need none)."""
+    memory forever (B and W need none).
+
+    Variants: ``f_order`` "depth" (deepest chunk first) or "mb"; ``b_order`` "mb" or
+    "stage"; ``w_policy`` "lazy" (W only when nothing else is ready) or "eager" (W right
+    after its B); ``admission`` "safe" (above) or "chunk" (room for the new chunk only: more
+    in flight, may deadlock)."""
     problem.check_memory_feasible()
     p, v = problem.p, problem.v
     caps = problem.caps()
@@ -322,6 +338,9 @@ def greedy(problem: PipelineProblem) -> list[list[Action]]:
         c = problem.chunk(a.stage)
         if c == 0:
             need = sum(chunk_act[k * p + d] for k in range(v))
+            if admission == "chunk":
+                # only this chunk must fit: more microbatches in flight, may deadlock
+                return cur[d] + reserve[d] + chunk_act[a.stage] <= caps[d]
             return cur[d] + reserve[d] + need <= caps[d]
         return cur[d] + chunk_act[a.stage] <= caps[d]   # already reserved
 
@@ -345,15 +364,21 @@ def greedy(problem: PipelineProblem) -> list[list[Action]]:
                     free[e] = min(later)
                     stalled[e] = False
             continue
-        rb = [(a.mb, a) for a in heads(d, next_b, "B") if (r := ready_at(a)) is not None and r <= t + 1e-12]
+        if w_policy == "eager" and pending[d]:
+            b = pending[d].popleft()
+            run(d, Action("W", b.stage, b.mb), t)
+            stalled = [False] * p
+            continue
+        rb = [((a.mb, a.stage) if b_order == "mb" else (a.stage, a.mb), a) for a in heads(d, next_b, "B") if (r := ready_at(a)) is not None and r <= t + 1e-12]
         if rb:
             run(d, min(rb)[1], t)
             stalled = [False] * p
             continue
-        rf = [(-problem.chunk(a.stage), a.mb, a) for a in heads(d, next_f, "F")
+        rf = [((-problem.chunk(a.stage), a.mb) if f_order == "depth" else (a.mb, -a.stage), a)
+              for a in heads(d, next_f, "F")
               if (r := ready_at(a)) is not None and r <= t + 1e-12 and fits(d, a)]
         if rf:
-            run(d, min(rf)[2], t)
+            run(d, min(rf)[1], t)
             stalled = [False] * p
             continue
         if pending[d]:
