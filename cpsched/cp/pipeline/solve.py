@@ -3,9 +3,10 @@ proven bound.
 
 ``solve(problem, time_limit=10, workers=2)``:
 
-1. every applicable baseline (``cpsched.pipeline.baselines``) is built and replayed; the
-   fastest one within the caps, microbatch-relabelled (``fifo_relabel``), is the hint and
-   the floor of the result (the returned schedule is never slower);
+1. every applicable baseline (``cpsched.pipeline.baselines``) and cpsched's memory-aware
+   greedy list schedule are built and replayed; the fastest one within the caps,
+   microbatch-relabelled (``fifo_relabel``), is the hint and the floor of the result (the
+   returned schedule is never slower); when it meets the lower bound the solver is skipped;
 2. the lower bound of ``cpsched.pipeline.schedule.lower_bound`` bounds the makespan variable
    from below; the horizon is the hint's makespan (or the one-microbatch-at-a-time
    schedule's, which fits any cap that one microbatch fits);
