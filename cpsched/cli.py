@@ -27,6 +27,7 @@ from cpsched.core.errors import CpschedError, InfeasibleError, InputError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.units import format_bytes, format_seconds, format_time
+from cpsched.pipeline import cli as pipeline_cli
 
 EXIT_USAGE = 2
 
@@ -571,7 +572,7 @@ def add_compare(sub) -> None:
 # -- entry point ----------------------------------------------------------------------------
 
 SUBCOMMANDS: list[Callable] = [add_info, add_simulate, add_convert, add_methods,
-                               add_schedule, add_compare]
+                               add_schedule, add_compare, pipeline_cli.add_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,241 @@
+"""``cpsched pipeline``: pipeline-parallel schedules (baselines and CP-SAT) side by side.
+
+Registered from ``cpsched.cli`` with ``add_parser(subparsers)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from cpsched.core.errors import InputError
+from cpsched.pipeline.problem import CAP_1F1B, PipelineProblem
+
+METHODS = ("gpipe", "1f1b", "interleaved", "circular", "zb-h1", "zb-h2", "cp", "all")
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    q = subparsers.add_parser(
+        "pipeline", help="pipeline-parallel schedules: GPipe, 1F1B, interleaved, circular, "
+                         "zero-bubble and CP-SAT",
+        description="Schedule p stages x m microbatches (x v virtual stages per device); "
+                    "every schedule is checked by an independent replay.")
+    q.add_argument("--stages", "-p", type=int, required=True, metavar="P", help="devices")
+    q.add_argument("--microbatches", "-m", type=int, required=True, metavar="M")
+    q.add_argument("--virtual", "-v", type=int, default=1, metavar="V",
+                   help="model chunks per device (interleaved / circular repeat)")
+    g = q.add_mutually_exclusive_group()
+    g.add_argument("--costs", metavar="F,B,W", help="times of every stage's forward, input "
+                   "gradient and weight gradient (default 1,1,1; with --virtual V these are "
+                   "per chunk)")
+    g.add_argument("--costs-file", metavar="FILE",
+                   help='JSON: {"f": [...], "b": [...], "w": [...], "act": [...], '
+                        '"act_w": [...]} per stage (p*v entries, or one for all); optional '
+                        '"comm", "comm_overlap", "fused", "memory_cap"')
+    q.add_argument("--fused", action="store_true",
+                   help="backward is one action of time B+W (no separate W pass)")
+    q.add_argument("--act", default=None, metavar="BYTES",
+                   help="activation bytes per microbatch per stage, a number or a size "
+                        "polynomial such as 4*b*2048 (default 1)")
+    q.add_argument("--act-w", default=None, metavar="BYTES",
+                   help="part of --act still held from B until W (zero-bubble M_W; default 0)")
+    q.add_argument("--dim", action="append", default=[], metavar="NAME=V1,V2",
+                   help="values of a dim in --act (one schedule per value)")
+    q.add_argument("--memory-cap", default=None, metavar="X|1f1b",
+                   help="activation bytes per device, or 1f1b: the 1F1B schedule's peak")
+    q.add_argument("--comm", type=float, default=None, metavar="T",
+                   help="p2p transfer time between devices (default 0)")
+    q.add_argument("--comm-blocking", action="store_true",
+                   help="the sender is busy during a transfer (default: overlapped)")
+    q.add_argument("--method", default="all", choices=METHODS)
+    q.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT seconds")
+    q.add_argument("--workers", type=int, default=2, help="CP-SAT threads")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--csv", metavar="OUT", help="PyTorch pipelining action CSV of the schedule "
+                   "(with --method all: the fastest one within the cap)")
+    q.add_argument("--csv-format", default="compute_only", choices=("compute_only", "compute_comms"),
+                   help="compute_only (the runtime adds send/recv) or compute_comms (with "
+                        "SEND_F/RECV_F/SEND_B/RECV_B actions)")
+    q.add_argument("--trace", metavar="OUT", help="Chrome/Perfetto trace JSON")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(fn=run)
+    return q
+
+
+def _floats(text: str, what: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError:
+        raise InputError(f"{what}: expected comma-separated numbers, got {text!r}") from None
+
+
+def _load_file(path: str) -> dict:
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(e.msg, path=path, line=e.lineno, column=e.colno) from None
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object", path=path, line=1, column=1)
+    unknown = set(data) - {"f", "b", "w", "act", "act_w", "comm", "comm_overlap", "fused",
+                           "memory_cap"}
+    if unknown:
+        raise InputError(f"unknown key {sorted(unknown)[0]!r}", path=path)
+    return data
+
+
+def make_problem(args) -> PipelineProblem:
+    kw: dict = {}
+    if args.costs_file:
+        data = _load_file(args.costs_file)
+        try:
+            kw = {k: data[k] for k in ("f", "b", "w", "act", "act_w") if k in data}
+            if "comm" in data:
+                kw["comm"] = float(data["comm"])
+            if "comm_overlap" in data:
+                kw["comm_overlap"] = bool(data["comm_overlap"])
+            if data.get("fused"):
+                kw["split_backward"] = False
+            if "memory_cap" in data:
+                kw["memory_cap"] = data["memory_cap"]
+            return _finish(args, kw)
+        except InputError as e:
+            raise e.with_path(args.costs_file)
+        except (TypeError, ValueError) as e:
+            raise InputError(str(e), path=args.costs_file) from None
+    if args.costs:
+        c = _floats(args.costs, "--costs")
+        if len(c) not in (2, 3):
+            raise InputError("--costs: give F,B,W (or F,B with --fused)")
+        kw["f"], kw["b"] = (c[0],), (c[1],)
+        kw["w"] = (c[2] if len(c) == 3 else 0.0,)
+    return _finish(args, kw)
+
+
+def _finish(args, kw: dict) -> PipelineProblem:
+    if args.fused:
+        kw["split_backward"] = False
+    if args.act is not None:
+        kw["act"] = (_num_or_expr(args.act),)
+    if args.act_w is not None:
+        kw["act_w"] = (_num_or_expr(args.act_w),)
+    if args.comm is not None:
+        kw["comm"] = args.comm
+    if args.comm_blocking:
+        kw["comm_overlap"] = False
+    if args.memory_cap is not None:
+        mc = args.memory_cap.strip()
+        kw["memory_cap"] = CAP_1F1B if mc.lower() == CAP_1F1B else _cap(mc)
+    return PipelineProblem(p=args.stages, m=args.microbatches, v=args.virtual, **kw)
+
+
+def _num_or_expr(text: str):
+    try:
+        x = float(text)
+    except ValueError:
+        return text
+    if x < 0 or x != int(x):
+        raise InputError(f"activation bytes must be a non-negative integer, got {text!r}")
+    return int(x)
+
+
+def _cap(text: str):
+    vals = _floats(text, "--memory-cap")
+    return vals[0] if len(vals) == 1 else tuple(vals)
+
+
+def _scenarios(args, problem: PipelineProblem) -> list[dict]:
+    if not problem.dims:
+        if args.dim:
+            raise InputError("--dim given but --act has no symbolic dims")
+        return [{}]
+    from cpsched.core.scenarios import from_dim_specs
+    if not args.dim:
+        raise InputError(f"--act uses dim(s) {', '.join(problem.dims)}: give --dim NAME=V1,V2")
+    return from_dim_specs(args.dim).as_dicts()
+
+
+def run(args) -> int:
+    if args.stages < 1 or args.microbatches < 1 or args.virtual < 1:
+        raise InputError("--stages, --microbatches and --virtual must be >= 1")
+    problem = make_problem(args)
+    for path in (args.csv, args.trace):
+        if path and args.costs_file and path == args.costs_file:
+            raise InputError(f"refusing to overwrite the input file {path}", path=path)
+    scen = _scenarios(args, problem)
+    reports = []
+    chosen = None
+    for values in scen:
+        pr = problem.at(values)
+        rows, best = _run_methods(pr, args)
+        reports.append({"scenario": values, "results": rows})
+        chosen = best
+    if chosen is not None:
+        from cpsched.pipeline.export import write_torch_csv, write_trace
+        inputs = (args.costs_file,) if args.costs_file else ()
+        if args.csv:
+            write_torch_csv(args.csv, chosen, inputs, args.csv_format)
+        if args.trace:
+            write_trace(args.trace, chosen, inputs)
+    if args.json:
+        if len(reports) == 1 and not reports[0]["scenario"]:
+            res = reports[0]["results"]
+            out = res[0] if len(res) == 1 else res
+        else:
+            out = reports
+        print(json.dumps(out, indent=1))
+    else:
+        _print_table(problem, reports, sys.stdout)
+    return 0
+
+
+def _run_methods(pr: PipelineProblem, args):
+    from cpsched.pipeline import baselines
+    methods = list(baselines.BASELINES) + ["cp"] if args.method == "all" else [args.method]
+    rows = []
+    best = None
+    for name in methods:
+        if name == "cp":
+            from cpsched.cp.pipeline.solve import solve
+            sch = solve(pr, time_limit=args.time_limit, workers=args.workers, seed=args.seed)
+            row = sch.summary()
+            row["gap"] = round(sch.info.get("gap", 0.0), 6)
+        else:
+            why = baselines.applicable(pr, name)
+            if why is not None:
+                if args.method != "all":
+                    raise InputError(why)
+                rows.append({"method": name, "status": "NOT_APPLICABLE", "message": why})
+                continue
+            sch = baselines.build(pr, name)
+            row = sch.summary()
+            row["status"] = "OK" if row["memory_ok"] else "OVER_CAP"
+        rows.append(row)
+        if (args.method != "all" or sch.replay.memory_ok) and \
+                (best is None or sch.replay.makespan < best.replay.makespan - 1e-9):
+            best = sch
+    return rows, best
+
+
+def _print_table(problem, reports, out) -> None:
+    hdr = f"{'method':<12} {'status':<18} {'makespan':>10} {'bubble':>8} {'bound':>10}  peak per device"
+    for rep in reports:
+        if rep["scenario"]:
+            print("scenario " + ",".join(f"{k}={v}" for k, v in rep["scenario"].items()), file=out)
+        print(hdr, file=out)
+        for r in rep["results"]:
+            if r["status"] == "NOT_APPLICABLE":
+                print(f"{r['method']:<12} {'n/a':<18} {r['message']}", file=out)
+                continue
+            peaks = " ".join(str(x) for x in r["peak_activation"])
+            cap = f" (cap {r['memory_cap'][0]})" if r.get("memory_cap") else ""
+            print(f"{r['method']:<12} {r['status']:<18} {r['makespan']:>10} "
+                  f"{100 * r['bubble_fraction']:>7.2f}% {r['bound']:>10}  {peaks}{cap}", file=out)
+
+
+__all__ = ["add_parser", "run", "make_problem"]
