@@ -21,10 +21,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                          "zero-bubble and CP-SAT",
         description="Schedule p stages x m microbatches (x v virtual stages per device); "
                     "every schedule is checked by an independent replay.")
-    q.add_argument("--stages", "-p", type=int, required=True, metavar="P", help="devices")
-    q.add_argument("--microbatches", "-m", type=int, required=True, metavar="M")
+    q.add_argument("--stages", "-p", type=int, required=True, metavar="P", help="devices (required)")
+    q.add_argument("--microbatches", "-m", type=int, required=True, metavar="M",
+                   help="microbatches per step (required)")
     q.add_argument("--virtual", "-v", type=int, default=1, metavar="V",
-                   help="model chunks per device (interleaved / circular repeat)")
+                   help="model chunks per device (interleaved / circular repeat; default 1)")
     g = q.add_mutually_exclusive_group()
     g.add_argument("--costs", metavar="F,B,W", help="times of every stage's forward, input "
                    "gradient and weight gradient (default 1,1,1; with --virtual V these are "
@@ -32,33 +33,35 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--costs-file", metavar="FILE",
                    help='JSON: {"f": [...], "b": [...], "w": [...], "act": [...], '
                         '"act_w": [...]} per stage (p*v entries, or one for all); optional '
-                        '"comm", "comm_overlap", "fused", "memory_cap"')
+                        '"comm", "comm_overlap", "fused", "memory_cap" (default: --costs)')
     q.add_argument("--fused", action="store_true",
-                   help="backward is one action of time B+W (no separate W pass)")
+                   help="backward is one action of time B+W (default: separate B and W)")
     q.add_argument("--act", default=None, metavar="BYTES",
                    help="activation bytes per microbatch per stage, a number or a size "
                         "polynomial such as 4*b*2048 (default 1)")
     q.add_argument("--act-w", default=None, metavar="BYTES",
                    help="part of --act still held from B until W (zero-bubble M_W; default 0)")
     q.add_argument("--dim", action="append", default=[], metavar="NAME=V1,V2",
-                   help="values of a dim in --act (one schedule per value)")
+                   help="values of a dim in --act (one schedule per value; default none)")
     q.add_argument("--memory-cap", default=None, metavar="X|1f1b",
-                   help="activation bytes per device, or 1f1b: the 1F1B schedule's peak")
+                   help="activation bytes per device, or 1f1b: the 1F1B schedule's peak (default: no cap)")
     q.add_argument("--comm", type=float, default=None, metavar="T",
                    help="p2p transfer time between devices (default 0)")
     q.add_argument("--comm-blocking", action="store_true",
                    help="the sender is busy during a transfer (default: overlapped)")
-    q.add_argument("--method", default="all", choices=METHODS)
-    q.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT seconds")
-    q.add_argument("--workers", type=int, default=2, help="CP-SAT threads")
-    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--method", default="all", choices=METHODS,
+                   help="one schedule, or all side by side (default all)")
+    q.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT seconds (default 10)")
+    q.add_argument("--workers", type=int, default=2, help="CP-SAT threads (default 2)")
+    q.add_argument("--seed", type=int, default=0, help="CP-SAT random seed (default 0)")
     q.add_argument("--csv", metavar="OUT", help="PyTorch pipelining action CSV of the schedule "
-                   "(with --method all: the fastest one within the cap)")
+                   "(with --method all: the fastest one within the cap; default none)")
     q.add_argument("--csv-format", default="compute_only", choices=("compute_only", "compute_comms"),
                    help="compute_only (the runtime adds send/recv) or compute_comms (with "
-                        "SEND_F/RECV_F/SEND_B/RECV_B actions)")
-    q.add_argument("--trace", metavar="OUT", help="Chrome/Perfetto trace JSON")
-    q.add_argument("--json", action="store_true")
+                        "SEND_F/RECV_F/SEND_B/RECV_B actions; default compute_only)")
+    q.add_argument("--trace", metavar="OUT", help="Chrome/Perfetto trace JSON (default none)")
+    q.add_argument("--json", action="store_true",
+                   help="machine-readable output (default: a table)")
     q.set_defaults(fn=run)
     return q
 
