@@ -39,9 +39,9 @@ from cpsched.remat.plan import (COMPUTE, FREE, PREFETCH, PlanError, RematResult,
                                 Skeleton, TransferModel, finish_result, materialize_tagged,
                                 op_durations, recomputable_ops, _budget_array)
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.analysis.schedule import HEURISTIC
 
 OVER_BUDGET = "OVER_BUDGET"
-HEURISTIC = "HEURISTIC"
 
 
 def _setup(graph: Graph, scenarios: Scenarios | None, budget, order, durations):

@@ -42,12 +42,13 @@ mode, proven). ``info`` holds ``objective``, ``objective_value``, ``objective_bo
 Progress: ``progress(objective, bound, gap, elapsed)`` is called whenever the best objective
 or the proven bound moves (objective in bytes for one scenario; ``gap`` relative to the
 objective; ``elapsed`` seconds): the command line prints it as one updating line.
-``log=True`` shows CP-SAT's own search log.
+``log=True`` writes CP-SAT's own search log to stderr.
 
-Determinism: with ``deterministic=True`` every limit is counted in work units (search
-expansions, CP-SAT deterministic time with an interleaved portfolio) instead of seconds,
-so the same input and seed give a byte-identical order; ``time_limit`` is then only an
-approximate budget.
+Determinism and interruption follow ``cpsched.cp.runtime``: with ``deterministic=True`` every
+limit is counted in work units (search expansions, CP-SAT deterministic time on one worker)
+instead of seconds, so the same input and seed give a byte-identical order and
+``time_limit`` is only an approximate budget; a SIGINT stops the running phase, skips the
+others and returns the best order found so far with ``info['interrupted'] = True``.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ import numpy as np
 from cpsched.cp.search import decompose as D
 from cpsched.cp.search.bounds import projection_bound
 from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
-from cpsched.cp.memory.cpsat import SolverConfig, run as run_cpsat
+from cpsched.cp.memory.builder import run as run_cpsat
+from cpsched.cp.runtime import UNKNOWN, Clock, SolverConfig, interrupted, stoppable
 from cpsched.cp.memory.objectives import RES
 from cpsched.cp.memory.problem import Problem, from_graph
 from cpsched.cp.search.windows import refine
@@ -158,8 +160,7 @@ class Outcome:
 
 @dataclass
 class Ctx:
-    t0: float
-    deadline: float
+    clock: Clock                # wall seconds, or in deterministic mode the budget handed out
     cfg: SolverConfig
     progress: Callable[[float, float, float, float], None] | None
     opts: ModelOptions
@@ -168,24 +169,25 @@ class Ctx:
     best_shown: float | None = None
     bound_shown: float | None = None
     phase: str = ""
-    virtual: float = 0.0        # deterministic mode: seconds of budget spent so far
     combine: Callable | None = None   # segment (cost, bound) -> whole-problem (cost, bound)
     window_engine: str = "search"
 
+    @property
+    def deadline(self) -> float:
+        return self.clock.deadline
+
     def now(self) -> float:
-        """The clock deadlines are measured on: wall time, or in deterministic mode the
-        budget handed out so far (so that work limits do not depend on machine speed)."""
-        return self.t0 + self.virtual if self.cfg.deterministic else time.perf_counter()
+        """The clock deadlines are measured on (``cpsched.cp.runtime.Clock``)."""
+        return self.clock.now()
 
     def spend(self, seconds: float) -> None:
-        if self.cfg.deterministic:
-            self.virtual += max(0.0, seconds)
+        self.clock.spend(seconds)
 
     def left(self) -> float:
-        return self.deadline - self.now()
+        return self.clock.left()
 
     def elapsed(self) -> float:
-        return time.perf_counter() - self.t0
+        return self.clock.elapsed()
 
     def report(self, objective: float | None = None, bound: float | None = None,
                phase: str | None = None) -> None:
@@ -233,7 +235,7 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
     disp = ctx.display
 
     def left() -> float:
-        return deadline - ctx.now()
+        return 0.0 if interrupted() else deadline - ctx.now()
 
     proven = False
 
@@ -333,10 +335,10 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
             c = _scalar_cost_local(p, run.order, sc)
             if c < best_cost:
                 best, best_cost, engine = run.order, c, "cp-sat"
-        cb = sc.model_bound_to_cost(run.bound, scale) if run.status in ("OPTIMAL", "FEASIBLE", "UNKNOWN") else None
+        cb = sc.model_bound_to_cost(run.bound, scale) if run.status in (OPTIMAL, FEASIBLE, UNKNOWN) else None
         if cb is not None:
             bound = max(bound, min(best_cost, cb))
-        if run.status == "OPTIMAL" and bool(scale.exact.all()):
+        if run.status == OPTIMAL and bool(scale.exact.all()):
             # exact scaling: the model optimum is the true optimum (minimax: to 1/RES)
             proven = True
         note("cp-sat", t, status=run.status, model=built.info, cost=best_cost, bound=bound,
@@ -454,6 +456,7 @@ def _candidates(graph: Graph, scenarios: Scenarios, P: Problem, hint, ctx: Ctx,
     return out
 
 
+@stoppable
 def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = "weighted",
           budget=None, time_limit: float = 10.0, workers: int = 2, seed: int = 0,
           deterministic: bool = False, log: bool = False,
@@ -481,7 +484,8 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
                        deterministic=deterministic, log=log)
     # leave a little time for the final exact re-check
     margin = min(0.5, 0.02 * float(time_limit))
-    ctx = Ctx(t0, t0 + float(time_limit) - margin, cfg, progress, model or ModelOptions())
+    ctx = Ctx(Clock(float(time_limit) - margin, deterministic, t0), cfg, progress,
+              model or ModelOptions())
     ctx.window_engine = window_engine
     P = from_graph(graph, scenarios)
     if not P.dense:
@@ -542,6 +546,8 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
         kv = key(pk)
         info.update(engine=engine, objective_value=kv if not isinstance(kv, tuple) else list(kv),
                     objective_bound=obj_bound, message=message)
+        if interrupted():
+            info["interrupted"] = True
         if isinstance(kv, tuple) or obj_bound is None:
             info["gap"] = None
         else:
@@ -742,7 +748,7 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
                 pk2 = simulate_peak(graph, run.order, scenarios)
                 if key(pk2) < key(pk):
                     order, pk, engine = run.order, pk2, "cp-sat"
-            if run.status == "OPTIMAL" and bool(scale.exact.all()):
+            if run.status == OPTIMAL and bool(scale.exact.all()):
                 obj_bound = max(obj_bound, min(key(pk), float(
                     sum(w * int(u) * scale.unit[s] for s, (w, u) in
                         enumerate(zip(weights, run.peaks_units))))))

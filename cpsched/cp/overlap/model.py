@@ -83,6 +83,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from ortools.sat.python import cp_model
 
+from cpsched.cp import runtime
+from cpsched.cp.runtime import Clock, SolverConfig, stoppable
 from cpsched.cp.overlap.bounds import heads_tails, overlap_lower_bound, reach_matrix
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph, OpKind
@@ -903,33 +905,9 @@ class _Infeasible(Exception):
     pass
 
 
-class _Progress(cp_model.CpSolverSolutionCallback):
-    def __init__(self, fn: Callable, t0: float):
-        super().__init__()
-        self.fn, self.t0 = fn, t0
-
-    def on_solution_callback(self):
-        obj, bound = self.objective_value, self.best_objective_bound
-        gap = abs(obj - bound) / max(abs(obj), 1e-9)
-        try:
-            self.fn(obj, bound, gap, time.perf_counter() - self.t0)
-        except Exception:
-            pass
-
-
-def _solve(model: cp_model.CpModel, time_limit: float, workers: int, seed: int, log: bool,
-           progress: Callable | None, deterministic: bool | None = None):
-    solver = cp_model.CpSolver()
-    p = solver.parameters
-    p.max_time_in_seconds = max(0.05, float(time_limit))
-    p.num_workers = max(1, int(workers))
-    p.random_seed = int(seed)
-    p.log_search_progress = bool(log)
-    if deterministic:
-        p.interleave_search = True
-    cb = _Progress(progress, time.perf_counter()) if progress else None
-    status = solver.solve(model, cb) if cb else solver.solve(model)
-    return solver, status
+def _solve(model: cp_model.CpModel, cfg: SolverConfig, time_limit: float,
+           progress: Callable | None = None) -> runtime.Run:
+    return runtime.solve(model, cfg, max(0.05, float(time_limit)), progress=progress)
 
 
 # -------------------------------------------------------------------------------------------
@@ -943,6 +921,7 @@ def _ticks(values: np.ndarray, tick: float, floor1: bool) -> np.ndarray:
     return np.where(values > 0, np.maximum(q, 1), 0)
 
 
+@stoppable
 def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
                   budget: Any = None, slack: float = 0.0, objective: str = "makespan",
                   scenario_objective: str = "weighted", device: Any = "h100",
@@ -973,6 +952,7 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
     time_limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
     workers = 2 if workers is None else int(workers)
     seed = 0 if seed is None else int(seed)
+    cfg = SolverConfig(time_limit, workers, seed, bool(deterministic), bool(log))
     objective = {"overlap": "makespan", None: "makespan"}.get(objective, objective)
     if objective in ("weighted", "minimax"):
         scenario_objective, objective = objective, "makespan"
@@ -1092,7 +1072,10 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
     sol_cand: Candidate | None = None
     solver_bound_ms: np.ndarray | None = None
     proven = False
-    remaining = time_limit - (time.perf_counter() - t0)
+    clock = Clock(time_limit, cfg.deterministic, t0)
+    if cfg.deterministic and objective == "makespan" and prob.P and hoist:
+        clock.spend(0.4 * time_limit)           # the hoisting phase's nominal share
+    remaining = clock.left()
     nothing_to_do = prob.P == 0 or (objective == "distance" and _collective_pairs(prob).size == 0)
     if nothing_to_do:
         model_info["note"] = ("no async transfer: every order has the same makespan"
@@ -1107,18 +1090,17 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
 
                 out = _solve_makespan(prob, hint_cand, best_heur is not None, budget_arr,
                                       limits, scenario_objective, scenario_mode, resolution,
-                                      secondary, max(0.1, remaining), workers, seed, bool(log),
-                                      progress, deterministic, ref, score_fn, lns)
+                                      secondary, max(0.1, remaining), cfg, progress, ref,
+                                      score_fn, lns)
             else:
                 out = _solve_distance(prob, hint_cand, best_heur is not None, budget_arr, limits,
-                                      max(0.1, remaining), workers, seed, bool(log), progress,
-                                      deterministic)
+                                      max(0.1, remaining), cfg, progress)
             order, solver_status, model_info2, solver_bound_ms, proven = out
             model_info.update(model_info2)
             if order is not None:
                 sol_cand = evaluate(prob, METHOD, order, budget_arr, limits)
         except _Infeasible as e:
-            solver_status = "INFEASIBLE"
+            solver_status = INFEASIBLE
             model_info["note"] = str(e)
 
     # -- choose -------------------------------------------------------------------------------
@@ -1130,7 +1112,7 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
     else:
         final = min(cands, key=lambda c: float(np.max(c.peak / budget_arr)))
     if not final.feasible:
-        status = INFEASIBLE if solver_status == "INFEASIBLE" else FALLBACK
+        status = INFEASIBLE if solver_status == INFEASIBLE else FALLBACK
     elif proven and (final is sol_cand or sol_cand is None
                      or score(final) <= score(sol_cand)):
         status = OPTIMAL
@@ -1177,6 +1159,8 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
         "errors": errors,
         "pairs": _pair_table(final.timeline, tl_hint, names),
     }
+    if runtime.interrupted():
+        info["interrupted"] = True
     if not final.feasible:
         info["message"] = "no order within the budget was found; returned the lowest-peak one"
     elif final is not sol_cand and sol_cand is not None:
@@ -1326,9 +1310,9 @@ def _tick_objective(ms_ticks: np.ndarray, coef: np.ndarray, minimax: bool) -> in
 
 
 def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective, scenario_mode,
-                    resolution, secondary, time_limit, workers, seed, log, progress,
-                    deterministic, ref, score_fn=None, lns=True):
-    t_start = time.perf_counter()
+                    resolution, secondary, time_limit, cfg, progress, ref, score_fn=None,
+                    lns=True):
+    clock = Clock(time_limit, cfg.deterministic)
     mode = _pick_mode(prob, scenario_mode)
     d, t, tick, over = _copy_durations(prob, mode, scenario_objective, ref, resolution)
     C = d.shape[0]
@@ -1366,11 +1350,13 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
     share = 0.35 if use_lns else 1.0
     t_main = time_limit * share * (0.8 if secondary else 1.0)
     t1 = time.perf_counter()
-    solver, status = _solve(m, t_main, workers, seed, log, progress, deterministic)
+    run = _solve(m, cfg, t_main, progress)
+    clock.spend(t_main)
+    solver = run.solver
     info["solve_seconds"] = round(time.perf_counter() - t1, 3)
-    name = solver.status_name(status)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        if status == cp_model.INFEASIBLE:
+    name = run.status
+    if not run.solved:
+        if run.status == runtime.INFEASIBLE:
             raise _Infeasible("the model is infeasible under the budget")
         if not use_lns:
             return None, name, info, None, False
@@ -1381,16 +1367,16 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
         info["objective_value"] = float(solver.objective_value)
         info["objective_bound"] = float(solver.best_objective_bound)
     # optimal in the tick model: optimal for the timeline up to info.model.rounding_slack
-    proven = status == cp_model.OPTIMAL and mode in ("single", "exact") and fifo
+    proven = run.optimal and mode in ("single", "exact") and fifo
     bound_ms = None
-    if mode == "single" and fifo and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if mode == "single" and fifo and run.solved:
         bound_ms = np.array([max(0.0, solver.best_objective_bound * tick[0] - over[0])])
     if use_lns and not proven:
         if score_fn(order) > score_fn(hint_cand.order):
             order = list(hint_cand.order)
-        remaining = time_limit * (0.8 if secondary else 1.0) - (time.perf_counter() - t_start)
+        remaining = clock.left() - (0.2 * time_limit if secondary else 0.0)
         order, lns_info = _lns(prob, order, d_lns, t, budget, limits, fifo, scenario_objective, tick,
-                               ref, score_fn, remaining, workers, seed, log, deterministic)
+                               ref, score_fn, remaining, cfg)
         info["lns"] = lns_info
     if secondary:
         tl_s = prob.tick_timeline(order, d, t)
@@ -1401,20 +1387,22 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
         else:
             m.minimize(model.inflight)
         model.hint(order, tl_s)
-        rest = time_limit - (time.perf_counter() - t_start)
-        solver2, status2 = _solve(m, max(0.1, rest), workers, seed, log, None, deterministic)
-        info["secondary_status"] = solver2.status_name(status2)
-        if status2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            order = model.order_from(solver2)
+        clock.spend(remaining if use_lns and not proven else 0.0)
+        rest = clock.left()
+        run2 = _solve(m, cfg, max(0.1, rest))
+        info["secondary_status"] = run2.status
+        if run2.solved:
+            order = model.order_from(run2.solver)
     return order, name, info, bound_ms, proven
 
 
 def _lns(prob, order, d, t, budget, limits, fifo, scenario_objective, tick, ref, score_fn,
-         time_limit, workers, seed, log, deterministic):
+         time_limit, cfg):
     """Window LNS: re-optimise ``k`` consecutive positions with the rest of the order fixed;
     windows sit around the dones that stall the compute stream (or at random)."""
     t0 = time.perf_counter()
-    rng = np.random.default_rng(seed)
+    clock = Clock(time_limit, cfg.deterministic, t0)
+    rng = np.random.default_rng(cfg.seed)
     n = prob.n
     cur = list(order)
     cur_score = score_fn(cur)
@@ -1422,7 +1410,7 @@ def _lns(prob, order, d, t, budget, limits, fifo, scenario_objective, tick, ref,
     steps = improved = 0
     w = prob.scenarios.weights
     while True:
-        left = time_limit - (time.perf_counter() - t0)
+        left = clock.left()
         if left < 0.3 or n < 3:
             break
         pos = np.empty(n, dtype=np.int64)
@@ -1452,32 +1440,34 @@ def _lns(prob, order, d, t, budget, limits, fifo, scenario_objective, tick, ref,
                          fifo=fifo, window=(cur, a, b), prefix_times=tl_t)
         except _Infeasible:
             steps += 1
+            clock.spend(step_limit)
             continue
         obj, _, _ = _objective(mdl, prob, scenario_objective, tick, ref, hms)
         mdl.m.minimize(obj)
         mdl.hint(cur, tl_t)
         ts = time.perf_counter()
-        solver, status = _solve(mdl.m, step_limit, workers, seed + steps, log, None,
-                                deterministic)
+        run = _solve(mdl.m, cfg.with_(seed=cfg.seed + steps), step_limit)
+        clock.spend(step_limit)
         took = time.perf_counter() - ts
+        if cfg.deterministic:
+            took = run.stats["deterministic_time"] / runtime.DET_PER_SECOND
         steps += 1
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            cand = mdl.order_from(solver)
+        if run.solved:
+            cand = mdl.order_from(run.solver)
             sc = score_fn(cand)
             if sc < cur_score - 1e-15:
                 cur, cur_score = cand, sc
                 improved += 1
         # adapt the window: grow while windows are solved to optimality quickly
-        if status == cp_model.OPTIMAL and took < 0.3 * step_limit:
+        if run.optimal and took < 0.3 * step_limit:
             k = min(n, int(k * 1.25) + 1)
-        elif status != cp_model.OPTIMAL:
+        elif not run.optimal:
             k = max(10, int(k * 0.8))
     return cur, {"steps": steps, "improved": improved, "window": k,
                  "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def _solve_distance(prob, hint_cand, hint_ok, budget, limits, time_limit, workers, seed, log,
-                    progress, deterministic):
+def _solve_distance(prob, hint_cand, hint_ok, budget, limits, time_limit, cfg, progress):
     n = prob.n
     d = np.ones((1, n), dtype=np.int64)
     t = np.zeros((1, prob.P), dtype=np.int64)
@@ -1487,16 +1477,15 @@ def _solve_distance(prob, hint_cand, hint_ok, budget, limits, time_limit, worker
     s = model.s[0]
     model.m.maximize(sum(s[int(prob.dones[p])] - s[int(prob.starts[p])] for p in sel))
     model.hint(hint_cand.order, prob.tick_timeline(hint_cand.order, d, t))
-    solver, status = _solve(model.m, time_limit, workers, seed, log, progress, deterministic)
+    run = _solve(model.m, cfg, time_limit, progress)
     info = {"mode": "positions", **model.stats}
-    name = solver.status_name(status)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        if status == cp_model.INFEASIBLE:
+    if not run.solved:
+        if run.status == runtime.INFEASIBLE:
             raise _Infeasible("the model is infeasible under the budget")
-        return None, name, info, None, False
-    info["objective_value"] = float(solver.objective_value)
-    info["objective_bound"] = float(solver.best_objective_bound)
-    return model.order_from(solver), name, info, None, status == cp_model.OPTIMAL
+        return None, run.status, info, None, False
+    info["objective_value"] = float(run.objective)
+    info["objective_bound"] = float(run.bound)
+    return model.order_from(run.solver), run.status, info, None, run.optimal
 
 
 # -------------------------------------------------------------------------------------------

@@ -45,17 +45,16 @@ from cpsched.core.errors import InfeasibleError, InputError
 from cpsched.core.graph import Graph
 from cpsched.analysis.memory import simulate
 from cpsched.methods import register
+from cpsched.cp import runtime
+from cpsched.cp.runtime import FALLBACK, FEASIBLE, OPTIMAL, SolverConfig
 from cpsched.remat.plan import (Evict, RematResult, Regen, Skeleton, TransferModel,
                                 _budget_array, evictable_buffers, finish_result, host_link,
                                 inplace_writers, materialize_tagged, op_durations,
                                 recomputable_ops, remat_result_to_dict)
 from cpsched.core.scenarios import Scenarios, static
 
-OPTIMAL = "OPTIMAL"
-FEASIBLE = "FEASIBLE"
 JOINT_ALL_OPS = 300      # up to this many ops the joint model may clone any clonable op
 BOUND_MAX_OPS = 20_000   # the fixed-order added-time bound scans buffers per hot step
-FALLBACK = "HEURISTIC_FALLBACK"
 
 __all__ = ["solve_remat", "remat_result_to_dict", "RematResult", "min_memory_bound",
            "min_peak_order"]
@@ -634,40 +633,11 @@ class _Model:
         return Skeleton(tuple(order), tuple(cands)), active
 
 
-class _StopAt(cp_model.CpSolverSolutionCallback):
-    """Stops the search once the objective reaches ``target`` (or on a wall-clock limit)."""
-
-    def __init__(self, target: float | None, progress=None):
-        super().__init__()
-        self.target = target
-        self.progress = progress
-        self.t0 = time.perf_counter()
-
-    def on_solution_callback(self) -> None:
-        if self.progress is not None:
-            try:
-                obj, bound = self.objective_value, self.best_objective_bound
-                gap = (obj - bound) / obj if obj else 0.0
-                self.progress(obj, bound, gap, time.perf_counter() - self.t0)
-            except Exception:  # noqa: BLE001 - progress display must never break the solve
-                pass
-        if self.target is not None and self.objective_value <= self.target:
-            self.stop_search()
-
-
-def _solver(time_limit: float, workers: int, seed: int, log: bool = False,
-            presolve: bool = False) -> cp_model.CpSolver:
-    sv = cp_model.CpSolver()
-    sv.parameters.max_time_in_seconds = max(0.05, float(time_limit))
-    sv.parameters.num_workers = max(1, int(workers))
-    sv.parameters.random_seed = int(seed)
-    sv.parameters.log_search_progress = bool(log)
-    if not presolve:
-        # CP-SAT's presolve of these interval-heavy models takes longer than the search
-        # itself (ResNet50 at 0.9: optimal in ~1 s without it, ~35 s with it; RLG n1000: the
-        # whole minute goes to presolve), so it is off
-        sv.parameters.cp_model_presolve = False
-    return sv
+def _config(workers: int, seed: int, log: bool, presolve: bool = False) -> SolverConfig:
+    # CP-SAT's presolve of these interval-heavy models takes longer than the search itself
+    # (ResNet50 at 0.9: optimal in ~1 s without it, ~35 s with it; RLG n1000: the whole
+    # minute goes to presolve), so it is off
+    return SolverConfig(workers=workers, seed=seed, log=log, presolve=presolve)
 
 
 # -- min-peak reordering (phase 1) ------------------------------------------------------------
@@ -705,15 +675,14 @@ def min_peak_order(graph: Graph, scenarios: Scenarios | None = None, *,
             for s in range(n_s):
                 model.m.add(model.capvar[s] <= max(int(tg[s] // gs[s]), 0) +
                             int(sizes[s].sum() // gs[s])).with_name("loose")
-    sv = _solver(time_limit, workers, seed, log)
-    cb = _StopAt(stop)
-    st = sv.solve(model.m, cb)
-    if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        order = sorted(range(graph.n_ops), key=lambda v: sv.value(model.posv[v]))
+    run = runtime.solve(model.m, _config(workers, seed, log), max(0.05, time_limit),
+                        stop_at=stop)
+    if run.solved:
+        order = sorted(range(graph.n_ops), key=lambda v: run.value(model.posv[v]))
         pk = simulate(graph, order, sc).peak
         better = np.dot(sc.weights, pk / np.maximum(hint_peak, 1)) <= 1.0 + 1e-12
         if better:
-            return order, pk, sv.status_name(st)
+            return order, pk, run.status
     return hint, hint_peak, "HINT"
 
 
@@ -803,6 +772,7 @@ def _skeleton_from(result: RematResult) -> tuple[Skeleton, list[list[int]]]:
     return result.skeleton, kept
 
 
+@runtime.stoppable
 def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
                 evict: bool = False, time_limit: float = 60.0, workers: int = 2, seed: int = 0,
                 reorder: bool | None = None, order: Sequence[int] | None = None,
@@ -864,7 +834,7 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
     timings: dict[str, float] = {}
 
     def remaining() -> float:
-        return deadline - time.perf_counter()
+        return 0.0 if runtime.interrupted() else deadline - time.perf_counter()
 
     # 1. orders: the given one, XLA's best memory order, and (reorder) a min-peak search
     orders = {"given": base_order}
@@ -992,7 +962,7 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
 
 def _wrap_up(best: RematResult, info, timings, method_name, t_start) -> RematResult:
     from_cp = best.method == method_name
-    if best.info.get("cp", {}).get("status") == "OPTIMAL":
+    if best.info.get("cp", {}).get("status") == OPTIMAL:
         info["model_optimal"] = True
     tb = info.get("added_time_lower_bound")
     if tb is not None:
@@ -1017,6 +987,8 @@ def _wrap_up(best: RematResult, info, timings, method_name, t_start) -> RematRes
             bp = None
         if bp is not None:
             best.info["breakpoints"] = bp
+    if runtime.interrupted():
+        best.info["interrupted"] = True
     best.seconds = time.perf_counter() - t_start
     return best
 
@@ -1060,18 +1032,11 @@ def _regens_per_op(hint) -> dict[int, int]:
     return out
 
 
-def _status(st: int) -> str:
-    return {
-        cp_model.OPTIMAL: "OPTIMAL", cp_model.FEASIBLE: "FEASIBLE",
-        cp_model.INFEASIBLE: "INFEASIBLE", cp_model.UNKNOWN: "UNKNOWN",
-        cp_model.MODEL_INVALID: "MODEL_INVALID"}.get(st, str(st))
-
-
-def _run(model: _Model, time_limit, workers, seed, log, progress, presolve=False):
-    sv = _solver(time_limit, workers, seed, log, presolve)
-    cb = _StopAt(0 if model.sp.objective == "time" else None, progress)
-    st = sv.solve(model.m, cb)
-    return sv, st
+def _run(model: _Model, time_limit, workers, seed, log, progress,
+         presolve=False) -> runtime.Run:
+    return runtime.solve(model.m, _config(workers, seed, log, presolve),
+                         max(0.05, float(time_limit)), progress=progress,
+                         stop_at=0 if model.sp.objective == "time" else None)
 
 
 def _solve_fixed(graph, sc, bud, dur, transfer, order, hint, evict, copies, sub_slots, margin,
@@ -1102,18 +1067,18 @@ def _solve_fixed(graph, sc, bud, dur, transfer, order, hint, evict, copies, sub_
     model = _Model(spec)
     if hint is not None:
         model.hint(*hint)
-    sv, st = _run(model, time_limit, workers, seed, log, progress)
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None, _status(st)
-    sk, active = model.extract(sv)
-    status = OPTIMAL if st == cp_model.OPTIMAL else FEASIBLE
-    info = {"cp": {"model": "fixed-order", "status": _status(st),
-                   "objective": sv.objective_value / scale, "bound": sv.best_objective_bound / scale,
+    run = _run(model, time_limit, workers, seed, log, progress)
+    if not run.solved:
+        return None, run.status
+    sk, active = model.extract(run.solver)
+    status = run.status
+    info = {"cp": {"model": "fixed-order", "status": run.status,
+                   "objective": run.objective / scale, "bound": run.bound / scale,
                    "candidates": len(regen), "evict_candidates": len(ev), "copies": C,
                    "sub_slots": G - 1, "time_scale": scale}}
     res = finish_result(graph, sc, bud, sk, active, method_name, status,
                         time.perf_counter() - t_start, dur, transfer, info)
-    return res, _status(st)
+    return res, run.status
 
 
 def _solve_joint(graph, sc, bud, dur, order, hint, copies, sub_slots, time_limit, workers,
@@ -1134,18 +1099,18 @@ def _solve_joint(graph, sc, bud, dur, order, hint, copies, sub_slots, time_limit
     model = _Model(spec)
     if hint is not None:
         model.hint(*hint)
-    sv, st = _run(model, time_limit, workers, seed, log, progress)
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None, _status(st)
-    sk, active = model.extract(sv)
-    status = OPTIMAL if st == cp_model.OPTIMAL else FEASIBLE
-    info = {"cp": {"model": "joint", "status": _status(st),
-                   "objective": sv.objective_value / scale, "bound": sv.best_objective_bound / scale,
+    run = _run(model, time_limit, workers, seed, log, progress)
+    if not run.solved:
+        return None, run.status
+    sk, active = model.extract(run.solver)
+    status = run.status
+    info = {"cp": {"model": "joint", "status": run.status,
+                   "objective": run.objective / scale, "bound": run.bound / scale,
                    "candidates": len(regen), "copies": C, "sub_slots": G - 1,
                    "time_scale": scale}}
     res = finish_result(graph, sc, bud, sk, active, method_name, status,
                         time.perf_counter() - t_start, dur, None, info)
-    return res, _status(st)
+    return res, run.status
 
 
 def _solve_peak(graph, sc, dur, transfer, order, budget, overhead_cap, evict, reorder,
@@ -1179,18 +1144,18 @@ def _solve_peak(graph, sc, dur, transfer, order, budget, overhead_cap, evict, re
                                   ).astype(np.int64)
     model = _Model(spec)
     model.hint(Skeleton(tuple(order)), [[] for _ in range(n_s)])
-    sv, st = _run(model, max(1.0, deadline - time.perf_counter()), workers, seed, log, progress)
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    run = _run(model, max(1.0, deadline - time.perf_counter()), workers, seed, log, progress)
+    if not run.solved:
         res = finish_result(graph, sc, None, Skeleton(tuple(order)), [[]] * n_s, method_name,
                             FALLBACK, time.perf_counter() - t_start, dur, transfer,
-                            {"cp": {"status": _status(st)}})
+                            {"cp": {"status": run.status}})
         return res
-    sk, active = model.extract(sv)
+    sk, active = model.extract(run.solver)
     res = finish_result(graph, sc, None, sk, active, method_name, FEASIBLE,
                         time.perf_counter() - t_start, dur, transfer,
                         {"cp": {"model": "fixed-order", "objective": "peak",
-                                "status": _status(st)}, "overhead_cap": cap_frac})
-    if st == cp_model.OPTIMAL:
+                                "status": run.status}, "overhead_cap": cap_frac})
+    if run.optimal:
         res.info["model_optimal"] = True
     return res
 

@@ -17,6 +17,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build, run
+from cpsched.cp.runtime import SolverConfig
 from cpsched.cp.memory.problem import Problem, window
 from cpsched.cp.search.exact import best_first
 
@@ -124,8 +126,6 @@ def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40
 
 def _cpsat_window(w: Problem, coef, time_limit: float, workers: int, seed: int,
                   before: float) -> list[int] | None:
-    from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
-    from cpsched.cp.memory.cpsat import SolverConfig, run
     if w.n_scenarios == 1:
         spec = ObjectiveSpec("weighted", weights=np.ones(1))
     else:
