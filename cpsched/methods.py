@@ -40,7 +40,7 @@ METHOD_MODULES = (
     "cpsched.cp.memory.solve",
     "cpsched.heuristics.remat",
     "cpsched.cp.remat.model",
-    "cpsched.cp.overlap.model",
+    "cpsched.cp.overlap.solve",
 )
 
 
