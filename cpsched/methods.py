@@ -39,7 +39,7 @@ METHOD_MODULES = (
     "cpsched.heuristics.bladedisc",
     "cpsched.cp.memory.solve",
     "cpsched.heuristics.remat",
-    "cpsched.cp.remat.model",
+    "cpsched.cp.remat.solve",
     "cpsched.cp.overlap.solve",
 )
 

@@ -16,8 +16,6 @@
   ``h = (c + c_evicted_inputs) / (size * staleness)`` (recompute cost of it and of its
   already dropped inputs, over bytes times time since last access); a dropped buffer that
   is read again is recomputed on the spot, recursively.
-- ``remat-fixed-order``: the CP-SAT model of ``cpsched.cp.remat.model`` with the order frozen
-  (the Checkmate / Moccasin setting).
 
 Each returns a ``RematResult`` whose plans passed the replay checker; a plan that does
 not reach the budget comes back with status ``OVER_BUDGET`` (like XLA's "can't reduce
@@ -625,18 +623,9 @@ def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
     return res
 
 
-# -- fixed-order optimal (CP-SAT) ----------------------------------------------------------
-
-def fixed_order_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
-                      **options: Any) -> RematResult:
-    from cpsched.cp.remat.model import solve_remat
-    options = dict(options)
-    options.pop("reorder", None)
-    return solve_remat(graph, scenarios, budget, reorder=False, method_name="remat-fixed-order",
-                       **options)
-
-
-def _registered(fn):
+def with_budget(fn):
+    """``fn(graph, scenarios, budget, **options)`` as a registered method, which takes the
+    budget as an option."""
     def run(graph: Graph, scenarios: Scenarios | None = None, **options: Any):
         budget = options.pop("budget", None)
         if budget is None:
@@ -650,17 +639,16 @@ def _registered(fn):
 # family "remat": they need a budget and return plans, not orders, so ``cpsched compare`` (a
 # table of orders) leaves them out; ``cpsched schedule --objective remat`` runs them
 register("remat-xla", "XLA HloRematerialization-style greedy remat to a memory limit",
-         "remat")(_registered(xla_remat))
+         "remat")(with_budget(xla_remat))
 register("remat-sqrt", "Chen et al. checkpoint every sqrt(n) stashed activations",
-         "remat")(_registered(sqrt_remat))
+         "remat")(with_budget(sqrt_remat))
 register("remat-dtr", "DTR-style greedy eviction: drop min cost/(size*staleness), recompute "
-         "on access", "remat")(_registered(dtr_remat))
+         "on access", "remat")(with_budget(dtr_remat))
 register("remat-offload", "greedy host offload hidden behind compute, then XLA-style remat "
-         "(host link: --bandwidth, else the device's PCIe)", "remat")(_registered(offload_remat))
-register("remat-fixed-order", "CP-SAT optimal remat with the order frozen (Checkmate/Moccasin "
-         "setting)", "remat")(_registered(fixed_order_remat))
+         "(host link: --bandwidth, else the device's PCIe)", "remat")(with_budget(offload_remat))
 
 BASELINES = {"remat-xla": xla_remat, "remat-sqrt": sqrt_remat, "remat-dtr": dtr_remat}
 
-__all__ = ["xla_remat", "sqrt_remat", "dtr_remat", "fixed_order_remat", "normalize_regens",
+__all__ = ["xla_remat", "sqrt_remat", "dtr_remat", "offload_remat", "with_budget",
+           "eviction_windows", "normalize_regens",
            "BASELINES", "OVER_BUDGET"]

@@ -110,11 +110,12 @@ class CpRun:
 
 def run(built: Built, cfg: SolverConfig, time_limit: float | None = None,
         on_solution: Callable[[float, float], None] | None = None,
-        on_bound: Callable[[float], None] | None = None) -> CpRun:
+        on_bound: Callable[[float], None] | None = None,
+        stop_at: float | None = None) -> CpRun:
     """Solve ``built`` (``cpsched.cp.runtime.solve``) and read back the order and peaks."""
     t0 = time.perf_counter()
     r = runtime.solve(built.vars.model, cfg, time_limit, on_solution=on_solution,
-                      on_bound=on_bound)
+                      on_bound=on_bound, stop_at=stop_at)
     V = built.vars
     order = peaks = None
     if r.solved:

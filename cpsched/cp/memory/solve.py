@@ -171,6 +171,10 @@ class Ctx:
     phase: str = ""
     combine: Callable | None = None   # segment (cost, bound) -> whole-problem (cost, bound)
     window_engine: str = "search"
+    stop_cost: float | None = None    # stop as soon as a scalar cost is at or below this
+
+    def good_enough(self, cost: float) -> bool:
+        return self.stop_cost is not None and cost <= self.stop_cost
 
     @property
     def deadline(self) -> float:
@@ -240,7 +244,8 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
     proven = False
 
     def done() -> bool:
-        return proven or best_cost <= bound * (1 + 1e-12) or left() <= 0
+        return (proven or best_cost <= bound * (1 + 1e-12) or left() <= 0
+                or ctx.good_enough(best_cost))
 
     def note(phase, t, **kw):
         ctx.phases.append({"phase": phase, "problem": p.name, "n": p.n,
@@ -330,7 +335,11 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
             c = sc.model_bound_to_cost(bnd, scale)
             if c is not None:
                 ctx.report(None, disp(c), "cp-sat")
-        run = run_cpsat(built, ctx.cfg, tl, on_solution=on_sol, on_bound=on_bnd)
+        stop = None
+        if ctx.stop_cost is not None and sc.kind == "peak" and built.objective.coefs is not None:
+            # model units are rounded up: at most this many units fit the target
+            stop = float(built.objective.coefs[0] * scale.units_floor(0, int(ctx.stop_cost)))
+        run = run_cpsat(built, ctx.cfg, tl, on_solution=on_sol, on_bound=on_bnd, stop_at=stop)
         if run.order is not None:
             c = _scalar_cost_local(p, run.order, sc)
             if c < best_cost:
@@ -464,8 +473,11 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
           hint: Sequence[int] | None = None, model: ModelOptions | None = None,
           decompose: bool = True, heuristics: bool = True, search: bool = True,
           cpsat: bool = True, windows: bool = True, bounds: bool = True,
-          window_engine: str = "search") -> Schedule:
+          window_engine: str = "search", stop_when_fits: bool = False) -> Schedule:
     """Minimum-peak order shared by all scenarios (see the module docstring).
+
+    ``stop_when_fits`` (budget objective): stop as soon as an order fits every budget
+    instead of looking for the one furthest inside them (rematerialization's first phase).
 
     The switches (``decompose``, ``heuristics``, ``search``, ``cpsat``, ``windows``,
     ``bounds``) turn pipeline steps off for experiments; ``window_engine`` is ``search`` or
@@ -514,6 +526,8 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
         key = lambda pk: tuple(int(pk[s]) for s in lex)
         scalar = None
     ctx.display = (lambda c: c)
+    if stop_when_fits and objective == "budget" and scalar is not None:
+        ctx.stop_cost = float(budgets[0]) if scalar.kind == "peak" else 1.0
 
     # 1. heuristics
     coef_h = None if (scalar is None or scalar.coef is None) else scalar.coef
