@@ -9,6 +9,8 @@ import numpy as np
 
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.analysis.memory import lower_bound as _lb
+from cpsched.analysis.validate import validate_schedule
 
 # Statuses, strongest first.
 OPTIMAL = "OPTIMAL"          # proven optimal for the stated objective
@@ -51,8 +53,6 @@ def make_schedule(graph: Graph, order: Sequence[int], method: str,
                   claimed_peak: Sequence[int] | Mapping[str, int] | None = None,
                   info: Mapping[str, Any] | None = None) -> Schedule:
     """Validate ``order`` (raises ``ScheduleError``), simulate it, and wrap it up."""
-    from cpsched.analysis.memory import lower_bound as _lb
-    from cpsched.analysis.validate import validate_schedule
 
     scenarios = scenarios or static()
     peak = validate_schedule(graph, order, scenarios, claimed_peak, what=f"{method} schedule")

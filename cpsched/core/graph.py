@@ -28,8 +28,11 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from cpsched.core.errors import InputError
+from cpsched.core.order import validate_order
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.symbolic import ZERO, SymExpr, evaluate_many
+import heapq
+from dataclasses import replace
 
 
 class OpKind(IntEnum):
@@ -231,7 +234,6 @@ class Graph:
 
     def topological_order(self) -> list[int]:
         """A topological order (Kahn, smallest index first among ready ops)."""
-        import heapq
         n = self.n_ops
         indeg = np.diff(self.pred_ptr).astype(np.int64)
         ready = [i for i in range(n) if indeg[i] == 0]
@@ -258,7 +260,6 @@ class Graph:
 
     def with_(self, **changes) -> "Graph":
         """A copy with some fields replaced (the IR is immutable)."""
-        from dataclasses import replace
         return replace(self, **changes)
 
 
@@ -419,7 +420,6 @@ class GraphBuilder:
         )
         g.topological_order()  # raises InputError on a cycle
         if order is not None:
-            from cpsched.analysis.validate import validate_order
             validate_order(g, order, what="the input's own schedule")
         return g
 

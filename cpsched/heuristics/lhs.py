@@ -70,6 +70,9 @@ from cpsched.heuristics.common import (adjacency, attr, check_order_option, coll
                                        scenario_index, without_gc)
 from cpsched.methods import register
 from cpsched.core.scenarios import Scenarios
+from cpsched.heuristics.common import SPLIT_OPCODES
+from cpsched.cost import model as cm
+from cpsched.heuristics.xla_memory import xla_default
 
 LOW_COST, MEDIUM_COST, HIGH_COST = 1.0, 1000.0, 5000.0
 LOW_LATENCY, HIGH_LATENCY = 1.0, 5000.0
@@ -109,7 +112,6 @@ def called_resources_from_module(graphs: Mapping[str, Graph]) -> dict[str, dict[
     A computation holds one unit per async collective done and per sync collective that
     ``convert_sync_collectives`` would split (XLA's LHS test harness splits those first).
     """
-    from cpsched.heuristics.common import SPLIT_OPCODES
     memo: dict[str, dict[str, int]] = {}
 
     def visit(name: str, stack: tuple = ()) -> dict[str, int]:
@@ -149,7 +151,6 @@ class _Model:
         pair_latency = {}
         device = options.get("device")
         if device is not None:
-            from cpsched.cost import model as cm
             sc = graph_scenarios(graph, scenarios)
             est = cm.estimate(graph, device, sc, options.get("profile"))
             cost = [float(x) for x in est.op[k]]
@@ -523,7 +524,6 @@ def _input_order(graph: Graph, scenarios: Scenarios | None, options: Mapping[str
         return order
     if graph.original_order is not None:
         return list(graph.original_order)
-    from cpsched.heuristics.xla_memory import xla_default
     return xla_default(graph, scenarios, scenario=options.get("scenario"))
 
 

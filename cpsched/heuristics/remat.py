@@ -38,6 +38,9 @@ from cpsched.remat.plan import (COMPUTE, FREE, PREFETCH, PlanError, RematResult,
                                 op_durations, recomputable_ops, _budget_array)
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.analysis.schedule import HEURISTIC
+from cpsched.analysis.memory import simulate
+from cpsched.remat.plan import evictable_buffers
+from cpsched.remat.plan import Evict, PlanError, host_link, materialize, plan_time
 
 OVER_BUDGET = "OVER_BUDGET"
 
@@ -309,7 +312,6 @@ def sqrt_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
             # live across the peak step without being touched there
             pass
     if back is None:
-        from cpsched.analysis.memory import simulate
         prof = simulate(graph, order, sc)
         s = int(np.argmax(prof.peak / np.maximum(bud, 1)))
         tp = int(prof.peak_step[s])
@@ -515,7 +517,6 @@ def eviction_windows(graph: Graph, order: Sequence[int], hot: np.ndarray, dur: n
     step ``a+1``, is done by then at the main ops' pace) and those before which the copy-in
     can be issued (up to ``window`` steps around the latest one that still hides it, plus
     ``c`` itself). Times are the main ops' (slowest scenario), clones and stalls left out."""
-    from cpsched.remat.plan import evictable_buffers
     n = graph.n_ops
     pos = np.empty(n, dtype=np.int64)
     pos[np.asarray(order)] = np.arange(n)
@@ -556,12 +557,10 @@ def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
     budget, evict the largest buffer whose gap covers it and whose copies the streams can
     still hide (checked on the plan's timeline), freed as soon as its copy-out is done and
     brought back as late as still hidden; when none fits, clone as ``remat-xla`` does."""
-    from cpsched.remat.plan import Evict, PlanError, host_link, materialize, plan_time
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     if transfer is None:
         transfer = host_link(graph, device, bandwidth, latency)
-    from cpsched.analysis.memory import simulate
     hot = (simulate(graph, order, sc).usage > bud[:, None]).any(axis=0)
     tau = transfer.times(sizes).max(axis=0) if sizes.size else None
     wins = eviction_windows(graph, order, hot, dur, tau, window)

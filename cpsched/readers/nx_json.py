@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph, GraphBuilder, OpKind
-from cpsched.readers import display_name, load_json
+from cpsched.readers.files import display_name, load_json
 
 
 def read_nx_json(path: str) -> Graph:

@@ -42,6 +42,8 @@ from cpsched.core.graph import Graph, GraphBuilder, OpKind
 from cpsched.core.plain import to_plain
 from cpsched.core.scenarios import Scenarios, pick_bucket, static
 from cpsched.core.symbolic import SymExpr
+from cpsched.cost.model import UNIT_FILE, _unit, load_device, op_times
+from cpsched.analysis.validate import validate_schedule
 
 COMPUTE, FREE, EVICT, PREFETCH = 0, 1, 2, 3
 KIND_NAMES = ("compute", "free", "evict", "prefetch")
@@ -338,7 +340,6 @@ class TransferModel:
 def transfer_from_device(device: Any = "h100", unit_seconds: float = 1.0,
                          streams: int = 2) -> TransferModel:
     """PCIe copies of a cost-model device, in time units of ``unit_seconds`` seconds."""
-    from cpsched.cost.model import load_device
     d = load_device(device)
     return TransferModel(d.pcie_bandwidth * unit_seconds, d.pcie_latency / unit_seconds, streams)
 
@@ -353,7 +354,6 @@ def host_link(graph: Graph, device: Any = "h100", bandwidth: float | None = None
             raise InputError(f"--bandwidth {bandwidth}: expected a positive number of bytes per "
                              "time unit")
         return TransferModel(float(bandwidth), float(latency))
-    from cpsched.cost.model import UNIT_FILE, _unit, load_device
     d = load_device(device)
     if _unit(graph, d) == UNIT_FILE:
         raise InputError("eviction on a graph with op times in the file's own units needs "
@@ -363,21 +363,9 @@ def host_link(graph: Graph, device: Any = "h100", bandwidth: float | None = None
 
 def op_durations(graph: Graph, scenarios: Scenarios | None = None, device: Any = "h100"
                  ) -> np.ndarray:
-    """``[S, n_ops]`` compute times: ``cpsched.cost.model.op_times`` (file ``duration``s as they are,
-    else the device roofline). Falls back to ``duration`` attributes / flops."""
-    sc = scenarios or static()
-    try:
-        from cpsched.cost.model import op_times
-    except ImportError:  # pragma: no cover - the cost model is part of the package
-        op_times = None
-    if op_times is not None:
-        return np.asarray(op_times(graph, device, sc), dtype=np.float64)
-    from cpsched.core.symbolic import evaluate_many
-    out = evaluate_many(graph.flops, sc.dims, sc.values).astype(np.float64) / 1e12
-    for i, a in graph.op_attrs.items():
-        if "duration" in a:
-            out[:, i] = float(a["duration"])
-    return out
+    """``[S, n_ops]`` compute times: ``cpsched.cost.model.op_times`` (file ``duration``s as
+    they are, else the device roofline)."""
+    return np.asarray(op_times(graph, device, scenarios or static()), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -1089,7 +1077,6 @@ def pick_plan(result: "RematResult", values: Mapping[str, int], budget: int | No
     r = check_plan(result.graph, result.events[k], point, bud,
                    what=f"plan of bucket {sc.names[k]} at {dict(values)}")
     if simulate_graph:
-        from cpsched.analysis.validate import validate_schedule
         g2, order = plan_to_graph(result.graph, result.events[k])
         sim = int(validate_schedule(g2, order, point, what="rewritten plan")[0])
         if sim != int(r.peak[0]) or sim > bud:

@@ -27,6 +27,7 @@ import numpy as np
 from cpsched.core.graph import Graph
 from cpsched.analysis.memory import positions, simulate
 from cpsched.core.scenarios import Scenarios
+import heapq
 
 
 # Above this many ops the n x n reachability matrices (forced-live bound, CP model domains,
@@ -81,7 +82,6 @@ class Problem:
     @cached_property
     def topo(self) -> list[int]:
         """A topological order (smallest local index first among ready ops)."""
-        import heapq
         indeg = [len(p) for p in self.preds]
         ready = [v for v in range(self.n) if indeg[v] == 0]
         heapq.heapify(ready)

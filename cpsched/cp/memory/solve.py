@@ -77,6 +77,8 @@ from cpsched.methods import register
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.analysis.schedule import (FALLBACK, FEASIBLE, INFEASIBLE, OPTIMAL, Schedule,
                               make_schedule)
+from cpsched.methods import load_all
+from cpsched.analysis.validate import validate_order
 
 OBJECTIVES = ("weighted", "minimax", "lexicographic", "budget")
 # weighted objective over several buckets: share of the time spent on each bucket alone
@@ -429,7 +431,6 @@ def _candidates(graph: Graph, scenarios: Scenarios, P: Problem, hint, ctx: Ctx,
         out["hint"] = [int(v) for v in hint]
     if heuristics:
         try:
-            from cpsched.methods import load_all
             for name, m in sorted(load_all().items()):
                 if m.family != "memory" or name == "cp":
                     continue
@@ -539,7 +540,6 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
             pk = simulate_peak(graph, order, scenarios)
         except Exception:
             continue
-        from cpsched.analysis.validate import validate_order
         try:
             validate_order(graph, order)
         except Exception:

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from cpsched.analysis.memory import reachability
 
 # Graphs above this many ops get only the compute and plain stream bounds (the others need
 # n^2 bits of reachability).
@@ -47,7 +48,6 @@ def reach_matrix(graph) -> np.ndarray | None:
     """``anc[v, u]``: u is a strict ancestor of v; ``None`` above ``REACH_MAX_OPS``."""
     if graph.n_ops > REACH_MAX_OPS:
         return None
-    from cpsched.analysis.memory import reachability
     return reachability(graph)[0]
 
 

@@ -15,6 +15,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cpsched.analysis.memory import peak
+import time
+from cpsched.analysis.memory import simulate
 
 
 def _move(order: list[int], i: int, j: int) -> list[int]:
@@ -33,7 +35,6 @@ def budget_hoist(graph, scenarios, order: Sequence[int], budget: np.ndarray,
 
     ``objective(order)`` (lower is better) judges each move; ``ok(order)`` is an extra
     feasibility check (in-flight limits)."""
-    import time
     cur = [int(i) for i in order]
     n = len(cur)
     if n == 0 or not len(starts):
@@ -126,8 +127,6 @@ def budget_repair(graph, scenarios, order: Sequence[int], budget: np.ndarray,
     async pair in flight there can move its start to just after that step or its done to
     just before it; the move that lowers that step's usage, with the smallest excess left
     and then the best ``objective``, is applied. ``None`` if no move helps."""
-    import time
-    from cpsched.analysis.memory import simulate
     cur = [int(i) for i in order]
     pairs = [(int(a), int(d)) for a, d in zip(starts, dones) if d >= 0]
     pred = [graph.preds(i) for i in range(graph.n_ops)]

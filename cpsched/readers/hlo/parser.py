@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from cpsched.core.errors import InputError
+import numpy as np
 
 # Bytes per element (``ceil(bits / 8)``, XLA's ByteSizeOfPrimitiveType). Sub-byte types take a
 # whole byte unless a layout packs them with ``E(n)``.
@@ -1262,7 +1263,6 @@ def parse_replica_groups(raw: str | None, max_devices: int = 1 << 20) -> list[li
         return []
     m = _IOTA_RE.fullmatch(raw.strip())
     if m:
-        import numpy as np
         shape = _int_tuple(m.group(1))
         reshape = _int_tuple(m.group(2))
         total = 1
