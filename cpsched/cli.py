@@ -19,6 +19,28 @@ from typing import Any, Sequence
 from cpsched.core.errors import CpschedError, InputError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios, from_dim_specs, from_json, static
+from cpsched.readers import read_graph
+from cpsched.heuristics.common import convert_sync_collectives
+from cpsched.analysis.memory import lower_bound, simulate
+from cpsched.analysis.validate import validate_order
+from cpsched.writers.schedule import read_order
+from cpsched.plot import plot_memory
+from cpsched.writers import write_json
+from cpsched.writers.json_graph import graph_to_dict
+from cpsched.methods import load_all
+from cpsched.methods import get
+from cpsched.analysis.schedule import Schedule, make_schedule
+from cpsched.writers import write_text
+from cpsched.writers.schedule import schedule_to_dict
+from cpsched.core.errors import InfeasibleError
+from cpsched.readers import sniff_format
+from cpsched.readers.hlo.convert import read_hlo_module
+from cpsched.writers.hlo import write_hlo
+from cpsched.writers.trace import write_trace
+from cpsched.remat.plan import remat_result_to_dict
+from cpsched.writers.hlo import remat_module_text, verify_remat_module
+from cpsched.cost.model import estimate, load_device, load_profile
+from cpsched.cost.timeline import simulate_timeline
 
 EXIT_USAGE = 2
 
@@ -51,10 +73,8 @@ def _scenarios(args, graph: Graph) -> Scenarios:
 
 
 def _read(path: str, args=None) -> Graph:
-    from cpsched.readers import read_graph
     g = read_graph(path)
     if getattr(args, "async_collectives", False):
-        from cpsched.heuristics.common import convert_sync_collectives
         g = convert_sync_collectives(g)
     return g
 
@@ -82,7 +102,6 @@ def _emit(args, data: dict, text: str) -> None:
 # -- info ----------------------------------------------------------------------------------
 
 def cmd_info(args) -> int:
-    from cpsched.analysis.memory import lower_bound, simulate
     g = _read(args.input, args)
     sc = _scenarios(args, g)
     order = g.default_order()
@@ -120,9 +139,6 @@ def cmd_info(args) -> int:
 # -- simulate -------------------------------------------------------------------------------
 
 def cmd_simulate(args) -> int:
-    from cpsched.analysis.memory import lower_bound, simulate
-    from cpsched.analysis.validate import validate_order
-    from cpsched.writers.schedule import read_order
     g = _read(args.input, args)
     sc = _scenarios(args, g)
     order = read_order(g, args.schedule) if args.schedule else g.default_order()
@@ -140,7 +156,6 @@ def cmd_simulate(args) -> int:
                      f"{int(prof.peak_step[s])} ({g.op_names[prof.peak_op(s)]}); "
                      f"lower bound {int(lb[s])} B")
     if args.plot:
-        from cpsched.plot import plot_memory
         plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=(args.input,))
         lines.append(f"wrote {args.plot}")
     _emit(args, data, "\n".join(lines))
@@ -150,8 +165,6 @@ def cmd_simulate(args) -> int:
 # -- convert --------------------------------------------------------------------------------
 
 def cmd_convert(args) -> int:
-    from cpsched.writers import write_json
-    from cpsched.writers.json_graph import graph_to_dict
     g = _read(args.input, args)
     sc = _scenarios(args, g) if (args.dim or args.scenarios) else None
     write_json(args.output, graph_to_dict(g, sc), inputs=(args.input,))
@@ -165,7 +178,6 @@ def cmd_convert(args) -> int:
 # -- methods --------------------------------------------------------------------------------
 
 def cmd_methods(args) -> int:
-    from cpsched.methods import load_all
     methods = load_all()
     if args.json:
         print(json.dumps([{"name": m.name, "family": m.family, "summary": m.summary}
@@ -200,8 +212,6 @@ def _parse_budget(text: str):
 
 def run_method(name: str, g: Graph, sc: Scenarios, options: dict[str, Any]):
     """Run a registered method and return a validated ``Schedule``."""
-    from cpsched.methods import get
-    from cpsched.analysis.schedule import Schedule, make_schedule
     m = get(name)
     t0 = time.perf_counter()
     out = m.fn(g, sc, **options)
@@ -239,8 +249,6 @@ OBJECTIVES = {
 
 
 def cmd_schedule(args) -> int:
-    from cpsched.writers import write_json, write_text
-    from cpsched.writers.schedule import schedule_to_dict
     g = _read(args.input, args)
     sc = _scenarios(args, g)
     if args.objective:
@@ -263,7 +271,6 @@ def cmd_schedule(args) -> int:
             opts[k] = v
     if getattr(args, "keep_order", False):
         opts["reorder"] = False
-    from cpsched.methods import get
     if get(method).family == "remat":
         return _schedule_remat(args, g, sc, method, opts)
     for flag in ("keep_order", "bandwidth", "evict"):
@@ -276,12 +283,8 @@ def cmd_schedule(args) -> int:
         sys.stderr.write("\n")
     if s.status == "INFEASIBLE":
         # An impossible budget is the user's input error: one line, exit 2, nothing written.
-        from cpsched.core.errors import InfeasibleError
         raise InfeasibleError(s.info.get("message") or "the budget cannot be met")
-    from cpsched.readers import sniff_format
     if sniff_format(args.input) == "hlo":
-        from cpsched.readers.hlo.convert import read_hlo_module
-        from cpsched.writers.hlo import write_hlo
         if args.async_collectives:
             raise InputError("--async-collectives changes the module; write a JSON schedule "
                              "(convert the input with `cpsched convert --async-collectives`) ")
@@ -294,7 +297,6 @@ def cmd_schedule(args) -> int:
     if args.trace or s.info.get("pairs") is not None:
         tl = _timing_model(args)(g, s.order, sc)
     if args.trace:
-        from cpsched.writers.trace import write_trace
         write_trace(args.trace, tl, g)
     data = schedule_to_dict(s)
     data.pop("order")
@@ -341,10 +343,6 @@ def _schedule_remat(args, g: Graph, sc: Scenarios, method: str, opts: dict) -> i
     plan written in (clones, host copy-start/copy-done pairs) to ``-o`` (and, with several
     buckets, one module per bucket beside it), read back and checked before anything is
     written, and the plan JSON to OUT.plan.json."""
-    from cpsched.methods import get
-    from cpsched.readers import sniff_format
-    from cpsched.remat.plan import remat_result_to_dict
-    from cpsched.writers import write_json
     if "budget" not in opts:
         raise InputError("--objective remat needs --budget BYTES (one number or one per scenario)")
     hlo = sniff_format(args.input) == "hlo"
@@ -407,10 +405,6 @@ def _write_remat_hlo(args, g: Graph, sc: Scenarios, method: str, res, data: dict
     bucket (memory grows with the dims, so it is the safe module when the shape is not
     known), and with several buckets each bucket's own module goes to OUT.<bucket>.hlo.
     Every module is read back, validated and re-simulated before anything is written."""
-    from cpsched.analysis.memory import simulate
-    from cpsched.readers.hlo.convert import read_hlo_module
-    from cpsched.writers import write_json, write_text
-    from cpsched.writers.hlo import remat_module_text, verify_remat_module
     module = read_hlo_module(args.input)
     plan_path = args.output + ".plan.json"
     last = len(sc) - 1
@@ -464,8 +458,6 @@ def _write_remat_hlo(args, g: Graph, sc: Scenarios, method: str, res, data: dict
 # -- compare --------------------------------------------------------------------------------
 
 def cmd_compare(args) -> int:
-    from cpsched.analysis.memory import lower_bound
-    from cpsched.methods import load_all
     g = _read(args.input, args)
     sc = _scenarios(args, g)
     lb = lower_bound(g, sc)
@@ -485,7 +477,6 @@ def cmd_compare(args) -> int:
     timing = _timing_model(args)
     for name in names:
         if name == "given":
-            from cpsched.analysis.schedule import make_schedule
             s = make_schedule(g, g.original_order, "given", sc, lower_bound=lb)
         else:
             opts = {"time_limit": args.time_limit, "workers": args.workers, "seed": args.seed,
@@ -514,8 +505,6 @@ def cmd_compare(args) -> int:
     else:
         print(_compare_table(g, data, sc))
     if args.plot:
-        from cpsched.analysis.memory import simulate
-        from cpsched.plot import plot_memory
         best = min(timelines, key=lambda n: timelines[n].expected_makespan) if timelines else None
         plot_memory({n: simulate(g, s.order, sc) for n, s in schedules.items()}, args.plot,
                     title=g.name, inputs=(args.input,),
@@ -535,8 +524,6 @@ def is_solver(name: str) -> bool:
 
 def _timing_model(args):
     """Makespan / exposed communication of an order from the cost model and timeline."""
-    from cpsched.cost.model import estimate, load_device, load_profile
-    from cpsched.cost.timeline import simulate_timeline
     device = load_device(args.device)
     profile = load_profile(args.profile) if getattr(args, "profile", None) else None
     cache = {}
