@@ -20,7 +20,8 @@ Memory semantics (shared by the simulator, the heuristics and the CP models):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import heapq
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
@@ -31,8 +32,6 @@ from cpsched.core.errors import InputError
 from cpsched.core.order import validate_order
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.symbolic import ZERO, SymExpr, evaluate_many
-import heapq
-from dataclasses import replace
 
 
 class OpKind(IntEnum):

@@ -34,12 +34,19 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from cpsched.cost.model import (STREAM_ASYNC_COMPUTE, STREAM_COPY, UNIT_SECONDS, Costs,
-                          async_class, estimate, is_sync_collective)
+from cpsched.analysis.validate import validate_order
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios, static
-from cpsched.analysis.validate import validate_order
+from cpsched.cost.model import (
+    STREAM_ASYNC_COMPUTE,
+    STREAM_COPY,
+    UNIT_SECONDS,
+    Costs,
+    async_class,
+    estimate,
+    is_sync_collective,
+)
 
 COMPUTE_STREAM = "compute"
 _K_START = int(OpKind.ASYNC_START)

@@ -29,8 +29,7 @@ import numpy as np
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
-from cpsched.core.scenarios import Scenarios, static
-from cpsched.core.scenarios import from_json
+from cpsched.core.scenarios import Scenarios, from_json, static
 
 # -- speed ---------------------------------------------------------------------------------
 

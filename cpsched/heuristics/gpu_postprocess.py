@@ -37,12 +37,18 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from cpsched.core.graph import Graph
-from cpsched.heuristics.common import (adjacency, check_order_option, custom_call_schedule,
-                                       is_async_collective_done, is_async_collective_start,
-                                       is_sync_collective, without_gc)
+from cpsched.core.scenarios import Scenarios
+from cpsched.heuristics.common import (
+    adjacency,
+    check_order_option,
+    custom_call_schedule,
+    is_async_collective_done,
+    is_async_collective_start,
+    is_sync_collective,
+    without_gc,
+)
 from cpsched.heuristics.xla_memory import xla_default
 from cpsched.methods import register
-from cpsched.core.scenarios import Scenarios
 
 _EARLY_OPS = ("all-reduce-start", "collective-permute-start")
 _LATE_OPS = ("all-reduce-done", "collective-permute-done")

@@ -65,14 +65,22 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from cpsched.core.graph import Graph, OpKind
-from cpsched.heuristics.common import (adjacency, attr, check_order_option, collective_kind,
-                                       csr_lists, graph_scenarios, scenario_bytes,
-                                       scenario_index, without_gc)
-from cpsched.methods import register
 from cpsched.core.scenarios import Scenarios
-from cpsched.heuristics.common import SPLIT_OPCODES
 from cpsched.cost import model as cm
+from cpsched.heuristics.common import (
+    SPLIT_OPCODES,
+    adjacency,
+    attr,
+    check_order_option,
+    collective_kind,
+    csr_lists,
+    graph_scenarios,
+    scenario_bytes,
+    scenario_index,
+    without_gc,
+)
 from cpsched.heuristics.xla_memory import xla_default
+from cpsched.methods import register
 
 LOW_COST, MEDIUM_COST, HIGH_COST = 1.0, 1000.0, 5000.0
 LOW_LATENCY, HIGH_LATENCY = 1.0, 5000.0

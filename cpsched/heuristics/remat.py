@@ -30,17 +30,32 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from cpsched.analysis.memory import simulate
+from cpsched.analysis.schedule import HEURISTIC
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
-from cpsched.methods import register
-from cpsched.remat.plan import (COMPUTE, FREE, PREFETCH, PlanError, RematResult, Regen,
-                                Skeleton, TransferModel, finish_result, materialize_tagged,
-                                op_durations, recomputable_ops, _budget_array)
 from cpsched.core.scenarios import Scenarios, static
-from cpsched.analysis.schedule import HEURISTIC
-from cpsched.analysis.memory import simulate
-from cpsched.remat.plan import evictable_buffers
-from cpsched.remat.plan import Evict, PlanError, host_link, materialize, plan_time
+from cpsched.methods import register
+from cpsched.remat.plan import (
+    COMPUTE,
+    FREE,
+    PREFETCH,
+    Evict,
+    PlanError,
+    Regen,
+    RematResult,
+    Skeleton,
+    TransferModel,
+    _budget_array,
+    evictable_buffers,
+    finish_result,
+    host_link,
+    materialize,
+    materialize_tagged,
+    op_durations,
+    plan_time,
+    recomputable_ops,
+)
 
 OVER_BUDGET = "OVER_BUDGET"
 

@@ -43,17 +43,23 @@ Every method is O((ops + dependences) log ops); a 100,000-op graph takes about a
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from typing import Any
 
 import numpy as np
 
 from cpsched.analysis.memory import peak
 from cpsched.core.graph import Graph, OpKind
-from cpsched.heuristics.common import (adjacency, csr_lists, is_effective_scalar,
-                                       scenario_bytes, scenario_index, without_gc)
-from cpsched.methods import register
 from cpsched.core.scenarios import Scenarios, static
-from collections import deque
+from cpsched.heuristics.common import (
+    adjacency,
+    csr_lists,
+    is_effective_scalar,
+    scenario_bytes,
+    scenario_index,
+    without_gc,
+)
+from cpsched.methods import register
 
 _BIG = 1 << 62          # the (INT64_MAX, INT64_MAX) priority of effective scalars
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from cpsched.core.errors import InputError
 from cpsched.readers.files import display_name, load_json
+from cpsched.readers.hlo.convert import read_hlo_graph
 from cpsched.readers.json_graph import read_json_graph
 from cpsched.readers.nx_json import read_nx_json
-from cpsched.readers.hlo.convert import read_hlo_graph
 
 
 def sniff_format(path: str) -> str:

@@ -22,10 +22,10 @@ from typing import Sequence
 
 import numpy as np
 
-from cpsched.core.graph import Graph
 from cpsched.analysis.memory import live_ranges, simulate
-from cpsched.remat.plan import TransferModel, evictable_buffers, recomputable_ops
+from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.remat.plan import TransferModel, evictable_buffers, recomputable_ops
 
 
 def _cover_cost(need: float, cost: np.ndarray, nbytes: np.ndarray) -> float:

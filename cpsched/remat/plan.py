@@ -37,13 +37,13 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from cpsched.analysis.validate import validate_schedule
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Graph, GraphBuilder, OpKind
 from cpsched.core.plain import to_plain
 from cpsched.core.scenarios import Scenarios, pick_bucket, static
 from cpsched.core.symbolic import SymExpr
 from cpsched.cost.model import UNIT_FILE, _unit, load_device, op_times
-from cpsched.analysis.validate import validate_schedule
 
 COMPUTE, FREE, EVICT, PREFETCH = 0, 1, 2, 3
 KIND_NAMES = ("compute", "free", "evict", "prefetch")

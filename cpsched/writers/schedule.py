@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from cpsched.analysis.schedule import Schedule
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 from cpsched.core.plain import to_plain
-from cpsched.analysis.schedule import Schedule
 from cpsched.readers import load_json, sniff_format
 from cpsched.readers.hlo.convert import read_hlo_graph
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from cpsched.cost.model import UNIT_SECONDS
 from cpsched.core.graph import Graph, OpKind
+from cpsched.cost.model import UNIT_SECONDS
 from cpsched.cost.timeline import Timeline, Timelines
 from cpsched.writers import write_text
 

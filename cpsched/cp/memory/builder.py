@@ -11,13 +11,12 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from cpsched.cp import runtime
-from cpsched.cp.runtime import SolverConfig
-
 from cpsched.cp.memory import constraints as C
 from cpsched.cp.memory import objectives as O
 from cpsched.cp.memory.problem import Problem
 from cpsched.cp.memory.scaling import Scale, make_scale
 from cpsched.cp.memory.variables import Vars, make_vars
+from cpsched.cp.runtime import SolverConfig
 
 
 @dataclass(frozen=True)

@@ -59,26 +59,31 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from cpsched.cp.search import decompose as D
-from cpsched.cp.search.bounds import projection_bound
-from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
-from cpsched.cp.memory.builder import run as run_cpsat
-from cpsched.cp.runtime import UNKNOWN, Clock, SolverConfig, interrupted, stoppable
-from cpsched.cp.memory.objectives import RES
-from cpsched.cp.memory.problem import Problem, from_graph
-from cpsched.cp.search.windows import refine
-from cpsched.cp.memory.scaling import make_scale
-from cpsched.cp.search.exact import beam, best_first
-from cpsched.core.errors import InputError
-from cpsched.core.graph import Graph
 from cpsched.analysis.memory import lower_bound as static_lower_bound
 from cpsched.analysis.memory import peak as simulate_peak
-from cpsched.methods import register
-from cpsched.core.scenarios import Scenarios, static
-from cpsched.analysis.schedule import (FALLBACK, FEASIBLE, INFEASIBLE, OPTIMAL, Schedule,
-                              make_schedule)
-from cpsched.methods import load_all
+from cpsched.analysis.schedule import (
+    FALLBACK,
+    FEASIBLE,
+    INFEASIBLE,
+    OPTIMAL,
+    Schedule,
+    make_schedule,
+)
 from cpsched.analysis.validate import validate_order
+from cpsched.core.errors import InputError
+from cpsched.core.graph import Graph
+from cpsched.core.scenarios import Scenarios, static
+from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
+from cpsched.cp.memory.builder import run as run_cpsat
+from cpsched.cp.memory.objectives import RES
+from cpsched.cp.memory.problem import Problem, from_graph
+from cpsched.cp.memory.scaling import make_scale
+from cpsched.cp.runtime import UNKNOWN, Clock, SolverConfig, interrupted, stoppable
+from cpsched.cp.search import decompose as D
+from cpsched.cp.search.bounds import projection_bound
+from cpsched.cp.search.exact import beam, best_first
+from cpsched.cp.search.windows import refine
+from cpsched.methods import load_all, register
 
 OBJECTIVES = ("weighted", "minimax", "lexicographic", "budget")
 # weighted objective over several buckets: share of the time spent on each bucket alone

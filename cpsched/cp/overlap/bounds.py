@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from cpsched.analysis.memory import reachability
 
 # Graphs above this many ops get only the compute and plain stream bounds (the others need

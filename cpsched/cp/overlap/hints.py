@@ -10,13 +10,12 @@ memory schedulers' orders into hints that already hide much of the communication
 
 from __future__ import annotations
 
+import time
 from typing import Callable, Sequence
 
 import numpy as np
 
-from cpsched.analysis.memory import peak
-import time
-from cpsched.analysis.memory import simulate
+from cpsched.analysis.memory import peak, simulate
 
 
 def _move(order: list[int], i: int, j: int) -> list[int]:

@@ -83,23 +83,48 @@ import numpy as np
 
 from cpsched.analysis.memory import lower_bound as mem_lb
 from cpsched.analysis.memory import peak as mem_peak
-from cpsched.analysis.schedule import (FALLBACK, FEASIBLE, HEURISTIC, INFEASIBLE, OPTIMAL,
-                                       Schedule, make_schedule)
+from cpsched.analysis.schedule import (
+    FALLBACK,
+    FEASIBLE,
+    HEURISTIC,
+    INFEASIBLE,
+    OPTIMAL,
+    Schedule,
+    make_schedule,
+)
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cp import runtime
 from cpsched.cp.overlap import objectives as O
 from cpsched.cp.overlap.bounds import overlap_lower_bound
-from cpsched.cp.overlap.candidates import (MEMORY_METHODS, OVERLAP_HEURISTICS,
-                                           memory_candidates, overlap_candidates)
+from cpsched.cp.overlap.candidates import (
+    MEMORY_METHODS,
+    OVERLAP_HEURISTICS,
+    memory_candidates,
+    overlap_candidates,
+)
 from cpsched.cp.overlap.constraints import build
 from cpsched.cp.overlap.hints import budget_hoist, budget_repair
-from cpsched.cp.overlap.problem import (K_START, RESOLUTION, Candidate, Infeasible,
-                                        OverlapProblem, build_problem, collective_pairs,
-                                        copy_durations, evaluate, fifo_pairs, floor1,
-                                        free_pairs, inflight_ok, overlap_limits, pick_mode,
-                                        resolve_budget, total_distance)
+from cpsched.cp.overlap.problem import (
+    K_START,
+    RESOLUTION,
+    Candidate,
+    Infeasible,
+    OverlapProblem,
+    build_problem,
+    collective_pairs,
+    copy_durations,
+    evaluate,
+    fifo_pairs,
+    floor1,
+    free_pairs,
+    inflight_ok,
+    overlap_limits,
+    pick_mode,
+    resolve_budget,
+    total_distance,
+)
 from cpsched.cp.runtime import Clock, SolverConfig, stoppable
 from cpsched.heuristics.common import check_order_option, convert_sync_collectives
 from cpsched.methods import register

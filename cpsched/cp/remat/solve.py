@@ -52,17 +52,36 @@ from cpsched.cp import runtime
 from cpsched.cp.memory.solve import solve as solve_min_peak
 from cpsched.cp.remat import objectives as O
 from cpsched.cp.remat.constraints import build
-from cpsched.cp.remat.problem import (Spec, clone_candidates, min_memory_bound, regens_per_op,
-                                      skeleton_from, spec_common, sub_needed, transfer_ticks)
+from cpsched.cp.remat.problem import (
+    Spec,
+    clone_candidates,
+    min_memory_bound,
+    regens_per_op,
+    skeleton_from,
+    spec_common,
+    sub_needed,
+    transfer_ticks,
+)
 from cpsched.cp.remat.variables import Vars
 from cpsched.cp.runtime import FALLBACK, FEASIBLE, OPTIMAL, SolverConfig
 from cpsched.heuristics.remat import BASELINES, offload_remat, with_budget, xla_remat
 from cpsched.heuristics.xla_memory import xla_default
 from cpsched.methods import register
 from cpsched.remat.bound import added_time_lower_bound
-from cpsched.remat.plan import (RematResult, Regen, Skeleton, TransferModel, _budget_array,
-                                breakpoints, finish_result, host_link, inplace_writers,
-                                op_durations, recomputable_ops, remat_result_to_dict)
+from cpsched.remat.plan import (
+    Regen,
+    RematResult,
+    Skeleton,
+    TransferModel,
+    _budget_array,
+    breakpoints,
+    finish_result,
+    host_link,
+    inplace_writers,
+    op_durations,
+    recomputable_ops,
+    remat_result_to_dict,
+)
 
 JOINT_ALL_OPS = 300      # up to this many ops the joint model may clone any clonable op
 BOUND_MAX_OPS = 20_000   # the fixed-order added-time bound scans buffers per hot step

@@ -18,8 +18,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build, run
-from cpsched.cp.runtime import SolverConfig
 from cpsched.cp.memory.problem import Problem, window
+from cpsched.cp.runtime import SolverConfig
 from cpsched.cp.search.exact import best_first
 
 
