@@ -36,26 +36,19 @@ from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.methods import register
-from cpsched.remat.plan import (
-    COMPUTE,
-    FREE,
-    PREFETCH,
+from cpsched.remat.events import COMPUTE, FREE, PREFETCH
+from cpsched.remat.policy import evictable_buffers, recomputable_ops
+from cpsched.remat.replay import _budget_array
+from cpsched.remat.result import RematResult, finish_result
+from cpsched.remat.skeleton import (
     Evict,
     PlanError,
     Regen,
-    RematResult,
     Skeleton,
-    TransferModel,
-    _budget_array,
-    evictable_buffers,
-    finish_result,
-    host_link,
     materialize,
     materialize_tagged,
-    op_durations,
-    plan_time,
-    recomputable_ops,
 )
+from cpsched.remat.timing import TransferModel, host_link, op_durations, plan_time
 
 OVER_BUDGET = "OVER_BUDGET"
 

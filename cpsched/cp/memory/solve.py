@@ -178,10 +178,11 @@ class Ctx:
     phase: str = ""
     combine: Callable | None = None   # segment (cost, bound) -> whole-problem (cost, bound)
     window_engine: str = "search"
-    stop_cost: float | None = None    # stop as soon as a scalar cost is at or below this
+    stop_cost: float | None = None    # stop once a scalar cost is at or below this, or the
+    #                                   bound proves it out of reach
 
-    def good_enough(self, cost: float) -> bool:
-        return self.stop_cost is not None and cost <= self.stop_cost
+    def settled(self, cost: float, bound: float) -> bool:
+        return self.stop_cost is not None and (cost <= self.stop_cost or bound > self.stop_cost)
 
     @property
     def deadline(self) -> float:
@@ -252,7 +253,7 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
 
     def done() -> bool:
         return (proven or best_cost <= bound * (1 + 1e-12) or left() <= 0
-                or ctx.good_enough(best_cost))
+                or ctx.settled(best_cost, bound))
 
     def note(phase, t, **kw):
         ctx.phases.append({"phase": phase, "problem": p.name, "n": p.n,
@@ -482,8 +483,9 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
           window_engine: str = "search", stop_when_fits: bool = False) -> Schedule:
     """Minimum-peak order shared by all scenarios (see the module docstring).
 
-    ``stop_when_fits`` (budget objective): stop as soon as an order fits every budget
-    instead of looking for the one furthest inside them (rematerialization's first phase).
+    ``stop_when_fits`` (budget objective): stop as soon as an order fits every budget, or
+    a bound proves that none does, instead of looking for the order furthest inside them
+    (rematerialization's first phase).
 
     The switches (``decompose``, ``heuristics``, ``search``, ``cpsat``, ``windows``,
     ``bounds``) turn pipeline steps off for experiments; ``window_engine`` is ``search`` or

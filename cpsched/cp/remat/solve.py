@@ -32,7 +32,7 @@ an order that fits with nothing added using the min-peak model (``cpsched.cp.mem
 Registered as ``cp-remat`` and, with the order frozen (the Checkmate / Moccasin setting),
 ``remat-fixed-order``.
 
-Plans are re-checked by the independent replay (``cpsched.remat.plan.replay``) before they
+Plans are re-checked by the independent replay (``cpsched.remat.replay``) before they
 are returned, and ``solve_remat`` never returns a plan worse than the best baseline that
 meets the budget (the baselines also hint the model).
 """
@@ -68,20 +68,12 @@ from cpsched.heuristics.remat import BASELINES, offload_remat, with_budget, xla_
 from cpsched.heuristics.xla_memory import xla_default
 from cpsched.methods import register
 from cpsched.remat.bound import added_time_lower_bound
-from cpsched.remat.plan import (
-    Regen,
-    RematResult,
-    Skeleton,
-    TransferModel,
-    _budget_array,
-    breakpoints,
-    finish_result,
-    host_link,
-    inplace_writers,
-    op_durations,
-    recomputable_ops,
-    remat_result_to_dict,
-)
+from cpsched.remat.breakpoints import breakpoints
+from cpsched.remat.policy import inplace_writers, recomputable_ops
+from cpsched.remat.replay import _budget_array
+from cpsched.remat.result import RematResult, finish_result, remat_result_to_dict
+from cpsched.remat.skeleton import Regen, Skeleton
+from cpsched.remat.timing import TransferModel, host_link, op_durations
 
 JOINT_ALL_OPS = 300      # up to this many ops the joint model may clone any clonable op
 BOUND_MAX_OPS = 20_000   # the fixed-order added-time bound scans buffers per hot step

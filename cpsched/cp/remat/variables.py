@@ -9,7 +9,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from cpsched.cp.remat.problem import Spec
-from cpsched.remat.plan import Evict, Regen, Skeleton
+from cpsched.remat.skeleton import Evict, Regen, Skeleton
 
 
 class Vars:
