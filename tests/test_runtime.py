@@ -111,3 +111,53 @@ def test_sigint_keeps_the_best_solution():
     last = out.strip().splitlines()[-1].split()
     assert last[0] == "result"
     assert last[1] in ("FEASIBLE", "OPTIMAL") and last[2] == "True" and last[3] == "True"
+
+
+def test_deterministic_pipelines_repeat_exactly():
+    """One meaning of ``deterministic`` for every model: the same orders twice."""
+    from cpsched.core.scenarios import from_dim_specs
+    from cpsched.cp.memory.solve import solve
+    from cpsched.cp.overlap.solve import solve_overlap
+    from cpsched.generators import random_layered, transformer_parallel
+
+    g = random_layered(n=80, seed=4)
+    a = solve(g, time_limit=1, deterministic=True)
+    b = solve(g, time_limit=1, deterministic=True)
+    assert a.order == b.order and a.info["deterministic"]
+    t = transformer_parallel(layers=1, dp=2, tp=2)
+    sc = from_dim_specs(["b=2", "s=256"])
+    x = solve_overlap(t, sc, time_limit=2, deterministic=True)
+    y = solve_overlap(t, sc, time_limit=2, deterministic=True)
+    assert x.order == y.order and x.info["makespan"] == y.info["makespan"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_sigint_stops_a_pipeline_with_its_best_order():
+    code = textwrap.dedent("""
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        from cpsched.cp.memory.solve import solve
+        from cpsched.generators import random_layered
+        g = random_layered(n=400, seed=1)
+        def progress(obj, bound, gap, t):
+            if not progress.said:
+                progress.said = True
+                print("running", flush=True)
+        progress.said = False
+        s = solve(g, time_limit=300, progress=progress, decompose=False)
+        print("result", s.status, s.info.get("interrupted"), s.seconds < 250, flush=True)
+    """)
+    p = subprocess.Popen([sys.executable, "-c", code, str(REPO)], stdout=subprocess.PIPE,
+                         text=True, cwd=REPO,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert p.stdout.readline().strip() == "running"
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=200)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0
+    last = out.strip().splitlines()[-1].split()
+    assert last == ["result", last[1], "True", "True"]
+    assert last[1] in ("FEASIBLE", "HEURISTIC_FALLBACK", "OPTIMAL")

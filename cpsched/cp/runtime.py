@@ -49,8 +49,8 @@ MODEL_INVALID = "MODEL_INVALID"
 SOLVED = (OPTIMAL, FEASIBLE)
 
 __all__ = ["SolverConfig", "Run", "Clock", "solve", "configure", "set_hints", "interruptible",
-           "interrupted", "stoppable", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN", "MODEL_INVALID",
-           "HEURISTIC", "FALLBACK", "SOLVED", "DET_PER_SECOND", "status_name"]
+           "interrupted", "stoppable", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN",
+           "MODEL_INVALID", "HEURISTIC", "FALLBACK", "SOLVED", "DET_PER_SECOND", "status_name"]
 
 # Deterministic-time units per second of budget (one unit took 2-7 s of wall time on a
 # loaded 2-core machine).

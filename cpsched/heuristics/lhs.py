@@ -300,7 +300,8 @@ class _BottomUpPass:
         self.size = size = nbytes.tolist()
         self.tracked = tracked = [(not li) and s > 0
                                   for li, s in zip(graph.buffer_live_in.tolist(), size)]
-        self.live = live = [bool(lo) and t for lo, t in zip(graph.buffer_live_out.tolist(), tracked)]
+        self.live = live = [bool(lo) and t
+                            for lo, t in zip(graph.buffer_live_out.tolist(), tracked)]
         self.usage = sum(s for s, l in zip(size, live) if l)
         self.mem_peak = self.usage
         self.uses = csr_lists(graph.uses_ptr, graph.uses_idx)

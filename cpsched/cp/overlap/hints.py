@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cpsched.analysis.memory import peak, simulate
+from cpsched.cp.runtime import interrupted
 
 
 def _move(order: list[int], i: int, j: int) -> list[int]:
@@ -53,7 +54,7 @@ def budget_hoist(graph, scenarios, order: Sequence[int], budget: np.ndarray,
         improved = False
         # starts, earliest first: move up
         for a in sorted((int(x) for x in starts), key=lambda x: cur.index(x)):
-            if deadline is not None and time.perf_counter() > deadline:
+            if interrupted() or (deadline is not None and time.perf_counter() > deadline):
                 return cur
             pos = {v: k for k, v in enumerate(cur)}
             i = pos[a]
@@ -69,7 +70,7 @@ def budget_hoist(graph, scenarios, order: Sequence[int], budget: np.ndarray,
                     cur, best = cand, v
         # dones, latest first: move down
         for d in sorted((int(x) for x in dones if x >= 0), key=lambda x: -cur.index(x)):
-            if deadline is not None and time.perf_counter() > deadline:
+            if interrupted() or (deadline is not None and time.perf_counter() > deadline):
                 return cur
             pos = {v: k for k, v in enumerate(cur)}
             i = pos[d]
@@ -138,7 +139,7 @@ def budget_repair(graph, scenarios, order: Sequence[int], budget: np.ndarray,
         return float(over.max()), u
 
     for _ in range(max_steps):
-        if deadline is not None and time.perf_counter() > deadline:
+        if interrupted() or (deadline is not None and time.perf_counter() > deadline):
             return None
         ex, usage = excess(cur)
         if ex <= 1.0:

@@ -378,8 +378,16 @@ def _solve_fixed(graph, sc, bud, dur, transfer, order, hint, evict, copies, sub_
     C = max([copies] + [k + 1 for k in per_op.values()])
     G = 1 + sub_needed(hint, sub_slots)
     spec = Spec(graph, len(sc), sizes, trans, cap, idur, weights, G, list(order), regen, C,
-                 dom, ev, transfer_ticks(graph, sc, transfer, scale), transfer.streams if transfer else 2,
-                 writers=inplace_writers(graph))
+                dom, ev, transfer_ticks(graph, sc, transfer, scale),
+                transfer.streams if transfer else 2, writers=inplace_writers(graph))
+    return _solve_spec(spec, sc, hint, bud, dur, transfer, time_limit, cfg, method_name, t_start,
+                       progress, scale, {"model": "fixed-order", "candidates": len(regen),
+                                         "evict_candidates": len(ev)})
+
+
+def _solve_spec(spec: Spec, sc, hint, bud, dur, transfer, time_limit, cfg, method_name, t_start,
+                progress, scale: float, about: dict):
+    """Build, hint and run the model of ``spec``; its plan as a checked ``RematResult``."""
     model = build_model(spec)
     if hint is not None:
         model.hint(*hint)
@@ -387,13 +395,12 @@ def _solve_fixed(graph, sc, bud, dur, transfer, order, hint, evict, copies, sub_
     if not run.solved:
         return None, run.status
     sk, active = model.extract(run.solver)
-    status = run.status
-    info = {"cp": {"model": "fixed-order", "status": run.status,
+    info = {"cp": {"model": about["model"], "status": run.status,
                    "objective": run.objective / scale, "bound": run.bound / scale,
-                   "candidates": len(regen), "evict_candidates": len(ev), "copies": C,
-                   "sub_slots": G - 1, "time_scale": scale}}
-    res = finish_result(graph, sc, bud, sk, active, method_name, status,
-                        time.perf_counter() - t_start, dur, transfer, info)
+                   **{k: v for k, v in about.items() if k != "model"},
+                   "copies": spec.copies, "sub_slots": spec.G - 1, "time_scale": scale}}
+    res = finish_result(spec.graph, sc, bud, sk, active, method_name,
+                        run.status, time.perf_counter() - t_start, dur, transfer, info)
     return res, run.status
 
 
@@ -411,22 +418,9 @@ def _solve_joint(graph, sc, bud, dur, order, hint, copies, sub_slots, time_limit
                                   margin=1.0, depth=1, max_regen=None,
                                   extra_ops=set(per_op))
     spec = Spec(graph, len(sc), sizes, trans, cap, idur, weights, G, None, regen, C, {}, {},
-                 None, writers=inplace_writers(graph))
-    model = build_model(spec)
-    if hint is not None:
-        model.hint(*hint)
-    run = _run(model, time_limit, cfg, progress)
-    if not run.solved:
-        return None, run.status
-    sk, active = model.extract(run.solver)
-    status = run.status
-    info = {"cp": {"model": "joint", "status": run.status,
-                   "objective": run.objective / scale, "bound": run.bound / scale,
-                   "candidates": len(regen), "copies": C, "sub_slots": G - 1,
-                   "time_scale": scale}}
-    res = finish_result(graph, sc, bud, sk, active, method_name, status,
-                        time.perf_counter() - t_start, dur, None, info)
-    return res, run.status
+                None, writers=inplace_writers(graph))
+    return _solve_spec(spec, sc, hint, bud, dur, None, time_limit, cfg, method_name, t_start,
+                       progress, scale, {"model": "joint", "candidates": len(regen)})
 
 
 def _solve_peak(graph, sc, dur, transfer, order, budget, overhead_cap, evict, reorder,
