@@ -131,6 +131,19 @@ def test_deterministic_pipelines_repeat_exactly():
     assert x.order == y.order and x.info["makespan"] == y.info["makespan"]
 
 
+def test_deterministic_remat_repeats_exactly():
+    from cpsched.cp.remat.solve import solve_remat
+    from cpsched.cp.memory.solve import solve
+    from cpsched.generators import random_layered
+
+    g = random_layered(n=40, seed=2)
+    budget = int(0.95 * solve(g, time_limit=2, deterministic=True).peak_bytes[0])
+    a = solve_remat(g, None, budget, time_limit=3, deterministic=True)
+    b = solve_remat(g, None, budget, time_limit=3, deterministic=True)
+    assert a.events == b.events and list(a.added_time) == list(b.added_time)
+    assert (a.peak <= budget).all() and a.added_time[0] > 0    # no order fits: clones
+
+
 @pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 def test_sigint_stops_a_pipeline_with_its_best_order():
     code = textwrap.dedent("""
