@@ -7,10 +7,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cpsched.core.graph import Graph
-from cpsched.core.scenarios import Scenarios, static
 from cpsched.analysis.memory import lower_bound as _lb
 from cpsched.analysis.validate import validate_schedule
+from cpsched.core.graph import Graph
+from cpsched.core.scenarios import Scenarios, static
 
 # Statuses, strongest first.
 OPTIMAL = "OPTIMAL"          # proven optimal for the stated objective
@@ -53,7 +53,6 @@ def make_schedule(graph: Graph, order: Sequence[int], method: str,
                   claimed_peak: Sequence[int] | Mapping[str, int] | None = None,
                   info: Mapping[str, Any] | None = None) -> Schedule:
     """Validate ``order`` (raises ``ScheduleError``), simulate it, and wrap it up."""
-
     scenarios = scenarios or static()
     peak = validate_schedule(graph, order, scenarios, claimed_peak, what=f"{method} schedule")
     lb = _lb(graph, scenarios) if lower_bound is None else np.asarray(lower_bound, dtype=np.int64)

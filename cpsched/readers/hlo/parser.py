@@ -23,8 +23,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from cpsched.core.errors import InputError
 import numpy as np
+
+from cpsched.core.errors import InputError
 
 # Bytes per element (``ceil(bits / 8)``, XLA's ByteSizeOfPrimitiveType). Sub-byte types take a
 # whole byte unless a layout packs them with ``E(n)``.
