@@ -16,31 +16,25 @@ import sys
 import time
 from typing import Any, Sequence
 
-from cpsched.core.errors import CpschedError, InputError
+from cpsched.analysis.memory import lower_bound, simulate
+from cpsched.analysis.schedule import Schedule, make_schedule
+from cpsched.analysis.validate import validate_order
+from cpsched.core.errors import CpschedError, InfeasibleError, InputError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios, from_dim_specs, from_json, static
-from cpsched.readers import read_graph
-from cpsched.heuristics.common import convert_sync_collectives
-from cpsched.analysis.memory import lower_bound, simulate
-from cpsched.analysis.validate import validate_order
-from cpsched.writers.schedule import read_order
-from cpsched.plot import plot_memory
-from cpsched.writers import write_json
-from cpsched.writers.json_graph import graph_to_dict
-from cpsched.methods import load_all
-from cpsched.methods import get
-from cpsched.analysis.schedule import Schedule, make_schedule
-from cpsched.writers import write_text
-from cpsched.writers.schedule import schedule_to_dict
-from cpsched.core.errors import InfeasibleError
-from cpsched.readers import sniff_format
-from cpsched.readers.hlo.convert import read_hlo_module
-from cpsched.writers.hlo import write_hlo
-from cpsched.writers.trace import write_trace
-from cpsched.remat.plan import remat_result_to_dict
-from cpsched.writers.hlo import remat_module_text, verify_remat_module
 from cpsched.cost.model import estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
+from cpsched.heuristics.common import convert_sync_collectives
+from cpsched.methods import get, load_all
+from cpsched.plot import plot_memory
+from cpsched.readers import read_graph, sniff_format
+from cpsched.readers.hlo.convert import read_hlo_module
+from cpsched.remat.plan import remat_result_to_dict
+from cpsched.writers import write_json, write_text
+from cpsched.writers.hlo import remat_module_text, verify_remat_module, write_hlo
+from cpsched.writers.json_graph import graph_to_dict
+from cpsched.writers.schedule import read_order, schedule_to_dict
+from cpsched.writers.trace import write_trace
 
 EXIT_USAGE = 2
 

@@ -20,18 +20,15 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from cpsched.core.errors import InputError, ScheduleError
-from cpsched.core.graph import Graph
-from cpsched.readers.hlo.parser import (
-    HloComputation, HloInstruction, HloModule, Shape, _Parser,
-)
-from cpsched.readers.hlo.convert import module_graphs
-from cpsched.readers.hlo.parser import parse_hlo_text
-from cpsched.writers import write_text
-from cpsched.core.graph import OpKind
-from cpsched.readers.hlo.convert import _follow
-from cpsched.remat.plan import COMPUTE, EVICT, FREE, PREFETCH
 from cpsched.analysis.validate import validate_schedule
+from cpsched.core.errors import InputError, ScheduleError
+from cpsched.core.graph import Graph, OpKind
+from cpsched.readers.hlo.convert import _follow, module_graphs
+from cpsched.readers.hlo.parser import (
+    HloComputation, HloInstruction, HloModule, Shape, _Parser, parse_hlo_text,
+)
+from cpsched.remat.plan import COMPUTE, EVICT, FREE, PREFETCH
+from cpsched.writers import write_text
 
 
 def _parse_snippet(text: str, what: str) -> HloInstruction:
