@@ -96,21 +96,27 @@ def test_sigint_keeps_the_best_solution():
         r = runtime.solve(m, runtime.SolverConfig(time_limit=120), progress=first)
         print("result", r.status, r.interrupted, r.objective is not None, flush=True)
     """)
+    last = interrupt_when_ready(code, "solution")
+    assert last[0] == "result"
+    assert last[1] in ("FEASIBLE", "OPTIMAL") and last[2] == "True" and last[3] == "True"
+
+
+def interrupt_when_ready(code: str, ready: str) -> list[str]:
+    """Run ``code`` in a fresh interpreter, send SIGINT once it prints ``ready``; the words
+    of its last line (it must exit normally)."""
     p = subprocess.Popen([sys.executable, "-c", code, str(REPO)], stdout=subprocess.PIPE,
                          text=True, cwd=REPO,
                          # a background job may inherit SIGINT ignored: restore it
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        assert p.stdout.readline().strip() == "solution"
+        assert p.stdout.readline().strip() == ready
         p.send_signal(signal.SIGINT)
-        out, _ = p.communicate(timeout=60)
+        out, _ = p.communicate(timeout=200)
     finally:
         if p.poll() is None:
             p.kill()
     assert p.returncode == 0
-    last = out.strip().splitlines()[-1].split()
-    assert last[0] == "result"
-    assert last[1] in ("FEASIBLE", "OPTIMAL") and last[2] == "True" and last[3] == "True"
+    return out.strip().splitlines()[-1].split()
 
 
 def test_deterministic_pipelines_repeat_exactly():
@@ -160,17 +166,6 @@ def test_sigint_stops_a_pipeline_with_its_best_order():
         s = solve(g, time_limit=40, progress=progress, decompose=False)
         print("result", s.status, s.info.get("interrupted"), s.seconds < 30, flush=True)
     """)
-    p = subprocess.Popen([sys.executable, "-c", code, str(REPO)], stdout=subprocess.PIPE,
-                         text=True, cwd=REPO,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        assert p.stdout.readline().strip() == "running"
-        p.send_signal(signal.SIGINT)
-        out, _ = p.communicate(timeout=200)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 0
-    last = out.strip().splitlines()[-1].split()
+    last = interrupt_when_ready(code, "running")
     assert last == ["result", last[1], "True", "True"]
     assert last[1] in ("FEASIBLE", "HEURISTIC_FALLBACK", "OPTIMAL")
