@@ -36,7 +36,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build  # noqa: E402
-from cpsched.cp.memory.cpsat import SolverConfig, run  # noqa: E402
+from cpsched.cp.memory.builder import run
+from cpsched.cp.runtime import SolverConfig  # noqa: E402
 from cpsched.cp.memory.naive import solve_naive  # noqa: E402
 from cpsched.cp.memory.problem import from_graph  # noqa: E402
 from cpsched.cp.search.exact import best_first  # noqa: E402

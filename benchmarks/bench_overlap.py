@@ -35,8 +35,10 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(REPO))
 
-from cpsched.cp.overlap.model import (build_problem, evaluate, family, heuristic_variants,  # noqa: E402
-                                memory_candidates, overlap_candidates, solve_overlap)
+from cpsched.cp.overlap.candidates import (family, heuristic_variants,  # noqa: E402
+                                           memory_candidates, overlap_candidates, run_method)
+from cpsched.cp.overlap.problem import build_problem, evaluate  # noqa: E402
+from cpsched.cp.overlap.solve import solve_overlap  # noqa: E402
 from cpsched.analysis.memory import peak  # noqa: E402
 from cpsched.core.scenarios import from_dim_specs, static  # noqa: E402
 
@@ -138,8 +140,7 @@ def run_case(name, make, sc, args, rows_tight, rows_lhs, rows_dist):
         "compute": expected(med.info["compute_time"], sc)})
     # at LHS's own peak
     if "lhs" in base:
-        from cpsched.cp.overlap.model import _run_method
-        lo = _run_method("lhs", g, sc, {"device": "h100"})
+        lo = run_method("lhs", g, sc, {"device": "h100"})
         lpk = peak(g, lo, sc)
         lc = evaluate(prob, "lhs", lo, lpk, {})
         runs = [solve_overlap(g, sc, budget=list(lpk), time_limit=args.time_limit, workers=2,

@@ -6,13 +6,16 @@ Every method is one function with one signature::
 
 Options a method does not know are ignored, so the command line can pass one set to all.
 Solvers that report more (status, bounds) return a ``Schedule`` instead of a list.
-Modules register their methods at import time with ``register``; ``load_all`` imports
-the modules that hold them.
+Modules register their methods at import time with ``register``; ``load_all`` finds them
+itself: it imports every module of the packages in ``METHOD_PACKAGES`` (a new method
+module needs no list to be edited), skipping those whose optional dependency is missing.
+Methods are listed in registration order (heuristics first: their package is walked first).
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from dataclasses import dataclass
 from typing import Callable
 
@@ -31,17 +34,9 @@ class Method:
 
 _REGISTRY: dict[str, Method] = {}
 
-# Modules that register methods when imported; a missing optional one is skipped.
-METHOD_MODULES = (
-    "cpsched.heuristics.xla_memory",
-    "cpsched.heuristics.gpu_postprocess",
-    "cpsched.heuristics.lhs",
-    "cpsched.heuristics.bladedisc",
-    "cpsched.cp.memory.solve",
-    "cpsched.heuristics.remat",
-    "cpsched.cp.remat.model",
-    "cpsched.cp.overlap.model",
-)
+# Packages whose modules register methods when imported (walked, not listed).
+METHOD_PACKAGES = ("cpsched.heuristics", "cpsched.cp")
+_discovered = False
 
 
 def register(name: str, summary: str, family: str,
@@ -52,13 +47,33 @@ def register(name: str, summary: str, family: str,
     return deco
 
 
-def load_all() -> dict[str, Method]:
-    for mod in METHOD_MODULES:
+def method_modules() -> list[str]:
+    """Every module of ``METHOD_PACKAGES``: package by package, sorted by name within each."""
+    names = []
+    for pkg_name in METHOD_PACKAGES:
+        pkg = importlib.import_module(pkg_name)
+        names += sorted(m.name for m in pkgutil.walk_packages(pkg.__path__, pkg_name + ".")
+                        if not m.ispkg)
+    return names
+
+
+def _discover() -> None:
+    global _discovered
+    if _discovered:
+        return
+    for mod in method_modules():
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:
-            if e.name != mod:
+            # an optional dependency (jax, ...) that is not installed: skip its methods
+            if e.name is None or e.name.split(".")[0] == "cpsched":
                 raise
+    _discovered = True
+
+
+def load_all() -> dict[str, Method]:
+    """Every registered method by name, found by importing the method packages."""
+    _discover()
     return dict(_REGISTRY)
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from cpsched.cp.memory import constraints as C
 from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
-from cpsched.cp.memory.cpsat import SolverConfig, run
+from cpsched.cp.memory.builder import run
+from cpsched.cp.runtime import SolverConfig
 from cpsched.cp.search.decompose import cut_points, segments
 from cpsched.cp.memory.naive import solve_naive
 from cpsched.cp.memory.problem import from_graph, induced, project, window

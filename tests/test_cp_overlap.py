@@ -1,4 +1,4 @@
-"""CP-SAT collective overlap (cpsched.cp.overlap.model): hand-computed optima, brute force over
+"""CP-SAT collective overlap (cpsched.cp.overlap): hand-computed optima, brute force over
 every topological order, budget, distance objective, hint fallback, timeline agreement."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from cpsched.core.symbolic import SymExpr
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.analysis.validate import validate_order
 
-from cpsched.cp.overlap.model import build_problem, solve_overlap, total_distance
+from cpsched.cp.overlap.problem import build_problem, total_distance
+from cpsched.cp.overlap.solve import solve_overlap
 from helpers import all_topological_orders
 
 FAST = dict(heuristics=(), budget_methods=(), time_limit=5, workers=2)

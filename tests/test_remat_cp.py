@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from ortools.sat.python import cp_model
 
-from cpsched.cp.remat.model import min_memory_bound, solve_remat
+from cpsched.cp.remat.solve import min_memory_bound, solve_remat
 from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import GraphBuilder
 from cpsched.heuristics.remat import dtr_remat, offload_remat, sqrt_remat, xla_remat
@@ -275,23 +275,25 @@ def test_a_baseline_plan_is_a_complete_hint_for_the_joint_model():
     """XLA's greedy plan leaves clones that serve no reader (they would hold memory in the
     model and make the hint infeasible); the hint keeps only what the events keep and gives
     every model variable a value, so CP-SAT takes it as its first solution."""
-    import cpsched.cp.remat.model as R
+    from cpsched.cp.remat import problem as R
+    from cpsched.cp.remat.solve import build_model
     from cpsched.generators import random_layered
+    from cpsched.remat.plan import inplace_writers, op_durations
     g = random_layered(n=60, seed=3)
     budget = 30238           # 95 % of this graph's least peak over all orders
-    dur = R.op_durations(g, static())
+    dur = op_durations(g, static())
     plan = xla_remat(g, None, budget, order=g.default_order(), durations=dur)
     assert plan.peak[0] <= budget
-    sk, kept = R._skeleton_from(plan)
+    sk, kept = R.skeleton_from(plan)
     assert len(kept[0]) < len(plan.active[0])
     assert materialize(g, sk, kept[0]) == materialize(g, sk, plan.active[0])
-    sizes, trans, cap, idur, weights, _, _ = R._spec_common(g, static(), np.array([budget]), dur)
-    per_op = R._regens_per_op((sk, kept))
-    spec = R._Spec(g, 1, sizes, trans, cap, idur, weights, 1 + R._sub_needed((sk, kept), 2),
-                   None, set(int(v) for v in np.flatnonzero(recomputable_ops(g))),
-                   max([2] + [k + 1 for k in per_op.values()]), {}, {}, None,
-                   writers=R.inplace_writers(g))
-    model = R._Model(spec)
+    sizes, trans, cap, idur, weights, _, _ = R.spec_common(g, static(), np.array([budget]), dur)
+    per_op = R.regens_per_op((sk, kept))
+    spec = R.Spec(g, 1, sizes, trans, cap, idur, weights, 1 + R.sub_needed((sk, kept), 2),
+                  None, set(int(v) for v in np.flatnonzero(recomputable_ops(g))),
+                  max([2] + [k + 1 for k in per_op.values()]), {}, {}, None,
+                  writers=inplace_writers(g))
+    model = build_model(spec)
     model.hint(sk, kept)
     proto = model.m.Proto()
     hinted = set(proto.solution_hint.vars)

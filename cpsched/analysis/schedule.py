@@ -7,6 +7,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from cpsched.analysis.memory import lower_bound as _lb
+from cpsched.analysis.validate import validate_schedule
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 
@@ -56,9 +58,6 @@ def make_schedule(graph: Graph, order: Sequence[int], method: str,
                   info: Mapping[str, Any] | None = None,
                   computation_orders: Mapping[str, Sequence[str]] | None = None) -> Schedule:
     """Validate ``order`` (raises ``ScheduleError``), simulate it, and wrap it up."""
-    from cpsched.analysis.memory import lower_bound as _lb
-    from cpsched.analysis.validate import validate_schedule
-
     scenarios = scenarios or static()
     peak = validate_schedule(graph, order, scenarios, claimed_peak, what=f"{method} schedule")
     lb = _lb(graph, scenarios) if lower_bound is None else np.asarray(lower_bound, dtype=np.int64)

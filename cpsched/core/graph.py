@@ -20,7 +20,8 @@ Memory semantics (shared by the simulator, the heuristics and the CP models):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import heapq
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
@@ -28,6 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from cpsched.core.errors import InputError
+from cpsched.core.order import validate_order
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.symbolic import ZERO, SymExpr, evaluate_many
 
@@ -241,7 +243,6 @@ class Graph:
 
     def topological_order(self) -> list[int]:
         """A topological order (Kahn, smallest index first among ready ops)."""
-        import heapq
         n = self.n_ops
         indeg = np.diff(self.pred_ptr).astype(np.int64)
         ready = [i for i in range(n) if indeg[i] == 0]
@@ -276,7 +277,6 @@ class Graph:
 
     def with_(self, **changes) -> "Graph":
         """A copy with some fields replaced (the IR is immutable)."""
-        from dataclasses import replace
         return replace(self, **changes)
 
 
@@ -437,7 +437,6 @@ class GraphBuilder:
         )
         g.topological_order()  # raises InputError on a cycle
         if order is not None:
-            from cpsched.analysis.validate import validate_order
             validate_order(g, order, what="the input's own schedule")
         return g
 

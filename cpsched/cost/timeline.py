@@ -34,11 +34,19 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from cpsched.cost.model import (STREAM_ASYNC_COMPUTE, STREAM_COPY, UNIT_SECONDS, Costs,
-                          async_class, estimate, is_sync_collective)
+from cpsched.analysis.validate import validate_order
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.cost.model import (
+    STREAM_ASYNC_COMPUTE,
+    STREAM_COPY,
+    UNIT_SECONDS,
+    Costs,
+    async_class,
+    estimate,
+    is_sync_collective,
+)
 
 COMPUTE_STREAM = "compute"
 _K_START = int(OpKind.ASYNC_START)
@@ -263,7 +271,6 @@ def simulate_timeline(graph: Graph, order: Sequence[int] | None = None,
     order_arr = np.asarray(graph.default_order() if order is None else list(order),
                            dtype=np.int64)
     if validate:
-        from cpsched.analysis.validate import validate_order
         validate_order(graph, order_arr, what="timeline order")
     if costs is None:
         costs = estimate(graph, device or "h100", scenarios, profile)

@@ -41,12 +41,18 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from cpsched.core.graph import Graph, OpKind
-from cpsched.heuristics.common import (adjacency, check_order_option, csr_lists,
-                                       graph_scenarios, scenario_bytes, without_gc)
-from cpsched.heuristics.lhs import HIGH_LATENCY, LOW_LATENCY, resource_kind
-from cpsched.methods import register
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.symbolic import ALWAYS_GE, ALWAYS_LE, ZERO, compare
+from cpsched.heuristics.common import (
+    adjacency,
+    check_order_option,
+    csr_lists,
+    graph_scenarios,
+    scenario_bytes,
+    without_gc,
+)
+from cpsched.heuristics.lhs import HIGH_LATENCY, LOW_LATENCY, resource_kind
+from cpsched.methods import register
 
 MEDIUM_COST, LOW_COST = 1000.0, 1.0
 STALL_THRESHOLD = 2000.0          # rule 4: "buffer_lifetime_compression_threshold"

@@ -29,7 +29,7 @@ import numpy as np
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
-from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.scenarios import Scenarios, from_json, static
 
 # -- speed ---------------------------------------------------------------------------------
 
@@ -98,7 +98,6 @@ def graph_scenarios(graph: Graph, scenarios: Scenarios | None, check: bool = Tru
         return scenarios
     stored = graph.meta.get("scenarios")
     if stored:
-        from cpsched.core.scenarios import from_json
         return from_json(dict(stored))
     if check and graph.dims:
         raise InputError(f"graph {graph.name} has symbolic sizes ({', '.join(graph.dims)}): "

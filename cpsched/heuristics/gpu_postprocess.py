@@ -37,11 +37,18 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from cpsched.core.graph import Graph
-from cpsched.heuristics.common import (adjacency, check_order_option, custom_call_schedule,
-                                       is_async_collective_done, is_async_collective_start,
-                                       is_sync_collective, without_gc)
-from cpsched.methods import register
 from cpsched.core.scenarios import Scenarios
+from cpsched.heuristics.common import (
+    adjacency,
+    check_order_option,
+    custom_call_schedule,
+    is_async_collective_done,
+    is_async_collective_start,
+    is_sync_collective,
+    without_gc,
+)
+from cpsched.heuristics.xla_memory import xla_default
+from cpsched.methods import register
 
 _EARLY_OPS = ("all-reduce-start", "collective-permute-start")
 _LATE_OPS = ("all-reduce-done", "collective-permute-done")
@@ -201,9 +208,8 @@ def _input_order(graph: Graph, scenarios: Scenarios | None, options: dict
         return order, False
     if graph.original_order is not None:
         return list(graph.original_order), False
-    from cpsched.heuristics.xla_memory import xla_default
     opts = {k: v for k, v in options.items() if k != "postprocess"}
-    return xla_default(graph, scenarios, postprocess=True, **opts), True
+    return xla_default(graph, scenarios, postprocess=postprocess_order, **opts), True
 
 
 @register("gpu-postprocess", "XLA GPU PostProcessSchedule: sync pairs together, async "
@@ -222,7 +228,6 @@ def eager_cluster(graph: Graph, scenarios: Scenarios | None = None, **options: A
     if order is None:
         order = list(graph.original_order) if graph.original_order is not None else None
     if order is None:
-        from cpsched.heuristics.xla_memory import xla_default
         opts = {k: v for k, v in options.items() if k != "postprocess"}
         order = xla_default(graph, scenarios, **opts)
     return eager_cluster_order(graph, order)

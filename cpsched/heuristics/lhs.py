@@ -65,11 +65,22 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from cpsched.core.graph import Graph, OpKind
-from cpsched.heuristics.common import (adjacency, attr, check_order_option, collective_kind,
-                                       csr_lists, graph_scenarios, scenario_bytes,
-                                       scenario_index, without_gc)
-from cpsched.methods import register
 from cpsched.core.scenarios import Scenarios
+from cpsched.cost import model as cm
+from cpsched.heuristics.common import (
+    SPLIT_OPCODES,
+    adjacency,
+    attr,
+    check_order_option,
+    collective_kind,
+    csr_lists,
+    graph_scenarios,
+    scenario_bytes,
+    scenario_index,
+    without_gc,
+)
+from cpsched.heuristics.xla_memory import xla_default
+from cpsched.methods import register
 
 LOW_COST, MEDIUM_COST, HIGH_COST = 1.0, 1000.0, 5000.0
 LOW_LATENCY, HIGH_LATENCY = 1.0, 5000.0
@@ -109,7 +120,6 @@ def called_resources_from_module(graphs: Mapping[str, Graph]) -> dict[str, dict[
     A computation holds one unit per async collective done and per sync collective that
     ``convert_sync_collectives`` would split (XLA's LHS test harness splits those first).
     """
-    from cpsched.heuristics.common import SPLIT_OPCODES
     memo: dict[str, dict[str, int]] = {}
 
     def visit(name: str, stack: tuple = ()) -> dict[str, int]:
@@ -149,7 +159,6 @@ class _Model:
         pair_latency = {}
         device = options.get("device")
         if device is not None:
-            from cpsched.cost import model as cm
             sc = graph_scenarios(graph, scenarios)
             est = cm.estimate(graph, device, sc, options.get("profile"))
             cost = [float(x) for x in est.op[k]]
@@ -218,302 +227,336 @@ class _Model:
 
 
 @without_gc
-def lhs_order(graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
-              memory_limit: float | None = None, aggressive: bool = False
-              ) -> tuple[list[int], dict[str, Any]]:
-    """One bottom-up LHS pass. Returns the order and statistics."""
-    n = graph.n_ops
-    if n == 0:
-        return [], {"total_time": 0.0, "peak": 0, "forced": 0}
-    adj = adjacency(graph)
-    preds, succs = adj.preds, adj.succs
-    pos = [0] * n
-    for k, i in enumerate(order):
-        pos[i] = k
-    cost = model.cost
-    lat = model.latency
-    releases, occupies, needs = model.releases, model.occupies, model.needs
-    nop = [graph.opcodes[i] in _NOP or bool(attr(graph, i, "is_effective_bitcast", False))
-           for i in range(n)]
-    op_lists = csr_lists(graph.operands_ptr, graph.operands_idx)
-    unlock = [any(occupies[o] is not None for o in op_lists[i]) for i in range(n)]
-    is_res = [needs[i] is not None or releases[i] is not None for i in range(n)]
+class _BottomUpPass:
+    """One bottom-up LHS pass over ``graph`` (XLA's ``DefaultSchedulerCore``): ops become
+    ready when all their users are scheduled; ``pick`` chooses among the ready ones by
+    XLA's rule chain (``key``) and ``place`` schedules one, advancing the clock, the
+    resources in flight and the memory tracker."""
 
-    # async depth (top-down, latency-weighted, grows at supported dones)
-    depth = [0.0] * n
-    if aggressive:
+    def __init__(self, graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
+                 memory_limit: float | None, aggressive: bool):
+        n = graph.n_ops
+        self.n, self.model = n, model
+        self.memory_limit, self.aggressive = memory_limit, aggressive
+        adj = adjacency(graph)
+        self.preds, self.succs = adj.preds, adj.succs
+        self.pos = pos = [0] * n
+        for k, i in enumerate(order):
+            pos[i] = k
+        self.cost, self.lat = model.cost, model.latency
+        self.releases, self.occupies, self.needs = model.releases, model.occupies, model.needs
+        self.nop = [graph.opcodes[i] in _NOP or bool(attr(graph, i, "is_effective_bitcast", False))
+                    for i in range(n)]
+        op_lists = csr_lists(graph.operands_ptr, graph.operands_idx)
+        self.unlock = [any(self.occupies[o] is not None for o in op_lists[i]) for i in range(n)]
+        self.is_res = [self.needs[i] is not None or self.releases[i] is not None
+                       for i in range(n)]
+        self.depth = self._async_depth(graph) if aggressive else [0.0] * n
+        self._memory_tracker(graph, nbytes)
+        self.in_flight: dict[str, int] = {}
+        self.in_queue: dict[str, int] = {}     # ready-but-unscheduled occupiers per resource
+        self.ready_time = [0.0] * n
+        self.outdeg = [len(s) for s in self.succs]
+        self.more_ready = [0] * n              # preds that this op's placement makes ready
+        for p in range(n):
+            if self.outdeg[p] == 1:
+                self.more_ready[self.succs[p][0]] += 1
+        self.scheduled = [False] * n
+        self.now = 0.0
+        self.next_ready: list[float] = []      # ready times in the future (for kAvoidWaste)
+        # plain ready ops: avail[nop] = heap of (-unlock, -pos, i); wait[nop] = heap of
+        # (ready_time, -unlock, -pos, i); also a flat list (for the vectorised scan);
+        # resource ops in their own list
+        self.avail: tuple[list, list] = ([], [])
+        self.wait: tuple[list, list] = ([], [])
+        self.plain_ready: list[int] = []
+        self.plain_at: dict[int, int] = {}
+        self.res_ready: list[int] = []
+        self.vec: dict[str, np.ndarray] | None = None   # numpy mirrors for the vectorised scan
+        self.forced = 0
+        for i in order:                        # bottom roots, in input order
+            if self.outdeg[i] == 0:
+                self.add_ready(i)
+
+    def _async_depth(self, graph: Graph) -> list[float]:
+        """Top-down, latency-weighted depth that grows at supported dones."""
+        depth = [0.0] * self.n
         for v in graph.topological_order():
             dv = 0.0
-            if occupies[v] is not None:
-                for p in preds[v]:
-                    dv = max(dv, depth[p] + lat(p, v))
+            if self.occupies[v] is not None:
+                for p in self.preds[v]:
+                    dv = max(dv, depth[p] + self.lat(p, v))
             else:
-                for p in preds[v]:
+                for p in self.preds[v]:
                     dv = max(dv, depth[p])
             depth[v] = dv
+        return depth
 
-    # memory tracker (bottom-up): entry parameters (live-in) are not tracked.
-    # alloc[i] = bytes of i's inputs not live yet (kept up to date as buffers go live);
-    # freed[i] = bytes of i's outputs that are live, fixed once i is ready.
-    size = nbytes.tolist()
-    tracked = [(not li) and s > 0 for li, s in zip(graph.buffer_live_in.tolist(), size)]
-    live = [bool(lo) and t for lo, t in zip(graph.buffer_live_out.tolist(), tracked)]
-    usage = sum(s for s, l in zip(size, live) if l)
-    mem_peak = usage
-    uses = csr_lists(graph.uses_ptr, graph.uses_idx)
-    defs = csr_lists(graph.defs_ptr, graph.defs_idx)
-    users_of = csr_lists(graph.buffer_users_ptr, graph.buffer_users_idx)
-    track_memory = memory_limit is not None
-    alloc = [0] * n
-    freed = [0] * n
-    if track_memory:
-        for i in range(n):
-            a = 0
-            for b in uses[i]:
-                if tracked[b] and not live[b]:
-                    a += size[b]
-            alloc[i] = a
+    def _memory_tracker(self, graph: Graph, nbytes: np.ndarray) -> None:
+        """Bottom-up memory: entry parameters (live-in) are not tracked. ``alloc[i]`` = bytes
+        of i's inputs not live yet (kept up to date as buffers go live); ``freed[i]`` = bytes
+        of i's outputs that are live, fixed once i is ready."""
+        n = self.n
+        self.size = size = nbytes.tolist()
+        self.tracked = tracked = [(not li) and s > 0
+                                  for li, s in zip(graph.buffer_live_in.tolist(), size)]
+        self.live = live = [bool(lo) and t
+                            for lo, t in zip(graph.buffer_live_out.tolist(), tracked)]
+        self.usage = sum(s for s, l in zip(size, live) if l)
+        self.mem_peak = self.usage
+        self.uses = csr_lists(graph.uses_ptr, graph.uses_idx)
+        self.defs = csr_lists(graph.defs_ptr, graph.defs_idx)
+        self.users_of = csr_lists(graph.buffer_users_ptr, graph.buffer_users_idx)
+        self.track_memory = self.memory_limit is not None
+        self.alloc = [0] * n
+        self.freed = [0] * n
+        if self.track_memory:
+            for i in range(n):
+                a = 0
+                for b in self.uses[i]:
+                    if tracked[b] and not live[b]:
+                        a += size[b]
+                self.alloc[i] = a
 
-    def increase(i: int) -> tuple[int, int]:
-        return alloc[i] - freed[i], alloc[i]
+    # -- the ready set ----------------------------------------------------------------------
+    def increase(self, i: int) -> tuple[int, int]:
+        return self.alloc[i] - self.freed[i], self.alloc[i]
 
-    in_flight: dict[str, int] = {}
-    in_queue: dict[str, int] = {}             # ready-but-unscheduled occupiers per resource
-
-    def blocked(i: int) -> bool:
-        nd = needs[i]
+    def blocked(self, i: int) -> bool:
+        nd = self.needs[i]
         if not nd:
             return False
         for r, c in nd.items():
-            f = in_flight.get(r, 0)
-            if f > 0 and model.limit(r) - f < c:
+            f = self.in_flight.get(r, 0)
+            if f > 0 and self.model.limit(r) - f < c:
                 return True
         return False
 
-    def constrained(i: int) -> bool:
-        r = releases[i]
-        return r is not None and model.limit(r) - in_flight.get(r, 0) <= 0 and \
-            in_queue.get(r, 0) > 0
+    def constrained(self, i: int) -> bool:
+        r = self.releases[i]
+        return r is not None and self.model.limit(r) - self.in_flight.get(r, 0) <= 0 and \
+            self.in_queue.get(r, 0) > 0
 
-    ready_time = [0.0] * n
-    outdeg = [len(s) for s in succs]
-    more_ready = [0] * n                      # preds that this op's placement makes ready
-    for p in range(n):
-        if outdeg[p] == 1:
-            more_ready[succs[p][0]] += 1
-    scheduled = [False] * n
-    now = 0.0
-    next_ready: list[float] = []             # ready times in the future (for kAvoidWaste)
-    # plain ready ops: avail[nop] = heap of (-unlock, -pos, i); wait[nop] = heap of
-    # (ready_time, -unlock, -pos, i); also a flat list (for the vectorised scan);
-    # resource ops in their own list
-    avail = ([], [])
-    wait = ([], [])
-    plain_ready: list[int] = []
-    plain_at: dict[int, int] = {}
-    res_ready: list[int] = []
-    # numpy mirrors for the vectorised scan (memory pressure / aggressive)
-    vec = None
-
-    def add_ready(i: int) -> None:
-        if occupies[i] is not None:
-            in_queue[occupies[i]] = in_queue.get(occupies[i], 0) + 1
-        if track_memory:
+    def add_ready(self, i: int) -> None:
+        occ = self.occupies[i]
+        if occ is not None:
+            self.in_queue[occ] = self.in_queue.get(occ, 0) + 1
+        if self.track_memory:
             f = 0
-            for b in defs[i]:
-                if live[b]:
-                    f += size[b]
-            freed[i] = f
-        if is_res[i]:
-            res_ready.append(i)
+            for b in self.defs[i]:
+                if self.live[b]:
+                    f += self.size[b]
+            self.freed[i] = f
+        if self.is_res[i]:
+            self.res_ready.append(i)
             return
-        plain_at[i] = len(plain_ready)
-        plain_ready.append(i)
-        if ready_time[i] <= now:
-            heapq.heappush(avail[nop[i]], (-unlock[i], -pos[i], i))
+        self.plain_at[i] = len(self.plain_ready)
+        self.plain_ready.append(i)
+        if self.ready_time[i] <= self.now:
+            heapq.heappush(self.avail[self.nop[i]], (-self.unlock[i], -self.pos[i], i))
         else:
-            heapq.heappush(wait[nop[i]], (ready_time[i], -unlock[i], -pos[i], i))
+            heapq.heappush(self.wait[self.nop[i]],
+                           (self.ready_time[i], -self.unlock[i], -self.pos[i], i))
 
-    def drop_plain(i: int) -> None:
-        k = plain_at.pop(i)
-        last = plain_ready.pop()
+    def drop_plain(self, i: int) -> None:
+        k = self.plain_at.pop(i)
+        last = self.plain_ready.pop()
         if last != i:
-            plain_ready[k] = last
-            plain_at[last] = k
+            self.plain_ready[k] = last
+            self.plain_at[last] = k
 
-    for i in order:                           # bottom roots, in input order
-        if outdeg[i] == 0:
-            ready_time[i] = 0.0
-            add_ready(i)
+    def plain_top(self, cls: int) -> int:
+        h = self.avail[cls]
+        while h and self.scheduled[h[0][2]]:
+            heapq.heappop(h)
+        if h:
+            return h[0][2]
+        w = self.wait[cls]
+        while w and self.scheduled[w[0][3]]:
+            heapq.heappop(w)
+        return w[0][3] if w else -1
 
-    def full_key(i: int, pressure: bool, over: bool):
-        stall = ready_time[i] - now
+    def refresh(self) -> None:
+        for cls in (0, 1):
+            w = self.wait[cls]
+            while w and w[0][0] <= self.now:
+                _, a, b, i = heapq.heappop(w)
+                if not self.scheduled[i]:
+                    heapq.heappush(self.avail[cls], (a, b, i))
+
+    # -- XLA's rule chain -------------------------------------------------------------------
+    def key(self, i: int, pressure: bool, over: bool) -> list:
+        aggressive = self.aggressive
+        now = self.now
+        stall = self.ready_time[i] - now
         if stall < 0:
             stall = 0.0
-        key = [nop[i]]
+        key: list = [self.nop[i]]
         inc = (0, 0)
         if pressure:
-            inc = increase(i)
+            inc = self.increase(i)
             key.append(-inc[0] if over else 0)
-            key.append(inc[1] + usage <= memory_limit)
-        key.append(occupies[i] is not None)
+            key.append(inc[1] + self.usage <= self.memory_limit)
+        key.append(self.occupies[i] is not None)
         key.append(-stall)
-        rel = releases[i] is not None
-        cons = rel and constrained(i)
+        rel = self.releases[i] is not None
+        cons = rel and self.constrained(i)
         if aggressive:
-            key.append(not (rel and depth[i] == 0 and not cons))
+            key.append(not (rel and self.depth[i] == 0 and not cons))
         key.append(cons)
         if aggressive:
-            key.append(depth[i])
-            key.append(-abs(next_ready[0] - now - cost[i]) if next_ready else 0.0)
-        key.append(unlock[i])
+            key.append(self.depth[i])
+            nr = self.next_ready
+            key.append(-abs(nr[0] - now - self.cost[i]) if nr else 0.0)
+        key.append(self.unlock[i])
         if aggressive:
-            key.append(more_ready[i])
+            key.append(self.more_ready[i])
         key.append(-inc[0] if pressure else 0)
-        key.append(pos[i])
+        key.append(self.pos[i])
         return key
 
-    def vector_best(pressure: bool, over: bool) -> int:
-        """The plain ready op with the largest ``full_key``, by one lexsort."""
-        nonlocal vec
-        if vec is None:
-            vec = {"nop": np.asarray(nop, dtype=np.int8),
-                   "unlock": np.asarray(unlock, dtype=np.int8),
-                   "pos": np.asarray(pos, dtype=np.int64),
-                   "depth": np.asarray(depth, dtype=np.float64),
-                   "cost": np.asarray(cost, dtype=np.float64)}
-        idx = np.fromiter(plain_ready, dtype=np.int64, count=len(plain_ready))
-        stall = np.maximum(np.fromiter((ready_time[i] for i in plain_ready), dtype=np.float64,
-                                       count=len(plain_ready)) - now, 0.0)
+    def vector_best(self, pressure: bool, over: bool) -> int:
+        """The plain ready op with the largest ``key``, by one lexsort."""
+        if self.vec is None:
+            self.vec = {"nop": np.asarray(self.nop, dtype=np.int8),
+                        "unlock": np.asarray(self.unlock, dtype=np.int8),
+                        "pos": np.asarray(self.pos, dtype=np.int64),
+                        "depth": np.asarray(self.depth, dtype=np.float64),
+                        "cost": np.asarray(self.cost, dtype=np.float64)}
+        vec, ready, now = self.vec, self.plain_ready, self.now
+        m = len(ready)
+        idx = np.fromiter(ready, dtype=np.int64, count=m)
+        rt = self.ready_time
+        stall = np.maximum(np.fromiter((rt[i] for i in ready), dtype=np.float64, count=m)
+                           - now, 0.0)
         keys = [-vec["pos"][idx]]                         # least significant first
         if pressure:
-            al = np.fromiter((alloc[i] for i in plain_ready), dtype=np.int64,
-                             count=len(plain_ready))
-            fr = np.fromiter((freed[i] for i in plain_ready), dtype=np.int64,
-                             count=len(plain_ready))
+            al = np.fromiter((self.alloc[i] for i in ready), dtype=np.int64, count=m)
+            fr = np.fromiter((self.freed[i] for i in ready), dtype=np.int64, count=m)
             inc = al - fr
             keys.append(inc)
-        if aggressive:
-            keys.append(-np.fromiter((more_ready[i] for i in plain_ready), dtype=np.int64,
-                                     count=len(plain_ready)))
+        if self.aggressive:
+            keys.append(-np.fromiter((self.more_ready[i] for i in ready), dtype=np.int64,
+                                     count=m))
         keys.append(-vec["unlock"][idx])
-        if aggressive:
-            if next_ready:
-                keys.append(np.abs(next_ready[0] - now - vec["cost"][idx]))
+        if self.aggressive:
+            if self.next_ready:
+                keys.append(np.abs(self.next_ready[0] - now - vec["cost"][idx]))
             keys.append(-vec["depth"][idx])
         keys.append(stall)
         if pressure:
-            keys.append(-((al + usage) <= memory_limit).astype(np.int8))
+            keys.append(-((al + self.usage) <= self.memory_limit).astype(np.int8))
             if over:
                 keys.append(inc)
         keys.append(-vec["nop"][idx])
         return int(idx[np.lexsort(keys)[0]])
 
-    def plain_top(cls: int) -> int:
-        h = avail[cls]
-        while h and scheduled[h[0][2]]:
-            heapq.heappop(h)
-        if h:
-            return h[0][2]
-        w = wait[cls]
-        while w and scheduled[w[0][3]]:
-            heapq.heappop(w)
-        return w[0][3] if w else -1
-
-    def refresh() -> None:
-        for cls in (0, 1):
-            w = wait[cls]
-            while w and w[0][0] <= now:
-                _, a, b, i = heapq.heappop(w)
-                if not scheduled[i]:
-                    heapq.heappush(avail[cls], (a, b, i))
-
-    forced = 0
-    out: list[int] = []
-    while len(out) < n:
-        refresh()
-        pressure = track_memory and usage > memory_limit / 2
-        over = pressure and usage >= memory_limit
+    def pick(self) -> int:
+        """The ready op to schedule next (bottom-up)."""
+        self.refresh()
+        pressure = self.track_memory and self.usage > self.memory_limit / 2
+        over = pressure and self.usage >= self.memory_limit
         cands: list[int] = []
-        if plain_ready:
-            if pressure or aggressive:
-                cands.append(vector_best(pressure, over))
+        if self.plain_ready:
+            if pressure or self.aggressive:
+                cands.append(self.vector_best(pressure, over))
             else:
                 for cls in (1, 0):
-                    t = plain_top(cls)
+                    t = self.plain_top(cls)
                     if t >= 0:
                         cands.append(t)
                         break
-        cands.extend(i for i in res_ready if not blocked(i))
+        cands.extend(i for i in self.res_ready if not self.blocked(i))
         if not cands:
-            if not res_ready:  # pragma: no cover - a DAG always has a ready op
+            if not self.res_ready:  # pragma: no cover - a DAG always has a ready op
                 raise RuntimeError("LHS: nothing is ready")
-            cands = list(res_ready)       # every ready op exceeds a limit: take one anyway
-            forced += 1
+            cands = list(self.res_ready)  # every ready op exceeds a limit: take one anyway
+            self.forced += 1
         best = cands[0]
         if len(cands) > 1:
-            best_key = full_key(best, pressure, over)
+            best_key = self.key(best, pressure, over)
             for i in cands[1:]:
-                kk = full_key(i, pressure, over)
+                kk = self.key(i, pressure, over)
                 if kk > best_key:
                     best, best_key = i, kk
-        # -- schedule ``best`` ------------------------------------------------------------
-        scheduled[best] = True
-        if is_res[best]:
-            res_ready.remove(best)
+        return best
+
+    def place(self, best: int) -> None:
+        """Schedule ``best``: clock, resources, memory, and the predecessors it makes ready."""
+        self.scheduled[best] = True
+        if self.is_res[best]:
+            self.res_ready.remove(best)
         else:
-            drop_plain(best)
-        out.append(best)
-        r = releases[best]
+            self.drop_plain(best)
+        r = self.releases[best]
         if r is not None:
-            in_flight[r] = in_flight.get(r, 0) - 1
-        r = occupies[best]
+            self.in_flight[r] = self.in_flight.get(r, 0) - 1
+        r = self.occupies[best]
         if r is not None:
-            in_flight[r] = in_flight.get(r, 0) + 1
-            in_queue[r] -= 1
-        t = now
-        for s_ in succs[best]:
+            self.in_flight[r] = self.in_flight.get(r, 0) + 1
+            self.in_queue[r] -= 1
+        lat, ready_time, next_ready = self.lat, self.ready_time, self.next_ready
+        t = self.now
+        for s_ in self.succs[best]:
             e = ready_time[s_] + lat(best, s_)
             if e > t:
                 t = e
         ready_time[best] = t
-        now = t + cost[best]
+        now = self.now = t + self.cost[best]
         while next_ready and next_ready[0] < now:
             heapq.heappop(next_ready)
         # memory (before releasing predecessors: their ``freed`` reads the new liveness)
-        for b in uses[best]:
-            if tracked[b] and not live[b]:
+        live, size = self.live, self.size
+        for b in self.uses[best]:
+            if self.tracked[b] and not live[b]:
                 live[b] = True
-                usage += size[b]
-                if track_memory:
+                self.usage += size[b]
+                if self.track_memory:
                     sb = size[b]
-                    for u in users_of[b]:
-                        alloc[u] -= sb
-        if usage > mem_peak:
-            mem_peak = usage
-        for b in defs[best]:
+                    for u in self.users_of[b]:
+                        self.alloc[u] -= sb
+        if self.usage > self.mem_peak:
+            self.mem_peak = self.usage
+        for b in self.defs[best]:
             if live[b]:
                 live[b] = False
-                usage -= size[b]
-        for p in preds[best]:
+                self.usage -= size[b]
+        outdeg = self.outdeg
+        for p in self.preds[best]:
             outdeg[p] -= 1
             if outdeg[p] == 0:
                 rt = now
-                for s_ in succs[p]:
+                for s_ in self.succs[p]:
                     e = ready_time[s_] + lat(p, s_)
                     if e > rt:
                         rt = e
                 ready_time[p] = rt
-                add_ready(p)
+                self.add_ready(p)
                 if rt > now:
                     heapq.heappush(next_ready, rt)
-            elif outdeg[p] == 1 and aggressive:
-                for s_ in succs[p]:
-                    if not scheduled[s_]:
-                        more_ready[s_] += 1
+            elif outdeg[p] == 1 and self.aggressive:
+                for s_ in self.succs[p]:
+                    if not self.scheduled[s_]:
+                        self.more_ready[s_] += 1
                         break
-    out.reverse()
-    return out, {"total_time": now, "peak": mem_peak, "forced": forced}
+
+    def run(self) -> tuple[list[int], dict[str, Any]]:
+        out: list[int] = []
+        while len(out) < self.n:
+            best = self.pick()
+            out.append(best)
+            self.place(best)
+        out.reverse()
+        return out, {"total_time": self.now, "peak": self.mem_peak, "forced": self.forced}
+
+
+def lhs_order(graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
+              memory_limit: float | None = None, aggressive: bool = False
+              ) -> tuple[list[int], dict[str, Any]]:
+    """One bottom-up LHS pass. Returns the order and statistics."""
+    if graph.n_ops == 0:
+        return [], {"total_time": 0.0, "peak": 0, "forced": 0}
+    return _BottomUpPass(graph, order, model, nbytes, memory_limit, aggressive).run()
 
 
 def _input_order(graph: Graph, scenarios: Scenarios | None, options: Mapping[str, Any]
@@ -523,7 +566,6 @@ def _input_order(graph: Graph, scenarios: Scenarios | None, options: Mapping[str
         return order
     if graph.original_order is not None:
         return list(graph.original_order)
-    from cpsched.heuristics.xla_memory import xla_default
     return xla_default(graph, scenarios, scenario=options.get("scenario"))
 
 

@@ -16,8 +16,6 @@
   ``h = (c + c_evicted_inputs) / (size * staleness)`` (recompute cost of it and of its
   already dropped inputs, over bytes times time since last access); a dropped buffer that
   is read again is recomputed on the spot, recursively.
-- ``remat-fixed-order``: the CP-SAT model of ``cpsched.cp.remat.model`` with the order frozen
-  (the Checkmate / Moccasin setting).
 
 Each returns a ``RematResult`` whose plans passed the replay checker; a plan that does
 not reach the budget comes back with status ``OVER_BUDGET`` (like XLA's "can't reduce
@@ -32,16 +30,27 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from cpsched.analysis.memory import simulate
+from cpsched.analysis.schedule import HEURISTIC
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
-from cpsched.methods import register
-from cpsched.remat.plan import (COMPUTE, FREE, PREFETCH, PlanError, RematResult, Regen,
-                                Skeleton, TransferModel, finish_result, materialize_tagged,
-                                op_durations, recomputable_ops, _budget_array)
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.methods import register
+from cpsched.remat.events import COMPUTE, FREE, PREFETCH
+from cpsched.remat.policy import evictable_buffers, recomputable_ops
+from cpsched.remat.replay import _budget_array
+from cpsched.remat.result import RematResult, finish_result
+from cpsched.remat.skeleton import (
+    Evict,
+    PlanError,
+    Regen,
+    Skeleton,
+    materialize,
+    materialize_tagged,
+)
+from cpsched.remat.timing import TransferModel, host_link, op_durations, plan_time
 
 OVER_BUDGET = "OVER_BUDGET"
-HEURISTIC = "HEURISTIC"
 
 
 def _setup(graph: Graph, scenarios: Scenarios | None, budget, order, durations):
@@ -311,7 +320,6 @@ def sqrt_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
             # live across the peak step without being touched there
             pass
     if back is None:
-        from cpsched.analysis.memory import simulate
         prof = simulate(graph, order, sc)
         s = int(np.argmax(prof.peak / np.maximum(bud, 1)))
         tp = int(prof.peak_step[s])
@@ -517,7 +525,6 @@ def eviction_windows(graph: Graph, order: Sequence[int], hot: np.ndarray, dur: n
     step ``a+1``, is done by then at the main ops' pace) and those before which the copy-in
     can be issued (up to ``window`` steps around the latest one that still hides it, plus
     ``c`` itself). Times are the main ops' (slowest scenario), clones and stalls left out."""
-    from cpsched.remat.plan import evictable_buffers
     n = graph.n_ops
     pos = np.empty(n, dtype=np.int64)
     pos[np.asarray(order)] = np.arange(n)
@@ -558,12 +565,10 @@ def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
     budget, evict the largest buffer whose gap covers it and whose copies the streams can
     still hide (checked on the plan's timeline), freed as soon as its copy-out is done and
     brought back as late as still hidden; when none fits, clone as ``remat-xla`` does."""
-    from cpsched.remat.plan import Evict, PlanError, host_link, materialize, plan_time
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     if transfer is None:
         transfer = host_link(graph, device, bandwidth, latency)
-    from cpsched.analysis.memory import simulate
     hot = (simulate(graph, order, sc).usage > bud[:, None]).any(axis=0)
     tau = transfer.times(sizes).max(axis=0) if sizes.size else None
     wins = eviction_windows(graph, order, hot, dur, tau, window)
@@ -625,18 +630,9 @@ def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
     return res
 
 
-# -- fixed-order optimal (CP-SAT) ----------------------------------------------------------
-
-def fixed_order_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
-                      **options: Any) -> RematResult:
-    from cpsched.cp.remat.model import solve_remat
-    options = dict(options)
-    options.pop("reorder", None)
-    return solve_remat(graph, scenarios, budget, reorder=False, method_name="remat-fixed-order",
-                       **options)
-
-
-def _registered(fn):
+def with_budget(fn):
+    """``fn(graph, scenarios, budget, **options)`` as a registered method, which takes the
+    budget as an option."""
     def run(graph: Graph, scenarios: Scenarios | None = None, **options: Any):
         budget = options.pop("budget", None)
         if budget is None:
@@ -650,17 +646,16 @@ def _registered(fn):
 # family "remat": they need a budget and return plans, not orders, so ``cpsched compare`` (a
 # table of orders) leaves them out; ``cpsched schedule --objective remat`` runs them
 register("remat-xla", "XLA HloRematerialization-style greedy remat to a memory limit",
-         "remat")(_registered(xla_remat))
+         "remat")(with_budget(xla_remat))
 register("remat-sqrt", "Chen et al. checkpoint every sqrt(n) stashed activations",
-         "remat")(_registered(sqrt_remat))
+         "remat")(with_budget(sqrt_remat))
 register("remat-dtr", "DTR-style greedy eviction: drop min cost/(size*staleness), recompute "
-         "on access", "remat")(_registered(dtr_remat))
+         "on access", "remat")(with_budget(dtr_remat))
 register("remat-offload", "greedy host offload hidden behind compute, then XLA-style remat "
-         "(host link: --bandwidth, else the device's PCIe)", "remat")(_registered(offload_remat))
-register("remat-fixed-order", "CP-SAT optimal remat with the order frozen (Checkmate/Moccasin "
-         "setting)", "remat")(_registered(fixed_order_remat))
+         "(host link: --bandwidth, else the device's PCIe)", "remat")(with_budget(offload_remat))
 
 BASELINES = {"remat-xla": xla_remat, "remat-sqrt": sqrt_remat, "remat-dtr": dtr_remat}
 
-__all__ = ["xla_remat", "sqrt_remat", "dtr_remat", "fixed_order_remat", "normalize_regens",
+__all__ = ["xla_remat", "sqrt_remat", "dtr_remat", "offload_remat", "with_budget",
+           "eviction_windows", "normalize_regens",
            "BASELINES", "OVER_BUDGET"]

@@ -16,8 +16,9 @@ Registered methods (family ``memory``):
   instruction order; operand 0 finished first; control predecessors before operands).
 - ``xla-bfs``: FIFO Kahn order (the "wave front" BFScheduler).
 - ``xla-default``: list, DFS and post-order; keeps the lowest simulated peak, ties going to
-  list, then DFS, then post-order. Option ``postprocess=True`` applies the GPU
-  post-processor to each candidate before scoring it, as XLA's GPU pipeline does.
+  list, then DFS, then post-order. Option ``postprocess``, a function ``(graph, order) ->
+  order`` (XLA's scheduler takes its post-processor the same way), is applied to each
+  candidate before scoring it; ``gpu-postprocess`` passes XLA's GPU post-processor.
 
 Sizes: XLA compares byte counts, so with symbolic sizes every method here works in ONE
 scenario: option ``scenario`` (a name or an index), default the scenario with the largest
@@ -42,15 +43,23 @@ Every method is O((ops + dependences) log ops); a 100,000-op graph takes about a
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from typing import Any
 
 import numpy as np
 
+from cpsched.analysis.memory import peak
 from cpsched.core.graph import Graph, OpKind
-from cpsched.heuristics.common import (adjacency, csr_lists, is_effective_scalar,
-                                       scenario_bytes, scenario_index, without_gc)
-from cpsched.methods import register
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.heuristics.common import (
+    adjacency,
+    csr_lists,
+    is_effective_scalar,
+    scenario_bytes,
+    scenario_index,
+    without_gc,
+)
+from cpsched.methods import register
 
 _BIG = 1 << 62          # the (INT64_MAX, INT64_MAX) priority of effective scalars
 
@@ -306,7 +315,6 @@ def dfs_order(graph: Graph, nbytes: np.ndarray) -> list[int]:
 @without_gc
 def bfs_order(graph: Graph) -> list[int]:
     """XLA's ``BFScheduler``: Kahn's algorithm with a FIFO queue."""
-    from collections import deque
     adj = adjacency(graph)
     indeg = [len(p) for p in adj.preds]
     q = deque(i for i in range(graph.n_ops) if indeg[i] == 0)
@@ -362,14 +370,13 @@ def _one_scenario(scenarios: Scenarios | None, which: Any) -> Scenarios:
 def default_candidates(graph: Graph, scenarios: Scenarios | None = None, **options: Any
                        ) -> list[tuple[str, list[int], int]]:
     """(name, order, simulated peak in the chosen scenario) for list, DFS and post-order."""
-    from cpsched.analysis.memory import peak
     nbytes = _nbytes(graph, scenarios, options)
     one = _one_scenario(scenarios, options.get("scenario"))
     cands = [("xla-list", list_order(graph, nbytes)), ("xla-dfs", dfs_order(graph, nbytes)),
              ("xla-postorder", postorder(graph))]
-    if options.get("postprocess"):
-        from cpsched.heuristics.gpu_postprocess import postprocess_order
-        cands = [(name, postprocess_order(graph, order)) for name, order in cands]
+    post = options.get("postprocess")
+    if post is not None:
+        cands = [(name, list(post(graph, order))) for name, order in cands]
     return [(name, order, int(peak(graph, order, one)[0])) for name, order in cands]
 
 

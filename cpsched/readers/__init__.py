@@ -5,10 +5,11 @@
 
 from __future__ import annotations
 
-import json
-import os
-
 from cpsched.core.errors import InputError
+from cpsched.readers.files import display_name, load_json
+from cpsched.readers.hlo.convert import read_hlo_graph
+from cpsched.readers.json_graph import read_json_graph
+from cpsched.readers.nx_json import read_nx_json
 
 
 def sniff_format(path: str) -> str:
@@ -34,27 +35,14 @@ def read_graph(path: str, **options):
     """Read any supported input into a ``Graph`` (the entry computation for HLO)."""
     kind = sniff_format(path)
     if kind == "cpsched-json":
-        from cpsched.readers.json_graph import read_json_graph
         return read_json_graph(path)
     if kind == "nx-json":
-        from cpsched.readers.nx_json import read_nx_json
         return read_nx_json(path)
     if kind == "cpsched-schedule":
         raise InputError("this is a schedule file, not a graph; pass the graph it belongs to",
                          path=path)
-    from cpsched.readers.hlo.convert import read_hlo_graph
     return read_hlo_graph(path, **options)
 
 
-def load_json(path: str):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except json.JSONDecodeError as e:
-        raise InputError(f"bad JSON: {e.msg}", path=path, line=e.lineno, column=e.colno) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=path) from None
-
-
-def display_name(path: str) -> str:
-    return os.path.splitext(os.path.basename(path))[0]
+__all__ = ["read_graph", "sniff_format", "load_json", "display_name", "read_json_graph",
+           "read_nx_json", "read_hlo_graph"]

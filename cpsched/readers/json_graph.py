@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
-from cpsched.readers import load_json
+from cpsched.readers.files import load_json
 from cpsched.core.symbolic import SymExpr
 
 FORMAT = "cpsched-graph"

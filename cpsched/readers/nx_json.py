@@ -16,7 +16,7 @@ from networkx.readwrite import json_graph
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 from cpsched.core.nx_graph import from_networkx
-from cpsched.readers import display_name, load_json
+from cpsched.readers.files import display_name, load_json
 
 
 def _normalized(data: dict, path: str) -> dict:

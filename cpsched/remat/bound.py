@@ -22,10 +22,11 @@ from typing import Sequence
 
 import numpy as np
 
-from cpsched.core.graph import Graph
 from cpsched.analysis.memory import live_ranges, simulate
-from cpsched.remat.plan import TransferModel, evictable_buffers, recomputable_ops
+from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.remat.policy import evictable_buffers, recomputable_ops
+from cpsched.remat.timing import TransferModel
 
 
 def _cover_cost(need: float, cost: np.ndarray, nbytes: np.ndarray) -> float:

@@ -20,11 +20,15 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from cpsched.analysis.validate import validate_schedule
 from cpsched.core.errors import InputError, ScheduleError
-from cpsched.core.graph import Graph
+from cpsched.core.graph import Graph, OpKind
+from cpsched.readers.hlo.convert import _follow, module_graphs
 from cpsched.readers.hlo.parser import (
-    HloComputation, HloInstruction, HloModule, Shape, _Parser,
+    HloComputation, HloInstruction, HloModule, Shape, _Parser, parse_hlo_text,
 )
+from cpsched.remat.plan import COMPUTE, EVICT, FREE, PREFETCH
+from cpsched.writers import write_text
 
 
 def _parse_snippet(text: str, what: str) -> HloInstruction:
@@ -172,8 +176,6 @@ def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
     pieces.append(text[pos:])
     out = "".join(pieces)
     if check:
-        from cpsched.readers.hlo.convert import module_graphs
-        from cpsched.readers.hlo.parser import parse_hlo_text
         try:
             module_graphs(parse_hlo_text(out))
         except InputError as e:
@@ -214,7 +216,6 @@ def write_module_schedule(module: HloModule, orders: Mapping[str, Sequence[str]]
 
 def write_hlo_file(path: str, module: HloModule, orders: Mapping[str, Sequence[str | int]],
                    inputs: tuple[str, ...] = (), **kwargs) -> None:
-    from cpsched.writers import write_text
     write_text(path, write_hlo(module, orders, **kwargs), inputs + ((module.path,) if module.path else ()))
 
 
@@ -344,9 +345,6 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
     differs and a get-tuple-element where the copy is an element of a cloned tuple. A
     ``comment`` becomes a ``//`` line above the header. Everything else is verbatim.
     """
-    from cpsched.core.graph import OpKind
-    from cpsched.readers.hlo.convert import _follow
-    from cpsched.remat.plan import COMPUTE, EVICT, FREE, PREFETCH
 
     comp = module.by_name.get(computation or graph.name)
     if comp is None:
@@ -563,8 +561,6 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
     if comment:
         out = "".join(f"// {line}\n" for line in comment.splitlines()) + out
     if check:
-        from cpsched.readers.hlo.convert import module_graphs
-        from cpsched.readers.hlo.parser import parse_hlo_text
         try:
             module_graphs(parse_hlo_text(out))
         except InputError as e:
@@ -581,9 +577,6 @@ def verify_remat_module(text: str, computation: str, scenarios, budget: int,
     computation's text order passes the validator, its simulated peak (host ``S(5)`` copies
     count 0) is within ``budget``, and each ``copy-start`` in ``evicted`` puts its copy in
     host memory. Returns the graph read back and its peak; raises ``ScheduleError``."""
-    from cpsched.readers.hlo.convert import module_graphs
-    from cpsched.readers.hlo.parser import parse_hlo_text
-    from cpsched.analysis.validate import validate_schedule
     try:
         g = module_graphs(parse_hlo_text(text))[computation]
     except InputError as e:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from cpsched.analysis.schedule import Schedule
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 from cpsched.core.plain import to_plain
-from cpsched.analysis.schedule import Schedule
+from cpsched.readers import load_json, sniff_format
+from cpsched.readers.hlo.convert import read_hlo_graph
 
 FORMAT = "cpsched-schedule"
 VERSION = 1
@@ -48,7 +50,6 @@ def order_from_names(graph: Graph, names: list[str], path: str | None = None) ->
 def read_order(graph: Graph, path: str) -> list[int]:
     """An order for ``graph`` from a schedule JSON, a scheduled HLO module, or a text file
     with one op name per line."""
-    from cpsched.readers import load_json, sniff_format
 
     kind = sniff_format(path)
     if kind == "cpsched-schedule":
@@ -58,7 +59,6 @@ def read_order(graph: Graph, path: str) -> list[int]:
         with open(path) as f:
             text = f.read()
         if "HloModule" in text or "ENTRY" in text:
-            from cpsched.readers.hlo.convert import read_hlo_graph
             other = read_hlo_graph(path)
             if other.original_order is None:
                 raise InputError("HLO module is not scheduled (no is_scheduled=true)", path=path)

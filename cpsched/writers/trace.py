@@ -29,6 +29,7 @@ from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import static
 from cpsched.cost.model import UNIT_SECONDS
 from cpsched.cost.timeline import Timeline, Timelines
+from cpsched.writers import write_text
 
 _ASYNC_KINDS = (int(OpKind.ASYNC_START), int(OpKind.ASYNC_UPDATE), int(OpKind.ASYNC_DONE))
 
@@ -174,7 +175,6 @@ def timeline_to_trace(timeline: "Timeline | Timelines", graph: Graph | None = No
 def write_trace(path: str, timeline: "Timeline | Timelines", graph: Graph | None = None,
                 inputs: tuple[str, ...] = (), **options) -> None:
     """Write the trace JSON to ``path`` (never over one of ``inputs``)."""
-    from cpsched.writers import write_text
     data = timeline_to_trace(timeline, graph, **options)
     write_text(path, json.dumps(data, separators=(",", ":"), default=_json_default) + "\n",
                inputs)

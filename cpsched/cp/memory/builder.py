@@ -1,17 +1,22 @@
-"""Thin model builder: variables + constraint families + objective, chosen by options."""
+"""Thin model builder: variables + constraint families + objective, chosen by options; and
+``run``, which solves a built model with the CP-SAT runtime and decodes the order."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 from ortools.sat.python import cp_model
 
+from cpsched.cp import runtime
 from cpsched.cp.memory import constraints as C
 from cpsched.cp.memory import objectives as O
 from cpsched.cp.memory.problem import Problem
 from cpsched.cp.memory.scaling import Scale, make_scale
 from cpsched.cp.memory.variables import Vars, make_vars
+from cpsched.cp.runtime import SolverConfig
 
 
 @dataclass(frozen=True)
@@ -88,3 +93,33 @@ def build(p: Problem, spec: ObjectiveSpec, opts: ModelOptions = ModelOptions(),
     if hint is not None:
         C.hint(V, hint)
     return Built(V, obj, info)
+
+
+@dataclass
+class CpRun:
+    status: str                    # a cpsched.cp.runtime status
+    order: list[int] | None        # best local order found
+    objective: float | None        # model objective of that order
+    bound: float | None            # proven bound of the model objective
+    peaks_units: np.ndarray | None # [S] model-unit peaks of the solution
+    seconds: float
+    stats: dict
+    interrupted: bool = False
+
+
+def run(built: Built, cfg: SolverConfig, time_limit: float | None = None,
+        on_solution: Callable[[float, float], None] | None = None,
+        on_bound: Callable[[float], None] | None = None,
+        stop_at: float | None = None) -> CpRun:
+    """Solve ``built`` (``cpsched.cp.runtime.solve``) and read back the order and peaks."""
+    t0 = time.perf_counter()
+    r = runtime.solve(built.vars.model, cfg, time_limit, on_solution=on_solution,
+                      on_bound=on_bound, stop_at=stop_at)
+    V = built.vars
+    order = peaks = None
+    if r.solved:
+        pos = np.array([r.value(x) for x in V.pos], dtype=np.int64)
+        order = [int(v) for v in np.argsort(pos, kind="stable")]
+        peaks = np.array([r.value(x) for x in V.peak], dtype=np.int64)
+    return CpRun(r.status, order, r.objective, r.bound, peaks, time.perf_counter() - t0,
+                 r.stats, r.interrupted)

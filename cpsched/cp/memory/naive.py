@@ -8,13 +8,13 @@ with ``cpsched.cp.memory.solve`` on the same graphs (single scenario).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from ortools.sat.python import cp_model
 
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.cp import runtime
+from cpsched.cp.runtime import SolverConfig
 
 
 def solve_naive(graph: Graph, scenarios: Scenarios | None = None, time_limit: float = 60.0,
@@ -51,16 +51,10 @@ def solve_naive(graph: Graph, scenarios: Scenarios | None = None, time_limit: fl
     hint = graph.default_order() if hint is None else hint
     for k, v in enumerate(hint):
         m.add_hint(pos[v], k)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = workers
-    solver.parameters.random_seed = seed
-    solver.parameters.max_time_in_seconds = time_limit
-    t0 = time.perf_counter()
-    code = solver.solve(m)
-    out = {"status": solver.status_name(code), "seconds": time.perf_counter() - t0,
-           "objective": None, "bound": solver.best_objective_bound, "order": None}
-    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        p = np.array([solver.value(x) for x in pos])
+    r = runtime.solve(m, SolverConfig(time_limit=time_limit, workers=workers, seed=seed))
+    out = {"status": r.status, "seconds": r.seconds, "objective": r.objective,
+           "bound": r.bound, "order": None}
+    if r.solved:
+        p = np.array([r.value(x) for x in pos])
         out["order"] = [int(v) for v in np.argsort(p, kind="stable")]
-        out["objective"] = solver.objective_value
     return out

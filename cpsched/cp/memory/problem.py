@@ -18,16 +18,16 @@ Everything is per scenario: ``sizes[s, b]``, ``transient[s, v]``, ``base[s]``, `
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Sequence
 
 import numpy as np
 
-from cpsched.core.graph import Graph
 from cpsched.analysis.memory import positions, simulate
+from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios
-
 
 # Above this many ops the n x n reachability matrices (forced-live bound, CP model domains,
 # decomposition) are not built; only heuristics and windows run.
@@ -81,7 +81,6 @@ class Problem:
     @cached_property
     def topo(self) -> list[int]:
         """A topological order (smallest local index first among ready ops)."""
-        import heapq
         indeg = [len(p) for p in self.preds]
         ready = [v for v in range(self.n) if indeg[v] == 0]
         heapq.heapify(ready)

@@ -42,12 +42,13 @@ mode, proven). ``info`` holds ``objective``, ``objective_value``, ``objective_bo
 Progress: ``progress(objective, bound, gap, elapsed)`` is called whenever the best objective
 or the proven bound moves (objective in bytes for one scenario; ``gap`` relative to the
 objective; ``elapsed`` seconds): the command line prints it as one updating line.
-``log=True`` shows CP-SAT's own search log.
+``log=True`` writes CP-SAT's own search log to stderr.
 
-Determinism: with ``deterministic=True`` every limit is counted in work units (search
-expansions, CP-SAT deterministic time with an interleaved portfolio) instead of seconds,
-so the same input and seed give a byte-identical order; ``time_limit`` is then only an
-approximate budget.
+Determinism and interruption follow ``cpsched.cp.runtime``: with ``deterministic=True`` every
+limit is counted in work units (search expansions, CP-SAT deterministic time on one worker)
+instead of seconds, so the same input and seed give a byte-identical order and
+``time_limit`` is only an approximate budget; a SIGINT stops the running phase, skips the
+others and returns the best order found so far with ``info['interrupted'] = True``.
 """
 
 from __future__ import annotations
@@ -58,23 +59,31 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from cpsched.cp.search import decompose as D
-from cpsched.cp.search.bounds import projection_bound
-from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
-from cpsched.cp.memory.cpsat import SolverConfig, run as run_cpsat
-from cpsched.cp.memory.objectives import RES
-from cpsched.cp.memory.problem import Problem, from_graph
-from cpsched.cp.search.windows import refine
-from cpsched.cp.memory.scaling import make_scale
-from cpsched.cp.search.exact import beam, best_first
-from cpsched.core.errors import InputError
-from cpsched.core.graph import Graph
 from cpsched.analysis.memory import lower_bound as static_lower_bound
 from cpsched.analysis.memory import peak as simulate_peak
-from cpsched.methods import register
+from cpsched.analysis.schedule import (
+    FALLBACK,
+    FEASIBLE,
+    INFEASIBLE,
+    OPTIMAL,
+    Schedule,
+    make_schedule,
+)
+from cpsched.analysis.validate import validate_order
+from cpsched.core.errors import InputError
+from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
-from cpsched.analysis.schedule import (FALLBACK, FEASIBLE, INFEASIBLE, OPTIMAL, Schedule,
-                              make_schedule)
+from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
+from cpsched.cp.memory.builder import run as run_cpsat
+from cpsched.cp.memory.objectives import RES
+from cpsched.cp.memory.problem import Problem, from_graph
+from cpsched.cp.memory.scaling import make_scale
+from cpsched.cp.runtime import UNKNOWN, Clock, SolverConfig, interrupted, stoppable
+from cpsched.cp.search import decompose as D
+from cpsched.cp.search.bounds import projection_bound
+from cpsched.cp.search.exact import beam, best_first
+from cpsched.cp.search.windows import refine
+from cpsched.methods import load_all, register
 
 OBJECTIVES = ("weighted", "minimax", "lexicographic", "budget")
 # weighted objective over several buckets: share of the time spent on each bucket alone
@@ -158,8 +167,7 @@ class Outcome:
 
 @dataclass
 class Ctx:
-    t0: float
-    deadline: float
+    clock: Clock                # wall seconds, or in deterministic mode the budget handed out
     cfg: SolverConfig
     progress: Callable[[float, float, float, float], None] | None
     opts: ModelOptions
@@ -168,24 +176,30 @@ class Ctx:
     best_shown: float | None = None
     bound_shown: float | None = None
     phase: str = ""
-    virtual: float = 0.0        # deterministic mode: seconds of budget spent so far
     combine: Callable | None = None   # segment (cost, bound) -> whole-problem (cost, bound)
     window_engine: str = "search"
+    stop_cost: float | None = None    # stop once a scalar cost is at or below this, or the
+    #                                   bound proves it out of reach
+
+    def settled(self, cost: float, bound: float) -> bool:
+        return self.stop_cost is not None and (cost <= self.stop_cost or bound > self.stop_cost)
+
+    @property
+    def deadline(self) -> float:
+        return self.clock.deadline
 
     def now(self) -> float:
-        """The clock deadlines are measured on: wall time, or in deterministic mode the
-        budget handed out so far (so that work limits do not depend on machine speed)."""
-        return self.t0 + self.virtual if self.cfg.deterministic else time.perf_counter()
+        """The clock deadlines are measured on (``cpsched.cp.runtime.Clock``)."""
+        return self.clock.now()
 
     def spend(self, seconds: float) -> None:
-        if self.cfg.deterministic:
-            self.virtual += max(0.0, seconds)
+        self.clock.spend(seconds)
 
     def left(self) -> float:
-        return self.deadline - self.now()
+        return self.clock.left()
 
     def elapsed(self) -> float:
-        return time.perf_counter() - self.t0
+        return self.clock.elapsed()
 
     def report(self, objective: float | None = None, bound: float | None = None,
                phase: str | None = None) -> None:
@@ -233,12 +247,13 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
     disp = ctx.display
 
     def left() -> float:
-        return deadline - ctx.now()
+        return 0.0 if interrupted() else deadline - ctx.now()
 
     proven = False
 
     def done() -> bool:
-        return proven or best_cost <= bound * (1 + 1e-12) or left() <= 0
+        return (proven or best_cost <= bound * (1 + 1e-12) or left() <= 0
+                or ctx.settled(best_cost, bound))
 
     def note(phase, t, **kw):
         ctx.phases.append({"phase": phase, "problem": p.name, "n": p.n,
@@ -328,15 +343,19 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
             c = sc.model_bound_to_cost(bnd, scale)
             if c is not None:
                 ctx.report(None, disp(c), "cp-sat")
-        run = run_cpsat(built, ctx.cfg, tl, on_solution=on_sol, on_bound=on_bnd)
+        stop = None
+        if ctx.stop_cost is not None and sc.kind == "peak" and built.objective.coefs is not None:
+            # model units are rounded up: at most this many units fit the target
+            stop = float(built.objective.coefs[0] * scale.units_floor(0, int(ctx.stop_cost)))
+        run = run_cpsat(built, ctx.cfg, tl, on_solution=on_sol, on_bound=on_bnd, stop_at=stop)
         if run.order is not None:
             c = _scalar_cost_local(p, run.order, sc)
             if c < best_cost:
                 best, best_cost, engine = run.order, c, "cp-sat"
-        cb = sc.model_bound_to_cost(run.bound, scale) if run.status in ("OPTIMAL", "FEASIBLE", "UNKNOWN") else None
+        cb = sc.model_bound_to_cost(run.bound, scale) if run.status in (OPTIMAL, FEASIBLE, UNKNOWN) else None
         if cb is not None:
             bound = max(bound, min(best_cost, cb))
-        if run.status == "OPTIMAL" and bool(scale.exact.all()):
+        if run.status == OPTIMAL and bool(scale.exact.all()):
             # exact scaling: the model optimum is the true optimum (minimax: to 1/RES)
             proven = True
         note("cp-sat", t, status=run.status, model=built.info, cost=best_cost, bound=bound,
@@ -418,7 +437,6 @@ def _candidates(graph: Graph, scenarios: Scenarios, P: Problem, hint, ctx: Ctx,
         out["hint"] = [int(v) for v in hint]
     if heuristics:
         try:
-            from cpsched.methods import load_all
             for name, m in sorted(load_all().items()):
                 if m.family != "memory" or name == "cp":
                     continue
@@ -454,6 +472,7 @@ def _candidates(graph: Graph, scenarios: Scenarios, P: Problem, hint, ctx: Ctx,
     return out
 
 
+@stoppable
 def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = "weighted",
           budget=None, time_limit: float = 10.0, workers: int = 2, seed: int = 0,
           deterministic: bool = False, log: bool = False,
@@ -461,8 +480,12 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
           hint: Sequence[int] | None = None, model: ModelOptions | None = None,
           decompose: bool = True, heuristics: bool = True, search: bool = True,
           cpsat: bool = True, windows: bool = True, bounds: bool = True,
-          window_engine: str = "search") -> Schedule:
+          window_engine: str = "search", stop_when_fits: bool = False) -> Schedule:
     """Minimum-peak order shared by all scenarios (see the module docstring).
+
+    ``stop_when_fits`` (budget objective): stop as soon as an order fits every budget, or
+    a bound proves that none does, instead of looking for the order furthest inside them
+    (rematerialization's first phase).
 
     The switches (``decompose``, ``heuristics``, ``search``, ``cpsat``, ``windows``,
     ``bounds``) turn pipeline steps off for experiments; ``window_engine`` is ``search`` or
@@ -481,7 +504,8 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
                        deterministic=deterministic, log=log)
     # leave a little time for the final exact re-check
     margin = min(0.5, 0.02 * float(time_limit))
-    ctx = Ctx(t0, t0 + float(time_limit) - margin, cfg, progress, model or ModelOptions())
+    ctx = Ctx(Clock(float(time_limit) - margin, deterministic, t0), cfg, progress,
+              model or ModelOptions())
     ctx.window_engine = window_engine
     P = from_graph(graph, scenarios)
     if not P.dense:
@@ -510,6 +534,8 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
         key = lambda pk: tuple(int(pk[s]) for s in lex)
         scalar = None
     ctx.display = (lambda c: c)
+    if stop_when_fits and objective == "budget" and scalar is not None:
+        ctx.stop_cost = float(budgets[0]) if scalar.kind == "peak" else 1.0
 
     # 1. heuristics
     coef_h = None if (scalar is None or scalar.coef is None) else scalar.coef
@@ -521,7 +547,6 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
             pk = simulate_peak(graph, order, scenarios)
         except Exception:
             continue
-        from cpsched.analysis.validate import validate_order
         try:
             validate_order(graph, order)
         except Exception:
@@ -542,6 +567,8 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
         kv = key(pk)
         info.update(engine=engine, objective_value=kv if not isinstance(kv, tuple) else list(kv),
                     objective_bound=obj_bound, message=message)
+        if interrupted():
+            info["interrupted"] = True
         if isinstance(kv, tuple) or obj_bound is None:
             info["gap"] = None
         else:
@@ -742,7 +769,7 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
                 pk2 = simulate_peak(graph, run.order, scenarios)
                 if key(pk2) < key(pk):
                     order, pk, engine = run.order, pk2, "cp-sat"
-            if run.status == "OPTIMAL" and bool(scale.exact.all()):
+            if run.status == OPTIMAL and bool(scale.exact.all()):
                 obj_bound = max(obj_bound, min(key(pk), float(
                     sum(w * int(u) * scale.unit[s] for s, (w, u) in
                         enumerate(zip(weights, run.peaks_units))))))

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cpsched.analysis.memory import reachability
+
 # Graphs above this many ops get only the compute and plain stream bounds (the others need
 # n^2 bits of reachability).
 REACH_MAX_OPS = 6000
@@ -47,7 +49,6 @@ def reach_matrix(graph) -> np.ndarray | None:
     """``anc[v, u]``: u is a strict ancestor of v; ``None`` above ``REACH_MAX_OPS``."""
     if graph.n_ops > REACH_MAX_OPS:
         return None
-    from cpsched.analysis.memory import reachability
     return reachability(graph)[0]
 
 

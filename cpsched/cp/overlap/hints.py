@@ -10,11 +10,13 @@ memory schedulers' orders into hints that already hide much of the communication
 
 from __future__ import annotations
 
+import time
 from typing import Callable, Sequence
 
 import numpy as np
 
-from cpsched.analysis.memory import peak
+from cpsched.analysis.memory import peak, simulate
+from cpsched.cp.runtime import interrupted
 
 
 def _move(order: list[int], i: int, j: int) -> list[int]:
@@ -33,7 +35,6 @@ def budget_hoist(graph, scenarios, order: Sequence[int], budget: np.ndarray,
 
     ``objective(order)`` (lower is better) judges each move; ``ok(order)`` is an extra
     feasibility check (in-flight limits)."""
-    import time
     cur = [int(i) for i in order]
     n = len(cur)
     if n == 0 or not len(starts):
@@ -53,7 +54,7 @@ def budget_hoist(graph, scenarios, order: Sequence[int], budget: np.ndarray,
         improved = False
         # starts, earliest first: move up
         for a in sorted((int(x) for x in starts), key=lambda x: cur.index(x)):
-            if deadline is not None and time.perf_counter() > deadline:
+            if interrupted() or (deadline is not None and time.perf_counter() > deadline):
                 return cur
             pos = {v: k for k, v in enumerate(cur)}
             i = pos[a]
@@ -69,7 +70,7 @@ def budget_hoist(graph, scenarios, order: Sequence[int], budget: np.ndarray,
                     cur, best = cand, v
         # dones, latest first: move down
         for d in sorted((int(x) for x in dones if x >= 0), key=lambda x: -cur.index(x)):
-            if deadline is not None and time.perf_counter() > deadline:
+            if interrupted() or (deadline is not None and time.perf_counter() > deadline):
                 return cur
             pos = {v: k for k, v in enumerate(cur)}
             i = pos[d]
@@ -126,8 +127,6 @@ def budget_repair(graph, scenarios, order: Sequence[int], budget: np.ndarray,
     async pair in flight there can move its start to just after that step or its done to
     just before it; the move that lowers that step's usage, with the smallest excess left
     and then the best ``objective``, is applied. ``None`` if no move helps."""
-    import time
-    from cpsched.analysis.memory import simulate
     cur = [int(i) for i in order]
     pairs = [(int(a), int(d)) for a, d in zip(starts, dones) if d >= 0]
     pred = [graph.preds(i) for i in range(graph.n_ops)]
@@ -140,7 +139,7 @@ def budget_repair(graph, scenarios, order: Sequence[int], budget: np.ndarray,
         return float(over.max()), u
 
     for _ in range(max_steps):
-        if deadline is not None and time.perf_counter() > deadline:
+        if interrupted() or (deadline is not None and time.perf_counter() > deadline):
             return None
         ex, usage = excess(cur)
         if ex <= 1.0:

@@ -19,8 +19,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cpsched.cp.memory.problem import Problem, project
+from cpsched.cp.runtime import interrupted
 from cpsched.cp.search.exact import best_first
-
 
 # Share of the bound phase spent on a first quick pass over every window.
 PASS1_SHARE = 0.35
@@ -111,7 +111,7 @@ def projection_bound(p: Problem, ref_order: Sequence[int], *, upper: float, dead
     unfinished = []
     for a, b in plan:
         remaining = deadline - time.perf_counter()
-        if remaining <= 0 or best >= upper:
+        if remaining <= 0 or best >= upper or interrupted():
             break
         bound, done = attempt(a, b, min(slice1, remaining))
         if not done:
@@ -121,7 +121,7 @@ def projection_bound(p: Problem, ref_order: Sequence[int], *, upper: float, dead
     unfinished.sort(reverse=True)
     for k, (_, _, a, b) in enumerate(unfinished[:2]):
         remaining = deadline - time.perf_counter()
-        if remaining <= 0.5 or best >= upper:
+        if remaining <= 0.5 or best >= upper or interrupted():
             break
         share = 0.6 if k == 0 and len(unfinished) > 1 else 1.0
         attempt(a, b, min(per_try * 4, share * remaining))

@@ -35,6 +35,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cpsched.cp.memory.problem import Problem
+from cpsched.cp.runtime import interrupted
 
 
 @dataclass
@@ -252,7 +253,7 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
             reason, stop_entry = "work", entry
             break
         if expanded & 1023 == 0:
-            if time.perf_counter() - t0 > time_limit:
+            if time.perf_counter() - t0 > time_limit or interrupted():
                 reason, stop_entry = "time", entry
                 break
             if len(best) > max_states:
@@ -361,7 +362,7 @@ def _best_first_1(p: Problem, T: _Tables, upper: float, time_limit: float, max_s
             reason, stop_entry = "work", entry
             break
         if expanded & 1023 == 0:
-            if time.perf_counter() - t0 > time_limit:
+            if time.perf_counter() - t0 > time_limit or interrupted():
                 reason, stop_entry = "time", entry
                 break
             if len(best) > max_states:
@@ -487,7 +488,7 @@ def beam(p: Problem, width: int = 64, coef: Sequence[float] | None = None,
             keep = sorted(nxt.items(), key=lambda kv: (kv[1][0], sum(kv[1][1]), kv[0]))[:width]
             nxt = dict(keep)
         level = nxt
-        if time.perf_counter() - t0 > time_limit and width > 1:
+        if (time.perf_counter() - t0 > time_limit or interrupted()) and width > 1:
             width = max(1, width // 4)
     (D, (g, mass, ready, path)), = [min(level.items(), key=lambda kv: kv[1][0])]
     order = []

@@ -17,7 +17,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build, run
 from cpsched.cp.memory.problem import Problem, window
+from cpsched.cp.runtime import SolverConfig, interrupted
 from cpsched.cp.search.exact import best_first
 
 
@@ -63,7 +65,8 @@ def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40
     scale = None if coef is None else np.asarray(coef, dtype=float)
     stall = 0
     since = 0          # windows since the last improvement
-    while time.perf_counter() < deadline and (max_windows is None or st.windows < max_windows):
+    while time.perf_counter() < deadline and (max_windows is None or st.windows < max_windows) \
+            and not interrupted():
         if should_stop is not None and should_stop():
             break
         if patience is not None and since >= patience:
@@ -124,8 +127,6 @@ def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40
 
 def _cpsat_window(w: Problem, coef, time_limit: float, workers: int, seed: int,
                   before: float) -> list[int] | None:
-    from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
-    from cpsched.cp.memory.cpsat import SolverConfig, run
     if w.n_scenarios == 1:
         spec = ObjectiveSpec("weighted", weights=np.ones(1))
     else:

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
+import numpy as np
+
 from cpsched.core.errors import InputError
 
 # Bytes per element (``ceil(bits / 8)``, XLA's ByteSizeOfPrimitiveType). Sub-byte types take a
@@ -1262,7 +1264,6 @@ def parse_replica_groups(raw: str | None, max_devices: int = 1 << 20) -> list[li
         return []
     m = _IOTA_RE.fullmatch(raw.strip())
     if m:
-        import numpy as np
         shape = _int_tuple(m.group(1))
         reshape = _int_tuple(m.group(2))
         total = 1

@@ -1,0 +1,69 @@
+"""What a plan may clone or evict: ops with side effects, communication or host interaction
+run exactly once; in-place writers fence their inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cpsched.core.graph import Graph, OpKind
+
+# Ops that must run exactly once (side effects, communication, host interaction).
+_NEVER_CLONE = frozenset({
+    "rng", "rng-bit-generator", "rng-get-and-update-state", "custom-call", "infeed",
+    "outfeed", "send", "send-done", "recv", "recv-done", "all-reduce", "all-gather",
+    "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast",
+    "all-reduce-start", "all-reduce-done", "all-gather-start", "all-gather-done",
+    "collective-permute-start", "collective-permute-done", "copy-start", "copy-done",
+    "parameter", "constant", "while", "conditional", "call", "after-all", "partition-id",
+    "replica-id", "optimization-barrier", "opt-barrier", "async-start", "async-update",
+    "async-done",
+})
+
+
+def inplace_writers(graph: Graph) -> list[list[int]]:
+    """Per buffer, the ops that overwrite it in place (use it and define no buffer)."""
+    out: list[list[int]] = [[] for _ in range(graph.n_buffers)]
+    n_defs = np.diff(graph.defs_ptr)
+    for i in range(graph.n_ops):
+        k = int(graph.kinds[i])
+        if k in (OpKind.COMPUTE, OpKind.CONTROL_FLOW) and n_defs[i] == 0:
+            for b in graph.uses(i):
+                out[int(b)].append(i)
+    return out
+
+
+def recomputable_ops(graph: Graph) -> np.ndarray:
+    """``[n_ops]`` bool: ops that may be cloned. Never collectives or any part of an async
+    pair, parameters, constants, control flow, side-effecting ops, ops without a device
+    output, ops whose outputs are program inputs/outputs or are overwritten in place."""
+    n = graph.n_ops
+    ok = np.zeros(n, dtype=bool)
+    writers = inplace_writers(graph)
+    for i in range(n):
+        if int(graph.kinds[i]) != OpKind.COMPUTE or i in graph.collectives:
+            continue
+        if graph.async_start[i] >= 0 or graph.async_done[i] >= 0:
+            continue
+        if graph.opcodes[i] in _NEVER_CLONE or graph.opcodes[i].endswith(("-start", "-done")):
+            continue
+        defs = graph.defines(i)
+        if defs.size == 0:
+            continue
+        if any(graph.buffer_live_in[b] or graph.buffer_live_out[b] or graph.buffer_space[b]
+               or writers[b] for b in defs):
+            continue
+        ok[i] = True
+    return ok
+
+
+def evictable_buffers(graph: Graph) -> np.ndarray:
+    """``[n_buffers]`` bool: device buffers that may be copied to the host and back: not
+    program inputs/outputs, not collective or async results, never overwritten in place."""
+    ok = (graph.buffer_space == 0) & ~graph.buffer_live_in & ~graph.buffer_live_out
+    writers = inplace_writers(graph)
+    for b in np.flatnonzero(ok):
+        d = int(graph.buffer_def[b])
+        if writers[b] or d in graph.collectives or graph.async_start[d] >= 0 \
+                or graph.async_done[d] >= 0 or int(graph.kinds[d]) != OpKind.COMPUTE:
+            ok[b] = False
+    return ok
