@@ -7,13 +7,13 @@ is the safe value for every concrete shape that falls into the bucket.
 from __future__ import annotations
 
 import itertools
-import json
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from cpsched.core.errors import InputError
+from cpsched.core.inputs import load_json
 
 
 @dataclass(frozen=True)
@@ -114,11 +114,7 @@ def from_dim_specs(specs: Sequence[str], weights: Sequence[float] | str | None =
 def from_json(data: Mapping | str) -> Scenarios:
     """``{"dims": ["s"], "scenarios": [{"name": .., "values": {"s": 512}, "weight": 0.3}]}``."""
     if isinstance(data, str):
-        try:
-            with open(data) as f:
-                data = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            raise InputError(f"cannot read scenarios: {e}", path=str(data)) from None
+        data = load_json(data)
     try:
         dims = tuple(data["dims"])
         scs = data["scenarios"]

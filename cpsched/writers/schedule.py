@@ -48,15 +48,14 @@ def order_from_names(graph: Graph, names: list[str], path: str | None = None) ->
 def read_order(graph: Graph, path: str) -> list[int]:
     """An order for ``graph`` from a schedule JSON, a scheduled HLO module, or a text file
     with one op name per line."""
-    from cpsched.readers import load_json, sniff_format
+    from cpsched.readers import load_json, read_text, sniff_format
 
     kind = sniff_format(path)
     if kind == "cpsched-schedule":
         data = load_json(path)
         return order_from_names(graph, list(data.get("order") or []), path)
     if kind == "hlo":
-        with open(path) as f:
-            text = f.read()
+        text = read_text(path)
         if "HloModule" in text or "ENTRY" in text:
             from cpsched.readers.hlo.convert import read_hlo_graph
             other = read_hlo_graph(path)
