@@ -16,6 +16,7 @@ over these functions.
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import time
@@ -320,6 +321,11 @@ def scenarios_for(graph: Graph, scenarios=None, weights=None) -> Scenarios:
     """The scenarios to use: a ``Scenarios``; ``{"s": [128, 512]}`` (their product);
     ``["s=128,512"]``; a scenarios JSON dict or file; else the graph's own, else static.
     Raises ``InputError`` when a symbolic dim of the graph has no value."""
+    by_dims = bool(scenarios) and not isinstance(scenarios, (Scenarios, str)) and not (
+        isinstance(scenarios, Mapping) and "scenarios" in scenarios)
+    if weights is not None and not by_dims:
+        raise InputError("--weights needs --dim (it weighs the scenarios --dim makes; a "
+                         "scenarios file has its own weights)")
     if isinstance(scenarios, Scenarios):
         sc = scenarios
     elif isinstance(scenarios, Mapping) and "scenarios" in scenarios:
@@ -445,6 +451,7 @@ def schedule(graph, method: str | None = None, *, objective: str | None = None,
     True
     """
     t0 = time.perf_counter()
+    _check_solver_options(method, time_limit, workers)
     g = read(graph)
     sc = scenarios_for(g, scenarios)
     name, opts = _method_and_options(method, objective, options)
@@ -476,6 +483,16 @@ def schedule(graph, method: str | None = None, *, objective: str | None = None,
     if module is not None:
         return _run_module(module, g, sc, m, opts, budget_bytes, reference, t0)
     return _run(g, sc, m, opts, budget_bytes, reference, t0)
+
+
+def _check_solver_options(method, time_limit, workers) -> None:
+    if method is not None and not str(method).strip():
+        raise InputError("the method name is empty; see methods()")
+    if time_limit is not None and not (math.isfinite(float(time_limit)) and time_limit > 0):
+        raise InputError(f"time_limit must be a finite number of seconds above 0 "
+                         f"(got {time_limit})")
+    if int(workers) < 1:
+        raise InputError(f"workers must be at least 1 (got {workers})")
 
 
 def _method_and_options(method: str | None, objective: str | None, options: Mapping[str, Any]
@@ -787,6 +804,7 @@ def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
     [['given', 'static'], ['xla-dfs', 'static']]
     """
     from cpsched.cost.timeline import simulate_timeline
+    _check_solver_options(None, time_limit, workers)
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
     names = _compare_methods(g, methods, solvers)
@@ -876,8 +894,9 @@ __all__ = ["Result", "Comparison", "read", "schedule", "compare", "simulate", "m
 # -- writing ---------------------------------------------------------------------------------
 
 def write(result: Result, output: str, source: str | None = None, *,
-          async_collectives: bool = False) -> dict[str, Any]:
-    """Write ``result`` as the command line does, never over ``source``.
+          async_collectives: bool = False, inputs: Sequence[str] = ()) -> dict[str, Any]:
+    """Write ``result`` as the command line does, never over ``source`` nor any of
+    ``inputs`` (and only over a regular file, atomically).
 
     HLO in (``source`` an HLO file): the module with every ordered computation re-sequenced
     (``is_scheduled=true``); for a remat plan, the module with the plan written in (and one
@@ -890,7 +909,7 @@ def write(result: Result, output: str, source: str | None = None, *,
     if hlo and async_collectives:
         raise InputError("--async-collectives changes the module; write a JSON schedule "
                          "(convert the input with `cpsched convert --async-collectives`)")
-    inputs = (source,) if source else ()
+    inputs = ((source,) if source else ()) + tuple(p for p in inputs if p)
     if result.plan is not None:
         from cpsched.remat.plan import remat_result_to_dict
         data = remat_result_to_dict(result.plan)
@@ -899,7 +918,8 @@ def write(result: Result, output: str, source: str | None = None, *,
         if hlo:
             from cpsched.writers.remat_hlo import write_remat_hlo
             written, buckets = write_remat_hlo(str(source), output, result.graph, result.scenarios,
-                                               result.plan, result.method, data)
+                                               result.plan, result.method, data,
+                                               inputs=inputs)
             return {"written": written, "data": data, "buckets": buckets}
         write_json(output, data, inputs=inputs)
         return {"written": [output], "data": data}

@@ -16,6 +16,7 @@ import contextlib
 import csv
 import io
 import json
+import math
 import os
 import sys
 import time
@@ -71,34 +72,18 @@ def _bytes(v) -> str:
 
 # -- checks before any work ---------------------------------------------------------------
 
-def _same_file(a: str, b: str) -> bool:
-    if os.path.exists(a) and os.path.exists(b):
-        return os.path.samefile(a, b)
-    return os.path.realpath(a) == os.path.realpath(b)
-
-
 def check_outputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[str]) -> None:
-    """Refuse, before any work, an output that is one of the inputs, two outputs at one
-    path, or a path that cannot be written. ``outputs``: (option, path) pairs."""
-    inputs = [p for p in inputs if p and os.path.exists(p)]
+    """Refuse, before any work, an output that is (or links to) one of the inputs, two
+    outputs at one path, a path that is not a regular file (FIFO, device, symlink), or one
+    that cannot be written. ``outputs``: (option, path) pairs."""
+    from cpsched.writers import check_target
     seen: dict[str, str] = {}
     for option, path in outputs:
-        for src in inputs:
-            if _same_file(path, src):
-                raise InputError(f"{option}: refusing to overwrite the input file {src}",
-                                 path=path)
+        check_target(path, inputs, option)
         key = os.path.realpath(path)
         if key in seen:
             raise InputError(f"{option} and {seen[key]} name the same file", path=path)
         seen[key] = option
-        folder = os.path.dirname(os.path.abspath(path))
-        if os.path.isdir(path):
-            raise InputError(f"{option}: is a directory", path=path)
-        if not os.path.isdir(folder):
-            raise InputError(f"{option}: directory {folder} does not exist", path=path)
-        if not os.access(folder, os.W_OK) or (os.path.exists(path) and
-                                              not os.access(path, os.W_OK)):
-            raise InputError(f"{option}: not writable", path=path)
 
 
 def _inputs(args) -> list[str]:
@@ -134,12 +119,23 @@ def check_args(args) -> None:
     if budget is not None:
         from cpsched.core.scenarios import parse_budget
         parse_budget(budget)
-    for k in ("time_limit",):
+    check_numbers(args)
+
+
+def check_numbers(args) -> None:
+    """Numeric options in range: finite, positive where a zero makes no sense."""
+    for k, low, strict in (("time_limit", 0.0, True), ("bandwidth", 0.0, True),
+                           ("slack", 0.0, False)):
         v = getattr(args, k, None)
-        if v is not None and not v > 0:
-            raise InputError(f"--{k.replace('_', '-')} must be above 0 (got {v})")
+        if v is not None and not (math.isfinite(v) and (v > low if strict else v >= low)):
+            raise InputError(f"--{k.replace('_', '-')} must be a finite number "
+                             f"{'above' if strict else 'at least'} {low:g} (got {v})")
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1 (got {args.workers})")
+    if getattr(args, "method", None) is not None and not args.method.strip():
+        raise InputError("--method is empty; see `cpsched methods`")
+    if getattr(args, "weights", None) is not None and not getattr(args, "dim", None):
+        raise InputError("--weights needs --dim (a scenarios file has its own weights)")
 
 
 @contextlib.contextmanager
@@ -227,7 +223,7 @@ def cmd_simulate(args) -> int:
                      f"({g.op_names[prof.peak_op(s)]}); lower bound {_bytes(r.bound[n])}")
     if args.plot:
         from cpsched.plot import plot_memory
-        plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=(args.input,))
+        plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=_inputs(args))
         lines.append(f"wrote {args.plot}")
     _emit(args, data, "\n".join(lines))
     return 0
@@ -251,7 +247,7 @@ def cmd_convert(args) -> int:
     from cpsched.writers.json_graph import graph_to_dict
     g = _read(args)
     sc = _scenarios(args, g) if (args.dim or args.scenarios) else None
-    write_json(args.output, graph_to_dict(g, sc), inputs=(args.input,))
+    write_json(args.output, graph_to_dict(g, sc), inputs=_inputs(args))
     _emit(args, {"input": args.input, "output": args.output, "ops": g.n_ops},
           f"wrote {args.output} ({g.n_ops} ops, {g.n_buffers} buffers)")
     return 0
@@ -330,15 +326,17 @@ def cmd_schedule(args) -> int:
     if r.status == "INFEASIBLE":
         # An impossible budget is the user's input error: one line, exit 2, nothing written.
         raise InfeasibleError(r.info.get("message") or "the budget cannot be met")
-    out = api.write(r, args.output, args.input, async_collectives=args.async_collectives)
+    # everything that can fail is computed before the first file is written
+    tl = None
+    if r.plan is None and (args.trace or r.info.get("pairs") is not None):
+        tl = api.timeline(r, args.device, args.profile)
+    out = api.write(r, args.output, args.input, async_collectives=args.async_collectives,
+                    inputs=_inputs(args))
     if r.plan is not None:
         return _present_remat(args, r, out)
-    tl = None
-    if args.trace or r.info.get("pairs") is not None:
-        tl = api.timeline(r, args.device, args.profile)
     if args.trace and tl is not None:
         from cpsched.writers.trace import write_trace
-        write_trace(args.trace, tl, g, inputs=(args.input,))
+        write_trace(args.trace, tl, g, inputs=_inputs(args))
     data = dict(out["data"])
     data.pop("order")
     data["output"] = args.output
@@ -538,7 +536,7 @@ def cmd_compare(args) -> int:
         tls = c.timelines
         best = min(tls, key=lambda n: tls[n].expected_makespan) if tls else None
         plot_memory({n: simulate(g, r.order, sc) for n, r in c.results.items()}, args.plot,
-                    title=g.name, inputs=(args.input,),
+                    title=g.name, inputs=_inputs(args),
                     timelines={best: tls[best]} if best else None)
         if not (args.json or args.csv):
             print(f"wrote {args.plot}")
