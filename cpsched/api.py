@@ -272,6 +272,8 @@ def read(source, *, async_collectives: bool = False) -> Graph:
                 g = read_graph(text)
         else:
             g = _read_text(text)
+    if g.n_ops == 0:
+        raise InputError(f"{g.name}: the graph has no ops; nothing to schedule")
     if async_collectives:
         from cpsched.heuristics.common import convert_sync_collectives
         g = convert_sync_collectives(g)
@@ -296,25 +298,17 @@ def hlo_module_of(graph: Graph):
 
 
 def _read_text(text: str) -> Graph:
-    body = text.lstrip()
+    body = text.lstrip("\ufeff \t\r\n")
     if body.startswith("{"):
-        import json
-        try:
-            data = json.loads(body)
-        except json.JSONDecodeError as e:
-            raise InputError(f"bad JSON: {e.msg}", path="<text>", line=e.lineno,
-                             column=e.colno) from None
-        if data.get("format") == "cpsched-graph":
+        from cpsched.core.inputs import loads_json
+        data = loads_json(body, "<text>")
+        if isinstance(data, dict) and data.get("format") == "cpsched-graph":
             from cpsched.readers.json_graph import graph_from_dict
             return graph_from_dict(data, "<text>")
-        from networkx.readwrite import json_graph
-        from cpsched.readers.nx_json import _normalized
-        from cpsched.core.nx_graph import from_networkx as convert
-        G = json_graph.node_link_graph(_normalized(data, "<text>"), directed=True,
-                                       multigraph=False, edges="links")
-        return convert(G, source_format="nx-json")
+        from cpsched.readers.nx_json import graph_from_node_link
+        return graph_from_node_link(data, "<text>")
     from cpsched.readers.hlo.parser import parse_hlo_text
-    return _entry_graph(parse_hlo_text(text))
+    return _entry_graph(parse_hlo_text(body))
 
 
 def scenarios_for(graph: Graph, scenarios=None, weights=None) -> Scenarios:
