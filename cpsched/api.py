@@ -287,6 +287,8 @@ _HLO_MODULES: "weakref.WeakKeyDictionary[Graph, Any]" = weakref.WeakKeyDictionar
 
 def _entry_graph(module) -> Graph:
     from cpsched.readers.hlo.convert import HloConverter
+    from cpsched.readers.hlo.verify import verify_module
+    verify_module(module)        # what XLA's verifier refuses is not scheduled
     g = HloConverter(module).graph(None)
     _HLO_MODULES[g] = module
     return g

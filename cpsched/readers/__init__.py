@@ -56,8 +56,8 @@ def read_graph(path: str, **options):
     if kind == "cpsched-schedule":
         raise InputError("this is a schedule file, not a graph; pass the graph it belongs to",
                          path=path)
-    from cpsched.readers.hlo.convert import read_hlo_graph
-    return read_hlo_graph(path, **options)
+    from cpsched.readers.hlo.verify import read_verified_graph
+    return read_verified_graph(path, **options)
 
 
 def display_name(path: str) -> str:

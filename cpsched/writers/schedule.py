@@ -57,8 +57,8 @@ def read_order(graph: Graph, path: str) -> list[int]:
     if kind == "hlo":
         text = read_text(path)
         if "HloModule" in text or "ENTRY" in text:
-            from cpsched.readers.hlo.convert import read_hlo_graph
-            other = read_hlo_graph(path)
+            from cpsched.readers.hlo.verify import read_verified_graph
+            other = read_verified_graph(path)
             if other.original_order is None:
                 raise InputError("HLO module is not scheduled (no is_scheduled=true)", path=path)
             return order_from_names(graph, [other.op_names[i] for i in other.original_order], path)
