@@ -890,9 +890,11 @@ __all__ = ["Result", "Comparison", "read", "schedule", "compare", "simulate", "m
 # -- writing ---------------------------------------------------------------------------------
 
 def write(result: Result, output: str, source: str | None = None, *,
-          async_collectives: bool = False, inputs: Sequence[str] = ()) -> dict[str, Any]:
+          async_collectives: bool = False, inputs: Sequence[str] = (),
+          annotate: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Write ``result`` as the command line does, never over ``source`` nor any of
-    ``inputs`` (and only over a regular file, atomically).
+    ``inputs`` (and only over a regular file, atomically). ``annotate``: extra top-level
+    fields of the JSON written (e.g. ``{"interrupted": True}``).
 
     HLO in (``source`` an HLO file): the module with every ordered computation re-sequenced
     (``is_scheduled=true``); for a remat plan, the module with the plan written in (and one
@@ -909,6 +911,7 @@ def write(result: Result, output: str, source: str | None = None, *,
     if result.plan is not None:
         from cpsched.remat.plan import remat_result_to_dict
         data = remat_result_to_dict(result.plan)
+        data.update(annotate or {})
         if "budget_reference" in result.info:
             data["budget_reference"] = result.info["budget_reference"]
         if hlo:
@@ -923,6 +926,7 @@ def write(result: Result, output: str, source: str | None = None, *,
     if result.schedule is None:
         raise InputError(f"{result.method}: nothing to write")
     data = schedule_to_dict(result.schedule)
+    data.update(annotate or {})
     if hlo:
         from cpsched.readers.hlo.convert import read_hlo_module, scheduled_computations
         from cpsched.writers.hlo import write_hlo, write_module_schedule

@@ -18,9 +18,11 @@ import io
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import cpsched
 from cpsched import api
@@ -155,6 +157,51 @@ def stdout_to_stderr(active: bool):
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+# -- signals ------------------------------------------------------------------------------
+
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[dict]:
+    """While a command runs, SIGTERM acts as SIGINT (Ctrl-C) does: the solver stops and
+    returns the best schedule found so far (``cpsched.cp.runtime``), which is written marked
+    ``interrupted``; ``state["signal"]`` then says which signal came, for the exit code.
+
+    The handler passes SIGTERM on to the current SIGINT handler (the solver runtime's
+    while it runs, else Python's, which raises ``KeyboardInterrupt``)."""
+    state: dict[str, Any] = {"signal": None}
+    if threading.current_thread() is not threading.main_thread():
+        yield state
+        return
+
+    def on_term(signum, frame) -> None:
+        state["signal"] = signal.SIGTERM
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:   # SIGINT ignored or default: stop as Ctrl-C would
+            raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield state
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def interrupted_exit(args) -> int:
+    """130 after SIGINT, 143 after SIGTERM."""
+    state = getattr(args, "signals", None) or {}
+    return EXIT_SIGTERM if state.get("signal") == signal.SIGTERM else EXIT_SIGINT
+
+
+def was_interrupted(args, r: api.Result) -> bool:
+    """The solve was stopped by a signal (its result is the best found so far)."""
+    state = getattr(args, "signals", None) or {}
+    return bool(r.info.get("interrupted")) or state.get("signal") is not None
 
 
 # -- info ----------------------------------------------------------------------------------
@@ -299,9 +346,24 @@ def _progress_printer():
 OBJECTIVES = api.OBJECTIVES
 
 
+def check_bucket_outputs(args, sc: Scenarios) -> None:
+    """Remat on HLO writes one module per bucket beside ``-o``: their names are known once
+    the scenarios are, and are checked then, before the solve."""
+    name = api.resolve_method(args.method, args.objective)
+    from cpsched.methods import get as get_method
+    from cpsched.readers import sniff_format
+    if get_method(name).family == "remat" and sniff_format(args.input) == "hlo":
+        from cpsched.writers.remat_hlo import remat_hlo_paths
+        paths, plan = remat_hlo_paths(args.output, sc)
+        check_outputs([("-o (bucket module)", p) for p in paths.values()] +
+                      [("-o (plan JSON)", plan)] +
+                      [o for o in _outputs(args) if not o[0].startswith("-o")], _inputs(args))
+
+
 def cmd_schedule(args) -> int:
     g = _read(args)
     sc = _scenarios(args, g)
+    check_bucket_outputs(args, sc)
     options: dict[str, Any] = {k: getattr(args, k) for k in
                                ("slack", "evict", "device", "profile", "bandwidth")
                                if getattr(args, k, None) is not None}
@@ -330,10 +392,12 @@ def cmd_schedule(args) -> int:
     tl = None
     if r.plan is None and (args.trace or r.info.get("pairs") is not None):
         tl = api.timeline(r, args.device, args.profile)
+    stopped = was_interrupted(args, r)
     out = api.write(r, args.output, args.input, async_collectives=args.async_collectives,
-                    inputs=_inputs(args))
+                    inputs=_inputs(args), annotate={"interrupted": True} if stopped else None)
     if r.plan is not None:
-        return _present_remat(args, r, out)
+        code = _present_remat(args, r, out, stopped)
+        return interrupted_exit(args) if stopped else code
     if args.trace and tl is not None:
         from cpsched.writers.trace import write_trace
         write_trace(args.trace, tl, g, inputs=_inputs(args))
@@ -366,8 +430,11 @@ def cmd_schedule(args) -> int:
         lines.append(f"  {info['message']}")
     if args.trace:
         lines.append(f"  wrote {args.trace}")
+    if stopped:
+        data["interrupted"] = True
+        lines.append("  interrupted: wrote the best schedule found so far")
     _emit(args, data, "\n".join(lines))
-    return 0
+    return interrupted_exit(args) if stopped else 0
 
 
 def _solver_note(r: api.Result) -> str:
@@ -393,7 +460,7 @@ def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
     return "\n".join(out)
 
 
-def _present_remat(args, r: api.Result, out: dict) -> int:
+def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int:
     res, sc = r.plan, r.scenarios
     assert res is not None
     data, written = out["data"], out["written"]
@@ -434,6 +501,9 @@ def _present_remat(args, r: api.Result, out: dict) -> int:
     summary.pop("steps", None)
     summary["output"] = args.output
     summary["solver"] = dict(r.solver)
+    if stopped:
+        summary["interrupted"] = True
+        lines.append("  interrupted: wrote the best plan found so far")
     if len(written) > 1:
         summary["plan"] = written[-1]
         if len(written) > 2:
@@ -592,7 +662,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.time_limit = api.DEFAULT_TIME_LIMIT
     try:
         check_args(args)
-        return args.fn(args)
+        with terminate_as_interrupt() as args.signals:
+            return args.fn(args)
     except CpschedError as e:
         print(f"cpsched: error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -604,8 +675,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
-        print("cpsched: interrupted", file=sys.stderr)
-        return 130
+        code = interrupted_exit(args)
+        print(f"cpsched: {'terminated' if code == EXIT_SIGTERM else 'interrupted'} "
+              "before a schedule was returned; nothing written", file=sys.stderr)
+        return code
     except RecursionError:
         print(f"cpsched: error: {getattr(args, 'input', '')}: input nests too deeply", file=sys.stderr)
         return EXIT_USAGE
