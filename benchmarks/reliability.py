@@ -153,6 +153,11 @@ def cases() -> list[Case]:
              f"b={10**30}"], 2, dict(GS)))
     add(Case("wrong answer", "size 2^63 in JSON", sched + ["-o", "{d}/out.json"], 2,
              {"g.json": chain_graph(size=2**63)}))
+    add(Case("wrong answer", "HLO array past 2^62 bytes", ["info", "{d}/m.hlo"], 2,
+             {"m.hlo": hlo("  p0 = f32[9999999999,9999999999] parameter(0)\n"
+                           "  ROOT n = f32[8] negate(p0)")}))
+    add(Case("wrong answer", "--budget 1e400", sched + ["-o", "{d}/out.json", "--budget",
+             "1e400"], 2, dict(G)))
     # -- exit 3 became input errors -------------------------------------------------------
     info = ["info", "{d}/g.json"]
     add(Case("input error", "size 1e400 in JSON", info, 2,
@@ -175,6 +180,15 @@ def cases() -> list[Case]:
     add(Case("input error", "binary file starting with {", info, 2,
              {"g.json": b"{\x00\xff\xfe\x81binary" + bytes(range(256))}))
     add(Case("input error", "/dev/zero", ["info", "/dev/zero"], 2))
+    add(Case("input error", "a FIFO as the input", ["info", "{d}/in.fifo"], 2,
+             setup="fifo:in.fifo"))
+    add(Case("input error", "scenarios file with a string for the list", [
+        "info", "{d}/g.json", "--scenarios", "{d}/sc.json"], 2,
+        dict(G, **{"sc.json": json.dumps({"dims": [], "scenarios": "x"})})))
+    add(Case("input error", "scenarios file with a dim value of 1e300", [
+        "info", "{d}/g.json", "--scenarios", "{d}/sc.json"], 2,
+        dict(GS, **{"sc.json": json.dumps({"dims": ["b"], "scenarios": [
+            {"values": {"b": 1e300}}]})})))
     add(Case("input error", "file over CPSCHED_MAX_INPUT_BYTES", info, 2, dict(G),
              setup="env:CPSCHED_MAX_INPUT_BYTES=100"))
     # -- valid input refused --------------------------------------------------------------

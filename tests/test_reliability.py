@@ -198,6 +198,12 @@ def test_symbolic_size_overflowing_int64_in_one_scenario(tmp_path, capsys):
     assert f"b={2**20}" in line
 
 
+@pytest.mark.parametrize("budget", ["1e400", "inf", "9e18", "inf%", "-1"])
+def test_budget_past_limits_refused(graph, tmp_path, capsys, budget):
+    expect_error(["schedule", graph, "--budget", budget, "-o", tmp_path / "o.json"], capsys,
+                 "budget")
+
+
 def test_sizes_within_limit_still_exact():
     from cpsched.api import read, scenarios_for
     from cpsched.analysis.memory import simulate
@@ -333,6 +339,8 @@ BAD_HLO = {
                              "  ROOT a = f32[8] add(p0, p1)"), 5, "parameter(0)"),
     "add shapes": (hlo("  p0 = f32[8] parameter(0)\n  p1 = f32[4] parameter(1)\n"
                        "  ROOT a = f32[8] add(p0, p1)"), 6, "elementwise"),
+    "array past 2^62 bytes": (hlo("  p0 = f32[9999999999,9999999999] parameter(0)\n"
+                                  "  ROOT n = f32[8] negate(p0)"), 4, "2^62"),
     "async sugar of unknown op": (hlo("  p0 = f32[8] parameter(0)\n"
                                       "  s = ((f32[8]), f32[8]) frob-start(p0)\n"
                                       "  ROOT d = f32[8] frob-done(s)"), 5, "frob"),

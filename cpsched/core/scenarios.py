@@ -7,6 +7,7 @@ is the safe value for every concrete shape that falls into the bucket.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -253,8 +254,8 @@ def parse_budget(value, scenarios: Scenarios | None = None) -> Budget:
                 share = float(item[:-1]) / 100.0
             except ValueError:
                 raise InputError(f"budget {item!r}: expected a percentage such as 90%") from None
-            if not share > 0:
-                raise InputError(f"budget {item!r}: the percentage must be above 0")
+            if not (share > 0 and math.isfinite(share)):
+                raise InputError(f"budget {item!r}: the percentage must be finite and above 0")
             parts.append(share)
         else:
             v = item.item() if isinstance(item, np.generic) else item

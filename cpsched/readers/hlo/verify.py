@@ -10,6 +10,7 @@ a module XLA would refuse is not scheduled as if it were valid.
 from __future__ import annotations
 
 from cpsched.core.errors import InputError
+from cpsched.core.symbolic import SIZE_LIMIT
 from cpsched.readers.hlo.parser import NATIVE_ASYNC, HloComputation, HloInstruction, \
     HloModule, Shape
 
@@ -72,6 +73,11 @@ def _static(shape: Shape | None) -> bool:
 def _check_instruction(module: HloModule, comp: HloComputation, ins: HloInstruction,
                        params: dict[int, str]) -> None:
     op = ins.opcode
+    if ins.shape is not None:
+        for _, sub in ins.shape.subshapes():
+            if sub.is_array and sub.byte_size() > SIZE_LIMIT:
+                raise _error(module, ins, f"shape {sub} holds {sub.byte_size():.4g} bytes, "
+                                          "past the 2^62-byte limit")
     if op not in KNOWN_OPCODES:
         raise _error(module, ins, f"unknown opcode {ins.raw_opcode!r} (not an XLA HLO opcode)")
     if ins.wrapped_opcode and ins.wrapped_opcode not in KNOWN_OPCODES:
