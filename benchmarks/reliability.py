@@ -353,8 +353,11 @@ def main(argv=None) -> int:
             f" (Python {sys.version.split()[0]}). Each case runs `python -m cpsched ARGS` in a "
             "fresh folder; a case passes when its exit code is the expected one, no file "
             "there other than the command's outputs changed (contents, type, link target), "
-            "an error is exactly one line on stderr, and an interrupted solve wrote its "
-            "best schedule marked `interrupted`.\n\n" + summary + "\n\n" + text + "\n")
+            "an error is exactly one line on stderr, and an interrupted solve wrote its valid "
+            "best schedule marked `interrupted`, or nothing when the method returned none. "
+            "Whether a solver returns its best schedule on a signal is up to its runtime "
+            "(`cpsched/cp/runtime.py` keeps CP-SAT's best solution and stops the pipeline); "
+            "the message column says which happened.\n\n" + summary + "\n\n" + text + "\n")
     return 1 if bad else 0
 
 

@@ -113,10 +113,10 @@ def _outputs(args) -> list[tuple[str, str]]:
 
 def check_args(args) -> None:
     """Everything that can be checked before reading or solving."""
+    check_outputs(_outputs(args), _inputs(args))
     if getattr(args, "plot", None):
         from cpsched.plot import require_matplotlib
         require_matplotlib()
-    check_outputs(_outputs(args), _inputs(args))
     budget = getattr(args, "budget", None)
     if budget is not None:
         from cpsched.core.scenarios import parse_budget

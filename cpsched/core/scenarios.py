@@ -126,6 +126,17 @@ def from_json(data: Mapping | str) -> Scenarios:
     """``{"dims": ["s"], "scenarios": [{"name": .., "values": {"s": 512}, "weight": 0.3}]}``."""
     if isinstance(data, str):
         data = load_json(data)
+    if not isinstance(data, Mapping) or not isinstance(data.get("scenarios"), list) or \
+            not isinstance(data.get("dims", []), list):
+        raise InputError("scenarios JSON: expected {\"dims\": [...], \"scenarios\": [...]}")
+    for k, sc in enumerate(data["scenarios"]):
+        values = sc.get("values") if isinstance(sc, Mapping) else None
+        if not isinstance(values, Mapping):
+            raise InputError(f"scenarios JSON: scenario #{k} needs \"values\": {{dim: int}}")
+        for d, v in values.items():
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= DIM_LIMIT:
+                raise InputError(f"scenarios JSON: scenario #{k}: {d}={v!r} must be an "
+                                 "integer from 1 to 2^62")
     try:
         dims = tuple(data["dims"])
         scs = data["scenarios"]
