@@ -270,7 +270,7 @@ def cmd_simulate(args) -> int:
                      f"({g.op_names[prof.peak_op(s)]}); lower bound {_bytes(r.bound[n])}")
     if args.plot:
         from cpsched.plot import plot_memory
-        plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=_inputs(args))
+        plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=tuple(_inputs(args)))
         lines.append(f"wrote {args.plot}")
     _emit(args, data, "\n".join(lines))
     return 0
@@ -294,7 +294,7 @@ def cmd_convert(args) -> int:
     from cpsched.writers.json_graph import graph_to_dict
     g = _read(args)
     sc = _scenarios(args, g) if (args.dim or args.scenarios) else None
-    write_json(args.output, graph_to_dict(g, sc), inputs=_inputs(args))
+    write_json(args.output, graph_to_dict(g, sc), inputs=tuple(_inputs(args)))
     _emit(args, {"input": args.input, "output": args.output, "ops": g.n_ops},
           f"wrote {args.output} ({g.n_ops} ops, {g.n_buffers} buffers)")
     return 0
@@ -400,7 +400,7 @@ def cmd_schedule(args) -> int:
         return interrupted_exit(args) if stopped else code
     if args.trace and tl is not None:
         from cpsched.writers.trace import write_trace
-        write_trace(args.trace, tl, g, inputs=_inputs(args))
+        write_trace(args.trace, tl, g, inputs=tuple(_inputs(args)))
     data = dict(out["data"])
     data.pop("order")
     data["output"] = args.output
@@ -606,7 +606,7 @@ def cmd_compare(args) -> int:
         tls = c.timelines
         best = min(tls, key=lambda n: tls[n].expected_makespan) if tls else None
         plot_memory({n: simulate(g, r.order, sc) for n, r in c.results.items()}, args.plot,
-                    title=g.name, inputs=_inputs(args),
+                    title=g.name, inputs=tuple(_inputs(args)),
                     timelines={best: tls[best]} if best else None)
         if not (args.json or args.csv):
             print(f"wrote {args.plot}")

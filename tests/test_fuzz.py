@@ -333,3 +333,36 @@ def test_random_options_exit_0_or_2(tmp_path, capsys):
         assert code in (0, 2), (full, code)
     check()
     assert graph.read_bytes() == before
+
+
+# -- random graphs through the remat heuristics ---------------------------------------------
+
+try:                                   # where the replay lives (the remat package may split)
+    from cpsched.remat.replay import replay  # type: ignore[import-not-found]
+except ImportError:
+    from cpsched.remat.plan import replay
+
+REMAT_HEURISTICS = sorted(name for name, m in registry.load_all().items()
+                          if m.family == "remat" and not name.startswith(("cp", "remat-fixed")))
+
+
+@pytest.mark.parametrize("method", REMAT_HEURISTICS)
+def test_random_graphs_through_every_remat_heuristic(method):
+    fn = registry.get(method).fn
+
+    @fuzz(15)
+    @given(graphs(), st.sampled_from([1.0, 0.8, 0.5]))
+    def check(case, share):
+        g, sc = case
+        peak = simulate(g, g.default_order(), sc).peak
+        budget = [max(1, int(share * int(p))) for p in peak]
+        try:
+            res = fn(g, sc, budget=budget)
+        except CpschedError:          # a budget no plan of this method meets: said, not hidden
+            return
+        validate_order(g, list(res.skeleton.order))
+        for s in range(len(sc)):
+            r = replay(g, res.events[s], sc.only(s))
+            assert r.ok, r.errors
+            assert int(r.peak[0]) == int(res.peak[s])
+    check()
