@@ -13,7 +13,6 @@ import importlib
 import json
 import os
 
-import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis", reason="hypothesis (the test extra) is not "
