@@ -19,7 +19,7 @@ from cpsched.core.nx_graph import from_networkx
 from cpsched.readers import display_name, load_json
 
 
-def _normalized(data: dict, path: str) -> dict:
+def _normalized(data: dict, path: str | None) -> dict:
     """The node-link dict with string ids, ``links`` as source/target pairs, every link
     naming a known node (networkx would silently add unknown ones)."""
     if not isinstance(data, dict) or "nodes" not in data:
