@@ -221,6 +221,69 @@ def cases() -> list[Case]:
     return out
 
 
+# -- a fuzz corpus through the command line (in process) ------------------------------------
+
+FUZZ_TOKENS = ["{", "}", "(", ")", "[", "]", ",", ":", "=", '"', "\n", "-1", "0", "99",
+               "1e400", "NaN", "null", "true", "[]", "{}", "f32[]", "ROOT ", "parameter(0)",
+               "index=7", "frobnicate", "\x00", "\ufeff", "9223372036854775808", "*", "^",
+               "-done", "-start", '"nodes"', '"links"', '"ops"', '"size"', "ENTRY", "\xff"]
+
+
+def mutate(text: str, rng) -> str:
+    """A few random edits of ``text``: deletions, insertions, replacements, truncation."""
+    for _ in range(rng.randint(1, 4)):
+        if not text:
+            break
+        i = rng.randrange(len(text))
+        kind = rng.choice(["delete", "insert", "replace", "truncate"])
+        if kind == "delete":
+            text = text[:i] + text[i + rng.randint(1, 12):]
+        elif kind == "insert":
+            text = text[:i] + rng.choice(FUZZ_TOKENS) + text[i:]
+        elif kind == "replace":
+            tok = rng.choice(FUZZ_TOKENS)
+            text = text[:i] + tok + text[i + len(tok):]
+        else:
+            text = text[:i]
+    return text
+
+
+def fuzz_corpus(n: int, seed: int = 0) -> dict:
+    """``n`` mutated HLO / cpsched JSON / node-link files through ``cpsched info`` and
+    ``cpsched schedule --method xla-default``, in this process: exit codes counted, and
+    every input checked unchanged."""
+    import contextlib
+    import io
+    import random
+
+    from cpsched.cli import main as cli_main
+    rng = random.Random(seed)
+    seeds = [(HLO_OK, ".hlo"), (chain_graph(), ".json"),
+             (json.dumps({"nodes": [{"id": 0, "size": 8}, {"id": 1, "size": "4*s"}],
+                          "links": [{"source": 0, "target": 1}]}), ".json")]
+    codes: dict[int, int] = {}
+    modified = 0
+    with tempfile.TemporaryDirectory(prefix="cpsched-fuzz-") as tmp:
+        for k in range(n):
+            base, ext = seeds[k % len(seeds)]
+            path = Path(tmp) / f"in{k}{ext}"
+            path.write_bytes(mutate(base, rng).encode("utf-8", errors="surrogatepass"))
+            before = path.read_bytes()
+            for argv in (["info", str(path), "--dim", "s=4"],
+                         ["schedule", str(path), "--method", "xla-default", "--dim", "s=4",
+                          "-o", str(Path(tmp) / f"out{k}.json")]):
+                with contextlib.redirect_stdout(io.StringIO()), \
+                        contextlib.redirect_stderr(io.StringIO()):
+                    try:
+                        code = cli_main(argv)
+                    except SystemExit as e:
+                        code = int(e.code or 0)
+                codes[code] = codes.get(code, 0) + 1
+            modified += path.read_bytes() != before
+    return {"runs": sum(codes.values()), "codes": dict(sorted(codes.items())),
+            "modified": modified}
+
+
 # -- running ------------------------------------------------------------------------------
 
 def _digest(path: Path) -> str:
@@ -331,6 +394,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="write the Markdown results here (default: stdout only)")
     ap.add_argument("-k", default="", help="only cases whose name contains this")
+    ap.add_argument("--fuzz", type=int, default=300,
+                    help="mutated inputs run through info and schedule (default: 300)")
     args = ap.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="cpsched-reliability-") as tmp:
@@ -345,6 +410,14 @@ def main(argv=None) -> int:
     summary = (f"{len(rows)} cases, {len(rows) - len(bad)} as expected; inputs modified: "
                f"{sum(any('modified' in p for p in r['problems']) for r in rows)}; exit codes "
                f"outside 0/2/130/143: {sum(r['exit'] not in ALLOWED for r in rows)}")
+    fz = fuzz_corpus(args.fuzz) if args.fuzz > 0 else None
+    if fz is not None:
+        summary += (f"\n\nFuzz corpus: {args.fuzz} mutated inputs (HLO, cpsched JSON, "
+                    f"node-link; seed 0) through `info` and `schedule --method xla-default`: "
+                    f"{fz['runs']} runs, exit codes {fz['codes']}, inputs modified: "
+                    f"{fz['modified']}.")
+        if set(fz["codes"]) - {0, 2} or fz["modified"]:
+            bad.append({"case": "fuzz corpus"})
     print(summary)
     if args.out:
         Path(args.out).write_text(
