@@ -427,3 +427,38 @@ def test_signal_before_any_schedule_writes_nothing(graph, tmp_path, capsys,
     rc, _, err = run(["schedule", graph, "--method", "test-interrupt", "-o", out], capsys)
     assert rc == code and "nothing written" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_during_a_cp_solve_writes_its_best_order(tmp_path, sig, code):
+    """End to end: ``cpsched schedule`` in a child process, signalled once the solver reports
+    progress. Needs the solver runtime that keeps CP-SAT's best solution on a signal."""
+    pytest.importorskip("cpsched.cp.runtime", reason="the CP-SAT runtime that keeps the best "
+                                                     "solution on SIGINT is not in this tree")
+    import subprocess
+    import sys
+    import cpsched
+    from cpsched.writers.json_graph import graph_to_dict
+    graph = tmp_path / "g.json"
+    graph.write_text(json.dumps(graph_to_dict(cpsched.generators.random_layered(n=300,
+                                                                                seed=1))))
+    out = tmp_path / "o.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    p = subprocess.Popen([sys.executable, "-m", "cpsched", "schedule", str(graph),
+                          "--time-limit", "60", "-o", str(out)], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in p.stderr:             # the first progress line: the solver is running
+            if "objective" in line:
+                break
+        p.send_signal(sig)
+        p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == code
+    data = json.loads(out.read_text())
+    assert data["interrupted"] is True
+    g = read_graph(str(graph))
+    validate = importlib.import_module("cpsched.analysis.validate").validate_order
+    validate(g, [g.op_index(n) for n in data["order"]])
