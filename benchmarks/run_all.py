@@ -22,6 +22,7 @@ QUICK = [
     ["bench_cp_memory.py", "buckets", "--time-limit", "10"],
     ["bench_remat.py", "--quick", "--repeats", "1", "--only", "rlg250-90", "fcn8-80",
      "--out", str(HERE / "quick_remat.md")],
+    ["reliability.py"],
 ]
 FULL = [
     ["bench_core.py", "--repeat", "5"],
@@ -33,6 +34,7 @@ FULL = [
     ["bench_cp_memory.py", "buckets", "--time-limit", "60", "--write"],
     ["bench_overlap.py", "--time-limit", "20", "--repeats", "3", "--distance"],
     ["bench_remat.py", "--repeats", "3"],
+    ["reliability.py", "--out", str(HERE / "results_reliability.md")],
 ]
 
 

@@ -16,6 +16,7 @@ over these functions.
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import time
@@ -266,11 +267,14 @@ def read(source, *, async_collectives: bool = False) -> Graph:
             from cpsched.readers import read_graph, sniff_format
             if sniff_format(text) == "hlo":
                 from cpsched.readers.hlo.convert import read_hlo_module
-                g = _entry_graph(read_hlo_module(text))
+                from cpsched.readers.hlo.verify import verify_module
+                g = _entry_graph(verify_module(read_hlo_module(text)))
             else:
                 g = read_graph(text)
         else:
             g = _read_text(text)
+    if g.n_ops == 0:
+        raise InputError(f"{g.name}: the graph has no ops; nothing to schedule")
     if async_collectives:
         from cpsched.heuristics.common import convert_sync_collectives
         g = convert_sync_collectives(g)
@@ -284,6 +288,8 @@ _HLO_MODULES: "weakref.WeakKeyDictionary[Graph, Any]" = weakref.WeakKeyDictionar
 
 def _entry_graph(module) -> Graph:
     from cpsched.readers.hlo.convert import HloConverter
+    from cpsched.readers.hlo.verify import verify_module
+    verify_module(module)        # what XLA's verifier refuses is not scheduled
     g = HloConverter(module).graph(None)
     _HLO_MODULES[g] = module
     return g
@@ -295,31 +301,28 @@ def hlo_module_of(graph: Graph):
 
 
 def _read_text(text: str) -> Graph:
-    body = text.lstrip()
+    body = text.lstrip("\ufeff \t\r\n")
     if body.startswith("{"):
-        import json
-        try:
-            data = json.loads(body)
-        except json.JSONDecodeError as e:
-            raise InputError(f"bad JSON: {e.msg}", path="<text>", line=e.lineno,
-                             column=e.colno) from None
-        if data.get("format") == "cpsched-graph":
+        from cpsched.core.inputs import loads_json
+        data = loads_json(body, "<text>")
+        if isinstance(data, dict) and data.get("format") == "cpsched-graph":
             from cpsched.readers.json_graph import graph_from_dict
             return graph_from_dict(data, "<text>")
-        from networkx.readwrite import json_graph
-        from cpsched.readers.nx_json import _normalized
-        from cpsched.core.nx_graph import from_networkx as convert
-        G = json_graph.node_link_graph(_normalized(data, "<text>"), directed=True,
-                                       multigraph=False, edges="links")
-        return convert(G, source_format="nx-json")
+        from cpsched.readers.nx_json import graph_from_node_link
+        return graph_from_node_link(data, "<text>")
     from cpsched.readers.hlo.parser import parse_hlo_text
-    return _entry_graph(parse_hlo_text(text))
+    return _entry_graph(parse_hlo_text(body))
 
 
 def scenarios_for(graph: Graph, scenarios=None, weights=None) -> Scenarios:
     """The scenarios to use: a ``Scenarios``; ``{"s": [128, 512]}`` (their product);
     ``["s=128,512"]``; a scenarios JSON dict or file; else the graph's own, else static.
     Raises ``InputError`` when a symbolic dim of the graph has no value."""
+    by_dims = bool(scenarios) and not isinstance(scenarios, (Scenarios, str)) and not (
+        isinstance(scenarios, Mapping) and "scenarios" in scenarios)
+    if weights is not None and not by_dims:
+        raise InputError("--weights needs --dim (it weighs the scenarios --dim makes; a "
+                         "scenarios file has its own weights)")
     if isinstance(scenarios, Scenarios):
         sc = scenarios
     elif isinstance(scenarios, Mapping) and "scenarios" in scenarios:
@@ -445,6 +448,7 @@ def schedule(graph, method: str | None = None, *, objective: str | None = None,
     True
     """
     t0 = time.perf_counter()
+    _check_solver_options(method, time_limit, workers)
     g = read(graph)
     sc = scenarios_for(g, scenarios)
     name, opts = _method_and_options(method, objective, options)
@@ -476,6 +480,16 @@ def schedule(graph, method: str | None = None, *, objective: str | None = None,
     if module is not None:
         return _run_module(module, g, sc, m, opts, budget_bytes, reference, t0)
     return _run(g, sc, m, opts, budget_bytes, reference, t0)
+
+
+def _check_solver_options(method, time_limit, workers) -> None:
+    if method is not None and not str(method).strip():
+        raise InputError("the method name is empty; see methods()")
+    if time_limit is not None and not (math.isfinite(float(time_limit)) and time_limit > 0):
+        raise InputError(f"time_limit must be a finite number of seconds above 0 "
+                         f"(got {time_limit})")
+    if int(workers) < 1:
+        raise InputError(f"workers must be at least 1 (got {workers})")
 
 
 def _method_and_options(method: str | None, objective: str | None, options: Mapping[str, Any]
@@ -787,6 +801,7 @@ def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
     [['given', 'static'], ['xla-dfs', 'static']]
     """
     from cpsched.cost.timeline import simulate_timeline
+    _check_solver_options(None, time_limit, workers)
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
     names = _compare_methods(g, methods, solvers)
@@ -876,8 +891,11 @@ __all__ = ["Result", "Comparison", "read", "schedule", "compare", "simulate", "m
 # -- writing ---------------------------------------------------------------------------------
 
 def write(result: Result, output: str, source: str | None = None, *,
-          async_collectives: bool = False) -> dict[str, Any]:
-    """Write ``result`` as the command line does, never over ``source``.
+          async_collectives: bool = False, inputs: Sequence[str] = (),
+          annotate: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Write ``result`` as the command line does, never over ``source`` nor any of
+    ``inputs`` (and only over a regular file, atomically). ``annotate``: extra top-level
+    fields of the JSON written (e.g. ``{"interrupted": True}``).
 
     HLO in (``source`` an HLO file): the module with every ordered computation re-sequenced
     (``is_scheduled=true``); for a remat plan, the module with the plan written in (and one
@@ -890,16 +908,18 @@ def write(result: Result, output: str, source: str | None = None, *,
     if hlo and async_collectives:
         raise InputError("--async-collectives changes the module; write a JSON schedule "
                          "(convert the input with `cpsched convert --async-collectives`)")
-    inputs = (source,) if source else ()
+    inputs = ((source,) if source else ()) + tuple(p for p in inputs if p)
     if result.plan is not None:
         from cpsched.remat.plan import remat_result_to_dict
         data = remat_result_to_dict(result.plan)
+        data.update(annotate or {})
         if "budget_reference" in result.info:
             data["budget_reference"] = result.info["budget_reference"]
         if hlo:
             from cpsched.writers.remat_hlo import write_remat_hlo
             written, buckets = write_remat_hlo(str(source), output, result.graph, result.scenarios,
-                                               result.plan, result.method, data)
+                                               result.plan, result.method, data,
+                                               inputs=inputs)
             return {"written": written, "data": data, "buckets": buckets}
         write_json(output, data, inputs=inputs)
         return {"written": [output], "data": data}
@@ -907,6 +927,7 @@ def write(result: Result, output: str, source: str | None = None, *,
     if result.schedule is None:
         raise InputError(f"{result.method}: nothing to write")
     data = schedule_to_dict(result.schedule)
+    data.update(annotate or {})
     if hlo:
         from cpsched.readers.hlo.convert import read_hlo_module, scheduled_computations
         from cpsched.writers.hlo import write_hlo, write_module_schedule

@@ -16,10 +16,13 @@ import contextlib
 import csv
 import io
 import json
+import math
 import os
+import signal
 import sys
+import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import cpsched
 from cpsched import api
@@ -71,34 +74,18 @@ def _bytes(v) -> str:
 
 # -- checks before any work ---------------------------------------------------------------
 
-def _same_file(a: str, b: str) -> bool:
-    if os.path.exists(a) and os.path.exists(b):
-        return os.path.samefile(a, b)
-    return os.path.realpath(a) == os.path.realpath(b)
-
-
 def check_outputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[str]) -> None:
-    """Refuse, before any work, an output that is one of the inputs, two outputs at one
-    path, or a path that cannot be written. ``outputs``: (option, path) pairs."""
-    inputs = [p for p in inputs if p and os.path.exists(p)]
+    """Refuse, before any work, an output that is (or links to) one of the inputs, two
+    outputs at one path, a path that is not a regular file (FIFO, device, symlink), or one
+    that cannot be written. ``outputs``: (option, path) pairs."""
+    from cpsched.writers import check_target
     seen: dict[str, str] = {}
     for option, path in outputs:
-        for src in inputs:
-            if _same_file(path, src):
-                raise InputError(f"{option}: refusing to overwrite the input file {src}",
-                                 path=path)
+        check_target(path, inputs, option)
         key = os.path.realpath(path)
         if key in seen:
             raise InputError(f"{option} and {seen[key]} name the same file", path=path)
         seen[key] = option
-        folder = os.path.dirname(os.path.abspath(path))
-        if os.path.isdir(path):
-            raise InputError(f"{option}: is a directory", path=path)
-        if not os.path.isdir(folder):
-            raise InputError(f"{option}: directory {folder} does not exist", path=path)
-        if not os.access(folder, os.W_OK) or (os.path.exists(path) and
-                                              not os.access(path, os.W_OK)):
-            raise InputError(f"{option}: not writable", path=path)
 
 
 def _inputs(args) -> list[str]:
@@ -126,20 +113,31 @@ def _outputs(args) -> list[tuple[str, str]]:
 
 def check_args(args) -> None:
     """Everything that can be checked before reading or solving."""
+    check_outputs(_outputs(args), _inputs(args))
     if getattr(args, "plot", None):
         from cpsched.plot import require_matplotlib
         require_matplotlib()
-    check_outputs(_outputs(args), _inputs(args))
     budget = getattr(args, "budget", None)
     if budget is not None:
         from cpsched.core.scenarios import parse_budget
         parse_budget(budget)
-    for k in ("time_limit",):
+    check_numbers(args)
+
+
+def check_numbers(args) -> None:
+    """Numeric options in range: finite, positive where a zero makes no sense."""
+    for k, low, strict in (("time_limit", 0.0, True), ("bandwidth", 0.0, True),
+                           ("slack", 0.0, False)):
         v = getattr(args, k, None)
-        if v is not None and not v > 0:
-            raise InputError(f"--{k.replace('_', '-')} must be above 0 (got {v})")
+        if v is not None and not (math.isfinite(v) and (v > low if strict else v >= low)):
+            raise InputError(f"--{k.replace('_', '-')} must be a finite number "
+                             f"{'above' if strict else 'at least'} {low:g} (got {v})")
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1 (got {args.workers})")
+    if getattr(args, "method", None) is not None and not args.method.strip():
+        raise InputError("--method is empty; see `cpsched methods`")
+    if getattr(args, "weights", None) is not None and not getattr(args, "dim", None):
+        raise InputError("--weights needs --dim (a scenarios file has its own weights)")
 
 
 @contextlib.contextmanager
@@ -159,6 +157,51 @@ def stdout_to_stderr(active: bool):
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+# -- signals ------------------------------------------------------------------------------
+
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[dict]:
+    """While a command runs, SIGTERM acts as SIGINT (Ctrl-C) does: the solver stops and
+    returns the best schedule found so far (``cpsched.cp.runtime``), which is written marked
+    ``interrupted``; ``state["signal"]`` then says which signal came, for the exit code.
+
+    The handler passes SIGTERM on to the current SIGINT handler (the solver runtime's
+    while it runs, else Python's, which raises ``KeyboardInterrupt``)."""
+    state: dict[str, Any] = {"signal": None}
+    if threading.current_thread() is not threading.main_thread():
+        yield state
+        return
+
+    def on_term(signum, frame) -> None:
+        state["signal"] = signal.SIGTERM
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:   # SIGINT ignored or default: stop as Ctrl-C would
+            raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield state
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def interrupted_exit(args) -> int:
+    """130 after SIGINT, 143 after SIGTERM."""
+    state = getattr(args, "signals", None) or {}
+    return EXIT_SIGTERM if state.get("signal") == signal.SIGTERM else EXIT_SIGINT
+
+
+def was_interrupted(args, r: api.Result) -> bool:
+    """The solve was stopped by a signal (its result is the best found so far)."""
+    state = getattr(args, "signals", None) or {}
+    return bool(r.info.get("interrupted")) or state.get("signal") is not None
 
 
 # -- info ----------------------------------------------------------------------------------
@@ -227,7 +270,7 @@ def cmd_simulate(args) -> int:
                      f"({g.op_names[prof.peak_op(s)]}); lower bound {_bytes(r.bound[n])}")
     if args.plot:
         from cpsched.plot import plot_memory
-        plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=(args.input,))
+        plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=tuple(_inputs(args)))
         lines.append(f"wrote {args.plot}")
     _emit(args, data, "\n".join(lines))
     return 0
@@ -251,7 +294,7 @@ def cmd_convert(args) -> int:
     from cpsched.writers.json_graph import graph_to_dict
     g = _read(args)
     sc = _scenarios(args, g) if (args.dim or args.scenarios) else None
-    write_json(args.output, graph_to_dict(g, sc), inputs=(args.input,))
+    write_json(args.output, graph_to_dict(g, sc), inputs=tuple(_inputs(args)))
     _emit(args, {"input": args.input, "output": args.output, "ops": g.n_ops},
           f"wrote {args.output} ({g.n_ops} ops, {g.n_buffers} buffers)")
     return 0
@@ -303,9 +346,24 @@ def _progress_printer():
 OBJECTIVES = api.OBJECTIVES
 
 
+def check_bucket_outputs(args, sc: Scenarios) -> None:
+    """Remat on HLO writes one module per bucket beside ``-o``: their names are known once
+    the scenarios are, and are checked then, before the solve."""
+    name = api.resolve_method(args.method, args.objective)
+    from cpsched.methods import get as get_method
+    from cpsched.readers import sniff_format
+    if get_method(name).family == "remat" and sniff_format(args.input) == "hlo":
+        from cpsched.writers.remat_hlo import remat_hlo_paths
+        paths, plan = remat_hlo_paths(args.output, sc)
+        check_outputs([("-o (bucket module)", p) for p in paths.values()] +
+                      [("-o (plan JSON)", plan)] +
+                      [o for o in _outputs(args) if not o[0].startswith("-o")], _inputs(args))
+
+
 def cmd_schedule(args) -> int:
     g = _read(args)
     sc = _scenarios(args, g)
+    check_bucket_outputs(args, sc)
     options: dict[str, Any] = {k: getattr(args, k) for k in
                                ("slack", "evict", "device", "profile", "bandwidth")
                                if getattr(args, k, None) is not None}
@@ -330,15 +388,19 @@ def cmd_schedule(args) -> int:
     if r.status == "INFEASIBLE":
         # An impossible budget is the user's input error: one line, exit 2, nothing written.
         raise InfeasibleError(r.info.get("message") or "the budget cannot be met")
-    out = api.write(r, args.output, args.input, async_collectives=args.async_collectives)
-    if r.plan is not None:
-        return _present_remat(args, r, out)
+    # everything that can fail is computed before the first file is written
     tl = None
-    if args.trace or r.info.get("pairs") is not None:
+    if r.plan is None and (args.trace or r.info.get("pairs") is not None):
         tl = api.timeline(r, args.device, args.profile)
+    stopped = was_interrupted(args, r)
+    out = api.write(r, args.output, args.input, async_collectives=args.async_collectives,
+                    inputs=_inputs(args), annotate={"interrupted": True} if stopped else None)
+    if r.plan is not None:
+        code = _present_remat(args, r, out, stopped)
+        return interrupted_exit(args) if stopped else code
     if args.trace and tl is not None:
         from cpsched.writers.trace import write_trace
-        write_trace(args.trace, tl, g, inputs=(args.input,))
+        write_trace(args.trace, tl, g, inputs=tuple(_inputs(args)))
     data = dict(out["data"])
     data.pop("order")
     data["output"] = args.output
@@ -368,8 +430,11 @@ def cmd_schedule(args) -> int:
         lines.append(f"  {info['message']}")
     if args.trace:
         lines.append(f"  wrote {args.trace}")
+    if stopped:
+        data["interrupted"] = True
+        lines.append("  interrupted: wrote the best schedule found so far")
     _emit(args, data, "\n".join(lines))
-    return 0
+    return interrupted_exit(args) if stopped else 0
 
 
 def _solver_note(r: api.Result) -> str:
@@ -395,7 +460,7 @@ def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
     return "\n".join(out)
 
 
-def _present_remat(args, r: api.Result, out: dict) -> int:
+def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int:
     res, sc = r.plan, r.scenarios
     assert res is not None
     data, written = out["data"], out["written"]
@@ -436,6 +501,9 @@ def _present_remat(args, r: api.Result, out: dict) -> int:
     summary.pop("steps", None)
     summary["output"] = args.output
     summary["solver"] = dict(r.solver)
+    if stopped:
+        summary["interrupted"] = True
+        lines.append("  interrupted: wrote the best plan found so far")
     if len(written) > 1:
         summary["plan"] = written[-1]
         if len(written) > 2:
@@ -538,7 +606,7 @@ def cmd_compare(args) -> int:
         tls = c.timelines
         best = min(tls, key=lambda n: tls[n].expected_makespan) if tls else None
         plot_memory({n: simulate(g, r.order, sc) for n, r in c.results.items()}, args.plot,
-                    title=g.name, inputs=(args.input,),
+                    title=g.name, inputs=tuple(_inputs(args)),
                     timelines={best: tls[best]} if best else None)
         if not (args.json or args.csv):
             print(f"wrote {args.plot}")
@@ -594,7 +662,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.time_limit = api.DEFAULT_TIME_LIMIT
     try:
         check_args(args)
-        return args.fn(args)
+        with terminate_as_interrupt() as args.signals:
+            return args.fn(args)
     except CpschedError as e:
         print(f"cpsched: error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -606,8 +675,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
-        print("cpsched: interrupted", file=sys.stderr)
-        return 130
+        code = interrupted_exit(args)
+        print(f"cpsched: {'terminated' if code == EXIT_SIGTERM else 'interrupted'} "
+              "before a schedule was returned; nothing written", file=sys.stderr)
+        return code
     except RecursionError:
         print(f"cpsched: error: {getattr(args, 'input', '')}: input nests too deeply", file=sys.stderr)
         return EXIT_USAGE

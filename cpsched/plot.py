@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import os
 from typing import Mapping
 
 from cpsched.core.errors import InputError
+from cpsched.writers import check_target, write_bytes
 
 
 def _pyplot():
@@ -42,9 +44,7 @@ def line_styles(names) -> dict[str, tuple[str, str]]:
 
 
 def _check_target(path: str, inputs: tuple[str, ...]) -> None:
-    for src in inputs:
-        if os.path.exists(path) and os.path.exists(src) and os.path.samefile(path, src):
-            raise InputError(f"refusing to overwrite the input file {src}", path=path)
+    check_target(path, inputs)
 
 
 def plot_memory(profiles: Mapping[str, object], path: str, title: str = "",
@@ -83,9 +83,12 @@ def plot_memory(profiles: Mapping[str, object], path: str, title: str = "",
         ax.set_xlabel(f"time ({tl.unit})")
         ax.set_title(f"streams — {name} ({tl.scenario})")
     fig.tight_layout()
+    buf = io.BytesIO()
     try:
-        fig.savefig(path, dpi=110)
-    except OSError as e:
-        raise InputError(f"cannot write: {e.strerror}", path=path) from None
+        ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
+        fig.savefig(buf, dpi=110, format=ext)
+    except ValueError as e:   # an extension matplotlib cannot write
+        raise InputError(f"cannot write: {e}", path=path) from None
     finally:
         plt.close(fig)
+    write_bytes(path, buf.getvalue(), inputs)

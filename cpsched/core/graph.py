@@ -31,7 +31,7 @@ import numpy as np
 from cpsched.core.errors import InputError
 from cpsched.core.order import validate_order
 from cpsched.core.scenarios import Scenarios
-from cpsched.core.symbolic import ZERO, SymExpr, evaluate_many
+from cpsched.core.symbolic import SIZE_LIMIT, ZERO, SymExpr, evaluate_many
 
 
 class OpKind(IntEnum):
@@ -224,22 +224,57 @@ class Graph:
         return self.op_attrs.get(i, MappingProxyType({}))
 
     def sizes(self, scenarios: Scenarios) -> np.ndarray:
-        """Device bytes of every buffer per scenario, ``[n_scenarios, n_buffers]`` int64."""
+        """Device bytes of every buffer per scenario, ``[n_scenarios, n_buffers]`` int64.
+        Raises ``InputError`` naming the buffer when the sizes of a scenario sum past
+        2^62 bytes (so that no sum of them wraps around int64)."""
         return self._eval(self.buffer_sizes, scenarios, device_only=True)
 
     def transient_bytes(self, scenarios: Scenarios) -> np.ndarray:
+        """Scratch bytes of every op per scenario; with every buffer's bytes they stay
+        within 2^62 (``InputError`` naming the op otherwise)."""
         return self._eval(self.transient, scenarios)
 
     def _eval(self, exprs, scenarios: Scenarios, device_only: bool = False) -> np.ndarray:
         key = (id(exprs), scenarios.dims, scenarios.values.tobytes())
         hit = self._size_cache.get(key)
         if hit is None:
+            # floating point first: it does not wrap, so it finds what int64 cannot hold
+            with np.errstate(over="ignore", invalid="ignore"):
+                approx = evaluate_many(exprs, scenarios.dims, scenarios.values, dtype=float)
+            if device_only:
+                approx = np.where(self.buffer_space[None, :] == 0, approx, 0.0)
+                self._check_total(approx, 0.0, scenarios, self.buffer_names, "buffers")
+            elif len(exprs):
+                base = self.sizes(scenarios).sum(axis=1, dtype=float)
+                self._check_total(approx, base, scenarios, self.op_names, "ops")
             hit = evaluate_many(exprs, scenarios.dims, scenarios.values)
             if device_only:
                 hit = np.where(self.buffer_space[None, :] == 0, hit, 0)
             hit.setflags(write=False)
             self._size_cache[key] = hit
         return hit
+
+    def _check_total(self, approx: np.ndarray, base, scenarios: Scenarios,
+                     names: Sequence[str], what: str) -> None:
+        """Buffers: their running sum stays within 2^62 bytes; ops: each op's scratch
+        bytes plus every buffer (``base``) does."""
+        if not approx.size:
+            return
+        run = np.cumsum(approx, axis=1) if what == "buffers" else approx + np.asarray(
+            base, dtype=float)[:, None]
+        over = ~(run <= SIZE_LIMIT)         # NaN (inf - inf) counts as over
+        if not over.any():
+            return
+        s, j = (int(x[0]) for x in np.nonzero(over))
+        where = f" in scenario {scenarios.names[s]}" if scenarios.dims else ""
+        if what == "buffers" and not approx[s, j] <= SIZE_LIMIT:
+            reason = f"buffer {names[j]} has {approx[s, j]:.4g} bytes{where}"
+        elif what == "buffers":
+            reason = f"the buffers up to {names[j]} hold {run[s, j]:.4g} bytes{where}"
+        else:
+            reason = (f"op {names[j]}: its scratch bytes ({approx[s, j]:.4g}) and all "
+                      f"buffers hold {run[s, j]:.4g} bytes{where}")
+        raise InputError(f"{self.name}: {reason}, past the 2^62-byte limit")
 
     def topological_order(self) -> list[int]:
         """A topological order (Kahn, smallest index first among ready ops)."""

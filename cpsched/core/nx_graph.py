@@ -27,6 +27,8 @@ topological order, else a topological order with no given schedule.
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 import networkx as nx
@@ -202,7 +204,13 @@ def _from_plain(G: nx.DiGraph, name: str | None, source_format: str) -> Graph:
         dur = next((node[k] for k in DURATION_KEYS if node.get(k) is not None), 0)
         label = str(node.get("name", nid))
         opname = nid if label == nid else f"{nid}:{label}"
-        attrs: dict[str, Any] = {"duration": float(dur)}
+        try:
+            duration = float(dur)
+        except (TypeError, ValueError):
+            raise InputError(f"node {nid}: duration {dur!r} is not a number") from None
+        if not (math.isfinite(duration) and duration >= 0):
+            raise InputError(f"node {nid}: duration {dur!r} must be finite and >= 0")
+        attrs: dict[str, Any] = {"duration": duration}
         if "backward" in node:
             attrs["backward"] = bool(node["backward"])
         if node.get("param_cost"):
@@ -214,6 +222,10 @@ def _from_plain(G: nx.DiGraph, name: str | None, source_format: str) -> Graph:
         for p in G.pred[node_key]:
             b.add_operand(k, names[str(p)])
         size = next(G.nodes[node_key][s] for s in SIZE_KEYS if G.nodes[node_key].get(s) is not None)
+        if isinstance(size, bool) or not isinstance(size, (int, float, str)):
+            raise InputError(f"node {nid}: size must be a number or a size expression")
+        if isinstance(size, float) and not (math.isfinite(size) and size.is_integer()):
+            raise InputError(f"node {nid}: size {size} is not a whole number of bytes")
         if isinstance(size, (int, float)) and size < 0:
             raise InputError(f"node {nid} has a negative size")
         expr = SymExpr.parse(int(size) if isinstance(size, (int, float)) else str(size))

@@ -7,13 +7,15 @@ is the safe value for every concrete shape that falls into the bucket.
 from __future__ import annotations
 
 import itertools
-import json
+import math
+import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from cpsched.core.errors import InputError
+from cpsched.core.inputs import load_json
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,11 @@ class Scenarios:
         return out
 
 
+# A dim value past this is an input error (sizes are products of dims; see SIZE_LIMIT).
+DIM_LIMIT = 1 << 62
+_DIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+
+
 def static() -> Scenarios:
     """The one scenario of a graph without symbolic dims."""
     return Scenarios(("static",), (), np.zeros((1, 0), dtype=np.int64), np.ones(1))
@@ -89,6 +96,10 @@ def from_dim_specs(specs: Sequence[str], weights: Sequence[float] | str | None =
             raise InputError(f"--dim {spec!r}: values must be integers") from None
         if not values or min(values) < 1:
             raise InputError(f"--dim {spec!r}: give at least one value, each >= 1")
+        if max(values) > DIM_LIMIT:
+            raise InputError(f"--dim {name.strip()}={max(values)}: past the 2^62 limit")
+        if not _DIM_NAME.match(name.strip()):
+            raise InputError(f"--dim {spec!r}: {name.strip()!r} is not a dim name")
         if name in dims:
             raise InputError(f"--dim {name} given twice")
         dims.append(name)
@@ -105,8 +116,8 @@ def from_dim_specs(specs: Sequence[str], weights: Sequence[float] | str | None =
         if len(weights) != len(rows):
             raise InputError(f"--weights has {len(weights)} values for {len(rows)} scenarios")
         w = np.asarray(weights, dtype=float)
-        if (w < 0).any() or w.sum() <= 0:
-            raise InputError("--weights must be non-negative and not all zero")
+        if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+            raise InputError("--weights must be finite, non-negative and not all zero")
     return Scenarios(tuple(_name(dims, r) for r in rows), tuple(dims),
                      np.asarray(rows, dtype=np.int64).reshape(len(rows), len(dims)), w / w.sum())
 
@@ -114,11 +125,18 @@ def from_dim_specs(specs: Sequence[str], weights: Sequence[float] | str | None =
 def from_json(data: Mapping | str) -> Scenarios:
     """``{"dims": ["s"], "scenarios": [{"name": .., "values": {"s": 512}, "weight": 0.3}]}``."""
     if isinstance(data, str):
-        try:
-            with open(data) as f:
-                data = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            raise InputError(f"cannot read scenarios: {e}", path=str(data)) from None
+        data = load_json(data)
+    if not isinstance(data, Mapping) or not isinstance(data.get("scenarios"), list) or \
+            not isinstance(data.get("dims", []), list):
+        raise InputError("scenarios JSON: expected {\"dims\": [...], \"scenarios\": [...]}")
+    for k, sc in enumerate(data["scenarios"]):
+        values = sc.get("values") if isinstance(sc, Mapping) else None
+        if not isinstance(values, Mapping):
+            raise InputError(f"scenarios JSON: scenario #{k} needs \"values\": {{dim: int}}")
+        for d, v in values.items():
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= DIM_LIMIT:
+                raise InputError(f"scenarios JSON: scenario #{k}: {d}={v!r} must be an "
+                                 "integer from 1 to 2^62")
     try:
         dims = tuple(data["dims"])
         scs = data["scenarios"]
@@ -128,10 +146,14 @@ def from_json(data: Mapping | str) -> Scenarios:
         lower = None
         if all("lower" in s for s in scs) and scs:
             lower = np.array([[int(s["lower"][d]) for d in dims] for s in scs], dtype=np.int64)
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
         raise InputError(f"scenarios JSON: missing or bad field {e}") from None
     if len(names) == 0:
         raise InputError("scenarios JSON lists no scenario")
+    if vals.size and (vals.min() < 1 or vals.max() > DIM_LIMIT):
+        raise InputError("scenarios JSON: dim values must be between 1 and 2^62")
+    if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise InputError("scenarios JSON: weights must be finite, non-negative, not all zero")
     return Scenarios(names, dims, vals.reshape(len(names), len(dims)), w / w.sum(), lower)
 
 
@@ -243,8 +265,8 @@ def parse_budget(value, scenarios: Scenarios | None = None) -> Budget:
                 share = float(item[:-1]) / 100.0
             except ValueError:
                 raise InputError(f"budget {item!r}: expected a percentage such as 90%") from None
-            if not share > 0:
-                raise InputError(f"budget {item!r}: the percentage must be above 0")
+            if not (share > 0 and math.isfinite(share)):
+                raise InputError(f"budget {item!r}: the percentage must be finite and above 0")
             parts.append(share)
         else:
             v = item.item() if isinstance(item, np.generic) else item

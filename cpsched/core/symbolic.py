@@ -22,6 +22,16 @@ Monomial = tuple[tuple[str, int], ...]
 
 _DIM_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
+# Sizes past 2^62 bytes are input errors: peaks and sums of such sizes would wrap around
+# int64 (and no device holds 4.6 EB). ``Graph.sizes`` checks evaluated sizes and their sum.
+SIZE_LIMIT = 1 << 62
+
+
+def _check_coefficient(value: int) -> int:
+    if value > SIZE_LIMIT:
+        raise InputError(f"size {value} is past the 2^62-byte limit")
+    return value
+
 
 def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
     powers: dict[str, int] = dict(a)
@@ -42,7 +52,7 @@ class SymExpr:
         value = int(value)
         if value < 0:
             raise ValueError(f"sizes are non-negative, got {value}")
-        return SymExpr(((((), value),) if value else ()))
+        return SymExpr(((((), _check_coefficient(value)),) if value else ()))
 
     @staticmethod
     def dim(name: str) -> "SymExpr":
@@ -52,7 +62,8 @@ class SymExpr:
 
     @staticmethod
     def _from_map(m: Mapping[Monomial, int]) -> "SymExpr":
-        return SymExpr(tuple(sorted((k, v) for k, v in m.items() if v != 0)))
+        return SymExpr(tuple(sorted((k, _check_coefficient(v)) for k, v in m.items()
+                                    if v != 0)))
 
     @staticmethod
     def parse(text: str | int | "SymExpr") -> "SymExpr":
@@ -165,15 +176,16 @@ def sym_sum(exprs: Iterable[SymExpr]) -> SymExpr:
 
 
 def evaluate_many(exprs: Sequence[SymExpr], dim_names: Sequence[str],
-                  values: np.ndarray) -> np.ndarray:
+                  values: np.ndarray, dtype=np.int64) -> np.ndarray:
     """Evaluate expressions for many scenarios at once.
 
     ``values`` is ``[n_scenarios, n_dims]`` (columns in ``dim_names`` order). Returns an
     int64 array ``[n_scenarios, len(exprs)]``. Each distinct expression and each distinct
     monomial is evaluated once, so a 100,000-buffer graph with a handful of distinct
-    shapes costs almost nothing.
+    shapes costs almost nothing. ``dtype=float`` gives the same sums in floating point,
+    which do not wrap around: callers compare them with a limit to catch int64 overflow.
     """
-    values = np.asarray(values, dtype=np.int64)
+    values = np.asarray(values, dtype=np.int64).astype(dtype)
     values = values.reshape(values.shape[0] if values.ndim == 2 else -1, len(dim_names))
     n_s = values.shape[0]
     col = {d: i for i, d in enumerate(dim_names)}
@@ -190,16 +202,18 @@ def evaluate_many(exprs: Sequence[SymExpr], dim_names: Sequence[str],
             rows.append(j)
             monos.append(mono_ids.setdefault(mono, len(mono_ids)))
             coefs.append(coef)
-    mono_vals = np.ones((n_s, max(len(mono_ids), 1)), dtype=np.int64)
+    mono_vals = np.ones((n_s, max(len(mono_ids), 1)), dtype=dtype)
     for mono, k in mono_ids.items():
         for d, p in mono:
             if d not in col:
                 raise InputError(f"size expression needs a value for dim {d!r}")
             mono_vals[:, k] *= values[:, col[d]] ** p
-    table = np.zeros((n_s, max(len(uniq), 1)), dtype=np.int64)
+    table = np.zeros((n_s, max(len(uniq), 1)), dtype=dtype)
     if rows:
         rows_a = np.asarray(rows, dtype=np.int64)
-        contrib = mono_vals[:, np.asarray(monos, dtype=np.int64)] * np.asarray(coefs, dtype=np.int64)
+        coef_a = np.asarray(coefs, dtype=dtype) if dtype is not np.int64 else \
+            np.asarray(coefs, dtype=np.int64)
+        contrib = mono_vals[:, np.asarray(monos, dtype=np.int64)] * coef_a
         np.add.at(table, (slice(None), rows_a), contrib)
     return table[:, index]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from cpsched.core.errors import InputError
+from cpsched.core.symbolic import SIZE_LIMIT
 
 # Decimal (SI) and binary prefixes; a bare number is bytes.
 BYTE_UNITS = {
@@ -27,15 +28,19 @@ def parse_bytes(text: str | int | float, what: str = "size") -> int:
     (1536, 2000000, 4096)
     """
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        if text < 0:
-            raise InputError(f"{what} {text!r}: must not be negative")
-        return int(text)
-    m = _SIZE.match(str(text))
-    unit = m.group(2).lower() if m else ""
-    if not m or unit not in BYTE_UNITS:
-        raise InputError(f"{what} {text!r}: expected bytes such as 1000000, 512MB or 8GiB "
-                         "(units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)")
-    return int(float(m.group(1).replace("_", "")) * BYTE_UNITS[unit])
+        value: float | int = text
+    else:
+        m = _SIZE.match(str(text))
+        unit = m.group(2).lower() if m else ""
+        if not m or unit not in BYTE_UNITS:
+            raise InputError(f"{what} {text!r}: expected bytes such as 1000000, 512MB or 8GiB "
+                             "(units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)")
+        value = float(m.group(1).replace("_", "")) * BYTE_UNITS[unit]
+    if value != value or value < 0:
+        raise InputError(f"{what} {text!r}: must be a number of bytes, not negative")
+    if value > SIZE_LIMIT:     # infinity included
+        raise InputError(f"{what} {text!r}: past the 2^62-byte limit")
+    return int(value)
 
 
 def format_bytes(v: float) -> str:

@@ -73,6 +73,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from cpsched.core.errors import InputError
+from cpsched.core.inputs import check_input_file, load_json, read_text
 from cpsched.core.graph import Collective, Graph, OpKind
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.core.symbolic import evaluate_many
@@ -236,19 +237,14 @@ def _read_mapping(path: str) -> dict:
             raise InputError("TOML device files need Python 3.11 or newer (tomllib); "
                              "give the same keys as a JSON file instead", path=path) from None
         try:
+            check_input_file(path)
             with open(path, "rb") as f:
                 return tomllib.load(f)
         except OSError as e:
             raise InputError(f"cannot read: {e.strerror}", path=path) from None
         except tomllib.TOMLDecodeError as e:
             raise InputError(f"bad TOML: {e}", path=path) from None
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=path) from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"bad JSON: {e.msg}", path=path, line=e.lineno, column=e.colno) from None
+    data = load_json(path)
     if not isinstance(data, dict):
         raise InputError("a device file holds one object of keys", path=path)
     return data
@@ -423,12 +419,7 @@ def load_profile(source: "str | Mapping[str, Any] | Profile | None") -> Profile 
         return source
     if isinstance(source, Mapping):
         return profile_from_mapping(source)
-    try:
-        with open(source) as f:
-            text = f.read()
-    except OSError as e:
-        raise InputError(f"cannot read profile: {e.strerror}", path=str(source)) from None
-    return parse_profile_text(text, str(source))
+    return parse_profile_text(read_text(str(source)), str(source))
 
 
 # --------------------------------------------------------------------------------------

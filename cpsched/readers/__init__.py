@@ -5,29 +5,45 @@
 
 from __future__ import annotations
 
+import re
+
 from cpsched.core.errors import InputError
-from cpsched.readers.files import display_name, load_json
-from cpsched.readers.hlo.convert import read_hlo_graph
+from cpsched.core.inputs import (BOM, check_input_file, load_json, loads_json,  # noqa: F401
+                                 read_text)
+from cpsched.readers.files import display_name
+from cpsched.readers.hlo.verify import read_verified_graph
 from cpsched.readers.json_graph import read_json_graph
 from cpsched.readers.nx_json import read_nx_json
 
 
+def _json_format(path: str, head: str, whole: bool) -> str:
+    """The ``format`` a JSON file declares; the whole file is searched when the first
+    bytes do not say (keys may come in any order, e.g. sorted)."""
+    for fmt in ("cpsched-graph", "cpsched-schedule"):
+        if f'"{fmt}"' in head:
+            return fmt
+    if whole:
+        return "nx-json"
+    with open(path, "rb") as f:
+        text = f.read().decode("utf-8", errors="replace")
+    m = re.search(r'"format"\s*:\s*"(cpsched-graph|cpsched-schedule)"', text)
+    return m.group(1) if m else "nx-json"
+
+
 def sniff_format(path: str) -> str:
     """``hlo``, ``cpsched-json``, ``cpsched-schedule`` or ``nx-json``."""
+    size = check_input_file(path)
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror}", path=path) from None
-    text = head.decode("utf-8", errors="replace").lstrip()
+    text = head.decode("utf-8", errors="replace").lstrip(BOM + " \t\r\n")
     if not text:
         raise InputError("file is empty", path=path)
     if text.startswith("{"):
-        if '"cpsched-graph"' in text:
-            return "cpsched-json"
-        if '"cpsched-schedule"' in text:
-            return "cpsched-schedule"
-        return "nx-json"
+        kind = _json_format(path, text, whole=size <= len(head))
+        return {"cpsched-graph": "cpsched-json"}.get(kind, kind)
     return "hlo"
 
 
@@ -41,8 +57,8 @@ def read_graph(path: str, **options):
     if kind == "cpsched-schedule":
         raise InputError("this is a schedule file, not a graph; pass the graph it belongs to",
                          path=path)
-    return read_hlo_graph(path, **options)
+    return read_verified_graph(path, **options)
 
 
 __all__ = ["read_graph", "sniff_format", "load_json", "display_name", "read_json_graph",
-           "read_nx_json", "read_hlo_graph"]
+           "read_nx_json", "read_verified_graph", "read_text", "check_input_file"]

@@ -31,12 +31,60 @@ VERSION = 1
 KIND_NAMES = {k.name.lower().replace("_", "-"): k for k in OpKind}
 
 
+def _typed(value, types, what: str, path: str | None):
+    if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
+        raise InputError(f"{what} must be {_TYPE_NAMES.get(types, types)}, not true/false",
+                         path=path)
+    if not isinstance(value, types):
+        raise InputError(f"{what} must be {_TYPE_NAMES.get(types, types)}, not "
+                         f"{type(value).__name__}", path=path)
+    return value
+
+
+_TYPE_NAMES = {list: "a list", dict: "an object", int: "an integer", str: "a string",
+               (int, str): "an integer or a size expression string"}
+
+
+def _check_shape(data, path: str | None) -> None:
+    """The types of the fields read below, so that a wrong type is a one-line error."""
+    _typed(data, dict, "the file", path)
+    _typed(data.get("version", 0), int, "version", path)
+    _typed(data.get("ops"), list, "ops", path)
+    for key in ("buffers",):
+        _typed(data.get(key, []), list, key, path)
+    for key in ("order",):
+        if data.get(key) is not None:
+            _typed(data[key], list, key, path)
+    for key in ("meta", "scenarios"):
+        if data.get(key) is not None:
+            _typed(data[key], dict, key, path)
+    for k, op in enumerate(data["ops"]):
+        _typed(op, dict, f"op #{k}", path)
+        _typed(op.get("name"), (int, str), f"op #{k}: name", path)
+        for key in ("operands", "control_preds"):
+            _typed(op.get(key, []), list, f"op {op['name']}: {key}", path)
+        for key in ("flops", "bytes_accessed", "transient"):
+            _typed(op.get(key, 0), (int, str), f"op {op['name']}: {key}", path)
+        if op.get("attrs") is not None:
+            _typed(op["attrs"], dict, f"op {op['name']}: attrs", path)
+        if op.get("collective"):
+            _typed(op["collective"], dict, f"op {op['name']}: collective", path)
+    for k, buf in enumerate(data.get("buffers", [])):
+        _typed(buf, dict, f"buffer #{k}", path)
+        name = buf.get("name", f"#{k}")
+        _typed(buf.get("size", 0), (int, str), f"buffer {name}: size", path)
+        _typed(buf.get("users", []), list, f"buffer {name}: users", path)
+        _typed(buf.get("space", 0), int, f"buffer {name}: space", path)
+
+
 def graph_from_dict(data: dict, path: str | None = None) -> Graph:
-    if data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InputError(f"not a {FORMAT} file", path=path)
-    if int(data.get("version", 0)) > VERSION:
+    _typed(data.get("version", 0), int, "version", path)
+    if data.get("version", 0) > VERSION:
         raise InputError(f"{FORMAT} version {data.get('version')} is newer than this "
                          f"cpsched reads ({VERSION})", path=path)
+    _check_shape(data, path)
     b = GraphBuilder(str(data.get("name", "graph")))
     try:
         ops = data["ops"]
@@ -63,8 +111,14 @@ def graph_from_dict(data: dict, path: str | None = None) -> Graph:
                                          for g in c.get("replica_groups", ())),
                     channel_id=c.get("channel_id"), is_sync=bool(c.get("is_sync", False))))
         for k, buf in enumerate(data.get("buffers", ())):
-            b.add_buffer(str(buf["op"]), buf.get("size", 0), users=[str(u) for u in buf.get("users", ())],
-                         name=buf.get("name"), live_in=bool(buf.get("live_in", False)),
+            where = f"buffer {buf.get('name', '#' + str(k))}"
+            try:
+                size = SymExpr.parse(buf.get("size", 0))
+            except (InputError, ValueError) as e:
+                raise InputError(f"{where}: {getattr(e, 'reason', e)}") from None
+            b.add_buffer(str(buf["op"]), size, users=[str(u) for u in buf.get("users", ())],
+                         name=None if buf.get("name") is None else str(buf["name"]),
+                         live_in=bool(buf.get("live_in", False)),
                          live_out=bool(buf.get("live_out", False)), space=int(buf.get("space", 0)))
         if data.get("order") is not None:
             b.original_order = [b.index(str(x)) for x in data["order"]]
@@ -73,7 +127,7 @@ def graph_from_dict(data: dict, path: str | None = None) -> Graph:
             b.meta["scenarios"] = data["scenarios"]
     except InputError as e:
         raise e.with_path(path) if path else e
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError) as e:
         raise InputError(f"bad {FORMAT} content: {type(e).__name__} {e}", path=path) from None
     try:
         return b.build()

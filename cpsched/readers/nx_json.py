@@ -19,7 +19,7 @@ from cpsched.core.nx_graph import from_networkx
 from cpsched.readers.files import display_name, load_json
 
 
-def _normalized(data: dict, path: str) -> dict:
+def _normalized(data: dict, path: str | None) -> dict:
     """The node-link dict with string ids, ``links`` as source/target pairs, every link
     naming a known node (networkx would silently add unknown ones)."""
     if not isinstance(data, dict) or "nodes" not in data:
@@ -27,18 +27,35 @@ def _normalized(data: dict, path: str) -> dict:
     links = data.get("links", data.get("edges"))
     if links is None:
         raise InputError("not a node-link graph: no 'links' list", path=path)
+    if not isinstance(data["nodes"], list):
+        raise InputError(f"'nodes' must be a list, not {type(data['nodes']).__name__}",
+                         path=path)
+    if not isinstance(links, list):
+        raise InputError(f"'links' must be a list, not {type(links).__name__}", path=path)
+    if not data["nodes"]:
+        raise InputError("the graph has no nodes", path=path)
+    if data.get("graph") is not None and not isinstance(data["graph"], dict):
+        raise InputError("'graph' must be an object of graph attributes", path=path)
     nodes = []
     for k, node in enumerate(data["nodes"]):
+        if not isinstance(node, dict):
+            raise InputError(f"node #{k} must be an object, not {type(node).__name__}",
+                             path=path)
         key = node.get("id", node.get("name"))
-        if key is None:
-            raise InputError(f"node #{k} has neither 'id' nor 'name'", path=path)
+        if key is None or isinstance(key, (dict, list)):
+            raise InputError(f"node #{k} has neither 'id' nor 'name' (a number or string)",
+                             path=path)
         nodes.append(dict(node, id=str(key)))
     ids = {n["id"] for n in nodes}
     if len(ids) != len(nodes):
         raise InputError("duplicate node id", path=path)
     out_links = []
     for k, e in enumerate(links):
-        if "source" in e:
+        if not isinstance(e, dict):
+            raise InputError(f"link #{k} must be an object, not {type(e).__name__}", path=path)
+        if "source" in e or "target" in e:
+            if "source" not in e or "target" not in e:
+                raise InputError(f"link #{k} needs both 'source' and 'target'", path=path)
             s, t = str(e["source"]), str(e["target"])
         elif "0" in e and "1" in e:
             s, t = str(e["0"]), str(e["1"])
@@ -53,13 +70,21 @@ def _normalized(data: dict, path: str) -> dict:
 
 
 def read_nx_json(path: str) -> Graph:
-    data = _normalized(load_json(path), path)
-    G = json_graph.node_link_graph(data, directed=True, multigraph=False, edges="links")
-    if not G.graph.get("name"):
-        G.graph["name"] = display_name(path)
+    return graph_from_node_link(load_json(path), path, display_name(path))
+
+
+def graph_from_node_link(data, path: str | None = None, name: str | None = None) -> Graph:
+    """A ``Graph`` from a parsed node-link dict; every problem is an ``InputError``."""
+    data = _normalized(data, path)
+    try:
+        G = json_graph.node_link_graph(data, directed=True, multigraph=False, edges="links")
+    except Exception as e:  # networkx on attributes it cannot take (unhashable values)
+        raise InputError(f"not a node-link graph: {e}", path=path) from None
+    if not G.graph.get("name") and name:
+        G.graph["name"] = name
     try:
         return from_networkx(G, source_format="nx-json")
     except InputError as e:
-        raise e.with_path(path)
-    except Exception as e:  # ScheduleError from an invalid given order
+        raise e.with_path(path) if path else e
+    except Exception as e:  # ScheduleError from an invalid given order, bad attribute types
         raise InputError(str(e), path=path) from None

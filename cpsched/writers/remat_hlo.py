@@ -20,7 +20,7 @@ from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios
 from cpsched.readers.hlo.convert import read_hlo_module
 from cpsched.remat.plan import RematResult
-from cpsched.writers import write_json, write_text
+from cpsched.writers import check_target, write_json, write_text
 from cpsched.writers.hlo import remat_module_text, verify_remat_module
 
 
@@ -42,8 +42,8 @@ def remat_hlo_paths(output: str, scenarios: Scenarios) -> tuple[dict[int, str], 
 
 
 def write_remat_hlo(source: str, output: str, graph: Graph, scenarios: Scenarios,
-                    result: RematResult, method: str, data: dict[str, Any]
-                    ) -> tuple[list[str], dict[str, dict[str, Any]]]:
+                    result: RematResult, method: str, data: dict[str, Any],
+                    inputs: tuple[str, ...] = ()) -> tuple[list[str], dict[str, dict[str, Any]]]:
     """Write the plan's module(s) and ``data`` (the plan JSON, which gains ``hlo_module``).
 
     Returns the paths written (the main module first, the plan JSON last) and, per bucket,
@@ -52,9 +52,9 @@ def write_remat_hlo(source: str, output: str, graph: Graph, scenarios: Scenarios
     sc = scenarios
     last = len(sc) - 1
     paths, plan_path = remat_hlo_paths(output, sc)
+    protect = (source,) + tuple(inputs)
     for path in list(paths.values()) + [plan_path]:
-        if os.path.exists(path) and os.path.exists(source) and os.path.samefile(path, source):
-            raise InputError(f"refusing to overwrite the input file {source}", path=path)
+        check_target(path, protect)
     texts, info = {}, {}
     for s in sorted(paths, key=lambda k: k != last):
         name, budget = sc.names[s], int(result.budget[s])
@@ -80,8 +80,8 @@ def write_remat_hlo(source: str, output: str, graph: Graph, scenarios: Scenarios
     top = info[sc.names[last]]
     data["hlo_module"] = dict(top, **({"per_bucket": info} if len(sc) > 1 else {}))
     for s in sorted(paths):
-        write_text(paths[s], texts[s], inputs=(source,))
-    write_json(plan_path, data, inputs=(source,))
+        write_text(paths[s], texts[s], inputs=protect)
+    write_json(plan_path, data, inputs=protect)
     ordered = [sc.names[last]] + [sc.names[s] for s in range(last)]
     return [paths[last]] + [paths[s] for s in range(last)] + [plan_path], \
         {n: info[n] for n in ordered}

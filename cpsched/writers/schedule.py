@@ -8,8 +8,8 @@ from cpsched.analysis.schedule import Schedule
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 from cpsched.core.plain import to_plain
-from cpsched.readers import load_json, sniff_format
-from cpsched.readers.hlo.convert import read_hlo_graph
+from cpsched.readers import load_json, read_text, sniff_format
+from cpsched.readers.hlo.verify import read_verified_graph
 
 FORMAT = "cpsched-schedule"
 VERSION = 1
@@ -56,10 +56,9 @@ def read_order(graph: Graph, path: str) -> list[int]:
         data = load_json(path)
         return order_from_names(graph, list(data.get("order") or []), path)
     if kind == "hlo":
-        with open(path) as f:
-            text = f.read()
+        text = read_text(path)
         if "HloModule" in text or "ENTRY" in text:
-            other = read_hlo_graph(path)
+            other = read_verified_graph(path)
             if other.original_order is None:
                 raise InputError("HLO module is not scheduled (no is_scheduled=true)", path=path)
             return order_from_names(graph, [other.op_names[i] for i in other.original_order], path)

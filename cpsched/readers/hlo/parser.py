@@ -1331,7 +1331,7 @@ def read_hlo_module(path_or_text: str) -> HloModule:
     if "\n" in path_or_text or "{" in path_or_text:
         return parse_hlo_text(path_or_text, None)
     try:
-        with open(path_or_text, encoding="utf-8", errors="replace") as f:
+        with open(path_or_text, encoding="utf-8-sig", errors="replace") as f:
             text = f.read()
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror}", path=path_or_text) from None
