@@ -311,7 +311,8 @@ def _read_text(text: str) -> Graph:
         from cpsched.readers.nx_json import graph_from_node_link
         return graph_from_node_link(data, "<text>")
     from cpsched.readers.hlo.parser import parse_hlo_text
-    return _entry_graph(parse_hlo_text(body))
+    from cpsched.readers.hlo.verify import verify_module
+    return _entry_graph(verify_module(parse_hlo_text(body)))
 
 
 def scenarios_for(graph: Graph, scenarios=None, weights=None) -> Scenarios:
