@@ -20,7 +20,7 @@ import gc
 import json
 import operator
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 from cpsched.core.errors import InputError
@@ -71,6 +71,7 @@ class Shape:
     element_bits: int | None = None     # ``E(n)`` in the layout
     memory_space: int = 0               # ``S(n)`` in the layout
     layout: str | None = None           # layout text, braces included
+    is_buffer: bool = False             # written ``b(<array shape>)``: XLA's buffer type
 
     @property
     def is_tuple(self) -> bool:
@@ -128,6 +129,8 @@ class Shape:
             yield from e.subshapes(prefix + (k,))
 
     def __str__(self) -> str:
+        if self.is_buffer:
+            return "b(" + str(replace(self, is_buffer=False)) + ")"
         if self.etype == TUPLE:
             return "(" + ", ".join(str(e) for e in self.elements) + ")"
         dims = ",".join(("?" if u else ("<=" if d else "") + str(n))
@@ -294,11 +297,11 @@ _TOKEN_RE = re.compile(r"""
    (?P<ws>\s+)
   |(?P<c>/\*.*?\*/|//[^\n]*)
   |(?P<badc>/\*)
-  |(?P<s>"(?:[^"\\]|\\.)*")
-  |(?P<bads>")
+  |(?P<s>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
+  |(?P<bads>["'])
   |(?P<arrow>->)
   |(?P<le><=)
-  |(?P<p>[{}()\[\],=:*\#])
+  |(?P<p>[{}()\[\],=:*\#~])
   |(?P<w>%?(?:[A-Za-z0-9_.$+?]|-(?!>))+)
   |(?P<bad>.)
 """, re.X | re.S)
@@ -359,8 +362,10 @@ def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, in
 # fine token.
 # inside a group: a maximal run of plain characters (maximal, so that a failing match has
 # one way to try only), ``->``, ``<=``, ``%`` before a word, or a string
-_GROUP_ATOM = (r"""(?:(?:[A-Za-z0-9_.$+?,=:*\#\s]|-(?!>))+(?![A-Za-z0-9_.$+?,=:*\#\s]|-(?!>))"""
-               r"""|->|<=|%(?=[A-Za-z0-9_.$+?]|-(?!>))|"[^"\\]*(?:\\.[^"\\]*)*")""")
+_GROUP_PLAIN = r"(?:[A-Za-z0-9_.$+?,=:*\#~\s]|-(?!>))"
+_GROUP_ATOM = ("(?:" + _GROUP_PLAIN + "+(?!" + _GROUP_PLAIN + ")"
+               + r"""|->|<=|%(?=[A-Za-z0-9_.$+?]|-(?!>))|"[^"\\]*(?:\\.[^"\\]*)*\""""
+               + r"""|'[^'\\{}"]*(?:\\.[^'\\{}"]*)*')""")
 _GROUP = (r"\{(?:" + _GROUP_ATOM + r"|\{" + _GROUP_ATOM + r"*\}|\[" + _GROUP_ATOM + r"*\]|\("
           + _GROUP_ATOM + r"*\))*\}")
 _PLAIN_DIMS = r"(?:[0-9]+(?:,[0-9]+)*)?"
@@ -370,6 +375,7 @@ _PLAIN_SHAPE = (r"[a-z][a-z0-9]*\[" + _PLAIN_DIMS + r"\](?:\{" + _PLAIN_DIMS + _
 _WORD_CHAR = r"(?:[A-Za-z0-9_.$+?]|-(?!>))"
 _WORD = r"%?" + _WORD_CHAR + "+"
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_SQ_STRING = r"'[^'\\]*(?:\\.[^'\\]*)*'"
 _PLAIN_OPERAND = r"(?:" + _PLAIN_SHAPE + r"\s*)?" + _WORD
 _PLAIN_OPERANDS = r"\((?:\s*" + _PLAIN_OPERAND + r"(?:\s*,\s*" + _PLAIN_OPERAND + r")*)?\s*\)"
 # an attribute ``, key=value`` whose value is one word, string or group, not continued
@@ -389,11 +395,11 @@ _FAST_TOKEN_RE = re.compile(r"""
     |(?P<o>(?<=[A-Za-z0-9_.$+?\-])\(\s*""" + _PLAIN_OPERAND + r"(?:\s*,\s*" + _PLAIN_OPERAND
     + r""")*\s*\))
     |(?P<w>""" + _WORD + r""")
-    |(?P<s>""" + _STRING + r""")
-    |(?P<p>[{}()\[\],=:*\#])
+    |(?P<s>""" + _STRING + "|" + _SQ_STRING + r""")
+    |(?P<p>[{}()\[\],=:*\#~])
     |(?P<arrow>->)
     |(?P<le><=)
-    |(?P<bad>/\*|"|.)
+    |(?P<bad>/\*|"|'|.)
     |(?P<eof>\Z)
   )""", re.X | re.S)
 # the items of a plain layout, one match each: (name, first argument)
@@ -421,21 +427,54 @@ _WORDLIKE = ("S", "I")      # coarse tokens that start with a word
 _KIND_OF = operator.itemgetter(0)
 
 
-def _parser_tokens(text: str, path: str | None) -> list[tuple[str, str, int, int]]:
+def _parser_tokens(text: str, pos: int = 0) -> list[tuple[str, str, int, int]]:
+    """The parser's tokens of ``text[pos:]``. Characters that start no token stay in the
+    stream as ``_BAD`` tokens: the parser reports them when it reads them, except inside
+    the text it takes raw (a JSON dict), where XLA allows any character."""
     kinds = _FAST_KINDS
     # an ``I`` token keeps its match (5th item) for the parts of the instruction
     toks = [(kinds[i] or m[i], m[i], m.start(i), m.end(i)) if i != _I else
             ("I", m[i], m.start(i), m.end(i), m)
-            for m in _FAST_TOKEN_RE.finditer(text) for i in (m.lastindex,)]
+            for m in _FAST_TOKEN_RE.finditer(text, pos) for i in (m.lastindex,)]
     if len(toks) > 1 and toks[-2][0] == EOF:  # trailing blanks, then the empty match at the end
         toks.pop()
-    if _BAD in map(_KIND_OF, toks):
-        t = next(t for t in toks if t[0] == _BAD)
-        line, col = _location(text, t[2], _line_starts(text))
-        reason = {"/*": "unterminated /* comment",
-                  '"': "unterminated string"}.get(t[1], f"unexpected character {t[1]!r}")
-        raise InputError(reason, path, line, col)
     return toks
+
+
+def _bad_token_error(text: str, path: str | None, t) -> InputError:
+    line, col = _location(text, t[2], _line_starts(text))
+    reason = {"/*": "unterminated /* comment", '"': "unterminated string",
+              "'": "unterminated string"}.get(t[1], f"unexpected character {t[1]!r}")
+    return InputError(reason, path, line, col)
+
+
+# the end of a JSON dict as XLA's lexer reads one (backend_config, frontend attribute
+# values): braces balance, double-quoted strings are skipped, anything else is raw text
+_JSON_STEP_RE = re.compile(r'[^"{}]+|"(?:[^"\\]|\\.)*"|[{}]|"')
+_SKIP_RE = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
+# attributes whose ``{...}`` value is a JSON dict, taken raw
+_JSON_DICT_ATTRS = frozenset(("backend_config", "frontend_attributes"))
+
+
+def _json_dict_end(text: str, start: int) -> int:
+    """Offset after the ``}`` that closes the ``{`` at ``start``; -1 if there is none."""
+    depth = 0
+    pos = start
+    match = _JSON_STEP_RE.match
+    while True:
+        m = match(text, pos)
+        if m is None:
+            return -1
+        g = m.group()
+        pos = m.end()
+        if g == "{":
+            depth += 1
+        elif g == "}":
+            depth -= 1
+            if depth == 0:
+                return pos
+        elif g == '"':      # an unterminated string
+            return -1
 
 
 def _fine_tokens(text: str, start: int, end: int) -> list[tuple[str, str, int, int]]:
@@ -467,13 +506,17 @@ _CLOSE = {"}", ")", "]"}
 _ATOMS = {"w", "s", "S", "g", "o"}          # one-token attribute values
 _JOINED = {"{", "(", "[", "w", "S", "g", "o", "I"}  # continue a value when written right after it
 _NAME_FOLLOW = {"=", "{", "(", "o"}          # after a word that starts the next instruction
+_MESH_WORDS = frozenset(("mesh", "maximal_mesh"))
 
 
 class _Parser:
     def __init__(self, text: str, path: str | None):
         self.text = text
         self.path = path
-        self.toks = _parser_tokens(text, path)
+        self.toks = _parser_tokens(text)
+        self._bad = [t for t in self.toks if t[0] == _BAD] if _BAD in map(_KIND_OF, self.toks) \
+            else []
+        self._raw: list[tuple[int, int]] = []   # spans taken as raw text (JSON dicts)
         self.i = 0
         self._starts: list[int] | None = None
         self.notes: list[str] = []
@@ -488,8 +531,38 @@ class _Parser:
     def error(self, reason: str, offset: int | None = None) -> InputError:
         if offset is None:
             offset = self.toks[self.i][2]
+        bad = self._first_bad()
+        if bad is not None and bad[2] <= offset:   # a bad character before: that is the error
+            return _bad_token_error(self.text, self.path, bad)
         line, col = self.loc(offset)
         return InputError(reason, self.path, line, col)
+
+    def _first_bad(self):
+        """The first bad character outside the raw (JSON dict) spans, or None."""
+        for t in self._bad:
+            if not any(s <= t[2] < e for s, e in self._raw):
+                return t
+        return None
+
+    def raw_json_dict(self) -> int:
+        """Take the ``{...}`` at the current token as XLA's lexer takes a JSON dict; return
+        its end offset and go on with the first token after it."""
+        start = self.toks[self.i][2]
+        end = _json_dict_end(self.text, start)
+        if end < 0:
+            raise self.error("unbalanced '{' or unterminated string in a JSON dict", start)
+        self._raw.append((start, end))
+        toks = self.toks
+        k = self.i
+        while toks[k][3] <= end and toks[k][0] != EOF:
+            k += 1
+        t = toks[k]
+        if t[2] < end or _SKIP_RE.match(self.text, end).end() != t[2]:
+            # a token (a string, a comment) crosses the end of the raw text: read again from it
+            toks[k:] = _parser_tokens(self.text, end)
+            self._bad = [t for t in toks if t[0] == _BAD]
+        self.i = k
+        return end
 
     def peek(self, k: int = 0):
         j = self.i + k
@@ -554,12 +627,21 @@ class _Parser:
                                  f"column {col} is never closed", t[2])
             self.i += 1
 
-    def value(self) -> tuple[int, int]:
+    def value(self, key: str = "") -> tuple[int, int]:
         """An attribute value: atoms (words, strings, bracket groups) joined by ``->``/``<=``
-        or written back to back (``[2,4]<=[4,2]T(1,0)``, ``0fb_0io->0fb``)."""
+        or written back to back (``[2,4]<=[4,2]T(1,0)``, ``0fb_0io->0fb``); a JSON dict for
+        ``backend_config`` / ``frontend_attributes``; a shape and a literal for ``literal``;
+        a mesh and its axes for replica groups."""
         toks = self.toks
         t = toks[self.i]
         start = t[2]
+        if t[0] == "{" and key in _JSON_DICT_ATTRS:
+            return start, self.raw_json_dict()
+        if key == "literal" and self._starts_shape():
+            self.shape()
+            return start, self._literal_value()
+        if t[0] == "w" and t[1] in _MESH_WORDS:
+            return start, self._mesh_value()
         end = None
         while True:
             t = toks[self.i]
@@ -585,6 +667,44 @@ class _Parser:
                 continue
             return start, end
 
+    def _literal_value(self) -> int:
+        """A literal after its shape: ``{1, 2}``, ``(1, {2})``, ``0.1``, ``-inf``, ``nan``."""
+        t = self.toks[self.i]
+        if t[0] in _OPEN:
+            return self.skip_group()
+        if t[0] in ("w", "g", "o", "s"):
+            self.i += 1
+            return t[3]
+        raise self.error(f"expected a literal, found {self._describe(t)}", t[2])
+
+    def _mesh_value(self) -> int:
+        """``mesh['a'=2,'b'=4] {'b'}``, ``mesh[...], device_ids=(...) {...}``,
+        ``maximal_mesh[device_id=0] {}``: XLA's mesh-axes replica groups."""
+        toks = self.toks
+        self.i += 1
+        if toks[self.i][0] != "[":
+            raise self.error(f"expected '[' after {toks[self.i - 1][1]!r}")
+        end = self.skip_group()
+        if toks[self.i][0] == "," and toks[self.i + 1][1] == "device_ids" and \
+                toks[self.i + 2][0] == "=":
+            self.i += 3
+            t = toks[self.i]
+            if t[0] == "o":
+                self.i += 1
+                end = t[3]
+            elif t[0] == "(":
+                end = self.skip_group()
+            else:
+                raise self.error(f"expected '(' after device_ids=, found {self._describe(t)}")
+        t = toks[self.i]
+        if t[0] == "g":
+            self.i += 1
+            return t[3]
+        if t[0] == "{":
+            return self.skip_group()
+        raise self.error(f"expected the mesh axes '{{...}}' after the mesh, found "
+                         f"{self._describe(t)}", t[2])
+
     # -- shapes -------------------------------------------------------------------------------
     def shape(self) -> Shape:
         toks = self.toks
@@ -596,7 +716,25 @@ class _Parser:
             shape = self._shapes.get(t[1])
             if shape is None:
                 shape = self._plain_shape(t)
+            n = toks[self.i]
+            if n[0] == "{" and shape.layout is None and self._layout_follows():
+                # ``f32[2] {0}``: a layout after blanks
+                lstart = n[2]
+                bits, space = self._layout()
+                shape = replace(shape, element_bits=bits, memory_space=space,
+                                layout=self.text[lstart:toks[self.i - 1][3]])
             return shape
+        if t[0] == "w" and t[1] == "b" and toks[self.i + 1][0] in ("(", "o"):
+            # ``b(f32[16])``: a buffer holding an array
+            self.i += 1
+            if toks[self.i][0] == "o":
+                self._split()
+            self.i += 1
+            inner = self.shape()
+            self.expect(")", "')' at the end of a buffer shape b(...)")
+            if not inner.is_array:
+                raise self.error(f"a buffer shape b(...) holds an array, not {inner}", t[2])
+            return replace(inner, is_buffer=True)
         if t[0] == "(":
             self.i += 1
             elems = []
@@ -665,7 +803,7 @@ class _Parser:
         space = 0
         layout = None
         n = toks[self.i]
-        if n[0] == "{" and n[2] == end:  # a layout is written right after the dims
+        if n[0] == "{" and (n[2] == end and toks[self.i + 1][0] == "}" or self._layout_follows()):
             lstart = n[2]
             bits, space = self._layout()
             layout = self.text[lstart:toks[self.i - 1][3]]
@@ -693,6 +831,18 @@ class _Parser:
         shape = Shape(et, dims, flags, flags, (), bits, space, layout)
         self._shapes[text] = shape
         return shape
+
+    def _layout_follows(self) -> bool:
+        """At a ``{`` after a shape: is it a layout? As in XLA, when an integer or ``:``
+        follows (``-> f32[2] {`` opens a computation body)."""
+        n = self.toks[self.i + 1]
+        k = n[0]
+        if k == ":":
+            return True
+        if k == "w" or k == "S" or k == "I":
+            c = n[1][:1]
+            return c.isdigit()
+        return False
 
     def _layout(self) -> tuple[int | None, int]:
         """``{minor_to_major[:items]}``; returns (E(n) bits, S(n) memory space)."""
@@ -750,6 +900,8 @@ class _Parser:
         n = self.toks[self.i + 1]
         if n[0] == "[":
             return True
+        if t[1] == "b" and n[0] in ("(", "o") and n[2] == t[3]:
+            return True
         return t[1] in ("token", OPAQUE) and (n[0] == "w" or n[0] in _WORDLIKE)
 
     # -- module -------------------------------------------------------------------------------
@@ -767,11 +919,14 @@ class _Parser:
             name = _strip(nt[1])
             name_end = nt[3]
             end = nt[3]
+            if toks[self.i][0] == ":" and toks[self.i][2] == end:   # old form ``HloModule m:``
+                self.i += 1
+                end = toks[self.i - 1][3]
             while toks[self.i][0] == ",":
                 self.i += 1
                 k = self.expect("w", "a module attribute name")
                 self.expect("=", f"'=' after {k[1]!r}")
-                s, e = self.value()
+                s, e = self.value(k[1])
                 attrs[k[1]] = self.text[s:e]
                 spans[k[1]] = (s, e)
                 end = e
@@ -785,6 +940,9 @@ class _Parser:
             if t[0] == "}":
                 raise self.error("unbalanced brackets: '}' outside any computation", t[2])
             comps.append(self.computation())
+        bad = self._first_bad()
+        if bad is not None:
+            raise _bad_token_error(self.text, self.path, bad)
         if not comps:
             raise self.error("no computation found (truncated or empty HLO module?)")
         by_name: dict[str, HloComputation] = {}
@@ -987,11 +1145,12 @@ class _Parser:
             v = toks[self.i]
             n = toks[self.i + 1] if v[0] in _ATOMS else None
             if n is not None and n[0] != "->" and n[0] != "<=" and \
-                    (n[2] != v[3] or n[0] not in _JOINED):    # a value of one token
-                self.i += 1
+                    (n[2] != v[3] or n[0] not in _JOINED) and v[1] not in _MESH_WORDS \
+                    and k[1] != "literal":
+                self.i += 1             # a value of one token
                 s, e = v[2], v[3]
             else:
-                s, e = self.value()
+                s, e = self.value(k[1])
             attrs[k[1]] = text[s:e]
             aoffs[k[1]] = s
             end = e
@@ -1256,11 +1415,86 @@ def parse_groups(raw: str | None) -> list[list[int]]:
 _IOTA_RE = re.compile(r"\[([\d,\s]+)\]\s*<=\s*\[([\d,\s]+)\](?:\s*T\(([\d,\s]+)\))?")
 
 
+_MESH_RE = re.compile(r"mesh\[(?P<axes>[^\]]*)\]\s*(?:,\s*device_ids\s*=\s*\((?P<ids>[^)]*\)?"
+                      r"[^)]*)\))?\s*\{(?P<refs>[^}]*)\}", re.S)
+_MESH_AXIS_RE = re.compile(r"""(['"])(.*?)\1\s*=\s*(\d+)""")
+_AXIS_REF_RE = re.compile(r"""(['"])(.*?)\1(?:\s*:\s*\(\s*(\d+)\s*\)\s*(\d+))?""")
+
+
+def _mesh_groups(m: re.Match, max_devices: int) -> list[list[int]]:
+    """The device groups of ``mesh[axes] {axis refs}``: devices that differ only along the
+    named axes (or sub-axes ``'a':(pre)size``) form a group, ordered by those axes."""
+    import numpy as np
+    names = [a[1] for a in _MESH_AXIS_RE.findall(m.group("axes"))]
+    sizes = [int(a[2]) for a in _MESH_AXIS_RE.findall(m.group("axes"))]
+    total = 1
+    for n in sizes:
+        total *= n
+    if not sizes or total > max_devices:
+        return []
+    ids_text = m.group("ids")
+    if ids_text is None:
+        ids = np.arange(total)
+    else:
+        im = _IOTA_RE.fullmatch("[%d]<=" % total + ids_text.strip()) if ids_text.strip()[:1] == "[" \
+            else None
+        if im:
+            ids = np.arange(total).reshape(_int_tuple(im.group(2)))
+            if im.group(3):
+                ids = ids.transpose(_int_tuple(im.group(3)))
+            ids = ids.reshape(-1)
+        else:
+            ids = np.array(_int_tuple(ids_text))
+            if ids.size != total:
+                return []
+    refs = []       # (axis, pre, size); a whole axis is (axis, 1, n)
+    for r in _AXIS_REF_RE.findall(m.group("refs")):
+        name = r[1]
+        axis = names.index(name) if name in names else int(name) if name.isdigit() else -1
+        if not 0 <= axis < len(sizes):
+            return []
+        pre, size = (int(r[2]), int(r[3])) if r[2] else (1, sizes[axis])
+        if pre * size == 0 or sizes[axis] % (pre * size):
+            return []
+        refs.append((axis, pre, size))
+    # split each axis, major to minor, at the borders of its sub-axes
+    cuts = [{1, n} for n in sizes]
+    for axis, pre, size in refs:
+        cuts[axis] |= {pre, pre * size}
+    factors: list[int] = []
+    where: dict[tuple[int, int, int], int] = {}
+    for axis, points in enumerate(cuts):
+        pts = sorted(points)
+        if any(b % a for a, b in zip(pts, pts[1:])):
+            return []
+        for a, b in zip(pts, pts[1:]):
+            where[axis, a, b // a] = len(factors)
+            factors.append(b // a)
+    chosen = []
+    for axis, pre, size in refs:
+        if (axis, pre, size) not in where:     # a sub-axis over several factors
+            return []
+        chosen.append(where[axis, pre, size])
+    rest = [k for k in range(len(factors)) if k not in chosen]
+    grid = ids.reshape(factors).transpose(rest + chosen)
+    per = 1
+    for k in chosen:
+        per *= factors[k]
+    return grid.reshape(-1, per).tolist()
+
+
 def parse_replica_groups(raw: str | None, max_devices: int = 1 << 20) -> list[list[int]]:
-    """Explicit ``{{0,1},{2,3}}`` or iota ``[2,4]<=[8]`` / ``[2,4]<=[4,2]T(1,0)`` groups."""
+    """Explicit ``{{0,1},{2,3}}``, iota ``[2,4]<=[8]`` / ``[2,4]<=[4,2]T(1,0)``, or mesh axes
+    ``mesh['x'=2,'y'=4] {'y'}`` groups."""
     if not raw:
         return []
-    m = _IOTA_RE.fullmatch(raw.strip())
+    text = raw.strip()
+    if text.startswith("maximal_mesh"):
+        return []
+    if text.startswith("mesh"):
+        mm = _MESH_RE.match(text)
+        return _mesh_groups(mm, max_devices) if mm else []
+    m = _IOTA_RE.fullmatch(text)
     if m:
         import numpy as np
         shape = _int_tuple(m.group(1))
