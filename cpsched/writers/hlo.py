@@ -156,6 +156,8 @@ def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
         safe = re.sub(r"[^A-Za-z0-9_.\-]", "_", name) or "module"
         pieces.append(f"HloModule {safe}, is_scheduled=true\n\n")
     for comp in module.computations:
+        if comp.inline:     # written inside an instruction (``to_apply={...}``): kept there
+            continue
         pieces.append(text[pos:comp.span[0]])
         for new in computations_before.get(comp.name, ()):
             pieces.append(new.strip() + "\n\n")

@@ -215,6 +215,7 @@ class HloInstruction:
 _CALL_KEYS = frozenset((
     "calls", "to_apply", "condition", "body", "true_computation", "false_computation", "select",
     "scatter", "comparator", "branch_computations", "called_computations"))
+_LIST_CALL_KEYS = frozenset(("branch_computations", "called_computations"))
 
 
 @dataclass(eq=False)
@@ -230,6 +231,7 @@ class HloComputation:
     body_close: int                # offset of ``}``
     line: int
     execution_thread: str | None = None
+    inline: bool = False           # written in place as an attribute value (``to_apply={...}``)
 
     def parameters(self) -> dict[int, HloInstruction]:
         return {i.parameter_number: i for i in self.instructions if i.opcode == "parameter"}
@@ -517,6 +519,10 @@ class _Parser:
         self._bad = [t for t in self.toks if t[0] == _BAD] if _BAD in map(_KIND_OF, self.toks) \
             else []
         self._raw: list[tuple[int, int]] = []   # spans taken as raw text (JSON dicts)
+        self._pending: list[HloInstruction] = []   # nested / compact-GTE operands to insert
+        self._inline: list[HloComputation] = []    # computations written in place
+        self._inline_names: set[str] = set()
+        self._nested = 0
         self.i = 0
         self._starts: list[int] | None = None
         self.notes: list[str] = []
@@ -637,6 +643,11 @@ class _Parser:
         start = t[2]
         if t[0] == "{" and key in _JSON_DICT_ATTRS:
             return start, self.raw_json_dict()
+        if key == "literal" and t[0] == "(":     # a tuple: ``( s32[2] {1, 2}, f32[] 0 )``
+            end = self.skip_group()
+            if toks[self.i][0] == "(":
+                end = self.skip_group()
+            return start, end
         if key == "literal" and self._starts_shape():
             self.shape()
             return start, self._literal_value()
@@ -958,6 +969,11 @@ class _Parser:
         entry = entries[0] if entries else comps[-1]
         if not entries:
             self.notes.append(f"no ENTRY computation: using the last one, {entry.name!r}")
+        for c in self._inline:
+            if c.name in by_name:
+                raise self.error(f"computation {c.name!r} is defined twice", c.span[0])
+            by_name[c.name] = c
+        comps = comps + self._inline
         mod = HloModule(name, self.text, self.path, attrs, spans, header, name_end, comps,
                         by_name, entry, self.notes)
         _check_module(self, mod)
@@ -1001,8 +1017,55 @@ class _Parser:
             self.expect("->", "'->' after the computation's parameter list")
             self.shape()
         open_tok = self.expect("{", f"'{{' to open computation {name!r}")
+        instrs, index, close_tok = self._body(name, open_tok)
+        end = close_tok[3]
+        thread = None
+        if toks[self.i][0] == "," and toks[self.i + 1][1] == "execution_thread":
+            self.i += 2
+            self.expect("=", "'=' after execution_thread")
+            st = self.expect("s", "a string")
+            thread = _unquote(st[1])
+            end = st[3]
+        return self._make_computation(name, is_entry, instrs, index, start_tok, open_tok,
+                                      close_tok, end, thread)
+
+    def _make_computation(self, name, is_entry, instrs, index, start_tok, open_tok, close_tok,
+                          end, thread, inline=False) -> HloComputation:
+        if not instrs:
+            raise self.error(f"computation {name!r} has no instructions", open_tok[2])
+        roots = [i for i in instrs if i.root_marked]
+        if len(roots) > 1:
+            raise self.error(f"computation {name!r} has two ROOT instructions "
+                             f"({roots[0].name!r}, {roots[1].name!r})", roots[1].span[0])
+        line, _ = self.loc(start_tok[2])
+        return HloComputation(name, is_entry, instrs, index, roots[0] if roots else instrs[-1],
+                              bool(roots), (start_tok[2], end), open_tok[3], close_tok[2], line,
+                              thread, inline)
+
+    def inline_computation(self, owner: str, key: str) -> str:
+        """``to_apply={ x = ... ROOT y = ... }``: a computation written in place (XLA's
+        parser takes these; its printer never writes them). Returns the name given to it."""
+        open_tok = self.expect("{", "'{' to open a computation")
+        name = f"_inline.{owner}.{key}"
+        k = 1
+        while name in self._inline_names:
+            k += 1
+            name = f"_inline.{owner}.{key}.{k}"
+        self._inline_names.add(name)
+        saved = self._pending
+        self._pending = []
+        instrs, index, close_tok = self._body(name, open_tok)
+        self._pending = saved
+        self._inline.append(self._make_computation(name, False, instrs, index, open_tok, open_tok,
+                                                   close_tok, close_tok[3], None, inline=True))
+        return name
+
+    def _body(self, name: str, open_tok):
+        """The instructions of a computation, up to and including its ``}``."""
+        toks = self.toks
         instrs: list[HloInstruction] = []
         index: dict[str, HloInstruction] = {}
+        pending = self._pending
         while True:
             t = toks[self.i]
             if t[0] == "}":
@@ -1018,31 +1081,19 @@ class _Parser:
                                  f"line {line} column {col} is not closed before this "
                                  "computation", t[2])
             ins = self.instruction()
+            if pending:     # nested instructions and compact GTEs in its operands come first
+                for extra in pending:
+                    if extra.name not in index:
+                        index[extra.name] = extra
+                        instrs.append(extra)
+                pending.clear()
             if ins.name in index:
                 raise self.error(f"instruction name {ins.name!r} is defined twice in "
                                  f"{name!r} (first at line {index[ins.name].line})",
                                  ins.name_offset)
             index[ins.name] = ins
             instrs.append(ins)
-        close_tok = self.next()
-        end = close_tok[3]
-        thread = None
-        if toks[self.i][0] == "," and toks[self.i + 1][1] == "execution_thread":
-            self.i += 2
-            self.expect("=", "'=' after execution_thread")
-            st = self.expect("s", "a string")
-            thread = _unquote(st[1])
-            end = st[3]
-        if not instrs:
-            raise self.error(f"computation {name!r} has no instructions", open_tok[2])
-        roots = [i for i in instrs if i.root_marked]
-        if len(roots) > 1:
-            raise self.error(f"computation {name!r} has two ROOT instructions "
-                             f"({roots[0].name!r}, {roots[1].name!r})", roots[1].span[0])
-        line, _ = self.loc(start_tok[2])
-        return HloComputation(name, is_entry, instrs, index, roots[0] if roots else instrs[-1],
-                              bool(roots), (start_tok[2], end), open_tok[3], close_tok[2], line,
-                              thread)
+        return instrs, index, self.next()
 
     def _plain_operands(self, raw_op: str, start: int, end: int, operands: list[str],
                         oshapes: list[Shape | None], offsets: list[int]) -> str | None:
@@ -1084,7 +1135,8 @@ class _Parser:
         attrs: dict[str, str] = {}
         aoffs: dict[str, int] = {}
         text = self.text
-        if nt[0] == "I":    # name, shape, opcode, plain operands, plain attributes
+        fast = nt[0] == "I"
+        if fast:    # name, shape, opcode, plain operands, plain attributes
             self.i += 1
             m = nt[4]
             name = m[_I_NAME]
@@ -1103,7 +1155,16 @@ class _Parser:
             for am in _ATTR_RE.finditer(text, args_end, end):
                 attrs[am[1]] = am[2]
                 aoffs[am[1]] = am.start(2)
-        else:
+            if not _CALL_KEYS.isdisjoint(attrs) and any(
+                    attrs[key][:1] == "{" and key not in _LIST_CALL_KEYS or
+                    attrs[key][:1] == "{" and attrs[key][1:].lstrip()[:1] == "{"
+                    for key in _CALL_KEYS.intersection(attrs)):
+                # a computation written in place: read this instruction token by token
+                self.i -= 1
+                nt = self._split()
+                operands.clear(), oshapes.clear(), offsets.clear(), attrs.clear(), aoffs.clear()
+                fast = False
+        if not fast:
             if nt[0] == "S":
                 nt = self._split()
             if nt[0] != "w":
@@ -1143,6 +1204,12 @@ class _Parser:
                 k = self.expect("w", "an attribute name")
                 self.expect("=", f"'=' after attribute {k[1]!r}")
             v = toks[self.i]
+            if (v[0] == "{" or v[0] == "g") and k[1] in _CALL_KEYS and self._inline_follows(k[1]):
+                s = v[2]
+                attrs[k[1]] = self._called_value(name, k[1])
+                aoffs[k[1]] = s
+                end = toks[self.i - 1][3]
+                continue
             n = toks[self.i + 1] if v[0] in _ATOMS else None
             if n is not None and n[0] != "->" and n[0] != "<=" and \
                     (n[2] != v[3] or n[0] not in _JOINED) and v[1] not in _MESH_WORDS \
@@ -1200,6 +1267,7 @@ class _Parser:
             return literal
         if toks[self.i][0] != ")":
             while True:
+                ostart = toks[self.i][2]
                 oshape = self.shape() if self._starts_shape() else None
                 on = toks[self.i]
                 if on[0] in _WORDLIKE:
@@ -1208,10 +1276,13 @@ class _Parser:
                     raise self.error(f"expected an operand name, found {self._describe(on)}",
                                      on[2])
                 self.i += 1
-                if toks[self.i][0] in ("(", "o"):
-                    raise self.error(f"nested instruction {on[1]!r} as an operand is not "
-                                     "supported", on[2])
-                operands.append(_strip(on[1]))
+                k = toks[self.i][0]
+                if k == "(" or k == "o":
+                    operands.append(self._nested_instruction(on, oshape, ostart))
+                elif k == "#":
+                    operands.append(self._compact_gte(on))
+                else:
+                    operands.append(_strip(on[1]))
                 oshapes.append(oshape)
                 offsets.append(on[2])
                 n = toks[self.i]
@@ -1224,6 +1295,95 @@ class _Parser:
                                  f"{self._describe(n)}", n[2])
         self.i += 1  # ')'
         return None
+
+
+    def _nested_instruction(self, op_tok, shape: Shape | None, start: int) -> str:
+        """``add(f32[] parameter(0), f32[] constant(1))``: an instruction written as an
+        operand (no name, no attributes). It goes before its user under a made-up name."""
+        toks = self.toks
+        raw_op = op_tok[1]
+        ops: list[str] = []
+        oshapes: list[Shape | None] = []
+        offs: list[int] = []
+        ct = toks[self.i]
+        if ct[0] == "o":
+            self.i += 1
+            literal = self._plain_operands(raw_op, ct[2], ct[3], ops, oshapes, offs)
+        else:
+            literal = self._operands(raw_op, raw_op, ops, oshapes, offs)
+        end = toks[self.i - 1][3]
+        self._nested += 1
+        name = f"_nested.{self._nested}.{raw_op}"
+        opcode, wrapped = canonical_opcode(raw_op)
+        line, col = self.loc(start)
+        self._pending.append(HloInstruction(name, opcode, raw_op, shape, ops, oshapes, {},
+                                            (start, end), op_tok[2], line, col, False, literal,
+                                            {}, offs, wrapped_opcode=wrapped))
+        return name
+
+    def _compact_gte(self, base_tok) -> str:
+        """``%t#1#0``: element 1, then 0, of ``t``: get-tuple-elements XLA's parser makes
+        (named ``t#1``, ``t#1#0``), put before their user."""
+        toks = self.toks
+        cur = _strip(base_tok[1])
+        line, col = self.loc(base_tok[2])
+        while toks[self.i][0] == "#":
+            self.i += 1
+            t = toks[self.i]
+            if t[0] in _WORDLIKE:
+                t = self._split()
+            if t[0] != "w" or not t[1].isdigit():
+                raise self.error(f"expected a tuple index after '#', found {self._describe(t)}",
+                                 t[2])
+            self.i += 1
+            name = f"{cur}#{t[1]}"
+            self._pending.append(HloInstruction(
+                name, "get-tuple-element", "get-tuple-element", None, [cur], [None],
+                {"index": t[1]}, (base_tok[2], t[3]), base_tok[2], line, col, False, None,
+                {"index": t[2]}, [base_tok[2]]))
+            cur = name
+        return cur
+
+    def _inline_follows(self, key: str) -> bool:
+        """At the ``{`` (or group token) of a computation attribute: is a computation
+        written in place (``to_apply={...}``, ``branch_computations={{...}, b}``)?"""
+        t = self.toks[self.i]
+        inner = self.text[t[2] + 1:t[3] if t[0] == "g" else t[2] + 4096].lstrip()
+        if key in _LIST_CALL_KEYS:
+            return inner[:1] == "{"
+        return True
+
+    def _called_value(self, owner: str, key: str) -> str:
+        """A computation attribute holding computations written in place: reads them and
+        returns the value with their made-up names (``{_inline.x.to_apply}`` for a list)."""
+        toks = self.toks
+        if toks[self.i][0] == "g":
+            self._split()
+        if key not in _LIST_CALL_KEYS:
+            return self.inline_computation(_strip(owner), key)
+        self.i += 1     # '{'
+        names = []
+        while toks[self.i][0] != "}":
+            t = toks[self.i]
+            if t[0] == "{" or t[0] == "g":
+                if t[0] == "g":
+                    self._split()
+                names.append(self.inline_computation(_strip(owner), key))
+            elif t[0] in ("w",) + _WORDLIKE:
+                if t[0] != "w":
+                    t = self._split()
+                names.append(_strip(t[1]))
+                self.i += 1
+            else:
+                raise self.error(f"expected a computation in {key}, found {self._describe(t)}",
+                                 t[2])
+            if toks[self.i][0] == ",":
+                self.i += 1
+            elif toks[self.i][0] != "}":
+                raise self.error(f"expected ',' or '}}' in {key}, found "
+                                 f"{self._describe(toks[self.i])}")
+        self.i += 1
+        return "{" + ", ".join(names) + "}"
 
 
 _CANONICAL: dict[str, tuple[str, str | None]] = {}   # canonical_opcode of opcodes seen
