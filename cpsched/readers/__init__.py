@@ -5,19 +5,53 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import zlib
 
 from cpsched.core.errors import InputError
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: str) -> bool:
+    """Whether ``path`` is gzip-compressed (by its first bytes, whatever its name)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == GZIP_MAGIC
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+
+
+def read_input_text(path: str) -> str:
+    """The text of an input file, gunzipped when it is gzip-compressed (``foo.hlo.gz``)."""
+    try:
+        if is_gzip(path):
+            with gzip.open(path, "rb") as f:
+                raw = f.read()
+        else:
+            with open(path, "rb") as f:
+                raw = f.read()
+    except (OSError, EOFError, zlib.error) as e:
+        reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
+        raise InputError(f"cannot read: {reason}", path=path) from None
+    return raw.decode("utf-8", errors="replace")
 
 
 def sniff_format(path: str) -> str:
     """``hlo``, ``cpsched-json``, ``cpsched-schedule`` or ``nx-json``."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+        if is_gzip(path):
+            with gzip.open(path, "rb") as f:
+                head = f.read(4096)
+        else:
+            with open(path, "rb") as f:
+                head = f.read(4096)
+    except (OSError, EOFError, zlib.error) as e:
+        reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
+        raise InputError(f"cannot read: {reason}", path=path) from None
     text = head.decode("utf-8", errors="replace").lstrip()
     if not text:
         raise InputError("file is empty", path=path)
@@ -48,8 +82,7 @@ def read_graph(path: str, **options):
 
 def load_json(path: str):
     try:
-        with open(path) as f:
-            return json.load(f)
+        return json.loads(read_input_text(path))
     except json.JSONDecodeError as e:
         raise InputError(f"bad JSON: {e.msg}", path=path, line=e.lineno, column=e.colno) from None
     except OSError as e:
@@ -57,4 +90,7 @@ def load_json(path: str):
 
 
 def display_name(path: str) -> str:
-    return os.path.splitext(os.path.basename(path))[0]
+    base = os.path.basename(path)
+    if base.endswith(".gz"):
+        base = base[:-3]
+    return os.path.splitext(base)[0]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 from cpsched.core.errors import InputError
+from cpsched.readers import read_input_text
 
 # Bytes per element (``ceil(bits / 8)``, XLA's ByteSizeOfPrimitiveType). Sub-byte types take a
 # whole byte unless a layout packs them with ``E(n)``.
@@ -52,6 +53,32 @@ NATIVE_ASYNC = {
     "collective-permute-start", "collective-permute-done", "copy-start", "copy-done",
     "send-done", "recv-done", "async-start", "async-update", "async-done",
 }
+# The opcodes XLA's HLO parser knows (hlo_opcode.h, 2026). Others are read as generic ops with
+# a note: a dump from a newer XLA may use one this list does not have yet.
+XLA_OPCODES = frozenset((
+    "abs", "acos", "acosh", "add", "add-dependency", "after-all", "all-gather",
+    "all-gather-done", "all-gather-start", "all-reduce", "all-reduce-done",
+    "all-reduce-start", "all-to-all", "and", "asin", "asinh", "async-done", "async-start",
+    "async-update", "atan2", "atanh", "batch-norm-grad", "batch-norm-inference",
+    "batch-norm-training", "bitcast", "bitcast-convert", "broadcast", "call", "cbrt", "ceil",
+    "cholesky", "clamp", "count-leading-zeros", "collective-broadcast", "collective-permute",
+    "collective-permute-done", "collective-permute-start", "compare", "complex",
+    "concatenate", "conditional", "constant", "convert", "convolution", "copy", "copy-done",
+    "copy-start", "cosine", "cosh", "custom-call", "divide", "domain", "dot",
+    "dynamic-reshape", "dynamic-slice", "dynamic-update-slice", "erf", "exponential",
+    "exponential-minus-one", "fft", "floor", "fusion", "gather", "get-dimension-size",
+    "get-tuple-element", "imag", "infeed", "iota", "is-finite", "log", "log-plus-one",
+    "logistic", "map", "maximum", "minimum", "mulhi", "multiply", "negate", "not",
+    "opt-barrier", "or", "outfeed", "pad", "parameter", "partition-id", "popcnt", "power",
+    "ragged-all-to-all", "ragged-dot", "real", "recv", "recv-done", "reduce",
+    "reduce-precision", "reduce-scatter", "reduce-window", "remainder", "replica-id",
+    "reshape", "reverse", "rng", "rng-bit-generator", "rng-get-and-update-state",
+    "round-nearest-afz", "round-nearest-even", "rsqrt", "scaled-dot", "scan", "scatter",
+    "select", "select-and-scatter", "send", "send-done", "set-dimension-size", "shift-left",
+    "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sinh", "slice", "sort",
+    "sqrt", "stochastic-convert", "subtract", "tan", "tanh", "topk", "transpose",
+    "triangular-solve", "tuple", "while", "xor",
+))
 # Stack-frame tables some dumps write between the header and the computations (or after).
 TRAILING_SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
 
@@ -974,6 +1001,11 @@ class _Parser:
                 raise self.error(f"computation {c.name!r} is defined twice", c.span[0])
             by_name[c.name] = c
         comps = comps + self._inline
+        unknown = {i.wrapped_opcode or i.opcode for c in comps for i in c.instructions}
+        unknown -= XLA_OPCODES
+        if unknown:
+            self.notes.append("opcode(s) XLA's parser does not know (read as generic ops): "
+                              + ", ".join(sorted(unknown)))
         mod = HloModule(name, self.text, self.path, attrs, spans, header, name_end, comps,
                         by_name, entry, self.notes)
         _check_module(self, mod)
@@ -1723,11 +1755,7 @@ def read_hlo_module(path_or_text: str) -> HloModule:
     """Parse an HLO module from a file path or from HLO text itself."""
     if "\n" in path_or_text or "{" in path_or_text:
         return parse_hlo_text(path_or_text, None)
-    try:
-        with open(path_or_text, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=path_or_text) from None
+    text = read_input_text(path_or_text)     # gunzips ``.hlo.gz``
     if not text.strip():
         raise InputError("file is empty", path=path_or_text)
     return parse_hlo_text(text, path_or_text)
