@@ -1570,14 +1570,41 @@ def _unquote(s: str) -> str:
     return s
 
 
+_KV_HEAD_RE = re.compile(r"([A-Za-z_][\w.\-]*)\s*=\s*")
+_KV_VALUE_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\'|[^\s,{}]+')
+
+
 def parse_kv_strings(raw: str) -> dict[str, str]:
-    """``{op_type="x" op_name="y" source_line=3}`` or ``{k="v",k2="v2"}`` -> dict."""
+    """``{op_type="x" op_name="y" source_line=3}`` or ``{k="v",k2='v2',k3={json dict}}``
+    -> dict (strings unquoted, dict values as their text)."""
     body = raw.strip()
     if body.startswith("{") and body.endswith("}"):
         body = body[1:-1]
-    return {k: (v[1:-1] if "\\" not in v else _unquote(v))
-            if len(v) >= 2 and v[0] == '"' and v[-1] == '"' else v
-            for k, v in _KV_RE.findall(body)}
+    if "{" not in body and "'" not in body:
+        return {k: (v[1:-1] if "\\" not in v else _unquote(v))
+                if len(v) >= 2 and v[0] == '"' and v[-1] == '"' else v
+                for k, v in _KV_RE.findall(body)}
+    out: dict[str, str] = {}
+    pos = 0
+    while True:
+        m = _KV_HEAD_RE.search(body, pos)
+        if m is None:
+            return out
+        pos = m.end()
+        if body[pos:pos + 1] == "{":
+            end = _json_dict_end(body, pos)
+            end = len(body) if end < 0 else end
+            out[m.group(1)] = body[pos:end]
+        else:
+            vm = _KV_VALUE_RE.match(body, pos)
+            if vm is None:
+                continue
+            v = vm.group()
+            end = vm.end()
+            if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+                v = _unquote('"' + v[1:-1] + '"') if v[0] == "'" else _unquote(v)
+            out[m.group(1)] = v
+        pos = end
 
 
 def parse_backend_config(raw: str):
