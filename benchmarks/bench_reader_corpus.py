@@ -47,6 +47,7 @@ from cpsched.readers.hlo.convert import module_graphs  # noqa: E402
 from cpsched.readers.hlo.parser import gc_paused, parse_hlo_text  # noqa: E402
 
 TEST_DIRS = ("xla/service/", "xla/hlo/")
+NOTES_MARKER = "<!-- notes: kept when the table above is regenerated -->"
 RAW_STRING_RE = re.compile(r'R"([A-Za-z0-9_]{0,16})\((.*?)\)\1"', re.S)
 MODULE_START_RE = re.compile(r"^[ \t]*HloModule\b", re.M)
 HLO_SUFFIXES = (".hlo", ".hlo.gz", ".hlo.txt")
@@ -107,8 +108,12 @@ def _read_text(path: Path) -> str:
 
 
 def split_modules(text: str) -> list[tuple[int, str]]:
-    """(line offset, text) of each ``HloModule ...`` in ``text``."""
-    starts = [m.start() for m in MODULE_START_RE.finditer(text)]
+    """(line offset, text) of each ``HloModule ...`` in ``text`` (one written inside a string,
+    as in ``origin_recovery_table``, belongs to the module around it)."""
+    strings = [m.span() for m in re.finditer(r'"(?:[^"\\]|\\.)*"', text)] \
+        if text.count("HloModule") > 1 else []
+    starts = [m.start() for m in MODULE_START_RE.finditer(text)
+              if not any(a < m.start() < b for a, b in strings)]
     out = []
     for k, s in enumerate(starts):
         e = starts[k + 1] if k + 1 < len(starts) else len(text)
@@ -116,10 +121,24 @@ def split_modules(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def find_modules(path: Path, rev: str) -> list[tuple[str, str]]:
-    """(where, module text) for every module under ``path``."""
+def display(path: str) -> str:
+    """A path as the results file shows it: repo-relative, ``../shared/...``, or a name."""
+    p = Path(path).resolve()
+    if p == REPO or REPO in p.parents:
+        return str(p.relative_to(REPO)) or "."
+    if "shared" in p.parts:
+        return "../shared/" + "/".join(p.parts[p.parts.index("shared") + 1:])
+    return "XLA_CHECKOUT" if (p / "xla").is_dir() or (p / "objects").is_dir() else p.name
+
+
+def find_modules(path: Path, rev: str) -> list[tuple[str, str, str]]:
+    """(kind, where, module text) for every module under ``path``; kind is ``*.hlo files``
+    or ``*_test.cc raw strings``."""
+    files_kind = "*.hlo files"
+    tests_kind = "*_test.cc raw strings"
     if path.is_file():
-        return [(f"{path.name}:{line + 1}", t) for line, t in split_modules(_read_text(path))]
+        return [(files_kind, f"{path.name}:{line + 1}", t)
+                for line, t in split_modules(_read_text(path))]
     src = Source(path, rev)
     files = src.files()
     is_xla = any(f.startswith("xla/") for f in files[:5000])
@@ -129,7 +148,7 @@ def find_modules(path: Path, rev: str) -> list[tuple[str, str]]:
     texts = src.read_many(hlo + tests)
     for f in hlo:
         for line, t in split_modules(texts.get(f, "")):
-            out.append((f"{f}:{line + 1}", t))
+            out.append((files_kind, f"{f}:{line + 1}", t))
     for f in tests:
         text = texts.get(f)
         if text is None:
@@ -140,7 +159,7 @@ def find_modules(path: Path, rev: str) -> list[tuple[str, str]]:
                 continue
             base = text.count("\n", 0, m.start(2))
             for line, t in split_modules(body):
-                out.append((f"{f}:{base + line + 1}", t))
+                out.append((tests_kind, f"{f}:{base + line + 1}", t))
     return out
 
 
@@ -243,8 +262,8 @@ def main() -> int:
 
     found: list[tuple[str, str, str]] = []   # (path argument, where, text)
     for p in args.paths:
-        for where, text in find_modules(Path(p), args.rev):
-            found.append((Path(p).name, where, text))
+        for kind, where, text in find_modules(Path(p), args.rev):
+            found.append((f"{display(p)}: {kind}", where, text))
     if args.dump:
         d = Path(args.dump)
         d.mkdir(parents=True, exist_ok=True)
@@ -284,7 +303,8 @@ def main() -> int:
     n = len(found)
     lines = ["# Reader coverage on real HLO text", "",
              "Command: `python benchmarks/bench_reader_corpus.py " + " ".join(
-                 sys.argv[1:]) + "`", "",
+                 display(a) if Path(a).exists() and not a.startswith("-") and "python" not in a
+                 else a for a in sys.argv[1:]) + "`", "",
              f"Python {platform.python_version()}; cpsched parser + conversion of every "
              f"computation; {t_read:.1f} s to read all modules.", "",
              "| source | modules | read | rejected by design | failures |", "|---|---|---|---|---|"]
@@ -311,7 +331,11 @@ def main() -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
-        Path(args.out).write_text(text)
+        out = Path(args.out)
+        notes = ""    # hand-written notes below the marker survive a re-run
+        if out.exists() and NOTES_MARKER in out.read_text():
+            notes = out.read_text().split(NOTES_MARKER, 1)[1]
+        out.write_text(text + "\n" + NOTES_MARKER + notes)
     return 0
 
 
