@@ -26,6 +26,10 @@ SNIPPETS = [
     "p = f32[2] parameter(0), x={a=\"unterminated}\n",
     "p = f32[2] parameter(0) /* open\n",
     "p = f32[2] parameter(0), x=a @ b\n",
+    # single-quoted strings (mesh axes), '~' in layouts, braces inside quotes
+    "g = f32[8]{0} all-gather(p), replica_groups=mesh['a'=2,'b'=4] {'b':(1)2}, x={'}', \"{\"}\n",
+    "q = f32[4]{0:D(D,C~)T(2)} copy(p), y={a={'k'=1}, b=[1,{2}]}, z='it\\'s'\n",
+    "r = f32[2] parameter(0), w={'open}\n",
 ]
 
 
