@@ -465,3 +465,19 @@ def test_bad_character_inside_a_json_dict_is_fine_but_not_after_it():
         parse_hlo_text(module("  ROOT p = f32[2]{0} parameter(0), frontend_attributes={k={@}} @"),
                        "t.hlo")
     assert str(e.value) == "t.hlo:5:64: unexpected character '@'"
+
+
+def test_writing_back_in_place_computations_and_nested_instructions():
+    from cpsched.writers.hlo import write_hlo
+    m = read(module(
+        "  p = f32[2]{0} parameter(0)\n  q = f32[2]{0} negate(p)\n"
+        "  ROOT c = f32[2]{0} call(q), to_apply={\n"
+        "    x = f32[2]{0} parameter(0)\n    ROOT y = f32[2]{0} negate(x)\n  }"))
+    out = write_hlo(m, {"main": ["p", "q", "c"]})
+    assert out.count("ROOT y = f32[2]{0} negate(x)") == 1     # the computation stays in place
+    again = read(out)
+    assert again.is_scheduled and [c.inline for c in again.computations] == [False, True]
+    nested = read(module("  p = f32[2]{0} parameter(0)\n"
+                         "  ROOT a = f32[2]{0} add(p, f32[2]{0} negate(p))"))
+    with pytest.raises(InputError, match="written inside the operands of another instruction"):
+        write_hlo(nested, {"main": [i.name for i in nested.entry.instructions]})

@@ -95,6 +95,10 @@ def _computation_text(module: HloModule, comp: HloComputation, order: Sequence[s
     chunks: dict[str, str] = {}
     prev_end = comp.body_open
     for ins in comp.instructions:
+        if ins.synthetic:
+            raise InputError(f"cannot reorder {comp.name!r}: {ins.name!r} is written inside the "
+                             "operands of another instruction (a nested instruction or a t#i "
+                             "operand); write it as an instruction of its own first")
         trivia = text[prev_end:ins.span[0]]
         body = text[ins.span[0]:ins.span[1]]
         if ins.name in replace:

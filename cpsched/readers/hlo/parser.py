@@ -190,6 +190,7 @@ class HloInstruction:
     operand_offsets: list[int] = field(default_factory=list)
     shape_inferred: bool = False
     wrapped_opcode: str | None = None   # for async sugar ``<op>-start``: ``<op>``
+    synthetic: bool = False       # made by the reader: a nested instruction or ``t#1`` operand
 
     @property
     def parameter_number(self) -> int | None:
@@ -1350,7 +1351,7 @@ class _Parser:
         line, col = self.loc(start)
         self._pending.append(HloInstruction(name, opcode, raw_op, shape, ops, oshapes, {},
                                             (start, end), op_tok[2], line, col, False, literal,
-                                            {}, offs, wrapped_opcode=wrapped))
+                                            {}, offs, wrapped_opcode=wrapped, synthetic=True))
         return name
 
     def _compact_gte(self, base_tok) -> str:
@@ -1372,7 +1373,7 @@ class _Parser:
             self._pending.append(HloInstruction(
                 name, "get-tuple-element", "get-tuple-element", None, [cur], [None],
                 {"index": t[1]}, (base_tok[2], t[3]), base_tok[2], line, col, False, None,
-                {"index": t[2]}, [base_tok[2]]))
+                {"index": t[2]}, [base_tok[2]], synthetic=True))
             cur = name
         return cur
 
