@@ -5,12 +5,17 @@ module header, computation and instruction, so that ``cpsched.writers.hlo`` can 
 text verbatim in a new order. Errors are ``InputError`` with path, line and column.
 
 What is parsed structurally: the module header and its attributes, computations (with or
-without ``ENTRY``, signature, ``execution_thread``), instructions (``ROOT``, ``%`` optional,
-result shape optional, operands with or without shapes), shapes (arrays, tuples, bounded and
-unbounded dynamic dims, layouts with tiles, ``E(n)`` element sizes and ``S(n)`` memory
-spaces). Attribute values are kept as raw text; the helpers at the bottom interpret the ones
-cpsched needs (called computations, control predecessors, metadata, backend_config, replica
-groups, aliasing, ...). Unknown attributes and opcodes are accepted as they are.
+without ``ENTRY``, signature, ``execution_thread``, or written in place as an attribute value,
+``to_apply={...}``), instructions (``ROOT``, ``%`` optional, result shape optional, operands
+with or without shapes, nested instructions and ``t#1`` tuple-element operands, which become
+instructions of their own), shapes (arrays, tuples, buffers ``b(...)``, bounded and unbounded
+dynamic dims, layouts with tiles, ``E(n)`` element sizes and ``S(n)`` memory spaces, after the
+dims or after blanks). Attribute values are kept as raw text, read as XLA's lexer reads them
+(single- and double-quoted strings; ``backend_config`` and frontend attribute dicts taken raw,
+any character inside); the helpers at the bottom interpret the ones cpsched needs (called
+computations, control predecessors, metadata, backend_config, replica groups in all three
+forms, aliasing, ...). Unknown attributes are kept and skipped; unknown opcodes are read as
+generic ops with a note. Text XLA's parser rejects is an error where XLA reports it.
 """
 
 from __future__ import annotations
