@@ -8,14 +8,16 @@ Each PATH is one of
   ``HloModule`` texts counts each), and, when it is an XLA checkout, the modules below;
 - an XLA checkout (a work tree with ``xla/``, or a bare git directory, read at ``--rev``):
   every ``*.hlo`` file, and every module written in a C++ raw string (``R"(...)"``,
-  ``R"hlo(...)hlo"``) in ``xla/service/**/*_test.cc`` and ``xla/hlo/**/*_test.cc``;
+  ``R"hlo(...)hlo"``) in ``xla/service/**/*_test.cc`` and ``xla/hlo/**/*_test.cc`` (other
+  folders with ``--tests-under``);
 - a single file.
 
 A module starts at ``HloModule`` and runs to the next one (or the end of its file/string).
 Each is read twice by cpsched: the parser alone (``parse_hlo_text``), then the conversion of
 every computation into a graph (``module_graphs``). A module is *rejected by design* when
 - it is a template, not HLO: ``$0`` / ``$name`` (absl::Substitute), ``%s`` / ``%d``
-  (StrFormat) or ``{{...}}`` placeholders outside strings;
+  (StrFormat), ``{{...}}``, ``<<F8E4M3>>`` or upper-case element types (``TYPE[2]``)
+  outside strings;
 - it is a FileCheck pattern (``CHECK`` lines, ``[[...]]`` captures) rather than a module;
 - XLA's own parser rejects it: with ``--oracle-python`` (an interpreter with jaxlib), each
   module goes through ``jaxlib._hlo.hlo_module_from_text``, and its error is the reason.
@@ -53,7 +55,8 @@ MODULE_START_RE = re.compile(r"^[ \t]*HloModule\b", re.M)
 HLO_SUFFIXES = (".hlo", ".hlo.gz", ".hlo.txt")
 # placeholders of absl::Substitute / StrFormat / hand-rolled templates, outside strings
 _STRINGS_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"' + r"|'(?:[^'\\\n]|\\.)*'")
-_TEMPLATE_RE = re.compile(r"\$[A-Za-z0-9_{]|%[sdu]\b|%\{|\{\{\s*[A-Za-z_]|<<[A-Z_]+>>")
+_TEMPLATE_RE = re.compile(r"\$[A-Za-z0-9_{]|%[sdu]\b|%\{|\{\{\s*[A-Za-z_]|<<[A-Za-z0-9_]+>>"
+                          r"|(?<![\w.%-])[A-Z][A-Z0-9_]*\[")   # the last: ``TYPE[2,3]``
 _FILECHECK_RE = re.compile(r"^\s*(?://\s*)?(?:CHECK|[A-Z]+-(?:CHECK|NEXT|SAME|DAG|NOT))"
                            r"|\[\[[A-Za-z_]", re.M)
 
@@ -131,7 +134,8 @@ def display(path: str) -> str:
     return "XLA_CHECKOUT" if (p / "xla").is_dir() or (p / "objects").is_dir() else p.name
 
 
-def find_modules(path: Path, rev: str) -> list[tuple[str, str, str]]:
+def find_modules(path: Path, rev: str, test_dirs: tuple[str, ...] = TEST_DIRS
+                 ) -> list[tuple[str, str, str]]:
     """(kind, where, module text) for every module under ``path``; kind is ``*.hlo files``
     or ``*_test.cc raw strings``."""
     files_kind = "*.hlo files"
@@ -143,7 +147,7 @@ def find_modules(path: Path, rev: str) -> list[tuple[str, str, str]]:
     files = src.files()
     is_xla = any(f.startswith("xla/") for f in files[:5000])
     hlo = [f for f in files if f.endswith(HLO_SUFFIXES)]
-    tests = [f for f in files if is_xla and f.endswith("_test.cc") and f.startswith(TEST_DIRS)]
+    tests = [f for f in files if is_xla and f.endswith("_test.cc") and f.startswith(test_dirs)]
     out = []
     texts = src.read_many(hlo + tests)
     for f in hlo:
@@ -253,6 +257,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--rev", default="HEAD", help="revision of a bare git directory")
+    ap.add_argument("--tests-under", default=",".join(TEST_DIRS),
+                    help="comma-separated folders of an XLA checkout whose *_test.cc files "
+                         "are searched (default: %(default)s; 'xla/' for all)")
     ap.add_argument("--oracle-python", help="an interpreter with jaxlib: XLA's parser decides "
                                             "which modules XLA itself rejects")
     ap.add_argument("--dump", help="write every module found to this folder (for inspection)")
@@ -262,7 +269,8 @@ def main() -> int:
 
     found: list[tuple[str, str, str]] = []   # (path argument, where, text)
     for p in args.paths:
-        for kind, where, text in find_modules(Path(p), args.rev):
+        for kind, where, text in find_modules(Path(p), args.rev,
+                                              tuple(args.tests_under.split(","))):
             found.append((f"{display(p)}: {kind}", where, text))
     if args.dump:
         d = Path(args.dump)
