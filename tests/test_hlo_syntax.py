@@ -5,6 +5,7 @@ need are skipped; only text XLA would reject is an error, with its line and colu
 from __future__ import annotations
 
 import gzip
+from pathlib import Path
 
 import pytest
 
@@ -481,3 +482,16 @@ def test_writing_back_in_place_computations_and_nested_instructions():
                          "  ROOT a = f32[2]{0} add(p, f32[2]{0} negate(p))"))
     with pytest.raises(InputError, match="written inside the operands of another instruction"):
         write_hlo(nested, {"main": [i.name for i in nested.entry.instructions]})
+
+
+# -- the captured corpus (models/hlo/corpus) -------------------------------------------------------
+
+CORPUS = Path(__file__).resolve().parents[1] / "models" / "hlo" / "corpus"
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.glob("*.hlo.gz")), ids=lambda p: p.name)
+def test_every_corpus_module_reads_gzipped(path):
+    m = read_hlo_module(str(path))
+    graphs = module_graphs(m)
+    assert m.entry.name in graphs and m.is_scheduled
+    assert not [n for n in m.notes if "opcode" in n]     # XLA:CPU prints no opcode we lack
