@@ -495,3 +495,49 @@ def test_every_corpus_module_reads_gzipped(path):
     graphs = module_graphs(m)
     assert m.entry.name in graphs and m.is_scheduled
     assert not [n for n in m.notes if "opcode" in n]     # XLA:CPU prints no opcode we lack
+
+
+@pytest.mark.parametrize("groups, reason", [
+    ("[24]<=[8]", "iota replica groups [24] must be 2-D and hold the 8 devices of [8]"),
+    ("[3,2]<=[8]", "iota replica groups [3, 2] must be 2-D and hold the 8 devices of [8]"),
+    ("[2,4]<=[2,4]T(0,0)", "T(0, 0) is not a permutation of the 2 iota dims"),
+    ("mesh['x'=2,'y'=4] {'z'}", "axis 'z' is not an axis of the mesh"),
+    ("mesh['x'=2,'y'=4] {'y':(3)2}", "sub-axis 'y':(3)2 does not divide its axis"),
+    ("mesh['x'=2,'y'=4] {'x','x'}", "the axes of the groups overlap"),
+    ("mesh['x'=2,'y'=2], device_ids=(0,1,2) {'x'}",
+     "mesh device_ids list 3 devices, the mesh has 4"),
+])
+def test_replica_groups_xla_rejects(groups, reason):
+    text = module("  p = f32[4]{0} parameter(0)\n"
+                  f"  ROOT r = f32[4]{{0}} all-reduce(p), replica_groups={groups}, to_apply=sum",
+                  extra=SUM)
+    with pytest.raises(InputError) as e:
+        parse_hlo_text(text, "t.hlo")
+    assert str(e.value) == f"t.hlo:12:52: replica_groups of 'r': {reason}"
+
+
+DAMAGE = ["'", '"', "{", "}", "(", ")", "[", "<", "#", "~", "@", "/*", "//", "->", "<=", "b(",
+          "mesh[", "#1", "to_apply={", "backend_config={", "f32[2] negate(", "ROOT ", "\n"]
+
+
+def test_damaged_text_is_an_input_error_never_a_crash():
+    import random
+    rng = random.Random(7)
+    texts = [
+        module("  p = (f32[2]{0}, s32[]) parameter(0), sharding={{replicated}, {maximal device=0}}\n"
+               "  a = f32[2]{0:T(2)S(1)} get-tuple-element(p), index=0, metadata={op_name=\"x{\"}\n"
+               "  r = f32[2]{0} all-reduce(a), replica_groups=mesh['x'=2,'y'=2] {'y'}, "
+               "to_apply=sum, frontend_attributes={k={v = dense<1> : tensor<i32>}}\n"
+               "  ROOT c = f32[2]{0} call(r), to_apply={\n    q = f32[2]{0} parameter(0)\n"
+               "    ROOT n = f32[2]{0} negate(q)\n  }, backend_config=\"{\\\"a\\\":1}\"",
+               "HloModule t, num_partitions=4", SUM),
+    ]
+    for _ in range(400):
+        t = rng.choice(texts)
+        k = rng.randrange(len(t))
+        cut = rng.random()
+        damaged = t[:k] if cut < 0.2 else t[:k] + rng.choice(DAMAGE) + t[k + (cut > 0.7):]
+        try:
+            read(damaged)
+        except InputError:
+            pass

@@ -25,6 +25,7 @@ import gc
 import json
 import operator
 import re
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Iterator
 
@@ -1450,6 +1451,12 @@ def _check_module(p: _Parser, mod: HloModule) -> None:
                     if name not in index:
                         raise p.error(f"unknown operand {name!r} of {ins.name!r} (no such "
                                       f"instruction in computation {comp.name!r})", off)
+            raw = ins.attrs.get("replica_groups")
+            if raw is not None and raw[:1] != "{":
+                problem = replica_groups_problem(raw)
+                if problem:
+                    raise p.error(f"replica_groups of {ins.name!r}: {problem}",
+                                  ins.attr_offsets["replica_groups"])
             raw = ins.attrs.get("control-predecessors")
             if raw is not None:
                 base = ins.attr_offsets["control-predecessors"]
@@ -1572,7 +1579,9 @@ def _unquote(s: str) -> str:
         try:
             return json.loads(s)
         except ValueError:
-            return body.encode("utf-8").decode("unicode_escape", errors="replace")
+            with warnings.catch_warnings():     # stray escapes such as ``\~`` stay as written
+                warnings.simplefilter("ignore", DeprecationWarning)
+                return body.encode("utf-8").decode("unicode_escape", errors="replace")
     return s
 
 
@@ -1648,39 +1657,24 @@ _AXIS_REF_RE = re.compile(r"""(['"])(.*?)\1(?:\s*:\s*\(\s*(\d+)\s*\)\s*(\d+))?""
 
 def _mesh_groups(m: re.Match, max_devices: int) -> list[list[int]]:
     """The device groups of ``mesh[axes] {axis refs}``: devices that differ only along the
-    named axes (or sub-axes ``'a':(pre)size``) form a group, ordered by those axes."""
+    named axes (or sub-axes ``'a':(pre)size``, ``pre`` = the product of the sizes before it,
+    major to minor) form a group, ordered as the refs are written."""
     import numpy as np
-    names = [a[1] for a in _MESH_AXIS_RE.findall(m.group("axes"))]
-    sizes = [int(a[2]) for a in _MESH_AXIS_RE.findall(m.group("axes"))]
-    total = 1
-    for n in sizes:
-        total *= n
-    if not sizes or total > max_devices:
-        return []
-    ids_text = m.group("ids")
-    if ids_text is None:
-        ids = np.arange(total)
-    else:
-        im = _IOTA_RE.fullmatch("[%d]<=" % total + ids_text.strip()) if ids_text.strip()[:1] == "[" \
-            else None
-        if im:
-            ids = np.arange(total).reshape(_int_tuple(im.group(2)))
-            if im.group(3):
-                ids = ids.transpose(_int_tuple(im.group(3)))
-            ids = ids.reshape(-1)
-        else:
-            ids = np.array(_int_tuple(ids_text))
-            if ids.size != total:
-                return []
+    axes = _MESH_AXIS_RE.findall(m.group("axes"))
+    names = [a[1] for a in axes]
+    sizes = [int(a[2]) for a in axes]
+    if not sizes or min(sizes) < 1:
+        raise _BadGroups("a mesh needs axes of size 1 or more")
+    total = _product(sizes)
     refs = []       # (axis, pre, size); a whole axis is (axis, 1, n)
     for r in _AXIS_REF_RE.findall(m.group("refs")):
         name = r[1]
         axis = names.index(name) if name in names else int(name) if name.isdigit() else -1
         if not 0 <= axis < len(sizes):
-            return []
+            raise _BadGroups(f"axis {name!r} is not an axis of the mesh")
         pre, size = (int(r[2]), int(r[3])) if r[2] else (1, sizes[axis])
-        if pre * size == 0 or sizes[axis] % (pre * size):
-            return []
+        if pre < 1 or size < 1 or sizes[axis] % (pre * size):
+            raise _BadGroups(f"sub-axis {name!r}:({pre}){size} does not divide its axis")
         refs.append((axis, pre, size))
     # split each axis, major to minor, at the borders of its sub-axes
     cuts = [{1, n} for n in sizes]
@@ -1691,26 +1685,75 @@ def _mesh_groups(m: re.Match, max_devices: int) -> list[list[int]]:
     for axis, points in enumerate(cuts):
         pts = sorted(points)
         if any(b % a for a, b in zip(pts, pts[1:])):
-            return []
+            raise _BadGroups(f"sub-axes of axis {names[axis]!r} overlap")
         for a, b in zip(pts, pts[1:]):
             where[axis, a, b // a] = len(factors)
             factors.append(b // a)
-    chosen = []
-    for axis, pre, size in refs:
-        if (axis, pre, size) not in where:     # a sub-axis over several factors
-            return []
-        chosen.append(where[axis, pre, size])
+    chosen = [where.get(ref, -1) for ref in refs]
+    if -1 in chosen or len(set(chosen)) != len(chosen):
+        raise _BadGroups("the axes of the groups overlap")
+    ids_text = m.group("ids")
+    perm = None
+    if ids_text is not None and ids_text.strip()[:1] == "[":
+        im = _IOTA_RE.fullmatch("[%d]<=" % total + ids_text.strip())
+        if im is None or _product(_int_tuple(im.group(2))) != total:
+            raise _BadGroups(f"mesh device_ids do not hold the {total} devices of the mesh")
+        perm = _int_tuple(im.group(3)) if im.group(3) else None
+        if perm is not None and sorted(perm) != list(range(len(_int_tuple(im.group(2))))):
+            raise _BadGroups(f"T{perm} is not a permutation of the device_ids dims")
+    elif ids_text is not None and len(_int_tuple(ids_text)) != total:
+        raise _BadGroups(f"mesh device_ids list {len(_int_tuple(ids_text))} devices, the mesh "
+                         f"has {total}")
+    if total > max_devices:
+        return []
+    if ids_text is None:
+        ids = np.arange(total)
+    elif ids_text.strip()[:1] == "[":
+        ids = np.arange(total).reshape(_int_tuple(im.group(2)))
+        if perm is not None:
+            ids = ids.transpose(perm)
+        ids = ids.reshape(-1)
+    else:
+        ids = np.array(_int_tuple(ids_text))
     rest = [k for k in range(len(factors)) if k not in chosen]
     grid = ids.reshape(factors).transpose(rest + chosen)
-    per = 1
-    for k in chosen:
-        per *= factors[k]
-    return grid.reshape(-1, per).tolist()
+    return grid.reshape(-1, _product(factors[k] for k in chosen)).tolist()
 
 
-def parse_replica_groups(raw: str | None, max_devices: int = 1 << 20) -> list[list[int]]:
+class _BadGroups(ValueError):
+    """Replica groups XLA's parser rejects (sizes that do not match, unknown axes)."""
+
+
+def replica_groups_problem(raw: str) -> str | None:
+    """Why XLA's parser would reject these replica groups, or None."""
+    try:
+        parse_replica_groups(raw, max_devices=0, strict=True)
+    except _BadGroups as e:
+        return str(e)
+    return None
+
+
+def _product(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def parse_replica_groups(raw: str | None, max_devices: int = 1 << 20,
+                         strict: bool = False) -> list[list[int]]:
     """Explicit ``{{0,1},{2,3}}``, iota ``[2,4]<=[8]`` / ``[2,4]<=[4,2]T(1,0)``, or mesh axes
-    ``mesh['x'=2,'y'=4] {'y'}`` groups."""
+    ``mesh['x'=2,'y'=4] {'y'}`` groups; [] for groups it cannot expand (more than
+    ``max_devices``, or inconsistent; with ``strict`` those raise ``_BadGroups``)."""
+    try:
+        return _replica_groups(raw, max_devices)
+    except _BadGroups:
+        if strict:
+            raise
+        return []
+
+
+def _replica_groups(raw: str | None, max_devices: int) -> list[list[int]]:
     if not raw:
         return []
     text = raw.strip()
@@ -1718,15 +1761,21 @@ def parse_replica_groups(raw: str | None, max_devices: int = 1 << 20) -> list[li
         return []
     if text.startswith("mesh"):
         mm = _MESH_RE.match(text)
-        return _mesh_groups(mm, max_devices) if mm else []
+        if mm is None:
+            raise _BadGroups("bad mesh replica groups")
+        return _mesh_groups(mm, max_devices)
     m = _IOTA_RE.fullmatch(text)
     if m:
         import numpy as np
         shape = _int_tuple(m.group(1))
         reshape = _int_tuple(m.group(2))
-        total = 1
-        for d in reshape:
-            total *= d
+        total = _product(reshape)
+        if len(shape) != 2 or _product(shape) != total:
+            raise _BadGroups(f"iota replica groups {list(shape)} must be 2-D and hold the "
+                             f"{total} devices of {list(reshape)}")
+        perm = _int_tuple(m.group(3)) if m.group(3) else None
+        if perm is not None and sorted(perm) != list(range(len(reshape))):
+            raise _BadGroups(f"T{perm} is not a permutation of the {len(reshape)} iota dims")
         if total > max_devices:
             return []
         ids = np.arange(total).reshape(reshape)
