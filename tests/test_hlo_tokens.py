@@ -11,8 +11,8 @@ import pytest
 
 from cpsched.core.errors import InputError
 from cpsched.readers.hlo.convert import read_hlo_text
-from cpsched.readers.hlo.parser import (_COARSE, _fine_tokens, _parser_tokens, gc_paused,
-                                        parse_hlo_text, tokenize)
+from cpsched.readers.hlo.parser import (_BAD, _COARSE, _bad_token_error, _fine_tokens,
+                                        _parser_tokens, gc_paused, parse_hlo_text, tokenize)
 
 MODELS = Path(__file__).resolve().parents[1] / "models" / "hlo"
 
@@ -26,12 +26,18 @@ SNIPPETS = [
     "p = f32[2] parameter(0), x={a=\"unterminated}\n",
     "p = f32[2] parameter(0) /* open\n",
     "p = f32[2] parameter(0), x=a @ b\n",
+    # single-quoted strings (mesh axes), '~' in layouts, braces inside quotes
+    "g = f32[8]{0} all-gather(p), replica_groups=mesh['a'=2,'b'=4] {'b':(1)2}, x={'}', \"{\"}\n",
+    "q = f32[4]{0:D(D,C~)T(2)} copy(p), y={a={'k'=1}, b=[1,{2}]}, z='it\\'s'\n",
+    "r = f32[2] parameter(0), w={'open}\n",
 ]
 
 
 def _expanded(text):
     out = []
-    for t in _parser_tokens(text, None):
+    for t in _parser_tokens(text):
+        if t[0] == _BAD:    # the parser reports these where it reads them; here at once
+            raise _bad_token_error(text, None, t)
         if t[0] in _COARSE:
             out.extend(_fine_tokens(text, t[2], t[3]))
         else:

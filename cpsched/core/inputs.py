@@ -4,8 +4,10 @@ fine), JSON with strict numbers. Every failure is an ``InputError`` (one line, e
 from __future__ import annotations
 
 import json
+import gzip
 import math
 import os
+import zlib
 import stat
 
 from cpsched.core.errors import InputError
@@ -43,14 +45,44 @@ def check_input_file(path: str) -> int:
     return st.st_size
 
 
-def read_text(path: str) -> str:
-    """A text file's content, checked first (``check_input_file``); UTF-8, a BOM dropped."""
-    check_input_file(path)
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: str) -> bool:
+    """Whether ``path`` is gzip-compressed (by its first bytes, whatever its name)."""
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            return f.read(2) == GZIP_MAGIC
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror}", path=path) from None
+
+
+def read_bytes(path: str, limit: int | None = None) -> bytes:
+    """An input file's bytes (at most ``limit`` of them), checked first
+    (``check_input_file``) and gunzipped when it is gzip-compressed (``foo.hlo.gz``); the
+    uncompressed size is held to the same limit as files."""
+    check_input_file(path)
+    cap = max_input_bytes()
+    want = cap + 1 if limit is None else min(limit, cap + 1)
+    try:
+        if is_gzip(path):
+            with gzip.open(path, "rb") as f:
+                raw = f.read(want)
+        else:
+            with open(path, "rb") as f:
+                raw = f.read(want)
+    except (OSError, EOFError, zlib.error) as e:
+        reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
+        raise InputError(f"cannot read: {reason}", path=path) from None
+    if limit is None and len(raw) > cap:
+        raise InputError(f"larger than {cap} bytes uncompressed (CPSCHED_MAX_INPUT_BYTES "
+                         "raises the limit)", path=path)
+    return raw
+
+
+def read_text(path: str) -> str:
+    """A text file's content, checked first (``check_input_file``); UTF-8, a BOM dropped."""
+    raw = read_bytes(path)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from cpsched.core.errors import InputError
-from cpsched.core.inputs import (BOM, check_input_file, load_json, loads_json,  # noqa: F401
-                                 read_text)
+from cpsched.core.inputs import (BOM, check_input_file, is_gzip, load_json,  # noqa: F401
+                                 loads_json, read_bytes, read_text)
 from cpsched.readers.files import display_name
 from cpsched.readers.hlo.verify import read_verified_graph
 from cpsched.readers.json_graph import read_json_graph
@@ -24,25 +24,19 @@ def _json_format(path: str, head: str, whole: bool) -> str:
             return fmt
     if whole:
         return "nx-json"
-    with open(path, "rb") as f:
-        text = f.read().decode("utf-8", errors="replace")
+    text = read_bytes(path).decode("utf-8", errors="replace")
     m = re.search(r'"format"\s*:\s*"(cpsched-graph|cpsched-schedule)"', text)
     return m.group(1) if m else "nx-json"
 
 
 def sniff_format(path: str) -> str:
     """``hlo``, ``cpsched-json``, ``cpsched-schedule`` or ``nx-json``."""
-    size = check_input_file(path)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+    head = read_bytes(path, limit=4096)
     text = head.decode("utf-8", errors="replace").lstrip(BOM + " \t\r\n")
     if not text:
         raise InputError("file is empty", path=path)
     if text.startswith("{"):
-        kind = _json_format(path, text, whole=size <= len(head))
+        kind = _json_format(path, text, whole=len(head) < 4096)
         return {"cpsched-graph": "cpsched-json"}.get(kind, kind)
     return "hlo"
 
@@ -60,5 +54,11 @@ def read_graph(path: str, **options):
     return read_verified_graph(path, **options)
 
 
+def read_input_text(path: str) -> str:
+    """The text of an input file, checked, gunzipped when compressed, UTF-8 (BOM dropped)."""
+    return read_text(path)
+
+
 __all__ = ["read_graph", "sniff_format", "load_json", "display_name", "read_json_graph",
-           "read_nx_json", "read_verified_graph", "read_text", "check_input_file"]
+           "read_nx_json", "read_verified_graph", "read_text", "read_input_text",
+           "check_input_file", "is_gzip"]

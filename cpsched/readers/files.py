@@ -9,4 +9,8 @@ from cpsched.core.inputs import load_json  # noqa: F401  (size-checked, typed JS
 
 
 def display_name(path: str) -> str:
-    return os.path.splitext(os.path.basename(path))[0]
+    """The file's name without folder and extension (``foo.hlo.gz`` -> ``foo``)."""
+    base = os.path.basename(path)
+    if base.endswith(".gz"):
+        base = base[:-3]
+    return os.path.splitext(base)[0]

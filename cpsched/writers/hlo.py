@@ -99,6 +99,10 @@ def _computation_text(module: HloModule, comp: HloComputation, order: Sequence[s
     chunks: dict[str, str] = {}
     prev_end = comp.body_open
     for ins in comp.instructions:
+        if ins.synthetic:
+            raise InputError(f"cannot reorder {comp.name!r}: {ins.name!r} is written inside the "
+                             "operands of another instruction (a nested instruction or a t#i "
+                             "operand); write it as an instruction of its own first")
         trivia = text[prev_end:ins.span[0]]
         body = text[ins.span[0]:ins.span[1]]
         if ins.name in replace:
@@ -160,6 +164,8 @@ def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
         safe = re.sub(r"[^A-Za-z0-9_.\-]", "_", name) or "module"
         pieces.append(f"HloModule {safe}, is_scheduled=true\n\n")
     for comp in module.computations:
+        if comp.inline:     # written inside an instruction (``to_apply={...}``): kept there
+            continue
         pieces.append(text[pos:comp.span[0]])
         for new in computations_before.get(comp.name, ()):
             pieces.append(new.strip() + "\n\n")

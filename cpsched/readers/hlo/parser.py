@@ -5,12 +5,17 @@ module header, computation and instruction, so that ``cpsched.writers.hlo`` can 
 text verbatim in a new order. Errors are ``InputError`` with path, line and column.
 
 What is parsed structurally: the module header and its attributes, computations (with or
-without ``ENTRY``, signature, ``execution_thread``), instructions (``ROOT``, ``%`` optional,
-result shape optional, operands with or without shapes), shapes (arrays, tuples, bounded and
-unbounded dynamic dims, layouts with tiles, ``E(n)`` element sizes and ``S(n)`` memory
-spaces). Attribute values are kept as raw text; the helpers at the bottom interpret the ones
-cpsched needs (called computations, control predecessors, metadata, backend_config, replica
-groups, aliasing, ...). Unknown attributes and opcodes are accepted as they are.
+without ``ENTRY``, signature, ``execution_thread``, or written in place as an attribute value,
+``to_apply={...}``), instructions (``ROOT``, ``%`` optional, result shape optional, operands
+with or without shapes, nested instructions and ``t#1`` tuple-element operands, which become
+instructions of their own), shapes (arrays, tuples, buffers ``b(...)``, bounded and unbounded
+dynamic dims, layouts with tiles, ``E(n)`` element sizes and ``S(n)`` memory spaces, after the
+dims or after blanks). Attribute values are kept as raw text, read as XLA's lexer reads them
+(single- and double-quoted strings; ``backend_config`` and frontend attribute dicts taken raw,
+any character inside); the helpers at the bottom interpret the ones cpsched needs (called
+computations, control predecessors, metadata, backend_config, replica groups in all three
+forms, aliasing, ...). Unknown attributes are kept and skipped; unknown opcodes are read as
+generic ops with a note. Text XLA's parser rejects is an error where XLA reports it.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ import gc
 import json
 import operator
 import re
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 import numpy as np
 
 from cpsched.core.errors import InputError
+from cpsched.core.inputs import read_text as read_input_text
 
 # Bytes per element (``ceil(bits / 8)``, XLA's ByteSizeOfPrimitiveType). Sub-byte types take a
 # whole byte unless a layout packs them with ``E(n)``.
@@ -54,6 +61,32 @@ NATIVE_ASYNC = {
     "collective-permute-start", "collective-permute-done", "copy-start", "copy-done",
     "send-done", "recv-done", "async-start", "async-update", "async-done",
 }
+# The opcodes XLA's HLO parser knows (hlo_opcode.h, 2026). Others are read as generic ops with
+# a note: a dump from a newer XLA may use one this list does not have yet.
+XLA_OPCODES = frozenset((
+    "abs", "acos", "acosh", "add", "add-dependency", "after-all", "all-gather",
+    "all-gather-done", "all-gather-start", "all-reduce", "all-reduce-done",
+    "all-reduce-start", "all-to-all", "and", "asin", "asinh", "async-done", "async-start",
+    "async-update", "atan2", "atanh", "batch-norm-grad", "batch-norm-inference",
+    "batch-norm-training", "bitcast", "bitcast-convert", "broadcast", "call", "cbrt", "ceil",
+    "cholesky", "clamp", "count-leading-zeros", "collective-broadcast", "collective-permute",
+    "collective-permute-done", "collective-permute-start", "compare", "complex",
+    "concatenate", "conditional", "constant", "convert", "convolution", "copy", "copy-done",
+    "copy-start", "cosine", "cosh", "custom-call", "divide", "domain", "dot",
+    "dynamic-reshape", "dynamic-slice", "dynamic-update-slice", "erf", "exponential",
+    "exponential-minus-one", "fft", "floor", "fusion", "gather", "get-dimension-size",
+    "get-tuple-element", "imag", "infeed", "iota", "is-finite", "log", "log-plus-one",
+    "logistic", "map", "maximum", "minimum", "mulhi", "multiply", "negate", "not",
+    "opt-barrier", "or", "outfeed", "pad", "parameter", "partition-id", "popcnt", "power",
+    "ragged-all-to-all", "ragged-dot", "real", "recv", "recv-done", "reduce",
+    "reduce-precision", "reduce-scatter", "reduce-window", "remainder", "replica-id",
+    "reshape", "reverse", "rng", "rng-bit-generator", "rng-get-and-update-state",
+    "round-nearest-afz", "round-nearest-even", "rsqrt", "scaled-dot", "scan", "scatter",
+    "select", "select-and-scatter", "send", "send-done", "set-dimension-size", "shift-left",
+    "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sinh", "slice", "sort",
+    "sqrt", "stochastic-convert", "subtract", "tan", "tanh", "topk", "transpose",
+    "triangular-solve", "tuple", "while", "xor",
+))
 # Stack-frame tables some dumps write between the header and the computations (or after).
 TRAILING_SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
 
@@ -73,6 +106,7 @@ class Shape:
     element_bits: int | None = None     # ``E(n)`` in the layout
     memory_space: int = 0               # ``S(n)`` in the layout
     layout: str | None = None           # layout text, braces included
+    is_buffer: bool = False             # written ``b(<array shape>)``: XLA's buffer type
 
     @property
     def is_tuple(self) -> bool:
@@ -130,6 +164,8 @@ class Shape:
             yield from e.subshapes(prefix + (k,))
 
     def __str__(self) -> str:
+        if self.is_buffer:
+            return "b(" + str(replace(self, is_buffer=False)) + ")"
         if self.etype == TUPLE:
             return "(" + ", ".join(str(e) for e in self.elements) + ")"
         dims = ",".join(("?" if u else ("<=" if d else "") + str(n))
@@ -162,6 +198,7 @@ class HloInstruction:
     operand_offsets: list[int] = field(default_factory=list)
     shape_inferred: bool = False
     wrapped_opcode: str | None = None   # for async sugar ``<op>-start``: ``<op>``
+    synthetic: bool = False       # made by the reader: a nested instruction or ``t#1`` operand
 
     @property
     def parameter_number(self) -> int | None:
@@ -214,6 +251,7 @@ class HloInstruction:
 _CALL_KEYS = frozenset((
     "calls", "to_apply", "condition", "body", "true_computation", "false_computation", "select",
     "scatter", "comparator", "branch_computations", "called_computations"))
+_LIST_CALL_KEYS = frozenset(("branch_computations", "called_computations"))
 
 
 @dataclass(eq=False)
@@ -229,6 +267,7 @@ class HloComputation:
     body_close: int                # offset of ``}``
     line: int
     execution_thread: str | None = None
+    inline: bool = False           # written in place as an attribute value (``to_apply={...}``)
 
     def parameters(self) -> dict[int, HloInstruction]:
         return {i.parameter_number: i for i in self.instructions if i.opcode == "parameter"}
@@ -296,11 +335,11 @@ _TOKEN_RE = re.compile(r"""
    (?P<ws>\s+)
   |(?P<c>/\*.*?\*/|//[^\n]*)
   |(?P<badc>/\*)
-  |(?P<s>"(?:[^"\\]|\\.)*")
-  |(?P<bads>")
+  |(?P<s>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
+  |(?P<bads>["'])
   |(?P<arrow>->)
   |(?P<le><=)
-  |(?P<p>[{}()\[\],=:*\#])
+  |(?P<p>[{}()\[\],=:*\#~])
   |(?P<w>%?(?:[A-Za-z0-9_.$+?]|-(?!>))+)
   |(?P<bad>.)
 """, re.X | re.S)
@@ -361,8 +400,10 @@ def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, in
 # fine token.
 # inside a group: a maximal run of plain characters (maximal, so that a failing match has
 # one way to try only), ``->``, ``<=``, ``%`` before a word, or a string
-_GROUP_ATOM = (r"""(?:(?:[A-Za-z0-9_.$+?,=:*\#\s]|-(?!>))+(?![A-Za-z0-9_.$+?,=:*\#\s]|-(?!>))"""
-               r"""|->|<=|%(?=[A-Za-z0-9_.$+?]|-(?!>))|"[^"\\]*(?:\\.[^"\\]*)*")""")
+_GROUP_PLAIN = r"(?:[A-Za-z0-9_.$+?,=:*\#~\s]|-(?!>))"
+_GROUP_ATOM = ("(?:" + _GROUP_PLAIN + "+(?!" + _GROUP_PLAIN + ")"
+               + r"""|->|<=|%(?=[A-Za-z0-9_.$+?]|-(?!>))|"[^"\\]*(?:\\.[^"\\]*)*\""""
+               + r"""|'[^'\\{}"]*(?:\\.[^'\\{}"]*)*')""")
 _GROUP = (r"\{(?:" + _GROUP_ATOM + r"|\{" + _GROUP_ATOM + r"*\}|\[" + _GROUP_ATOM + r"*\]|\("
           + _GROUP_ATOM + r"*\))*\}")
 _PLAIN_DIMS = r"(?:[0-9]+(?:,[0-9]+)*)?"
@@ -372,6 +413,7 @@ _PLAIN_SHAPE = (r"[a-z][a-z0-9]*\[" + _PLAIN_DIMS + r"\](?:\{" + _PLAIN_DIMS + _
 _WORD_CHAR = r"(?:[A-Za-z0-9_.$+?]|-(?!>))"
 _WORD = r"%?" + _WORD_CHAR + "+"
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_SQ_STRING = r"'[^'\\]*(?:\\.[^'\\]*)*'"
 _PLAIN_OPERAND = r"(?:" + _PLAIN_SHAPE + r"\s*)?" + _WORD
 _PLAIN_OPERANDS = r"\((?:\s*" + _PLAIN_OPERAND + r"(?:\s*,\s*" + _PLAIN_OPERAND + r")*)?\s*\)"
 # an attribute ``, key=value`` whose value is one word, string or group, not continued
@@ -391,11 +433,11 @@ _FAST_TOKEN_RE = re.compile(r"""
     |(?P<o>(?<=[A-Za-z0-9_.$+?\-])\(\s*""" + _PLAIN_OPERAND + r"(?:\s*,\s*" + _PLAIN_OPERAND
     + r""")*\s*\))
     |(?P<w>""" + _WORD + r""")
-    |(?P<s>""" + _STRING + r""")
-    |(?P<p>[{}()\[\],=:*\#])
+    |(?P<s>""" + _STRING + "|" + _SQ_STRING + r""")
+    |(?P<p>[{}()\[\],=:*\#~])
     |(?P<arrow>->)
     |(?P<le><=)
-    |(?P<bad>/\*|"|.)
+    |(?P<bad>/\*|"|'|.)
     |(?P<eof>\Z)
   )""", re.X | re.S)
 # the items of a plain layout, one match each: (name, first argument)
@@ -423,21 +465,54 @@ _WORDLIKE = ("S", "I")      # coarse tokens that start with a word
 _KIND_OF = operator.itemgetter(0)
 
 
-def _parser_tokens(text: str, path: str | None) -> list[tuple[str, str, int, int]]:
+def _parser_tokens(text: str, pos: int = 0) -> list[tuple[str, str, int, int]]:
+    """The parser's tokens of ``text[pos:]``. Characters that start no token stay in the
+    stream as ``_BAD`` tokens: the parser reports them when it reads them, except inside
+    the text it takes raw (a JSON dict), where XLA allows any character."""
     kinds = _FAST_KINDS
     # an ``I`` token keeps its match (5th item) for the parts of the instruction
     toks = [(kinds[i] or m[i], m[i], m.start(i), m.end(i)) if i != _I else
             ("I", m[i], m.start(i), m.end(i), m)
-            for m in _FAST_TOKEN_RE.finditer(text) for i in (m.lastindex,)]
+            for m in _FAST_TOKEN_RE.finditer(text, pos) for i in (m.lastindex,)]
     if len(toks) > 1 and toks[-2][0] == EOF:  # trailing blanks, then the empty match at the end
         toks.pop()
-    if _BAD in map(_KIND_OF, toks):
-        t = next(t for t in toks if t[0] == _BAD)
-        line, col = _location(text, t[2], _line_starts(text))
-        reason = {"/*": "unterminated /* comment",
-                  '"': "unterminated string"}.get(t[1], f"unexpected character {t[1]!r}")
-        raise InputError(reason, path, line, col)
     return toks
+
+
+def _bad_token_error(text: str, path: str | None, t) -> InputError:
+    line, col = _location(text, t[2], _line_starts(text))
+    reason = {"/*": "unterminated /* comment", '"': "unterminated string",
+              "'": "unterminated string"}.get(t[1], f"unexpected character {t[1]!r}")
+    return InputError(reason, path, line, col)
+
+
+# the end of a JSON dict as XLA's lexer reads one (backend_config, frontend attribute
+# values): braces balance, double-quoted strings are skipped, anything else is raw text
+_JSON_STEP_RE = re.compile(r'[^"{}]+|"(?:[^"\\]|\\.)*"|[{}]|"')
+_SKIP_RE = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
+# attributes whose ``{...}`` value is a JSON dict, taken raw
+_JSON_DICT_ATTRS = frozenset(("backend_config", "frontend_attributes"))
+
+
+def _json_dict_end(text: str, start: int) -> int:
+    """Offset after the ``}`` that closes the ``{`` at ``start``; -1 if there is none."""
+    depth = 0
+    pos = start
+    match = _JSON_STEP_RE.match
+    while True:
+        m = match(text, pos)
+        if m is None:
+            return -1
+        g = m.group()
+        pos = m.end()
+        if g == "{":
+            depth += 1
+        elif g == "}":
+            depth -= 1
+            if depth == 0:
+                return pos
+        elif g == '"':      # an unterminated string
+            return -1
 
 
 def _fine_tokens(text: str, start: int, end: int) -> list[tuple[str, str, int, int]]:
@@ -469,13 +544,21 @@ _CLOSE = {"}", ")", "]"}
 _ATOMS = {"w", "s", "S", "g", "o"}          # one-token attribute values
 _JOINED = {"{", "(", "[", "w", "S", "g", "o", "I"}  # continue a value when written right after it
 _NAME_FOLLOW = {"=", "{", "(", "o"}          # after a word that starts the next instruction
+_MESH_WORDS = frozenset(("mesh", "maximal_mesh"))
 
 
 class _Parser:
     def __init__(self, text: str, path: str | None):
         self.text = text
         self.path = path
-        self.toks = _parser_tokens(text, path)
+        self.toks = _parser_tokens(text)
+        self._bad = [t for t in self.toks if t[0] == _BAD] if _BAD in map(_KIND_OF, self.toks) \
+            else []
+        self._raw: list[tuple[int, int]] = []   # spans taken as raw text (JSON dicts)
+        self._pending: list[HloInstruction] = []   # nested / compact-GTE operands to insert
+        self._inline: list[HloComputation] = []    # computations written in place
+        self._inline_names: set[str] = set()
+        self._nested = 0
         self.i = 0
         self._starts: list[int] | None = None
         self.notes: list[str] = []
@@ -490,8 +573,38 @@ class _Parser:
     def error(self, reason: str, offset: int | None = None) -> InputError:
         if offset is None:
             offset = self.toks[self.i][2]
+        bad = self._first_bad()
+        if bad is not None and bad[2] <= offset:   # a bad character before: that is the error
+            return _bad_token_error(self.text, self.path, bad)
         line, col = self.loc(offset)
         return InputError(reason, self.path, line, col)
+
+    def _first_bad(self):
+        """The first bad character outside the raw (JSON dict) spans, or None."""
+        for t in self._bad:
+            if not any(s <= t[2] < e for s, e in self._raw):
+                return t
+        return None
+
+    def raw_json_dict(self) -> int:
+        """Take the ``{...}`` at the current token as XLA's lexer takes a JSON dict; return
+        its end offset and go on with the first token after it."""
+        start = self.toks[self.i][2]
+        end = _json_dict_end(self.text, start)
+        if end < 0:
+            raise self.error("unbalanced '{' or unterminated string in a JSON dict", start)
+        self._raw.append((start, end))
+        toks = self.toks
+        k = self.i
+        while toks[k][3] <= end and toks[k][0] != EOF:
+            k += 1
+        t = toks[k]
+        if t[2] < end or _SKIP_RE.match(self.text, end).end() != t[2]:
+            # a token (a string, a comment) crosses the end of the raw text: read again from it
+            toks[k:] = _parser_tokens(self.text, end)
+            self._bad = [t for t in toks if t[0] == _BAD]
+        self.i = k
+        return end
 
     def peek(self, k: int = 0):
         j = self.i + k
@@ -556,12 +669,26 @@ class _Parser:
                                  f"column {col} is never closed", t[2])
             self.i += 1
 
-    def value(self) -> tuple[int, int]:
+    def value(self, key: str = "") -> tuple[int, int]:
         """An attribute value: atoms (words, strings, bracket groups) joined by ``->``/``<=``
-        or written back to back (``[2,4]<=[4,2]T(1,0)``, ``0fb_0io->0fb``)."""
+        or written back to back (``[2,4]<=[4,2]T(1,0)``, ``0fb_0io->0fb``); a JSON dict for
+        ``backend_config`` / ``frontend_attributes``; a shape and a literal for ``literal``;
+        a mesh and its axes for replica groups."""
         toks = self.toks
         t = toks[self.i]
         start = t[2]
+        if t[0] == "{" and key in _JSON_DICT_ATTRS:
+            return start, self.raw_json_dict()
+        if key == "literal" and t[0] == "(":     # a tuple: ``( s32[2] {1, 2}, f32[] 0 )``
+            end = self.skip_group()
+            if toks[self.i][0] == "(":
+                end = self.skip_group()
+            return start, end
+        if key == "literal" and self._starts_shape():
+            self.shape()
+            return start, self._literal_value()
+        if t[0] == "w" and t[1] in _MESH_WORDS:
+            return start, self._mesh_value()
         end = None
         while True:
             t = toks[self.i]
@@ -587,6 +714,44 @@ class _Parser:
                 continue
             return start, end
 
+    def _literal_value(self) -> int:
+        """A literal after its shape: ``{1, 2}``, ``(1, {2})``, ``0.1``, ``-inf``, ``nan``."""
+        t = self.toks[self.i]
+        if t[0] in _OPEN:
+            return self.skip_group()
+        if t[0] in ("w", "g", "o", "s"):
+            self.i += 1
+            return t[3]
+        raise self.error(f"expected a literal, found {self._describe(t)}", t[2])
+
+    def _mesh_value(self) -> int:
+        """``mesh['a'=2,'b'=4] {'b'}``, ``mesh[...], device_ids=(...) {...}``,
+        ``maximal_mesh[device_id=0] {}``: XLA's mesh-axes replica groups."""
+        toks = self.toks
+        self.i += 1
+        if toks[self.i][0] != "[":
+            raise self.error(f"expected '[' after {toks[self.i - 1][1]!r}")
+        end = self.skip_group()
+        if toks[self.i][0] == "," and toks[self.i + 1][1] == "device_ids" and \
+                toks[self.i + 2][0] == "=":
+            self.i += 3
+            t = toks[self.i]
+            if t[0] == "o":
+                self.i += 1
+                end = t[3]
+            elif t[0] == "(":
+                end = self.skip_group()
+            else:
+                raise self.error(f"expected '(' after device_ids=, found {self._describe(t)}")
+        t = toks[self.i]
+        if t[0] == "g":
+            self.i += 1
+            return t[3]
+        if t[0] == "{":
+            return self.skip_group()
+        raise self.error(f"expected the mesh axes '{{...}}' after the mesh, found "
+                         f"{self._describe(t)}", t[2])
+
     # -- shapes -------------------------------------------------------------------------------
     def shape(self) -> Shape:
         toks = self.toks
@@ -598,7 +763,25 @@ class _Parser:
             shape = self._shapes.get(t[1])
             if shape is None:
                 shape = self._plain_shape(t)
+            n = toks[self.i]
+            if n[0] == "{" and shape.layout is None and self._layout_follows():
+                # ``f32[2] {0}``: a layout after blanks
+                lstart = n[2]
+                bits, space = self._layout()
+                shape = replace(shape, element_bits=bits, memory_space=space,
+                                layout=self.text[lstart:toks[self.i - 1][3]])
             return shape
+        if t[0] == "w" and t[1] == "b" and toks[self.i + 1][0] in ("(", "o"):
+            # ``b(f32[16])``: a buffer holding an array
+            self.i += 1
+            if toks[self.i][0] == "o":
+                self._split()
+            self.i += 1
+            inner = self.shape()
+            self.expect(")", "')' at the end of a buffer shape b(...)")
+            if not inner.is_array:
+                raise self.error(f"a buffer shape b(...) holds an array, not {inner}", t[2])
+            return replace(inner, is_buffer=True)
         if t[0] == "(":
             self.i += 1
             elems = []
@@ -667,7 +850,7 @@ class _Parser:
         space = 0
         layout = None
         n = toks[self.i]
-        if n[0] == "{" and n[2] == end:  # a layout is written right after the dims
+        if n[0] == "{" and (n[2] == end and toks[self.i + 1][0] == "}" or self._layout_follows()):
             lstart = n[2]
             bits, space = self._layout()
             layout = self.text[lstart:toks[self.i - 1][3]]
@@ -695,6 +878,18 @@ class _Parser:
         shape = Shape(et, dims, flags, flags, (), bits, space, layout)
         self._shapes[text] = shape
         return shape
+
+    def _layout_follows(self) -> bool:
+        """At a ``{`` after a shape: is it a layout? As in XLA, when an integer or ``:``
+        follows (``-> f32[2] {`` opens a computation body)."""
+        n = self.toks[self.i + 1]
+        k = n[0]
+        if k == ":":
+            return True
+        if k == "w" or k == "S" or k == "I":
+            c = n[1][:1]
+            return c.isdigit()
+        return False
 
     def _layout(self) -> tuple[int | None, int]:
         """``{minor_to_major[:items]}``; returns (E(n) bits, S(n) memory space)."""
@@ -752,6 +947,8 @@ class _Parser:
         n = self.toks[self.i + 1]
         if n[0] == "[":
             return True
+        if t[1] == "b" and n[0] in ("(", "o") and n[2] == t[3]:
+            return True
         return t[1] in ("token", OPAQUE) and (n[0] == "w" or n[0] in _WORDLIKE)
 
     # -- module -------------------------------------------------------------------------------
@@ -769,11 +966,14 @@ class _Parser:
             name = _strip(nt[1])
             name_end = nt[3]
             end = nt[3]
+            if toks[self.i][0] == ":" and toks[self.i][2] == end:   # old form ``HloModule m:``
+                self.i += 1
+                end = toks[self.i - 1][3]
             while toks[self.i][0] == ",":
                 self.i += 1
                 k = self.expect("w", "a module attribute name")
                 self.expect("=", f"'=' after {k[1]!r}")
-                s, e = self.value()
+                s, e = self.value(k[1])
                 attrs[k[1]] = self.text[s:e]
                 spans[k[1]] = (s, e)
                 end = e
@@ -787,6 +987,9 @@ class _Parser:
             if t[0] == "}":
                 raise self.error("unbalanced brackets: '}' outside any computation", t[2])
             comps.append(self.computation())
+        bad = self._first_bad()
+        if bad is not None:
+            raise _bad_token_error(self.text, self.path, bad)
         if not comps:
             raise self.error("no computation found (truncated or empty HLO module?)")
         by_name: dict[str, HloComputation] = {}
@@ -802,6 +1005,16 @@ class _Parser:
         entry = entries[0] if entries else comps[-1]
         if not entries:
             self.notes.append(f"no ENTRY computation: using the last one, {entry.name!r}")
+        for c in self._inline:
+            if c.name in by_name:
+                raise self.error(f"computation {c.name!r} is defined twice", c.span[0])
+            by_name[c.name] = c
+        comps = comps + self._inline
+        unknown = {i.wrapped_opcode or i.opcode for c in comps for i in c.instructions}
+        unknown -= XLA_OPCODES
+        if unknown:
+            self.notes.append("opcode(s) XLA's parser does not know (read as generic ops): "
+                              + ", ".join(sorted(unknown)))
         mod = HloModule(name, self.text, self.path, attrs, spans, header, name_end, comps,
                         by_name, entry, self.notes)
         _check_module(self, mod)
@@ -845,8 +1058,55 @@ class _Parser:
             self.expect("->", "'->' after the computation's parameter list")
             self.shape()
         open_tok = self.expect("{", f"'{{' to open computation {name!r}")
+        instrs, index, close_tok = self._body(name, open_tok)
+        end = close_tok[3]
+        thread = None
+        if toks[self.i][0] == "," and toks[self.i + 1][1] == "execution_thread":
+            self.i += 2
+            self.expect("=", "'=' after execution_thread")
+            st = self.expect("s", "a string")
+            thread = _unquote(st[1])
+            end = st[3]
+        return self._make_computation(name, is_entry, instrs, index, start_tok, open_tok,
+                                      close_tok, end, thread)
+
+    def _make_computation(self, name, is_entry, instrs, index, start_tok, open_tok, close_tok,
+                          end, thread, inline=False) -> HloComputation:
+        if not instrs:
+            raise self.error(f"computation {name!r} has no instructions", open_tok[2])
+        roots = [i for i in instrs if i.root_marked]
+        if len(roots) > 1:
+            raise self.error(f"computation {name!r} has two ROOT instructions "
+                             f"({roots[0].name!r}, {roots[1].name!r})", roots[1].span[0])
+        line, _ = self.loc(start_tok[2])
+        return HloComputation(name, is_entry, instrs, index, roots[0] if roots else instrs[-1],
+                              bool(roots), (start_tok[2], end), open_tok[3], close_tok[2], line,
+                              thread, inline)
+
+    def inline_computation(self, owner: str, key: str) -> str:
+        """``to_apply={ x = ... ROOT y = ... }``: a computation written in place (XLA's
+        parser takes these; its printer never writes them). Returns the name given to it."""
+        open_tok = self.expect("{", "'{' to open a computation")
+        name = f"_inline.{owner}.{key}"
+        k = 1
+        while name in self._inline_names:
+            k += 1
+            name = f"_inline.{owner}.{key}.{k}"
+        self._inline_names.add(name)
+        saved = self._pending
+        self._pending = []
+        instrs, index, close_tok = self._body(name, open_tok)
+        self._pending = saved
+        self._inline.append(self._make_computation(name, False, instrs, index, open_tok, open_tok,
+                                                   close_tok, close_tok[3], None, inline=True))
+        return name
+
+    def _body(self, name: str, open_tok):
+        """The instructions of a computation, up to and including its ``}``."""
+        toks = self.toks
         instrs: list[HloInstruction] = []
         index: dict[str, HloInstruction] = {}
+        pending = self._pending
         while True:
             t = toks[self.i]
             if t[0] == "}":
@@ -862,31 +1122,19 @@ class _Parser:
                                  f"line {line} column {col} is not closed before this "
                                  "computation", t[2])
             ins = self.instruction()
+            if pending:     # nested instructions and compact GTEs in its operands come first
+                for extra in pending:
+                    if extra.name not in index:
+                        index[extra.name] = extra
+                        instrs.append(extra)
+                pending.clear()
             if ins.name in index:
                 raise self.error(f"instruction name {ins.name!r} is defined twice in "
                                  f"{name!r} (first at line {index[ins.name].line})",
                                  ins.name_offset)
             index[ins.name] = ins
             instrs.append(ins)
-        close_tok = self.next()
-        end = close_tok[3]
-        thread = None
-        if toks[self.i][0] == "," and toks[self.i + 1][1] == "execution_thread":
-            self.i += 2
-            self.expect("=", "'=' after execution_thread")
-            st = self.expect("s", "a string")
-            thread = _unquote(st[1])
-            end = st[3]
-        if not instrs:
-            raise self.error(f"computation {name!r} has no instructions", open_tok[2])
-        roots = [i for i in instrs if i.root_marked]
-        if len(roots) > 1:
-            raise self.error(f"computation {name!r} has two ROOT instructions "
-                             f"({roots[0].name!r}, {roots[1].name!r})", roots[1].span[0])
-        line, _ = self.loc(start_tok[2])
-        return HloComputation(name, is_entry, instrs, index, roots[0] if roots else instrs[-1],
-                              bool(roots), (start_tok[2], end), open_tok[3], close_tok[2], line,
-                              thread)
+        return instrs, index, self.next()
 
     def _plain_operands(self, raw_op: str, start: int, end: int, operands: list[str],
                         oshapes: list[Shape | None], offsets: list[int]) -> str | None:
@@ -928,7 +1176,8 @@ class _Parser:
         attrs: dict[str, str] = {}
         aoffs: dict[str, int] = {}
         text = self.text
-        if nt[0] == "I":    # name, shape, opcode, plain operands, plain attributes
+        fast = nt[0] == "I"
+        if fast:    # name, shape, opcode, plain operands, plain attributes
             self.i += 1
             m = nt[4]
             name = m[_I_NAME]
@@ -947,7 +1196,16 @@ class _Parser:
             for am in _ATTR_RE.finditer(text, args_end, end):
                 attrs[am[1]] = am[2]
                 aoffs[am[1]] = am.start(2)
-        else:
+            if not _CALL_KEYS.isdisjoint(attrs) and any(
+                    attrs[key][:1] == "{" and key not in _LIST_CALL_KEYS or
+                    attrs[key][:1] == "{" and attrs[key][1:].lstrip()[:1] == "{"
+                    for key in _CALL_KEYS.intersection(attrs)):
+                # a computation written in place: read this instruction token by token
+                self.i -= 1
+                nt = self._split()
+                operands.clear(), oshapes.clear(), offsets.clear(), attrs.clear(), aoffs.clear()
+                fast = False
+        if not fast:
             if nt[0] == "S":
                 nt = self._split()
             if nt[0] != "w":
@@ -987,13 +1245,20 @@ class _Parser:
                 k = self.expect("w", "an attribute name")
                 self.expect("=", f"'=' after attribute {k[1]!r}")
             v = toks[self.i]
+            if (v[0] == "{" or v[0] == "g") and k[1] in _CALL_KEYS and self._inline_follows(k[1]):
+                s = v[2]
+                attrs[k[1]] = self._called_value(name, k[1])
+                aoffs[k[1]] = s
+                end = toks[self.i - 1][3]
+                continue
             n = toks[self.i + 1] if v[0] in _ATOMS else None
             if n is not None and n[0] != "->" and n[0] != "<=" and \
-                    (n[2] != v[3] or n[0] not in _JOINED):    # a value of one token
-                self.i += 1
+                    (n[2] != v[3] or n[0] not in _JOINED) and v[1] not in _MESH_WORDS \
+                    and k[1] != "literal":
+                self.i += 1             # a value of one token
                 s, e = v[2], v[3]
             else:
-                s, e = self.value()
+                s, e = self.value(k[1])
             attrs[k[1]] = text[s:e]
             aoffs[k[1]] = s
             end = e
@@ -1043,6 +1308,7 @@ class _Parser:
             return literal
         if toks[self.i][0] != ")":
             while True:
+                ostart = toks[self.i][2]
                 oshape = self.shape() if self._starts_shape() else None
                 on = toks[self.i]
                 if on[0] in _WORDLIKE:
@@ -1051,10 +1317,13 @@ class _Parser:
                     raise self.error(f"expected an operand name, found {self._describe(on)}",
                                      on[2])
                 self.i += 1
-                if toks[self.i][0] in ("(", "o"):
-                    raise self.error(f"nested instruction {on[1]!r} as an operand is not "
-                                     "supported", on[2])
-                operands.append(_strip(on[1]))
+                k = toks[self.i][0]
+                if k == "(" or k == "o":
+                    operands.append(self._nested_instruction(on, oshape, ostart))
+                elif k == "#":
+                    operands.append(self._compact_gte(on))
+                else:
+                    operands.append(_strip(on[1]))
                 oshapes.append(oshape)
                 offsets.append(on[2])
                 n = toks[self.i]
@@ -1067,6 +1336,95 @@ class _Parser:
                                  f"{self._describe(n)}", n[2])
         self.i += 1  # ')'
         return None
+
+
+    def _nested_instruction(self, op_tok, shape: Shape | None, start: int) -> str:
+        """``add(f32[] parameter(0), f32[] constant(1))``: an instruction written as an
+        operand (no name, no attributes). It goes before its user under a made-up name."""
+        toks = self.toks
+        raw_op = op_tok[1]
+        ops: list[str] = []
+        oshapes: list[Shape | None] = []
+        offs: list[int] = []
+        ct = toks[self.i]
+        if ct[0] == "o":
+            self.i += 1
+            literal = self._plain_operands(raw_op, ct[2], ct[3], ops, oshapes, offs)
+        else:
+            literal = self._operands(raw_op, raw_op, ops, oshapes, offs)
+        end = toks[self.i - 1][3]
+        self._nested += 1
+        name = f"_nested.{self._nested}.{raw_op}"
+        opcode, wrapped = canonical_opcode(raw_op)
+        line, col = self.loc(start)
+        self._pending.append(HloInstruction(name, opcode, raw_op, shape, ops, oshapes, {},
+                                            (start, end), op_tok[2], line, col, False, literal,
+                                            {}, offs, wrapped_opcode=wrapped, synthetic=True))
+        return name
+
+    def _compact_gte(self, base_tok) -> str:
+        """``%t#1#0``: element 1, then 0, of ``t``: get-tuple-elements XLA's parser makes
+        (named ``t#1``, ``t#1#0``), put before their user."""
+        toks = self.toks
+        cur = _strip(base_tok[1])
+        line, col = self.loc(base_tok[2])
+        while toks[self.i][0] == "#":
+            self.i += 1
+            t = toks[self.i]
+            if t[0] in _WORDLIKE:
+                t = self._split()
+            if t[0] != "w" or not t[1].isdigit():
+                raise self.error(f"expected a tuple index after '#', found {self._describe(t)}",
+                                 t[2])
+            self.i += 1
+            name = f"{cur}#{t[1]}"
+            self._pending.append(HloInstruction(
+                name, "get-tuple-element", "get-tuple-element", None, [cur], [None],
+                {"index": t[1]}, (base_tok[2], t[3]), base_tok[2], line, col, False, None,
+                {"index": t[2]}, [base_tok[2]], synthetic=True))
+            cur = name
+        return cur
+
+    def _inline_follows(self, key: str) -> bool:
+        """At the ``{`` (or group token) of a computation attribute: is a computation
+        written in place (``to_apply={...}``, ``branch_computations={{...}, b}``)?"""
+        t = self.toks[self.i]
+        inner = self.text[t[2] + 1:t[3] if t[0] == "g" else t[2] + 4096].lstrip()
+        if key in _LIST_CALL_KEYS:
+            return inner[:1] == "{"
+        return True
+
+    def _called_value(self, owner: str, key: str) -> str:
+        """A computation attribute holding computations written in place: reads them and
+        returns the value with their made-up names (``{_inline.x.to_apply}`` for a list)."""
+        toks = self.toks
+        if toks[self.i][0] == "g":
+            self._split()
+        if key not in _LIST_CALL_KEYS:
+            return self.inline_computation(_strip(owner), key)
+        self.i += 1     # '{'
+        names = []
+        while toks[self.i][0] != "}":
+            t = toks[self.i]
+            if t[0] == "{" or t[0] == "g":
+                if t[0] == "g":
+                    self._split()
+                names.append(self.inline_computation(_strip(owner), key))
+            elif t[0] in ("w",) + _WORDLIKE:
+                if t[0] != "w":
+                    t = self._split()
+                names.append(_strip(t[1]))
+                self.i += 1
+            else:
+                raise self.error(f"expected a computation in {key}, found {self._describe(t)}",
+                                 t[2])
+            if toks[self.i][0] == ",":
+                self.i += 1
+            elif toks[self.i][0] != "}":
+                raise self.error(f"expected ',' or '}}' in {key}, found "
+                                 f"{self._describe(toks[self.i])}")
+        self.i += 1
+        return "{" + ", ".join(names) + "}"
 
 
 _CANONICAL: dict[str, tuple[str, str | None]] = {}   # canonical_opcode of opcodes seen
@@ -1095,6 +1453,12 @@ def _check_module(p: _Parser, mod: HloModule) -> None:
                     if name not in index:
                         raise p.error(f"unknown operand {name!r} of {ins.name!r} (no such "
                                       f"instruction in computation {comp.name!r})", off)
+            raw = ins.attrs.get("replica_groups")
+            if raw is not None and raw[:1] != "{":
+                problem = replica_groups_problem(raw)
+                if problem:
+                    raise p.error(f"replica_groups of {ins.name!r}: {problem}",
+                                  ins.attr_offsets["replica_groups"])
             raw = ins.attrs.get("control-predecessors")
             if raw is not None:
                 base = ins.attr_offsets["control-predecessors"]
@@ -1217,18 +1581,47 @@ def _unquote(s: str) -> str:
         try:
             return json.loads(s)
         except ValueError:
-            return body.encode("utf-8").decode("unicode_escape", errors="replace")
+            with warnings.catch_warnings():     # stray escapes such as ``\~`` stay as written
+                warnings.simplefilter("ignore", DeprecationWarning)
+                return body.encode("utf-8").decode("unicode_escape", errors="replace")
     return s
 
 
+_KV_HEAD_RE = re.compile(r"([A-Za-z_][\w.\-]*)\s*=\s*")
+_KV_VALUE_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\'|[^\s,{}]+')
+
+
 def parse_kv_strings(raw: str) -> dict[str, str]:
-    """``{op_type="x" op_name="y" source_line=3}`` or ``{k="v",k2="v2"}`` -> dict."""
+    """``{op_type="x" op_name="y" source_line=3}`` or ``{k="v",k2='v2',k3={json dict}}``
+    -> dict (strings unquoted, dict values as their text)."""
     body = raw.strip()
     if body.startswith("{") and body.endswith("}"):
         body = body[1:-1]
-    return {k: (v[1:-1] if "\\" not in v else _unquote(v))
-            if len(v) >= 2 and v[0] == '"' and v[-1] == '"' else v
-            for k, v in _KV_RE.findall(body)}
+    if "{" not in body and "'" not in body:
+        return {k: (v[1:-1] if "\\" not in v else _unquote(v))
+                if len(v) >= 2 and v[0] == '"' and v[-1] == '"' else v
+                for k, v in _KV_RE.findall(body)}
+    out: dict[str, str] = {}
+    pos = 0
+    while True:
+        m = _KV_HEAD_RE.search(body, pos)
+        if m is None:
+            return out
+        pos = m.end()
+        if body[pos:pos + 1] == "{":
+            end = _json_dict_end(body, pos)
+            end = len(body) if end < 0 else end
+            out[m.group(1)] = body[pos:end]
+        else:
+            vm = _KV_VALUE_RE.match(body, pos)
+            if vm is None:
+                continue
+            v = vm.group()
+            end = vm.end()
+            if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+                v = _unquote('"' + v[1:-1] + '"') if v[0] == "'" else _unquote(v)
+            out[m.group(1)] = v
+        pos = end
 
 
 def parse_backend_config(raw: str):
@@ -1258,17 +1651,132 @@ def parse_groups(raw: str | None) -> list[list[int]]:
 _IOTA_RE = re.compile(r"\[([\d,\s]+)\]\s*<=\s*\[([\d,\s]+)\](?:\s*T\(([\d,\s]+)\))?")
 
 
-def parse_replica_groups(raw: str | None, max_devices: int = 1 << 20) -> list[list[int]]:
-    """Explicit ``{{0,1},{2,3}}`` or iota ``[2,4]<=[8]`` / ``[2,4]<=[4,2]T(1,0)`` groups."""
+_MESH_RE = re.compile(r"mesh\[(?P<axes>[^\]]*)\]\s*(?:,\s*device_ids\s*=\s*\((?P<ids>[^)]*\)?"
+                      r"[^)]*)\))?\s*\{(?P<refs>[^}]*)\}", re.S)
+_MESH_AXIS_RE = re.compile(r"""(['"])(.*?)\1\s*=\s*(\d+)""")
+_AXIS_REF_RE = re.compile(r"""(['"])(.*?)\1(?:\s*:\s*\(\s*(\d+)\s*\)\s*(\d+))?""")
+
+
+def _mesh_groups(m: re.Match, max_devices: int) -> list[list[int]]:
+    """The device groups of ``mesh[axes] {axis refs}``: devices that differ only along the
+    named axes (or sub-axes ``'a':(pre)size``, ``pre`` = the product of the sizes before it,
+    major to minor) form a group, ordered as the refs are written."""
+    import numpy as np
+    axes = _MESH_AXIS_RE.findall(m.group("axes"))
+    names = [a[1] for a in axes]
+    sizes = [int(a[2]) for a in axes]
+    if not sizes or min(sizes) < 1:
+        raise _BadGroups("a mesh needs axes of size 1 or more")
+    total = _product(sizes)
+    refs = []       # (axis, pre, size); a whole axis is (axis, 1, n)
+    for r in _AXIS_REF_RE.findall(m.group("refs")):
+        name = r[1]
+        axis = names.index(name) if name in names else int(name) if name.isdigit() else -1
+        if not 0 <= axis < len(sizes):
+            raise _BadGroups(f"axis {name!r} is not an axis of the mesh")
+        pre, size = (int(r[2]), int(r[3])) if r[2] else (1, sizes[axis])
+        if pre < 1 or size < 1 or sizes[axis] % (pre * size):
+            raise _BadGroups(f"sub-axis {name!r}:({pre}){size} does not divide its axis")
+        refs.append((axis, pre, size))
+    # split each axis, major to minor, at the borders of its sub-axes
+    cuts = [{1, n} for n in sizes]
+    for axis, pre, size in refs:
+        cuts[axis] |= {pre, pre * size}
+    factors: list[int] = []
+    where: dict[tuple[int, int, int], int] = {}
+    for axis, points in enumerate(cuts):
+        pts = sorted(points)
+        if any(b % a for a, b in zip(pts, pts[1:])):
+            raise _BadGroups(f"sub-axes of axis {names[axis]!r} overlap")
+        for a, b in zip(pts, pts[1:]):
+            where[axis, a, b // a] = len(factors)
+            factors.append(b // a)
+    chosen = [where.get(ref, -1) for ref in refs]
+    if -1 in chosen or len(set(chosen)) != len(chosen):
+        raise _BadGroups("the axes of the groups overlap")
+    ids_text = m.group("ids")
+    perm = None
+    if ids_text is not None and ids_text.strip()[:1] == "[":
+        im = _IOTA_RE.fullmatch("[%d]<=" % total + ids_text.strip())
+        if im is None or _product(_int_tuple(im.group(2))) != total:
+            raise _BadGroups(f"mesh device_ids do not hold the {total} devices of the mesh")
+        perm = _int_tuple(im.group(3)) if im.group(3) else None
+        if perm is not None and sorted(perm) != list(range(len(_int_tuple(im.group(2))))):
+            raise _BadGroups(f"T{perm} is not a permutation of the device_ids dims")
+    elif ids_text is not None and len(_int_tuple(ids_text)) != total:
+        raise _BadGroups(f"mesh device_ids list {len(_int_tuple(ids_text))} devices, the mesh "
+                         f"has {total}")
+    if total > max_devices:
+        return []
+    if ids_text is None:
+        ids = np.arange(total)
+    elif ids_text.strip()[:1] == "[":
+        ids = np.arange(total).reshape(_int_tuple(im.group(2)))
+        if perm is not None:
+            ids = ids.transpose(perm)
+        ids = ids.reshape(-1)
+    else:
+        ids = np.array(_int_tuple(ids_text))
+    rest = [k for k in range(len(factors)) if k not in chosen]
+    grid = ids.reshape(factors).transpose(rest + chosen)
+    return grid.reshape(-1, _product(factors[k] for k in chosen)).tolist()
+
+
+class _BadGroups(ValueError):
+    """Replica groups XLA's parser rejects (sizes that do not match, unknown axes)."""
+
+
+def replica_groups_problem(raw: str) -> str | None:
+    """Why XLA's parser would reject these replica groups, or None."""
+    try:
+        parse_replica_groups(raw, max_devices=0, strict=True)
+    except _BadGroups as e:
+        return str(e)
+    return None
+
+
+def _product(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def parse_replica_groups(raw: str | None, max_devices: int = 1 << 20,
+                         strict: bool = False) -> list[list[int]]:
+    """Explicit ``{{0,1},{2,3}}``, iota ``[2,4]<=[8]`` / ``[2,4]<=[4,2]T(1,0)``, or mesh axes
+    ``mesh['x'=2,'y'=4] {'y'}`` groups; [] for groups it cannot expand (more than
+    ``max_devices``, or inconsistent; with ``strict`` those raise ``_BadGroups``)."""
+    try:
+        return _replica_groups(raw, max_devices)
+    except _BadGroups:
+        if strict:
+            raise
+        return []
+
+
+def _replica_groups(raw: str | None, max_devices: int) -> list[list[int]]:
     if not raw:
         return []
-    m = _IOTA_RE.fullmatch(raw.strip())
+    text = raw.strip()
+    if text.startswith("maximal_mesh"):
+        return []
+    if text.startswith("mesh"):
+        mm = _MESH_RE.match(text)
+        if mm is None:
+            raise _BadGroups("bad mesh replica groups")
+        return _mesh_groups(mm, max_devices)
+    m = _IOTA_RE.fullmatch(text)
     if m:
         shape = _int_tuple(m.group(1))
         reshape = _int_tuple(m.group(2))
-        total = 1
-        for d in reshape:
-            total *= d
+        total = _product(reshape)
+        if len(shape) != 2 or _product(shape) != total:
+            raise _BadGroups(f"iota replica groups {list(shape)} must be 2-D and hold the "
+                             f"{total} devices of {list(reshape)}")
+        perm = _int_tuple(m.group(3)) if m.group(3) else None
+        if perm is not None and sorted(perm) != list(range(len(reshape))):
+            raise _BadGroups(f"T{perm} is not a permutation of the {len(reshape)} iota dims")
         if total > max_devices:
             return []
         ids = np.arange(total).reshape(reshape)
@@ -1330,11 +1838,7 @@ def read_hlo_module(path_or_text: str) -> HloModule:
     """Parse an HLO module from a file path or from HLO text itself."""
     if "\n" in path_or_text or "{" in path_or_text:
         return parse_hlo_text(path_or_text, None)
-    try:
-        with open(path_or_text, encoding="utf-8-sig", errors="replace") as f:
-            text = f.read()
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=path_or_text) from None
+    text = read_input_text(path_or_text)     # gunzips ``.hlo.gz``
     if not text.strip():
         raise InputError("file is empty", path=path_or_text)
     return parse_hlo_text(text, path_or_text)
