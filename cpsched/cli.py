@@ -282,11 +282,11 @@ def cmd_schedule(args) -> int:
     if sniff_format(args.input) == "hlo":
         from cpsched.readers.hlo.convert import read_hlo_module
         from cpsched.writers.hlo import write_hlo
-        if args.async_collectives:
-            raise InputError("--async-collectives changes the module; write a JSON schedule "
-                             "(convert the input with `cpsched convert --async-collectives`) ")
         module = read_hlo_module(args.input)
-        text = write_hlo(module, {g.name: s.order_names()})
+        if args.async_collectives and g.meta.get("async_collectives"):
+            text, async_line = _async_hlo_text(module, g, sc, s)
+        else:
+            text, async_line = write_hlo(module, {g.name: s.order_names()}), None
         write_text(args.output, text, inputs=(args.input,))
     else:
         write_json(args.output, schedule_to_dict(s), inputs=(args.input,))
@@ -312,6 +312,8 @@ def cmd_schedule(args) -> int:
                          f"{_fmt_time(info['exposed_comm_lower_bound'][n], unit)}), budget "
                          f"{info['budget'][n]} B")
         lines.append(_pair_lines(info.get("pairs") or [], sc.names[0], unit))
+    if sniff_format(args.input) == "hlo" and async_line:
+        lines.append(async_line)
     lines.append(f"  time {s.seconds:.2f}s")
     if info.get("message"):
         lines.append(f"  {info['message']}")
@@ -319,6 +321,24 @@ def cmd_schedule(args) -> int:
         lines.append(f"  wrote {args.trace}")
     _emit(args, data, "\n".join(lines))
     return 0
+
+
+def _async_hlo_text(module, g: Graph, sc: Scenarios, s) -> tuple[str, str]:
+    """The module with ``s``'s order, each collective that ``--async-collectives`` split
+    written as XLA's start/done pair (``cpsched.writers.hlo.async_module_text``); read back,
+    validated and re-simulated here, before anything is written."""
+    from cpsched.writers.hlo import async_module_text, verify_async_module
+    w = async_module_text(module, g, s.order)
+    _back, peaks = verify_async_module(w.text, w, sc)
+    # the split graph gives a start only the collective's result; XLA's start also holds
+    # its tuple table (and collective-permute's two u32 contexts), a few bytes more
+    same = all(int(p) == int(q) for p, q in zip(peaks, s.peak_bytes))
+    peak_text = "same peak" if same else "peak " + ", ".join(
+        f"{n} {int(p)} B" for n, p in zip(sc.names, peaks)) + \
+        " (start tuple tables and contexts included)"
+    return w.text, (f"  {len(w.pairs)} collective(s) written as async start/done pairs "
+                    f"({len(w.wrapped)} as async-start calling a wrapped computation); read "
+                    f"back: order valid, {peak_text}")
 
 
 def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
@@ -349,8 +369,9 @@ def _schedule_remat(args, g: Graph, sc: Scenarios, method: str, opts: dict) -> i
         raise InputError("--objective remat needs --budget BYTES (one number or one per scenario)")
     hlo = sniff_format(args.input) == "hlo"
     if hlo and getattr(args, "async_collectives", False):
-        raise InputError("--async-collectives changes the module; write a JSON plan (convert "
-                         "the input with `cpsched convert --async-collectives`)")
+        raise InputError("--async-collectives with --objective remat cannot be written as "
+                         "HLO yet; write the plan for the graph JSON of `cpsched convert "
+                         "INPUT --async-collectives -o G.json`")
     opts.pop("slack", None)
     if opts.get("profile") is None:
         opts.pop("profile", None)
@@ -623,6 +644,8 @@ def build_parser() -> argparse.ArgumentParser:
     q = sub.add_parser("convert", help="write any input as cpsched graph JSON")
     _add_input(q)
     q.add_argument("-o", "--output", required=True)
+    q.add_argument("--async-collectives", action="store_true",
+                   help="split synchronous collectives into start/done pairs first")
     q.set_defaults(fn=cmd_convert)
 
     q = sub.add_parser("methods", help="list scheduling methods")
