@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install bench clean
+.PHONY: demo test install bench clean jax-env corpus
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,3 +27,23 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+# jax lives in its own environment (never in .venv): `make jax-env`, then `make corpus`
+# recaptures models/hlo/corpus/ (minutes). JAX_VERSION=x.y.z picks another release.
+JAX_VERSION ?= 0.10.2
+JAX_VENV := .venv-jax
+JAX_STAMP := $(JAX_VENV)/.installed-jax-$(JAX_VERSION)
+
+$(JAX_VENV)/bin/python:
+	$(PYTHON) -m venv $(JAX_VENV)
+
+$(JAX_STAMP): $(JAX_VENV)/bin/python pyproject.toml
+	$(JAX_VENV)/bin/python -m pip install -q --upgrade pip
+	$(JAX_VENV)/bin/python -m pip install -q "jax==$(JAX_VERSION)" "jaxlib==$(JAX_VERSION)" -e .
+	rm -f $(JAX_VENV)/.installed-jax-*
+	touch $@
+
+jax-env: $(JAX_STAMP)
+
+corpus: $(JAX_STAMP)
+	$(JAX_VENV)/bin/python models/jax/capture.py --corpus

@@ -44,6 +44,7 @@ import tempfile
 from collections import Counter
 
 DEMO = "sharded_dp_tp"
+HLO_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hlo")
 MEMOPT_FLAG = "--xla_cpu_scheduler_type=CPU_SCHEDULER_TYPE_MEMORY_OPTIMIZED"
 
 # name -> (builder function, needs 8 host devices, extra XLA flags, description)
@@ -304,7 +305,11 @@ def build_sharded():
 
 def child(name: str) -> None:
     import jax
-    builder = globals()[PROGRAMS[name][0]]
+    if name in PROGRAMS:
+        builder = globals()[PROGRAMS[name][0]]
+    else:
+        import corpus_programs  # beside this script; on sys.path as the script's folder
+        builder = getattr(corpus_programs, corpus_programs.CORPUS[name][0])
     fn, args, fname = builder()
     out = fn(*args)
     jax.block_until_ready(out)
@@ -433,17 +438,197 @@ def capture(name: str, out_dir: str, keep_dumps: str | None) -> dict:
     return entry
 
 
+# ----------------------------------------------------------------------------------------
+# The corpus (models/hlo/corpus/): every program in both XLA:CPU orders, gzip-compressed.
+# ----------------------------------------------------------------------------------------
+
+CORPUS_VARIANTS = (("default", "", ()), ("memopt", ".memopt", (MEMOPT_FLAG,)))
+_HEADER_RE = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s*\(.*\{\s*$")
+_INST_RE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*.*?\s([a-z][a-z0-9\-]*)\(")
+_REF_RE = re.compile(r"\b(calls|to_apply|body|condition|true_computation|false_computation|"
+                     r"branch_computations)=(\{[^}]*\}|%?[\w.\-]+)")
+# Which computations a reference makes sequential (scheduled on their own by XLA).
+_ROLE = {("while", "body"): "while-body", ("while", "condition"): "while-condition",
+         ("conditional", "branch_computations"): "conditional-branch",
+         ("conditional", "true_computation"): "conditional-branch",
+         ("conditional", "false_computation"): "conditional-branch",
+         ("call", "to_apply"): "call", ("fusion", "calls"): "fusion"}
+SEQUENTIAL_ROLES = ("entry", "while-body", "while-condition", "conditional-branch", "call")
+CORPUS_COLLECTIVES = tuple(sorted(set(COLLECTIVES) | {
+    "all-to-all", "reduce-scatter", "collective-broadcast", "ragged-all-to-all",
+    "all-gather-start", "all-gather-done", "collective-permute-start",
+    "collective-permute-done", "async-start", "async-done"}))
+
+
+def module_summary(hlo: str) -> dict:
+    """Per-computation instruction counts and roles, control-flow and collective counts."""
+    comps, order, entry, cur = {}, [], None, None
+    roles: dict[str, set] = {}
+    for line in hlo.splitlines():
+        if cur is None:
+            m = _HEADER_RE.match(line)
+            if m and not line.startswith((" ", "HloModule")):
+                cur = m.group(2)
+                comps[cur] = Counter()
+                order.append(cur)
+                if m.group(1):
+                    entry = cur
+            continue
+        if line.startswith("}"):
+            cur = None
+            continue
+        m = _INST_RE.match(line)
+        if not m:
+            continue
+        op = m.group(2)
+        comps[cur][op] += 1
+        for attr, val in _REF_RE.findall(line):
+            for callee in re.findall(r"%?([\w.\-]+)", val):
+                roles.setdefault(callee, set()).add(_ROLE.get((op, attr), "applied"))
+    total = Counter()
+    for hist in comps.values():
+        total.update(hist)
+    out = {"entry": entry, "instructions": sum(total.values()),
+           "entry_instructions": sum(comps[entry].values()) if entry else 0,
+           "control_flow": {k: total.get(k, 0) for k in ("while", "conditional", "call")},
+           "collectives": {k: total[k] for k in CORPUS_COLLECTIVES if total.get(k)},
+           "computations": {}, "fused_computations": 0, "fused_instructions": 0,
+           "applied_computations": 0}
+    for name in order:
+        role = "entry" if name == entry else "/".join(sorted(roles.get(name, {"unused"})))
+        n = sum(comps[name].values())
+        if role == "fusion":
+            out["fused_computations"] += 1
+            out["fused_instructions"] += n
+        elif role == "applied":
+            out["applied_computations"] += 1
+        else:
+            out["computations"][name] = {"role": role, "instructions": n,
+                                         "opcodes": dict(comps[name].most_common())}
+    return out
+
+
+def buffer_assignment_numbers(text: str) -> dict:
+    """Sum of allocation sizes and of the preallocated temp buffer in a buffer assignment."""
+    total = temp = 0
+    for m in re.finditer(r"^allocation \d+: size (\d+)(.*)$", text, re.M):
+        total += int(m.group(1))
+        if "preallocated-temp" in m.group(2):
+            temp += int(m.group(1))
+    return {"allocations_total_bytes": total, "preallocated_temp_bytes": temp}
+
+
+def _write_gz(path: str, text: str) -> None:
+    import gzip
+    with open(path, "wb") as raw:
+        # mtime=0 and no file name inside: the same text always gives the same bytes.
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
+                           compresslevel=9) as f:
+            f.write(text.encode())
+
+
+def capture_corpus_variant(name: str, variant: tuple, devices: int, out_dir: str,
+                           keep_dumps: str | None) -> tuple[dict, dict]:
+    label, suffix, extra = variant
+    dump = tempfile.mkdtemp(prefix=f"xla_{name}{suffix}_")
+    flags = ["--xla_dump_to=" + dump, "--xla_dump_hlo_as_text"]
+    if devices > 1:
+        flags.append(f"--xla_force_host_platform_device_count={devices}")
+    flags.extend(extra)
+    env = dict(os.environ, XLA_FLAGS=" ".join(flags), JAX_PLATFORMS="cpu")
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", name],
+                          env=env, capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"{name}{suffix}: child failed\n{proc.stderr[-4000:]}")
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    files, texts = [], {}
+    for src_suffix, ext in KEEP:
+        src = _pick(dump, info["function"], src_suffix)
+        if src is None:
+            raise SystemExit(f"{name}{suffix}: XLA wrote no *{src_suffix}")
+        with open(src) as f:
+            texts[ext] = sanitize(f.read())
+        dst = f"{name}{suffix}{ext}.gz"
+        _write_gz(os.path.join(out_dir, dst), texts[ext])
+        files.append(dst)
+    summary = module_summary(texts[".hlo"])
+    memory = xla_memory_numbers(dump, info["function"], texts[".live-range.txt"])
+    m = re.match(r"HloLiveRange \(max (\d+)\)", texts[".live-range.txt"])
+    if m:
+        memory["live_range_schedule_end"] = int(m.group(1))
+    memory.update(buffer_assignment_numbers(texts[".buffer-assignment.txt"]))
+    if keep_dumps:
+        shutil.copytree(dump, os.path.join(keep_dumps, name + suffix), dirs_exist_ok=True)
+    shutil.rmtree(dump, ignore_errors=True)
+    entry = {"xla_flags": [f for f in flags if not f.startswith("--xla_dump_to=")]
+             + ["--xla_dump_to=DIR"], "files": files, **summary, "xla_memory": memory}
+    print(f"{name}{suffix}: {summary['instructions']} instructions "
+          f"({summary['entry_instructions']} in entry), control flow "
+          f"{summary['control_flow']}, collectives {summary['collectives']}, "
+          f"live-range peak {memory.get('live_range_peak_bytes')}", file=sys.stderr)
+    return entry, info
+
+
+def capture_corpus(names: list[str], out_dir: str, keep_dumps: str | None) -> None:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from corpus_programs import CORPUS
+    unknown = [n for n in names if n not in CORPUS]
+    if unknown:
+        raise SystemExit(f"not corpus programs: {', '.join(unknown)}")
+    os.makedirs(out_dir, exist_ok=True)
+    manifest_path = os.path.join(out_dir, "manifest.json")
+    manifest = {"programs": {}}
+    if os.path.exists(manifest_path):
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+    programs = {k: v for k, v in manifest.get("programs", {}).items() if k in CORPUS}
+    for n in names:
+        _, devices, family, desc = CORPUS[n]
+        variants, info = {}, {}
+        for variant in CORPUS_VARIANTS:
+            variants[variant[0]], info = capture_corpus_variant(n, variant, devices, out_dir,
+                                                                keep_dumps)
+        programs[n] = {"family": family, "description": desc, "function": info["function"],
+                       "devices": info["devices"], "jax": info["jax"],
+                       "jaxlib": info["jaxlib"], "variants": variants}
+    versions = sorted({(p["jax"], p["jaxlib"]) for p in programs.values()})
+    manifest = {
+        "about": "XLA:CPU dumps of real JAX programs, each in XLA:CPU's default and "
+                 "memory-optimized order; written by models/jax/capture.py --corpus "
+                 "(make corpus). Files are gzip-compressed text.",
+        "jax": ", ".join(sorted({v[0] for v in versions})),
+        "jaxlib": ", ".join(sorted({v[1] for v in versions})),
+        "platform": "cpu (JAX_PLATFORMS=cpu)",
+        "variants": {label: {"suffix": suffix, "extra_xla_flags": list(extra)}
+                     for label, suffix, extra in CORPUS_VARIANTS},
+        "programs": dict(sorted(programs.items()))}
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))), "hlo"))
+    ap.add_argument("--out", default=None,
+                    help="output folder (default models/hlo, or models/hlo/corpus with "
+                         "--corpus)")
     ap.add_argument("--only", default="", help="comma-separated program names")
     ap.add_argument("--keep-dumps", default=None)
+    ap.add_argument("--corpus", action="store_true",
+                    help="capture the corpus programs (corpus_programs.py) into "
+                         "models/hlo/corpus/, both XLA:CPU orders, gzip-compressed")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
         child(a.child)
         return
+    if a.corpus:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from corpus_programs import CORPUS
+        capture_corpus([n for n in a.only.split(",") if n] or list(CORPUS),
+                       a.out or os.path.join(HLO_DIR, "corpus"), a.keep_dumps)
+        return
+    a.out = a.out or HLO_DIR
     names = [n for n in a.only.split(",") if n] or list(PROGRAMS)
     os.makedirs(a.out, exist_ok=True)
     manifest_path = os.path.join(a.out, "manifest.json")
