@@ -1,0 +1,142 @@
+"""Every module cpsched writes is accepted by XLA's own parser and schedule check.
+
+Writes modules with every method and objective (each heuristic, cp, overlap with
+``--async-collectives``, remat with and without eviction) for the bundled dumps in
+models/hlo/ and XLA's scheduler-test modules in ../shared/peer-cases/xla, and runs
+``tests/xla/xla_accepts.py`` on them with the jax environment's Python (``.venv-jax``,
+``make jax-env``; ``CPSCHED_JAX_PYTHON`` names another). Run it with ``make test-xla``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CHECKER = Path(__file__).with_name("xla_accepts.py")
+PEERS = Path(os.environ.get("CPSCHED_SHARED_DIR", REPO.parent / "shared")) / "peer-cases" / "xla"
+TIME_LIMIT = "2"
+HEURISTICS = ["xla-list", "xla-dfs", "xla-postorder", "xla-bfs", "xla-default",
+              "gpu-postprocess", "eager-cluster", "lhs", "bladedisc"]
+
+
+def jax_python() -> str | None:
+    env = os.environ.get("CPSCHED_JAX_PYTHON")
+    if env:
+        return env
+    cand = REPO / ".venv-jax" / "bin" / "python"
+    return str(cand) if cand.exists() else None
+
+
+def _bundled() -> list[Path]:
+    seen, out = set(), []
+    for p in sorted((REPO / "models" / "hlo").glob("*.hlo")):
+        digest = hashlib.sha256(p.read_bytes()).hexdigest()
+        if digest not in seen:          # demo.hlo is a copy of one of the dumps
+            seen.add(digest)
+            out.append(p)
+    return out
+
+
+def _peers() -> list[Path]:
+    return sorted(PEERS.glob("*.hlo")) if PEERS.is_dir() else []
+
+
+def _cli(args: list[str]) -> tuple[int, str]:
+    from cpsched.cli import main
+    import contextlib
+    import io
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = main(args)
+    return rc, err.getvalue().strip()
+
+
+def write_all(src: Path, out: Path) -> tuple[list[Path], dict[str, str]]:
+    """Every method's and objective's module for ``src`` under ``out``; returns the files
+    written and, for each run cpsched refused, its one-line reason."""
+    from cpsched.analysis.memory import simulate
+    from cpsched.core.scenarios import static
+    from cpsched.readers import read_graph
+    runs: dict[str, list[str]] = {m: ["--method", m] for m in HEURISTICS}
+    runs["cp"] = ["--objective", "weighted", "--time-limit", TIME_LIMIT]
+    runs["overlap"] = ["--objective", "overlap", "--async-collectives",
+                       "--time-limit", TIME_LIMIT]
+    g = read_graph(str(src))
+    peak = int(simulate(g, g.default_order(), static()).peak[0])
+    written, refused = [], {}
+
+    def run(name: str, args: list[str]) -> bool:
+        path = out / f"{src.stem}.{name}.hlo"
+        rc, err = _cli(["schedule", str(src), *args, "-o", str(path)])
+        if rc == 0 and path.exists():
+            written.append(path)
+            written.extend(sorted(out.glob(f"{src.stem}.{name}.*.hlo")))   # per-bucket
+            refused.pop(name, None)
+            return True
+        refused[name] = err or f"exit {rc}"
+        return False
+
+    for name, args in runs.items():
+        run(name, args)
+    # remat needs a budget it can meet: the tightest of these that a plan is found for
+    for name, more in (("remat", []), ("remat-evict", ["--evict"])):
+        for fraction in (0.8, 0.9, 0.97):
+            budget = str(int(peak * fraction))
+            if run(name, ["--objective", "remat", "--budget", budget,
+                          "--time-limit", TIME_LIMIT, *more]):
+                break
+    return written, refused
+
+
+def check(paths: list[Path]) -> list[dict]:
+    py = jax_python()
+    proc = subprocess.run([py, str(CHECKER), *map(str, paths)], capture_output=True, text=True)
+    recs = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert len(recs) == len(paths), proc.stderr[-2000:]
+    return recs
+
+
+needs_jax = pytest.mark.skipif(jax_python() is None, reason="no jax environment: run "
+                               "`make test-xla` (creates .venv-jax) or set CPSCHED_JAX_PYTHON")
+
+
+@needs_jax
+def test_checker_rejects_what_xla_rejects(tmp_path):
+    src = (REPO / "tests" / "data" / "hlo" / "collectives_sync.hlo").read_text()
+    ok = tmp_path / "ok.hlo"
+    ok.write_text(src)
+    undefined = tmp_path / "undefined.hlo"
+    undefined.write_text(src.replace("tanh(%h)", "tanh(%nope)"))
+    two_users = tmp_path / "two_users.hlo"
+    two_users.write_text(src.replace(
+        "%ar = f32[64,32]{1,0} all-reduce(%h), channel_id=1, replica_groups={{0,1,2,3}}, "
+        "use_global_device_ids=true, to_apply=%sum",
+        "%ars = f32[64,32]{1,0} all-reduce-start(%h), channel_id=1, replica_groups={{0,1,2,3}}"
+        ", to_apply=%sum\n  %ar = f32[64,32]{1,0} all-reduce-done(%ars)\n"
+        "  %extra = f32[64,32]{1,0} negate(%ars)"))
+    recs = {Path(r["file"]).name: r for r in check([ok, undefined, two_users])}
+    assert recs["ok.hlo"]["ok"], recs["ok.hlo"]
+    assert not recs["undefined.hlo"]["ok"] and recs["undefined.hlo"]["stage"] == "parse"
+    assert not recs["two_users.hlo"]["ok"] and recs["two_users.hlo"]["stage"] == "async"
+
+
+@needs_jax
+@pytest.mark.parametrize("src", _bundled() + _peers(), ids=lambda p: p.name)
+def test_xla_accepts_every_written_module(src, tmp_path):
+    written, refused = write_all(src, tmp_path)
+    if not written:
+        pytest.skip(f"cpsched writes no module for {src.name}: {refused}")
+    recs = check(written)
+    bad = [f"{Path(r['file']).name}: {r.get('stage')}: {r.get('error')}" for r in recs
+           if not r["ok"]]
+    assert not bad, "\n".join(bad)
+    assert all(r["scheduled"] for r in recs)
+    if refused:     # shown with -rs / in the log, not a failure of XLA's acceptance
+        print(f"{src.name}: cpsched refused {sorted(refused)}: {refused}", file=sys.stderr)
