@@ -648,7 +648,9 @@ def async_module_text(module: HloModule, graph: Graph, order: Sequence[int],
     all-reduce, all-gather and collective-permute get their dedicated opcodes, with the
     shapes XLA's AsyncCollectiveCreator gives them (``all-reduce-start``: the all-reduce's
     shape; ``all-gather-start``: ``(operand, result)``, a tuple of operands when there are
-    several; ``collective-permute-start``: ``(operand, result, u32[], u32[])``); every other
+    several; ``collective-permute-start``: ``(operand, result, u32[], u32[])``, for the
+    in-place form ``(input, output, u32[], u32[])``, for a combined one the operand tuple
+    twice); every other
     kind (reduce-scatter, all-to-all) becomes an ``async-start`` calling a new computation
     that holds the collective alone (``calls=``), shape ``((operands...), result)``, and an
     ``async-done``. The start is named like the graph's start (``<name>-start``) and takes
@@ -703,13 +705,15 @@ def async_module_text(module: HloModule, graph: Graph, order: Sequence[int],
                 shape = str(ins.shape)
             elif kind == "all-gather":
                 src = op_shapes[0] if len(op_shapes) == 1 else _tuple_text(op_shapes)
-                shape = _tuple_text([src, ins.shape]) if len(op_shapes) == 1 else \
-                    f"({src}, {ins.shape})"
-            else:
-                if len(op_shapes) != 1:
-                    raise InputError(f"{orig!r}: only the one-operand collective-permute can be "
-                                     "written as collective-permute-start")
+                shape = f"({src}, {ins.shape})"
+            elif len(op_shapes) == 1:
                 shape = f"({op_shapes[0]}, {ins.shape}, u32[], u32[])"
+            elif "slice_sizes" in ins.attrs and len(op_shapes) == 4:
+                # in place (input, output, input offsets, output offsets)
+                shape = f"({op_shapes[0]}, {op_shapes[1]}, u32[], u32[])"
+            else:   # combined: a tuple of the operands, sent and received
+                both = _tuple_text(op_shapes)
+                shape = f"({both}, {both}, u32[], u32[])"
             extra.append(f"{pct}{start} = {shape} {kind}-start({operands}){attrs}")
             replace[orig] = f"{pct}{orig} = {ins.shape} {kind}-done({pct}{start}){meta}"
         else:
