@@ -71,6 +71,10 @@ def plain(path: Path, tmp: Path) -> Path:
     return dest
 
 
+class CliError(RuntimeError):
+    """The command line refused: its one error line."""
+
+
 def cli_json(args: list[str]) -> dict:
     """Run the command line in-process with ``--json``; raise with its error line."""
     from cpsched.cli import main
@@ -79,7 +83,7 @@ def cli_json(args: list[str]) -> dict:
         rc = main([*args, "--json"])
     if rc != 0:
         msg = err.getvalue().strip().splitlines()
-        raise RuntimeError(msg[-1] if msg else f"exit {rc}")
+        raise CliError(msg[-1] if msg else f"exit {rc}")
     return json.loads(out.getvalue())
 
 
@@ -219,7 +223,10 @@ def main(argv=None) -> int:
             try:
                 row = measure(name, src, directory, args.time_limit, Path(tmp))
             except Exception as e:  # a failing program is a row, never the end of the run
-                row = {"program": name, "error": f"{type(e).__name__}: {e}"[:300]}
+                what = str(e) if isinstance(e, CliError) else f"{type(e).__name__}: {e}"
+                row = {"program": name, "error": what[:300]}
+            # messages name the unpacked copies: keep only their file names
+            row = json.loads(json.dumps(row).replace(tmp + os.sep, ""))
         rows.append(row)
         print(f"  {row}", file=sys.stderr, flush=True)
     text = table(rows, args.time_limit, command)

@@ -29,11 +29,12 @@ HEURISTICS = ["xla-list", "xla-dfs", "xla-postorder", "xla-bfs", "xla-default",
 
 
 def jax_python() -> str | None:
-    env = os.environ.get("CPSCHED_JAX_PYTHON")
-    if env:
-        return env
-    cand = REPO / ".venv-jax" / "bin" / "python"
-    return str(cand) if cand.exists() else None
+    """The jax environment's Python, if it has jaxlib's HLO module."""
+    py = os.environ.get("CPSCHED_JAX_PYTHON") or str(REPO / ".venv-jax" / "bin" / "python")
+    if not Path(py).exists():
+        return None
+    probe = subprocess.run([py, "-c", "import jaxlib._hlo"], capture_output=True)
+    return py if probe.returncode == 0 else None
 
 
 def _bundled() -> list[Path]:
@@ -116,16 +117,20 @@ def write_all(src: Path, out: Path) -> tuple[list[Path], dict[str, str]]:
     return written, refused
 
 
+JAX_PYTHON = jax_python()
+
+
 def check(paths: list[Path]) -> list[dict]:
-    py = jax_python()
+    py = JAX_PYTHON
     proc = subprocess.run([py, str(CHECKER), *map(str, paths)], capture_output=True, text=True)
     recs = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert len(recs) == len(paths), proc.stderr[-2000:]
     return recs
 
 
-needs_jax = pytest.mark.skipif(jax_python() is None, reason="no jax environment: run "
-                               "`make test-xla` (creates .venv-jax) or set CPSCHED_JAX_PYTHON")
+needs_jax = pytest.mark.skipif(JAX_PYTHON is None, reason="no jax environment with jaxlib: "
+                               "run `make test-xla` (creates .venv-jax) or set "
+                               "CPSCHED_JAX_PYTHON")
 
 
 @needs_jax
