@@ -171,7 +171,8 @@ def table(rows: list[dict], time_limit: float, command: str) -> str:
         "",
         f"Command: `{command}`",
         "",
-        "Peaks in bytes. *XLA default* / *XLA memopt*: the simulated peak of the dump's own "
+        "Peaks in bytes. *ops*: `cpsched info`'s op count. "
+        "*XLA default* / *XLA memopt*: the simulated peak of the dump's own "
         "schedule (XLA:CPU's default order and its memory-optimized one), with XLA's own "
         "figure (the peak of its HloLiveRange file) after the slash. *best heuristic*: the "
         "lowest peak of cpsched's heuristics. *cp*: `cpsched schedule --objective weighted "
