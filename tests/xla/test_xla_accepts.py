@@ -4,8 +4,8 @@ Writes modules with every method and objective (each heuristic, cp, overlap with
 ``--async-collectives``, remat with and without eviction) for the bundled dumps in
 models/hlo/ (the corpus in models/hlo/corpus/ included) and XLA's scheduler-test modules
 in ../shared/peer-cases/xla, and runs
-``tests/xla/xla_accepts.py`` on them with the jax environment's Python (``.venv-jax``,
-``make jax-env``; ``CPSCHED_JAX_PYTHON`` names another). Run it with ``make test-xla``.
+``tests/xla/xla_accepts.py`` on them with the jax environment's Python, named by
+``CPSCHED_JAX_PYTHON``. Run it with ``make test-xla`` (creates ``.venv-jax``, sets it).
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ HEURISTICS = ["xla-list", "xla-dfs", "xla-postorder", "xla-bfs", "xla-default",
 
 
 def jax_python() -> str | None:
-    """The jax environment's Python, if it has jaxlib's HLO module."""
-    py = os.environ.get("CPSCHED_JAX_PYTHON") or str(REPO / ".venv-jax" / "bin" / "python")
-    if not Path(py).exists():
+    """The jax environment's Python named by ``CPSCHED_JAX_PYTHON`` (``make test-xla`` sets
+    it; a plain ``make test`` leaves these minutes-long checks out), if it has jaxlib."""
+    py = os.environ.get("CPSCHED_JAX_PYTHON")
+    if not py or not Path(py).exists():
         return None
     probe = subprocess.run([py, "-c", "import jaxlib._hlo"], capture_output=True)
     return py if probe.returncode == 0 else None
@@ -128,9 +129,8 @@ def check(paths: list[Path]) -> list[dict]:
     return recs
 
 
-needs_jax = pytest.mark.skipif(JAX_PYTHON is None, reason="no jax environment with jaxlib: "
-                               "run `make test-xla` (creates .venv-jax) or set "
-                               "CPSCHED_JAX_PYTHON")
+needs_jax = pytest.mark.skipif(JAX_PYTHON is None, reason="XLA acceptance runs with `make "
+                               "test-xla` (or CPSCHED_JAX_PYTHON=a Python with jaxlib)")
 
 
 @needs_jax
