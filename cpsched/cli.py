@@ -279,6 +279,7 @@ def cmd_schedule(args) -> int:
         from cpsched.core.errors import InfeasibleError
         raise InfeasibleError(s.info.get("message") or "the budget cannot be met")
     from cpsched.readers import sniff_format
+    async_line = None
     if sniff_format(args.input) == "hlo":
         from cpsched.readers.hlo.convert import read_hlo_module
         from cpsched.writers.hlo import write_hlo
@@ -312,7 +313,7 @@ def cmd_schedule(args) -> int:
                          f"{_fmt_time(info['exposed_comm_lower_bound'][n], unit)}), budget "
                          f"{info['budget'][n]} B")
         lines.append(_pair_lines(info.get("pairs") or [], sc.names[0], unit))
-    if sniff_format(args.input) == "hlo" and async_line:
+    if async_line:
         lines.append(async_line)
     lines.append(f"  time {s.seconds:.2f}s")
     if info.get("message"):

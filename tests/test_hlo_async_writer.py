@@ -109,3 +109,12 @@ def test_cli_convert_async_collectives(tmp_path, capsys):
     d = json.loads(out.read_text())
     starts = [op["opcode"] for op in d["ops"] if str(op.get("opcode", "")).endswith("-start")]
     assert len(starts) == len(KINDS) and starts.count("async-start") == 2
+
+
+def test_cli_remat_with_async_collectives_on_hlo_is_one_line(tmp_path, capsys):
+    out = tmp_path / "r.hlo"
+    rc = main(["schedule", str(SYNC), "--objective", "remat", "--budget", "100000",
+               "--async-collectives", "-o", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and not out.exists()
+    assert len(err.splitlines()) == 1 and "cpsched convert" in err
