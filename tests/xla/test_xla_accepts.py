@@ -86,6 +86,8 @@ def write_all(src: Path, out: Path) -> tuple[list[Path], dict[str, str]]:
     runs["cp"] = ["--objective", "weighted", "--time-limit", TIME_LIMIT]
     runs["overlap"] = ["--objective", "overlap", "--async-collectives",
                        "--time-limit", TIME_LIMIT]
+    for m in ("gpu-postprocess", "lhs"):      # the post-processors on the split graph too
+        runs[f"{m}-async"] = ["--method", m, "--async-collectives"]
     from cpsched.core.errors import CpschedError
     written, refused = [], {}
     try:
