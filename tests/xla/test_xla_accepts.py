@@ -149,8 +149,22 @@ def test_checker_rejects_what_xla_rejects(tmp_path):
         "%ars = f32[64,32]{1,0} all-reduce-start(%h), channel_id=1, replica_groups={{0,1,2,3}}"
         ", to_apply=%sum\n  %ar = f32[64,32]{1,0} all-reduce-done(%ars)\n"
         "  %extra = f32[64,32]{1,0} negate(%ars)"))
-    recs = {Path(r["file"]).name: r for r in check([ok, undefined, two_users])}
+    # a scheduled module whose text order reads a value before it is computed
+    lines = src.replace("HloModule sync_collectives,", "HloModule sync_collectives, "
+                        "is_scheduled=true,").splitlines()
+    t = next(k for k, ln in enumerate(lines) if "%t = " in ln)
+    h = next(k for k, ln in enumerate(lines) if "%h = " in ln)
+    lines[t], lines[h] = lines[h], lines[t]
+    misordered = tmp_path / "misordered.hlo"
+    misordered.write_text("\n".join(lines))
+    scheduled = tmp_path / "scheduled.hlo"
+    scheduled.write_text(src.replace("HloModule sync_collectives,",
+                                     "HloModule sync_collectives, is_scheduled=true,"))
+    recs = {Path(r["file"]).name: r
+            for r in check([ok, undefined, two_users, misordered, scheduled])}
     assert recs["ok.hlo"]["ok"], recs["ok.hlo"]
+    assert recs["scheduled.hlo"]["ok"] and recs["scheduled.hlo"]["scheduled"]
+    assert not recs["misordered.hlo"]["ok"]
     assert not recs["undefined.hlo"]["ok"] and recs["undefined.hlo"]["stage"] == "parse"
     assert not recs["two_users.hlo"]["ok"] and recs["two_users.hlo"]["stage"] == "async"
 
