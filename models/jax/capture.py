@@ -1,15 +1,20 @@
 """Capture real XLA:CPU dumps of small JAX training steps into ``models/hlo/``.
 
-jax is an optional extra of cpsched; install it into a virtual environment OUTSIDE the
-repository (never into the project venv) and run this script with that interpreter, from
-the repository root::
+jax is an optional extra of cpsched and lives in its own virtual environment, never in
+the project venv: ``make jax-env`` creates ``.venv-jax`` (git-ignored) with the pinned jax
+and jaxlib (``JAX_VERSION=...`` picks another release). From the repository root::
 
-    python3 -m venv "$JAXENV" && "$JAXENV/bin/pip" install jax
-    "$JAXENV/bin/python" models/jax/capture.py --out models/hlo
+    .venv-jax/bin/python models/jax/capture.py            # the five programs below
+    .venv-jax/bin/python models/jax/capture.py --corpus   # models/hlo/corpus/ (make corpus)
 
 ``--only gpt2l_train,mlp_train`` captures a subset; ``--keep-dumps DIR`` keeps XLA's raw
-dump folders. Each program is compiled in its own child process, because XLA reads
-``XLA_FLAGS`` once per process::
+dump folders. ``--corpus`` captures the programs of ``corpus_programs.py`` instead, each in
+both XLA:CPU orders (default and ``CPU_SCHEDULER_TYPE_MEMORY_OPTIMIZED``, the ``.memopt``
+twin), writes the same three files gzip-compressed (``NAME[.memopt].hlo.gz`` ...) into
+``models/hlo/corpus/`` and a ``manifest.json`` there with per-computation instruction
+counts, roles (entry, while body/condition, conditional branch, call), control-flow and
+collective counts and XLA's own peak figures. Each program is compiled in its own child
+process, because XLA reads ``XLA_FLAGS`` once per process::
 
     XLA_FLAGS="--xla_dump_to=DIR --xla_dump_hlo_as_text
                [--xla_force_host_platform_device_count=8]
@@ -605,6 +610,44 @@ def capture_corpus(names: list[str], out_dir: str, keep_dumps: str | None) -> No
     with open(manifest_path, "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
+    if os.path.abspath(out_dir) == os.path.join(HLO_DIR, "corpus"):
+        update_readme_table(os.path.join(HLO_DIR, "README.md"), manifest)
+
+
+TABLE_START, TABLE_END = "<!-- corpus table: start -->", "<!-- corpus table: end -->"
+
+
+def corpus_table(manifest: dict) -> str:
+    """The README's corpus table (markdown), from the corpus manifest."""
+    rows = ["| program | family | devices | instructions (entry) | while / cond | "
+            "collectives | XLA peak, default order | XLA peak, memopt order |",
+            "|---|---|---|---|---|---|---|---|"]
+    for name, p in manifest["programs"].items():
+        d, m = p["variants"]["default"], p["variants"]["memopt"]
+        cf = d["control_flow"]
+        coll = ", ".join(f"{n} {k}" for k, n in d["collectives"].items()) or "none"
+        peak = lambda v: f"{v['xla_memory']['live_range_peak_bytes']:,}"
+        rows.append(f"| `{name}` | {p['family']} | {p['devices']} | {d['instructions']} "
+                    f"({d['entry_instructions']}) | {cf['while']} / {cf['conditional']} | "
+                    f"{coll} | {peak(d)} | {peak(m)} |")
+    rows.append("")
+    rows.extend(f"- `{name}`: {p['description']}." for name, p in manifest["programs"].items())
+    return "\n".join(rows)
+
+
+def update_readme_table(readme: str, manifest: dict) -> bool:
+    """Rewrite the table between the markers of models/hlo/README.md; False if absent."""
+    if not os.path.exists(readme):
+        return False
+    with open(readme) as f:
+        text = f.read()
+    if TABLE_START not in text or TABLE_END not in text:
+        return False
+    head, rest = text.split(TABLE_START, 1)
+    _, tail = rest.split(TABLE_END, 1)
+    with open(readme, "w") as f:
+        f.write(head + TABLE_START + "\n" + corpus_table(manifest) + "\n" + TABLE_END + tail)
+    return True
 
 
 def main(argv=None) -> None:

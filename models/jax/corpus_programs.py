@@ -581,6 +581,440 @@ def build_moe_all_to_all():
 
 
 # ----------------------------------------------------------------------------------------
+# Convolutions, attention, precision, donation, batching, inference, recurrence.
+# ----------------------------------------------------------------------------------------
+
+def build_resnet_bn():
+    """Small ResNet: stem conv, 2 stages of 2 residual blocks (conv-BN-ReLU x2, strided
+    1x1 projection between stages), global average pool, dense head; batch-norm with batch
+    statistics and running averages; SGD with momentum."""
+    jax, jnp = _jax()
+    batch, hw, n_cls = 8, 32, 10
+    chans = (16, 32)
+    keys = iter(jax.random.split(jax.random.PRNGKey(40), 32))
+    conv_w = lambda a, b, k=3: jax.random.normal(next(keys), (k, k, a, b)) / jnp.sqrt(k * k * a)
+    params = {"stem": conv_w(3, chans[0]), "blocks": [], "proj": conv_w(chans[0], chans[1], 1),
+              "head": jax.random.normal(next(keys), (chans[1], n_cls)) * 0.01}
+    stats = {"blocks": []}
+    for si, c in enumerate(chans):
+        for _ in range(2):
+            params["blocks"].append({"w1": conv_w(c, c), "w2": conv_w(c, c),
+                                     "s1": jnp.ones(c), "b1": jnp.zeros(c),
+                                     "s2": jnp.ones(c), "b2": jnp.zeros(c)})
+            stats["blocks"].append({"m1": jnp.zeros(c), "v1": jnp.ones(c),
+                                    "m2": jnp.zeros(c), "v2": jnp.ones(c)})
+
+    def conv(x, w, stride=1):
+        return jax.lax.conv_general_dilated(x, w, (stride, stride), "SAME",
+                                            dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    def bn(x, s, b):
+        mu, var = x.mean((0, 1, 2)), x.var((0, 1, 2))
+        return (x - mu) * jax.lax.rsqrt(var + 1e-5) * s + b, mu, var
+
+    def loss_fn(params, x, y):
+        x = jax.nn.relu(conv(x, params["stem"]))
+        new_stats = []
+        for i, p in enumerate(params["blocks"]):
+            if i == 2:
+                x = conv(x, params["proj"], stride=2)
+            h, m1, v1 = bn(conv(x, p["w1"]), p["s1"], p["b1"])
+            h, m2, v2 = bn(conv(jax.nn.relu(h), p["w2"]), p["s2"], p["b2"])
+            x = jax.nn.relu(x + h)
+            new_stats.append({"m1": m1, "v1": v1, "m2": m2, "v2": v2})
+        logp = jax.nn.log_softmax(x.mean((1, 2)) @ params["head"])
+        return -jnp.take_along_axis(logp, y[:, None], -1).mean(), new_stats
+
+    def resnet_bn_step(params, mom, stats, x, y):
+        (loss, batch_stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, x, y)
+        mom = jax.tree.map(lambda m, g: 0.9 * m + g, mom, grads)
+        params = jax.tree.map(lambda p, m: p - 0.01 * m, params, mom)
+        stats = {"blocks": jax.tree.map(lambda old, new: 0.9 * old + 0.1 * new,
+                                        stats["blocks"], batch_stats)}
+        return params, mom, stats, loss
+
+    x = jax.random.normal(next(keys), (batch, hw, hw, 3))
+    y = jax.random.randint(next(keys), (batch,), 0, n_cls)
+    return jax.jit(resnet_bn_step, donate_argnums=(0, 1, 2)), \
+        (params, jax.tree.map(jnp.zeros_like, params), stats, x, y), "resnet_bn_step"
+
+
+def build_attention_long():
+    """One causal self-attention layer on a 2048-token sequence (2 heads of 64), scores
+    materialised: forward and backward w.r.t. the projections."""
+    jax, jnp = _jax()
+    batch, seq, d, heads = 1, 2048, 128, 2
+    keys = jax.random.split(jax.random.PRNGKey(41), 3)
+    params = {"wqkv": jax.random.normal(keys[0], (d, 3 * d)) / jnp.sqrt(d),
+              "wo": jax.random.normal(keys[1], (d, d)) / jnp.sqrt(d)}
+    x = jax.random.normal(keys[2], (batch, seq, d))
+
+    def loss_fn(params, x):
+        dh = d // heads
+        q, k, v = jnp.split(x @ params["wqkv"], 3, -1)
+        sp = lambda t: t.reshape(batch, seq, heads, dh).transpose(0, 2, 1, 3)
+        q, k, v = sp(q), sp(k), sp(v)
+        s = jnp.einsum("bhqd,bhkd->bhqk", q, k) / jnp.sqrt(dh)
+        s = jnp.where(jnp.tril(jnp.ones((seq, seq), bool)), s, -1e9)
+        o = jnp.einsum("bhqk,bhkd->bhqd", jax.nn.softmax(s, -1), v)
+        o = o.transpose(0, 2, 1, 3).reshape(batch, seq, d) @ params["wo"]
+        return (o * o).mean()
+
+    def attention_long_step(params, x):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x)
+        return _sgd(params, grads), loss
+
+    return jax.jit(attention_long_step, donate_argnums=(0,)), (params, x), \
+        "attention_long_step"
+
+
+def build_attention_blockwise():
+    """Blockwise (flash-style) attention over a 4096-token sequence: a lax.scan over key /
+    value blocks of 512 with an online softmax, so no [seq, seq] score matrix exists;
+    forward and backward."""
+    jax, jnp = _jax()
+    seq, d, block = 4096, 64, 512
+    nb = seq // block
+    keys = jax.random.split(jax.random.PRNGKey(42), 2)
+    wqkv = jax.random.normal(keys[0], (d, 3 * d)) / jnp.sqrt(d)
+    x = jax.random.normal(keys[1], (seq, d))
+
+    def attend(q, k, v):
+        kb, vb = k.reshape(nb, block, d), v.reshape(nb, block, d)
+
+        def step(carry, kv):
+            m, l, acc = carry
+            s = (q @ kv[0].T) / jnp.sqrt(d)                    # [seq, block]
+            m_new = jnp.maximum(m, s.max(-1))
+            p = jnp.exp(s - m_new[:, None])
+            scale = jnp.exp(m - m_new)
+            return (m_new, l * scale + p.sum(-1), acc * scale[:, None] + p @ kv[1]), None
+
+        init = (jnp.full((seq,), -jnp.inf), jnp.zeros(seq), jnp.zeros((seq, d)))
+        (m, l, acc), _ = jax.lax.scan(jax.checkpoint(step), init, (kb, vb))
+        return acc / l[:, None]
+
+    def loss_fn(wqkv, x):
+        q, k, v = jnp.split(x @ wqkv, 3, -1)
+        return (attend(q, k, v) ** 2).mean()
+
+    def attention_blockwise_step(wqkv, x):
+        loss, g = jax.value_and_grad(loss_fn)(wqkv, x)
+        return wqkv - 0.01 * g, loss
+
+    return jax.jit(attention_blockwise_step, donate_argnums=(0,)), (wqkv, x), \
+        "attention_blockwise_step"
+
+
+def build_bf16_mixed():
+    """Mixed precision: f32 master weights cast to bf16 for a 2-layer transformer
+    forward/backward in bf16, static loss scaling, f32 Adam update."""
+    jax, jnp = _jax()
+    layers, batch, seq, d, heads, d_ff = 2, 4, 64, 128, 4, 512
+    keys = jax.random.split(jax.random.PRNGKey(43), 3)
+    params = _stacked_block_params(keys[0], layers, d, d_ff)
+    x = jax.random.normal(keys[1], (batch, seq, d))
+    y = jax.random.normal(keys[2], (batch, seq, d))
+    scale = 1024.0
+
+    def loss_fn(params, x, y):
+        p16 = jax.tree.map(lambda a: a.astype(jnp.bfloat16), params)
+        h = x.astype(jnp.bfloat16)
+        for i in range(layers):
+            h = _block(jax.tree.map(lambda a: a[i], p16), h, heads)
+        return ((h.astype(jnp.float32) - y) ** 2).mean() * scale
+
+    def bf16_mixed_step(params, m, v, count, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        grads = jax.tree.map(lambda g: g.astype(jnp.float32) / scale, grads)
+        params, m, v, count = _adam(params, m, v, grads, count)
+        return params, m, v, count, loss / scale
+
+    z = lambda: jax.tree.map(jnp.zeros_like, params)
+    return jax.jit(bf16_mixed_step, donate_argnums=(0, 1, 2)), \
+        (params, z(), z(), jnp.float32(0), x, y), "bf16_mixed_step"
+
+
+def _adam_update(donate, fname):
+    jax, jnp = _jax()
+    keys = jax.random.split(jax.random.PRNGKey(44), 8)
+    shapes = [(512, 512), (512, 2048), (2048, 512), (512,), (2048,), (1024, 512)]
+    params = [jax.random.normal(k, s) * 0.02 for k, s in zip(keys, shapes)]
+    grads = [jax.random.normal(k, s) * 0.01 for k, s in zip(keys[::-1], shapes)]
+
+    def step(params, m, v, count, grads):
+        gnorm = jnp.sqrt(sum((g * g).sum() for g in grads))
+        grads = [g * jnp.minimum(1.0, 1.0 / (gnorm + 1e-6)) for g in grads]
+        params, m, v, count = _adam(params, m, v, grads, count)
+        return params, m, v, count
+
+    step.__name__ = fname
+    z = lambda: [jnp.zeros_like(p) for p in params]
+    fn = jax.jit(step, donate_argnums=(0, 1, 2) if donate else ())
+    return fn, (params, z(), z(), jnp.float32(0), grads), fname
+
+
+def build_adam_donated():
+    return _adam_update(True, "adam_donated_step")
+
+
+def build_adam_not_donated():
+    return _adam_update(False, "adam_not_donated_step")
+
+
+def build_vmap_per_example():
+    """DP-SGD style: per-example gradients with vmap(grad), per-example clipping, noise-
+    free mean, SGD."""
+    jax, jnp = _jax()
+    batch, d_in, width, n_cls = 32, 64, 128, 10
+    keys = jax.random.split(jax.random.PRNGKey(45), 5)
+    params = {"w1": jax.random.normal(keys[0], (d_in, width)) / jnp.sqrt(d_in),
+              "w2": jax.random.normal(keys[1], (width, width)) / jnp.sqrt(width),
+              "w3": jax.random.normal(keys[2], (width, n_cls)) / jnp.sqrt(width)}
+
+    def loss_one(params, x, y):
+        h = jnp.tanh(x @ params["w1"])
+        h = jnp.tanh(h @ params["w2"])
+        logp = jax.nn.log_softmax(h @ params["w3"])
+        return -logp[y]
+
+    def vmap_per_example_step(params, x, y):
+        g = jax.vmap(jax.grad(loss_one), in_axes=(None, 0, 0))(params, x, y)
+        norms = jnp.sqrt(sum((t.reshape(batch, -1) ** 2).sum(1) for t in jax.tree.leaves(g)))
+        clip = jnp.minimum(1.0, 1.0 / (norms + 1e-6))
+        g = jax.tree.map(lambda t: (t * clip.reshape((batch,) + (1,) * (t.ndim - 1))).mean(0), g)
+        return _sgd(params, g), norms.mean()
+
+    x = jax.random.normal(keys[3], (batch, d_in))
+    y = jax.random.randint(keys[4], (batch,), 0, n_cls)
+    return jax.jit(vmap_per_example_step, donate_argnums=(0,)), (params, x, y), \
+        "vmap_per_example_step"
+
+
+def _decoder_params(key, layers, d, d_ff, vocab):
+    jax, jnp = _jax()
+    k = jax.random.split(key, 2)
+    return {"emb": jax.random.normal(k[0], (vocab, d)) * 0.02,
+            "blocks": _stacked_block_params(k[1], layers, d, d_ff)}
+
+
+def _decode_one(params, cache, tok, pos, heads):
+    """One decode step for tokens tok [batch] at position pos; cache k/v [L, b, h, T, dh]."""
+    jax, jnp = _jax()
+    x = params["emb"][tok]                                      # [b, d]
+    b, d = x.shape
+    dh = d // heads
+    t_max = cache["k"].shape[3]
+    ks, vs = [], []
+    for i in range(cache["k"].shape[0]):
+        p = jax.tree.map(lambda a: a[i], params["blocks"])
+        h = _rms_norm(x, p["g1"])
+        q, k, v = jnp.split(h @ p["wqkv"], 3, -1)
+        q, k, v = (t.reshape(b, heads, 1, dh) for t in (q, k, v))
+        kc = jax.lax.dynamic_update_slice(cache["k"][i], k, (0, 0, pos, 0))
+        vc = jax.lax.dynamic_update_slice(cache["v"][i], v, (0, 0, pos, 0))
+        ks.append(kc)
+        vs.append(vc)
+        s = jnp.einsum("bhqd,bhkd->bhqk", q, kc) / jnp.sqrt(dh)
+        s = jnp.where(jnp.arange(t_max) <= pos, s, -1e9)
+        o = jnp.einsum("bhqk,bhkd->bhqd", jax.nn.softmax(s, -1), vc).reshape(b, d)
+        x = x + o @ p["wo"]
+        x = x + jax.nn.gelu(_rms_norm(x, p["g2"]) @ p["w1"]) @ p["w2"]
+    logits = x @ params["emb"].T
+    return logits, {"k": jnp.stack(ks), "v": jnp.stack(vs)}
+
+
+def build_decode_kv_cache():
+    """Inference decode step of a 2-layer decoder with a KV cache [layers, batch 8, 4
+    heads, 512, 32]: the new key/value is written with dynamic_update_slice at the traced
+    position, the cache is donated so XLA updates it in place."""
+    jax, jnp = _jax()
+    layers, batch, d, heads, d_ff, vocab, t_max = 2, 8, 128, 4, 512, 512, 512
+    params = _decoder_params(jax.random.PRNGKey(46), layers, d, d_ff, vocab)
+    shape = (layers, batch, heads, t_max, d // heads)
+    cache = {"k": jnp.zeros(shape), "v": jnp.zeros(shape)}
+
+    def decode_kv_cache_step(params, cache, tok, pos):
+        logits, cache = _decode_one(params, cache, tok, pos, heads)
+        return jnp.argmax(logits, -1).astype(jnp.int32), cache, pos + 1
+
+    tok = jnp.zeros((batch,), jnp.int32)
+    return jax.jit(decode_kv_cache_step, donate_argnums=(1,)), \
+        (params, cache, tok, jnp.int32(7)), "decode_kv_cache_step"
+
+
+def build_decode_loop():
+    """Greedy generation of 16 tokens: the KV-cache decode step inside lax.fori_loop (a
+    while loop with a known trip count), cache and tokens carried in the loop state."""
+    jax, jnp = _jax()
+    layers, batch, d, heads, d_ff, vocab, t_max, steps = 2, 4, 128, 4, 512, 512, 256, 16
+    params = _decoder_params(jax.random.PRNGKey(47), layers, d, d_ff, vocab)
+    shape = (layers, batch, heads, t_max, d // heads)
+    cache = {"k": jnp.zeros(shape), "v": jnp.zeros(shape)}
+
+    def decode_loop(params, cache, tok, start):
+        out = jnp.zeros((batch, steps), jnp.int32)
+
+        def body(i, s):
+            cache, tok, out = s
+            logits, cache = _decode_one(params, cache, tok, start + i, heads)
+            tok = jnp.argmax(logits, -1).astype(jnp.int32)
+            return cache, tok, out.at[:, i].set(tok)
+
+        cache, _, out = jax.lax.fori_loop(0, steps, body, (cache, tok, out))
+        return out, cache
+
+    tok = jnp.ones((batch,), jnp.int32)
+    return jax.jit(decode_loop, donate_argnums=(1,)), (params, cache, tok, jnp.int32(3)), \
+        "decode_loop"
+
+
+def build_lstm_train():
+    """Single-layer LSTM (hidden 128) over 32 time steps in lax.scan, a dense head on the
+    last state; backpropagation through time, SGD."""
+    jax, jnp = _jax()
+    batch, steps, d_in, hid, n_cls = 16, 32, 32, 128, 10
+    keys = jax.random.split(jax.random.PRNGKey(48), 5)
+    params = {"wx": jax.random.normal(keys[0], (d_in, 4 * hid)) / jnp.sqrt(d_in),
+              "wh": jax.random.normal(keys[1], (hid, 4 * hid)) / jnp.sqrt(hid),
+              "b": jnp.zeros(4 * hid),
+              "head": jax.random.normal(keys[2], (hid, n_cls)) / jnp.sqrt(hid)}
+
+    def loss_fn(params, xs, y):
+        def cell(carry, x):
+            h, c = carry
+            z = x @ params["wx"] + h @ params["wh"] + params["b"]
+            i, f, g, o = jnp.split(z, 4, -1)
+            c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+            h = jax.nn.sigmoid(o) * jnp.tanh(c)
+            return (h, c), None
+        init = (jnp.zeros((batch, hid)), jnp.zeros((batch, hid)))
+        (h, _), _ = jax.lax.scan(cell, init, xs)
+        logp = jax.nn.log_softmax(h @ params["head"])
+        return -jnp.take_along_axis(logp, y[:, None], -1).mean()
+
+    def lstm_train_step(params, xs, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, xs, y)
+        return _sgd(params, grads), loss
+
+    xs = jax.random.normal(keys[3], (steps, batch, d_in))
+    y = jax.random.randint(keys[4], (batch,), 0, n_cls)
+    return jax.jit(lstm_train_step, donate_argnums=(0,)), (params, xs, y), "lstm_train_step"
+
+
+def build_scan_remat_offload():
+    """The scanned MLP stack with jax.checkpoint(save_and_offload_only_these_names): the
+    tagged activation is offloaded to host memory between forward and backward."""
+    jax, jnp = _jax()
+    from jax.ad_checkpoint import checkpoint_name
+    batch, seq, d, d_ff, layers = 8, 32, 128, 512, 4
+    keys = jax.random.split(jax.random.PRNGKey(49), 4)
+    params = {"w1": jax.random.normal(keys[0], (layers, d, d_ff)) / jnp.sqrt(d),
+              "w2": jax.random.normal(keys[1], (layers, d_ff, d)) / jnp.sqrt(d_ff)}
+
+    def layer(x, p):
+        u = checkpoint_name(x @ p["w1"], "up")
+        return x + jax.nn.gelu(u) @ p["w2"], None
+
+    policy = jax.checkpoint_policies.save_and_offload_only_these_names(
+        names_which_can_be_saved=[], names_which_can_be_offloaded=["up"],
+        offload_src="device", offload_dst="pinned_host")
+    layer = jax.checkpoint(layer, policy=policy)
+
+    def loss_fn(params, x, y):
+        x, _ = jax.lax.scan(layer, x, params)
+        return ((x - y) ** 2).mean()
+
+    def scan_remat_offload_step(params, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        return _sgd(params, grads), loss
+
+    x = jax.random.normal(keys[2], (batch, seq, d))
+    y = jax.random.normal(keys[3], (batch, seq, d))
+    return jax.jit(scan_remat_offload_step, donate_argnums=(0,)), (params, x, y), \
+        "scan_remat_offload_step"
+
+
+def build_nested_scan():
+    """Nested loops: gradient accumulation (a scan over 4 microbatches) around a scanned,
+    checkpointed 4-layer stack, so while bodies hold while loops."""
+    jax, jnp = _jax()
+    micro, mb, seq, d, d_ff, layers = 4, 4, 32, 128, 256, 4
+    keys = jax.random.split(jax.random.PRNGKey(50), 4)
+    params = {"w1": jax.random.normal(keys[0], (layers, d, d_ff)) / jnp.sqrt(d),
+              "w2": jax.random.normal(keys[1], (layers, d_ff, d)) / jnp.sqrt(d_ff),
+              "g": jnp.ones((layers, d))}
+
+    @jax.checkpoint
+    def layer(x, p):
+        return x + jax.nn.gelu(_rms_norm(x, p["g"]) @ p["w1"]) @ p["w2"], None
+
+    def loss_fn(params, x, y):
+        x, _ = jax.lax.scan(layer, x, params)
+        return ((x - y) ** 2).mean()
+
+    def nested_scan_step(params, xs, ys):
+        def micro_step(acc, xy):
+            loss, g = jax.value_and_grad(loss_fn)(params, *xy)
+            return jax.tree.map(jnp.add, acc, g), loss
+        grads, losses = jax.lax.scan(micro_step, jax.tree.map(jnp.zeros_like, params),
+                                     (xs, ys))
+        return jax.tree.map(lambda p, g: p - 0.01 * g / micro, params, grads), losses.mean()
+
+    xs = jax.random.normal(keys[2], (micro, mb, seq, d))
+    ys = jax.random.normal(keys[3], (micro, mb, seq, d))
+    return jax.jit(nested_scan_step, donate_argnums=(0,)), (params, xs, ys), \
+        "nested_scan_step"
+
+
+def build_ring_attention():
+    """Ring attention on 4 devices (shard_map, sequence sharded): a lax.scan over the 4
+    ring steps attends to the resident key/value block with an online softmax and passes
+    the block on with ppermute; forward and backward w.r.t. the projections."""
+    jax, jnp = _jax()
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    ring, seq, d = 4, 4096, 64
+    mesh = _mesh((ring,), ("seq",))
+    keys = jax.random.split(jax.random.PRNGKey(51), 2)
+    wqkv = jax.random.normal(keys[0], (d, 3 * d)) / jnp.sqrt(d)
+    x = jax.random.normal(keys[1], (seq, d))
+    perm = [(i, (i + 1) % ring) for i in range(ring)]
+
+    def local_loss(wqkv, x):
+        q, k, v = jnp.split(x @ wqkv, 3, -1)            # local block [seq/ring, d]
+        n = q.shape[0]
+
+        def step(carry, _):
+            m, l, acc, k, v = carry
+            s = (q @ k.T) / jnp.sqrt(d)
+            m_new = jnp.maximum(m, s.max(-1))
+            p = jnp.exp(s - m_new[:, None])
+            scale = jnp.exp(m - m_new)
+            acc = acc * scale[:, None] + p @ v
+            l = l * scale + p.sum(-1)
+            k = jax.lax.ppermute(k, "seq", perm)
+            v = jax.lax.ppermute(v, "seq", perm)
+            return (m_new, l, acc, k, v), None
+
+        init = (jnp.full((n,), -jnp.inf), jnp.zeros(n), jnp.zeros((n, d)), k, v)
+        (m, l, acc, _, _), _ = jax.lax.scan(step, init, None, length=ring)
+        return jax.lax.psum(((acc / l[:, None]) ** 2).sum(), "seq") / (seq * d)
+
+    def body(wqkv, x):
+        loss, g = jax.value_and_grad(local_loss)(wqkv, x)
+        return wqkv - 0.01 * jax.lax.psum(g, "seq"), loss
+
+    smap = _shard_map(body, mesh, (P(), P("seq")), (P(), P()))
+
+    def ring_attention_step(wqkv, x):
+        return smap(wqkv, x)
+
+    x = jax.device_put(x, NamedSharding(mesh, P("seq")))
+    return jax.jit(ring_attention_step, donate_argnums=(0,)), (wqkv, x), \
+        "ring_attention_step"
+
+
+# ----------------------------------------------------------------------------------------
 # name -> (builder, host devices, family, description)
 # ----------------------------------------------------------------------------------------
 
@@ -649,4 +1083,63 @@ CORPUS = {
         "top-1 mixture of experts on 4 devices in shard_map, one expert each: capacity-"
         "slot dispatch, all_to_all to the experts, expert FFN (d 64, d_ff 256), all_to_all "
         "back, gated combine; forward, backward, SGD"),
+    "resnet_bn": (
+        "build_resnet_bn", 1, "conv net",
+        "small ResNet (stem conv, 4 residual blocks of conv-BN-ReLU in 2 stages of 16/32 "
+        "channels, strided projection, global pool, dense head; batch 8, 32x32x3) with "
+        "batch-norm statistics; forward, backward, SGD with momentum; donated"),
+    "attention_long": (
+        "build_attention_long", 1, "long-sequence attention",
+        "one causal self-attention layer on 2048 tokens (d 128, 2 heads), scores "
+        "materialised ([2, 2048, 2048] per batch); forward, backward, SGD"),
+    "attention_blockwise": (
+        "build_attention_blockwise", 1, "long-sequence attention",
+        "blockwise (flash-style) attention over 4096 tokens (d 64): lax.scan over 8 "
+        "key/value blocks of 512 with an online softmax, jax.checkpoint on the step; "
+        "forward, backward, SGD"),
+    "bf16_mixed": (
+        "build_bf16_mixed", 1, "bf16 mixed precision",
+        "2-layer transformer (d 128, 4 heads, seq 64, batch 4) computed in bf16 from f32 "
+        "master weights, static loss scaling, f32 Adam update; donated"),
+    "adam_donated": (
+        "build_adam_donated", 1, "donated buffers",
+        "gradient clipping and Adam update of 6 parameter arrays (~3.4M f32), params and "
+        "both moments donated (input_output_alias): updates happen in place"),
+    "adam_not_donated": (
+        "build_adam_not_donated", 1, "donated buffers",
+        "the same clipped Adam update without donation: new params and moments need "
+        "their own buffers"),
+    "vmap_per_example": (
+        "build_vmap_per_example", 1, "vmap / batched",
+        "per-example gradients of a 3-layer tanh MLP with vmap(grad) (batch 32), "
+        "per-example clipping (DP-SGD style), mean, SGD"),
+    "decode_kv_cache": (
+        "build_decode_kv_cache", 1, "inference decode (KV cache)",
+        "one decode step of a 2-layer decoder (d 128, 4 heads, vocab 512, batch 8) with a "
+        "KV cache [2, 8, 4, 512, 32] updated by dynamic_update_slice at a traced position; "
+        "cache donated; greedy argmax"),
+    "decode_loop": (
+        "build_decode_loop", 1, "inference decode (KV cache) + loop",
+        "greedy generation of 16 tokens: the KV-cache decode step (batch 4, cache length "
+        "256) inside lax.fori_loop, cache and tokens in the loop state; cache donated"),
+    "lstm_train": (
+        "build_lstm_train", 1, "recurrent (scan over time)",
+        "single-layer LSTM (hidden 128, input 32, batch 16) over 32 steps in lax.scan, "
+        "dense head on the last state; backpropagation through time, SGD"),
+    "scan_remat_offload": (
+        "build_scan_remat_offload", 1, "scan-over-layers + checkpoint (offload)",
+        "4-layer residual MLP stack under lax.scan with jax.checkpoint("
+        "save_and_offload_only_these_names): the tagged up-projection is marked for "
+        "offload to pinned host memory; XLA:CPU has one memory space, so the module keeps "
+        "no offload (no S(5), no host transfers)"),
+    "nested_scan": (
+        "build_nested_scan", 1, "nested scans",
+        "gradient accumulation over 4 microbatches (outer lax.scan) of a 4-layer residual "
+        "MLP stack under an inner lax.scan with jax.checkpoint: while loops inside while "
+        "bodies; SGD, donated"),
+    "ring_attention": (
+        "build_ring_attention", 4, "long-sequence attention (ring, ppermute in scan)",
+        "ring attention over 4096 tokens (d 64) sequence-sharded on 4 devices in "
+        "shard_map: a lax.scan over the 4 ring steps with an online softmax, key/value "
+        "blocks passed on with ppermute; forward, backward, SGD"),
 }
