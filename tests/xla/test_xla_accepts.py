@@ -149,6 +149,17 @@ def test_checker_rejects_what_xla_rejects(tmp_path):
         "%ars = f32[64,32]{1,0} all-reduce-start(%h), channel_id=1, replica_groups={{0,1,2,3}}"
         ", to_apply=%sum\n  %ar = f32[64,32]{1,0} all-reduce-done(%ars)\n"
         "  %extra = f32[64,32]{1,0} negate(%ars)"))
+    # an all-gather pair whose done does not have the start's result shape
+    bad_shape = tmp_path / "bad_shape.hlo"
+    bad_shape.write_text(src.replace(
+        "%ag = f32[256,32]{1,0} all-gather(f32[64,32]{1,0} %t), channel_id=2, "
+        "replica_groups={{0,1,2,3}}, dimensions={0}, use_global_device_ids=true",
+        "%ags = (f32[64,32]{1,0}, f32[256,32]{1,0}) all-gather-start(%t), channel_id=2, "
+        "replica_groups={{0,1,2,3}}, dimensions={0}, use_global_device_ids=true\n"
+        "  %ag = f32[256,32]{1,0} all-gather-done(%ags)").replace(
+        "%ag = f32[256,32]{1,0} all-gather-done", "%ag = f32[128,32]{1,0} all-gather-done")
+        .replace("f32[256,32]{1,0}, f32[64,32]{1,0}) tuple", "f32[128,32]{1,0}, f32[64,32]{1,0}) tuple")
+        .replace("f32[256,32], f32[64,32]) {", "f32[128,32], f32[64,32]) {"))
     # a scheduled module whose text order reads a value before it is computed
     lines = src.replace("HloModule sync_collectives,", "HloModule sync_collectives, "
                         "is_scheduled=true,").splitlines()
@@ -161,7 +172,9 @@ def test_checker_rejects_what_xla_rejects(tmp_path):
     scheduled.write_text(src.replace("HloModule sync_collectives,",
                                      "HloModule sync_collectives, is_scheduled=true,"))
     recs = {Path(r["file"]).name: r
-            for r in check([ok, undefined, two_users, misordered, scheduled])}
+            for r in check([ok, undefined, two_users, misordered, scheduled, bad_shape])}
+    assert not recs["bad_shape.hlo"]["ok"] and recs["bad_shape.hlo"]["stage"] == "async", \
+        recs["bad_shape.hlo"]
     assert recs["ok.hlo"]["ok"], recs["ok.hlo"]
     assert recs["scheduled.hlo"]["ok"] and recs["scheduled.hlo"]["scheduled"]
     assert not recs["misordered.hlo"]["ok"]

@@ -17,10 +17,14 @@ Needs jax/jaxlib (``make jax-env``). What it checks, per file:
    ``HloSchedule.verify``.
 3. Async pairs, as XLA's verifier requires them: every ``*-start`` / ``async-start`` has
    exactly one user, its ``*-done`` / ``async-done`` (or an ``async-update``), which reads
-   nothing else. (jaxlib 0.10.2 offers no call that runs XLA's ``HloVerifier`` on a given
-   module: the parser is the unverified one, and its compile entry points take StableHLO
-   only, so a module would reach the compiler's verifier only after a conversion that
-   rebuilds it; this check is the part of the verifier that concerns what cpsched adds.)
+   nothing else, and the start's and done's shapes follow XLA's shape rules (all-reduce-start:
+   its operands'; all-gather-start: (operands, result); collective-permute-start: (operand,
+   result, contexts); copy-start: (destination, source, u32[]); async-start: ((operands),
+   result, contexts); the done: the result), layouts aside. (jaxlib 0.10.2 offers no call
+   that runs XLA's ``HloVerifier`` on a given module: the parser is the unverified one, and
+   its compile entry points take StableHLO only, so a module would reach the compiler's
+   verifier only after a conversion that rebuilds it; this check is the part of the
+   verifier that concerns what cpsched adds.)
 """
 
 from __future__ import annotations
@@ -45,6 +49,74 @@ def _kebab(name: str) -> str:
     # HloOpcode enum names (kAllReduceStart) -> XLA's opcode strings (all-reduce-start)
     name = name[1:] if name.startswith("k") and name[1:2].isupper() else name
     return re.sub(r"(?<!^)([A-Z])", r"-\1", name).lower()
+
+
+def _shape(ins) -> str:
+    """An instruction's result shape as XLA prints it, layouts left out."""
+    text = ins.to_string()
+    i = text.index(" = ") + 3
+    if text[i] == "(":
+        depth, j = 0, i
+        while True:
+            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            j += 1
+            if depth == 0:
+                break
+    else:
+        j = text.index(" ", i)
+    return re.sub(r"\{[^{}]*\}|/\*.*?\*/", "", text[i:j])
+
+
+def _elements(shape: str) -> list[str]:
+    """The top-level elements of a tuple shape (the shape itself if it is no tuple)."""
+    if not shape.startswith("("):
+        return [shape]
+    out, depth, cur = [], 0, ""
+    for c in shape[1:-1]:
+        if c == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(c, 0)
+        cur += c
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _pack(shapes: list[str]) -> str:
+    return shapes[0] if len(shapes) == 1 else "(" + ", ".join(shapes) + ")"
+
+
+def _pair_shapes(start, done, op: str) -> str | None:
+    """XLA's shape rules for an async pair (ShapeInference / ShapeVerifier), layouts
+    aside; returns what is wrong, or None."""
+    s, d = _shape(start), _shape(done)
+    ops = [_shape(o) for o in start.operands()]
+    el = _elements(s)
+    if op == "all-reduce-start":
+        want = {"start": _pack(ops), "done": s}
+    elif op == "all-gather-start":
+        if len(el) != 2 or el[0] != _pack(ops):
+            return f"{start.name}: all-gather-start shape {s} is not (operands, result)"
+        want = {"done": el[1]}
+    elif op == "collective-permute-start":
+        if len(el) < 2 or (len(ops) == 1 and el[0] != ops[0]):
+            return f"{start.name}: collective-permute-start shape {s} is not (operand, result, ...)"
+        want = {"done": el[1]}
+    elif op == "copy-start":
+        if len(el) != 3 or el[1] != ops[0]:
+            return f"{start.name}: copy-start shape {s} is not (destination, source, u32[])"
+        want = {"done": el[0]}
+    else:   # async-start: ((operands), result, context...)
+        if len(el) < 2 or el[0] != "(" + ", ".join(ops) + ")":
+            return f"{start.name}: async-start shape {s} is not ((operands), result, ...)"
+        want = {"done": el[1]}
+    if "start" in want and s != want["start"]:
+        return f"{start.name}: shape {s}, but its operands give {want['start']}"
+    if d != want["done"]:
+        return f"{done.name}: shape {d}, but its start {start.name} gives {want['done']}"
+    return None
 
 
 def check_text(text: str) -> dict:
@@ -78,6 +150,10 @@ def check_text(text: str) -> dict:
             if [o.name for o in users[0].operands()] != [ins.name]:
                 return {**info, "ok": False, "stage": "async",
                         "error": f"{users[0].name} must read only {ins.name}"}
+            if _kebab(_opcode(users[0])) != "async-update":
+                wrong = _pair_shapes(ins, users[0], op)
+                if wrong:
+                    return {**info, "ok": False, "stage": "async", "error": wrong}
             pairs += 1
     info["async_pairs"] = pairs
     return info
