@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install bench clean jax-env corpus
+.PHONY: demo test install bench clean jax-env corpus test-xla
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,3 +47,12 @@ jax-env: $(JAX_STAMP)
 
 corpus: $(JAX_STAMP)
 	$(JAX_VENV)/bin/python models/jax/capture.py --corpus
+
+# XLA's own parser and schedule check on every module cpsched writes (tests/xla/). Needs
+# .venv-jax; where it cannot be made (no package registry) it says so and passes.
+test-xla: $(STAMP)
+	@if $(MAKE) -s jax-env; then \
+	  CPSCHED_JAX_PYTHON=$(JAX_VENV)/bin/python $(BIN)/python -m pytest tests/xla -rs; \
+	else \
+	  echo "test-xla: SKIPPED: .venv-jax could not be created (jax==$(JAX_VERSION) from the package registry); XLA's acceptance of written modules was not checked"; \
+	fi

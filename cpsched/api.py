@@ -906,9 +906,10 @@ def write(result: Result, output: str, source: str | None = None, *,
     from cpsched.readers import sniff_format
     from cpsched.writers import write_json, write_text
     hlo = bool(source) and sniff_format(str(source)) == "hlo"
-    if hlo and async_collectives:
-        raise InputError("--async-collectives changes the module; write a JSON schedule "
-                         "(convert the input with `cpsched convert --async-collectives`)")
+    if hlo and async_collectives and result.plan is not None:
+        raise InputError("--async-collectives with --objective remat cannot be written as "
+                         "HLO yet; write the plan for the graph JSON of `cpsched convert "
+                         "INPUT --async-collectives -o G.json`")
     inputs = ((source,) if source else ()) + tuple(p for p in inputs if p)
     if result.plan is not None:
         from cpsched.remat.plan import remat_result_to_dict
@@ -933,6 +934,10 @@ def write(result: Result, output: str, source: str | None = None, *,
         from cpsched.readers.hlo.convert import read_hlo_module, scheduled_computations
         from cpsched.writers.hlo import write_hlo, write_module_schedule
         module = hlo_module_of(result.graph) or read_hlo_module(str(source))
+        if async_collectives and result.graph.meta.get("async_collectives"):
+            text, note = _async_hlo_text(module, result)
+            write_text(output, text, inputs=inputs)
+            return {"written": [output], "data": data, "async": note}
         if all(n in result.orders for n in scheduled_computations(module)):
             # a sequence for every computation: is_scheduled=true, read back and re-simulated
             text = write_module_schedule(module, result.orders, result.scenarios,
@@ -943,6 +948,24 @@ def write(result: Result, output: str, source: str | None = None, *,
     else:
         write_json(output, data, inputs=inputs)
     return {"written": [output], "data": data}
+
+
+def _async_hlo_text(module, result: Result) -> tuple[str, str]:
+    """The module in ``result``'s order with each collective that ``async_collectives``
+    split written as XLA's start/done pair (``cpsched.writers.hlo.async_module_text``), read
+    back, validated and re-simulated before anything is written; and a one-line note."""
+    from cpsched.writers.hlo import async_module_text, verify_async_module
+    w = async_module_text(module, result.graph, result.order)
+    _back, peaks = verify_async_module(w.text, w, result.scenarios)
+    # the split graph gives a start only the collective's result; XLA's start also holds
+    # its tuple table (and collective-permute's two u32 contexts), a few bytes more
+    same = all(int(p) == int(result.peak[n]) for p, n in zip(peaks, result.scenarios.names))
+    peak_text = "same peak" if same else "peak " + ", ".join(
+        f"{n} {int(p)} B" for n, p in zip(result.scenarios.names, peaks)) + \
+        " (start tuple tables and contexts included)"
+    return w.text, (f"{len(w.pairs)} collective(s) written as async start/done pairs "
+                    f"({len(w.wrapped)} as async-start calling a wrapped computation); read "
+                    f"back: order valid, {peak_text}")
 
 
 __all__ += ["write", "resolve_method"]

@@ -425,6 +425,8 @@ def cmd_schedule(args) -> int:
                          f"{format_time(info['exposed_comm_lower_bound'][n], unit)}), budget "
                          f"{_bytes(info['budget'][n])}")
         lines.append(_pair_lines(info.get("pairs") or [], sc.names[0], unit))
+    if out.get("async"):
+        lines.append(f"  {out['async']}")
     lines.append(f"  time {format_seconds(r.seconds)}" + _solver_note(r))
     if info.get("message"):
         lines.append(f"  {info['message']}")

@@ -606,5 +606,206 @@ def verify_remat_module(text: str, computation: str, scenarios, budget: int,
     return g, peak
 
 
+
+
+
+# -- synchronous collectives written in XLA's async form ------------------------------------
+
+# XLA has dedicated start/done opcodes for these three; the others are wrapped generically
+# (``async-start`` calling a one-instruction computation, ``async-done``).
+_DEDICATED_ASYNC = ("all-reduce", "all-gather", "collective-permute")
+
+
+def _closing_paren(text: str, open_at: int) -> int:
+    """Position of the ``)`` matching the ``(`` at ``open_at`` (strings skipped)."""
+    depth, i, n = 0, open_at, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise InputError("unbalanced parentheses in an instruction")
+
+
+def _call_parts(module: HloModule, ins: HloInstruction) -> tuple[str, str]:
+    """``(operand list text, attribute text)`` of an instruction as written: the text
+    between the opcode's parentheses, and everything after them (``, key=value ...``)."""
+    text = module.text
+    end = ins.operand_offsets[0] if ins.operand_offsets else ins.span[1]
+    at = text.rfind(ins.raw_opcode + "(", ins.name_offset, end)
+    if at < 0:
+        raise InputError(f"cannot find the opcode of {ins.name!r} in its text")
+    open_at = at + len(ins.raw_opcode)
+    close = _closing_paren(text, open_at)
+    return text[open_at + 1:close], text[close + 1:ins.span[1]]
+
+
+_CONTROL_PREDS = re.compile(r",\s*control-predecessors=\{[^}]*\}")
+
+
+def _attr_text(ins: HloInstruction, key: str) -> str:
+    return f", {key}={ins.attrs[key]}" if key in ins.attrs else ""
+
+
+def _tuple_text(shapes: Sequence[Shape]) -> str:
+    return "(" + ", ".join(str(s) for s in shapes) + ")"
+
+
+@dataclass
+class AsyncHlo:
+    """A module whose synchronous collectives were written as async start/done pairs."""
+
+    text: str
+    computation: str
+    pairs: dict[str, tuple[str, str]] = field(default_factory=dict)   # original -> (start, done)
+    wrapped: dict[str, str] = field(default_factory=dict)             # original -> computation
+
+
+def async_module_text(module: HloModule, graph: Graph, order: Sequence[int],
+                      computation: str | None = None, check: bool = True) -> AsyncHlo:
+    """Write ``order`` of ``graph`` (made by ``convert_sync_collectives`` from a computation
+    of ``module``) into the module, each collective the graph split written in XLA's async
+    form at the start's and the done's positions of the order.
+
+    all-reduce, all-gather and collective-permute get their dedicated opcodes, with the
+    shapes XLA's AsyncCollectiveCreator gives them (``all-reduce-start``: the all-reduce's
+    shape; ``all-gather-start``: ``(operand, result)``, a tuple of operands when there are
+    several; ``collective-permute-start``: ``(operand, result, u32[], u32[])``, for the
+    in-place form ``(input, output, u32[], u32[])``, for a combined one the operand tuple
+    twice); every other
+    kind (reduce-scatter, all-to-all) becomes an ``async-start`` calling a new computation
+    that holds the collective alone (``calls=``), shape ``((operands...), result)``, and an
+    ``async-done``. The start is named like the graph's start (``<name>-start``) and takes
+    the collective's operands, attributes and control predecessors; the done keeps the
+    collective's name, so its readers and ``ROOT`` need no change.
+    """
+    from cpsched.core.graph import OpKind
+    comp = module.by_name.get(computation or graph.name)
+    if comp is None:
+        raise InputError(f"no computation named {computation or graph.name!r} in the module")
+    text = module.text
+    taken: set[str] = {c.name for c in module.computations}
+    for c in module.computations:
+        taken.update(c.index)
+
+    def fresh(base: str) -> str:
+        base = re.sub(r"[^\w.\-]", "_", base)
+        name, k = base, 1
+        while name in taken:
+            k += 1
+            name = f"{base}.{k}"
+        taken.add(name)
+        return name
+
+    pct = "%" if text.startswith("%", comp.instructions[0].name_offset) else ""
+    result = AsyncHlo("", comp.name)
+    names: dict[int, str] = {}          # graph op -> instruction name in the written module
+    extra: list[str] = []
+    replace: dict[str, str] = {}
+    new_comps: list[str] = []
+    for i, a in graph.op_attrs.items():
+        if int(graph.kinds[i]) != OpKind.ASYNC_START or "converted_from" not in a:
+            continue
+        orig = str(a["converted_from"])
+        ins = comp.index.get(orig)
+        if ins is None:
+            raise InputError(f"the graph's {graph.op_names[i]!r} comes from {orig!r}, which is "
+                             f"not an instruction of {comp.name!r}")
+        done = int(graph.async_done[i])
+        if done < 0 or ins.shape is None:
+            raise InputError(f"cannot write {orig!r} as an async pair")
+        kind = ins.opcode
+        op_shapes = [comp.index[o].shape for o in ins.operands]
+        if any(s is None for s in op_shapes):
+            raise InputError(f"an operand of {orig!r} has no known shape")
+        operands, attrs = _call_parts(module, ins)
+        start = fresh(graph.op_names[i])
+        names[i], names[done] = start, orig
+        meta = _attr_text(ins, "metadata")
+        if kind in _DEDICATED_ASYNC:
+            if kind == "all-reduce":
+                shape = str(ins.shape)
+            elif kind == "all-gather":
+                src = op_shapes[0] if len(op_shapes) == 1 else _tuple_text(op_shapes)
+                shape = f"({src}, {ins.shape})"
+            elif len(op_shapes) == 1:
+                shape = f"({op_shapes[0]}, {ins.shape}, u32[], u32[])"
+            elif "slice_sizes" in ins.attrs and len(op_shapes) == 4:
+                # in place (input, output, input offsets, output offsets)
+                shape = f"({op_shapes[0]}, {op_shapes[1]}, u32[], u32[])"
+            else:   # combined: a tuple of the operands, sent and received
+                both = _tuple_text(op_shapes)
+                shape = f"({both}, {both}, u32[], u32[])"
+            extra.append(f"{pct}{start} = {shape} {kind}-start({operands}){attrs}")
+            replace[orig] = f"{pct}{orig} = {ins.shape} {kind}-done({pct}{start}){meta}"
+        else:
+            wname = fresh(f"{orig}.async_wrapped")
+            params = [fresh(f"{orig}.param_{k}") for k in range(len(op_shapes))]
+            inner = fresh(f"{orig}.wrapped")
+            body = [f"  {pct}{p} = {s} parameter({k})"
+                    for k, (p, s) in enumerate(zip(params, op_shapes))]
+            body.append(f"  ROOT {pct}{inner} = {ins.shape} {kind}("
+                        + ", ".join(pct + p for p in params) + ")"
+                        + _CONTROL_PREDS.sub("", attrs))
+            sig = ", ".join(f"{p}: {s}" for p, s in zip(params, op_shapes))
+            new_comps.append(f"{pct}{wname} ({sig}) -> {ins.shape} {{\n" + "\n".join(body)
+                             + "\n}")
+            shape = f"({_tuple_text(op_shapes)}, {ins.shape})"
+            extra.append(f"{pct}{start} = {shape} async-start({operands}), "
+                         f"calls={pct}{wname}{_attr_text(ins, 'control-predecessors')}{meta}")
+            replace[orig] = f"{pct}{orig} = {ins.shape} async-done({pct}{start}){meta}"
+            result.wrapped[orig] = wname
+        result.pairs[orig] = (start, orig)
+    if not result.pairs:
+        raise InputError(f"the graph has no collective split into a start/done pair in "
+                         f"{comp.name!r}")
+    written = [names.get(int(i), graph.op_names[int(i)]) for i in order]
+    out = write_hlo(module, {comp.name: written}, extra={comp.name: extra},
+                    replace={comp.name: replace}, check=False,
+                    computations_before={comp.name: new_comps} if new_comps else None)
+    if check:
+        from cpsched.readers.hlo.convert import module_graphs
+        from cpsched.readers.hlo.parser import parse_hlo_text
+        try:
+            module_graphs(parse_hlo_text(out))
+        except InputError as e:
+            raise InputError(f"the module with async collectives does not hold together: {e}"
+                             ) from None
+    result.text = out
+    return result
+
+
+def verify_async_module(text: str, written: AsyncHlo, scenarios) -> tuple[Graph, np.ndarray]:
+    """Read a module written by ``async_module_text`` back and check it as every schedule
+    is checked: the computation is scheduled, its text order passes the validator (each
+    start before its done, dependences kept) and is re-simulated; every pair is a real
+    async pair in the module read back. Returns the graph read back and its peaks."""
+    from cpsched.analysis.validate import validate_schedule
+    from cpsched.readers.hlo.convert import module_graphs
+    from cpsched.readers.hlo.parser import parse_hlo_text
+    try:
+        g = module_graphs(parse_hlo_text(text))[written.computation]
+    except InputError as e:
+        raise ScheduleError(f"the written module does not read back: {e}") from None
+    if g.original_order is None:
+        raise ScheduleError("the written module is not marked is_scheduled=true")
+    peaks = validate_schedule(g, g.original_order, scenarios, what="written async module")
+    for orig, (start, done) in written.pairs.items():
+        s, d = g.op_index(start), g.op_index(done)
+        if int(g.async_done[s]) != d:
+            raise ScheduleError(f"written async module: {start!r} and {done!r} do not read "
+                                "back as an async pair")
+    return g, peaks
+
+
 __all__ = ["write_hlo", "write_hlo_file", "remat_module_text", "verify_remat_module",
-           "host_shape_text", "RematHlo"]
+           "host_shape_text", "RematHlo", "async_module_text", "verify_async_module",
+           "AsyncHlo"]
