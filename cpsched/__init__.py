@@ -4,8 +4,7 @@ The Python API (``cpsched.api``): ``read``, ``schedule``, ``compare``, ``simulat
 ``methods``, ``from_networkx``; every method returns one ``Result``.
 """
 
-__version__ = "0.1.0"
-
+from cpsched.version import __version__  # noqa: E402
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind  # noqa: E402
 from cpsched.core.symbolic import SymExpr  # noqa: E402
 from cpsched.api import (Comparison, Result, compare, from_networkx, methods, read,  # noqa: E402

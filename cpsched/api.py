@@ -37,6 +37,35 @@ from cpsched.core.scenarios import (Budget, Scenarios, from_dim_specs, from_json
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.methods import Method, get as get_method, load_all
 from cpsched.remat.plan import RematResult
+from cpsched.core.inputs import loads_json
+from cpsched.core.nx_graph import from_networkx as convert
+from cpsched.core.plain import to_plain
+from cpsched.cost.model import estimate
+from cpsched.cost.model import load_device
+from cpsched.cost.model import load_profile
+from cpsched.cost.timeline import simulate_timeline
+from cpsched.heuristics.common import convert_sync_collectives
+from cpsched.heuristics.module import module_lower_bound
+from cpsched.heuristics.module import schedule_module
+from cpsched.readers import read_graph
+from cpsched.readers import sniff_format
+from cpsched.readers.hlo.convert import HloConverter
+from cpsched.readers.hlo.convert import read_hlo_module
+from cpsched.readers.hlo.convert import scheduled_computations
+from cpsched.readers.hlo.parser import parse_hlo_text
+from cpsched.readers.hlo.verify import verify_module
+from cpsched.readers.json_graph import graph_from_dict
+from cpsched.readers.nx_json import graph_from_node_link
+from cpsched.remat.plan import remat_result_to_dict
+from cpsched.writers import write_json
+from cpsched.writers import write_text
+from cpsched.writers.hlo import async_module_text
+from cpsched.writers.hlo import verify_async_module
+from cpsched.writers.hlo import write_hlo
+from cpsched.writers.hlo import write_module_schedule
+from cpsched.writers.remat_hlo import write_remat_hlo
+from cpsched.writers.schedule import schedule_to_dict
+from cpsched.version import __version__
 
 # ``schedule(objective=...)``: the method that solves it and the objective passed to it.
 OBJECTIVES: dict[str, tuple[str, str]] = {
@@ -131,7 +160,6 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: exact integer bytes, times in seconds, orders by name."""
-        from cpsched.core.plain import to_plain
         out: dict[str, Any] = {
             "graph": self.graph.name, "method": self.method, "status": self.status,
             "scenarios": list(self.scenarios.names),
@@ -234,7 +262,6 @@ def from_networkx(G, name: str | None = None) -> Graph:
     ('x', 'y')
     """
     # networkx takes 0.1 s to import: only when a networkx graph is converted
-    from cpsched.core.nx_graph import from_networkx as convert
     return convert(G, name)
 
 
@@ -264,10 +291,7 @@ def read(source, *, async_collectives: bool = False) -> Graph:
         text = os.fspath(source)
         if "\n" not in text and len(text) < 4096 and (os.path.exists(text) or
                                                        not text.lstrip().startswith(("{", "HloModule"))):
-            from cpsched.readers import read_graph, sniff_format
             if sniff_format(text) == "hlo":
-                from cpsched.readers.hlo.convert import read_hlo_module
-                from cpsched.readers.hlo.verify import verify_module
                 g = _entry_graph(verify_module(read_hlo_module(text)))
             else:
                 g = read_graph(text)
@@ -276,7 +300,6 @@ def read(source, *, async_collectives: bool = False) -> Graph:
     if g.n_ops == 0:
         raise InputError(f"{g.name}: the graph has no ops; nothing to schedule")
     if async_collectives:
-        from cpsched.heuristics.common import convert_sync_collectives
         g = convert_sync_collectives(g)
     return g
 
@@ -287,8 +310,6 @@ _HLO_MODULES: "weakref.WeakKeyDictionary[Graph, Any]" = weakref.WeakKeyDictionar
 
 
 def _entry_graph(module) -> Graph:
-    from cpsched.readers.hlo.convert import HloConverter
-    from cpsched.readers.hlo.verify import verify_module
     verify_module(module)        # what XLA's verifier refuses is not scheduled
     g = HloConverter(module).graph(None)
     _HLO_MODULES[g] = module
@@ -303,15 +324,10 @@ def hlo_module_of(graph: Graph):
 def _read_text(text: str) -> Graph:
     body = text.lstrip("\ufeff \t\r\n")
     if body.startswith("{"):
-        from cpsched.core.inputs import loads_json
         data = loads_json(body, "<text>")
         if isinstance(data, dict) and data.get("format") == "cpsched-graph":
-            from cpsched.readers.json_graph import graph_from_dict
             return graph_from_dict(data, "<text>")
-        from cpsched.readers.nx_json import graph_from_node_link
         return graph_from_node_link(data, "<text>")
-    from cpsched.readers.hlo.parser import parse_hlo_text
-    from cpsched.readers.hlo.verify import verify_module
     return _entry_graph(verify_module(parse_hlo_text(body)))
 
 
@@ -545,7 +561,6 @@ def _run_module(module, g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any]
     (``cpsched.heuristics.module``). A solver's time limit is shared among the computations
     and its result is never worse than the module's own orders nor than the memory
     heuristics'; heuristics do per computation what the compiler's would."""
-    from cpsched.heuristics.module import schedule_module
     solver = is_solver(m.name)
 
     def per_computation(graph: Graph, scen: Scenarios, seconds: float | None):
@@ -801,7 +816,6 @@ def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
     >>> compare(g, ["xla-dfs"], as_dataframe=True)[["method", "scenario"]].values.tolist()
     [['given', 'static'], ['xla-dfs', 'static']]
     """
-    from cpsched.cost.timeline import simulate_timeline
     _check_solver_options(None, time_limit, workers)
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
@@ -830,7 +844,6 @@ def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
         timelines[row] = simulate_timeline(g, r.order, costs, sc)
     module = hlo_module_of(g)
     if module is not None:
-        from cpsched.heuristics.module import module_lower_bound
         lb = module_lower_bound(module, sc)
     else:
         lb = static_lower_bound(g, sc)
@@ -839,8 +852,7 @@ def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
         for n, b in r.bound.items():
             best[n] = max(best[n], int(b))
     results = {k: r.with_bound(best) for k, r in results.items()}
-    import cpsched
-    settings = {"cpsched": cpsched.__version__, "ortools": ortools_version(),
+    settings = {"cpsched": __version__, "ortools": ortools_version(),
                 "python": platform.python_version(), "platform": platform.platform(),
                 "cpus": os.cpu_count(), "methods": rows,
                 "time_limit": float(time_limit), "workers": int(workers), "seed": int(seed),
@@ -872,13 +884,11 @@ def _compare_methods(g: Graph, methods: Iterable[str] | None, solvers: bool) -> 
 
 
 def _costs(g: Graph, sc: Scenarios, device, profile):
-    from cpsched.cost.model import estimate, load_device, load_profile
     return estimate(g, load_device(device), sc, load_profile(profile) if profile else None)
 
 
 def timeline(result: Result, device: str = "h100", profile: str | None = None):
     """The cost model's timeline (makespan, exposed communication per scenario) of a result."""
-    from cpsched.cost.timeline import simulate_timeline
     return simulate_timeline(result.graph, result.order,
                              _costs(result.graph, result.scenarios, device, profile),
                              result.scenarios)
@@ -903,8 +913,6 @@ def write(result: Result, output: str, source: str | None = None, *,
     module per bucket, and the plan JSON at ``OUTPUT.plan.json``), each read back and
     checked first. Otherwise the schedule JSON (or the plan JSON). Returns ``written`` (the
     paths), ``data`` (the JSON written or its summary) and, for remat HLO, ``buckets``."""
-    from cpsched.readers import sniff_format
-    from cpsched.writers import write_json, write_text
     hlo = bool(source) and sniff_format(str(source)) == "hlo"
     if hlo and async_collectives and result.plan is not None:
         raise InputError("--async-collectives with --objective remat cannot be written as "
@@ -912,27 +920,22 @@ def write(result: Result, output: str, source: str | None = None, *,
                          "INPUT --async-collectives -o G.json`")
     inputs = ((source,) if source else ()) + tuple(p for p in inputs if p)
     if result.plan is not None:
-        from cpsched.remat.plan import remat_result_to_dict
         data = remat_result_to_dict(result.plan)
         data.update(annotate or {})
         if "budget_reference" in result.info:
             data["budget_reference"] = result.info["budget_reference"]
         if hlo:
-            from cpsched.writers.remat_hlo import write_remat_hlo
             written, buckets = write_remat_hlo(str(source), output, result.graph, result.scenarios,
                                                result.plan, result.method, data,
                                                inputs=inputs)
             return {"written": written, "data": data, "buckets": buckets}
         write_json(output, data, inputs=inputs)
         return {"written": [output], "data": data}
-    from cpsched.writers.schedule import schedule_to_dict
     if result.schedule is None:
         raise InputError(f"{result.method}: nothing to write")
     data = schedule_to_dict(result.schedule)
     data.update(annotate or {})
     if hlo:
-        from cpsched.readers.hlo.convert import read_hlo_module, scheduled_computations
-        from cpsched.writers.hlo import write_hlo, write_module_schedule
         module = hlo_module_of(result.graph) or read_hlo_module(str(source))
         if async_collectives and result.graph.meta.get("async_collectives"):
             text, note = _async_hlo_text(module, result)
@@ -954,7 +957,6 @@ def _async_hlo_text(module, result: Result) -> tuple[str, str]:
     """The module in ``result``'s order with each collective that ``async_collectives``
     split written as XLA's start/done pair (``cpsched.writers.hlo.async_module_text``), read
     back, validated and re-simulated before anything is written; and a one-line note."""
-    from cpsched.writers.hlo import async_module_text, verify_async_module
     w = async_module_text(module, result.graph, result.order)
     _back, peaks = verify_async_module(w.text, w, result.scenarios)
     # the split graph gives a start only the collective's result; XLA's start also holds

@@ -24,13 +24,29 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Sequence
 
-import cpsched
 from cpsched import api
+from cpsched.version import __version__
 from cpsched.core.errors import CpschedError, InfeasibleError, InputError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.pipeline import cli as pipeline_cli
+from cpsched.analysis.memory import lower_bound
+from cpsched.analysis.memory import simulate
+from cpsched.analysis.validate import validate_order
+from cpsched.core.scenarios import parse_budget
+from cpsched.cost.model import _unit
+from cpsched.cost.model import load_device
+from cpsched.methods import get as get_method
+from cpsched.plot import plot_memory
+from cpsched.plot import require_matplotlib
+from cpsched.readers import sniff_format
+from cpsched.writers import check_target
+from cpsched.writers import write_json
+from cpsched.writers.json_graph import graph_to_dict
+from cpsched.writers.remat_hlo import remat_hlo_paths
+from cpsched.writers.schedule import read_order
+from cpsched.writers.trace import write_trace
 
 EXIT_USAGE = 2
 
@@ -78,7 +94,6 @@ def check_outputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[str]) -> 
     """Refuse, before any work, an output that is (or links to) one of the inputs, two
     outputs at one path, a path that is not a regular file (FIFO, device, symlink), or one
     that cannot be written. ``outputs``: (option, path) pairs."""
-    from cpsched.writers import check_target
     seen: dict[str, str] = {}
     for option, path in outputs:
         check_target(path, inputs, option)
@@ -115,11 +130,9 @@ def check_args(args) -> None:
     """Everything that can be checked before reading or solving."""
     check_outputs(_outputs(args), _inputs(args))
     if getattr(args, "plot", None):
-        from cpsched.plot import require_matplotlib
         require_matplotlib()
     budget = getattr(args, "budget", None)
     if budget is not None:
-        from cpsched.core.scenarios import parse_budget
         parse_budget(budget)
     check_numbers(args)
 
@@ -207,7 +220,6 @@ def was_interrupted(args, r: api.Result) -> bool:
 # -- info ----------------------------------------------------------------------------------
 
 def cmd_info(args) -> int:
-    from cpsched.analysis.memory import lower_bound, simulate
     g = _read(args)
     sc = _scenarios(args, g)
     order = g.default_order()
@@ -251,11 +263,8 @@ def add_info(sub) -> None:
 # -- simulate -------------------------------------------------------------------------------
 
 def cmd_simulate(args) -> int:
-    from cpsched.analysis.memory import simulate
-    from cpsched.writers.schedule import read_order
     g = _read(args)
     sc = _scenarios(args, g)
-    from cpsched.analysis.validate import validate_order
     order = read_order(g, args.schedule) if args.schedule else g.default_order()
     validate_order(g, order, what=f"schedule {args.schedule}" if args.schedule else "schedule")
     r = api.simulate(g, order, sc)
@@ -269,7 +278,6 @@ def cmd_simulate(args) -> int:
         lines.append(f"{n}: peak {_bytes(prof.peak[s])} at step {int(prof.peak_step[s])} "
                      f"({g.op_names[prof.peak_op(s)]}); lower bound {_bytes(r.bound[n])}")
     if args.plot:
-        from cpsched.plot import plot_memory
         plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=tuple(_inputs(args)))
         lines.append(f"wrote {args.plot}")
     _emit(args, data, "\n".join(lines))
@@ -290,8 +298,6 @@ def add_simulate(sub) -> None:
 # -- convert --------------------------------------------------------------------------------
 
 def cmd_convert(args) -> int:
-    from cpsched.writers import write_json
-    from cpsched.writers.json_graph import graph_to_dict
     g = _read(args)
     sc = _scenarios(args, g) if (args.dim or args.scenarios) else None
     write_json(args.output, graph_to_dict(g, sc), inputs=tuple(_inputs(args)))
@@ -350,10 +356,7 @@ def check_bucket_outputs(args, sc: Scenarios) -> None:
     """Remat on HLO writes one module per bucket beside ``-o``: their names are known once
     the scenarios are, and are checked then, before the solve."""
     name = api.resolve_method(args.method, args.objective)
-    from cpsched.methods import get as get_method
-    from cpsched.readers import sniff_format
     if get_method(name).family == "remat" and sniff_format(args.input) == "hlo":
-        from cpsched.writers.remat_hlo import remat_hlo_paths
         paths, plan = remat_hlo_paths(args.output, sc)
         check_outputs([("-o (bucket module)", p) for p in paths.values()] +
                       [("-o (plan JSON)", plan)] +
@@ -372,7 +375,6 @@ def cmd_schedule(args) -> int:
     method = args.method
     name = api.resolve_method(method, args.objective)
     progress = None
-    from cpsched.methods import get as get_method
     if api.is_solver(name) and get_method(name).family != "remat" and not args.json \
             and not args.log:
         progress = _progress_printer()
@@ -399,7 +401,6 @@ def cmd_schedule(args) -> int:
         code = _present_remat(args, r, out, stopped)
         return interrupted_exit(args) if stopped else code
     if args.trace and tl is not None:
-        from cpsched.writers.trace import write_trace
         write_trace(args.trace, tl, g, inputs=tuple(_inputs(args)))
     data = dict(out["data"])
     data.pop("order")
@@ -516,7 +517,6 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
 
 def _time_unit(r: api.Result, device: str) -> str:
     """The unit of the op times a remat plan was timed with (the cost model's)."""
-    from cpsched.cost.model import _unit, load_device
     return _unit(r.graph, load_device(device))
 
 
@@ -603,8 +603,6 @@ def cmd_compare(args) -> int:
         print(api.format_comparison(c))
     sys.stdout.flush()
     if args.plot:
-        from cpsched.analysis.memory import simulate
-        from cpsched.plot import plot_memory
         tls = c.timelines
         best = min(tls, key=lambda n: tls[n].expected_makespan) if tls else None
         plot_memory({n: simulate(g, r.order, sc) for n, r in c.results.items()}, args.plot,
@@ -648,7 +646,7 @@ SUBCOMMANDS: list[Callable] = [add_info, add_simulate, add_convert, add_methods,
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cpsched", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version",
-                   version=f"cpsched {cpsched.__version__} (ortools {api.ortools_version()})")
+                   version=f"cpsched {__version__} (ortools {api.ortools_version()})")
     sub = p.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:
         add(sub)

@@ -30,8 +30,12 @@ import numpy as np
 
 from cpsched.core.errors import InputError
 from cpsched.core.order import validate_order
+from cpsched.core.plain import to_plain
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.symbolic import SIZE_LIMIT, ZERO, SymExpr, evaluate_many
+
+
+NX_IR_VERSION = 1      # version of the networkx form (``Graph.to_networkx``)
 
 
 class OpKind(IntEnum):
@@ -43,6 +47,9 @@ class OpKind(IntEnum):
     ASYNC_UPDATE = 5
     ASYNC_DONE = 6
     CONTROL_FLOW = 7   # while, conditional, call: runs other computations
+
+
+_KIND_NAME = {k: k.name.lower().replace("_", "-") for k in OpKind}
 
 
 @dataclass(frozen=True)
@@ -306,9 +313,63 @@ class Graph:
         """This graph as a ``networkx.DiGraph``: op names as nodes, sizes, costs and symbolic
         sizes as attributes (``cpsched.core.nx_graph``; ``cpsched.from_networkx`` reads it
         back)."""
-        # imported here: networkx costs 0.1 s to import and nothing else in the core needs it
-        from cpsched.core.nx_graph import to_networkx
-        return to_networkx(self)
+        # networkx costs 0.1 s to import and nothing else in the core needs it
+        import networkx as nx
+        names = self.op_names
+        G = nx.DiGraph(name=self.name, cpsched_ir=NX_IR_VERSION)
+        if self.original_order is not None:
+            G.graph["order"] = [names[i] for i in self.original_order]
+        meta = to_plain(dict(self.meta))
+        if "scenarios" in meta:
+            G.graph["scenarios"] = meta.pop("scenarios")
+        if meta:
+            G.graph["meta"] = meta
+        for i in range(self.n_ops):
+            attrs: dict[str, Any] = {"opcode": self.opcodes[i], "kind": _KIND_NAME[self.kind(i)]}
+            defined = [int(j) for j in self.defines(i)]
+            size = ZERO
+            for j in defined:
+                if self.buffer_space[j] == 0:
+                    size = size + self.buffer_sizes[j]
+            attrs["size"] = str(size)
+            attrs["buffers"] = [{"name": self.buffer_names[j], "size": str(self.buffer_sizes[j]),
+                                 "users": [names[u] for u in self.buffer_users(j)],
+                                 "live_in": bool(self.buffer_live_in[j]),
+                                 "live_out": bool(self.buffer_live_out[j]),
+                                 "space": int(self.buffer_space[j])} for j in defined]
+            for key, exprs in (("flops", self.flops), ("bytes_accessed", self.bytes_accessed),
+                               ("transient", self.transient)):
+                if exprs[i].terms:
+                    attrs[key] = str(exprs[i])
+            extra = to_plain(dict(self.attrs(i)))
+            if "duration" in extra:
+                attrs["duration"] = extra["duration"]
+            if extra:
+                attrs["attrs"] = extra
+            c = self.collectives.get(i)
+            if c is not None:
+                attrs["collective"] = {"kind": c.kind, "bytes": str(c.bytes),
+                                       "group_size": c.group_size,
+                                       "replica_groups": [list(r) for r in c.replica_groups],
+                                       "channel_id": c.channel_id, "is_sync": c.is_sync}
+            if self.async_start[i] >= 0:
+                attrs["async_start"] = names[self.async_start[i]]
+            G.add_node(names[i], **attrs)
+        for i in range(self.n_ops):
+            for k, o in enumerate(self.operands(i)):
+                G.add_edge(names[o], names[i], operand=k)
+            for c in self.control_preds(i):
+                G.add_edge(names[c], names[i])
+                G.edges[names[c], names[i]]["control"] = True
+            if self.async_start[i] >= 0:
+                G.add_edge(names[self.async_start[i]], names[i])
+                G.edges[names[self.async_start[i]], names[i]]["async"] = True
+        for j in range(self.n_buffers):
+            d = names[self.buffer_def[j]]
+            for u in self.buffer_users(j):
+                G.add_edge(d, names[u])
+                G.edges[d, names[u]].setdefault("buffers", []).append(self.buffer_names[j])
+        return G
 
     def with_(self, **changes) -> "Graph":
         """A copy with some fields replaced (the IR is immutable)."""

@@ -34,74 +34,21 @@ from typing import Any
 import networkx as nx
 
 from cpsched.core.errors import InputError
+from cpsched.core.graph import NX_IR_VERSION as IR_VERSION  # noqa: F401
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
+from cpsched.core.graph import _KIND_NAME
 from cpsched.core.plain import to_plain
 from cpsched.core.symbolic import ZERO, SymExpr
 
-IR_VERSION = 1
-_KIND_NAME = {k: k.name.lower().replace("_", "-") for k in OpKind}
 _KIND_OF = {v: k for k, v in _KIND_NAME.items()}
 SIZE_KEYS = ("size", "cost_ram", "out_cost")
 DURATION_KEYS = ("cost_cpu", "duration", "cost")
 
 
 def to_networkx(graph: Graph) -> nx.DiGraph:
-    """A ``networkx.DiGraph`` of ``graph`` (see the module docstring for the attributes)."""
-    names = graph.op_names
-    G = nx.DiGraph(name=graph.name, cpsched_ir=IR_VERSION)
-    if graph.original_order is not None:
-        G.graph["order"] = [names[i] for i in graph.original_order]
-    meta = to_plain(dict(graph.meta))
-    if "scenarios" in meta:
-        G.graph["scenarios"] = meta.pop("scenarios")
-    if meta:
-        G.graph["meta"] = meta
-    for i in range(graph.n_ops):
-        attrs: dict[str, Any] = {"opcode": graph.opcodes[i], "kind": _KIND_NAME[graph.kind(i)]}
-        defined = [int(j) for j in graph.defines(i)]
-        size = ZERO
-        for j in defined:
-            if graph.buffer_space[j] == 0:
-                size = size + graph.buffer_sizes[j]
-        attrs["size"] = str(size)
-        attrs["buffers"] = [{"name": graph.buffer_names[j], "size": str(graph.buffer_sizes[j]),
-                             "users": [names[u] for u in graph.buffer_users(j)],
-                             "live_in": bool(graph.buffer_live_in[j]),
-                             "live_out": bool(graph.buffer_live_out[j]),
-                             "space": int(graph.buffer_space[j])} for j in defined]
-        for key, exprs in (("flops", graph.flops), ("bytes_accessed", graph.bytes_accessed),
-                           ("transient", graph.transient)):
-            if exprs[i].terms:
-                attrs[key] = str(exprs[i])
-        extra = to_plain(dict(graph.attrs(i)))
-        if "duration" in extra:
-            attrs["duration"] = extra["duration"]
-        if extra:
-            attrs["attrs"] = extra
-        c = graph.collectives.get(i)
-        if c is not None:
-            attrs["collective"] = {"kind": c.kind, "bytes": str(c.bytes),
-                                   "group_size": c.group_size,
-                                   "replica_groups": [list(r) for r in c.replica_groups],
-                                   "channel_id": c.channel_id, "is_sync": c.is_sync}
-        if graph.async_start[i] >= 0:
-            attrs["async_start"] = names[graph.async_start[i]]
-        G.add_node(names[i], **attrs)
-    for i in range(graph.n_ops):
-        for k, o in enumerate(graph.operands(i)):
-            G.add_edge(names[o], names[i], operand=k)
-        for c in graph.control_preds(i):
-            G.add_edge(names[c], names[i])
-            G.edges[names[c], names[i]]["control"] = True
-        if graph.async_start[i] >= 0:
-            G.add_edge(names[graph.async_start[i]], names[i])
-            G.edges[names[graph.async_start[i]], names[i]]["async"] = True
-    for j in range(graph.n_buffers):
-        d = names[graph.buffer_def[j]]
-        for u in graph.buffer_users(j):
-            G.add_edge(d, names[u])
-            G.edges[d, names[u]].setdefault("buffers", []).append(graph.buffer_names[j])
-    return G
+    """A ``networkx.DiGraph`` of ``graph`` (``Graph.to_networkx``; see the module docstring
+    for the attributes)."""
+    return graph.to_networkx()
 
 
 def from_networkx(G: nx.DiGraph, name: str | None = None, *,

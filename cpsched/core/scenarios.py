@@ -16,6 +16,7 @@ import numpy as np
 
 from cpsched.core.errors import InputError
 from cpsched.core.inputs import load_json
+from cpsched.core.units import parse_bytes
 
 
 @dataclass(frozen=True)
@@ -237,7 +238,6 @@ def parse_budget(value, scenarios: Scenarios | None = None) -> Budget:
     >>> parse_budget("8GiB").parts, parse_budget("90%").parts, parse_budget([100, "1KiB"]).parts
     ((8589934592,), (0.9,), (100, 1024))
     """
-    from cpsched.core.units import parse_bytes
 
     if isinstance(value, Budget):
         return value

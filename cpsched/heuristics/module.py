@@ -38,6 +38,8 @@ from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.readers.hlo.convert import HloConverter, call_contexts, scheduled_computations
 from cpsched.readers.hlo.parser import HloModule
+from cpsched.analysis.memory import lower_bound
+from cpsched.analysis.memory import peak
 
 ComputationScheduler = Callable[[Graph, Scenarios, "float | None"], "Sequence[int] | Schedule"]
 
@@ -212,7 +214,6 @@ def module_lower_bound(module: HloModule, scenarios: Scenarios | None = None) ->
     """A peak no choice of orders (entry and every called computation) can beat: each
     calling op carries the least its callees could need beyond what the caller counts
     (0 where that cannot be bounded, e.g. symbolic sizes)."""
-    from cpsched.analysis.memory import lower_bound
     sc = scenarios or static()
     conv = HloConverter(module)
     entry = module.entry.name
@@ -226,7 +227,6 @@ def module_lower_bound(module: HloModule, scenarios: Scenarios | None = None) ->
 
 
 def _peaks(g: Graph, order: Sequence[int], sc: Scenarios) -> np.ndarray:
-    from cpsched.analysis.memory import peak
     return peak(g, order, sc)
 
 

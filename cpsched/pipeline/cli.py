@@ -11,6 +11,11 @@ import sys
 
 from cpsched.core.errors import InputError
 from cpsched.pipeline.problem import CAP_1F1B, PipelineProblem
+from cpsched.core.scenarios import from_dim_specs
+from cpsched.cp.pipeline.solve import solve
+from cpsched.pipeline import baselines
+from cpsched.pipeline.export import write_torch_csv
+from cpsched.pipeline.export import write_trace
 
 METHODS = ("gpipe", "1f1b", "interleaved", "circular", "zb-h1", "zb-h2", "cp", "all")
 
@@ -157,7 +162,6 @@ def _scenarios(args, problem: PipelineProblem) -> list[dict]:
         if args.dim:
             raise InputError("--dim given but --act has no symbolic dims")
         return [{}]
-    from cpsched.core.scenarios import from_dim_specs
     if not args.dim:
         raise InputError(f"--act uses dim(s) {', '.join(problem.dims)}: give --dim NAME=V1,V2")
     return from_dim_specs(args.dim).as_dicts()
@@ -179,7 +183,6 @@ def run(args) -> int:
         reports.append({"scenario": values, "results": rows})
         chosen = best
     if chosen is not None:
-        from cpsched.pipeline.export import write_torch_csv, write_trace
         inputs = (args.costs_file,) if args.costs_file else ()
         if args.csv:
             write_torch_csv(args.csv, chosen, inputs, args.csv_format)
@@ -198,13 +201,11 @@ def run(args) -> int:
 
 
 def _run_methods(pr: PipelineProblem, args):
-    from cpsched.pipeline import baselines
     methods = list(baselines.BASELINES) + ["cp"] if args.method == "all" else [args.method]
     rows = []
     best = None
     for name in methods:
         if name == "cp":
-            from cpsched.cp.pipeline.solve import solve
             sch = solve(pr, time_limit=args.time_limit, workers=args.workers, seed=args.seed)
             row = sch.summary()
             row["gap"] = round(sch.info.get("gap", 0.0), 6)

@@ -26,6 +26,7 @@ import io
 import json
 
 from cpsched.pipeline.schedule import Action, PipelineSchedule
+from cpsched.writers import write_text
 
 
 def torch_action(a: Action, split_backward: bool) -> str:
@@ -150,12 +151,10 @@ def _r(x: float) -> float:
 
 def write_torch_csv(path: str, schedule: PipelineSchedule, inputs: tuple[str, ...] = (),
                     format: str = "compute_only") -> None:
-    from cpsched.writers import write_text
     write_text(path, to_torch_csv(schedule, format), inputs)
 
 
 def write_trace(path: str, schedule: PipelineSchedule, inputs: tuple[str, ...] = ()) -> None:
-    from cpsched.writers import write_text
     write_text(path, json.dumps(to_trace(schedule), separators=(",", ":")) + "\n", inputs)
 
 

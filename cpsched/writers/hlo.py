@@ -29,6 +29,9 @@ from cpsched.readers.hlo.parser import (
 )
 from cpsched.remat.plan import COMPUTE, EVICT, FREE, PREFETCH
 from cpsched.writers import write_text
+from cpsched.analysis.memory import peak
+from cpsched.readers.hlo.convert import HloConverter
+from cpsched.readers.hlo.convert import scheduled_computations
 
 
 def _parse_snippet(text: str, what: str) -> HloInstruction:
@@ -196,9 +199,6 @@ def write_module_schedule(module: HloModule, orders: Mapping[str, Sequence[str]]
     name each of them. The text is read back before it is returned: every computation's
     sequence must be its order, and the module's simulated peak (the entry with its
     callees' peaks under their orders) must be ``expected_peak`` when given."""
-    from cpsched.analysis.memory import peak
-    from cpsched.readers.hlo.convert import HloConverter, scheduled_computations
-    from cpsched.readers.hlo.parser import parse_hlo_text
     need = scheduled_computations(module)
     missing = [n for n in need if n not in orders]
     if missing:
@@ -687,7 +687,6 @@ def async_module_text(module: HloModule, graph: Graph, order: Sequence[int],
     the collective's operands, attributes and control predecessors; the done keeps the
     collective's name, so its readers and ``ROOT`` need no change.
     """
-    from cpsched.core.graph import OpKind
     comp = module.by_name.get(computation or graph.name)
     if comp is None:
         raise InputError(f"no computation named {computation or graph.name!r} in the module")
@@ -772,8 +771,6 @@ def async_module_text(module: HloModule, graph: Graph, order: Sequence[int],
                     replace={comp.name: replace}, check=False,
                     computations_before={comp.name: new_comps} if new_comps else None)
     if check:
-        from cpsched.readers.hlo.convert import module_graphs
-        from cpsched.readers.hlo.parser import parse_hlo_text
         try:
             module_graphs(parse_hlo_text(out))
         except InputError as e:
@@ -788,9 +785,6 @@ def verify_async_module(text: str, written: AsyncHlo, scenarios) -> tuple[Graph,
     is checked: the computation is scheduled, its text order passes the validator (each
     start before its done, dependences kept) and is re-simulated; every pair is a real
     async pair in the module read back. Returns the graph read back and its peaks."""
-    from cpsched.analysis.validate import validate_schedule
-    from cpsched.readers.hlo.convert import module_graphs
-    from cpsched.readers.hlo.parser import parse_hlo_text
     try:
         g = module_graphs(parse_hlo_text(text))[written.computation]
     except InputError as e:

@@ -44,6 +44,11 @@ from cpsched.readers.hlo.parser import (
     parse_hlo_text,
 )
 from cpsched.core.symbolic import SymExpr
+from cpsched.analysis.memory import lower_bound
+from cpsched.analysis.memory import simulate
+from cpsched.analysis.validate import validate_order
+from cpsched.readers.hlo.parser import ELEMENT_BYTES
+from cpsched.readers.hlo.parser import parse_window
 
 # -- opcode classes ------------------------------------------------------------------------
 
@@ -103,7 +108,6 @@ def shape_bytes(shape: Shape | None) -> SymExpr | int:
     for d, u in zip(shape.dims, shape.unbounded):
         if not u:
             known *= d
-    from cpsched.readers.hlo.parser import ELEMENT_BYTES
     per = ELEMENT_BYTES[shape.etype] if shape.element_bits is None else \
         (shape.element_bits + 7) // 8
     expr = SymExpr.const(known * per)
@@ -497,7 +501,6 @@ class HloConverter:
         g = res.graph
         sizes = tuple(SymExpr.const(0) if h else s for s, h in zip(g.buffer_sizes, res.held))
         if all(s.is_constant for s in sizes) and all(t.is_constant for t in g.transient):
-            from cpsched.analysis.memory import simulate
             g2 = g.with_(buffer_sizes=sizes,
                          buffer_live_in=np.zeros(g.n_buffers, dtype=bool),
                          buffer_live_out=np.zeros(g.n_buffers, dtype=bool))
@@ -516,7 +519,6 @@ class HloConverter:
         """Bytes per step of a computation under ``order`` as XLA's live ranges count them
         (first scenario): the Graph's simulation, less a while body's loop-state bytes
         between the last read of the old value and the write of the new one."""
-        from cpsched.analysis.memory import simulate
         res = self._result(name)
         g = res.graph
         usage = simulate(g, order).usage[0].copy()
@@ -545,7 +547,6 @@ class HloConverter:
         """A lower bound, over every order of ``name`` (and, through ``excess_of``, bounds
         for its callees), of what ``excess`` can be; None for symbolic sizes. The loop-state
         bytes a while body may leave free are not counted."""
-        from cpsched.analysis.memory import lower_bound
         res = self._result(name)
         g = res.graph
         if not all(s.is_constant for s in g.buffer_sizes):
@@ -583,7 +584,6 @@ class HloConverter:
         return val
 
     def _order_for(self, g: Graph, name: str) -> list[int]:
-        from cpsched.analysis.validate import validate_order
         if name in self.orders:
             try:
                 order = [g.op_index(str(x).lstrip("%")) if not isinstance(x, int) else x
@@ -632,7 +632,6 @@ def _trip_count(ins: HloInstruction) -> int | None:
 
 
 def _window(ins: HloInstruction) -> dict[str, list[int]]:
-    from cpsched.readers.hlo.parser import parse_window
     return parse_window(ins.attrs.get("window"))
 
 

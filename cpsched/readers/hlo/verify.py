@@ -13,6 +13,11 @@ from cpsched.core.errors import InputError
 from cpsched.core.symbolic import SIZE_LIMIT
 from cpsched.readers.hlo.parser import NATIVE_ASYNC, HloComputation, HloInstruction, \
     HloModule, Shape
+from cpsched.readers.hlo.convert import HloConverter
+from cpsched.readers.hlo.convert import _OPTIONS
+from cpsched.readers.hlo.parser import gc_paused
+from cpsched.readers.hlo.parser import parse_hlo_text
+from cpsched.readers.hlo.parser import read_hlo_module
 
 # Every opcode of XLA's HLO text format (HloOpcode names), async wrappers included.
 KNOWN_OPCODES = frozenset("""
@@ -139,8 +144,6 @@ def read_verified_graph(source: str, computation: str | None = None, *, text: bo
                         **options):
     """The ``Graph`` of an HLO file (or, with ``text=True``, HLO text), verified first:
     what ``read_hlo_graph`` / ``read_hlo_text`` give, for a module XLA would accept."""
-    from cpsched.readers.hlo.convert import _OPTIONS, HloConverter
-    from cpsched.readers.hlo.parser import gc_paused, parse_hlo_text, read_hlo_module
     unknown = set(options) - _OPTIONS
     if unknown:
         raise InputError(f"unknown option(s) for the HLO reader: {', '.join(sorted(unknown))}",
