@@ -108,6 +108,11 @@ def cmd_info(args) -> int:
         lines.append("collectives: " + ", ".join(f"{k} {v}" for k, v in sorted(coll.items())))
     if g.dims:
         lines.append("symbolic dims: " + ", ".join(g.dims))
+    approx = list(g.meta.get("approximations", ()))
+    if approx:  # symbolic sizes the reader could only bound (StableHLO floordiv, max, ...)
+        data["approximations"] = approx
+        lines.append(f"note: {len(approx)} symbolic size(s) are upper bounds, not exact: "
+                     + "; ".join(approx[:3]) + (" ..." if len(approx) > 3 else ""))
     src = "its own schedule" if g.original_order is not None else "a topological order"
     lines.append(f"peak of {src} vs lower bound, per scenario:")
     for s, n in enumerate(sc.names):
@@ -624,6 +629,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input(q)
     q.add_argument("-o", "--output", required=True)
     q.set_defaults(fn=cmd_convert)
+
+    from cpsched.capture import add_parser as add_capture_parser
+    add_capture_parser(sub)
 
     q = sub.add_parser("methods", help="list scheduling methods")
     q.add_argument("--json", action="store_true")

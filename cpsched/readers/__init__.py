@@ -11,8 +11,17 @@ import os
 from cpsched.core.errors import InputError
 
 
+def _looks_like_mlir(path: str, text: str) -> bool:
+    if path.endswith(".mlir"):
+        return True
+    head = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))[:2048].lstrip()
+    return head.startswith(("module @", "module {", "module attributes", "func.func",
+                            "builtin.module")) or (
+        ("stablehlo." in head or "mhlo." in head) and not head.startswith("HloModule"))
+
+
 def sniff_format(path: str) -> str:
-    """``hlo``, ``cpsched-json``, ``cpsched-schedule`` or ``nx-json``."""
+    """``hlo``, ``mlir``, ``cpsched-json``, ``cpsched-schedule`` or ``nx-json``."""
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
@@ -27,6 +36,8 @@ def sniff_format(path: str) -> str:
         if '"cpsched-schedule"' in text:
             return "cpsched-schedule"
         return "nx-json"
+    if _looks_like_mlir(path, text):
+        return "mlir"
     return "hlo"
 
 
@@ -39,6 +50,9 @@ def read_graph(path: str, **options):
     if kind == "nx-json":
         from cpsched.readers.nx_json import read_nx_json
         return read_nx_json(path)
+    if kind == "mlir":
+        from cpsched.readers.stablehlo import read_stablehlo_graph
+        return read_stablehlo_graph(path)
     if kind == "cpsched-schedule":
         raise InputError("this is a schedule file, not a graph; pass the graph it belongs to",
                          path=path)

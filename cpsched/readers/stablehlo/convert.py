@@ -564,6 +564,8 @@ class StableHloConverter:
         self.call_count[f.name] += 1
         n = self.call_count[f.name]
         sub_prefix = prefix + f"{f.name}" + (f".{n}" if n > 1 else "") + "/"
+        if f.name == "_wrapped_jax_export_main" and not prefix:
+            sub_prefix = ""   # jax.export's wrapper around the user's function: no prefix
         cenv: dict[str, Val] = {}
         for a, v in zip(f.args, ins):
             gc = re.search(r'jax\.global_constant\s*=\s*"(\w+)"', a.attrs)
