@@ -140,4 +140,40 @@ def cmd_capture(args) -> int:
     return 0
 
 
-__all__ = ["add_parser", "cmd_capture", "load_function"]
+def info_buckets(args, cmd_info) -> int:
+    """``cpsched info a.s128.hlo a.s512.hlo ...``: fit one symbolic graph to the modules and
+    show it (or the instructions that differ, exit 2)."""
+    from cpsched.readers.hlo.buckets import fit_buckets
+    paths = [args.input] + list(args.more)
+    dim = values = None
+    if args.dim and len(args.dim) == 1:
+        name, _, vals = args.dim[0].partition("=")
+        vs = [v for v in vals.split(",") if v.strip()]
+        if len(vs) == len(paths):
+            dim, values = name.strip(), [int(v) for v in vs]
+    res = fit_buckets(paths, dim, values)
+    head = (f"{len(paths)} modules, {res.dim} = {', '.join(map(str, res.values))}: ")
+    if not res.ok:
+        lines = [head + f"{len(res.differences)} instruction(s) differ, no common graph:"]
+        lines += [f"  {d}" for d in res.differences[:40]]
+        if len(res.differences) > 40:
+            lines.append(f"  ... and {len(res.differences) - 40} more")
+        if args.json:
+            import json
+            print(json.dumps({"inputs": paths, "dim": res.dim, "values": res.values,
+                              "differences": res.differences}, indent=1))
+        else:
+            print("\n".join(lines))
+        return 2
+    print(head + f"one symbolic graph; {res.fitted} sizes fitted as polynomials in {res.dim} "
+          f"({res.checked} checked on a module not used to fit them), {res.constant} constant"
+          + ("" if res.orders_agree else "; the modules' schedules differ (the first one's "
+             "order is kept)"), file=sys.stderr if args.json else sys.stdout)
+    args.graph = res.graph
+    args.more = []
+    if not args.dim and not args.scenarios:
+        args.dim = [f"{res.dim}=" + ",".join(map(str, res.values))]
+    return cmd_info(args)
+
+
+__all__ = ["add_parser", "cmd_capture", "load_function", "info_buckets"]

@@ -52,7 +52,7 @@ def _scenarios(args, graph: Graph) -> Scenarios:
 
 def _read(path: str, args=None) -> Graph:
     from cpsched.readers import read_graph
-    g = read_graph(path)
+    g = getattr(args, "graph", None) or read_graph(path)
     if getattr(args, "async_collectives", False):
         from cpsched.heuristics.common import convert_sync_collectives
         g = convert_sync_collectives(g)
@@ -83,6 +83,9 @@ def _emit(args, data: dict, text: str) -> None:
 
 def cmd_info(args) -> int:
     from cpsched.analysis.memory import lower_bound, simulate
+    if getattr(args, "more", None):
+        from cpsched.capture import info_buckets
+        return info_buckets(args, cmd_info)
     g = _read(args.input, args)
     sc = _scenarios(args, g)
     order = g.default_order()
@@ -617,6 +620,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     q = sub.add_parser("info", help="ops, buffers, collectives, dims, peak and lower bound")
     _add_input(q)
+    q.add_argument("more", nargs="*", metavar="INPUT",
+                   help="more compiled modules of the same program at other sizes: fit one "
+                        "symbolic graph to all (sizes from names such as a.s128.hlo, or --dim)")
     q.set_defaults(fn=cmd_info)
 
     q = sub.add_parser("simulate", help="peak memory of an order and where it happens")

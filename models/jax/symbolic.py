@@ -12,6 +12,10 @@ sinusoidal positions, f32, softmax cross-entropy, SGD):
 - ``transformer_train.b{B}_s{S}.mlir``: the same step exported with concrete shapes, for
   the (b, s) pairs in ``CONCRETE``.
 
+and ``mlp_train.b{B}.hlo`` for B in ``MLP_BUCKETS``: XLA's optimized module of a small MLP
+training step compiled once per batch size (the input of ``cpsched info a.b64.hlo
+a.b256.hlo ...``, which fits one symbolic graph to them; source paths cut as in capture.py).
+
 Debug locations are cut (``#loc`` alias lines and ``loc(#locN)`` references) except the
 names of function arguments, which carry the pytree paths of the parameters.
 """
@@ -21,9 +25,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 D, HEADS, D_FF, VOCAB, LAYERS, MAX_LEN = 64, 4, 128, 256, 2, 2048
 CONCRETE = ((2, 128), (4, 256), (8, 512))
+MLP_BUCKETS = (64, 256, 1024)
 
 
 def build():
@@ -81,6 +89,23 @@ def build():
     return transformer_train_step, params
 
 
+def build_mlp(batch: int):
+    import jax
+    import jax.numpy as jnp
+
+    def loss(w, x):
+        h = jax.nn.relu(x @ w[0])
+        return ((h @ w[1]) ** 2).mean()
+
+    def mlp_train_step(w, x):
+        g = jax.grad(loss)(w, x)
+        return [a - 0.1 * b for a, b in zip(w, g)]
+
+    w = [jax.ShapeDtypeStruct((256, 512), jnp.float32),
+         jax.ShapeDtypeStruct((512, 256), jnp.float32)]
+    return mlp_train_step, (w, jax.ShapeDtypeStruct((batch, 256), jnp.float32))
+
+
 def clean(text: str) -> str:
     text = re.sub(r"^#loc\d*\s*=.*\n", "", text, flags=re.M)
     return re.sub(r" loc\(#loc\d*\)", "", text)
@@ -106,7 +131,13 @@ def main() -> None:
         exp = export.export(jax.jit(step))(params, tok, tok)
         with open(os.path.join(args.out, f"transformer_train.b{bv}_s{sv}.mlir"), "w") as f:
             f.write(clean(exp.mlir_module()))
-    print(f"wrote {1 + len(CONCRETE)} modules to {args.out} (jax {jax.__version__})")
+    from models.jax.capture import sanitize
+    for bv in MLP_BUCKETS:
+        fn, fargs = build_mlp(bv)
+        text = jax.jit(fn).lower(*fargs).compile().as_text()
+        with open(os.path.join(args.out, f"mlp_train.b{bv}.hlo"), "w") as f:
+            f.write(sanitize(text))
+    print(f"wrote {1 + len(CONCRETE) + len(MLP_BUCKETS)} modules to {args.out} (jax {jax.__version__})")
 
 
 if __name__ == "__main__":
