@@ -615,6 +615,16 @@ class StableHloConverter:
                     if len(s) == len(r0):
                         for x, y in zip(r0, s):
                             self.unify(x, y)
+        elif code == "dynamic_broadcast_in_dim" and len(ins) > 1 and ins[0].shape:
+            # an operand dim that is not 1 is the result dim it maps to
+            out = self.known_vec(ins[1])
+            dims = _attr_list(op.attrs, "dims") or \
+                _attr_list(op.attrs, "broadcast_dimensions") or []
+            if out:
+                for i, d in enumerate(dims):
+                    x = ins[0].shape[i] if i < len(ins[0].shape) else None
+                    if x is not None and not x.is_const and d < len(out):
+                        self.unify(x, out[d])
         elif code == "dot_general" and len(ins) == 2 and ins[0].shape and ins[1].shape:
             for key in ("contracting_dims", "batching_dims"):
                 lc, rc = _pair_lists(op.attrs, key)

@@ -58,8 +58,6 @@ def _balanced_angle(src: str, i: int) -> int:
             depth -= 1
             if depth == 0:
                 return i + 1
-        elif c == "\n" and depth > 0 and src.count("<", i, i) == 0:
-            pass
         i += 1
     return n
 
