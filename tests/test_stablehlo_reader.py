@@ -385,3 +385,33 @@ def test_transformer_symbolic_peak_equals_concrete_export(transformer_sym, b, s)
     np.testing.assert_array_equal(g.sizes(sc)[0], c.sizes(at(c))[0])
     for order in (list(range(g.n_ops)), _random_topological(g, 0), _random_topological(g, 1)):
         assert int(simulate(g, order, sc).peak[0]) == int(simulate(c, order).peak[0])
+
+
+SHARD_MAP = """\
+module @jit_step attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["tp"=4]>
+  func.func public @main(%arg0: tensor<16x64xf32> {jax.buffer_donor = true, sdy.sharding = #sdy.sharding<@mesh, [{"tp"}, {}]>}) -> (tensor<16x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"tp"}, {}]>}) {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"tp"}, {}]>] out_shardings=[<@mesh, [{"tp"}, {}]>] manual_axes={"tp"} (%arg1: tensor<4x64xf32>) {
+      %1 = stablehlo.sine %arg1 : tensor<4x64xf32>
+      %2 = "stablehlo.all_reduce"(%1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids}> ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+      }) : (tensor<4x64xf32>) -> tensor<4x64xf32>
+      sdy.return %2 : tensor<4x64xf32>
+    } : (tensor<16x64xf32>) -> tensor<16x64xf32>
+    return %0 : tensor<16x64xf32>
+  }
+}
+"""
+
+
+def test_shard_map_body_is_the_per_device_program():
+    g = read_stablehlo_text(SHARD_MAP)
+    # the donated, sharded parameter takes its per-device size; the body is inlined
+    j = g.buffer_names.index("%arg0")
+    assert g.buffer_sizes[j].constant_value == 4 * 64 * 4
+    assert not g.buffer_live_out[j]
+    c = g.collectives[g.op_index("%2")]
+    assert c.kind == "all-reduce" and c.bytes.constant_value == 4 * 64 * 4
+    assert g.buffer_live_out[g.buffer_names.index("%2")]

@@ -256,6 +256,7 @@ OTHER_KNOWN = {
     "create_token", "infeed", "outfeed", "send", "recv", "rng", "torch_index_select",
     "composite", "all_gather", "reduce_scatter", "all_to_all", "constant_like",
     "rank_specialization_cluster", "minimum_broadcast_shapes", "dynamic_reduce_window",
+    "manual_computation",
 }
 KNOWN = ELEMENTWISE | FORWARDING | SAME_AS_OPERAND0 | set(COLLECTIVES) | OTHER_KNOWN
 DIALECTS = ("stablehlo", "mhlo", "chlo", "func", "sdy", "shardy")
@@ -464,6 +465,8 @@ class StableHloConverter:
                 self.err(op, f"cannot read the result types of '{op.name}'")
         if code == "call":
             return self.inline(op, ins, env, b, prefix, uses, outer)
+        if code == "manual_computation":
+            return self.manual(op, ins, env, b, prefix, uses)
         if code == "custom_call" and op.callee == "shape_assertion":
             self.shape_assertion(ins)
             for v in ins:
@@ -590,6 +593,38 @@ class StableHloConverter:
         if len(rets) != len(op.results):
             self.err(op, f"@{f.name} returns {len(rets)} values, the call expects "
                          f"{len(op.results)}")
+        for rname, v in zip(op.results, rets):
+            self.define(b, rname, v, env, uses)
+        return None
+
+    def manual(self, op: Op, ins, env, b: _Build, prefix: str, uses: Counter):
+        """``sdy.manual_computation`` (shard_map): its body is the per-device program, so it
+        is inlined with the body's (per-device) shapes; a sharded entry parameter takes its
+        per-device size."""
+        if not op.regions or not op.regions[0]:
+            self.err(op, "manual_computation without a body")
+        blk = op.regions[0][0]
+        if len(blk.args) != len(ins):
+            self.err(op, f"manual_computation has {len(ins)} operands and "
+                         f"{len(blk.args)} body arguments")
+        cenv: dict[str, Val] = {}
+        for (an, ty), v in zip(blk.args, ins):
+            t = parse_type(ty)
+            shape = v.shape
+            if t.dims is not None and all(d is not None for d in t.dims):
+                shape = tuple(DimPoly.const(d) for d in t.dims)
+            nv = Val(shape, t.etype if t.dims is not None else v.etype, build=v.build,
+                     bufs=v.bufs, op=v.op, folded=v.folded, known=v.known, readonly=v.readonly)
+            if v.build is b and v.op is not None and b.ops[v.op].kind == OpKind.PARAMETER \
+                    and len(v.bufs) == 1:
+                b.bufs[v.bufs[0]].size = nv.nbytes()
+            cenv[an] = nv
+        rets = self.walk(blk, cenv, b, prefix)
+        for v in ins:
+            self.consume(b, v)
+        if len(rets) != len(op.results):
+            self.err(op, f"manual_computation returns {len(rets)} values for "
+                         f"{len(op.results)} results")
         for rname, v in zip(op.results, rets):
             self.define(b, rname, v, env, uses)
         return None

@@ -532,6 +532,7 @@ class _Parser:
         self.i += 1
         operands: list[str] = []
         binders: list[str] = []
+        binder_types: list[str] = []
         regions: list[list[Block]] = []
         text: list[str] = []
         sig_start: int | None = None    # index into ``text`` of the last top-level ':'
@@ -604,8 +605,10 @@ class _Parser:
                 if tok.kind == PUNCT and tok.text == "=":
                     binders.append(prev_ssa)
                 elif tok.kind == PUNCT and tok.text == ":" and depth > 0 and \
-                        self.peek().kind in (TYPE, IDENT) and not name.endswith("while"):
-                    operands.append(prev_ssa)   # %x : type inside a list (generic forms)
+                        self.peek().kind in (TYPE, IDENT):
+                    # ``(%arg: type, ...)`` before a region: the region's arguments
+                    binders.append(prev_ssa)
+                    binder_types.append(self.peek().text)
                 else:
                     operands.append(prev_ssa)
                 prev_ssa = None
@@ -635,6 +638,8 @@ class _Parser:
             if results and len(rtypes) > len(results):
                 rtypes = rtypes[len(rtypes) - len(results):]
         attrs = " ".join(text[:sig_start] if sig_start is not None else text)
+        if binder_types and regions and regions[0] and not regions[0][0].args:
+            regions[0][0].args = list(zip(binders, binder_types))
         return Op(name, results, operands, regions, rtypes, attrs, first.line, first.col,
                   binders, callee)
 
