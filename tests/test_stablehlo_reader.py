@@ -415,3 +415,22 @@ def test_shard_map_body_is_the_per_device_program():
     c = g.collectives[g.op_index("%2")]
     assert c.kind == "all-reduce" and c.bytes.constant_value == 4 * 64 * 4
     assert g.buffer_live_out[g.buffer_names.index("%2")]
+
+
+def test_exported_control_flow_module():
+    """jax.export output with while, cond (case), sort, cumsum (dynamic_reduce_window
+    custom call), pad, dynamic_reshape and a b // 2 + 1 sized gather."""
+    g = read_graph(str(MODELS / "control_flow.sym.mlir"))
+    assert g.dims == ("b",)
+    by_op = {g.opcodes[i].split(".")[-1]: i for i in range(g.n_ops)}
+    assert str(g.transient[by_op["while"]]) == "64*b"      # sine + multiply in the body
+    assert str(g.transient[by_op["case"]]) == "64*b"       # the concatenate branch
+    assert [str(g.buffer_sizes[j]) for j in g.defines(by_op["pad"])] == ["32*b + 96"]
+    assert [str(g.buffer_sizes[j]) for j in g.defines(by_op["custom_call"])] == ["32*b"]
+    assert g.kind(by_op["dynamic_reshape"]) == OpKind.ALIAS
+    # the gather's b // 2 + 1 rows are bounded, and said so
+    (note,) = g.meta["approximations"]
+    assert "floordiv(b, 2)" in note
+    (j,) = g.defines(by_op["dynamic_gather"])
+    for b in (1, 2, 3, 10, 1001):
+        assert g.buffer_sizes[j].evaluate({"b": b}) >= 32 * (b // 2 + 1)

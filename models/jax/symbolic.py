@@ -12,6 +12,8 @@ sinusoidal positions, f32, softmax cross-entropy, SGD):
 - ``transformer_train.b{B}_s{S}.mlir``: the same step exported with concrete shapes, for
   the (b, s) pairs in ``CONCRETE``.
 
+``control_flow.sym.mlir``: while, cond, sort, cumsum, pad and a ``b // 2 + 1`` gather under a
+symbolic ``b`` (see ``build_control_flow``);
 and ``mlp_train.b{B}.hlo`` for B in ``MLP_BUCKETS``: XLA's optimized module of a small MLP
 training step compiled once per batch size (the input of ``cpsched info a.b64.hlo
 a.b256.hlo ...``, which fits one symbolic graph to them; source paths cut as in capture.py).
@@ -106,6 +108,27 @@ def build_mlp(batch: int):
     return mlp_train_step, (w, jax.ShapeDtypeStruct((batch, 256), jnp.float32))
 
 
+def build_control_flow():
+    """Ops JAX emits under shape polymorphism beyond a plain step: while, case (cond), sort,
+    cumsum (dynamic_reduce_window custom call), pad, a gather whose size is b // 2 + 1
+    (floor_divide / remainder helper functions), dynamic_reshape."""
+    import jax
+    import jax.numpy as jnp
+
+    def control_flow(x, n):
+        def body(c):
+            i, y = c
+            return i + 1, jnp.sin(y) * 2
+        _, y = jax.lax.while_loop(lambda c: c[0] < n, body, (0, x))
+        z = jax.lax.cond(n > 3, lambda v: v * 2, lambda v: jnp.concatenate([v, v])[:v.shape[0]],
+                         y)
+        w = jax.lax.sort(z, dimension=0)
+        head = z[: x.shape[0] // 2 + 1]
+        return jnp.cumsum(w, axis=0), jnp.pad(z, ((1, 2), (0, 0))), head.sum(), z.reshape(-1)
+
+    return control_flow
+
+
 def clean(text: str) -> str:
     text = re.sub(r"^#loc\d*\s*=.*\n", "", text, flags=re.M)
     return re.sub(r" loc\(#loc\d*\)", "", text)
@@ -131,13 +154,18 @@ def main() -> None:
         exp = export.export(jax.jit(step))(params, tok, tok)
         with open(os.path.join(args.out, f"transformer_train.b{bv}_s{sv}.mlir"), "w") as f:
             f.write(clean(exp.mlir_module()))
+    b = export.symbolic_shape("b")[0]
+    exp = export.export(jax.jit(build_control_flow()))(
+        jax.ShapeDtypeStruct((b, 8), jnp.float32), jax.ShapeDtypeStruct((), jnp.int32))
+    with open(os.path.join(args.out, "control_flow.sym.mlir"), "w") as f:
+        f.write(clean(exp.mlir_module()))
     from models.jax.capture import sanitize
     for bv in MLP_BUCKETS:
         fn, fargs = build_mlp(bv)
         text = jax.jit(fn).lower(*fargs).compile().as_text()
         with open(os.path.join(args.out, f"mlp_train.b{bv}.hlo"), "w") as f:
             f.write(sanitize(text))
-    print(f"wrote {1 + len(CONCRETE) + len(MLP_BUCKETS)} modules to {args.out} (jax {jax.__version__})")
+    print(f"wrote {2 + len(CONCRETE) + len(MLP_BUCKETS)} modules to {args.out} (jax {jax.__version__})")
 
 
 if __name__ == "__main__":
