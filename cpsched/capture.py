@@ -16,7 +16,6 @@ writes one optimized module per bucket (``NAME.s128.hlo``, ...): the input of
 from __future__ import annotations
 
 import importlib.util
-import itertools
 import os
 import sys
 

@@ -32,7 +32,6 @@ are not polynomials with non-negative coefficients (``s - 1``, ``floordiv(b, 2)`
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
