@@ -183,7 +183,13 @@ def main(argv=None) -> int:
               f"Time limit {args.remat_limit:.0f} s joint, half per bucket alone.\n"]
         rows, notes = run_remat(g, sc, args.remat_limit, ref, args.budget_frac)
         L += rows + [""] + notes + [""]
-    Path(args.out).write_text("\n".join(L))
+    out = Path(args.out)
+    if out.exists():   # hand-written reading notes between the markers survive a re-run
+        import re
+        m = re.search(r"<!-- notes -->.*?<!-- /notes -->", out.read_text(), re.S)
+        if m:
+            L.insert(4, m.group(0) + "\n")
+    out.write_text("\n".join(L))
     print("\n".join(L))
     return 0
 
