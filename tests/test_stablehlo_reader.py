@@ -434,3 +434,29 @@ def test_exported_control_flow_module():
     (j,) = g.defines(by_op["dynamic_gather"])
     for b in (1, 2, 3, 10, 1001):
         assert g.buffer_sizes[j].evaluate({"b": b}) >= 32 * (b // 2 + 1)
+
+
+def test_inplace_update_inside_an_inlined_call():
+    text = """\
+module @m {
+  func.func public @main(%arg0: tensor<16xf32> {jax.buffer_donor = true}) -> tensor<16xf32> {
+    %0 = stablehlo.sine %arg0 : tensor<16xf32>
+    %1 = call @upd(%0) : (tensor<16xf32>) -> tensor<16xf32>
+    return %1 : tensor<16xf32>
+  }
+  func.func private @upd(%arg0: tensor<16xf32>) -> tensor<16xf32> {
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %cst = stablehlo.constant dense<1.000000e+00> : tensor<4xf32>
+    %0 = stablehlo.dynamic_update_slice %arg0, %cst, %c : (tensor<16xf32>, tensor<4xf32>, tensor<i32>) -> tensor<16xf32>
+    return %0 : tensor<16xf32>
+  }
+}
+"""
+    g = read_stablehlo_text(text)
+    assert "upd/%0" in g.op_names and "upd/%0" not in g.buffer_names
+    assert g.buffer_live_out[g.buffer_names.index("%0")]   # the update wrote over sine's buffer
+    g2 = read_stablehlo_text(text.replace("return %1 : tensor<16xf32>\n  }\n  func.func private",
+                                          "%2 = stablehlo.add %0, %1 : tensor<16xf32>\n"
+                                          "    return %2 : tensor<16xf32>\n  }\n"
+                                          "  func.func private"))
+    assert "upd/%0" in g2.buffer_names                     # sine's value is read later: copy

@@ -582,13 +582,13 @@ class StableHloConverter:
                     b.ops[v.op].name.startswith("%arg"):
                 self.rename(b, v.op, a.loc_name)
             cenv[a.name] = v
+        for v in ins:   # the call's reads are the callee's reads: counted inside
+            self.consume(b, v)
         self.depth += 1
         try:
             rets = self.walk(f.body, cenv, b, sub_prefix)
         finally:
             self.depth -= 1
-        for v in ins:
-            self.consume(b, v)
         if len(rets) != len(op.results):
             self.err(op, f"@{f.name} returns {len(rets)} values, the call expects "
                          f"{len(op.results)}")
@@ -618,9 +618,9 @@ class StableHloConverter:
                     and len(v.bufs) == 1:
                 b.bufs[v.bufs[0]].size = nv.nbytes()
             cenv[an] = nv
-        rets = self.walk(blk, cenv, b, prefix)
         for v in ins:
             self.consume(b, v)
+        rets = self.walk(blk, cenv, b, prefix)
         if len(rets) != len(op.results):
             self.err(op, f"manual_computation returns {len(rets)} values for "
                          f"{len(op.results)} results")
