@@ -367,6 +367,7 @@ def test_transformer_symbolic_graph(transformer_sym):
     g = transformer_sym
     assert g.dims == ("b", "s")
     assert g.meta["approximations"] == []
+    assert g.meta["dim_constraints"] == ["s <= 2048"]
     assert "p['blocks'][0]['wqkv']" in g.op_names and "tokens" in g.op_names
     # attention scores: b x heads x s x s floats
     assert any(str(e) == "16*b*s^2" for e in g.buffer_sizes)

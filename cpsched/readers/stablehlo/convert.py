@@ -468,6 +468,9 @@ class StableHloConverter:
             return self.manual(op, ins, env, b, prefix, uses)
         if code == "custom_call" and op.callee == "shape_assertion":
             self.shape_assertion(ins)
+            m = re.search(r"symbolic shape constraint (.+?)\. Expected", op.attrs)
+            if m and m.group(1) not in self.constraints:
+                self.constraints.append(m.group(1))   # e.g. "s <= 2048", JAX checks it
             for v in ins:
                 self.consume(b, v)
             return None
@@ -1334,6 +1337,7 @@ class StableHloConverter:
         gb.meta["source"] = "stablehlo"
         gb.meta["approximations"] = list(dict.fromkeys(self.approx))
         gb.meta["dim_names"] = sorted(self.dim_names)
+        gb.meta["dim_constraints"] = list(self.constraints)
         return gb.build()
 
 
