@@ -255,3 +255,30 @@ def count_orders_up_to(spec: RichSpec, cap: int) -> int:
 
 __all__ = ["RichSpec", "Buf", "Op", "rich_spec", "scenarios", "count_orders_up_to",
            "HOST_SPACE"]
+
+
+def fanout_spec(seed: int, users: int = 3, side: int = 2) -> RichSpec:
+    """A parameter read by ``x``, whose big buffer has ``users`` unordered readers; ``side``
+    independent ops with transients can run between those readers; one op joins all.
+    (Random graphs rarely put an op between two unordered last users of one buffer.)"""
+    rng = random.Random(seed)
+    ops = [Op("p", OpKind.PARAMETER), Op("x", OpKind.COMPUTE, operands=[0])]
+    bufs = [Buf(0, rng.choice([0, 1]), rng.randint(1, 5), [1], live_in=True,
+                live_out=rng.random() < 0.5),
+            Buf(1, rng.choice([0, 2, 4]), rng.randint(10, 30), [])]
+    for i in range(users):
+        ops.append(Op(f"u{i}", OpKind.COMPUTE, operands=[1],
+                      transient=(0, rng.choice([0, 0, 3]))))
+        bufs[1].users.append(len(ops) - 1)
+        bufs.append(Buf(len(ops) - 1, rng.choice([0, 1]), rng.randint(1, 8), []))
+    for i in range(side):
+        ops.append(Op(f"w{i}", OpKind.COMPUTE, operands=[0],
+                      transient=(rng.choice([0, 1, 2]), rng.randint(5, 25))))
+        bufs[0].users.append(len(ops) - 1)
+        bufs.append(Buf(len(ops) - 1, 0, rng.randint(1, 8), []))
+    join = len(ops)
+    ops.append(Op("z", OpKind.COMPUTE, operands=list(range(2, join))))
+    for buf in bufs[2:]:
+        buf.users.append(join)
+    bufs.append(Buf(join, 0, 1, [], live_out=True))
+    return RichSpec(f"fanout{seed}", ops, bufs)
