@@ -155,6 +155,8 @@ def test_matches_brute_force_under_budget(seed):
     orders, pk, ms, feas = _brute(g, costs, sc, [1 << 60])
     budget = int(np.percentile(pk[:, 0], 30))
     feas = pk[:, 0] <= budget
+    # the budget binds: the fastest order overall does not fit it
+    assert ms[feas, 0].min() > ms[:, 0].min()
     s = solve_overlap(g, costs=costs, budget=budget, **FAST)
     validate_order(g, s.order)
     assert int(s.peak_bytes[0]) <= budget
