@@ -52,3 +52,83 @@ def test_profiles_are_immutable_and_positions_invert_orders():
     with pytest.raises(dataclasses.FrozenInstanceError):
         prof.usage = None
     assert positions([2, 0, 1], 3).tolist() == [1, 2, 0]
+
+
+# -- the lower bounds, exactly ------------------------------------------------------------------
+
+from oracle import rich_spec, scenarios  # noqa: E402
+
+from cpsched.analysis.memory import lower_bound, op_lower_bounds, reachability  # noqa: E402
+
+S_VALUES = (1, 5)
+
+
+def _forced_reference(spec, orders):
+    """``[S, n]``: bytes of the buffers live at op v in EVERY order (the reference
+    simulator's live sets intersected), plus v's transient."""
+    n = spec.n
+    sizes = spec.device_bytes(S_VALUES)                      # [S, B]
+    always = np.ones((n, len(spec.bufs)), dtype=bool)
+    for order in orders:
+        pos = {v: t for t, v in enumerate(order)}
+        for k, b in enumerate(spec.bufs):
+            first = 0 if b.live_in else pos[b.op]
+            last = n - 1 if b.live_out else max([pos[b.op]] + [pos[u] for u in b.users])
+            for v in range(n):
+                always[v, k] &= first <= pos[v] <= last
+    return (always.astype(np.int64) @ sizes.T).T + spec.transient_bytes(S_VALUES)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_forced_live_bound_is_exactly_what_every_order_keeps(seed):
+    spec = rich_spec(900 + seed, 5)
+    g = spec.build()
+    orders = spec.orders(limit=3000)
+    assert len(orders) < 3000
+    sc = scenarios(S_VALUES)
+    assert np.array_equal(op_lower_bounds(g, sc), _forced_reference(spec, orders))
+    assert np.array_equal(op_lower_bounds(g, sc, crossing=True), op_lower_bounds(g, sc))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_cheap_bound_is_what_each_op_touches(seed):
+    """Without reachability: the buffers v defines or uses, plus those live throughout."""
+    spec = rich_spec(950 + seed, 5)
+    g = spec.build()
+    sizes = spec.device_bytes(S_VALUES)
+    want = spec.transient_bytes(S_VALUES).copy()
+    for k, b in enumerate(spec.bufs):
+        if b.live_in and b.live_out:
+            want += sizes[:, k:k + 1]
+            continue
+        for v in {b.op, *b.users}:
+            want[:, v] += sizes[:, k]
+    assert np.array_equal(op_lower_bounds(g, scenarios(S_VALUES), crossing=False), want)
+    # the whole-program bound: the largest op bound, everything live-in, everything live-out
+    first = sizes[:, [k for k, b in enumerate(spec.bufs) if b.live_in]].sum(axis=1)
+    last = sizes[:, [k for k, b in enumerate(spec.bufs) if b.live_out]].sum(axis=1)
+    for crossing in (True, False):
+        per_op = op_lower_bounds(g, scenarios(S_VALUES), crossing=crossing).max(axis=1)
+        assert np.array_equal(lower_bound(g, scenarios(S_VALUES), crossing=crossing),
+                              np.maximum(per_op, np.maximum(first, last)))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_reachability_is_the_transitive_closure(seed):
+    spec = rich_spec(980 + seed, 6)
+    g = spec.build()
+    preds = spec.preds()
+    want = np.zeros((spec.n, spec.n), dtype=bool)
+    for v in g.topological_order():
+        for u in preds[v]:
+            want[v, u] = True
+            want[v] |= want[u]
+    anc, desc = reachability(g)
+    assert np.array_equal(anc, want) and np.array_equal(desc, want.T)
+
+
+def test_bounds_of_an_empty_graph():
+    g = GraphBuilder("empty").build()
+    sc = scenarios(S_VALUES)
+    assert op_lower_bounds(g, sc).shape == (2, 0)
+    assert lower_bound(g, sc).tolist() == [0, 0]
