@@ -30,6 +30,9 @@ def test_fields_are_converted_and_frozen():
 
 def test_only_as_dicts_box_to_json():
     sc = Scenarios(("a", "b"), ("s",), [[4], [16]], [0.25, 0.75], lower=[[1], [5]])
+    three = Scenarios(("a", "b", "c"), ("s",), [[4], [16], [32]], [1, 1, 1],
+                      lower=[[1], [5], [17]])
+    assert three.only(0).lower.tolist() == [[1]] and three.only(1).values.tolist() == [[16]]
     one = sc.only(1)
     assert one.names == ("b",) and one.values.tolist() == [[16]]
     assert one.weights.tolist() == [1.0] and one.lower.tolist() == [[5]]
@@ -65,6 +68,7 @@ def test_dim_specs_names_values_weights():
     (["s="], None, "--dim 's=': give at least one value, each >= 1"),
     (["s=1,0"], None, "--dim 's=1,0': give at least one value, each >= 1"),
     (["s=1", "s=2"], None, "--dim s given twice"),
+    (["s=1=2"], None, "--dim 's=1=2': values must be integers"),
     (["s=1,2"], "1", "--weights has 1 values for 2 scenarios"),
     (["s=1,2"], "a,b", "--weights 'a,b': expected numbers"),
     (["s=1,2"], "1,-1", "--weights must be non-negative and not all zero"),
@@ -73,7 +77,7 @@ def test_dim_specs_names_values_weights():
 def test_dim_spec_errors_say_why(specs, weights, msg):
     with pytest.raises(InputError) as e:
         from_dim_specs(specs, weights)
-    assert msg in str(e.value)
+    assert str(e.value) == msg
 
 
 def test_from_json_defaults_and_errors():
@@ -81,12 +85,16 @@ def test_from_json_defaults_and_errors():
                                                   {"name": "big", "values": {"s": 9}, "weight": 3}]})
     assert sc.names == ("s=2", "big") and sc.weights.tolist() == [0.25, 0.75]
     assert sc.lower is None
-    with pytest.raises(InputError, match="missing or bad field"):
+    with pytest.raises(InputError) as e:
         from_json({"dims": ["s"], "scenarios": [{"values": {}}]})
-    with pytest.raises(InputError, match="lists no scenario"):
+    assert str(e.value) == "scenarios JSON: missing or bad field 's'"
+    with pytest.raises(InputError) as e:
         from_json({"dims": ["s"], "scenarios": []})
-    with pytest.raises(InputError, match="cannot read scenarios"):
+    assert str(e.value) == "scenarios JSON lists no scenario"
+    with pytest.raises(InputError) as e:
         from_json("no/such/file.json")
+    assert e.value.reason.startswith("cannot read scenarios: [Errno 2]")
+    assert e.value.path == "no/such/file.json"
 
 
 def test_buckets_exact():
@@ -96,10 +104,14 @@ def test_buckets_exact():
     assert sc.lower.tolist() == [[1], [65], [321]]
     assert sc.weights.tolist() == pytest.approx([0.5, 2 / 6, 1 / 6])
     assert buckets_from_lengths("s", [7], 1).values.tolist() == [[7]]
-    with pytest.raises(InputError):
-        buckets_from_lengths("s", [], 2)
-    with pytest.raises(InputError):
-        buckets_from_lengths("s", [1, 2], 0)
+    # lengths on a boundary belong to the lower bucket only
+    edge = buckets_from_lengths("s", [10, 64, 64, 64, 100, 128], 2, round_to=64)
+    assert edge.values.tolist() == [[64], [128]]
+    assert edge.weights.tolist() == pytest.approx([4 / 6, 2 / 6])
+    for bad in (([], 2), ([1, 2], 0)):
+        with pytest.raises(InputError) as e:
+            buckets_from_lengths("s", *bad)
+        assert str(e.value) == "need at least one observed length and k >= 1"
 
 
 def test_pick_bucket_smallest_fitting():
