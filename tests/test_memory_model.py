@@ -132,3 +132,27 @@ def test_bounds_of_an_empty_graph():
     sc = scenarios(S_VALUES)
     assert op_lower_bounds(g, sc).shape == (2, 0)
     assert lower_bound(g, sc).tolist() == [0, 0]
+
+
+def test_bounds_of_tiny_graphs_exactly():
+    """One buffer a -> b (one chunk of one buffer), and a single op."""
+    b = GraphBuilder("ab")
+    b.add_op("a", "op")
+    b.add_op("b", "op", operands=["a"], transient=2)
+    b.add_buffer("a", 7, users=["b"])
+    g = b.build()
+    assert op_lower_bounds(g).tolist() == [[7, 9]]
+    assert op_lower_bounds(g, crossing=False).tolist() == [[7, 9]]
+    assert lower_bound(g).tolist() == [9]
+    one = GraphBuilder("one")
+    one.add_op("a", "op", transient=1)
+    one.add_buffer("a", 5, live_out=True)
+    g1 = one.build()
+    sc = scenarios(S_VALUES)
+    assert op_lower_bounds(g1, sc).tolist() == [[6], [6]]
+    assert lower_bound(g1).tolist() == [6]
+
+
+def test_positions_of_a_partial_order():
+    # ops missing from the order have no position (-1)
+    assert positions([2, 0], 4).tolist() == [1, -1, 0, -1]
