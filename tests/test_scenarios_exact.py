@@ -148,3 +148,32 @@ def test_budgets_parse_and_resolve():
             parse_budget(bad)
     with pytest.raises(InputError, match="no value for scenario"):
         parse_budget({"a": 1}, sc)
+
+
+def _msg(fn, *args):
+    with pytest.raises(InputError) as e:
+        fn(*args)
+    return str(e.value)
+
+
+def test_budget_messages_and_texts_exactly():
+    sc = two()
+    assert _msg(Budget((1, 2), "1,2").resolve, 3) == "budget 1,2: 2 values for 3 scenarios"
+    assert _msg(Budget((1, 2)).resolve, 3) == "budget [1, 2]: 2 values for 3 scenarios"
+    assert _msg(Budget((0.5,), "50%").resolve, sc) == \
+        "budget 50%: a percentage needs the least peak"
+    assert _msg(parse_budget, {"a": 1}) == "a budget by scenario name needs the scenarios"
+    assert _msg(parse_budget, {"a": 1}, sc) == "budget names no value for scenario 'b'"
+    assert _msg(parse_budget, "") == \
+        "budget '': give bytes (8GiB, 512MB) or a percentage (90%)"
+    assert _msg(parse_budget, "x%") == "budget 'x%': expected a percentage such as 90%"
+    assert _msg(parse_budget, "0%") == "budget '0%': the percentage must be above 0"
+    assert _msg(parse_budget, "abc").startswith("budget 'abc': expected bytes")
+    assert _msg(parse_budget, [-5]) == "budget -5: must not be negative"
+    assert parse_budget("10, 20").text == "10, 20"
+    assert parse_budget([5, "2KB"]).text == "5,2KB"
+    assert Budget((1,)).text == ""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Budget((1,)).parts = (2,)
+    assert _msg(pick_bucket, Scenarios(("a",), ("s",), [[4]], [1]), {"s": 5}) == \
+        "no bucket holds {'s': 5}"
