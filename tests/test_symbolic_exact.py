@@ -132,3 +132,19 @@ def test_compare_answers():
         compare(p("s"), p("1"), {})
     # out of search budget: the conservative answer
     assert compare(p("s*s + 24"), p("10*s"), {"s": (1, 1 << 30)}, max_boxes=1) == DEPENDS
+
+
+def test_compare_answer_strings_and_products():
+    # the answers are part of the API (the heuristics and the CLI print them)
+    assert (ALWAYS_LE, ALWAYS_GE, DEPENDS) == ("always <=", "always >=", "depends")
+    p = SymExpr.parse
+    box = {"b": (1, 3), "s": (1, 3)}
+    assert compare(p("b*s"), p("5"), box) == DEPENDS             # 1 .. 9
+    assert compare(p("b*s"), p("9"), box) == ALWAYS_LE
+    assert compare(p("b*s + 1"), p("b + s"), box) == ALWAYS_GE   # (b-1)(s-1) >= 0
+    assert compare(p("2*s"), p("s + 10"), {"s": (5, 20)}) == DEPENDS
+    assert compare(p("2*s"), p("s + 10"), {"s": (10, 20)}) == ALWAYS_GE
+    assert compare(p("2*s"), p("s + 10"), {"s": (1, 10)}) == ALWAYS_LE
+    with pytest.raises(InputError) as e:
+        compare(p("s"), p("1"), {})
+    assert str(e.value) == "comparison needs a range for dim 's'"
