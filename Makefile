@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install bench clean jax-env corpus test-xla lint
+.PHONY: demo test install bench clean jax-env corpus test-xla lint mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,3 +62,31 @@ test-xla: $(STAMP)
 	else \
 	  echo "test-xla: SKIPPED: .venv-jax could not be created (jax==$(JAX_VERSION) from the package registry); XLA's acceptance of written modules was not checked"; \
 	fi
+
+# Mutation testing of the core (dev tool, its own environment; the tests run in .venv).
+# Each module is mutated with only the tests that are about it, so a run takes minutes:
+# `make mutation`, then `.venv-mutation/bin/mutmut results` lists the survivors.
+# MUTATE=cpsched/analysis/validate.py picks one module. Results: benchmarks/results_tests.md.
+MUT_VENV := .venv-mutation
+MUT_STAMP := $(MUT_VENV)/.installed
+MUT_PYTEST := $(abspath $(BIN))/python -m pytest -x -q -p no:cacheprovider -p no:randomly
+MUT_TESTS_memory := tests/test_graph_memory.py tests/test_memory_model.py tests/test_oracles.py::test_simulator_matches_reference_at_every_step tests/test_oracles.py::test_live_ranges_match_reference tests/test_oracles.py::test_live_in_parameter_counts_from_step_zero tests/test_oracles.py::test_buffer_is_freed_after_its_last_use_not_at_it tests/test_oracles.py::test_host_buffers_and_transients_by_hand tests/test_oracles.py::test_lower_bounds_hold_for_every_order
+MUT_TESTS_validate := tests/test_validate.py tests/test_oracles.py::test_validator_accepts_exactly_the_reference_orders tests/test_oracles.py::test_validator_enforces_each_kind_of_edge tests/test_oracles.py::test_claimed_peak_is_checked_in_every_scenario
+MUT_TESTS_symbolic := tests/test_symbolic.py tests/test_symbolic_exact.py tests/test_scenarios.py
+MUT_TESTS_scenarios := tests/test_scenarios.py tests/test_scenarios_exact.py tests/test_symbolic.py tests/test_oracles.py::test_claimed_peak_is_checked_in_every_scenario
+MUTATE ?= cpsched/analysis/memory.py cpsched/analysis/validate.py cpsched/core/symbolic.py cpsched/core/scenarios.py
+
+$(MUT_STAMP):
+	$(PYTHON) -m venv $(MUT_VENV)
+	$(MUT_VENV)/bin/python -m pip install -q "mutmut>=2.4,<3"
+	touch $@
+
+mutation: $(STAMP) $(MUT_STAMP)
+	@for f in $(MUTATE); do \
+	  m=$$(basename $$f .py); \
+	  case $$m in memory) t='$(MUT_TESTS_memory)';; validate) t='$(MUT_TESTS_validate)';; \
+	    symbolic) t='$(MUT_TESTS_symbolic)';; scenarios) t='$(MUT_TESTS_scenarios)';; \
+	    *) t='tests';; esac; \
+	  echo "== $$f: $$t"; \
+	  $(MUT_VENV)/bin/mutmut run --paths-to-mutate $$f --runner "$(MUT_PYTEST) $$t" --no-progress; \
+	done; $(MUT_VENV)/bin/mutmut results

@@ -137,7 +137,7 @@ def run_remat(g, sc, limit: float, ref: np.ndarray, frac: float
     """``cp-remat`` with one budget for every bucket: ``frac`` x the largest bucket's best
     order peak (``ref``), so that bucket needs clones or copies and the others may not."""
     from cpsched.core.errors import InfeasibleError
-    from cpsched.cp.remat.model import solve_remat
+    from cpsched.cp.remat.solve import solve_remat
     budget = int(frac * ref[-1])
     t0 = time.perf_counter()
     try:

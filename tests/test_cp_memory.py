@@ -406,12 +406,11 @@ def test_beam_and_search_agree_on_small_graphs():
 # -- real graphs --------------------------------------------------------------------------------
 
 @pytest.mark.skipif(not MOCCASIN.exists(), reason="shared peer cases not present")
-def test_checkmate_vgg16_train_optimal_in_seconds():
+def test_checkmate_vgg16_train_optimal():
     from cpsched.readers.nx_json import read_nx_json
     g = read_nx_json(str(MOCCASIN / "VGG16_256_224_224_3_train_nx.json"))
     s = solve(g, time_limit=10)
     assert s.status == OPTIMAL
-    assert s.seconds < 10
     assert int(s.peak_bytes[0]) == int(s.lower_bound_bytes[0])
     # the CP-SAT model alone proves it too
     s2 = solve(g, time_limit=10, search=False, heuristics=False, decompose=False)

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from cpsched.core.graph import Collective, GraphBuilder, OpKind
 from cpsched.heuristics.common import convert_sync_collectives, pair_names
@@ -359,16 +357,29 @@ def random_async_graph(n, seed, p=0.25, share=0.3, kinds=("all-reduce", "all-gat
     return b.build()
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(1, 40), seed=st.integers(0, 100_000), limit=st.integers(1, 3),
-       aggressive=st.booleans(), mem=st.sampled_from([None, 50, 400]))
-def test_lhs_orders_are_valid_and_respect_limits(n, seed, limit, aggressive, mem):
-    g = random_async_graph(n, seed)
-    order, stats = lhs_schedule(g, overlap_limit=limit, aggressive=aggressive, memory_limit=mem)
-    validate_order(g, order)
-    if stats["forced"] == 0:
-        for kind in ("all-reduce", "all-gather", "collective-permute"):
+# Share of the random examples below in which the limit must bind (the unlimited schedule
+# exceeds it); measured 29 of 60. The old hypothesis version bound in 6 of 50 examples.
+MIN_BINDING = 20
+
+
+def test_lhs_orders_are_valid_and_respect_limits():
+    import random
+    rng = random.Random(0)
+    binding = 0
+    for _ in range(60):
+        n, seed, limit = rng.randint(10, 40), rng.randint(0, 100_000), rng.randint(1, 3)
+        aggressive, mem = rng.random() < 0.5, rng.choice([None, 50, 400])
+        g = random_async_graph(n, seed, p=0.12, share=0.5)
+        free, _ = lhs_schedule(g, overlap_limit=100, aggressive=aggressive, memory_limit=mem)
+        order, stats = lhs_schedule(g, overlap_limit=limit, aggressive=aggressive,
+                                    memory_limit=mem)
+        validate_order(g, order)
+        assert stats["forced"] == 0
+        kinds = ("all-reduce", "all-gather", "collective-permute")
+        for kind in kinds:
             assert max_in_flight(g, order, kind) <= limit
+        binding += any(max_in_flight(g, free, kind) > limit for kind in kinds)
+    assert binding >= MIN_BINDING, binding
 
 
 def test_lhs_on_every_xla_peer_case():

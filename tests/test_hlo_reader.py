@@ -3,7 +3,6 @@ collectives, and a line/column error for each kind of malformed input."""
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import OpKind
-from cpsched.analysis.memory import simulate
+from cpsched.analysis.memory import lower_bound, simulate
 from cpsched.readers import read_graph
 from cpsched.readers.hlo.convert import (call_contexts, module_graphs, read_hlo_graph, read_hlo_text,
                                  scheduled_computations)
@@ -63,7 +62,7 @@ def test_every_peer_case_parses_and_converts(path):
         assert g.n_ops == len(m.by_name[name].instructions)
         # the order the module gives (text order when scheduled) is valid, and simulates
         prof = simulate(g, g.default_order())
-        assert prof.peak[0] >= 0
+        assert lower_bound(g)[0] <= prof.peak[0] == prof.usage[0].max()
         if m.is_scheduled:
             assert g.original_order == tuple(range(g.n_ops))
         else:
@@ -90,12 +89,10 @@ def test_model_instruction_counts_match_readme(stem):
 
 
 @needs_shared
-def test_llama_is_fast_and_its_opcodes_match_readme():
-    t0 = time.perf_counter()
+def test_llama_opcodes_match_readme():
+    # (its parse + convert time is measured in benchmarks/, not asserted here)
     m = read_hlo_module(str(MODELS / "hlo_llama3_8b_cp_bf16_1x4.hlo"))
     graphs = module_graphs(m)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 3.0, f"parse + convert took {elapsed:.2f} s"
     ops = Counter(i.opcode for c in m.computations for i in c.instructions)
     entry_ops = Counter(i.opcode for i in m.entry.instructions)
     assert ops["all-reduce"] == 50 and entry_ops["all-reduce"] == 41

@@ -5,7 +5,6 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 
 from cpsched.core.errors import ScheduleError
 from cpsched.core.graph import Collective, GraphBuilder, OpKind
@@ -125,35 +124,57 @@ def test_plan_time_hand_computed():
     assert plan_time(g, events, dur, TransferModel(2.0)).exposed_transfer[0] == pytest.approx(3 + 4)
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.integers(4, 9), st.integers(0, 10_000), st.data())
-def test_rewritten_graph_simulates_to_the_replay_peak(n, seed, data):
-    g = random_dag(n, seed, p=0.4)
+def _random_skeleton(rng, g):
+    """A random candidate set on the default order: clones after their op, evictions that
+    start after the buffer exists (some plans are still invalid, e.g. a clone reading an
+    evicted buffer)."""
+    n = g.n_ops
     order = g.default_order()
-    clon = np.flatnonzero(recomputable_ops(g))
-    cands = []
-    for v in clon:
-        if data.draw(st.booleans()):
-            t = data.draw(st.integers(order.index(int(v)) + 1, n))
-            if t < n:
-                cands.append(Regen(int(v), t, data.draw(st.integers(0, 3))))
+    pos = {v: t for t, v in enumerate(order)}
+    cands, cloned = [], set()
+    for v in np.flatnonzero(recomputable_ops(g)):
+        if rng.random() < 0.5 and pos[int(v)] + 1 < n:
+            cands.append(Regen(int(v), rng.randint(pos[int(v)] + 1, n - 1), rng.randint(0, 3)))
+            cloned.add(int(v))
     for bidx in np.flatnonzero(evictable_buffers(g)):
         bidx = int(bidx)
-        if data.draw(st.integers(0, 3)) == 0:
-            a = data.draw(st.integers(0, n))
-            r = data.draw(st.integers(a, n))
-            p = data.draw(st.integers(r, n))
-            cands.append(Evict(bidx, a, r, p))
-    sk = Skeleton(tuple(order), tuple(cands))
-    try:
-        events = materialize(g, sk)
-    except PlanError:
-        return
-    r = replay(g, events)
-    assert r.ok, r.errors
-    g2, o2 = plan_to_graph(g, events)
-    sim = validate_schedule(g2, o2, static())
-    assert int(sim[0]) == int(r.peak[0])
+        d = int(g.buffer_def[bidx])
+        if rng.random() < 0.35 and d not in cloned:
+            a = rng.randint(pos[d] + 1, n)
+            r = rng.randint(a, n)
+            # back on the device by its next reader at or after the free
+            nxt = min([pos[int(u)] for u in g.buffer_users(bidx) if pos[int(u)] >= r] + [n])
+            cands.append(Evict(bidx, a, r, rng.randint(r, nxt)))
+    return Skeleton(tuple(order), tuple(cands))
+
+
+# At most this share of random plans may be rejected by ``materialize`` (the test is about the
+# ones it accepts); measured 13 of 60 here (before: 65 % of hypothesis examples returned).
+MAX_REJECTED_SHARE = 0.4
+
+
+def test_rewritten_graph_simulates_to_the_replay_peak():
+    import random
+    rng = random.Random(18)
+    checked = rejected = with_evict = with_regen = 0
+    for k in range(60):
+        g = random_dag(rng.randint(4, 9), rng.randint(0, 10_000), p=0.4)
+        sk = _random_skeleton(rng, g)
+        try:
+            events = materialize(g, sk)
+        except PlanError:
+            rejected += 1
+            continue
+        r = replay(g, events)
+        assert r.ok, r.errors
+        g2, o2 = plan_to_graph(g, events)
+        sim = validate_schedule(g2, o2, static())
+        assert int(sim[0]) == int(r.peak[0])
+        checked += 1
+        with_evict += any(isinstance(c, Evict) for c in sk.candidates)
+        with_regen += any(isinstance(c, Regen) for c in sk.candidates)
+    assert rejected <= MAX_REJECTED_SHARE * 60, rejected
+    assert with_evict >= 15 and with_regen >= 30, (with_evict, with_regen)
 
 
 def test_rewritten_graph_names_and_async_pairs():
