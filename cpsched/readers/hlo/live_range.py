@@ -631,7 +631,11 @@ def parse_xla_live_range(text: str, path: str | None = None) -> XlaLiveRangeDump
     if not lines or not lines[0].startswith("HloLiveRange (max "):
         raise InputError("not an XLA live-range dump (no 'HloLiveRange (max N):' line)",
                          path=path, line=1, column=1)
-    end_time = int(re.search(r"\d+", lines[0]).group())
+    max_time = re.search(r"\d+", lines[0])
+    if max_time is None:
+        raise InputError("the 'HloLiveRange (max N):' line has no number", path=path, line=1,
+                         column=1)
+    end_time = int(max_time.group())
     section = None
     seq: list[str] = []
     ranges: dict[str, tuple[int, int]] = {}
