@@ -194,7 +194,7 @@ def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
 
 
 def write_module_schedule(module: HloModule, orders: Mapping[str, Sequence[str]],
-                          scenarios=None, expected_peak: Sequence[int] | None = None) -> str:
+                          scenarios=None, expected_peak: Sequence[int] | np.ndarray | None = None) -> str:
     """The module with a sequence for every computation that gets one (entry, while bodies
     and conditions, branches, called computations), ``is_scheduled=true``. ``orders`` must
     name each of them. The text is read back before it is returned: every computation's
