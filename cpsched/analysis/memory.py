@@ -44,7 +44,7 @@ class MemoryProfile:
         return {n: int(p) for n, p in zip(self.scenarios.names, self.peak)}
 
 
-def positions(order: Sequence[int], n: int) -> np.ndarray:
+def positions(order: Sequence[int] | np.ndarray, n: int) -> np.ndarray:
     pos = np.full(n, -1, dtype=np.int64)
     pos[np.asarray(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
     return pos
