@@ -4,14 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install bench clean jax-env corpus test-xla
+.PHONY: demo test install bench clean jax-env corpus test-xla lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[test]"
+	$(BIN)/python -m pip install -q -e ".[test,dev]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,6 +21,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests
+
+# ruff (lint and format check) and mypy on the package, configured in pyproject.toml
+lint: $(STAMP)
+	$(BIN)/ruff check cpsched
+	$(BIN)/ruff format --check cpsched
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

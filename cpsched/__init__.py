@@ -1,16 +1,16 @@
 """cpsched: constraint-solver schedules for ML compiler graphs, beside the compilers' heuristics.
 
 The Python API (``cpsched.api``): ``read``, ``schedule``, ``compare``, ``simulate``,
-``methods``, ``from_networkx``; every method returns one ``Result``.
+``methods``, ``from_networkx``, ``from_jax`` (needs ``cpsched[jax]``); every method returns one ``Result``.
 """
 
 from cpsched.version import __version__  # noqa: E402
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind  # noqa: E402
 from cpsched.core.symbolic import SymExpr  # noqa: E402
-from cpsched.api import (Comparison, Result, compare, from_networkx, methods, read,  # noqa: E402
-                         schedule, simulate)
+from cpsched.api import (Comparison, Result, compare, from_jax, from_networkx, methods,  # noqa: E402
+                         read, schedule, simulate)
 from cpsched import generators  # noqa: E402
 
 __all__ = ["Graph", "GraphBuilder", "OpKind", "Collective", "SymExpr", "__version__",
            "Result", "Comparison", "read", "schedule", "compare", "simulate", "methods",
-           "from_networkx", "generators"]
+           "from_networkx", "from_jax", "generators"]

@@ -65,6 +65,7 @@ from cpsched.writers.hlo import write_hlo
 from cpsched.writers.hlo import write_module_schedule
 from cpsched.writers.remat_hlo import write_remat_hlo
 from cpsched.writers.schedule import schedule_to_dict
+from cpsched.readers.jax_frontend import from_jax  # jax itself is imported when called
 from cpsched.version import __version__
 
 # ``schedule(objective=...)``: the method that solves it and the objective passed to it.
@@ -895,7 +896,7 @@ def timeline(result: Result, device: str = "h100", profile: str | None = None):
 
 
 __all__ = ["Result", "Comparison", "read", "schedule", "compare", "simulate", "methods",
-           "from_networkx", "scenarios_for", "least_peak", "resolve_budget", "timeline",
+           "from_networkx", "from_jax", "scenarios_for", "least_peak", "resolve_budget", "timeline",
            "memory_profile", "format_comparison", "Budget", "INFEASIBLE", "OBJECTIVES"]
 
 

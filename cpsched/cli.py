@@ -30,6 +30,7 @@ from cpsched.core.errors import CpschedError, InfeasibleError, InputError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.units import format_bytes, format_seconds, format_time
+from cpsched.capture import add_parser as add_capture, info_buckets
 from cpsched.pipeline import cli as pipeline_cli
 from cpsched.analysis.memory import lower_bound
 from cpsched.analysis.memory import simulate
@@ -72,7 +73,9 @@ def _scenarios(args, graph: Graph) -> Scenarios:
 
 
 def _read(args) -> Graph:
-    return api.read(args.input, async_collectives=getattr(args, "async_collectives", False))
+    # ``args.graph``: a graph already built from the inputs (``info`` over several buckets)
+    return api.read(getattr(args, "graph", None) or args.input,
+                    async_collectives=getattr(args, "async_collectives", False))
 
 
 def _by_name(sc: Scenarios, arr) -> dict[str, int]:
@@ -220,6 +223,8 @@ def was_interrupted(args, r: api.Result) -> bool:
 # -- info ----------------------------------------------------------------------------------
 
 def cmd_info(args) -> int:
+    if getattr(args, "more", None):
+        return info_buckets(args, cmd_info)
     g = _read(args)
     sc = _scenarios(args, g)
     order = g.default_order()
@@ -245,6 +250,11 @@ def cmd_info(args) -> int:
         lines.append("collectives: " + ", ".join(f"{k} {v}" for k, v in sorted(coll.items())))
     if g.dims:
         lines.append("symbolic dims: " + ", ".join(g.dims))
+    approx = list(g.meta.get("approximations", ()))
+    if approx:  # symbolic sizes the reader could only bound (StableHLO floordiv, max, ...)
+        data["approximations"] = approx
+        lines.append(f"note: {len(approx)} symbolic size(s) are upper bounds, not exact: "
+                     + "; ".join(approx[:3]) + (" ..." if len(approx) > 3 else ""))
     src = "its own schedule" if g.original_order is not None else "a topological order"
     lines.append(f"peak of {src} vs lower bound, per scenario:")
     for s, n in enumerate(sc.names):
@@ -257,6 +267,10 @@ def cmd_info(args) -> int:
 def add_info(sub) -> None:
     q = sub.add_parser("info", help="ops, buffers, collectives, dims, peak and lower bound")
     _add_input(q)
+    q.add_argument("more", nargs="*", metavar="INPUT",
+                   help="more compiled modules of the same program at other sizes: fit one "
+                        "symbolic graph to all (sizes from names such as a.s128.hlo, or --dim; "
+                        "default: none)")
     q.set_defaults(fn=cmd_info)
 
 
@@ -640,7 +654,8 @@ def add_compare(sub) -> None:
 # -- entry point ----------------------------------------------------------------------------
 
 SUBCOMMANDS: list[Callable] = [add_info, add_simulate, add_convert, add_methods,
-                               add_schedule, add_compare, pipeline_cli.add_parser]
+                               add_schedule, add_compare, add_capture,
+                               pipeline_cli.add_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:

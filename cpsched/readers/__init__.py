@@ -14,6 +14,7 @@ from cpsched.readers.files import display_name
 from cpsched.readers.hlo.verify import read_verified_graph
 from cpsched.readers.json_graph import read_json_graph
 from cpsched.readers.nx_json import read_nx_json
+from cpsched.readers.stablehlo import read_stablehlo_graph
 
 
 def _json_format(path: str, head: str, whole: bool) -> str:
@@ -29,8 +30,17 @@ def _json_format(path: str, head: str, whole: bool) -> str:
     return m.group(1) if m else "nx-json"
 
 
+def _looks_like_mlir(path: str, text: str) -> bool:
+    if path.endswith((".mlir", ".mlir.gz")):
+        return True
+    head = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))[:2048].lstrip()
+    return head.startswith(("module @", "module {", "module attributes", "func.func",
+                            "builtin.module")) or (
+        ("stablehlo." in head or "mhlo." in head) and not head.startswith("HloModule"))
+
+
 def sniff_format(path: str) -> str:
-    """``hlo``, ``cpsched-json``, ``cpsched-schedule`` or ``nx-json``."""
+    """``hlo``, ``mlir``, ``cpsched-json``, ``cpsched-schedule`` or ``nx-json``."""
     head = read_bytes(path, limit=4096)
     text = head.decode("utf-8", errors="replace").lstrip(BOM + " \t\r\n")
     if not text:
@@ -38,6 +48,8 @@ def sniff_format(path: str) -> str:
     if text.startswith("{"):
         kind = _json_format(path, text, whole=len(head) < 4096)
         return {"cpsched-graph": "cpsched-json"}.get(kind, kind)
+    if _looks_like_mlir(path, text):
+        return "mlir"
     return "hlo"
 
 
@@ -48,6 +60,8 @@ def read_graph(path: str, **options):
         return read_json_graph(path)
     if kind == "nx-json":
         return read_nx_json(path)
+    if kind == "mlir":
+        return read_stablehlo_graph(path)
     if kind == "cpsched-schedule":
         raise InputError("this is a schedule file, not a graph; pass the graph it belongs to",
                          path=path)

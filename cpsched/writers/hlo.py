@@ -34,6 +34,31 @@ from cpsched.readers.hlo.convert import HloConverter
 from cpsched.readers.hlo.convert import scheduled_computations
 
 
+
+def _computation(module: HloModule, name: str) -> HloComputation:
+    comp = module.by_name.get(name)
+    if comp is None:
+        raise InputError(f"no computation named {name!r} in the module")
+    return comp
+
+
+def fresh_names(module: HloModule, sep: str = "") -> Callable[[str], str]:
+    """A function giving names no computation or instruction of ``module`` has yet (nor an
+    earlier call): ``base``, else ``base<sep>2``, ``base<sep>3`` ..."""
+    taken: set[str] = {c.name for c in module.computations}
+    for c in module.computations:
+        taken.update(c.index)
+
+    def fresh(base: str) -> str:
+        base = re.sub(r"[^\w.\-]", "_", base)
+        name, k = base, 1
+        while name in taken:
+            k += 1
+            name = f"{base}{sep}{k}"
+        taken.add(name)
+        return name
+    return fresh
+
 def _parse_snippet(text: str, what: str) -> HloInstruction:
     """Parse one instruction written on its own; it must be the whole snippet."""
     p = _Parser(text, None)
@@ -354,25 +379,12 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
     ``comment`` becomes a ``//`` line above the header. Everything else is verbatim.
     """
 
-    comp = module.by_name.get(computation or graph.name)
-    if comp is None:
-        raise InputError(f"no computation named {computation or graph.name!r} in the module")
+    comp = _computation(module, computation or graph.name)
     text = module.text
     if len(graph.op_names) != len(comp.instructions) or set(graph.op_names) != set(comp.index):
         raise InputError(f"the graph {graph.name!r} was not read from computation {comp.name!r}"
                          " of this module")
-    taken: set[str] = {c.name for c in module.computations}
-    for c in module.computations:
-        taken.update(c.index)
-
-    def fresh(base: str) -> str:
-        base = re.sub(r"[^\w.\-]", "_", base)
-        name, k = base, 1
-        while name in taken:
-            k += 1
-            name = f"{base}{k}"
-        taken.add(name)
-        return name
+    fresh = fresh_names(module)
 
     pct = "%" if text.startswith("%", comp.instructions[0].name_offset) else ""
 
@@ -694,22 +706,9 @@ def async_module_text(module: HloModule, graph: Graph, order: Sequence[int],
     the collective's operands, attributes and control predecessors; the done keeps the
     collective's name, so its readers and ``ROOT`` need no change.
     """
-    comp = module.by_name.get(computation or graph.name)
-    if comp is None:
-        raise InputError(f"no computation named {computation or graph.name!r} in the module")
+    comp = _computation(module, computation or graph.name)
     text = module.text
-    taken: set[str] = {c.name for c in module.computations}
-    for c in module.computations:
-        taken.update(c.index)
-
-    def fresh(base: str) -> str:
-        base = re.sub(r"[^\w.\-]", "_", base)
-        name, k = base, 1
-        while name in taken:
-            k += 1
-            name = f"{base}.{k}"
-        taken.add(name)
-        return name
+    fresh = fresh_names(module, sep=".")
 
     pct = "%" if text.startswith("%", comp.instructions[0].name_offset) else ""
     result = AsyncHlo("", comp.name)

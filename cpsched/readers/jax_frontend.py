@@ -1,0 +1,154 @@
+"""From a JAX function to a ``Graph``, without dump folders (optional extra: ``cpsched[jax]``).
+
+``from_jax(fn, *example_args, stage="optimized")`` compiles ``fn`` with ``jax.jit`` and reads
+XLA's optimized HLO module (``lower(...).compile().as_text()``: the module XLA runs, what its
+memory scheduler sees) with the HLO reader. ``stage="stablehlo"`` exports ``fn`` with
+``jax.export`` and reads the StableHLO module; with symbolic dims (``dims=`` or example
+arguments that are ``jax.ShapeDtypeStruct`` with ``jax.export.symbolic_shape``) the sizes
+are polynomials in the named dims.
+
+Parameters are named by the pytree paths of the arguments (``params['blocks'][0]['w1']``).
+jax is imported only when one of these functions is called.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Mapping, Sequence
+
+from cpsched.core.errors import InputError
+from cpsched.readers.hlo.convert import read_hlo_text
+from cpsched.readers.stablehlo import read_stablehlo_text
+
+STAGES = ("optimized", "stablehlo")
+
+
+def _jax():
+    try:
+        import jax
+        import jax.export  # noqa: F401  (jax.export is a submodule in older releases)
+    except ImportError:
+        raise ImportError("from_jax needs jax: pip install 'cpsched[jax]'") from None
+    return jax
+
+
+def _jitted(fn, jit_kwargs: Mapping[str, Any]):
+    jax = _jax()
+    if hasattr(fn, "lower") and hasattr(fn, "trace"):   # already jax.jit(...)
+        if jit_kwargs:
+            raise InputError("fn is already jitted: pass jit options to jax.jit yourself, "
+                             f"not to from_jax ({', '.join(sorted(jit_kwargs))})")
+        return fn
+    return jax.jit(fn, **jit_kwargs)
+
+
+def _symbolic_args(fn, args: Sequence[Any], dims: Mapping[Any, str] | None,
+                   constraints: Sequence[str]):
+    """Replace the arguments named in ``dims`` by ``ShapeDtypeStruct``s with symbolic
+    shapes (one shared scope, so equal names are the same dim)."""
+    if not dims:
+        return list(args)
+    jax = _jax()
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        names = []
+    specs = {}
+    for key, spec in dims.items():
+        if isinstance(key, str):
+            if key not in names:
+                raise InputError(f"dims: {fn!r} has no argument {key!r} (has {names})")
+            key = names.index(key)
+        if not 0 <= key < len(args):
+            raise InputError(f"dims: argument {key} is not given")
+        specs[key] = spec
+    scope = jax.export.SymbolicScope(list(constraints))
+    out = list(args)
+    for k, spec in specs.items():
+        a = args[k]
+        shape = jax.export.symbolic_shape(spec, scope=scope)
+        if len(shape) != len(a.shape):
+            raise InputError(f"dims: {spec!r} has {len(shape)} dims, argument {k} has "
+                             f"shape {tuple(a.shape)}")
+        out[k] = jax.ShapeDtypeStruct(shape, a.dtype)
+    return out
+
+
+def _is_symbolic(args) -> bool:
+    jax = _jax()
+    return any(jax.export.is_symbolic_dim(d) for leaf in jax.tree_util.tree_leaves(args)
+               for d in getattr(leaf, "shape", ()))
+
+
+def optimized_hlo_text(fn, *example_args, **jit_kwargs) -> str:
+    """XLA's optimized HLO module for ``fn`` at the example arguments' shapes."""
+    jitted = _jitted(fn, jit_kwargs)
+    if _is_symbolic(example_args):
+        raise InputError("stage='optimized' needs concrete shapes (XLA compiles one module per "
+                         "shape); use stage='stablehlo' for symbolic dims, or one call per "
+                         "bucket")
+    return jitted.lower(*example_args).compile().as_text()
+
+
+def stablehlo_text(fn, *example_args, dims: Mapping[Any, str] | None = None,
+                   constraints: Sequence[str] = (), **jit_kwargs) -> str:
+    """``jax.export``'s StableHLO module for ``fn`` (symbolic where ``dims`` says)."""
+    jax = _jax()
+    args = _symbolic_args(fn, example_args, dims, constraints)
+    jitted = _jitted(fn, jit_kwargs)
+    return jax.export.export(jitted)(*args).mlir_module()
+
+
+def _name_parameters_by_path(g):
+    """HLO parameters carry their pytree path as ``op_name`` metadata: use it as the name."""
+    names = list(g.op_names)
+    taken = set(names)
+    changed = False
+    for i in range(g.n_ops):
+        if g.opcodes[i] != "parameter":
+            continue
+        path = g.attrs(i).get("op_name")
+        if path and path not in taken:
+            taken.discard(names[i])
+            taken.add(path)
+            names[i] = path
+            changed = True
+    if not changed:
+        return g
+    bnames = tuple(names[int(d)] if g.buffer_names[j] == g.op_names[int(d)] else
+                   g.buffer_names[j] for j, d in enumerate(g.buffer_def))
+    return g.with_(op_names=tuple(names), buffer_names=bnames)
+
+
+def from_jax(fn, *example_args, dims: Mapping[Any, str] | None = None,
+             stage: str = "optimized", constraints: Sequence[str] = (), name: str | None = None,
+             **jit_kwargs):
+    """The ``Graph`` of ``fn`` at ``example_args`` (arrays or ``jax.ShapeDtypeStruct``).
+
+    - ``stage="optimized"`` (default): XLA's optimized HLO, read by the HLO reader; the
+      graph has the module's own schedule as ``original_order``.
+    - ``stage="stablehlo"``: the ``jax.export`` StableHLO module. ``dims`` maps arguments
+      (position or name) to symbolic shape specs, e.g. ``{"tokens": "b, s"}``, with
+      ``constraints`` such as ``["s <= 2048"]``; or pass ``ShapeDtypeStruct``s with
+      ``jax.export.symbolic_shape`` yourself.
+
+    Other keyword arguments go to ``jax.jit`` (``donate_argnums``, ``static_argnums``, ...).
+    """
+    if stage not in STAGES:
+        raise InputError(f"stage must be one of {', '.join(STAGES)}, not {stage!r}")
+    if stage == "optimized":
+        if dims:
+            raise InputError("dims need stage='stablehlo' (XLA compiles concrete shapes)")
+        g = _name_parameters_by_path(read_hlo_text(optimized_hlo_text(fn, *example_args,
+                                                                      **jit_kwargs)))
+    else:
+        g = read_stablehlo_text(stablehlo_text(fn, *example_args, dims=dims,
+                                               constraints=constraints, **jit_kwargs))
+    name = name or (f"jit_{fn.__name__}" if stage == "optimized" and
+                    getattr(fn, "__name__", None) else None)
+    if name:
+        g = g.with_(name=name)
+    return g
+
+
+__all__ = ["from_jax", "optimized_hlo_text", "stablehlo_text", "STAGES"]

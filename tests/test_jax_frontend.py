@@ -1,0 +1,117 @@
+"""from_jax and `cpsched capture` (optional extra: skipped without jax)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax", reason="jax is not installed (optional extra: "
+                                        "pip install 'cpsched[jax]', or make jax-env)")
+import jax.numpy as jnp  # noqa: E402
+
+from cpsched import from_jax  # noqa: E402
+from cpsched.analysis.memory import simulate  # noqa: E402
+from cpsched.core.scenarios import Scenarios  # noqa: E402
+from cpsched.readers import read_graph  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _transformer_args(b: int, s: int):
+    from models.jax.symbolic import build
+    step, params = build()
+    tok = jax.ShapeDtypeStruct((b, s), jnp.int32)
+    return step, (params, tok, tok)
+
+
+DUMP_SCRIPT = """
+import sys
+sys.path.insert(0, {repo!r})
+import jax, jax.numpy as jnp
+from models.jax.symbolic import build
+step, params = build()
+tok = jax.ShapeDtypeStruct((2, 128), jnp.int32)
+jax.jit(step).lower(params, tok, tok).compile()
+"""
+
+
+def test_optimized_stage_equals_reading_the_dump(tmp_path):
+    dump = tmp_path / "dump"
+    env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={dump} --xla_dump_hlo_as_text",
+               JAX_PLATFORMS="cpu")
+    subprocess.run([sys.executable, "-c", DUMP_SCRIPT.format(repo=str(REPO))], env=env,
+                   check=True, capture_output=True)
+    files = sorted(p for p in dump.iterdir()
+                   if p.name.endswith("jit_transformer_train_step.cpu_after_optimizations.txt"))
+    assert files, sorted(p.name for p in dump.iterdir())[:10]
+    d = read_graph(str(files[-1]))
+    step, args = _transformer_args(2, 128)
+    g = from_jax(step, *args)
+    assert g.opcodes == d.opcodes
+    for arr in ("kinds", "operands_ptr", "operands_idx", "control_idx", "buffer_def",
+                "buffer_users_ptr", "buffer_users_idx", "buffer_live_in", "buffer_live_out"):
+        np.testing.assert_array_equal(getattr(g, arr), getattr(d, arr), err_msg=arr)
+    assert g.buffer_sizes == d.buffer_sizes and g.transient == d.transient
+    assert g.original_order == d.original_order
+    order = list(g.default_order())
+    assert int(simulate(g, order).peak[0]) == int(simulate(d, order).peak[0])
+    # the only difference: parameters are named by their pytree paths
+    params = [i for i in range(g.n_ops) if g.opcodes[i] == "parameter"]
+    assert "p['blocks'][0]['wqkv']" in {g.op_names[i] for i in params}
+    assert all(g.op_names[i] == d.attrs(i).get("op_name", d.op_names[i]) for i in params)
+    assert all(g.op_names[i] == d.op_names[i] for i in range(g.n_ops) if i not in params)
+
+
+def test_stablehlo_stage_with_dims_matches_concrete_shapes():
+    step, args = _transformer_args(2, 128)
+    g = from_jax(step, *args, stage="stablehlo", dims={"tokens": "b, s", "targets": "b, s"},
+                 constraints=["s <= 2048"])
+    assert g.dims == ("b", "s")
+    c = from_jax(step, *_transformer_args(4, 256)[1], stage="stablehlo")
+    assert c.dims == ()
+    order = list(range(g.n_ops))
+    sc = Scenarios(("x",), ("b", "s"), np.array([[4, 256]]), np.ones(1))
+    assert g.n_ops == c.n_ops
+    assert int(simulate(g, order, sc).peak[0]) == int(simulate(c, order).peak[0])
+
+
+def test_from_jax_rejects_symbolic_optimized():
+    from cpsched.core.errors import InputError
+    b = jax.export.symbolic_shape("b")[0]
+    with pytest.raises(InputError, match="concrete shapes"):
+        from_jax(lambda x: x * 2, jax.ShapeDtypeStruct((b, 4), jnp.float32))
+
+
+def test_capture_cli(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""
+        import jax.numpy as jnp
+        def step(w, x):
+            return jnp.tanh(x @ w).sum()
+        def make(s=16):
+            return step, (jnp.ones((8, 8)), jnp.ones((s, 8)))
+        def make_sym():
+            return step, (jnp.ones((8, 8)), jnp.ones((4, 8))), {"dims": {"x": "s, 8"}}
+    """))
+    run = lambda *a: subprocess.run(
+        [sys.executable, "-c", "from cpsched.cli import main; import sys; sys.exit(main())",
+         "capture", *a, "-o", str(tmp_path / "out")], capture_output=True, text=True,
+        cwd=REPO, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    p = run(f"{script}:make")
+    assert p.returncode == 0, p.stderr
+    assert sorted(x.name for x in (tmp_path / "out").iterdir()) == ["make.hlo", "make.mlir"]
+    assert read_graph(str(tmp_path / "out" / "make.hlo")).n_ops > 0
+    p = run(f"{script}:make_sym")
+    assert p.returncode == 0, p.stderr
+    assert read_graph(str(tmp_path / "out" / "make_sym.mlir")).dims == ("s",)
+    p = run(f"{script}:make", "--dim", "s=32,64")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "out" / "make.s32.hlo").exists()
+    p = run(f"{script}:missing")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
