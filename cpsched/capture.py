@@ -45,6 +45,8 @@ def load_function(target: str):
     if not os.path.isfile(path):
         raise InputError("no such file", path=path)
     spec = importlib.util.spec_from_file_location("_cpsched_capture_" + func, path)
+    if spec is None or spec.loader is None:   # not a Python source file (no .py suffix)
+        raise InputError("not a Python script: expected SCRIPT.py:FUNCTION", path=path)
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:

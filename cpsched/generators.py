@@ -163,7 +163,7 @@ class _Net:
         j = self.g.add_buffer(i, numel * itemsize, name=name, live_out=live_out)
         rg = grads is not None and any(t.requires_grad for t in inputs)
         out = Tensor(name, i, j, numel, itemsize, rg)
-        if rg:
+        if rg and grads is not None:   # rg implies grads
             self.tape.append(_Record(name, list(inputs), out, list(grads)))
         return out
 
@@ -193,8 +193,8 @@ class _Net:
             nbytes = x.size
         else:
             nbytes = x.size
-        groups = tuple(tuple(int(r) for r in grp) for grp in groups)
-        gsize = max(len(grp) for grp in groups) if groups else 1
+        group_tuples = tuple(tuple(int(r) for r in grp) for grp in groups)
+        gsize = max(len(grp) for grp in group_tuples) if group_tuples else 1
         if kind == "collective-permute":
             gsize = 2
         attrs = {"phase": self.phase}
@@ -209,7 +209,7 @@ class _Net:
         self.users.setdefault(buf, []).append(d)
         self.g.pair_async(s, d)
         self.g.set_collective(s, Collective(kind=kind, bytes=nbytes, group_size=gsize,
-                                            replica_groups=groups))
+                                            replica_groups=group_tuples))
         rg = grad is not None and x.requires_grad
         out = Tensor(name, d, buf, out_numel, x.itemsize, rg)
         if rg:

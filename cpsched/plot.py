@@ -6,7 +6,9 @@ import io
 import os
 from typing import Mapping
 
+from cpsched.analysis.memory import MemoryProfile
 from cpsched.core.errors import InputError
+from cpsched.cost.timeline import Timeline, Timelines
 from cpsched.writers import check_target, write_bytes
 
 
@@ -47,8 +49,9 @@ def _check_target(path: str, inputs: tuple[str, ...]) -> None:
     check_target(path, inputs)
 
 
-def plot_memory(profiles: Mapping[str, object], path: str, title: str = "",
-                inputs: tuple[str, ...] = (), timelines: Mapping[str, object] | None = None) -> None:
+def plot_memory(profiles: Mapping[str, MemoryProfile], path: str, title: str = "",
+                inputs: tuple[str, ...] = (),
+                timelines: Mapping[str, Timeline | Timelines] | None = None) -> None:
     """One line per method (``MemoryProfile``), per scenario; optional Gantt panel below."""
     _check_target(path, inputs)
     plt = _pyplot()
@@ -70,7 +73,7 @@ def plot_memory(profiles: Mapping[str, object], path: str, title: str = "",
     if timelines:
         ax = axes[-1, 0]
         name, tl = next(iter(timelines.items()))
-        tl = tl[0] if hasattr(tl, "scenarios") else tl   # Timelines -> first scenario
+        tl = tl[0] if isinstance(tl, Timelines) else tl   # Timelines -> first scenario
         busy = tl.end > tl.start
         lanes = {tl.streams[0]: [(float(a), float(b - a)) for a, b in zip(tl.start[busy], tl.end[busy])]}
         for k in range(tl.n_pairs):

@@ -152,3 +152,12 @@ def test_compare_json_rows(capsys, tmp_path):
     rc, out, _ = run(capsys, "compare", str(src), "--csv", "--no-solver")
     assert rc == 0 and out.splitlines()[0].startswith("method,status,scenario,peak_bytes")
     assert "cp-memory" not in out
+
+
+def test_capture_target_that_is_not_a_python_file(tmp_path):
+    from cpsched.capture import load_function
+    from cpsched.core.errors import InputError
+    script = tmp_path / "model.txt"
+    script.write_text("def f():\n    return 1\n")
+    with pytest.raises(InputError, match="not a Python script"):
+        load_function(f"{script}:f")

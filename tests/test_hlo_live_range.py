@@ -165,6 +165,8 @@ ENTRY e0 {
 def test_bad_live_range_file():
     with pytest.raises(InputError, match="not an XLA live-range dump"):
         parse_xla_live_range("hello\n", "x.txt")
+    with pytest.raises(InputError, match="has no number"):
+        parse_xla_live_range("HloLiveRange (max ?):\n", "x.txt")
     with pytest.raises(InputError, match="bad live range line") as e:
         parse_xla_live_range("HloLiveRange (max 2):\n  InstructionSequence:\n    0:a\n"
                              "  BufferLiveRange:\n    a{}:0-\n", "x.txt")

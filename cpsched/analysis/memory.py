@@ -44,13 +44,13 @@ class MemoryProfile:
         return {n: int(p) for n, p in zip(self.scenarios.names, self.peak)}
 
 
-def positions(order: Sequence[int], n: int) -> np.ndarray:
+def positions(order: Sequence[int] | np.ndarray, n: int) -> np.ndarray:
     pos = np.full(n, -1, dtype=np.int64)
     pos[np.asarray(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
     return pos
 
 
-def live_ranges(graph: Graph, order: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+def live_ranges(graph: Graph, order: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Inclusive ``(start, end)`` step of every buffer under ``order``."""
     n = graph.n_ops
     pos = positions(order, n)
@@ -68,7 +68,7 @@ def live_ranges(graph: Graph, order: Sequence[int]) -> tuple[np.ndarray, np.ndar
     return start, end
 
 
-def simulate(graph: Graph, order: Sequence[int], scenarios: Scenarios | None = None
+def simulate(graph: Graph, order: Sequence[int] | np.ndarray, scenarios: Scenarios | None = None
              ) -> MemoryProfile:
     """Memory over time for ``order`` (assumed valid: see ``cpsched.analysis.validate``)."""
     scenarios = scenarios or static()
@@ -100,7 +100,8 @@ def _bincount_int(idx: np.ndarray, weights: np.ndarray, length: int) -> np.ndarr
     return out
 
 
-def peak(graph: Graph, order: Sequence[int], scenarios: Scenarios | None = None) -> np.ndarray:
+def peak(graph: Graph, order: Sequence[int] | np.ndarray,
+         scenarios: Scenarios | None = None) -> np.ndarray:
     """Peak bytes per scenario."""
     return simulate(graph, order, scenarios).peak
 

@@ -54,7 +54,7 @@ class Schedule:
 def make_schedule(graph: Graph, order: Sequence[int], method: str,
                   scenarios: Scenarios | None = None, *, status: str = HEURISTIC,
                   seconds: float = 0.0, lower_bound: np.ndarray | None = None,
-                  claimed_peak: Sequence[int] | Mapping[str, int] | None = None,
+                  claimed_peak: Sequence[int] | np.ndarray | Mapping[str, int] | None = None,
                   info: Mapping[str, Any] | None = None,
                   computation_orders: Mapping[str, Sequence[str]] | None = None) -> Schedule:
     """Validate ``order`` (raises ``ScheduleError``), simulate it, and wrap it up."""

@@ -17,7 +17,7 @@ __all__ = ["validate_order", "validate_schedule"]
 
 
 def validate_schedule(graph: Graph, order: Sequence[int], scenarios: Scenarios,
-                      claimed_peak: Mapping[str, int] | Sequence[int] | None = None,
+                      claimed_peak: Mapping[str, int] | Sequence[int] | np.ndarray | None = None,
                       what: str = "schedule") -> np.ndarray:
     """Validate ``order`` and re-simulate it; a claimed peak must agree byte for byte.
 

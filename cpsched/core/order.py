@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from cpsched.core.graph import Graph
 
 
-def validate_order(graph: "Graph", order: Sequence[int], what: str = "schedule") -> None:
+def validate_order(graph: "Graph", order: Sequence[int] | np.ndarray, what: str = "schedule") -> None:
     """Raise ``ScheduleError`` unless ``order`` is a permutation of the ops that respects
     data and control dependences and puts every async start before its update/done."""
     n = graph.n_ops

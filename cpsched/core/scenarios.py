@@ -10,7 +10,7 @@ import itertools
 import math
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -55,7 +55,7 @@ class Scenarios:
                 for i, d in enumerate(self.dims)}
 
     def to_json(self) -> dict:
-        out = {"dims": list(self.dims),
+        out: dict[str, Any] = {"dims": list(self.dims),
                "scenarios": [{"name": n, "values": dict(zip(self.dims, map(int, row))),
                               "weight": float(w)}
                              for n, row, w in zip(self.names, self.values, self.weights)]}
@@ -225,7 +225,8 @@ class Budget:
                              f"for {n} scenarios")
         if self.relative and least_peak is None:
             raise InputError(f"budget {self.text}: a percentage needs the least peak")
-        out = [int(p * int(least_peak[s])) if isinstance(p, float) else int(p)
+        # a float part makes the budget relative, so least_peak is set (checked above)
+        out = [int(p * int(least_peak[s])) if isinstance(p, float) else int(p)  # type: ignore[index]
                for s, p in enumerate(parts)]
         return np.asarray(out, dtype=np.int64)
 

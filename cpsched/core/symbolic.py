@@ -214,7 +214,8 @@ def evaluate_many(exprs: Sequence[SymExpr], dim_names: Sequence[str],
         coef_a = np.asarray(coefs, dtype=dtype) if dtype is not np.int64 else \
             np.asarray(coefs, dtype=np.int64)
         contrib = mono_vals[:, np.asarray(monos, dtype=np.int64)] * coef_a
-        np.add.at(table, (slice(None), rows_a), contrib)
+        # numpy's stubs reject a (slice, array) index for ufunc.at, which numpy accepts
+        np.add.at(table, (slice(None), rows_a), contrib)  # type: ignore[arg-type]
     return table[:, index]
 
 

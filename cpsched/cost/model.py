@@ -593,9 +593,9 @@ def op_times(graph: Graph, device: "Device | str", scenarios: Scenarios | None =
     if profile is not None:
         scale = _US / device.seconds_per_unit
         for name, us in profile.costs.items():
-            i = graph._index.get(name)
-            if i is not None and kinds[i] != _K_START:
-                out[:, i] = us * scale
+            j = graph._index.get(name)
+            if j is not None and kinds[j] != _K_START:
+                out[:, j] = us * scale
     return out
 
 
@@ -652,8 +652,9 @@ def collective_times(graph: Graph, device: "Device | str", scenarios: Scenarios 
         return out
     abstract = device.mode != "roofline"
     classes = {i: async_class(graph, i) for i in ops}
-    colls = {i: collective_of(graph, i) for i in ops
-             if classes[i] is not None and classes[i].startswith("collective:")}
+    # a "collective:" class means collective_of(graph, i) is set
+    colls = {i: c for i in ops if (classes[i] or "").startswith("collective:")
+             and (c := collective_of(graph, i)) is not None}
     coll_bytes: dict[int, np.ndarray] = {}
     if colls and not abstract:
         keys = list(colls)
@@ -670,8 +671,8 @@ def collective_times(graph: Graph, device: "Device | str", scenarios: Scenarios 
             factor, steps = _ring(c.kind, _group_size(c))
             bw, alpha = device.link(link_class(graph, i, c, device))
             t = factor * coll_bytes[i] / bw + steps * alpha + device.collective_launch
-        elif cls == STREAM_COPY and collective_of(graph, i) is not None:   # host send/recv
-            nbytes = evaluate_many([collective_of(graph, i).bytes], scenarios.dims,
+        elif cls == STREAM_COPY and (hc := collective_of(graph, i)) is not None:   # host send/recv
+            nbytes = evaluate_many([hc.bytes], scenarios.dims,
                                    scenarios.values)[:, 0].astype(np.float64)
             t = device.pcie_latency + nbytes / device.pcie_bandwidth
         elif cls == STREAM_COPY:
@@ -695,9 +696,10 @@ def collective_times(graph: Graph, device: "Device | str", scenarios: Scenarios 
             if flops_all is None:
                 flops_all = _eval(graph, graph.flops, scenarios)
                 bytes_all = _eval(graph, graph.bytes_accessed, scenarios)
-            members = np.asarray(_async_ops(graph, i), dtype=np.int64)
-            f = flops_all[:, members].sum(axis=1, keepdims=True)
-            b = bytes_all[:, members].sum(axis=1, keepdims=True)
+            member_ops = np.asarray(_async_ops(graph, i), dtype=np.int64)
+            assert bytes_all is not None   # evaluated with flops_all
+            f = flops_all[:, member_ops].sum(axis=1, keepdims=True)
+            b = bytes_all[:, member_ops].sum(axis=1, keepdims=True)
             t = _roofline(graph, device, f, b, np.asarray([i]))[:, 0]
         out[i] = np.asarray(t, dtype=np.float64).reshape(n_s).copy()
     for i, a in graph.op_attrs.items():

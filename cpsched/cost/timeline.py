@@ -333,7 +333,7 @@ def simulate_timeline(graph: Graph, order: Sequence[int] | None = None,
 
     # -- compute-stream durations in order, [n, S] ---------------------------------------
     d = op[:, order_arr].T.copy()
-    for k in np.flatnonzero(p_sync):
+    for k in map(int, np.flatnonzero(p_sync)):
         d[pos[p_start[k]]] += L[k]
     D = np.cumsum(d, axis=0)
     Dprev = D - d
@@ -374,7 +374,7 @@ def simulate_timeline(graph: Graph, order: Sequence[int] | None = None,
     start[:, order_arr] = start_pos.T
     end[:, order_arr] = end_pos.T
     # sync rows: the transfer is the tail of the op's compute-stream slot
-    for k in np.flatnonzero(p_sync):
+    for k in map(int, np.flatnonzero(p_sync)):
         kp = pos[p_start[k]]
         te[k] = end_pos[kp]
         tb[k] = end_pos[kp] - L[k]

@@ -201,7 +201,7 @@ def bladedisc_schedule(graph: Graph, scenarios: Scenarios | None = None, **optio
     def lat(u: int, v: int) -> float:
         return pair_lat[u] if done_of[u] == v else LOW_LATENCY
 
-    occupies = [None] * n
+    occupies: list[str | None] = [None] * n
     for i in range(n):
         if int(graph.kinds[i]) == OpKind.ASYNC_DONE:
             occupies[i] = resource_kind(graph, i)
@@ -275,10 +275,11 @@ def bladedisc_schedule(graph: Graph, scenarios: Scenarios | None = None, **optio
             forced += 1
         ready.pop(ck)
         out.append(chosen)
-        if releases[chosen] is not None:
-            in_flight[releases[chosen]] = in_flight.get(releases[chosen], 0) - 1
-        if occupies[chosen] is not None:
-            in_flight[occupies[chosen]] = in_flight.get(occupies[chosen], 0) + 1
+        released, occupied = releases[chosen], occupies[chosen]
+        if released is not None:
+            in_flight[released] = in_flight.get(released, 0) - 1
+        if occupied is not None:
+            in_flight[occupied] = in_flight.get(occupied, 0) + 1
         t = now
         for s in succs[chosen]:
             e = ready_time[s] + lat(chosen, s)

@@ -388,7 +388,7 @@ def convert_sync_collectives(graph: Graph, keep_inputs_live: bool = True) -> Gra
                      live_out=bool(graph.buffer_live_out[j]),
                      space=int(graph.buffer_space[j]))
     # existing async pairs
-    for k in np.flatnonzero(graph.async_start >= 0):
+    for k in map(int, np.flatnonzero(graph.async_start >= 0)):
         b.pair_async(int(new_of[graph.async_start[k]]), int(new_of[k]))
     for k, c in graph.collectives.items():
         if not is_split[k]:

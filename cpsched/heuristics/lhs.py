@@ -454,7 +454,7 @@ class _BottomUpPass:
     def pick(self) -> int:
         """The ready op to schedule next (bottom-up)."""
         self.refresh()
-        pressure = self.track_memory and self.usage > self.memory_limit / 2
+        pressure = self.memory_limit is not None and self.usage > self.memory_limit / 2
         over = pressure and self.usage >= self.memory_limit
         cands: list[int] = []
         if self.plain_ready:

@@ -133,13 +133,13 @@ def schedule_module(module: HloModule, scheduler: ComputationScheduler, *,
     entry_schedule: Schedule | None = None
     for name in names:
         g = conv.graph(name)
-        share = None
+        time_share: float | None = None
         if left_t is not None:
-            share = max(0.0, left_t) * (weights[name] / left_w if left_w > 0 else 0.0)
+            time_share = max(0.0, left_t) * (weights[name] / left_w if left_w > 0 else 0.0)
             if name == entry:
-                share = max(0.0, left_t)
+                time_share = max(0.0, left_t)
         t0 = time.perf_counter()
-        out = scheduler(g, sc, share)
+        out = scheduler(g, sc, time_share)
         dt = time.perf_counter() - t0
         if left_t is not None:
             left_t -= dt
@@ -156,7 +156,8 @@ def schedule_module(module: HloModule, scheduler: ComputationScheduler, *,
         kept = "scheduler"
         if never_worse:
             for k, alt in enumerate(alternatives):
-                o = [int(i) for i in alt(g, sc, None)]
+                alt_out = alt(g, sc, None)   # an order or a Schedule, as for the scheduler
+                o = [int(i) for i in (alt_out.order if isinstance(alt_out, Schedule) else alt_out)]
                 validate_order(g, o, what=f"the schedule of {name}")
                 c = cost(o)
                 if _score(c) < _score(mine):

@@ -124,7 +124,7 @@ def xla_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
               order: Sequence[int] | None = None, durations: np.ndarray | None = None,
               max_iters: int | None = None, base: tuple = (),
               transfer: TransferModel | None = None, time_limit: float = 30.0,
-              **_: Any) -> RematResult:
+              **_unused: Any) -> RematResult:
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     clon = recomputable_ops(graph)
@@ -157,8 +157,7 @@ def xla_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
             if code == COMPUTE else {x}
         next_reader = _next_readers(graph, events, k)
         best = None
-        for b in np.flatnonzero(resident):
-            b = int(b)
+        for b in map(int, np.flatnonzero(resident)):
             if b in touched or b not in next_reader:
                 continue
             p = int(graph.buffer_def[b])
@@ -292,7 +291,7 @@ def _lazy_regens(graph: Graph, order: Sequence[int], drop_after: dict[int, int],
 
 def sqrt_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
                order: Sequence[int] | None = None, durations: np.ndarray | None = None,
-               scan: bool = True, **_: Any) -> RematResult:
+               scan: bool = True, **_unused: Any) -> RematResult:
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     clon = recomputable_ops(graph)
@@ -353,6 +352,7 @@ def sqrt_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
         if res.status != OVER_BUDGET and (best is None or res.weighted_added < best.weighted_added):
             best = res
     out = best or first
+    assert out is not None   # ks is never empty
     out.seconds = time.perf_counter() - t0
     return out
 
@@ -361,7 +361,7 @@ def sqrt_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
 
 def dtr_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
               order: Sequence[int] | None = None, durations: np.ndarray | None = None,
-              **_: Any) -> RematResult:
+              **_unused: Any) -> RematResult:
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     s_h = int(np.argmax(sc.weights))
@@ -531,8 +531,7 @@ def eviction_windows(graph: Graph, order: Sequence[int], hot: np.ndarray, dur: n
     cum_hot = np.concatenate([[0], np.cumsum(hot)])
     T = np.concatenate([[0.0], np.cumsum(dur[:, order].max(axis=0))])
     out: dict[int, tuple[int, int, list[int], list[int]]] = {}
-    for b in np.flatnonzero(evictable_buffers(graph)):
-        b = int(b)
+    for b in map(int, np.flatnonzero(evictable_buffers(graph))):
         v = int(graph.buffer_def[b])
         seq = [int(pos[v])] + sorted(int(pos[u]) for u in graph.buffer_users(b))
         best = None
@@ -560,7 +559,7 @@ def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
                   transfer: TransferModel | None = None, bandwidth: float | None = None,
                   latency: float = 0.0, order: Sequence[int] | None = None,
                   durations: np.ndarray | None = None, window: int = 6, device: Any = "h100",
-                  **_: Any) -> RematResult:
+                  **_unused: Any) -> RematResult:
     """Greedy host offload, then XLA-style remat for what is left: at the first step over
     budget, evict the largest buffer whose gap covers it and whose copies the streams can
     still hide (checked on the plan's timeline), freed as soon as its copy-out is done and

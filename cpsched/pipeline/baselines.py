@@ -152,8 +152,8 @@ def _zero_bubble(problem: PipelineProblem, warmup: Callable[[int], int],
     end: dict[Action, float] = {}
     free = [0.0] * p
     idx = [0] * p
-    pending = [deque() for _ in range(p)]
-    out = [[] for _ in range(p)]
+    pending: list[deque[int]] = [deque() for _ in range(p)]
+    out: list[list[Action]] = [[] for _ in range(p)]
     stalled = [False] * p
 
     def ready(a: Action):
@@ -294,8 +294,8 @@ def greedy(problem: PipelineProblem, f_order: str = "depth", b_order: str = "mb"
     next_f = [[0] * v for _ in range(p)]
     next_b = [[0] * v for _ in range(p)]
     left = [2 * v * problem.m for _ in range(p)]
-    pending = [deque() for _ in range(p)]
-    out = [[] for _ in range(p)]
+    pending: list[deque[Action]] = [deque() for _ in range(p)]
+    out: list[list[Action]] = [[] for _ in range(p)]
     chunk_act = [int(problem.act[s]) for s in range(S)]
 
     def ready_at(a: Action):

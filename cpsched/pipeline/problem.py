@@ -179,6 +179,7 @@ class PipelineProblem:
         if self.memory_cap == CAP_1F1B:
             c = cap_1f1b(self)
             return (c,) * self.p
+        assert isinstance(self.memory_cap, tuple)   # __post_init__ made it a tuple of ints
         return self.memory_cap
 
     def total_work(self, device: int) -> float:

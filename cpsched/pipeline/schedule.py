@@ -160,6 +160,7 @@ def replay(problem: PipelineProblem, actions: Sequence[Sequence[Action]],
     caps = problem.caps()
     mem_ok = caps is None or all(pk <= c for pk, c in zip(peaks, caps))
     if check_memory and not mem_ok:
+        assert caps is not None
         d = next(i for i in range(p) if peaks[i] > caps[i])
         raise ScheduleError(f"device {d}: activation peak {peaks[d]} over the cap {caps[d]}")
     if claimed is not None:
@@ -253,7 +254,7 @@ def _num(x: float):
 
 
 def order_from_times(problem: PipelineProblem, times: Mapping[Action, float]) -> list[list[Action]]:
-    out = [[] for _ in range(problem.p)]
+    out: list[list[Action]] = [[] for _ in range(problem.p)]
     for a in sorted(times, key=lambda a: (times[a], a.stage, a.mb, a.kind)):
         out[problem.device(a.stage)].append(a)
     return out

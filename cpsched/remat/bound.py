@@ -45,7 +45,7 @@ def _cover_cost(need: float, cost: np.ndarray, nbytes: np.ndarray) -> float:
     return np.inf
 
 
-def added_time_lower_bound(graph: Graph, order: Sequence[int], budget,
+def added_time_lower_bound(graph: Graph, order: Sequence[int] | np.ndarray, budget,
                            durations: np.ndarray, scenarios: Scenarios | None = None,
                            transfer: TransferModel | None = None) -> np.ndarray:
     """``[S]`` lower bound on the added time (clone time + exposed copy time, in the units of
@@ -77,6 +77,8 @@ def added_time_lower_bound(graph: Graph, order: Sequence[int], budget,
             # recompute: one item per producer (a clone regenerates all its outputs); each
             # unit of its time also lets the copy streams move bw more bytes
             rb = np.flatnonzero(away & clon)
+            nbytes: np.ndarray
+            cost: np.ndarray
             if rb.size:
                 ops, inv = np.unique(producer[rb], return_inverse=True)
                 nbytes = np.bincount(inv, weights=sizes[s, rb].astype(np.float64))

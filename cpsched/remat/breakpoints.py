@@ -125,6 +125,7 @@ def plan_limit(graph: Graph, events: Sequence[Event], budget: int, dim: str,
     """Exact integer limit of one plan in one dim: memory is monotone in every dim, so the
     plan fits every ``dim <= limit`` and no ``dim > limit`` (up to ``hi``)."""
     polys = usage_polynomials(graph, events, dim, fixed)
+    p: tuple[int, ...]
     x, k, p = int(hi), -1, ()
     for q, j in polys.items():
         if _peval(q, x) <= budget:

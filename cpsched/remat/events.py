@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 
@@ -37,7 +39,7 @@ def events_from_names(graph: Graph, steps: Iterable[Sequence[str]]) -> list[Even
             if name not in bindex:
                 # an op that defines exactly one buffer may stand for it
                 i = graph._index.get(name)
-                defs = graph.defines(i) if i is not None else ()
+                defs: np.ndarray | tuple[int, ...] = graph.defines(i) if i is not None else ()
                 if len(defs) != 1:
                     raise InputError(f"remat step #{k + 1} names unknown buffer {name!r}")
                 out.append((code, int(defs[0])))

@@ -20,7 +20,7 @@ class Regen:
 
     op: int
     step: int
-    sub: int = 0
+    sub: float = 0     # only orders clones of one step: a float leaves room between two
 
     kind = "regenerate"
 
@@ -93,10 +93,10 @@ def materialize_tagged(graph: Graph, skeleton: Skeleton, active: Iterable[int] |
 def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
     order = sk.order
     n = len(order)
-    regens: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+    regens: dict[int, list[tuple[float, int, int]]] = defaultdict(list)
     outs: dict[int, list[tuple[int, int]]] = defaultdict(list)
     frees: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    ins: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    ins: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
     for cid in sorted(act):
         c = sk.candidates[cid]
         if isinstance(c, Regen):
@@ -136,8 +136,8 @@ def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
         cur[b] = len(inst_buf) - 1
         return cur[b]
 
-    for b in np.flatnonzero(graph.buffer_live_in):
-        new_inst(int(b), -1, -1)
+    for b in map(int, np.flatnonzero(graph.buffer_live_in)):
+        new_inst(b, -1, -1)
     computed = np.zeros(graph.n_ops, dtype=bool)
     evicted_inst: dict[int, int] = {}
     host_copy: set[int] = set()

@@ -117,6 +117,7 @@ def plan_time(graph: Graph, events: Sequence[Event], durations: np.ndarray,
                     rec += dur[s, x]
                 seen[x] = True
             elif code == EVICT:
+                assert transfer is not None and tt is not None   # checked above for copies
                 start = max(t, d2h_free)
                 done = start + tt[s, x]
                 if transfer.streams == 1:
@@ -130,6 +131,7 @@ def plan_time(graph: Graph, events: Sequence[Event], durations: np.ndarray,
                     t = r
                 in_done.pop(x, None)
             elif code == PREFETCH:
+                assert transfer is not None and tt is not None
                 start = max(t, h2d_free, out_done.get(x, 0.0))
                 done = start + tt[s, x]
                 if transfer.streams == 1:

@@ -185,6 +185,7 @@ def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
             pieces.append(text[:s] + "true")
             pos = e
         else:
+            assert module.name_end is not None   # read with the header
             pieces.append(text[:module.name_end] + ", is_scheduled=true")
             pos = module.name_end
     else:
@@ -218,7 +219,7 @@ def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
 
 
 def write_module_schedule(module: HloModule, orders: Mapping[str, Sequence[str]],
-                          scenarios=None, expected_peak: Sequence[int] | None = None) -> str:
+                          scenarios=None, expected_peak: Sequence[int] | np.ndarray | None = None) -> str:
     """The module with a sequence for every computation that gets one (entry, while bodies
     and conditions, branches, called computations), ``is_scheduled=true``. ``orders`` must
     name each of them. The text is read back before it is returned: every computation's
@@ -238,6 +239,7 @@ def write_module_schedule(module: HloModule, orders: Mapping[str, Sequence[str]]
             raise ScheduleError(f"the written module's sequence of {n!r} is not the order given")
     if expected_peak is not None:
         g = HloConverter(back).graph(back.entry.name)
+        assert g.original_order is not None   # the module was written with is_scheduled=true
         sim = peak(g, g.original_order, scenarios)
         if [int(x) for x in sim] != [int(x) for x in expected_peak]:
             raise ScheduleError(f"the written module simulates to {[int(x) for x in sim]} "
@@ -316,7 +318,7 @@ def _instruction_text(module: HloModule, ins: HloInstruction, name: str | None =
 
 
 def _clone_computation(module: HloModule, comp: HloComputation, new_name: str,
-                       fresh) -> str:
+                       fresh: Callable[[str], str]) -> str:
     """The text of ``comp`` as a new computation ``new_name``, each instruction renamed with
     ``fresh`` (module-wide unique names, as XLA's name uniquer keeps them)."""
     text = module.text
@@ -423,7 +425,9 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
 
     def shape_of(b: int) -> Shape:
         src, idx = orig[b]
-        return comp.index[src].shape.subshape(idx)
+        shape = comp.index[src].shape
+        assert shape is not None   # a buffer is defined by an instruction with a shape
+        return shape.subshape(idx)
 
     result = RematHlo("", comp.name)
     order: list[str] = []
@@ -433,7 +437,7 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
     new_comps: list[str] = []
     cur: dict[int, tuple[str, tuple[int, ...]]] = {}   # rerouted buffer -> (producer, index)
     handles: dict[tuple[str, tuple[int, ...]], str] = {}
-    producer_shape: dict[str, Shape] = {}
+    producer_shape: dict[str, Shape | None] = {}
     host_of: dict[int, str] = {}            # buffer -> copy-done holding its host copy
     pending_out: dict[int, tuple[str, str]] = {}   # buffer -> (done name, done text)
     pending_in: dict[int, tuple[str, str]] = {}
@@ -446,7 +450,9 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
         key = (producer, idx)
         if key not in handles:
             parent = handle(producer, idx[:-1])
-            sub = (producer_shape.get(producer) or comp.index[producer].shape).subshape(idx)
+            pshape = producer_shape.get(producer) or comp.index[producer].shape
+            assert pshape is not None   # it has elements: a tuple shape
+            sub = pshape.subshape(idx)
             name = fresh(f"{producer}.gte{'.'.join(map(str, idx))}")
             extra.append(f"{ref(name)} = {sub} get-tuple-element({ref(parent)}), "
                          f"index={idx[-1]}")
@@ -516,6 +522,7 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
                 raise InputError(f"the plan computes {opname!r} twice, which cannot be cloned")
             clone = fresh(f"{opname}.remat")
             line = routed_text(x, clone)
+            assert line is not None   # given a name, routed_text always writes the op
             extra.append(line)
             order.append(clone)
             result.clones[clone] = opname
@@ -721,9 +728,10 @@ def async_module_text(module: HloModule, graph: Graph, order: Sequence[int],
         if done < 0 or ins.shape is None:
             raise InputError(f"cannot write {orig!r} as an async pair")
         kind = ins.opcode
-        op_shapes = [comp.index[o].shape for o in ins.operands]
-        if any(s is None for s in op_shapes):
+        maybe_shapes = [comp.index[o].shape for o in ins.operands]
+        if any(s is None for s in maybe_shapes):
             raise InputError(f"an operand of {orig!r} has no known shape")
+        op_shapes = [s for s in maybe_shapes if s is not None]
         operands, attrs = _call_parts(module, ins)
         start = fresh(graph.op_names[i])
         names[i], names[done] = start, orig

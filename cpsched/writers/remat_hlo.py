@@ -74,6 +74,7 @@ def write_remat_hlo(source: str, output: str, graph: Graph, scenarios: Scenarios
                       "prefetches": [list(p) for p in w.prefetches]}
         if s == last and len(sc) > 1:
             # the module read back, simulated in every bucket
+            assert back.original_order is not None   # read back from a scheduled module
             peaks = simulate(back, back.original_order, sc).peak
             info[name]["fits_buckets"] = [name] + [sc.names[o] for o in range(last)
                                                    if peaks[o] <= result.budget[o]]

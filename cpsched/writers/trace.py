@@ -94,6 +94,7 @@ def _one(tl: Timeline, graph: Graph, pid: int, scale: float, include_zero: bool,
                                 "class": tl.pair_class[k]}})
         args: dict[str, Any] = {"step": step, "opcode": graph.opcodes[i]}
         cat = "compute"
+        ks: int | None
         if i in sync_ops:
             cat = "sync-collective"
             ks = row_of_start[i]

@@ -81,12 +81,15 @@ def build(p: Problem, spec: ObjectiveSpec, opts: ModelOptions = ModelOptions(),
     if opts.symmetry:
         info["symmetry_constraints"] = C.symmetry(V)
     if spec.kind == "weighted":
+        assert spec.weights is not None   # each kind comes with its fields
         obj = O.weighted(V, spec.weights)
     elif spec.kind == "minimax":
+        assert spec.minimax_lbs is not None
         obj = O.minimax(V, spec.minimax_lbs)
     elif spec.kind == "stage":
         obj = O.stage(V, spec.stage, dict(spec.stage_caps or {}))
     elif spec.kind == "budget":
+        assert spec.budgets is not None and spec.weights is not None
         obj = O.budget(V, spec.budgets, spec.weights)
     else:
         raise ValueError(f"unknown objective {spec.kind!r}")

@@ -23,6 +23,7 @@ Every function takes the ``Vars`` of ``cpsched.cp.memory.variables`` and adds to
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Sequence
 
 import numpy as np
 
@@ -38,7 +39,7 @@ def permutation(V: Vars) -> None:
 def transitive_reduction(p: Problem) -> list[tuple[int, int]]:
     """Edges ``(u, v)`` of the transitive reduction of the precedence order."""
     anc = p.anc
-    edges = []
+    edges: list[tuple[int, int]] = []
     for v in range(p.n):
         a = np.flatnonzero(anc[v])
         if a.size == 0:
@@ -134,17 +135,16 @@ def memory_per_op(V: Vars, ops: list[int] | None = None) -> int:
     for v in (range(p.n) if ops is None else ops):
         bs = np.flatnonzero(maybe[v])
         lits = []
-        for b in bs:
-            b = int(b)
+        for b in map(int, bs):
             lit = m.new_bool_var(f"L{b}_{v}")
             d = int(p.buf_def[b])
             # live(b, v) <= def at or before v, and some latest user at or after v
             bef = True if d < 0 else (True if d == v else V.before(d, v))
-            cand_users = [u for u in V.last_users[b] if not p.anc[v, u]]
+            cand_users: list[int] | None = [u for u in V.last_users[b] if not p.anc[v, u]]
             if p.buf_out[b]:
                 cand_users = None
             if cand_users is None:
-                clause_sets = [[]]
+                clause_sets: list[list[int]] = [[]]
             else:
                 clause_sets = [[u] for u in cand_users]
             for cs in clause_sets:
@@ -233,7 +233,7 @@ def hint(V: Vars, order: list[int]) -> None:
             m.add_hint(lit, bool(start[b] <= pos[v] <= end[b]))
 
 
-def usage_units(V: Vars, order: list[int]) -> np.ndarray:
+def usage_units(V: Vars, order: Sequence[int] | np.ndarray) -> np.ndarray:
     """Model-unit peak of an order (without floor), per scenario."""
     p, sc = V.problem, V.scale
     n = p.n

@@ -35,6 +35,7 @@ def solve_naive(graph: Graph, scenarios: Scenarios | None = None, time_limit: fl
         d = int(graph.buffer_def[b])
         users = [int(u) for u in graph.buffer_users(b)]
         start = 0 if graph.buffer_live_in[b] else pos[d]
+        end: cp_model.IntVar | int
         if graph.buffer_live_out[b]:
             end = n - 1
         elif users:

@@ -126,7 +126,7 @@ class Problem:
         return out
 
     # -- memory -----------------------------------------------------------------------------
-    def live_ranges(self, order: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def live_ranges(self, order: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = self.n
         pos = positions(order, n)
         start = np.where(self.buf_def >= 0, pos[np.maximum(self.buf_def, 0)], 0)
@@ -137,7 +137,7 @@ class Problem:
         end = np.where(self.buf_out, n - 1, end)
         return start, end
 
-    def usage(self, order: Sequence[int]) -> np.ndarray:
+    def usage(self, order: Sequence[int] | np.ndarray) -> np.ndarray:
         """``[S, n]`` bytes at each step of a local order (without ``floor``)."""
         n = self.n
         order = np.asarray(order, dtype=np.int64)
@@ -149,13 +149,13 @@ class Problem:
         use = np.cumsum(delta[:, :n], axis=1) + self.base[:, None]
         return use + self.transient[:, order]
 
-    def peak(self, order: Sequence[int]) -> np.ndarray:
+    def peak(self, order: Sequence[int] | np.ndarray) -> np.ndarray:
         """``[S]`` peak of a local order, ``floor`` included."""
         if self.n == 0:
             return self.floor.copy()
         return np.maximum(self.usage(order).max(axis=1), self.floor)
 
-    def is_valid(self, order: Sequence[int]) -> bool:
+    def is_valid(self, order: Sequence[int] | np.ndarray) -> bool:
         if sorted(order) != list(range(self.n)):
             return False
         pos = positions(order, self.n)
@@ -184,7 +184,7 @@ class Problem:
         after[:, self.buf_out] = True
         live = before & after
         # a buffer that nobody uses is live at its defining step only
-        for b in np.flatnonzero(d & ~self.buf_out):
+        for b in map(int, np.flatnonzero(d & ~self.buf_out)):
             if not self.buf_users[b]:
                 live[self.buf_def[b], b] = True
         return live
@@ -260,7 +260,7 @@ def from_graph(graph: Graph, scenarios: Scenarios) -> Problem:
         name=graph.name, buf_ids=keep_arr)
 
 
-def window(full: Problem, order: Sequence[int], a: int, b: int) -> Problem:
+def window(full: Problem, order: Sequence[int] | np.ndarray, a: int, b: int) -> Problem:
     """Steps ``[a, b)`` of a valid order of ``full``, with everything else fixed.
 
     Reordering the window's ops (respecting their own precedences) keeps the whole order
@@ -306,7 +306,7 @@ def window(full: Problem, order: Sequence[int], a: int, b: int) -> Problem:
         base=base, floor=floor, name=f"{full.name}[{a}:{b}]", buf_ids=keep_arr)
 
 
-def induced(full: Problem, subset: Sequence[int]) -> Problem:
+def induced(full: Problem, subset: Sequence[int] | np.ndarray) -> Problem:
     """A relaxation on a subset of ops: its optimum is a lower bound of ``full``'s.
 
     Keeps the buffers defined in the subset (and those live from step 0), users restricted
@@ -353,7 +353,7 @@ def induced(full: Problem, subset: Sequence[int]) -> Problem:
         floor=np.zeros(S, dtype=np.int64), name=f"{full.name}|{len(subset)}", buf_ids=keep_arr)
 
 
-def project(full: Problem, subset: Sequence[int], ref_order: Sequence[int] | None = None
+def project(full: Problem, subset: Sequence[int] | np.ndarray, ref_order: Sequence[int] | None = None
             ) -> Problem:
     """A relaxation on a subset ``W`` of ops that keeps the buffers crossing it.
 

@@ -142,7 +142,7 @@ class Scalar:
                     caps[t] = scale.units_floor(t, int(self.caps[t]))
         return ObjectiveSpec("stage", stage=self.stage, stage_caps=caps)
 
-    def model_bound_to_cost(self, bound_units: float, scale) -> float | None:
+    def model_bound_to_cost(self, bound_units: float | None, scale) -> float | None:
         """A valid lower bound on ``cost`` from CP-SAT's objective bound, or None."""
         if bound_units is None or not np.isfinite(bound_units):
             return None
@@ -369,7 +369,7 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
         tl = left()
         det = ctx.cfg.deterministic
         ctx.spend(tl)
-        b, st = projection_bound(p, best, upper=best_cost,
+        b, bst = projection_bound(p, best, upper=best_cost,
                                  deadline=float("inf") if det else time.perf_counter() + tl,
                                  coef=coef, caps=caps,
                                  per_try=1e9 if det else max(1.0, tl / 3),
@@ -378,8 +378,8 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
                                  on_bound=lambda x: ctx.report(None, disp(x), "bound"),
                                  known=bound)
         bound = max(bound, b)
-        note("bound", t, tries=len(st.tried), bound=bound,
-             best_window=max(st.tried, key=lambda x: x[2])[:3] if st.tried else None)
+        note("bound", t, tries=len(bst.tried), bound=bound,
+             best_window=max(bst.tried, key=lambda x: x[2])[:3] if bst.tried else None)
         ctx.report(disp(best_cost), disp(bound), "bound")
     return _outcome(best, best_cost, bound, engine, proven)
 
@@ -515,7 +515,9 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
     weights = np.asarray(scenarios.weights, dtype=float)
     budgets = _budgets(budget, scenarios) if objective == "budget" else None
     den = np.maximum(lb_static, 1).astype(float)
-    # how to compare exact peaks, and the scalar form where the objective is a max
+    # how to compare exact peaks, and the scalar form where the objective is a max;
+    # key gives a float, or a tuple for lexicographic (compared only with its own kind)
+    key: Any   # Any, not Callable: the branches give callables of different return types
     if objective == "weighted" or (objective == "lexicographic" and S == 1):
         key = lambda pk: float(np.dot(weights, pk)) if S > 1 else float(pk[0])
         scalar = Scalar("peak", S) if S == 1 else None
@@ -523,6 +525,7 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
         key = lambda pk: float(max(p / d for p, d in zip(pk, den)))
         scalar = Scalar("ratio", S, coef=1.0 / den, den=den) if S > 1 else Scalar("peak", S)
     elif objective == "budget":
+        assert budgets is not None
         bden = np.maximum(budgets, 1).astype(float)
         key = lambda pk: float(max(p / d for p, d in zip(pk, bden)))
         scalar = Scalar("ratio", S, coef=1.0 / bden, den=bden) if S > 1 else None
@@ -535,6 +538,7 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
         scalar = None
     ctx.display = (lambda c: c)
     if stop_when_fits and objective == "budget" and scalar is not None:
+        assert budgets is not None
         ctx.stop_cost = float(budgets[0]) if scalar.kind == "peak" else 1.0
 
     # 1. heuristics
@@ -554,6 +558,8 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
         baselines[name] = [int(x) for x in pk]
         if best_order is None or key(pk) < key(best_peaks):
             best_name, best_order, best_peaks = name, list(order), pk
+    # "given" (the graph's own order) is always a valid candidate
+    assert best_name is not None and best_order is not None and best_peaks is not None
     heur_key = key(best_peaks)
     ctx.phases.append({"phase": "heuristics", "seconds": round(time.perf_counter() - t0, 3),
                        "best": best_name})
@@ -580,7 +586,7 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
 
     # trivially optimal: every scenario at its lower bound
     if (best_peaks <= lower).all():
-        ok = objective != "budget" or (best_peaks <= budgets).all()
+        ok = objective != "budget" or (budgets is not None and (best_peaks <= budgets).all())
         if ok:
             return finish(best_order, OPTIMAL, lower, "heuristic:" + best_name,
                           _obj_bound(objective, lower, weights, den, budgets, key))
@@ -632,7 +638,8 @@ def _obj_bound(objective, lower, weights, den, budgets, key):
     return float(lower[0]) if len(lower) == 1 else None
 
 
-def _status(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound, scenarios):
+def _status(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound,
+            scenarios) -> tuple[str, np.ndarray]:
     if objective == "budget":
         fits = bool((pk <= budgets).all())
         if fits:
@@ -650,7 +657,8 @@ def _status(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound, scen
     return FALLBACK, lower
 
 
-def _message(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound, scenarios):
+def _message(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound,
+             scenarios) -> tuple[str]:
     if objective == "budget" and not (pk <= budgets).all():
         parts = [f"{n}: budget {int(b):,}, best peak {int(p):,}, proven minimum >= {int(l):,}"
                  for n, b, p, l in zip(scenarios.names, budgets, pk, lower)]
@@ -769,7 +777,7 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
                 pk2 = simulate_peak(graph, run.order, scenarios)
                 if key(pk2) < key(pk):
                     order, pk, engine = run.order, pk2, "cp-sat"
-            if run.status == OPTIMAL and bool(scale.exact.all()):
+            if run.status == OPTIMAL and bool(scale.exact.all()) and run.peaks_units is not None:
                 obj_bound = max(obj_bound, min(key(pk), float(
                     sum(w * int(u) * scale.unit[s] for s, (w, u) in
                         enumerate(zip(weights, run.peaks_units))))))

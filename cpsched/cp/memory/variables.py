@@ -75,7 +75,13 @@ def make_vars(p: Problem, scale: Scale, model: cp_model.CpModel | None = None,
     n_anc = p.anc.sum(axis=1) if domains else np.zeros(n, dtype=np.int64)
     n_desc = p.anc.sum(axis=0) if domains else np.zeros(n, dtype=np.int64)
     pos = [model.new_int_var(int(n_anc[v]), int(n - 1 - n_desc[v]), f"p{v}") for v in range(n)]
-    starts, ends, lasts, ivs, lens = [], [], [], [], []
+    starts: list[cp_model.IntVar | int] = []
+    ends: list[cp_model.IntVar | int] = []
+    lasts: list[list[int]] = []
+    ivs: list[cp_model.IntervalVar | None] = []
+    lens: list[cp_model.IntVar | None] = []
+    end: cp_model.IntVar | int
+    size: cp_model.IntVar | int
     for b in range(p.nb):
         d = int(p.buf_def[b])
         start = pos[d] if d >= 0 else 0
@@ -110,7 +116,7 @@ def make_vars(p: Problem, scale: Scale, model: cp_model.CpModel | None = None,
         else:
             ivs.append(None)
             lens.append(None)
-    op_ivs = []
+    op_ivs: list[cp_model.IntervalVar | None] = []
     for v in range(n):
         if intervals and scale.transient[:, v].any():
             op_ivs.append(model.new_fixed_size_interval_var(pos[v], 1, f"t{v}"))

@@ -66,6 +66,7 @@ def order_literals(V: Vars, every_pair: bool) -> None:
                     V.order_lit(i, j)
         V.stats["order_literals"] = len(V.lit)
     elif every_pair:
+        assert anc is not None   # problems are built with reachability (reach=True)
         iu, ju = np.triu_indices(V.prob.n, 1)
         free = ~(anc[iu, ju] | anc[ju, iu])
         for i, j in zip(iu[free].tolist(), ju[free].tolist()):
@@ -208,8 +209,8 @@ def memory(V: Vars, budget: np.ndarray, peak_vars: bool) -> None:
         else:
             end = ends.get(ekey)
             if end is None:
-                lo = max(int(V.lo[0][u]) + int(V.d[0, u]) for u in ekey)
-                end = m.new_int_var(lo, H0, "E")
+                end_lo = max(int(V.lo[0][u]) + int(V.d[0, u]) for u in ekey)
+                end = m.new_int_var(end_lo, H0, "E")
                 for u in ekey:
                     m.add(end >= V.end_expr(u))
                 ends[ekey] = end

@@ -81,10 +81,10 @@ def build_problem(graph: Graph, scenarios: Scenarios | None = None, *, device: A
     if costs is None:
         costs = estimate(graph, device, scenarios, profile)
     elif not isinstance(costs, Costs):
-        op, tr = costs
+        op, tr_in = costs
         costs = Costs(np.asarray(op, dtype=np.float64).reshape(-1, n),
                       {int(k): np.asarray(v, dtype=np.float64).reshape(-1)
-                       for k, v in dict(tr).items()})
+                       for k, v in dict(tr_in).items()})
     op = np.asarray(costs.op, dtype=np.float64)
     if op.ndim == 1:
         op = op[None, :]
@@ -235,7 +235,7 @@ def resolve_budget(budget, scenarios: Scenarios) -> np.ndarray | None:
 
 def reduced_edges(g: Graph, anc: np.ndarray | None) -> list[tuple[int, int]]:
     """Direct dependences ``(u, v)`` minus those implied through another predecessor."""
-    out = []
+    out: list[tuple[int, int]] = []
     for v in range(g.n_ops):
         ps = g.preds(v)
         if ps.size > 1 and anc is not None:

@@ -219,7 +219,9 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
                                           {best_mem: mem_orders[best_mem]}, budget_arr,
                                           dict(hopts), errors))
     if hint is not None:
-        cand_orders["hint"] = check_order_option(graph, hint)
+        hint_order = check_order_option(graph, hint)
+        assert hint_order is not None   # given an order, it returns one
+        cand_orders["hint"] = hint_order
     # -- bounds ---------------------------------------------------------------------------------
     is_coll = np.array([c.startswith("collective:") for c in prob.classes], dtype=bool)
     lb = overlap_lower_bound(graph, prob.dur, prob.starts, prob.dones, prob.ttime, prob.stream,
@@ -256,11 +258,11 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
 
         deadline = t0 + 0.3 * time_limit
         for c in sorted((c for c in cands if not c.feasible and c.inflight_ok), key=score)[:4]:
-            o = budget_repair(graph, scenarios, c.order, budget_arr, prob.starts, prob.dones,
-                              ms_obj, deadline=deadline)
-            if o is not None and tuple(o) not in seen:
-                seen.add(tuple(o))
-                cands.append(evaluate(prob, f"repair({c.name})", o, budget_arr, limits))
+            repaired = budget_repair(graph, scenarios, c.order, budget_arr, prob.starts,
+                                     prob.dones, ms_obj, deadline=deadline)
+            if repaired is not None and tuple(repaired) not in seen:
+                seen.add(tuple(repaired))
+                cands.append(evaluate(prob, f"repair({c.name})", repaired, budget_arr, limits))
         pool0 = sorted((c for c in cands if c.feasible), key=score)[:3]
         mem_c = next((c for c in cands if c.name == best_mem and c.feasible), None)
         if mem_c is not None and mem_c not in pool0:

@@ -24,6 +24,10 @@ class Vars:
     timeline of that order, whose times before the window do not depend on it and are
     fixed."""
 
+    # set by constraints.memory: bytes per (start key, end key) group, and the constant bytes
+    groups: dict[tuple, np.ndarray]
+    const_bytes: np.ndarray
+
     def __init__(self, prob: OverlapProblem, d: np.ndarray, t: np.ndarray, horizon: np.ndarray,
                  window: tuple[Sequence[int], int, int] | None = None,
                  prefix_times: Any = None):

@@ -25,13 +25,13 @@ from cpsched.pipeline.schedule import Action
 def add_no_overlap(v: Vars) -> None:
     pr = v.data.problem
     for d in range(pr.p):
-        v.model.AddNoOverlap([v.interval[a] for a in v.data.actions if pr.device(a.stage) == d])
+        v.model.add_no_overlap([v.interval[a] for a in v.data.actions if pr.device(a.stage) == d])
 
 
 def add_dependencies(v: Vars) -> None:
     for a in v.data.actions:
         for q in v.data.deps[a]:
-            v.model.Add(v.start[a] >= v.end[q] + v.data.delay[q])
+            v.model.add(v.start[a] >= v.end[q] + v.data.delay[q])
 
 
 def add_microbatch_order(v: Vars) -> None:
@@ -39,7 +39,7 @@ def add_microbatch_order(v: Vars) -> None:
     for s in range(pr.n_stages):
         for k in pr.kinds:
             for j in range(pr.m - 1):
-                v.model.Add(v.start[Action(k, s, j + 1)] >= v.end[Action(k, s, j)])
+                v.model.add(v.start[Action(k, s, j + 1)] >= v.end[Action(k, s, j)])
 
 
 def add_memory(v: Vars) -> None:
@@ -59,7 +59,7 @@ def add_memory(v: Vars) -> None:
                     itvs.append(memory_interval(v, f, Action("W", s, j), f"w{s}_{j}"))
                     demands.append(data.act_w[s])
         if itvs and sum(demands) > data.caps[d]:
-            v.model.AddCumulative(itvs, demands, data.caps[d])
+            v.model.add_cumulative(itvs, demands, data.caps[d])
         if len(stages) == 1:
             _in_flight_limits(v, stages[0], data.caps[d])
 
@@ -76,18 +76,18 @@ def _in_flight_limits(v: Vars, s: int, cap: int) -> None:
         return
     k = cap // a
     for j in range(pr.m - k):
-        v.model.Add(v.start[Action("F", s, j + k)] >= v.end[Action("B", s, j)])
+        v.model.add(v.start[Action("F", s, j + k)] >= v.end[Action("B", s, j)])
     if pr.split_backward and data.act_w[s] > 0:
         L = (cap - a) // data.act_w[s] + 1
         for j in range(max(0, pr.m - L)):
-            v.model.Add(v.start[Action("F", s, j + L)] >= v.end[Action("W", s, j)])
+            v.model.add(v.start[Action("F", s, j + L)] >= v.end[Action("W", s, j)])
 
 
 def add_makespan(v: Vars) -> None:
     pr = v.data.problem
     for s in range(pr.n_stages):
         for k in pr.kinds:
-            v.model.Add(v.makespan >= v.end[Action(k, s, pr.m - 1)])
+            v.model.add(v.makespan >= v.end[Action(k, s, pr.m - 1)])
 
 
 def add_all(v: Vars) -> None:

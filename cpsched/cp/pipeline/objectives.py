@@ -10,16 +10,16 @@ from cpsched.pipeline.schedule import Action
 
 
 def minimise_makespan(v: Vars) -> None:
-    v.model.Minimize(v.makespan)
+    v.model.minimize(v.makespan)
 
 
 def add_hint(v: Vars, starts: Mapping[Action, int]) -> None:
     """Start times of a feasible schedule (scaled to model units)."""
     mk = 0
     for a, t in starts.items():
-        v.model.AddHint(v.start[a], int(t))
+        v.model.add_hint(v.start[a], int(t))
         mk = max(mk, int(t) + v.data.busy[a])
-    v.model.AddHint(v.makespan, mk)
+    v.model.add_hint(v.makespan, mk)
 
 
 __all__ = ["minimise_makespan", "add_hint"]

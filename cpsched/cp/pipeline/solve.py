@@ -44,7 +44,7 @@ def serial_makespan(problem: PipelineProblem) -> float:
 
 
 def serial_actions(problem: PipelineProblem) -> list[list[Action]]:
-    out = [[] for _ in range(problem.p)]
+    out: list[list[Action]] = [[] for _ in range(problem.p)]
     S = problem.n_stages
     for j in range(problem.m):
         for s in range(S):
@@ -59,7 +59,7 @@ def serial_actions(problem: PipelineProblem) -> list[list[Action]]:
 def best_baseline(problem: PipelineProblem) -> tuple[PipelineSchedule | None, dict]:
     """The fastest baseline within the caps, and every baseline's summary (or why not)."""
     results: dict[str, dict] = {}
-    best = None
+    best: PipelineSchedule | None = None
     for name in baselines.BASELINES + ("greedy",):
         why = baselines.applicable(problem, name)
         if why is not None:
@@ -67,7 +67,8 @@ def best_baseline(problem: PipelineProblem) -> tuple[PipelineSchedule | None, di
             continue
         sch = baselines.build(problem, name)
         results[name] = sch.summary()
-        if sch.replay.memory_ok and (best is None or sch.replay.makespan < best.replay.makespan):
+        assert sch.replay is not None   # summary() replays it
+        if sch.replay.memory_ok and (best is None or sch.makespan < best.makespan):
             best = sch
     return best, results
 
@@ -100,8 +101,10 @@ def solve(problem: PipelineProblem, time_limit: float = 10.0, workers: int = 2, 
     else:
         base_actions, base_rep = None, None
         horizon = int(round(serial_makespan(problem) * sc))
+    result: PipelineSchedule | None
     if base_rep is not None and base_rep.makespan <= lb_real + 1e-9 * max(1.0, lb_real):
         # the best baseline already meets the lower bound: nothing to solve
+        assert base is not None and base_actions is not None   # base_rep is base's replay
         result = PipelineSchedule(problem, "cp", base_actions, status="OPTIMAL", bound=lb_real,
                                   info={"message": f"{base.method}'s order (microbatch-"
                                                    f"relabelled) meets the lower bound",
@@ -131,17 +134,18 @@ def solve(problem: PipelineProblem, time_limit: float = 10.0, workers: int = 2, 
     result = None
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         claimed = {a: solver.Value(v.start[a]) / sc for a in data.actions}
-        order = [[] for _ in range(problem.p)]
+        order: list[list[Action]] = [[] for _ in range(problem.p)]
         for a in sorted(data.actions, key=lambda a: (claimed[a], a.stage, a.mb, a.kind)):
             order[problem.device(a.stage)].append(a)
         cand = PipelineSchedule(problem, "cp", order, claimed=claimed if data.exact else None)
         cand.validate(check_memory=True)
-        if base_rep is None or cand.replay.makespan < base_rep.makespan - 1e-9:
+        if base_rep is None or cand.makespan < base_rep.makespan - 1e-9:
             result = cand
     if result is None:
         if base is None:
             raise InputError(f"CP-SAT found no schedule in {time_limit:g} s and no baseline fits "
                              f"the memory cap; raise --time-limit or the cap")
+        assert base_actions is not None   # set with base
         result = PipelineSchedule(problem, "cp", base_actions,
                                   info={"message": f"no better schedule than {base.method} "
                                                    f"found in {time_limit:g} s"})
@@ -149,11 +153,12 @@ def solve(problem: PipelineProblem, time_limit: float = 10.0, workers: int = 2, 
         status_name = "HEURISTIC_FALLBACK"
     else:
         status_name = "FEASIBLE"
-    mk = result.replay.makespan
+    mk = result.makespan
     bound = min(bound, mk)
     if mk - bound <= 1e-9 * max(1.0, mk):
         status_name = "OPTIMAL"
         if "message" in result.info:
+            assert base is not None   # only the fallback to the baseline has a message
             result.info["message"] = f"{base.method}'s order (microbatch-relabelled) is optimal"
     result.status = status_name
     result.bound = bound

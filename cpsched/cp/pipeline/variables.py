@@ -28,19 +28,19 @@ def make_vars(data: CpData, horizon: int, lower_bound: int = 0) -> Vars:
     start, end, itv = {}, {}, {}
     for a in data.actions:
         d = data.busy[a]
-        s = model.NewIntVar(0, max(0, horizon - d), f"s_{a}")
+        s = model.new_int_var(0, max(0, horizon - d), f"s_{a}")
         start[a] = s
         end[a] = s + d
-        itv[a] = model.NewFixedSizeIntervalVar(s, d, f"i_{a}")
-    mk = model.NewIntVar(min(lower_bound, horizon), horizon, "makespan")
+        itv[a] = model.new_fixed_size_interval_var(s, d, f"i_{a}")
+    mk = model.new_int_var(min(lower_bound, horizon), horizon, "makespan")
     return Vars(data, model, horizon, start, end, itv, mk)
 
 
 def memory_interval(v: Vars, first: Action, last: Action, name: str):
     """Interval from the start of ``first`` to the end of ``last`` (same device)."""
-    size = v.model.NewIntVar(0, v.horizon, f"len_{name}")
-    v.model.Add(size == v.end[last] - v.start[first])
-    return v.model.NewIntervalVar(v.start[first], size, v.end[last], f"mem_{name}")
+    size = v.model.new_int_var(0, v.horizon, f"len_{name}")
+    v.model.add(size == v.end[last] - v.start[first])
+    return v.model.new_interval_var(v.start[first], size, v.end[last], f"mem_{name}")
 
 
 __all__ = ["Vars", "make_vars", "memory_interval"]

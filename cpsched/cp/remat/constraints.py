@@ -28,7 +28,7 @@ def buffer(mdl: Vars, b: int) -> None:
     fixed_reads = [r for r in rs if r[1] is None and isinstance(r[0], (int, np.integer))]
     lb = max([int(r[0]) for r in fixed_reads], default=None)
     for k in range(K):
-        Es = []
+        Es: list[cp_model.IntVar | int] = []
         for s in range(S):
             st = start0 if k == 0 else mdl.R[v, k]
             if k == 0 and K == 1 and live_out:
@@ -152,6 +152,8 @@ def copy_streams(mdl: Vars) -> None:
     sp, m = mdl.sp, mdl.m
     S = sp.n_s
     order = sp.order
+    # evictions (mdl.V) come only with a fixed order and transfer times
+    assert order is not None and sp.tau is not None
     chain = sorted(mdl.V, key=lambda b: (sp.evict_cands[b][0], b))
     for s in range(S):
         T = [0] + [int(x) for x in np.cumsum([int(sp.dur[s, v]) for v in order])]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import reduce
-from typing import Sequence
+from typing import AbstractSet, Sequence
 
 import numpy as np
 
@@ -120,12 +120,12 @@ def profile_hot(graph: Graph, order: Sequence[int], sc: Scenarios, bud: np.ndarr
                  margin: float) -> np.ndarray:
     """Steps whose usage exceeds ``margin * budget`` in some scenario."""
     prof = simulate(graph, order, sc)
-    return (prof.usage > (margin * bud)[:, None]).any(axis=0)
+    return np.asarray((prof.usage > (margin * bud)[:, None]).any(axis=0))
 
 
 def clone_candidates(graph: Graph, order: Sequence[int], sc: Scenarios, bud: np.ndarray, *,
                 evict: bool, dur: np.ndarray, tau_max: np.ndarray | None, margin: float,
-                depth: int, max_regen: int | None, extra_ops: set[int] = frozenset(),
+                depth: int, max_regen: int | None, extra_ops: AbstractSet[int] = frozenset(),
                 window: int = 6):
     """Clone candidates (producers of buffers resident across over-budget steps without
     being read there, and their producers up to ``depth``), the steps where each clone may

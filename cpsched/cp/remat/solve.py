@@ -99,7 +99,7 @@ def _config(workers: int, seed: int, log: bool, deterministic: bool = False,
 
 
 def min_peak_order(graph: Graph, scenarios: Scenarios | None = None, *,
-                   target: Sequence[int] | int | None = None,
+                   target: Sequence[int] | np.ndarray | int | None = None,
                    hint: Sequence[int] | None = None, time_limit: float = 30.0,
                    workers: int = 2, seed: int = 0, log: bool = False,
                    deterministic: bool = False) -> tuple[list[int], np.ndarray, str]:
@@ -224,7 +224,7 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
     # the given order, more on the min-peak one); the result is never worse than any of them
     info["order_from"] = best_key
     base_results: dict[str, RematResult] = {}
-    base_order: dict[str, str] = {}
+    order_key_of: dict[str, str] = {}
     if baselines:
         todo = dict(BASELINES)
         if evict:
@@ -246,7 +246,7 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
                     continue
                 timings[label] = time.perf_counter() - t0
                 base_results[label] = r
-                base_order[label] = okey
+                order_key_of[label] = okey
     feasible = {k: r for k, r in base_results.items() if (r.peak <= r.budget).all()}
     info["baselines"] = {k: {"status": r.status, "added_time_pct": [round(float(x), 4) for x in
                                                                    r.added_time_pct],
@@ -256,12 +256,12 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
     if feasible:
         best_label = min(feasible, key=lambda k: feasible[k].weighted_added)
         best = feasible[best_label]
-        info["order_from"] = base_order[best_label]
+        info["order_from"] = order_key_of[best_label]
     # 3. fixed-order CP model on the lowest-peak order: the joint model below works best
     # from it (RLG n1000 at 547,757: 0.44 % from there, 1.27 % from the given order), and a
     # baseline on another order that beats it stays the floor
     fixed = list(orders[best_key])
-    mine = {k: r for k, r in feasible.items() if base_order[k] == best_key}
+    mine = {k: r for k, r in feasible.items() if order_key_of[k] == best_key}
     on_fixed = min(mine.values(), key=lambda r: r.weighted_added) if mine else None
     t0 = time.perf_counter()
     frac = 0.4 if reorder else 1.0
@@ -395,6 +395,7 @@ def _solve_spec(spec: Spec, sc, hint, bud, dur, transfer, time_limit, cfg, metho
     if not run.solved:
         return None, run.status
     sk, active = model.extract(run.solver)
+    assert run.objective is not None and run.bound is not None   # solved
     info = {"cp": {"model": about["model"], "status": run.status,
                    "objective": run.objective / scale, "bound": run.bound / scale,
                    **{k: v for k, v in about.items() if k != "model"},

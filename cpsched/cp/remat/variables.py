@@ -72,13 +72,14 @@ class Vars:
                 m.add_hint(self.posv[v], int(pos[v]))
         A0 = [int(G * pos[v] + G - 1) for v in range(n)]
         # copies per op, shared over scenarios
-        per_op: dict[int, list[tuple[int, int, int]]] = {}
+        per_op: dict[int, list[tuple[int, float, int]]] = {}
         union = sorted(set(c for a in active for c in a))
         for cid in union:
             c = skeleton.candidates[cid]
             if isinstance(c, Regen):
                 per_op.setdefault(c.op, []).append((c.step, c.sub, cid))
-        slot_of: dict[tuple[int, int], int] = {}
+        # a heuristic's skeleton may order clones by fractional subs: slots can be floats
+        slot_of: dict[tuple[int, int], float] = {}
         cid_of: dict[tuple[int, int], int] = {}
         for v, lst in per_op.items():
             lst.sort()
@@ -88,11 +89,11 @@ class Vars:
                 slot = G * t + min(sb, G - 2)
                 slot_of[v, k] = slot
                 cid_of[v, k] = cid
-                m.add_hint(self.R[v, k], slot)
+                m.add_hint(self.R[v, k], int(slot))   # add_hint keeps int(value) anyway
                 m.add_hint(self.Q[v, k], 1)
                 if (v, k) in self.st:
                     m.add_hint(self.st[v, k], t)
-                    m.add_hint(self.sub[v, k], min(sb, G - 2))
+                    m.add_hint(self.sub[v, k], int(min(sb, G - 2)))
         for (v, k), q in self.Q.items():
             if (v, k) not in slot_of:
                 # an absent copy: every variable still gets a value (a complete hint is
@@ -141,17 +142,21 @@ class Vars:
                             if (b, key, k, s) in self.x:
                                 m.add_hint(self.x[b, key, k, s], 0)
                         continue
+                    assert sl is not None   # a present clone has a slot
                     best = 0
                     for k in range(K):
-                        if starts[k] is not None and starts[k] < sl:
+                        start_k = starts[k]
+                        if start_k is not None and start_k < sl:
                             best = k
-                    ends[best] = max(ends[best], sl)
+                    end_best = ends[best]
+                    assert end_best is not None   # starts[best] is set (k = 0 always is)
+                    ends[best] = max(end_best, sl)
                     for k in range(K):
                         if (b, key, k, s) in self.x:
                             m.add_hint(self.x[b, key, k, s], int(k == best))
                 for k in range(K):
                     e = self.E[b, k][s]
-                    val = ends[k] if ends[k] is not None else 0
+                    val = ends[k] or 0
                     if g.buffer_live_out[b]:
                         val = H - 1
                     if isinstance(e, int):
@@ -160,7 +165,7 @@ class Vars:
                         m.add_hint(e, int(val))
                     end_hint[b, k, s] = int(val)
 
-        def at(spec) -> int:
+        def at(spec) -> float:
             kind = spec[0]
             if kind == "at":
                 return int(spec[1])
@@ -180,6 +185,7 @@ class Vars:
         sp, G = self.sp, self.sp.G
         S = sp.n_s
         if self.fixed:
+            assert sp.order is not None   # a fixed model has its order
             order = list(sp.order)
         else:
             order = sorted(range(self.n), key=lambda v: solver.value(self.posv[v]))

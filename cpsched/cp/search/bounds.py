@@ -62,7 +62,7 @@ def window_plan(n: int, centre: int, sizes: Sequence[int] | None = None
 
 
 def projection_bound(p: Problem, ref_order: Sequence[int], *, upper: float, deadline: float,
-                     coef: np.ndarray | None = None, caps: Sequence[int] | None = None,
+                     coef: np.ndarray | None = None, caps: Sequence[int] | np.ndarray | None = None,
                      per_try: float = 20.0, max_expansions: int | None = None,
                      max_tries: int | None = None, max_states: int = 1_000_000,
                      on_bound: Callable[[float], None] | None = None,

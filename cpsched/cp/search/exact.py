@@ -53,7 +53,8 @@ class SearchResult:
 class _Tables:
     """Per-op data as Python ints/tuples for the inner loop."""
 
-    def __init__(self, p: Problem, coef: Sequence[float] | None, caps: Sequence[int] | None):
+    def __init__(self, p: Problem, coef: Sequence[float] | np.ndarray | None,
+                 caps: Sequence[int] | np.ndarray | None):
         n, S = p.n, p.n_scenarios
         self.n, self.S = n, S
         self.full = (1 << n) - 1
@@ -192,8 +193,8 @@ def _bits(x: int):
 
 
 def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0,
-               max_states: int = 2_000_000, coef: Sequence[float] | None = None,
-               caps: Sequence[int] | None = None, lower: float = 0.0,
+               max_states: int = 2_000_000, coef: Sequence[float] | np.ndarray | None = None,
+               caps: Sequence[int] | np.ndarray | None = None, lower: float = 0.0,
                should_stop: Callable[[], bool] | None = None,
                on_bound: Callable[[float], None] | None = None,
                max_expansions: int | None = None, lookahead: bool = False,
@@ -267,7 +268,9 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
                 on_bound(max(f, lower))
         cands = list(_bits(ready))
         # free move: runs within the bottleneck so far and does not grow the live set
-        succ = None
+        # (op, cost, memory after it or None: computed when expanded)
+        succ: list[tuple[int, float, tuple[int, ...] | None]] | None = None
+        m2: tuple[int, ...] | None
         for o in (cands if free_moves else ()):
             st = T.step[o]
             mem = tuple(mass[s] + st[s] for s in range(T.S))
@@ -375,7 +378,8 @@ def _best_first_1(p: Problem, T: _Tables, upper: float, time_limit: float, max_s
                 last_bound = g
                 on_bound(max(g, lower))
         cand = []
-        free = None
+        free: tuple[int, float, int] | None = None
+        c: float
         x = ready
         while x:
             lo = x & -x
@@ -395,6 +399,7 @@ def _best_first_1(p: Problem, T: _Tables, upper: float, time_limit: float, max_s
                     break
             if c < upper:
                 cand.append((o, c if c > g else g))
+        succs: Sequence[tuple[int, float, int | None]]
         if free is not None:
             succs = (free,)
         else:
@@ -457,7 +462,8 @@ def beam(p: Problem, width: int = 64, coef: Sequence[float] | None = None,
         nxt: dict[int, tuple] = {}
         for D, (g, mass, ready, path) in level.items():
             cands = list(_bits(ready))
-            succ = None
+            succ: list[tuple[int, float, tuple[int, ...] | None]] | None = None
+            m2: tuple[int, ...] | None
             for o in cands:
                 st = T.step[o]
                 c = T.cost(tuple(mass[s] + st[s] for s in range(T.S)))
@@ -491,7 +497,7 @@ def beam(p: Problem, width: int = 64, coef: Sequence[float] | None = None,
         if (time.perf_counter() - t0 > time_limit or interrupted()) and width > 1:
             width = max(1, width // 4)
     (D, (g, mass, ready, path)), = [min(level.items(), key=lambda kv: kv[1][0])]
-    order = []
+    order: list[int] = []
     while path:
         path, o = path
         order.append(o)

@@ -189,7 +189,7 @@ def fit_buckets(paths: Sequence[str], dim: str | None = None,
     # 1. instructions: same names, same signatures
     names = [set(g.op_names) for g in graphs]
     union = set().union(*names)
-    for n in sorted(union - set.intersection(*names)):
+    for n in sorted(union - names[0].intersection(*names[1:])):
         have = [s for s, ns in zip(short, names) if n in ns]
         res.differences.append(f"{n}: only in {', '.join(have)}")
     for n in sorted(set.intersection(*names)):
@@ -205,10 +205,10 @@ def fit_buckets(paths: Sequence[str], dim: str | None = None,
     # 2. buffers: same keys, users, live flags
     bkeys = [_buffers_by_key(g) for g in graphs]
     if any(set(b) != set(bkeys[0]) for b in bkeys[1:]):
-        for key in sorted(set().union(*bkeys) - set.intersection(*[set(b) for b in bkeys])):
+        for key in sorted(set().union(*bkeys) - set(bkeys[0]).intersection(*bkeys[1:])):
             res.differences.append(f"{key[0]}: buffer {key[1]} only in some modules")
         return res
-    sizes: list[SymExpr] = []
+    sizes: list[SymExpr | None] = []   # None where the fit failed (then res.differences)
     order0 = {v: k for k, v in bkeys[0].items()}
     for j0 in range(g0.n_buffers):
         key = order0[j0]
@@ -245,9 +245,10 @@ def fit_buckets(paths: Sequence[str], dim: str | None = None,
         colls[i] = Collective(c.kind, e if e is not None else SymExpr.const(max(ys)),
                               c.group_size, c.replica_groups, c.channel_id, c.is_sync)
     orders = [g.original_order for g in graphs]
-    if all(o is not None for o in orders):
-        mapped = [tuple(g0.op_names[i] for i in orders[0])] + \
-            [tuple(g.op_names[i] for i in o) for g, o in zip(graphs[1:], orders[1:])]
+    given = [o for o in orders if o is not None]
+    if len(given) == len(orders):
+        mapped = [tuple(g0.op_names[i] for i in given[0])] + \
+            [tuple(g.op_names[i] for i in o) for g, o in zip(graphs[1:], given[1:])]
         res.orders_agree = all(m == mapped[0] for m in mapped[1:])
     meta = dict(g0.meta)
     meta["buckets"] = {"dim": dim, "values": values, "files": short,
@@ -279,12 +280,13 @@ def _fit_size(res: BucketFit, graphs, idx, name: str, ys: Sequence[int], d0: int
         return SymExpr.const(ys[0])
     if single:  # fit every shape dimension (degree <= 1), checked on every module
         shapes = [_dims_of(g.attrs(idx[k][d0]).get("shape")) for k, g in enumerate(graphs)]
-        if all(s is not None and len(s) == len(shapes[0]) for s in shapes) and shapes[0]:
+        dims = [s for s in shapes if s is not None]
+        if len(dims) == len(shapes) and all(len(s) == len(dims[0]) for s in dims) and dims[0]:
             poly: Poly = [Fraction(1)]
             ok = True
             checked = len(res.values) > 2
-            for pos in range(len(shapes[0])):
-                f = fit_polynomial(res.values, [s[pos] for s in shapes], max_degree=1)
+            for pos in range(len(dims[0])):
+                f = fit_polynomial(res.values, [s[pos] for s in dims], max_degree=1)
                 if f is None:
                     ok = False
                     break

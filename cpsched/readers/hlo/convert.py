@@ -264,7 +264,8 @@ def _dim_labels(raw: str | None):
 class _CompResult:
     graph: Graph
     held: np.ndarray                       # [n_buffers] bool: parameters + root values
-    root_sources: dict[tuple[int, ...], tuple[int, tuple[int, ...]] | None]
+    # root index -> (parameter number, index in it, updated in place) or None
+    root_sources: dict[tuple[int, ...], tuple[int, tuple[int, ...], bool] | None]
     # while bodies: (buffer, bytes, ops that read the incoming loop-state value, the op that
     # writes the new value into the same buffer or None) for each state leaf the body
     # does not pass through; XLA's live ranges leave the bytes free in between
@@ -420,8 +421,8 @@ class HloConverter:
                        for k in range(len(ins.operands))), total
         if op == "reduce-window":
             w = 1
-            for s in _window(ins).get("size", []):
-                w *= s
+            for extent in _window(ins).get("size", []):
+                w *= extent
             return _elements(out) * w, total
         return 0, total
 
@@ -635,7 +636,7 @@ def _window(ins: HloInstruction) -> dict[str, list[int]]:
     return parse_window(ins.attrs.get("window"))
 
 
-Tree = dict  # shape index (tuple) -> value id or None (nothing allocated)
+Tree = dict[tuple[int, ...], Any]  # shape index -> value id (int) or None (nothing allocated)
 
 
 # attributes and opcodes ``_GraphBuild.attrs_of`` has more to say about
@@ -824,10 +825,10 @@ class _GraphBuild:
             self.share_loop_state(root_tree)
         group = self.resolve_shares()
         bid_of = self.make_buffers(group)
-        param_groups = {}
+        param_groups: dict[int, tuple[int, tuple[int, ...]]] = {}
         for v, origin in self.param_origin.items():
             param_groups.setdefault(group[v], origin)
-        root_sources = {}
+        root_sources: dict[tuple[int, ...], tuple[int, tuple[int, ...], bool] | None] = {}
         for idx, v in root_tree.items():
             if v is None:
                 root_sources[idx] = None
@@ -1111,7 +1112,7 @@ class _GraphBuild:
         """(value tree of ``ins``, buffers it uses besides its own tree)."""
         op = ins.opcode
         trees = self.trees
-        ops = []
+        ops: list[Tree] = []
         for o in ins.operands:
             t = trees.get(o)
             ops.append({(): None} if t is None else t)
@@ -1136,7 +1137,7 @@ class _GraphBuild:
             table = ops[0].get(())
             return sub, [table] if table is not None else []
         if op == "tuple":
-            tree: Tree = {(): self.define(ins, (), ins.shape) if ins.shape is not None
+            tree = {(): self.define(ins, (), ins.shape) if ins.shape is not None
                           else self.define(ins, (), _tuple_of(len(ops)))}
             for k, t in enumerate(ops):
                 for idx, v in t.items():
@@ -1157,9 +1158,9 @@ class _GraphBuild:
             return self.async_start(ins, ops), all_used
         if op == "async-update" and ops:
             tree = {}
-            for idx, sub in (ins.shape.subshapes() if ins.shape else [((), None)]):
-                if sub is not None and sub.is_tuple:
-                    tree[idx] = self.define(ins, idx, sub)
+            for idx, subshape in (ins.shape.subshapes() if ins.shape else [((), None)]):
+                if subshape is not None and subshape.is_tuple:
+                    tree[idx] = self.define(ins, idx, subshape)
                 else:
                     tree[idx] = ops[0].get(idx)
             self.pair(ins)
@@ -1174,6 +1175,7 @@ class _GraphBuild:
 
     def parameter(self, ins: HloInstruction) -> Tree:
         pnum = ins.parameter_number
+        assert pnum is not None   # the parser rejects a parameter without its number
         tree: Tree = {}
         shapes = ins.shape.subshapes() if ins.shape is not None else [((), None)]
         for idx, sub in shapes:
@@ -1205,7 +1207,7 @@ class _GraphBuild:
     def while_values(self, ins: HloInstruction, ops: list[Tree]) -> Tree:
         self.set_transient(ins, [ins.attrs.get("condition", "").strip().lstrip("%"),
                                  ins.attrs.get("body", "").strip().lstrip("%")])
-        init = ops[0] if ops else {(): None}
+        init: Tree = ops[0] if ops else {(): None}
         # where the body passes its parameter through unchanged, the result is the init
         # value itself (XLA's phi folds away; no buffer of its own)
         body = ins.attrs.get("body", "").strip().lstrip("%")
@@ -1391,11 +1393,11 @@ class _GraphBuild:
                 pairs = parse_groups(fa) if fa else []
             size = len({d for p in pairs for d in p}) or 2
         else:
-            chan = "channel_id" in attr_ins.attrs
+            has_channel = "channel_id" in attr_ins.attrs
             glob = attr_ins.attrs.get("use_global_device_ids", "").strip() == "true"
             if glob:
                 size = self.m.replica_count * self.m.num_partitions
-            elif chan and self.m.num_partitions > 1:
+            elif has_channel and self.m.num_partitions > 1:
                 size = self.m.num_partitions
             else:
                 size = self.m.replica_count
@@ -1455,7 +1457,7 @@ def _reached(adj: Mapping[str, set[str]], start: str, targets: Sequence[str],
             return set()
         bound = min(topo[t] for t in want)
     found: set[str] = set()
-    seen: set[str] = set()
+    seen = set()
     stack = [start]
     while stack:
         x = stack.pop()

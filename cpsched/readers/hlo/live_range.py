@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+import numpy as np
+
 from cpsched.core.errors import InputError
 from cpsched.readers.hlo.convert import inplace_pairs
 from cpsched.readers.hlo.parser import HloComputation, HloInstruction, HloModule, Shape
@@ -87,7 +89,6 @@ class XlaLiveRanges:
         (the largest of its values live at that step) and constants left out: the
         accounting cpsched's simulator uses (XLA's own peak listing counts both values of
         an in-place hand-over and the constants too)."""
-        import numpy as np
         n = self.schedule_end_time
         per: dict[int, "np.ndarray"] = {}
         for v in self.values:
@@ -96,7 +97,8 @@ class XlaLiveRanges:
             s, e = self.start[v.id], min(self.end[v.id], n - 1)
             row = per.setdefault(self.buffer_of[v.id], np.zeros(n, dtype=np.int64))
             row[s:e + 1] = np.maximum(row[s:e + 1], v.byte_size())
-        return sum(per.values()) if per else np.zeros(n, dtype=np.int64)
+        # per is not empty: the sum is an array, not sum()'s start value 0
+        return sum(per.values()) if per else np.zeros(n, dtype=np.int64)  # type: ignore[return-value]
 
     def usage_per_entry_step(self, module: HloModule) -> list[tuple[str, int]]:
         """``(entry instruction, bytes)`` per entry step: at a while / conditional / call
@@ -208,6 +210,7 @@ class _Analysis:
         ops = [self.operand_vs(comp, ins, k) for k in range(len(ins.operands))]
         if op == "parameter":
             pnum = ins.parameter_number
+            assert pnum is not None   # the parser rejects a parameter without its number
             if params is not None and pnum < len(params):
                 return dict(params[pnum])
             return self.define_all(comp, ins)
@@ -305,8 +308,9 @@ class _Analysis:
         body_param = body.parameters().get(0)
         cond_param = cond.parameters().get(0)
         identity = body_param is not None and body.root is body_param
+        # a while body has a parameter 0 (XLA's verifier requires it; not checked here)
         pb: VS = dict(init) if identity else \
-            {i: (self.new_value(body, body_param, i, True),) for i in idxs}
+            {i: (self.new_value(body, body_param, i, True),) for i in idxs}  # type: ignore[arg-type]
         pc: VS = {i: (self.new_value(cond, cond_param, i, True),) for i in idxs} \
             if cond_param is not None else {}
         self.analyse(body, [pb])
@@ -529,10 +533,10 @@ def xla_live_ranges(module: HloModule,
                           if done else spans[comp.name][1])
             s = min(s, spans[caller][0])
         e = def_end
-        for c, i, _ in v.positions:
-            if (c, i) == key:
+        for pos_comp, i, _ in v.positions:
+            if (pos_comp, i) == key:
                 continue
-            pt = spans[c][1] if (c, i) in roots else times.get((c, i))
+            pt = spans[pos_comp][1] if (pos_comp, i) in roots else times.get((pos_comp, i))
             if pt is not None and pt > e:
                 e = pt
         if ins.opcode == "parameter" and comp is module.entry and \
@@ -563,19 +567,19 @@ def xla_live_ranges(module: HloModule,
                         for x in broot.get(idx, ()):
                             for y in vals:
                                 uf.union(x, y)
-            for o, oi, out in inplace_pairs(module, ins):
-                if o >= len(ins.operands):
+            for k, oi, out in inplace_pairs(module, ins):
+                if k >= len(ins.operands):
                     continue
-                for x in a.vs.get((cname, ins.operands[o]), {}).get(oi, ()):
+                for x in a.vs.get((cname, ins.operands[k]), {}).get(oi, ()):
                     for y in mine.get(out, ()):
                         uf.union(x, y)
             for vals in mine.values():
                 for x in vals[1:]:
                     uf.union(vals[0], x)
-    groups: dict[int, list[int]] = {}
+    buffer_members: dict[int, list[int]] = {}
     for vid in start:
-        groups.setdefault(uf.find(vid), []).append(vid)
-    for members in groups.values():
+        buffer_members.setdefault(uf.find(vid), []).append(vid)
+    for members in buffer_members.values():
         if len(members) < 2:
             continue
         members.sort(key=lambda x: (start[x], end[x], x))
@@ -627,7 +631,11 @@ def parse_xla_live_range(text: str, path: str | None = None) -> XlaLiveRangeDump
     if not lines or not lines[0].startswith("HloLiveRange (max "):
         raise InputError("not an XLA live-range dump (no 'HloLiveRange (max N):' line)",
                          path=path, line=1, column=1)
-    end_time = int(re.search(r"\d+", lines[0]).group())
+    max_time = re.search(r"\d+", lines[0])
+    if max_time is None:
+        raise InputError("the 'HloLiveRange (max N):' line has no number", path=path, line=1,
+                         column=1)
+    end_time = int(max_time.group())
     section = None
     seq: list[str] = []
     ranges: dict[str, tuple[int, int]] = {}

@@ -27,7 +27,7 @@ import operator
 import re
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -269,7 +269,7 @@ class HloComputation:
     execution_thread: str | None = None
     inline: bool = False           # written in place as an attribute value (``to_apply={...}``)
 
-    def parameters(self) -> dict[int, HloInstruction]:
+    def parameters(self) -> dict[int | None, HloInstruction]:
         return {i.parameter_number: i for i in self.instructions if i.opcode == "parameter"}
 
 
@@ -359,7 +359,7 @@ def _location(text: str, offset: int, starts: list[int]) -> tuple[int, int]:
 
 def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, int]]:
     """Every token of ``text`` (whitespace and comments dropped), then an ``eof`` token."""
-    toks = []
+    toks: list[tuple[str, str, int, int]] = []
     append = toks.append
     for m in _TOKEN_RE.finditer(text):
         kind = m.lastgroup
@@ -377,7 +377,7 @@ def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, in
         else:
             line, col = _location(text, m.start(), _line_starts(text))
             reason = {"badc": "unterminated /* comment",
-                      "bads": "unterminated string"}.get(kind, f"unexpected character {m.group()!r}")
+                      "bads": "unterminated string"}.get(kind or "", f"unexpected character {m.group()!r}")
             raise InputError(reason, path, line, col)
     append((EOF, "", len(text), len(text)))
     return toks
@@ -465,13 +465,14 @@ _WORDLIKE = ("S", "I")      # coarse tokens that start with a word
 _KIND_OF = operator.itemgetter(0)
 
 
-def _parser_tokens(text: str, pos: int = 0) -> list[tuple[str, str, int, int]]:
+def _parser_tokens(text: str, pos: int = 0) -> list[tuple[Any, ...]]:
     """The parser's tokens of ``text[pos:]``. Characters that start no token stay in the
     stream as ``_BAD`` tokens: the parser reports them when it reads them, except inside
     the text it takes raw (a JSON dict), where XLA allows any character."""
     kinds = _FAST_KINDS
     # an ``I`` token keeps its match (5th item) for the parts of the instruction
-    toks = [(kinds[i] or m[i], m[i], m.start(i), m.end(i)) if i != _I else
+    # every match sets a group (the pattern ends in ``(?P<eof>\Z)``): lastindex is an int
+    toks = [(kinds[i] or m[i], m[i], m.start(i), m.end(i)) if i != _I else  # type: ignore[index, arg-type]
             ("I", m[i], m.start(i), m.end(i), m)
             for m in _FAST_TOKEN_RE.finditer(text, pos) for i in (m.lastindex,)]
     if len(toks) > 1 and toks[-2][0] == EOF:  # trailing blanks, then the empty match at the end
@@ -515,9 +516,9 @@ def _json_dict_end(text: str, start: int) -> int:
             return -1
 
 
-def _fine_tokens(text: str, start: int, end: int) -> list[tuple[str, str, int, int]]:
+def _fine_tokens(text: str, start: int, end: int) -> list[tuple[Any, ...]]:
     """The fine tokens of ``text[start:end]`` (a coarse token: no errors, no comments)."""
-    out = []
+    out: list[tuple[Any, ...]] = []
     for m in _TOKEN_RE.finditer(text, start, end):
         kind = m.lastgroup
         if kind == "ws":
@@ -551,7 +552,8 @@ class _Parser:
     def __init__(self, text: str, path: str | None):
         self.text = text
         self.path = path
-        self.toks = _parser_tokens(text)
+        # (kind, text, start, end), and the match as a 5th item for an ``I`` token
+        self.toks: list[tuple[Any, ...]] = _parser_tokens(text)
         self._bad = [t for t in self.toks if t[0] == _BAD] if _BAD in map(_KIND_OF, self.toks) \
             else []
         self._raw: list[tuple[int, int]] = []   # spans taken as raw text (JSON dicts)
@@ -599,7 +601,8 @@ class _Parser:
         while toks[k][3] <= end and toks[k][0] != EOF:
             k += 1
         t = toks[k]
-        if t[2] < end or _SKIP_RE.match(self.text, end).end() != t[2]:
+        # _SKIP_RE matches the empty string, so match() is never None
+        if t[2] < end or _SKIP_RE.match(self.text, end).end() != t[2]:  # type: ignore[union-attr]
             # a token (a string, a comment) crosses the end of the raw text: read again from it
             toks[k:] = _parser_tokens(self.text, end)
             self._bad = [t for t in toks if t[0] == _BAD]
@@ -679,6 +682,7 @@ class _Parser:
         start = t[2]
         if t[0] == "{" and key in _JSON_DICT_ATTRS:
             return start, self.raw_json_dict()
+        end: int | None
         if key == "literal" and t[0] == "(":     # a tuple: ``( s32[2] {1, 2}, f32[] 0 )``
             end = self.skip_group()
             if toks[self.i][0] == "(":
@@ -1203,7 +1207,11 @@ class _Parser:
                 # a computation written in place: read this instruction token by token
                 self.i -= 1
                 nt = self._split()
-                operands.clear(), oshapes.clear(), offsets.clear(), attrs.clear(), aoffs.clear()
+                operands.clear()
+                oshapes.clear()
+                offsets.clear()
+                attrs.clear()
+                aoffs.clear()
                 fast = False
         if not fast:
             if nt[0] == "S":
@@ -1217,8 +1225,7 @@ class _Parser:
                 self.i += 1
             else:
                 self.expect("=", f"'=' after instruction name {name!r}")
-            k = toks[self.i][0]
-            if k == "S":
+            if toks[self.i][0] == "S":
                 shape = self.shape()
             else:
                 shape = self.shape() if self._starts_shape() else None
@@ -1543,7 +1550,7 @@ def _infer_shapes(mod: HloModule) -> None:
                     and 0 <= ins.tuple_index < len(ops[0].shape.elements):
                 shape = ops[0].shape.elements[ins.tuple_index]
             elif op == "tuple" and all(o.shape is not None for o in ops):
-                shape = Shape(TUPLE, elements=tuple(o.shape for o in ops))
+                shape = Shape(TUPLE, elements=tuple(o.shape for o in ops if o.shape is not None))
             elif op == "after-all":
                 shape = TOKEN_SHAPE
             elif op == "compare" and ops and ops[0].shape is not None and ops[0].shape.is_array:
@@ -1708,9 +1715,11 @@ def _mesh_groups(m: re.Match, max_devices: int) -> list[list[int]]:
                          f"has {total}")
     if total > max_devices:
         return []
+    ids: np.ndarray
     if ids_text is None:
         ids = np.arange(total)
     elif ids_text.strip()[:1] == "[":
+        assert im is not None   # matched above for the same ids_text
         ids = np.arange(total).reshape(_int_tuple(im.group(2)))
         if perm is not None:
             ids = ids.transpose(perm)

@@ -39,7 +39,7 @@ class DimPoly:
     def __init__(self, terms: Mapping[Mono, int] | None = None):
         t = {m: c for m, c in (terms or {}).items() if c}
         self.terms: dict = t
-        self._hash = None
+        self._hash: int | None = None
 
     # -- construction -------------------------------------------------------------------
     @staticmethod

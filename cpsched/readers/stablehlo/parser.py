@@ -13,6 +13,7 @@ converter). Unknown op *names* are not an error here; the converter decides.
 from __future__ import annotations
 
 import re
+from typing import NoReturn
 from dataclasses import dataclass, field
 
 from cpsched.core.errors import InputError
@@ -68,7 +69,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
     i, n = 0, len(src)
     line, line_start = 1, 0
 
-    def err(msg: str, at: int):
+    def err(msg: str, at: int) -> NoReturn:
         raise InputError(msg, path=path, line=line, column=at - line_start + 1)
 
     while i < n:
@@ -143,6 +144,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
             continue
         if c.isdigit() or (c == "-" and i + 1 < n and src[i + 1].isdigit()):
             m = _NUM_RE.match(src, i)
+            assert m is not None   # c starts a number
             j = m.end()
             # shapes such as 4x128 outside a type (slice bounds print as [0:3, 0:64])
             toks.append(Tok(NUM, m.group(), line, col))
@@ -150,6 +152,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
             continue
         if c.isalpha() or c == "_":
             m = _IDENT_RE.match(src, i)
+            assert m is not None   # c starts an identifier
             word = m.group()
             j = m.end()
             if word == "loc" and j < n and src[j] == "(":
@@ -278,7 +281,7 @@ class _Parser:
     def peek(self, k: int = 0) -> Tok:
         return self.t[min(self.i + k, len(self.t) - 1)]
 
-    def err(self, msg: str, tok: Tok | None = None):
+    def err(self, msg: str, tok: Tok | None = None) -> NoReturn:
         tok = tok or self.peek()
         raise InputError(msg, path=self.path, line=tok.line, column=tok.col)
 
