@@ -4,13 +4,37 @@ The Python API (``cpsched.api``): ``read``, ``schedule``, ``compare``, ``simulat
 ``methods``, ``from_networkx``, ``from_jax`` (needs ``cpsched[jax]``); every method returns one ``Result``.
 """
 
-from cpsched.version import __version__  # noqa: E402
+from cpsched import generators  # noqa: E402
+from cpsched.api import (  # noqa: E402
+    Comparison,
+    Result,
+    compare,
+    from_jax,
+    from_networkx,
+    methods,
+    read,
+    schedule,
+    simulate,
+)
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind  # noqa: E402
 from cpsched.core.symbolic import SymExpr  # noqa: E402
-from cpsched.api import (Comparison, Result, compare, from_jax, from_networkx, methods,  # noqa: E402
-                         read, schedule, simulate)
-from cpsched import generators  # noqa: E402
+from cpsched.version import __version__  # noqa: E402
 
-__all__ = ["Graph", "GraphBuilder", "OpKind", "Collective", "SymExpr", "__version__",
-           "Result", "Comparison", "read", "schedule", "compare", "simulate", "methods",
-           "from_networkx", "from_jax", "generators"]
+__all__ = [
+    "Graph",
+    "GraphBuilder",
+    "OpKind",
+    "Collective",
+    "SymExpr",
+    "__version__",
+    "Result",
+    "Comparison",
+    "read",
+    "schedule",
+    "compare",
+    "simulate",
+    "methods",
+    "from_networkx",
+    "from_jax",
+    "generators",
+]

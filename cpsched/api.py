@@ -21,8 +21,9 @@ import os
 import platform
 import time
 import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -32,47 +33,51 @@ from cpsched.analysis.memory import simulate as simulate_memory
 from cpsched.analysis.schedule import INFEASIBLE, Schedule, make_schedule
 from cpsched.core.errors import CpschedError, InputError
 from cpsched.core.graph import Graph
-from cpsched.core.scenarios import (Budget, Scenarios, from_dim_specs, from_json,
-                                    parse_budget, static)
-from cpsched.core.units import format_bytes, format_seconds, format_time
-from cpsched.methods import Method, get as get_method, load_all
-from cpsched.remat.plan import RematResult
 from cpsched.core.inputs import loads_json
 from cpsched.core.nx_graph import from_networkx as convert
 from cpsched.core.plain import to_plain
-from cpsched.cost.model import estimate
-from cpsched.cost.model import load_device
-from cpsched.cost.model import load_profile
+from cpsched.core.scenarios import (
+    Budget,
+    Scenarios,
+    from_dim_specs,
+    from_json,
+    parse_budget,
+    static,
+)
+from cpsched.core.units import format_bytes, format_seconds, format_time
+from cpsched.cost.model import estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.heuristics.common import convert_sync_collectives
-from cpsched.heuristics.module import module_lower_bound
-from cpsched.heuristics.module import schedule_module
-from cpsched.readers import read_graph
-from cpsched.readers import sniff_format
-from cpsched.readers.hlo.convert import HloConverter
-from cpsched.readers.hlo.convert import read_hlo_module
-from cpsched.readers.hlo.convert import scheduled_computations
+from cpsched.heuristics.module import module_lower_bound, schedule_module
+from cpsched.methods import Method, load_all
+from cpsched.methods import get as get_method
+from cpsched.readers import read_graph, sniff_format
+from cpsched.readers.hlo.convert import HloConverter, read_hlo_module, scheduled_computations
 from cpsched.readers.hlo.parser import parse_hlo_text
 from cpsched.readers.hlo.verify import verify_module
+from cpsched.readers.jax_frontend import from_jax  # jax itself is imported when called
 from cpsched.readers.json_graph import graph_from_dict
 from cpsched.readers.nx_json import graph_from_node_link
-from cpsched.remat.plan import remat_result_to_dict
-from cpsched.writers import write_json
-from cpsched.writers import write_text
-from cpsched.writers.hlo import async_module_text
-from cpsched.writers.hlo import verify_async_module
-from cpsched.writers.hlo import write_hlo
-from cpsched.writers.hlo import write_module_schedule
+from cpsched.remat.plan import RematResult, remat_result_to_dict
+from cpsched.version import __version__
+from cpsched.writers import write_json, write_text
+from cpsched.writers.hlo import (
+    async_module_text,
+    verify_async_module,
+    write_hlo,
+    write_module_schedule,
+)
 from cpsched.writers.remat_hlo import write_remat_hlo
 from cpsched.writers.schedule import schedule_to_dict
-from cpsched.readers.jax_frontend import from_jax  # jax itself is imported when called
-from cpsched.version import __version__
 
 # ``schedule(objective=...)``: the method that solves it and the objective passed to it.
 OBJECTIVES: dict[str, tuple[str, str]] = {
-    "weighted": ("cp", "weighted"), "minimax": ("cp", "minimax"),
-    "lexicographic": ("cp", "lexicographic"), "budget": ("cp", "budget"),
-    "overlap": ("cp-overlap", "makespan"), "distance": ("cp-overlap", "distance"),
+    "weighted": ("cp", "weighted"),
+    "minimax": ("cp", "minimax"),
+    "lexicographic": ("cp", "lexicographic"),
+    "budget": ("cp", "budget"),
+    "overlap": ("cp-overlap", "makespan"),
+    "distance": ("cp-overlap", "distance"),
     "remat": ("cp-remat", "time"),
 }
 # The min-peak solver is registered as ``cp``; in tables it sits beside ``cp-overlap``.
@@ -85,7 +90,7 @@ DEFAULT_SEED = 0
 # A percentage budget is a share of the least peak that ``cp`` finds for each scenario
 # alone, given this share of the time limit.
 LEAST_PEAK_TIME_SHARE = 0.25
-GIVEN = "GIVEN"        # status of the input's own order (``simulate``, compare's ``given`` row)
+GIVEN = "GIVEN"  # status of the input's own order (``simulate``, compare's ``given`` row)
 
 
 def is_solver(name: str) -> bool:
@@ -94,6 +99,7 @@ def is_solver(name: str) -> bool:
 
 
 # -- results -------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Result:
@@ -153,20 +159,25 @@ class Result:
         """The entry computation's order as op names."""
         return [self.graph.op_names[i] for i in self.order]
 
-    def with_bound(self, bound: Mapping[str, int]) -> "Result":
+    def with_bound(self, bound: Mapping[str, int]) -> Result:
         """The same result measured against a better bound (e.g. the best of a comparison)."""
         from dataclasses import replace
+
         b = {n: min(int(bound[n]), int(self.peak[n])) for n in self.peak}
         return replace(self, bound=b, gap=_gap(self.peak, b))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: exact integer bytes, times in seconds, orders by name."""
         out: dict[str, Any] = {
-            "graph": self.graph.name, "method": self.method, "status": self.status,
+            "graph": self.graph.name,
+            "method": self.method,
+            "status": self.status,
             "scenarios": list(self.scenarios.names),
-            "peak_bytes": dict(self.peak), "lower_bound_bytes": dict(self.bound),
+            "peak_bytes": dict(self.peak),
+            "lower_bound_bytes": dict(self.bound),
             "gap": {n: round(v, 6) for n, v in self.gap.items()},
-            "seconds": round(self.seconds, 6), "timings": to_plain(dict(self.timings)),
+            "seconds": round(self.seconds, 6),
+            "timings": to_plain(dict(self.timings)),
             "orders": {k: list(v) for k, v in self.orders.items()},
         }
         if self.budget is not None:
@@ -174,8 +185,10 @@ class Result:
         if self.solver:
             out["solver"] = to_plain(dict(self.solver))
         if self.plan is not None:
-            out["added_time_pct"] = {n: round(float(v), 6) for n, v in
-                                     zip(self.scenarios.names, self.plan.added_time_pct)}
+            out["added_time_pct"] = {
+                n: round(float(v), 6)
+                for n, v in zip(self.scenarios.names, self.plan.added_time_pct)
+            }
         return out
 
     def __repr__(self) -> str:
@@ -194,8 +207,10 @@ class Result:
         makespan = self.info.get("makespan")
         if isinstance(makespan, Mapping) and makespan:
             unit = self.info.get("unit", "s")
-            lines.append("  makespan " + ", ".join(f"{n} {format_time(v, unit)}"
-                                                    for n, v in makespan.items()))
+            lines.append(
+                "  makespan "
+                + ", ".join(f"{n} {format_time(v, unit)}" for n, v in makespan.items())
+            )
         lines.append(f"  time {format_seconds(self.seconds)}>")
         return "\n".join(lines)
 
@@ -217,8 +232,9 @@ def _timings(total: float, schedule_seconds: float, info: Mapping[str, Any]) -> 
     return out
 
 
-def _orders(graph: Graph, order: Sequence[int], schedule: Schedule | None
-            ) -> dict[str, tuple[str, ...]]:
+def _orders(
+    graph: Graph, order: Sequence[int], schedule: Schedule | None
+) -> dict[str, tuple[str, ...]]:
     out = {graph.name: tuple(graph.op_names[i] for i in order)}
     # per-computation orders of called computations, where the method gives them
     extra = getattr(schedule, "computation_orders", None) or {}
@@ -230,19 +246,24 @@ def _orders(graph: Graph, order: Sequence[int], schedule: Schedule | None
 def _solver_settings(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
     if not is_solver(name):
         return {}
-    return {"engine": "CP-SAT", "ortools": ortools_version(),
-            **{k: options.get(k) for k in ("time_limit", "workers", "seed", "deterministic")}}
+    return {
+        "engine": "CP-SAT",
+        "ortools": ortools_version(),
+        **{k: options.get(k) for k in ("time_limit", "workers", "seed", "deterministic")},
+    }
 
 
 def ortools_version() -> str:
     try:
         from importlib.metadata import version
+
         return version("ortools")
     except Exception:  # not installed as a distribution (vendored builds)
         return "unknown"
 
 
 # -- reading ---------------------------------------------------------------------------------
+
 
 def from_networkx(G, name: str | None = None) -> Graph:
     """A ``Graph`` from a ``networkx.DiGraph`` (the inverse of ``Graph.to_networkx()``).
@@ -290,8 +311,11 @@ def read(source, *, async_collectives: bool = False) -> Graph:
         g = from_networkx(source)
     else:
         text = os.fspath(source)
-        if "\n" not in text and len(text) < 4096 and (os.path.exists(text) or
-                                                       not text.lstrip().startswith(("{", "HloModule"))):
+        if (
+            "\n" not in text
+            and len(text) < 4096
+            and (os.path.exists(text) or not text.lstrip().startswith(("{", "HloModule")))
+        ):
             if sniff_format(text) == "hlo":
                 g = _entry_graph(verify_module(read_hlo_module(text)))
             else:
@@ -307,11 +331,11 @@ def read(source, *, async_collectives: bool = False) -> Graph:
 
 # Graphs read from HLO remember their module, so that every computation of it (while bodies,
 # branches, called computations) is scheduled, not only the entry.
-_HLO_MODULES: "weakref.WeakKeyDictionary[Graph, Any]" = weakref.WeakKeyDictionary()
+_HLO_MODULES: weakref.WeakKeyDictionary[Graph, Any] = weakref.WeakKeyDictionary()
 
 
 def _entry_graph(module) -> Graph:
-    verify_module(module)        # what XLA's verifier refuses is not scheduled
+    verify_module(module)  # what XLA's verifier refuses is not scheduled
     g = HloConverter(module).graph(None)
     _HLO_MODULES[g] = module
     return g
@@ -336,18 +360,28 @@ def scenarios_for(graph: Graph, scenarios=None, weights=None) -> Scenarios:
     """The scenarios to use: a ``Scenarios``; ``{"s": [128, 512]}`` (their product);
     ``["s=128,512"]``; a scenarios JSON dict or file; else the graph's own, else static.
     Raises ``InputError`` when a symbolic dim of the graph has no value."""
-    by_dims = bool(scenarios) and not isinstance(scenarios, (Scenarios, str)) and not (
-        isinstance(scenarios, Mapping) and "scenarios" in scenarios)
+    by_dims = (
+        bool(scenarios)
+        and not isinstance(scenarios, (Scenarios, str))
+        and not (isinstance(scenarios, Mapping) and "scenarios" in scenarios)
+    )
     if weights is not None and not by_dims:
-        raise InputError("--weights needs --dim (it weighs the scenarios --dim makes; a "
-                         "scenarios file has its own weights)")
+        raise InputError(
+            "--weights needs --dim (it weighs the scenarios --dim makes; a "
+            "scenarios file has its own weights)"
+        )
     if isinstance(scenarios, Scenarios):
         sc = scenarios
     elif isinstance(scenarios, Mapping) and "scenarios" in scenarios:
         sc = from_json(scenarios)
     elif isinstance(scenarios, Mapping):
-        sc = from_dim_specs([f"{d}={','.join(str(int(v)) for v in np.atleast_1d(vals))}"
-                             for d, vals in scenarios.items()], weights)
+        sc = from_dim_specs(
+            [
+                f"{d}={','.join(str(int(v)) for v in np.atleast_1d(vals))}"
+                for d, vals in scenarios.items()
+            ],
+            weights,
+        )
     elif isinstance(scenarios, str):
         sc = from_json(scenarios)
     elif scenarios:
@@ -358,12 +392,15 @@ def scenarios_for(graph: Graph, scenarios=None, weights=None) -> Scenarios:
         sc = static()
     missing = sorted(set(graph.dims) - set(sc.dims))
     if missing:
-        raise InputError(f"{graph.name} has symbolic dims {', '.join(missing)}: give their "
-                         "values with --dim NAME=V1,V2,... or --scenarios FILE")
+        raise InputError(
+            f"{graph.name} has symbolic dims {', '.join(missing)}: give their "
+            "values with --dim NAME=V1,V2,... or --scenarios FILE"
+        )
     return sc
 
 
 # -- one method ------------------------------------------------------------------------------
+
 
 def methods() -> list[dict[str, str]]:
     """Every registered method: ``name``, ``family`` and a one-line ``summary``.
@@ -374,13 +411,20 @@ def methods() -> list[dict[str, str]]:
     >>> "cp" in names and "xla-default" in names
     True
     """
-    return [{"name": m.name, "family": m.family, "summary": m.summary}
-            for m in sorted(load_all().values(), key=lambda m: (m.family, m.name))]
+    return [
+        {"name": m.name, "family": m.family, "summary": m.summary}
+        for m in sorted(load_all().values(), key=lambda m: (m.family, m.name))
+    ]
 
 
-def least_peak(graph: Graph, scenarios: Scenarios, *, time_limit: float = DEFAULT_TIME_LIMIT,
-               workers: int = DEFAULT_WORKERS, seed: int = DEFAULT_SEED
-               ) -> tuple[np.ndarray, list[str]]:
+def least_peak(
+    graph: Graph,
+    scenarios: Scenarios,
+    *,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = DEFAULT_SEED,
+) -> tuple[np.ndarray, list[str]]:
     """The least peak over all orders that ``cp`` finds for each scenario alone (the
     reference of percentage budgets), with its status (``OPTIMAL`` when proven)."""
     cp = get_method("cp").fn
@@ -394,27 +438,47 @@ def least_peak(graph: Graph, scenarios: Scenarios, *, time_limit: float = DEFAUL
     return np.asarray(peaks, dtype=np.int64), statuses
 
 
-def resolve_budget(graph: Graph, scenarios: Scenarios, budget, *,
-                   time_limit: float = DEFAULT_TIME_LIMIT, workers: int = DEFAULT_WORKERS,
-                   seed: int = DEFAULT_SEED) -> tuple[np.ndarray, dict[str, Any]]:
+def resolve_budget(
+    graph: Graph,
+    scenarios: Scenarios,
+    budget,
+    *,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = DEFAULT_SEED,
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Bytes per scenario for ``budget`` (``8GiB``, ``512MB``, bytes, ``90%``, per scenario).
     A percentage is of the least peak ``cp`` finds for each scenario alone, in a quarter of
     ``time_limit``; the second value records that reference (empty for byte budgets)."""
     b = parse_budget(budget, scenarios)
     if not b.relative:
         return b.resolve(scenarios), {}
-    peaks, statuses = least_peak(graph, scenarios, time_limit=LEAST_PEAK_TIME_SHARE * time_limit,
-                                 workers=workers, seed=seed)
-    ref = {"budget": b.text, "least_peak_bytes": _by_name(scenarios, peaks),
-           "least_peak_status": dict(zip(scenarios.names, statuses))}
+    peaks, statuses = least_peak(
+        graph, scenarios, time_limit=LEAST_PEAK_TIME_SHARE * time_limit, workers=workers, seed=seed
+    )
+    ref = {
+        "budget": b.text,
+        "least_peak_bytes": _by_name(scenarios, peaks),
+        "least_peak_status": dict(zip(scenarios.names, statuses)),
+    }
     return b.resolve(scenarios, peaks), ref
 
 
-def schedule(graph, method: str | None = None, *, objective: str | None = None,
-             scenarios=None, time_limit: float | None = None,
-             workers: int = DEFAULT_WORKERS, seed: int = DEFAULT_SEED,
-             deterministic: bool = False, budget=None, log: bool = False,
-             progress: Callable | None = None, **options: Any) -> Result:
+def schedule(
+    graph,
+    method: str | None = None,
+    *,
+    objective: str | None = None,
+    scenarios=None,
+    time_limit: float | None = None,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = DEFAULT_SEED,
+    deterministic: bool = False,
+    budget=None,
+    log: bool = False,
+    progress: Callable | None = None,
+    **options: Any,
+) -> Result:
     """Schedule ``graph`` with one method and return its validated ``Result``.
 
     Parameters
@@ -473,15 +537,21 @@ def schedule(graph, method: str | None = None, *, objective: str | None = None,
     m = get_method(name)
     if time_limit is None:
         time_limit = DEFAULT_TIME_LIMITS.get(m.name, DEFAULT_TIME_LIMIT)
-    opts.update(time_limit=float(time_limit), workers=int(workers), seed=int(seed),
-                deterministic=bool(deterministic), log=bool(log))
+    opts.update(
+        time_limit=float(time_limit),
+        workers=int(workers),
+        seed=int(seed),
+        deterministic=bool(deterministic),
+        log=bool(log),
+    )
     if progress is not None:
         opts["progress"] = progress
     budget_bytes: dict[str, int] | None = None
     reference: dict[str, Any] = {}
     if budget is not None:
-        arr, reference = resolve_budget(g, sc, budget, time_limit=time_limit, workers=workers,
-                                        seed=seed)
+        arr, reference = resolve_budget(
+            g, sc, budget, time_limit=time_limit, workers=workers, seed=seed
+        )
         budget_bytes = _by_name(sc, arr)
         opts["budget"] = [int(v) for v in arr]
     if opts.get("objective") == "budget" and budget is None:
@@ -492,8 +562,9 @@ def schedule(graph, method: str | None = None, *, objective: str | None = None,
         return _remat_result(g, sc, m, opts, budget_bytes, reference, t0)
     for flag in ("reorder", "bandwidth", "evict"):
         if opts.get(flag) not in (None, False) or (flag == "reorder" and flag in opts):
-            raise InputError(f"--{'keep-order' if flag == 'reorder' else flag} applies to "
-                             "--objective remat only")
+            raise InputError(
+                f"--{'keep-order' if flag == 'reorder' else flag} applies to --objective remat only"
+            )
     module = hlo_module_of(g)
     if module is not None:
         return _run_module(module, g, sc, m, opts, budget_bytes, reference, t0)
@@ -504,21 +575,27 @@ def _check_solver_options(method, time_limit, workers) -> None:
     if method is not None and not str(method).strip():
         raise InputError("the method name is empty; see methods()")
     if time_limit is not None and not (math.isfinite(float(time_limit)) and time_limit > 0):
-        raise InputError(f"time_limit must be a finite number of seconds above 0 "
-                         f"(got {time_limit})")
+        raise InputError(
+            f"time_limit must be a finite number of seconds above 0 (got {time_limit})"
+        )
     if int(workers) < 1:
         raise InputError(f"workers must be at least 1 (got {workers})")
 
 
-def _method_and_options(method: str | None, objective: str | None, options: Mapping[str, Any]
-                        ) -> tuple[str, dict[str, Any]]:
+def _method_and_options(
+    method: str | None, objective: str | None, options: Mapping[str, Any]
+) -> tuple[str, dict[str, Any]]:
     opts = {k: v for k, v in options.items() if v is not None}
     if objective is not None:
         if objective not in OBJECTIVES:
             raise InputError(f"unknown objective {objective!r}; one of {', '.join(OBJECTIVES)}")
         solver, obj = OBJECTIVES[objective]
         method = {"cp-memory": "cp"}.get(method or "", method)
-        if method and method != solver and not (solver == "cp-remat" and method.startswith("remat")):
+        if (
+            method
+            and method != solver
+            and not (solver == "cp-remat" and method.startswith("remat"))
+        ):
             raise InputError(f"--objective {objective} is solved by {solver}, not {method}")
         opts["objective"] = obj
         method = method or solver
@@ -538,15 +615,30 @@ def _validated(g: Graph, sc: Scenarios, m: Method, opts: Mapping[str, Any]) -> S
     dt = time.perf_counter() - t0
     if isinstance(out, Schedule):
         # re-validate: a solver's claim is checked against the simulator, byte for byte
-        return make_schedule(g, out.order, out.method, sc, status=out.status,
-                             seconds=out.seconds or dt, lower_bound=out.lower_bound_bytes,
-                             claimed_peak=[int(v) for v in out.peak_bytes], info=out.info,
-                             computation_orders=out.computation_orders)
+        return make_schedule(
+            g,
+            out.order,
+            out.method,
+            sc,
+            status=out.status,
+            seconds=out.seconds or dt,
+            lower_bound=out.lower_bound_bytes,
+            claimed_peak=[int(v) for v in out.peak_bytes],
+            info=out.info,
+            computation_orders=out.computation_orders,
+        )
     return make_schedule(g, out, m.name, sc, seconds=dt)
 
 
-def _run(g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any], budget_bytes,
-         reference: Mapping[str, Any], t0: float) -> Result:
+def _run(
+    g: Graph,
+    sc: Scenarios,
+    m: Method,
+    opts: dict[str, Any],
+    budget_bytes,
+    reference: Mapping[str, Any],
+    t0: float,
+) -> Result:
     s = _validated(g, sc, m, opts)
     return _result(g, sc, m, s, opts, budget_bytes, reference, t0)
 
@@ -556,8 +648,16 @@ def _run(g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any], budget_bytes,
 MODULE_ALTERNATIVES = ("xla-list", "xla-dfs", "xla-postorder")
 
 
-def _run_module(module, g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any],
-                budget_bytes, reference: Mapping[str, Any], t0: float) -> Result:
+def _run_module(
+    module,
+    g: Graph,
+    sc: Scenarios,
+    m: Method,
+    opts: dict[str, Any],
+    budget_bytes,
+    reference: Mapping[str, Any],
+    t0: float,
+) -> Result:
     """Every sequential computation of ``module`` ordered by ``m``, callees first
     (``cpsched.heuristics.module``). A solver's time limit is shared among the computations
     and its result is never worse than the module's own orders nor than the memory
@@ -575,10 +675,15 @@ def _run_module(module, g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any]
         for name in MODULE_ALTERNATIVES:
             fn = get_method(name).fn
             alternatives.append(lambda graph, scen, seconds, fn=fn: fn(graph, scen))
-    ms = schedule_module(module, per_computation, scenarios=sc,
-                         time_limit=opts.get("time_limit") if solver else None,
-                         method=m.name, never_worse=(m.name == "cp"),
-                         alternatives=alternatives)
+    ms = schedule_module(
+        module,
+        per_computation,
+        scenarios=sc,
+        time_limit=opts.get("time_limit") if solver else None,
+        method=m.name,
+        never_worse=(m.name == "cp"),
+        alternatives=alternatives,
+    )
     s = ms.schedule
     _HLO_MODULES[s.graph] = module
     r = _result(s.graph, sc, m, s, opts, budget_bytes, reference, t0)
@@ -586,25 +691,53 @@ def _run_module(module, g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any]
     info["computations"] = [vars(c) for c in ms.computations]
     info["kept_input_orders"] = ms.kept_input
     from dataclasses import replace
+
     return replace(r, orders=dict(ms.orders), info=info)
 
 
-def _result(g: Graph, sc: Scenarios, m: Method, s: Schedule, opts: Mapping[str, Any],
-            budget_bytes, reference: Mapping[str, Any], t0: float) -> Result:
+def _result(
+    g: Graph,
+    sc: Scenarios,
+    m: Method,
+    s: Schedule,
+    opts: Mapping[str, Any],
+    budget_bytes,
+    reference: Mapping[str, Any],
+    t0: float,
+) -> Result:
     info = dict(s.info)
     if reference:
         info["budget_reference"] = reference
     peak, bound = s.peak_by_name(), s.lower_bound_by_name()
     total = time.perf_counter() - t0
-    return Result(graph=g, method=m.name, status=s.status, scenarios=sc, order=s.order,
-                  orders=_orders(g, s.order, s), peak=peak, bound=bound,
-                  gap=_gap(peak, bound), seconds=total, budget=budget_bytes, schedule=s,
-                  timings=_timings(total, s.seconds, s.info),
-                  solver=_solver_settings(m.name, opts), info=info)
+    return Result(
+        graph=g,
+        method=m.name,
+        status=s.status,
+        scenarios=sc,
+        order=s.order,
+        orders=_orders(g, s.order, s),
+        peak=peak,
+        bound=bound,
+        gap=_gap(peak, bound),
+        seconds=total,
+        budget=budget_bytes,
+        schedule=s,
+        timings=_timings(total, s.seconds, s.info),
+        solver=_solver_settings(m.name, opts),
+        info=info,
+    )
 
 
-def _remat_result(g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any], budget_bytes,
-                  reference: Mapping[str, Any], t0: float) -> Result:
+def _remat_result(
+    g: Graph,
+    sc: Scenarios,
+    m: Method,
+    opts: dict[str, Any],
+    budget_bytes,
+    reference: Mapping[str, Any],
+    t0: float,
+) -> Result:
     opts = {k: v for k, v in opts.items() if k not in ("slack", "deterministic")}
     res: RematResult = m.fn(g, sc, **opts)
     total = time.perf_counter() - t0
@@ -612,15 +745,26 @@ def _remat_result(g: Graph, sc: Scenarios, m: Method, opts: dict[str, Any], budg
     info = dict(res.info)
     if reference:
         info["budget_reference"] = reference
-    return Result(graph=g, method=res.method, status=res.status, scenarios=sc, order=order,
-                  orders=_orders(g, order, None), peak=_by_name(sc, res.peak), bound={},
-                  gap={}, seconds=total, budget=_by_name(sc, res.budget), plan=res,
-                  timings=_timings(total, res.seconds, res.info),
-                  solver=_solver_settings(m.name, opts), info=info)
+    return Result(
+        graph=g,
+        method=res.method,
+        status=res.status,
+        scenarios=sc,
+        order=order,
+        orders=_orders(g, order, None),
+        peak=_by_name(sc, res.peak),
+        bound={},
+        gap={},
+        seconds=total,
+        budget=_by_name(sc, res.budget),
+        plan=res,
+        timings=_timings(total, res.seconds, res.info),
+        solver=_solver_settings(m.name, opts),
+        info=info,
+    )
 
 
-def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenarios=None
-             ) -> Result:
+def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenarios=None) -> Result:
     """Validate and simulate one order (op indices or names; default the graph's own order,
     else a topological one). Raises ``ScheduleError`` for an invalid order.
 
@@ -645,10 +789,20 @@ def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenario
     s = make_schedule(g, idx, "given", sc, status=GIVEN)
     peak, bound = s.peak_by_name(), s.lower_bound_by_name()
     total = time.perf_counter() - t0
-    return Result(graph=g, method="given", status=GIVEN, scenarios=sc, order=s.order,
-                  orders=_orders(g, s.order, None), peak=peak, bound=bound,
-                  gap=_gap(peak, bound), seconds=total, schedule=s,
-                  timings={"total": round(total, 6)})
+    return Result(
+        graph=g,
+        method="given",
+        status=GIVEN,
+        scenarios=sc,
+        order=s.order,
+        orders=_orders(g, s.order, None),
+        peak=peak,
+        bound=bound,
+        gap=_gap(peak, bound),
+        seconds=total,
+        schedule=s,
+        timings={"total": round(total, 6)},
+    )
 
 
 def memory_profile(result: Result):
@@ -658,6 +812,7 @@ def memory_profile(result: Result):
 
 
 # -- compare ---------------------------------------------------------------------------------
+
 
 @dataclass
 class Comparison:
@@ -686,15 +841,19 @@ class Comparison:
             r = self.results.get(name)
             if r is None:
                 continue
-            row: dict[str, Any] = {"method": name, "status": r.status,
-                                   "peak_bytes": dict(r.peak),
-                                   "gap": {n: round(v, 6) for n, v in r.gap.items()},
-                                   "seconds": round(r.seconds, 6)}
+            row: dict[str, Any] = {
+                "method": name,
+                "status": r.status,
+                "peak_bytes": dict(r.peak),
+                "gap": {n: round(v, 6) for n, v in r.gap.items()},
+                "seconds": round(r.seconds, 6),
+            }
             tl = self.timelines.get(name)
             if tl is not None:
                 row["makespan"] = {n: float(v) for n, v in zip(self.scenarios.names, tl.makespan)}
-                row["exposed_comm"] = {n: float(v) for n, v in
-                                       zip(self.scenarios.names, tl.exposed_comm)}
+                row["exposed_comm"] = {
+                    n: float(v) for n, v in zip(self.scenarios.names, tl.exposed_comm)
+                }
             out.append(row)
         return out
 
@@ -706,10 +865,15 @@ class Comparison:
                 out.append({"method": row["method"], "error": row["error"]})
                 continue
             for n in self.scenarios.names:
-                rec = {"method": row["method"], "status": row["status"], "scenario": n,
-                       "peak_bytes": row["peak_bytes"][n],
-                       "lower_bound_bytes": self.bound[n], "gap": row["gap"][n],
-                       "seconds": row["seconds"]}
+                rec = {
+                    "method": row["method"],
+                    "status": row["status"],
+                    "scenario": n,
+                    "peak_bytes": row["peak_bytes"][n],
+                    "lower_bound_bytes": self.bound[n],
+                    "gap": row["gap"][n],
+                    "seconds": row["seconds"],
+                }
                 if "makespan" in row:
                     rec["makespan"] = row["makespan"][n]
                     rec["exposed_comm"] = row["exposed_comm"][n]
@@ -725,12 +889,17 @@ class Comparison:
         return pd.DataFrame.from_records(self.records())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"graph": self.graph.name, "ops": self.graph.n_ops,
-                "scenarios": list(self.scenarios.names), "time_unit": self.time_unit,
-                "lower_bound_bytes": dict(self.bound),
-                "gap_definition": "(peak - bound) / peak, bound = the best proven lower "
-                                  "bound of any row or the static bound",
-                "reproduce": dict(self.settings), "rows": self.rows}
+        return {
+            "graph": self.graph.name,
+            "ops": self.graph.n_ops,
+            "scenarios": list(self.scenarios.names),
+            "time_unit": self.time_unit,
+            "lower_bound_bytes": dict(self.bound),
+            "gap_definition": "(peak - bound) / peak, bound = the best proven lower "
+            "bound of any row or the static bound",
+            "reproduce": dict(self.settings),
+            "rows": self.rows,
+        }
 
     def table(self) -> str:
         return format_comparison(self)
@@ -743,18 +912,22 @@ def format_comparison(c: Comparison) -> str:
     """The comparison as a text table: bytes in KiB/MiB/GiB, times with units."""
     sc = c.scenarios
     multi = len(sc) > 1
-    head = (f"{c.graph.name}: {c.graph.n_ops} ops; best proven lower bound " +
-            ", ".join(f"{n} {format_bytes(v)}" if multi else format_bytes(v)
-                      for n, v in c.bound.items()))
-    header = ["method", "status"] + [f"peak {n}" if multi else "peak" for n in sc.names] \
+    head = f"{c.graph.name}: {c.graph.n_ops} ops; best proven lower bound " + ", ".join(
+        f"{n} {format_bytes(v)}" if multi else format_bytes(v) for n, v in c.bound.items()
+    )
+    header = (
+        ["method", "status"]
+        + [f"peak {n}" if multi else "peak" for n in sc.names]
         + ["vs bound", "makespan", "exposed comm", "time"]
+    )
     table: list[list[str]] = []
     for row in c.rows:
         if "error" in row:
             table.append([row["method"], "ERROR", row["error"]])
             continue
-        cells = [row["method"], row["status"]] + [format_bytes(row["peak_bytes"][n])
-                                                  for n in sc.names]
+        cells = [row["method"], row["status"]] + [
+            format_bytes(row["peak_bytes"][n]) for n in sc.names
+        ]
         cells.append(f"+{100 * max(row['gap'].values()):.1f} %")
         if "makespan" in row:
             cells.append(format_time(max(row["makespan"].values()), c.time_unit))
@@ -763,8 +936,10 @@ def format_comparison(c: Comparison) -> str:
             cells += ["-", "-"]
         cells.append(format_seconds(row["seconds"]))
         table.append(cells)
-    widths = [max(len(r[i]) for r in [header] + [t for t in table if len(t) > i])
-              for i in range(len(header))]
+    widths = [
+        max(len(r[i]) for r in [header] + [t for t in table if len(t) > i])
+        for i in range(len(header))
+    ]
     lines = [head, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
     for r in table:
         lines.append("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
@@ -779,11 +954,22 @@ def format_comparison(c: Comparison) -> str:
     return "\n".join(lines)
 
 
-def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
-            time_limit: float = DEFAULT_TIME_LIMIT, workers: int = DEFAULT_WORKERS,
-            seed: int = DEFAULT_SEED, deterministic: bool = False, solvers: bool = True,
-            device: str = "h100", profile: str | None = None, as_dataframe: bool = False,
-            async_collectives: bool = False, progress: Callable[[str], None] | None = None):
+def compare(
+    graph,
+    methods: Iterable[str] | None = None,
+    *,
+    scenarios=None,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = DEFAULT_SEED,
+    deterministic: bool = False,
+    solvers: bool = True,
+    device: str = "h100",
+    profile: str | None = None,
+    as_dataframe: bool = False,
+    async_collectives: bool = False,
+    progress: Callable[[str], None] | None = None,
+):
     """Run every order method (or ``methods``) on one graph, side by side.
 
     Parameters
@@ -835,9 +1021,17 @@ def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
             if name == "given":
                 r = simulate(g, g.original_order, sc)
             else:
-                r = schedule(g, name, scenarios=sc, time_limit=time_limit, workers=workers,
-                             seed=seed, deterministic=deterministic, device=device,
-                             profile=profile)
+                r = schedule(
+                    g,
+                    name,
+                    scenarios=sc,
+                    time_limit=time_limit,
+                    workers=workers,
+                    seed=seed,
+                    deterministic=deterministic,
+                    device=device,
+                    profile=profile,
+                )
         except CpschedError as e:
             errors[row] = str(e)
             continue
@@ -853,13 +1047,23 @@ def compare(graph, methods: Iterable[str] | None = None, *, scenarios=None,
         for n, b in r.bound.items():
             best[n] = max(best[n], int(b))
     results = {k: r.with_bound(best) for k, r in results.items()}
-    settings = {"cpsched": __version__, "ortools": ortools_version(),
-                "python": platform.python_version(), "platform": platform.platform(),
-                "cpus": os.cpu_count(), "methods": rows,
-                "time_limit": float(time_limit), "workers": int(workers), "seed": int(seed),
-                "deterministic": bool(deterministic), "solvers": bool(solvers), "device": device,
-                "profile": profile, "async_collectives": bool(async_collectives),
-                "scenarios": sc.to_json()}
+    settings = {
+        "cpsched": __version__,
+        "ortools": ortools_version(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "methods": rows,
+        "time_limit": float(time_limit),
+        "workers": int(workers),
+        "seed": int(seed),
+        "deterministic": bool(deterministic),
+        "solvers": bool(solvers),
+        "device": device,
+        "profile": profile,
+        "async_collectives": bool(async_collectives),
+        "scenarios": sc.to_json(),
+    }
     unit = next(iter(timelines.values())).unit if timelines else "s"
     c = Comparison(g, sc, results, best, timelines, settings, errors, unit)
     return c.to_pandas() if as_dataframe else c
@@ -876,8 +1080,9 @@ def _compare_methods(g: Graph, methods: Iterable[str] | None, solvers: bool) -> 
                 names.append(m)
         return names
     # order methods only: remat plans need a budget and answer a different question
-    order_methods = [m for m in registry.values()
-                     if m.family in ("memory", "overlap", "solver") and m.applies(g)]
+    order_methods = [
+        m for m in registry.values() if m.family in ("memory", "overlap", "solver") and m.applies(g)
+    ]
     names += [m.name for m in order_methods if not is_solver(m.name)]
     if solvers:
         names += [m.name for m in order_methods if is_solver(m.name)]
@@ -890,21 +1095,48 @@ def _costs(g: Graph, sc: Scenarios, device, profile):
 
 def timeline(result: Result, device: str = "h100", profile: str | None = None):
     """The cost model's timeline (makespan, exposed communication per scenario) of a result."""
-    return simulate_timeline(result.graph, result.order,
-                             _costs(result.graph, result.scenarios, device, profile),
-                             result.scenarios)
+    return simulate_timeline(
+        result.graph,
+        result.order,
+        _costs(result.graph, result.scenarios, device, profile),
+        result.scenarios,
+    )
 
 
-__all__ = ["Result", "Comparison", "read", "schedule", "compare", "simulate", "methods",
-           "from_networkx", "from_jax", "scenarios_for", "least_peak", "resolve_budget", "timeline",
-           "memory_profile", "format_comparison", "Budget", "INFEASIBLE", "OBJECTIVES"]
+__all__ = [
+    "Result",
+    "Comparison",
+    "read",
+    "schedule",
+    "compare",
+    "simulate",
+    "methods",
+    "from_networkx",
+    "from_jax",
+    "scenarios_for",
+    "least_peak",
+    "resolve_budget",
+    "timeline",
+    "memory_profile",
+    "format_comparison",
+    "Budget",
+    "INFEASIBLE",
+    "OBJECTIVES",
+]
 
 
 # -- writing ---------------------------------------------------------------------------------
 
-def write(result: Result, output: str, source: str | None = None, *,
-          async_collectives: bool = False, inputs: Sequence[str] = (),
-          annotate: Mapping[str, Any] | None = None) -> dict[str, Any]:
+
+def write(
+    result: Result,
+    output: str,
+    source: str | None = None,
+    *,
+    async_collectives: bool = False,
+    inputs: Sequence[str] = (),
+    annotate: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Write ``result`` as the command line does, never over ``source`` nor any of
     ``inputs`` (and only over a regular file, atomically). ``annotate``: extra top-level
     fields of the JSON written (e.g. ``{"interrupted": True}``).
@@ -916,9 +1148,11 @@ def write(result: Result, output: str, source: str | None = None, *,
     paths), ``data`` (the JSON written or its summary) and, for remat HLO, ``buckets``."""
     hlo = bool(source) and sniff_format(str(source)) == "hlo"
     if hlo and async_collectives and result.plan is not None:
-        raise InputError("--async-collectives with --objective remat cannot be written as "
-                         "HLO yet; write the plan for the graph JSON of `cpsched convert "
-                         "INPUT --async-collectives -o G.json`")
+        raise InputError(
+            "--async-collectives with --objective remat cannot be written as "
+            "HLO yet; write the plan for the graph JSON of `cpsched convert "
+            "INPUT --async-collectives -o G.json`"
+        )
     inputs = ((source,) if source else ()) + tuple(p for p in inputs if p)
     if result.plan is not None:
         data = remat_result_to_dict(result.plan)
@@ -926,9 +1160,16 @@ def write(result: Result, output: str, source: str | None = None, *,
         if "budget_reference" in result.info:
             data["budget_reference"] = result.info["budget_reference"]
         if hlo:
-            written, buckets = write_remat_hlo(str(source), output, result.graph, result.scenarios,
-                                               result.plan, result.method, data,
-                                               inputs=inputs)
+            written, buckets = write_remat_hlo(
+                str(source),
+                output,
+                result.graph,
+                result.scenarios,
+                result.plan,
+                result.method,
+                data,
+                inputs=inputs,
+            )
             return {"written": written, "data": data, "buckets": buckets}
         write_json(output, data, inputs=inputs)
         return {"written": [output], "data": data}
@@ -944,8 +1185,9 @@ def write(result: Result, output: str, source: str | None = None, *,
             return {"written": [output], "data": data, "async": note}
         if all(n in result.orders for n in scheduled_computations(module)):
             # a sequence for every computation: is_scheduled=true, read back and re-simulated
-            text = write_module_schedule(module, result.orders, result.scenarios,
-                                         expected_peak=result.schedule.peak_bytes)
+            text = write_module_schedule(
+                module, result.orders, result.scenarios, expected_peak=result.schedule.peak_bytes
+            )
         else:
             text = write_hlo(module, dict(result.orders))
         write_text(output, text, inputs=inputs)
@@ -963,12 +1205,18 @@ def _async_hlo_text(module, result: Result) -> tuple[str, str]:
     # the split graph gives a start only the collective's result; XLA's start also holds
     # its tuple table (and collective-permute's two u32 contexts), a few bytes more
     same = all(int(p) == int(result.peak[n]) for p, n in zip(peaks, result.scenarios.names))
-    peak_text = "same peak" if same else "peak " + ", ".join(
-        f"{n} {int(p)} B" for n, p in zip(result.scenarios.names, peaks)) + \
-        " (start tuple tables and contexts included)"
-    return w.text, (f"{len(w.pairs)} collective(s) written as async start/done pairs "
-                    f"({len(w.wrapped)} as async-start calling a wrapped computation); read "
-                    f"back: order valid, {peak_text}")
+    peak_text = (
+        "same peak"
+        if same
+        else "peak "
+        + ", ".join(f"{n} {int(p)} B" for n, p in zip(result.scenarios.names, peaks))
+        + " (start tuple tables and contexts included)"
+    )
+    return w.text, (
+        f"{len(w.pairs)} collective(s) written as async start/done pairs "
+        f"({len(w.wrapped)} as async-start calling a wrapped computation); read "
+        f"back: order valid, {peak_text}"
+    )
 
 
 __all__ += ["write", "resolve_method"]

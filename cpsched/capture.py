@@ -27,13 +27,31 @@ from cpsched.readers.hlo.buckets import fit_buckets
 
 def add_parser(sub) -> None:
     q = sub.add_parser("capture", help="write a JAX function's optimized HLO / StableHLO files")
-    q.add_argument("target", metavar="SCRIPT.py:FUNCTION",
-                   help="FUNCTION() returns (fn, example_args[, from_jax options])")
-    q.add_argument("-o", "--output", default=".", metavar="DIR", help="output folder (default: the current one)")
-    q.add_argument("--stage", choices=("both", "optimized", "stablehlo"), default="both",
-                   help="which module(s) to write (default: both where possible)")
-    q.add_argument("--dim", action="append", default=[], metavar="NAME=V1,V2",
-                   help="call FUNCTION(NAME=V) per value and write one optimized module each (default: one call)")
+    q.add_argument(
+        "target",
+        metavar="SCRIPT.py:FUNCTION",
+        help="FUNCTION() returns (fn, example_args[, from_jax options])",
+    )
+    q.add_argument(
+        "-o",
+        "--output",
+        default=".",
+        metavar="DIR",
+        help="output folder (default: the current one)",
+    )
+    q.add_argument(
+        "--stage",
+        choices=("both", "optimized", "stablehlo"),
+        default="both",
+        help="which module(s) to write (default: both where possible)",
+    )
+    q.add_argument(
+        "--dim",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="call FUNCTION(NAME=V) per value and write one optimized module each (default: one call)",
+    )
     q.add_argument("--name", help="file name stem (default: FUNCTION)")
     q.set_defaults(fn=cmd_capture)
 
@@ -45,18 +63,18 @@ def load_function(target: str):
     if not os.path.isfile(path):
         raise InputError("no such file", path=path)
     spec = importlib.util.spec_from_file_location("_cpsched_capture_" + func, path)
-    if spec is None or spec.loader is None:   # not a Python source file (no .py suffix)
+    if spec is None or spec.loader is None:  # not a Python source file (no .py suffix)
         raise InputError("not a Python script: expected SCRIPT.py:FUNCTION", path=path)
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         spec.loader.exec_module(module)
     except SyntaxError as e:
-        raise InputError(f"syntax error: {e.msg}", path=path, line=e.lineno,
-                         column=e.offset) from None
+        raise InputError(
+            f"syntax error: {e.msg}", path=path, line=e.lineno, column=e.offset
+        ) from None
     except Exception as e:  # the user's script: report it in one line
-        raise InputError(f"running the script failed: {type(e).__name__}: {e}",
-                         path=path) from None
+        raise InputError(f"running the script failed: {type(e).__name__}: {e}", path=path) from None
     finally:
         sys.path.pop(0)
     fn = getattr(module, func, None)
@@ -67,8 +85,7 @@ def load_function(target: str):
 
 def _unpack(result, where: str):
     if not isinstance(result, tuple) or len(result) not in (2, 3):
-        raise InputError(f"{where} must return (fn, example_args) or "
-                         "(fn, example_args, options)")
+        raise InputError(f"{where} must return (fn, example_args) or (fn, example_args, options)")
     fn, args = result[0], result[1]
     opts = dict(result[2]) if len(result) == 3 else {}
     if not isinstance(args, (tuple, list)):
@@ -98,18 +115,23 @@ def cmd_capture(args) -> int:
         try:
             return make(**kw)
         except Exception as e:
-            raise InputError(f"{args.target}({', '.join(f'{k}={v}' for k, v in kw.items())}) "
-                             f"failed: {type(e).__name__}: {e}") from None
+            raise InputError(
+                f"{args.target}({', '.join(f'{k}={v}' for k, v in kw.items())}) "
+                f"failed: {type(e).__name__}: {e}"
+            ) from None
 
     def compile_(fn, fargs, opts, what):
         try:
-            return jf.optimized_hlo_text(fn, *fargs, **{k: v for k, v in opts.items()
-                                                        if k not in ("dims", "constraints")})
+            return jf.optimized_hlo_text(
+                fn, *fargs, **{k: v for k, v in opts.items() if k not in ("dims", "constraints")}
+            )
         except InputError:
             raise
         except Exception as e:
-            raise InputError(f"jax could not compile {what}: {type(e).__name__}: "
-                             f"{str(e).splitlines()[0] if str(e) else ''}") from None
+            raise InputError(
+                f"jax could not compile {what}: {type(e).__name__}: "
+                f"{str(e).splitlines()[0] if str(e) else ''}"
+            ) from None
 
     if args.dim:
         sc = from_dim_specs(args.dim)
@@ -128,8 +150,10 @@ def cmd_capture(args) -> int:
             except InputError:
                 raise
             except Exception as e:
-                raise InputError(f"jax could not export {stem}: {type(e).__name__}: "
-                                 f"{str(e).splitlines()[0] if str(e) else ''}") from None
+                raise InputError(
+                    f"jax could not export {stem}: {type(e).__name__}: "
+                    f"{str(e).splitlines()[0] if str(e) else ''}"
+                ) from None
             out = os.path.join(args.output, f"{stem}.mlir")
             _write(out, text, inputs)
             written.append(out)
@@ -153,7 +177,7 @@ def info_buckets(args, cmd_info) -> int:
         if len(vs) == len(paths):
             dim, values = name.strip(), [int(v) for v in vs]
     res = fit_buckets(paths, dim, values)
-    head = (f"{len(paths)} modules, {res.dim} = {', '.join(map(str, res.values))}: ")
+    head = f"{len(paths)} modules, {res.dim} = {', '.join(map(str, res.values))}: "
     if not res.ok:
         lines = [head + f"{len(res.differences)} instruction(s) differ, no common graph:"]
         lines += [f"  {d}" for d in res.differences[:40]]
@@ -161,15 +185,31 @@ def info_buckets(args, cmd_info) -> int:
             lines.append(f"  ... and {len(res.differences) - 40} more")
         if args.json:
             import json
-            print(json.dumps({"inputs": paths, "dim": res.dim, "values": res.values,
-                              "differences": res.differences}, indent=1))
+
+            print(
+                json.dumps(
+                    {
+                        "inputs": paths,
+                        "dim": res.dim,
+                        "values": res.values,
+                        "differences": res.differences,
+                    },
+                    indent=1,
+                )
+            )
         else:
             print("\n".join(lines))
         return 2
-    print(head + f"one symbolic graph; {res.fitted} sizes fitted as polynomials in {res.dim} "
-          f"({res.checked} checked on a module not used to fit them), {res.constant} constant"
-          + ("" if res.orders_agree else "; the modules' schedules differ (the first one's "
-             "order is kept)"), file=sys.stderr if args.json else sys.stdout)
+    print(
+        head + f"one symbolic graph; {res.fitted} sizes fitted as polynomials in {res.dim} "
+        f"({res.checked} checked on a module not used to fit them), {res.constant} constant"
+        + (
+            ""
+            if res.orders_agree
+            else "; the modules' schedules differ (the first one's order is kept)"
+        ),
+        file=sys.stderr if args.json else sys.stdout,
+    )
     args.graph = res.graph
     args.more = []
     if not args.dim and not args.scenarios:

@@ -22,28 +22,25 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from cpsched import api
-from cpsched.version import __version__
+from cpsched.analysis.memory import lower_bound, simulate
+from cpsched.analysis.validate import validate_order
+from cpsched.capture import add_parser as add_capture
+from cpsched.capture import info_buckets
 from cpsched.core.errors import CpschedError, InfeasibleError, InputError
 from cpsched.core.graph import Graph, OpKind
-from cpsched.core.scenarios import Scenarios
+from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
-from cpsched.capture import add_parser as add_capture, info_buckets
-from cpsched.pipeline import cli as pipeline_cli
-from cpsched.analysis.memory import lower_bound
-from cpsched.analysis.memory import simulate
-from cpsched.analysis.validate import validate_order
-from cpsched.core.scenarios import parse_budget
-from cpsched.cost.model import _unit
-from cpsched.cost.model import load_device
+from cpsched.cost.model import _unit, load_device
 from cpsched.methods import get as get_method
-from cpsched.plot import plot_memory
-from cpsched.plot import require_matplotlib
+from cpsched.pipeline import cli as pipeline_cli
+from cpsched.plot import plot_memory, require_matplotlib
 from cpsched.readers import sniff_format
-from cpsched.writers import check_target
-from cpsched.writers import write_json
+from cpsched.version import __version__
+from cpsched.writers import check_target, write_json
 from cpsched.writers.json_graph import graph_to_dict
 from cpsched.writers.remat_hlo import remat_hlo_paths
 from cpsched.writers.schedule import read_order
@@ -54,16 +51,26 @@ EXIT_USAGE = 2
 
 # -- shared option handling ---------------------------------------------------------------
 
+
 def _add_input(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="HLO text, cpsched graph JSON, or networkx node-link JSON")
-    p.add_argument("--dim", action="append", default=[], metavar="NAME=V1,V2",
-                   help="values of a symbolic dim; several --dim give their product "
-                        "(default: the graph's own scenarios, else none)")
+    p.add_argument(
+        "--dim",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="values of a symbolic dim; several --dim give their product "
+        "(default: the graph's own scenarios, else none)",
+    )
     p.add_argument("--weights", help="scenario weights, comma separated (default: uniform)")
-    p.add_argument("--scenarios", metavar="FILE",
-                   help="scenarios JSON instead of --dim (default: none)")
-    p.add_argument("--json", action="store_true",
-                   help="machine-readable output: exact bytes, seconds (default: a table)")
+    p.add_argument(
+        "--scenarios", metavar="FILE", help="scenarios JSON instead of --dim (default: none)"
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="machine-readable output: exact bytes, seconds (default: a table)",
+    )
 
 
 def _scenarios(args, graph: Graph) -> Scenarios:
@@ -74,8 +81,10 @@ def _scenarios(args, graph: Graph) -> Scenarios:
 
 def _read(args) -> Graph:
     # ``args.graph``: a graph already built from the inputs (``info`` over several buckets)
-    return api.read(getattr(args, "graph", None) or args.input,
-                    async_collectives=getattr(args, "async_collectives", False))
+    return api.read(
+        getattr(args, "graph", None) or args.input,
+        async_collectives=getattr(args, "async_collectives", False),
+    )
 
 
 def _by_name(sc: Scenarios, arr) -> dict[str, int]:
@@ -84,7 +93,7 @@ def _by_name(sc: Scenarios, arr) -> dict[str, int]:
 
 def _emit(args, data: dict | list, text: str) -> None:
     print(json.dumps(data, indent=1) if args.json else text)
-    sys.stdout.flush()   # a closed pipe shows up here, inside main's handler
+    sys.stdout.flush()  # a closed pipe shows up here, inside main's handler
 
 
 def _bytes(v) -> str:
@@ -92,6 +101,7 @@ def _bytes(v) -> str:
 
 
 # -- checks before any work ---------------------------------------------------------------
+
 
 def check_outputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[str]) -> None:
     """Refuse, before any work, an output that is (or links to) one of the inputs, two
@@ -119,8 +129,9 @@ def _outputs(args) -> list[tuple[str, str]]:
     out = []
     if getattr(args, "output", None):
         out.append(("-o", args.output))
-        if getattr(args, "objective", None) == "remat" or \
-                (getattr(args, "method", None) or "").startswith(("remat", "cp-remat")):
+        if getattr(args, "objective", None) == "remat" or (
+            getattr(args, "method", None) or ""
+        ).startswith(("remat", "cp-remat")):
             out.append(("-o (plan JSON)", args.output + ".plan.json"))
     if getattr(args, "trace", None):
         out.append(("--trace", args.trace))
@@ -142,12 +153,17 @@ def check_args(args) -> None:
 
 def check_numbers(args) -> None:
     """Numeric options in range: finite, positive where a zero makes no sense."""
-    for k, low, strict in (("time_limit", 0.0, True), ("bandwidth", 0.0, True),
-                           ("slack", 0.0, False)):
+    for k, low, strict in (
+        ("time_limit", 0.0, True),
+        ("bandwidth", 0.0, True),
+        ("slack", 0.0, False),
+    ):
         v = getattr(args, k, None)
         if v is not None and not (math.isfinite(v) and (v > low if strict else v >= low)):
-            raise InputError(f"--{k.replace('_', '-')} must be a finite number "
-                             f"{'above' if strict else 'at least'} {low:g} (got {v})")
+            raise InputError(
+                f"--{k.replace('_', '-')} must be a finite number "
+                f"{'above' if strict else 'at least'} {low:g} (got {v})"
+            )
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1 (got {args.workers})")
     if getattr(args, "method", None) is not None and not args.method.strip():
@@ -198,7 +214,7 @@ def terminate_as_interrupt() -> Iterator[dict]:
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):
             handler(signal.SIGINT, frame)
-        else:   # SIGINT ignored or default: stop as Ctrl-C would
+        else:  # SIGINT ignored or default: stop as Ctrl-C would
             raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, on_term)
@@ -222,6 +238,7 @@ def was_interrupted(args, r: api.Result) -> bool:
 
 # -- info ----------------------------------------------------------------------------------
 
+
 def cmd_info(args) -> int:
     if getattr(args, "more", None):
         return info_buckets(args, cmd_info)
@@ -235,17 +252,24 @@ def cmd_info(args) -> int:
     for c in g.collectives.values():
         coll[c.kind] = coll.get(c.kind, 0) + 1
     data = {
-        "input": args.input, "graph": g.name, "ops": g.n_ops, "buffers": g.n_buffers,
-        "op_kinds": kinds, "collectives": coll,
+        "input": args.input,
+        "graph": g.name,
+        "ops": g.n_ops,
+        "buffers": g.n_buffers,
+        "op_kinds": kinds,
+        "collectives": coll,
         "async_pairs": int((g.async_done >= 0).sum()),
-        "dims": list(g.dims), "scenarios": list(sc.names),
+        "dims": list(g.dims),
+        "scenarios": list(sc.names),
         "has_schedule": g.original_order is not None,
         "peak_bytes": _by_name(sc, prof.peak),
         "lower_bound_bytes": _by_name(sc, lb),
         "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)},
     }
-    lines = [f"{g.name}: {g.n_ops} ops, {g.n_buffers} buffers",
-             "op kinds: " + ", ".join(f"{k} {v}" for k, v in kinds.items())]
+    lines = [
+        f"{g.name}: {g.n_ops} ops, {g.n_buffers} buffers",
+        "op kinds: " + ", ".join(f"{k} {v}" for k, v in kinds.items()),
+    ]
     if coll:
         lines.append("collectives: " + ", ".join(f"{k} {v}" for k, v in sorted(coll.items())))
     if g.dims:
@@ -253,13 +277,18 @@ def cmd_info(args) -> int:
     approx = list(g.meta.get("approximations", ()))
     if approx:  # symbolic sizes the reader could only bound (StableHLO floordiv, max, ...)
         data["approximations"] = approx
-        lines.append(f"note: {len(approx)} symbolic size(s) are upper bounds, not exact: "
-                     + "; ".join(approx[:3]) + (" ..." if len(approx) > 3 else ""))
+        lines.append(
+            f"note: {len(approx)} symbolic size(s) are upper bounds, not exact: "
+            + "; ".join(approx[:3])
+            + (" ..." if len(approx) > 3 else "")
+        )
     src = "its own schedule" if g.original_order is not None else "a topological order"
     lines.append(f"peak of {src} vs lower bound, per scenario:")
     for s, n in enumerate(sc.names):
-        lines.append(f"  {n:>16}: peak {_bytes(prof.peak[s]):>12} at "
-                     f"{g.op_names[prof.peak_op(s)]}; lower bound {_bytes(lb[s])}")
+        lines.append(
+            f"  {n:>16}: peak {_bytes(prof.peak[s]):>12} at "
+            f"{g.op_names[prof.peak_op(s)]}; lower bound {_bytes(lb[s])}"
+        )
     _emit(args, data, "\n".join(lines))
     return 0
 
@@ -267,14 +296,19 @@ def cmd_info(args) -> int:
 def add_info(sub) -> None:
     q = sub.add_parser("info", help="ops, buffers, collectives, dims, peak and lower bound")
     _add_input(q)
-    q.add_argument("more", nargs="*", metavar="INPUT",
-                   help="more compiled modules of the same program at other sizes: fit one "
-                        "symbolic graph to all (sizes from names such as a.s128.hlo, or --dim; "
-                        "default: none)")
+    q.add_argument(
+        "more",
+        nargs="*",
+        metavar="INPUT",
+        help="more compiled modules of the same program at other sizes: fit one "
+        "symbolic graph to all (sizes from names such as a.s128.hlo, or --dim; "
+        "default: none)",
+    )
     q.set_defaults(fn=cmd_info)
 
 
 # -- simulate -------------------------------------------------------------------------------
+
 
 def cmd_simulate(args) -> int:
     g = _read(args)
@@ -283,14 +317,20 @@ def cmd_simulate(args) -> int:
     validate_order(g, order, what=f"schedule {args.schedule}" if args.schedule else "schedule")
     r = api.simulate(g, order, sc)
     prof = simulate(g, r.order, sc)
-    data = {"input": args.input, "ops": g.n_ops,
-            "peak_bytes": dict(r.peak), "lower_bound_bytes": dict(r.bound),
-            "peak_step": {n: int(prof.peak_step[s]) for s, n in enumerate(sc.names)},
-            "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)}}
+    data = {
+        "input": args.input,
+        "ops": g.n_ops,
+        "peak_bytes": dict(r.peak),
+        "lower_bound_bytes": dict(r.bound),
+        "peak_step": {n: int(prof.peak_step[s]) for s, n in enumerate(sc.names)},
+        "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)},
+    }
     lines = []
     for s, n in enumerate(sc.names):
-        lines.append(f"{n}: peak {_bytes(prof.peak[s])} at step {int(prof.peak_step[s])} "
-                     f"({g.op_names[prof.peak_op(s)]}); lower bound {_bytes(r.bound[n])}")
+        lines.append(
+            f"{n}: peak {_bytes(prof.peak[s])} at step {int(prof.peak_step[s])} "
+            f"({g.op_names[prof.peak_op(s)]}); lower bound {_bytes(r.bound[n])}"
+        )
     if args.plot:
         plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=tuple(_inputs(args)))
         lines.append(f"wrote {args.plot}")
@@ -301,22 +341,30 @@ def cmd_simulate(args) -> int:
 def add_simulate(sub) -> None:
     q = sub.add_parser("simulate", help="peak memory of an order and where it happens")
     _add_input(q)
-    q.add_argument("--schedule", metavar="FILE",
-                   help="schedule JSON, scheduled HLO, or op names one per line (default: "
-                        "the input's own order, else a topological order)")
-    q.add_argument("--plot", metavar="PNG",
-                   help="draw memory over time (needs matplotlib; default: no plot)")
+    q.add_argument(
+        "--schedule",
+        metavar="FILE",
+        help="schedule JSON, scheduled HLO, or op names one per line (default: "
+        "the input's own order, else a topological order)",
+    )
+    q.add_argument(
+        "--plot", metavar="PNG", help="draw memory over time (needs matplotlib; default: no plot)"
+    )
     q.set_defaults(fn=cmd_simulate)
 
 
 # -- convert --------------------------------------------------------------------------------
 
+
 def cmd_convert(args) -> int:
     g = _read(args)
     sc = _scenarios(args, g) if (args.dim or args.scenarios) else None
     write_json(args.output, graph_to_dict(g, sc), inputs=tuple(_inputs(args)))
-    _emit(args, {"input": args.input, "output": args.output, "ops": g.n_ops},
-          f"wrote {args.output} ({g.n_ops} ops, {g.n_buffers} buffers)")
+    _emit(
+        args,
+        {"input": args.input, "output": args.output, "ops": g.n_ops},
+        f"wrote {args.output} ({g.n_ops} ops, {g.n_buffers} buffers)",
+    )
     return 0
 
 
@@ -324,18 +372,20 @@ def add_convert(sub) -> None:
     q = sub.add_parser("convert", help="write any input as cpsched graph JSON")
     _add_input(q)
     q.add_argument("-o", "--output", required=True, help="the graph JSON to write (required)")
-    q.add_argument("--async-collectives", action="store_true",
-                   help="split synchronous collectives into start/done pairs first "
-                        "(default: off)")
+    q.add_argument(
+        "--async-collectives",
+        action="store_true",
+        help="split synchronous collectives into start/done pairs first (default: off)",
+    )
     q.set_defaults(fn=cmd_convert)
 
 
 # -- methods --------------------------------------------------------------------------------
 
+
 def cmd_methods(args) -> int:
     rows = api.methods()
-    _emit(args, rows, "\n".join(f"{m['name']:<18} {m['family']:<8} {m['summary']}"
-                                for m in rows))
+    _emit(args, rows, "\n".join(f"{m['name']:<18} {m['family']:<8} {m['summary']}" for m in rows))
     return 0
 
 
@@ -347,6 +397,7 @@ def add_methods(sub) -> None:
 
 # -- schedule -------------------------------------------------------------------------------
 
+
 def _progress_printer():
     tty = sys.stderr.isatty()
     last = [0.0]
@@ -356,10 +407,12 @@ def _progress_printer():
         if not tty and now - last[0] < 5:
             return
         last[0] = now
-        msg = (f"  objective {obj:,.0f}  bound {bound:,.0f}  gap {100 * gap:5.2f} %  "
-               f"{elapsed:6.1f} s")
+        msg = (
+            f"  objective {obj:,.0f}  bound {bound:,.0f}  gap {100 * gap:5.2f} %  {elapsed:6.1f} s"
+        )
         sys.stderr.write(("\r" + msg) if tty else (msg + "\n"))
         sys.stderr.flush()
+
     return show
 
 
@@ -372,33 +425,50 @@ def check_bucket_outputs(args, sc: Scenarios) -> None:
     name = api.resolve_method(args.method, args.objective)
     if get_method(name).family == "remat" and sniff_format(args.input) == "hlo":
         paths, plan = remat_hlo_paths(args.output, sc)
-        check_outputs([("-o (bucket module)", p) for p in paths.values()] +
-                      [("-o (plan JSON)", plan)] +
-                      [o for o in _outputs(args) if not o[0].startswith("-o")], _inputs(args))
+        check_outputs(
+            [("-o (bucket module)", p) for p in paths.values()]
+            + [("-o (plan JSON)", plan)]
+            + [o for o in _outputs(args) if not o[0].startswith("-o")],
+            _inputs(args),
+        )
 
 
 def cmd_schedule(args) -> int:
     g = _read(args)
     sc = _scenarios(args, g)
     check_bucket_outputs(args, sc)
-    options: dict[str, Any] = {k: getattr(args, k) for k in
-                               ("slack", "evict", "device", "profile", "bandwidth")
-                               if getattr(args, k, None) is not None}
+    options: dict[str, Any] = {
+        k: getattr(args, k)
+        for k in ("slack", "evict", "device", "profile", "bandwidth")
+        if getattr(args, k, None) is not None
+    }
     if args.keep_order:
         options["reorder"] = False
     method = args.method
     name = api.resolve_method(method, args.objective)
     progress = None
-    if api.is_solver(name) and get_method(name).family != "remat" and not args.json \
-            and not args.log:
+    if (
+        api.is_solver(name)
+        and get_method(name).family != "remat"
+        and not args.json
+        and not args.log
+    ):
         progress = _progress_printer()
     with stdout_to_stderr(bool(args.log)):
-        r = api.schedule(g, method, objective=args.objective, scenarios=sc,
-                         time_limit=args.time_limit,
-                         workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
-                         seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
-                         deterministic=bool(args.deterministic), budget=args.budget,
-                         log=bool(args.log), progress=progress, **options)
+        r = api.schedule(
+            g,
+            method,
+            objective=args.objective,
+            scenarios=sc,
+            time_limit=args.time_limit,
+            workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
+            seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
+            deterministic=bool(args.deterministic),
+            budget=args.budget,
+            log=bool(args.log),
+            progress=progress,
+            **options,
+        )
     if progress is not None and sys.stderr.isatty():
         sys.stderr.write("\n")
     if r.status == "INFEASIBLE":
@@ -409,8 +479,14 @@ def cmd_schedule(args) -> int:
     if r.plan is None and (args.trace or r.info.get("pairs") is not None):
         tl = api.timeline(r, args.device, args.profile)
     stopped = was_interrupted(args, r)
-    out = api.write(r, args.output, args.input, async_collectives=args.async_collectives,
-                    inputs=_inputs(args), annotate={"interrupted": True} if stopped else None)
+    out = api.write(
+        r,
+        args.output,
+        args.input,
+        async_collectives=args.async_collectives,
+        inputs=_inputs(args),
+        annotate={"interrupted": True} if stopped else None,
+    )
     if r.plan is not None:
         code = _present_remat(args, r, out, stopped)
         return interrupted_exit(args) if stopped else code
@@ -426,8 +502,10 @@ def cmd_schedule(args) -> int:
         data["budget_reference"] = r.info["budget_reference"]
     lines = [f"{r.method}: {r.status}, wrote {args.output}"]
     for n in sc.names:
-        line = (f"  {n}: peak {_bytes(r.peak[n])}, lower bound {_bytes(r.bound[n])}, "
-                f"gap {100 * r.gap[n]:.2f} %")
+        line = (
+            f"  {n}: peak {_bytes(r.peak[n])}, lower bound {_bytes(r.bound[n])}, "
+            f"gap {100 * r.gap[n]:.2f} %"
+        )
         if r.budget is not None:
             line += f", budget {_bytes(r.budget[n])}"
         lines.append(line)
@@ -435,10 +513,12 @@ def cmd_schedule(args) -> int:
     if info.get("makespan"):
         unit = info.get("unit", "s")
         for n in sc.names:
-            lines.append(f"  {n}: makespan {format_time(info['makespan'][n], unit)}, exposed "
-                         f"comm {format_time(info['exposed_comm'][n], unit)} (lower bound "
-                         f"{format_time(info['exposed_comm_lower_bound'][n], unit)}), budget "
-                         f"{_bytes(info['budget'][n])}")
+            lines.append(
+                f"  {n}: makespan {format_time(info['makespan'][n], unit)}, exposed "
+                f"comm {format_time(info['exposed_comm'][n], unit)} (lower bound "
+                f"{format_time(info['exposed_comm_lower_bound'][n], unit)}), budget "
+                f"{_bytes(info['budget'][n])}"
+            )
         lines.append(_pair_lines(info.get("pairs") or [], sc.names[0], unit))
     if out.get("async"):
         lines.append(f"  {out['async']}")
@@ -458,8 +538,10 @@ def _solver_note(r: api.Result) -> str:
     s = r.solver
     if not s:
         return ""
-    return (f" (limit {format_seconds(s['time_limit'])}, {s['workers']} workers, seed "
-            f"{s['seed']}{', deterministic' if s.get('deterministic') else ''})")
+    return (
+        f" (limit {format_seconds(s['time_limit'])}, {s['workers']} workers, seed "
+        f"{s['seed']}{', deterministic' if s.get('deterministic') else ''})"
+    )
 
 
 def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
@@ -468,11 +550,15 @@ def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
         return "  (no async pairs)"
     out = [f"  async pairs ({scenario}): start done distance overlapped, before -> after"]
     for r in pairs:
-        before = (f"{r.get('start_index_before', '-')} {r.get('done_index_before', '-')} "
-                  f"{r.get('distance_before', '-')} "
-                  f"{format_time(r['overlapped_before'][scenario], unit) if 'overlapped_before' in r else '-'}")
-        after = (f"{r['start_index']} {r['done_index']} {r['distance']} "
-                 f"{format_time(r['overlapped_after'][scenario], unit)}")
+        before = (
+            f"{r.get('start_index_before', '-')} {r.get('done_index_before', '-')} "
+            f"{r.get('distance_before', '-')} "
+            f"{format_time(r['overlapped_before'][scenario], unit) if 'overlapped_before' in r else '-'}"
+        )
+        after = (
+            f"{r['start_index']} {r['done_index']} {r['distance']} "
+            f"{format_time(r['overlapped_after'][scenario], unit)}"
+        )
         out.append(f"    {r['start']:<28} {before:>26}  ->  {after}")
     return "\n".join(out)
 
@@ -484,10 +570,12 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
     lines = [f"{r.method}: {r.status}, wrote {', '.join(written)}"]
     buckets = out.get("buckets") or {}
     for d in buckets.values():
-        lines.append(f"  HLO {d['output']}: plan of {d['scenario']} in {d['computation']}: "
-                     f"{len(d['clones'])} clone(s), {len(d['evictions'])} eviction(s), "
-                     f"{len(d['prefetches'])} prefetch(es); read back: peak "
-                     f"{_bytes(d['peak_bytes'])} <= budget {_bytes(d['budget_bytes'])}")
+        lines.append(
+            f"  HLO {d['output']}: plan of {d['scenario']} in {d['computation']}: "
+            f"{len(d['clones'])} clone(s), {len(d['evictions'])} eviction(s), "
+            f"{len(d['prefetches'])} prefetch(es); read back: peak "
+            f"{_bytes(d['peak_bytes'])} <= budget {_bytes(d['budget_bytes'])}"
+        )
     if len(buckets) > 1:
         top = next(iter(buckets.values()))
         lines.insert(2, f"    (also within budget in: {', '.join(top['fits_buckets'])})")
@@ -496,21 +584,29 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
     for s, n in enumerate(sc.names):
         # float noise of timeline differences (1e-20 of a step) prints as 0
         tiny = 1e-9 * max(1.0, abs(float(res.time.base[s])))
-        rec, exp = (float(x[s]) if abs(float(x[s])) > tiny else 0.0
-                    for x in (res.time.recompute, res.time.exposed_transfer))
-        line = (f"  {n}: peak {_bytes(res.peak[s])} <= budget {_bytes(res.budget[s])}")
+        rec, exp = (
+            float(x[s]) if abs(float(x[s])) > tiny else 0.0
+            for x in (res.time.recompute, res.time.exposed_transfer)
+        )
+        line = f"  {n}: peak {_bytes(res.peak[s])} <= budget {_bytes(res.budget[s])}"
         if ref:
-            line += (f" ({ref['budget']} of the least peak "
-                     f"{_bytes(ref['least_peak_bytes'][n])}, {ref['least_peak_status'][n]})")
-        lines.append(line + f", added time {float(res.added_time_pct[s]):.2f} % (recompute "
-                     f"{format_time(rec, unit)}, exposed transfer {format_time(exp, unit)}), "
-                     f"active candidates {len(res.active[s])}")
+            line += (
+                f" ({ref['budget']} of the least peak "
+                f"{_bytes(ref['least_peak_bytes'][n])}, {ref['least_peak_status'][n]})"
+            )
+        lines.append(
+            line + f", added time {float(res.added_time_pct[s]):.2f} % (recompute "
+            f"{format_time(rec, unit)}, exposed transfer {format_time(exp, unit)}), "
+            f"active candidates {len(res.active[s])}"
+        )
     if data.get("breakpoints"):
         lines.append(f"  breakpoints: {data['breakpoints']}")
     bound = res.info.get("added_time_lower_bound_pct")
     if bound is not None:
-        lines.append("  no plan on this order adds less than: " + ", ".join(
-            f"{n} {b:.2f} %" for n, b in zip(sc.names, bound)))
+        lines.append(
+            "  no plan on this order adds less than: "
+            + ", ".join(f"{n} {b:.2f} %" for n, b in zip(sc.names, bound))
+        )
     lines.append(f"  time {format_seconds(r.seconds)}" + _solver_note(r))
     if res.info.get("message"):
         lines.append(f"  {res.info['message']}")
@@ -535,77 +631,146 @@ def _time_unit(r: api.Result, device: str) -> str:
 
 
 def _add_solver_options(q: argparse.ArgumentParser, default_limit: str) -> None:
-    q.add_argument("--time-limit", type=float, default=None, metavar="S",
-                   help=f"solver seconds (default: {default_limit})")
-    q.add_argument("--workers", type=int, default=None, metavar="N",
-                   help=f"CP-SAT threads (default: {api.DEFAULT_WORKERS})")
-    q.add_argument("--seed", type=int, default=None, metavar="K",
-                   help=f"CP-SAT random seed (default: {api.DEFAULT_SEED})")
-    q.add_argument("--deterministic", action="store_true", default=None,
-                   help="count solver limits in work units, not seconds: the same input and "
-                        "seed give the same order (default: off)")
-    q.add_argument("--async-collectives", action="store_true",
-                   help="split synchronous collectives into start/done pairs first "
-                        "(default: off)")
-    q.add_argument("--device", default="h100",
-                   help="cost-model preset (h100, a100, xla-approx) or a TOML/JSON file "
-                        "(default: h100)")
-    q.add_argument("--profile", metavar="FILE",
-                   help="measured op times: JSON {name: us} or XLA's PGLE text proto "
-                        "(default: none, the cost model's estimates)")
+    q.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        metavar="S",
+        help=f"solver seconds (default: {default_limit})",
+    )
+    q.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"CP-SAT threads (default: {api.DEFAULT_WORKERS})",
+    )
+    q.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="K",
+        help=f"CP-SAT random seed (default: {api.DEFAULT_SEED})",
+    )
+    q.add_argument(
+        "--deterministic",
+        action="store_true",
+        default=None,
+        help="count solver limits in work units, not seconds: the same input and "
+        "seed give the same order (default: off)",
+    )
+    q.add_argument(
+        "--async-collectives",
+        action="store_true",
+        help="split synchronous collectives into start/done pairs first (default: off)",
+    )
+    q.add_argument(
+        "--device",
+        default="h100",
+        help="cost-model preset (h100, a100, xla-approx) or a TOML/JSON file (default: h100)",
+    )
+    q.add_argument(
+        "--profile",
+        metavar="FILE",
+        help="measured op times: JSON {name: us} or XLA's PGLE text proto "
+        "(default: none, the cost model's estimates)",
+    )
 
 
 def add_schedule(sub) -> None:
     q = sub.add_parser("schedule", help="run one method (default: cp), validate, write")
     _add_input(q)
     _add_solver_options(q, "10 s; 60 s for cp-remat and remat-fixed-order")
-    q.add_argument("-o", "--output", required=True,
-                   help="the schedule (required): HLO in -> HLO out, JSON in -> JSON. With "
-                        "--objective remat on HLO: the module with the plan's clones and "
-                        "host (S(5)) copy-start/copy-done pairs (the last bucket's plan; with "
-                        "several buckets each bucket's module as OUT.<bucket>.hlo too), and "
-                        "the plan JSON as OUT.plan.json")
-    q.add_argument("--method", help="method name, see `cpsched methods` (default: cp, the "
-                                    "minimum-peak solver, or the solver of --objective)")
-    q.add_argument("--objective", choices=list(OBJECTIVES),
-                   help="weighted/minimax/lexicographic/budget: min-peak order (cp); "
-                        "overlap/distance: collective overlap (cp-overlap); remat: "
-                        "recompute/evict to fit --budget (cp-remat) (default: weighted)")
-    q.add_argument("--budget", metavar="BYTES",
-                   help="memory budget: bytes, 512MB, 8GiB, or 90%% (of the least peak over "
-                        "all orders that cp finds for each scenario alone, in a quarter of "
-                        "the time limit); one value, or one per scenario comma separated "
-                        "(default: none)")
-    q.add_argument("--slack", type=float, default=None,
-                   help="overlap: memory budget = best memory-only peak x (1 + SLACK) "
-                        "(default: 0)")
-    q.add_argument("--evict", action="store_true", default=None,
-                   help="remat: also offload buffers to host memory (default: off)")
-    q.add_argument("--bandwidth", type=float, default=None, metavar="BYTES",
-                   help="remat --evict: host link in bytes per op-time unit (default: "
-                        "the --device's PCIe; needed when op times are the file's own)")
-    q.add_argument("--keep-order", action="store_true", default=None,
-                   help="remat: keep the input's order as the main order and only "
-                        "add clones/copies (the Checkmate/Moccasin setting); the plan "
-                        "is then reported with a lower bound on its added time (default: off)")
-    q.add_argument("--trace", metavar="JSON",
-                   help="Chrome/Perfetto trace of the timeline with a memory counter track "
-                        "(default: none)")
-    q.add_argument("--log", action="store_true", default=None,
-                   help="CP-SAT's search log, on stderr (default: off)")
+    q.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        help="the schedule (required): HLO in -> HLO out, JSON in -> JSON. With "
+        "--objective remat on HLO: the module with the plan's clones and "
+        "host (S(5)) copy-start/copy-done pairs (the last bucket's plan; with "
+        "several buckets each bucket's module as OUT.<bucket>.hlo too), and "
+        "the plan JSON as OUT.plan.json",
+    )
+    q.add_argument(
+        "--method",
+        help="method name, see `cpsched methods` (default: cp, the "
+        "minimum-peak solver, or the solver of --objective)",
+    )
+    q.add_argument(
+        "--objective",
+        choices=list(OBJECTIVES),
+        help="weighted/minimax/lexicographic/budget: min-peak order (cp); "
+        "overlap/distance: collective overlap (cp-overlap); remat: "
+        "recompute/evict to fit --budget (cp-remat) (default: weighted)",
+    )
+    q.add_argument(
+        "--budget",
+        metavar="BYTES",
+        help="memory budget: bytes, 512MB, 8GiB, or 90%% (of the least peak over "
+        "all orders that cp finds for each scenario alone, in a quarter of "
+        "the time limit); one value, or one per scenario comma separated "
+        "(default: none)",
+    )
+    q.add_argument(
+        "--slack",
+        type=float,
+        default=None,
+        help="overlap: memory budget = best memory-only peak x (1 + SLACK) (default: 0)",
+    )
+    q.add_argument(
+        "--evict",
+        action="store_true",
+        default=None,
+        help="remat: also offload buffers to host memory (default: off)",
+    )
+    q.add_argument(
+        "--bandwidth",
+        type=float,
+        default=None,
+        metavar="BYTES",
+        help="remat --evict: host link in bytes per op-time unit (default: "
+        "the --device's PCIe; needed when op times are the file's own)",
+    )
+    q.add_argument(
+        "--keep-order",
+        action="store_true",
+        default=None,
+        help="remat: keep the input's order as the main order and only "
+        "add clones/copies (the Checkmate/Moccasin setting); the plan "
+        "is then reported with a lower bound on its added time (default: off)",
+    )
+    q.add_argument(
+        "--trace",
+        metavar="JSON",
+        help="Chrome/Perfetto trace of the timeline with a memory counter track (default: none)",
+    )
+    q.add_argument(
+        "--log",
+        action="store_true",
+        default=None,
+        help="CP-SAT's search log, on stderr (default: off)",
+    )
     q.set_defaults(fn=cmd_schedule)
 
 
 # -- compare --------------------------------------------------------------------------------
 
+
 def cmd_compare(args) -> int:
     g = _read(args)
     sc = _scenarios(args, g)
-    c = api.compare(g, scenarios=sc, time_limit=args.time_limit,
-                    workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
-                    seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
-                    deterministic=bool(args.deterministic), solvers=not args.no_solver, device=args.device, profile=args.profile,
-                    async_collectives=args.async_collectives)
+    c = api.compare(
+        g,
+        scenarios=sc,
+        time_limit=args.time_limit,
+        workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
+        seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
+        deterministic=bool(args.deterministic),
+        solvers=not args.no_solver,
+        device=args.device,
+        profile=args.profile,
+        async_collectives=args.async_collectives,
+    )
     data = c.to_dict()
     data["input"] = args.input
     data["reproduce"]["command"] = ["cpsched"] + list(args.argv)
@@ -619,9 +784,13 @@ def cmd_compare(args) -> int:
     if args.plot:
         tls = c.timelines
         best = min(tls, key=lambda n: tls[n].expected_makespan) if tls else None
-        plot_memory({n: simulate(g, r.order, sc) for n, r in c.results.items()}, args.plot,
-                    title=g.name, inputs=tuple(_inputs(args)),
-                    timelines={best: tls[best]} if best else None)
+        plot_memory(
+            {n: simulate(g, r.order, sc) for n, r in c.results.items()},
+            args.plot,
+            title=g.name,
+            inputs=tuple(_inputs(args)),
+            timelines={best: tls[best]} if best else None,
+        )
         if not (args.json or args.csv):
             print(f"wrote {args.plot}")
     return 0
@@ -629,8 +798,17 @@ def cmd_compare(args) -> int:
 
 def _compare_csv(c: api.Comparison) -> str:
     buf = io.StringIO()
-    cols = ["method", "status", "scenario", "peak_bytes", "lower_bound_bytes", "gap",
-            "makespan", "exposed_comm", "seconds"]
+    cols = [
+        "method",
+        "status",
+        "scenario",
+        "peak_bytes",
+        "lower_bound_bytes",
+        "gap",
+        "makespan",
+        "exposed_comm",
+        "seconds",
+    ]
     w = csv.writer(buf)
     w.writerow(cols)
     for rec in c.records():
@@ -643,25 +821,39 @@ def add_compare(sub) -> None:
     q = sub.add_parser("compare", help="run every method side by side")
     _add_input(q)
     _add_solver_options(q, f"{api.DEFAULT_TIME_LIMIT:g} s per solver")
-    q.add_argument("--csv", action="store_true",
-                   help="one CSV row per method and scenario (default: a table)")
-    q.add_argument("--plot", metavar="PNG",
-                   help="memory over time of every method (needs matplotlib; default: none)")
+    q.add_argument(
+        "--csv", action="store_true", help="one CSV row per method and scenario (default: a table)"
+    )
+    q.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="memory over time of every method (needs matplotlib; default: none)",
+    )
     q.add_argument("--no-solver", action="store_true", help="heuristics only (default: off)")
     q.set_defaults(fn=cmd_compare)
 
 
 # -- entry point ----------------------------------------------------------------------------
 
-SUBCOMMANDS: list[Callable] = [add_info, add_simulate, add_convert, add_methods,
-                               add_schedule, add_compare, add_capture,
-                               pipeline_cli.add_parser]
+SUBCOMMANDS: list[Callable] = [
+    add_info,
+    add_simulate,
+    add_convert,
+    add_methods,
+    add_schedule,
+    add_compare,
+    add_capture,
+    pipeline_cli.add_parser,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cpsched", description=__doc__.splitlines()[0])
-    p.add_argument("--version", action="version",
-                   version=f"cpsched {__version__} (ortools {api.ortools_version()})")
+    p.add_argument(
+        "--version",
+        action="version",
+        version=f"cpsched {__version__} (ortools {api.ortools_version()})",
+    )
     sub = p.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:
         add(sub)
@@ -691,17 +883,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         code = interrupted_exit(args)
-        print(f"cpsched: {'terminated' if code == EXIT_SIGTERM else 'interrupted'} "
-              "before a schedule was returned; nothing written", file=sys.stderr)
+        print(
+            f"cpsched: {'terminated' if code == EXIT_SIGTERM else 'interrupted'} "
+            "before a schedule was returned; nothing written",
+            file=sys.stderr,
+        )
         return code
     except RecursionError:
-        print(f"cpsched: error: {getattr(args, 'input', '')}: input nests too deeply", file=sys.stderr)
+        print(
+            f"cpsched: error: {getattr(args, 'input', '')}: input nests too deeply", file=sys.stderr
+        )
         return EXIT_USAGE
     except Exception as e:  # a bug in cpsched: one line, details with CPSCHED_DEBUG=1
         if os.environ.get("CPSCHED_DEBUG"):
             raise
-        print(f"cpsched: internal error: {type(e).__name__}: {e} (set CPSCHED_DEBUG=1 for details)",
-              file=sys.stderr)
+        print(
+            f"cpsched: internal error: {type(e).__name__}: {e} (set CPSCHED_DEBUG=1 for details)",
+            file=sys.stderr,
+        )
         return 3
 
 

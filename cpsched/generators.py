@@ -41,16 +41,22 @@ Conventions shared by the model families:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.symbolic import SymExpr
 
-__all__ = ["transformer_train", "mlp_train", "unet", "random_layered",
-           "transformer_parallel", "FAMILIES"]
+__all__ = [
+    "transformer_train",
+    "mlp_train",
+    "unet",
+    "random_layered",
+    "transformer_parallel",
+    "FAMILIES",
+]
 
 B = SymExpr.dim("b")
 S = SymExpr.dim("s")
@@ -65,13 +71,14 @@ def _sym(x) -> SymExpr:
 # A tiny recording net: forward ops on a tape, reverse-mode backward, in-place updates.
 # ----------------------------------------------------------------------------------------
 
+
 @dataclass(eq=False)
 class Tensor:
     """A value of the program: the op that produces it and the buffer that holds it."""
 
     name: str
-    op: int                 # producing op (the done of an async collective)
-    buf: int                # buffer holding the value (the start's buffer for a collective)
+    op: int  # producing op (the done of an async collective)
+    buf: int  # buffer holding the value (the start's buffer for a collective)
     numel: SymExpr
     itemsize: int
     requires_grad: bool
@@ -82,7 +89,7 @@ class Tensor:
         return self.numel * self.itemsize
 
 
-OUT = object()              # in a gradient rule: the forward op's own result
+OUT = object()  # in a gradient rule: the forward op's own result
 
 
 @dataclass(frozen=True)
@@ -95,7 +102,7 @@ class G:
     label: str = ""
 
 
-PASS = "pass"               # gradient of this input is dy itself (residual add)
+PASS = "pass"  # gradient of this input is dy itself (residual add)
 GradRule = "G | str | Callable[[Tensor], Tensor] | None"
 
 
@@ -130,15 +137,21 @@ class _Net:
         self.g.add_buffer_user(t.buf, op)
         self.users.setdefault(t.buf, []).append(op)
 
-    def input(self, name: str, numel, itemsize: int | None = None, donated: bool = False,
-              requires_grad: bool = False) -> Tensor:
+    def input(
+        self,
+        name: str,
+        numel,
+        itemsize: int | None = None,
+        donated: bool = False,
+        requires_grad: bool = False,
+    ) -> Tensor:
         itemsize = itemsize or self.itemsize
         numel = _sym(numel)
-        i = self.g.add_op(name, "parameter", OpKind.PARAMETER,
-                          attrs={"parameter_number": self._n_params})
+        i = self.g.add_op(
+            name, "parameter", OpKind.PARAMETER, attrs={"parameter_number": self._n_params}
+        )
         self._n_params += 1
-        j = self.g.add_buffer(i, numel * itemsize, name=name, live_in=True,
-                              live_out=not donated)
+        j = self.g.add_buffer(i, numel * itemsize, name=name, live_in=True, live_out=not donated)
         return Tensor(name, i, j, numel, itemsize, requires_grad, leaf=True)
 
     def weight(self, name: str, numel: int, trainable: bool = True) -> Tensor:
@@ -148,42 +161,65 @@ class _Net:
             self.weights.append(t)
         return t
 
-    def op(self, name: str, opcode: str, inputs: Sequence[Tensor], numel, flops=0,
-           grads: Sequence | None = None, itemsize: int | None = None,
-           live_out: bool = False, kind: OpKind = OpKind.COMPUTE,
-           bytes_accessed=None) -> Tensor:
+    def op(
+        self,
+        name: str,
+        opcode: str,
+        inputs: Sequence[Tensor],
+        numel,
+        flops=0,
+        grads: Sequence | None = None,
+        itemsize: int | None = None,
+        live_out: bool = False,
+        kind: OpKind = OpKind.COMPUTE,
+        bytes_accessed=None,
+    ) -> Tensor:
         itemsize = itemsize or self.itemsize
         numel = _sym(numel)
         if bytes_accessed is None:
             bytes_accessed = sum((t.size for t in inputs), numel * itemsize)
-        i = self.g.add_op(name, opcode, kind, operands=[t.op for t in inputs], flops=flops,
-                          bytes_accessed=bytes_accessed, attrs=self._attrs())
+        i = self.g.add_op(
+            name,
+            opcode,
+            kind,
+            operands=[t.op for t in inputs],
+            flops=flops,
+            bytes_accessed=bytes_accessed,
+            attrs=self._attrs(),
+        )
         for t in inputs:
             self._use(t, i)
         j = self.g.add_buffer(i, numel * itemsize, name=name, live_out=live_out)
         rg = grads is not None and any(t.requires_grad for t in inputs)
         out = Tensor(name, i, j, numel, itemsize, rg)
-        if rg and grads is not None:   # rg implies grads
+        if rg and grads is not None:  # rg implies grads
             self.tape.append(_Record(name, list(inputs), out, list(grads)))
         return out
 
-    def update(self, name: str, opcode: str, writes: Sequence[Tensor],
-               reads: Sequence[Tensor], flops) -> int:
+    def update(
+        self, name: str, opcode: str, writes: Sequence[Tensor], reads: Sequence[Tensor], flops
+    ) -> int:
         """An in-place update: overwrites ``writes``, defines no buffer, and runs after
         every other reader of the buffers it overwrites."""
         others = {u for t in writes for u in self.users.get(t.buf, ())}
-        ba = sum((t.size for t in reads), SymExpr()) + sum((t.size * 2 for t in writes),
-                                                           SymExpr())
-        i = self.g.add_op(name, opcode, OpKind.COMPUTE,
-                          operands=[t.op for t in list(writes) + list(reads)],
-                          control_preds=sorted(others), flops=flops, bytes_accessed=ba,
-                          attrs=self._attrs())
+        ba = sum((t.size for t in reads), SymExpr()) + sum((t.size * 2 for t in writes), SymExpr())
+        i = self.g.add_op(
+            name,
+            opcode,
+            OpKind.COMPUTE,
+            operands=[t.op for t in list(writes) + list(reads)],
+            control_preds=sorted(others),
+            flops=flops,
+            bytes_accessed=ba,
+            attrs=self._attrs(),
+        )
         for t in list(writes) + list(reads):
             self._use(t, i)
         return i
 
-    def collective(self, name: str, kind: str, x: Tensor, out_numel,
-                   groups: Sequence[Sequence[int]], grad=None) -> Tensor:
+    def collective(
+        self, name: str, kind: str, x: Tensor, out_numel, groups: Sequence[Sequence[int]], grad=None
+    ) -> Tensor:
         """An async collective as a start/done pair; returns the (forwarded) result."""
         out_numel = _sym(out_numel)
         out_size = out_numel * x.itemsize
@@ -198,18 +234,26 @@ class _Net:
         if kind == "collective-permute":
             gsize = 2
         attrs = {"phase": self.phase}
-        s = self.g.add_op(f"{name}.start", f"{kind}-start", OpKind.ASYNC_START,
-                          operands=[x.op], bytes_accessed=x.size + out_size, attrs=attrs)
+        s = self.g.add_op(
+            f"{name}.start",
+            f"{kind}-start",
+            OpKind.ASYNC_START,
+            operands=[x.op],
+            bytes_accessed=x.size + out_size,
+            attrs=attrs,
+        )
         self._use(x, s)
         buf = self.g.add_buffer(s, out_size, name=name)
-        d = self.g.add_op(f"{name}.done", f"{kind}-done", OpKind.ASYNC_DONE, operands=[s],
-                          attrs=attrs)
+        d = self.g.add_op(
+            f"{name}.done", f"{kind}-done", OpKind.ASYNC_DONE, operands=[s], attrs=attrs
+        )
         self._use(x, d)
         self.g.add_buffer_user(buf, d)
         self.users.setdefault(buf, []).append(d)
         self.g.pair_async(s, d)
-        self.g.set_collective(s, Collective(kind=kind, bytes=nbytes, group_size=gsize,
-                                            replica_groups=group_tuples))
+        self.g.set_collective(
+            s, Collective(kind=kind, bytes=nbytes, group_size=gsize, replica_groups=group_tuples)
+        )
         rg = grad is not None and x.requires_grad
         out = Tensor(name, d, buf, out_numel, x.itemsize, rg)
         if rg:
@@ -220,8 +264,14 @@ class _Net:
     def _finish(self, t: Tensor, contribs: list[Tensor]) -> Tensor:
         dy = contribs[0]
         if len(contribs) > 1:
-            dy = self.op(f"{t.name}/grad_sum", "add", contribs, t.numel,
-                         flops=t.numel * (len(contribs) - 1), itemsize=contribs[0].itemsize)
+            dy = self.op(
+                f"{t.name}/grad_sum",
+                "add",
+                contribs,
+                t.numel,
+                flops=t.numel * (len(contribs) - 1),
+                itemsize=contribs[0].itemsize,
+            )
         hook = self.hooks.get(t)
         return hook(dy) if hook else dy
 
@@ -231,12 +281,21 @@ class _Net:
         if callable(rule) and not isinstance(rule, G):
             return rule(dy)
         saved = [rec.out if s is OUT else s for s in rule.saved]
-        return self.op(f"{rec.name}/d{rule.label or k}", rule.opcode, [dy] + saved, x.numel,
-                       flops=rule.flops, itemsize=x.itemsize)
+        return self.op(
+            f"{rec.name}/d{rule.label or k}",
+            rule.opcode,
+            [dy] + saved,
+            x.numel,
+            flops=rule.flops,
+            itemsize=x.itemsize,
+        )
 
-    def backward(self, out: Tensor, dy: Tensor,
-                 on_weight_grad: Callable[[Tensor, Tensor], Tensor] | None = None
-                 ) -> dict[Tensor, Tensor]:
+    def backward(
+        self,
+        out: Tensor,
+        dy: Tensor,
+        on_weight_grad: Callable[[Tensor, Tensor], Tensor] | None = None,
+    ) -> dict[Tensor, Tensor]:
         """Emit the backward pass of everything recorded; returns weight -> gradient.
 
         A leaf's gradient is finished (summed, hooked, passed to ``on_weight_grad``) as
@@ -281,8 +340,9 @@ class _Net:
                 self.update(f"{w.name}/sgd", "sgd-update", [w], [gw], flops=n * 2)
             elif kind == "momentum":
                 m = self.input(f"{w.name}/momentum", n, itemsize=4)
-                self.update(f"{w.name}/momentum_update", "momentum-update", [w, m], [gw],
-                            flops=n * 4)
+                self.update(
+                    f"{w.name}/momentum_update", "momentum-update", [w, m], [gw], flops=n * 4
+                )
             elif kind == "adam":
                 m = self.input(f"{w.name}/adam_m", n, itemsize=4)
                 v = self.input(f"{w.name}/adam_v", n, itemsize=4)
@@ -299,41 +359,72 @@ class _Net:
 
 # -- layers ------------------------------------------------------------------------------
 
-def _matmul(net: _Net, name: str, x: Tensor, w: Tensor, m: SymExpr, k: int, n: int,
-            opcode: str = "dot") -> Tensor:
+
+def _matmul(
+    net: _Net, name: str, x: Tensor, w: Tensor, m: SymExpr, k: int, n: int, opcode: str = "dot"
+) -> Tensor:
     """x [m, k] @ w [k, n]."""
     f = m * (2 * k * n)
-    return net.op(name, opcode, [x, w], m * n, flops=f,
-                  grads=[G("dot", (w,), f, "x"), G("dot", (x,), f, "w")])
+    return net.op(
+        name, opcode, [x, w], m * n, flops=f, grads=[G("dot", (w,), f, "x"), G("dot", (x,), f, "w")]
+    )
 
 
 def _layer_norm(net: _Net, name: str, x: Tensor, gamma: Tensor) -> Tensor:
     n = x.numel
-    return net.op(name, "layer-norm", [x, gamma], n, flops=n * 8,
-                  grads=[G("layer-norm-grad", (x, gamma), n * 12, "x"),
-                         G("layer-norm-grad-weight", (x,), n * 4, "w")])
+    return net.op(
+        name,
+        "layer-norm",
+        [x, gamma],
+        n,
+        flops=n * 8,
+        grads=[
+            G("layer-norm-grad", (x, gamma), n * 12, "x"),
+            G("layer-norm-grad-weight", (x,), n * 4, "w"),
+        ],
+    )
 
 
-def _unary(net: _Net, name: str, opcode: str, x: Tensor, flops_per: int,
-           save_out: bool = False) -> Tensor:
+def _unary(
+    net: _Net, name: str, opcode: str, x: Tensor, flops_per: int, save_out: bool = False
+) -> Tensor:
     n = x.numel
-    return net.op(name, opcode, [x], n, flops=n * flops_per,
-                  grads=[G(f"{opcode}-grad", (OUT,) if save_out else (x,), n * (flops_per + 1),
-                           "x")])
+    return net.op(
+        name,
+        opcode,
+        [x],
+        n,
+        flops=n * flops_per,
+        grads=[G(f"{opcode}-grad", (OUT,) if save_out else (x,), n * (flops_per + 1), "x")],
+    )
 
 
 def _add(net: _Net, name: str, a: Tensor, b: Tensor) -> Tensor:
     return net.op(name, "add", [a, b], a.numel, flops=a.numel, grads=[PASS, PASS])
 
 
-def _xent(net: _Net, name: str, logits: Tensor, targets: Tensor, m: SymExpr, classes: int,
-          extra: Sequence[Tensor] = ()) -> Tensor:
+def _xent(
+    net: _Net,
+    name: str,
+    logits: Tensor,
+    targets: Tensor,
+    m: SymExpr,
+    classes: int,
+    extra: Sequence[Tensor] = (),
+) -> Tensor:
     """Softmax cross-entropy to a scalar f32 loss (live-out)."""
     f = m * (5 * classes)
-    return net.op(name, "softmax-cross-entropy", [logits, *extra, targets], ONE, flops=f,
-                  itemsize=4, live_out=True,
-                  grads=[G("softmax-cross-entropy-grad", (logits, *extra, targets), f, "logits")]
-                  + [None] * (len(extra) + 1))
+    return net.op(
+        name,
+        "softmax-cross-entropy",
+        [logits, *extra, targets],
+        ONE,
+        flops=f,
+        itemsize=4,
+        live_out=True,
+        grads=[G("softmax-cross-entropy-grad", (logits, *extra, targets), f, "logits")]
+        + [None] * (len(extra) + 1),
+    )
 
 
 def _seed(net: _Net, loss: Tensor) -> Tensor:
@@ -352,9 +443,17 @@ def _check(cond: bool, msg: str) -> None:
 # 1. transformer_train
 # ----------------------------------------------------------------------------------------
 
-def transformer_train(layers: int = 2, d_model: int = 768, heads: int = 12, d_ff: int = 3072,
-                      vocab: int = 32000, dtype_bytes: int = 2, optimizer: str = "adam",
-                      name: str | None = None) -> Graph:
+
+def transformer_train(
+    layers: int = 2,
+    d_model: int = 768,
+    heads: int = 12,
+    d_ff: int = 3072,
+    vocab: int = 32000,
+    dtype_bytes: int = 2,
+    optimizer: str = "adam",
+    name: str | None = None,
+) -> Graph:
     """One training step of a decoder-only (GPT-style, pre-LN, tied embeddings) transformer.
 
     Activations are sized over ``b`` (batch) and ``s`` (sequence): hidden states
@@ -370,56 +469,120 @@ def transformer_train(layers: int = 2, d_model: int = 768, heads: int = 12, d_ff
     wte = net.weight("wte", vocab * d_model)
     blocks = []
     for l in range(layers):
-        blocks.append({k: net.weight(f"L{l}/w_{k}", n) for k, n in (
-            ("ln1", d_model), ("wqkv", d_model * 3 * d_model), ("wo", d_model * d_model),
-            ("ln2", d_model), ("w1", d_model * d_ff), ("w2", d_ff * d_model))})
+        blocks.append(
+            {
+                k: net.weight(f"L{l}/w_{k}", n)
+                for k, n in (
+                    ("ln1", d_model),
+                    ("wqkv", d_model * 3 * d_model),
+                    ("wo", d_model * d_model),
+                    ("ln2", d_model),
+                    ("w1", d_model * d_ff),
+                    ("w2", d_ff * d_model),
+                )
+            }
+        )
     lnf = net.weight("w_lnf", d_model)
 
-    x = net.op("embed", "gather", [wte, tokens], bs * d_model, flops=bs * d_model,
-               grads=[G("scatter-add", (tokens,), bs * d_model, "wte"), None])
+    x = net.op(
+        "embed",
+        "gather",
+        [wte, tokens],
+        bs * d_model,
+        flops=bs * d_model,
+        grads=[G("scatter-add", (tokens,), bs * d_model, "wte"), None],
+    )
     for l, p in enumerate(blocks):
         x = _block(net, f"L{l}", x, p, d_model, heads, d_ff, bs)
     h = _layer_norm(net, "lnf", x, lnf)
-    logits = net.op("logits", "dot", [h, wte], bs * vocab, flops=bs * (2 * d_model * vocab),
-                    grads=[G("dot", (wte,), bs * (2 * d_model * vocab), "x"),
-                           G("dot", (h,), bs * (2 * d_model * vocab), "wte")])
+    logits = net.op(
+        "logits",
+        "dot",
+        [h, wte],
+        bs * vocab,
+        flops=bs * (2 * d_model * vocab),
+        grads=[
+            G("dot", (wte,), bs * (2 * d_model * vocab), "x"),
+            G("dot", (h,), bs * (2 * d_model * vocab), "wte"),
+        ],
+    )
     loss = _xent(net, "loss", logits, targets, bs, vocab)
     grads = net.backward(loss, _seed(net, loss))
     net.optimizer(grads, optimizer)
-    return net.build({"generator": "transformer_train",
-                      "params": dict(layers=layers, d_model=d_model, heads=heads, d_ff=d_ff,
-                                     vocab=vocab, dtype_bytes=dtype_bytes,
-                                     optimizer=optimizer)})
+    return net.build(
+        {
+            "generator": "transformer_train",
+            "params": dict(
+                layers=layers,
+                d_model=d_model,
+                heads=heads,
+                d_ff=d_ff,
+                vocab=vocab,
+                dtype_bytes=dtype_bytes,
+                optimizer=optimizer,
+            ),
+        }
+    )
 
 
-def _attention(net: _Net, pre: str, h: Tensor, wqkv: Tensor, wo: Tensor, d_in: int,
-               d_local: int, heads_local: int, bs: SymExpr) -> Tensor:
+def _attention(
+    net: _Net,
+    pre: str,
+    h: Tensor,
+    wqkv: Tensor,
+    wo: Tensor,
+    d_in: int,
+    d_local: int,
+    heads_local: int,
+    bs: SymExpr,
+) -> Tensor:
     """QKV projection, scores, softmax, probs @ V and the output projection (partial sums
     when the projection is row-parallel)."""
     qkv = _matmul(net, f"{pre}/attn/qkv", h, wqkv, bs, d_in, 3 * d_local)
-    att_f = B * S * S * (2 * d_local)                      # b * heads * s * s * head_dim * 2
+    att_f = B * S * S * (2 * d_local)  # b * heads * s * s * head_dim * 2
     probs_n = B * S * S * heads_local
-    scores = net.op(f"{pre}/attn/scores", "dot", [qkv], probs_n, flops=att_f,
-                    grads=[G("dot", (qkv,), att_f * 2, "qk")])
-    probs = net.op(f"{pre}/attn/softmax", "softmax", [scores], probs_n, flops=probs_n * 5,
-                   grads=[G("softmax-grad", (OUT,), probs_n * 4, "x")])
-    ctx = net.op(f"{pre}/attn/context", "dot", [probs, qkv], bs * d_local, flops=att_f,
-                 grads=[G("dot", (qkv,), att_f, "probs"), G("dot", (probs,), att_f, "v")])
+    scores = net.op(
+        f"{pre}/attn/scores",
+        "dot",
+        [qkv],
+        probs_n,
+        flops=att_f,
+        grads=[G("dot", (qkv,), att_f * 2, "qk")],
+    )
+    probs = net.op(
+        f"{pre}/attn/softmax",
+        "softmax",
+        [scores],
+        probs_n,
+        flops=probs_n * 5,
+        grads=[G("softmax-grad", (OUT,), probs_n * 4, "x")],
+    )
+    ctx = net.op(
+        f"{pre}/attn/context",
+        "dot",
+        [probs, qkv],
+        bs * d_local,
+        flops=att_f,
+        grads=[G("dot", (qkv,), att_f, "probs"), G("dot", (probs,), att_f, "v")],
+    )
     return _matmul(net, f"{pre}/attn/out", ctx, wo, bs, d_local, d_in)
 
 
-def _mlp(net: _Net, pre: str, h: Tensor, w1: Tensor, w2: Tensor, d: int, ff_local: int,
-         bs: SymExpr) -> Tensor:
+def _mlp(
+    net: _Net, pre: str, h: Tensor, w1: Tensor, w2: Tensor, d: int, ff_local: int, bs: SymExpr
+) -> Tensor:
     a = _matmul(net, f"{pre}/mlp/fc1", h, w1, bs, d, ff_local)
     a = _unary(net, f"{pre}/mlp/gelu", "gelu", a, 8)
     return _matmul(net, f"{pre}/mlp/fc2", a, w2, bs, ff_local, d)
 
 
-def _block(net: _Net, pre: str, x: Tensor, p: dict, d: int, heads: int, d_ff: int,
-           bs: SymExpr) -> Tensor:
+def _block(
+    net: _Net, pre: str, x: Tensor, p: dict, d: int, heads: int, d_ff: int, bs: SymExpr
+) -> Tensor:
     h = _layer_norm(net, f"{pre}/ln1", x, p["ln1"])
-    x = _add(net, f"{pre}/attn/residual", x,
-             _attention(net, pre, h, p["wqkv"], p["wo"], d, d, heads, bs))
+    x = _add(
+        net, f"{pre}/attn/residual", x, _attention(net, pre, h, p["wqkv"], p["wo"], d, d, heads, bs)
+    )
     h = _layer_norm(net, f"{pre}/ln2", x, p["ln2"])
     return _add(net, f"{pre}/mlp/residual", x, _mlp(net, pre, h, p["w1"], p["w2"], d, d_ff, bs))
 
@@ -428,9 +591,16 @@ def _block(net: _Net, pre: str, x: Tensor, p: dict, d: int, heads: int, d_ff: in
 # 2. mlp_train
 # ----------------------------------------------------------------------------------------
 
-def mlp_train(layers: int = 4, width: int = 1024, d_in: int = 784, classes: int = 10,
-              dtype_bytes: int = 4, optimizer: str = "momentum",
-              name: str | None = None) -> Graph:
+
+def mlp_train(
+    layers: int = 4,
+    width: int = 1024,
+    d_in: int = 784,
+    classes: int = 10,
+    dtype_bytes: int = 4,
+    optimizer: str = "momentum",
+    name: str | None = None,
+) -> Graph:
     """One training step of an MLP: ``layers`` hidden layers (dot + ReLU) of ``width``,
     softmax cross-entropy, backward, in-place optimizer update. Activations ``b*width``."""
     _check(layers >= 1, "layers must be >= 1")
@@ -446,18 +616,38 @@ def mlp_train(layers: int = 4, width: int = 1024, d_in: int = 784, classes: int 
     loss = _xent(net, "loss", logits, y, B, classes)
     grads = net.backward(loss, _seed(net, loss))
     net.optimizer(grads, optimizer)
-    return net.build({"generator": "mlp_train",
-                      "params": dict(layers=layers, width=width, d_in=d_in, classes=classes,
-                                     dtype_bytes=dtype_bytes, optimizer=optimizer)})
+    return net.build(
+        {
+            "generator": "mlp_train",
+            "params": dict(
+                layers=layers,
+                width=width,
+                d_in=d_in,
+                classes=classes,
+                dtype_bytes=dtype_bytes,
+                optimizer=optimizer,
+            ),
+        }
+    )
 
 
 # ----------------------------------------------------------------------------------------
 # 3. unet
 # ----------------------------------------------------------------------------------------
 
-def unet(levels: int = 3, channels: int = 32, in_channels: int = 3, out_channels: int = 2,
-         hw: int = 128, spatial: str | None = None, backward: bool = False,
-         dtype_bytes: int = 2, optimizer: str = "sgd", name: str | None = None) -> Graph:
+
+def unet(
+    levels: int = 3,
+    channels: int = 32,
+    in_channels: int = 3,
+    out_channels: int = 2,
+    hw: int = 128,
+    spatial: str | None = None,
+    backward: bool = False,
+    dtype_bytes: int = 2,
+    optimizer: str = "sgd",
+    name: str | None = None,
+) -> Graph:
     """A U-Net: ``levels`` encoder levels (two 3x3 conv+ReLU, keep the skip, 2x2 max-pool),
     a bottleneck, and a decoder (2x2 transposed conv, concat with the skip, two convs),
     then a 1x1 conv to ``out_channels``. Level ``l`` has ``channels * 2**l`` channels.
@@ -469,9 +659,8 @@ def unet(levels: int = 3, channels: int = 32, in_channels: int = 3, out_channels
     """
     _check(levels >= 1, "levels must be >= 1")
     if spatial is None:
-        _check(hw % (2 ** levels) == 0, f"hw must be a multiple of 2**levels = {2 ** levels}")
-    net = _Net(name or f"unet_{levels}x{channels}" + ("_train" if backward else ""),
-               dtype_bytes)
+        _check(hw % (2**levels) == 0, f"hw must be a multiple of 2**levels = {2**levels}")
+    net = _Net(name or f"unet_{levels}x{channels}" + ("_train" if backward else ""), dtype_bytes)
 
     def area(l: int) -> SymExpr:
         if spatial is None:
@@ -483,48 +672,90 @@ def unet(levels: int = 3, channels: int = 32, in_channels: int = 3, out_channels
         w = net.weight(f"{nm}/w", k * k * cin * cout + cout, trainable=backward)
         f = area(l) * (2 * k * k * cin * cout)
         keep = (OUT,) if relu else ()
-        return net.op(nm, "convolution", [x, w], area(l) * cout, flops=f,
-                      grads=[G("conv-backprop-input", (w,) + keep, f, "x"),
-                             G("conv-backprop-filter", (x,) + keep, f, "w")])
+        return net.op(
+            nm,
+            "convolution",
+            [x, w],
+            area(l) * cout,
+            flops=f,
+            grads=[
+                G("conv-backprop-input", (w,) + keep, f, "x"),
+                G("conv-backprop-filter", (x,) + keep, f, "w"),
+            ],
+        )
 
     x = net.input("image", area(0) * in_channels)
     skips = []
     cin = in_channels
     for l in range(levels):
-        c = channels * 2 ** l
+        c = channels * 2**l
         x = conv(f"enc{l}/conv1", x, cin, c, l)
         x = conv(f"enc{l}/conv2", x, c, c, l)
         skips.append(x)
         n = area(l + 1) * c
-        x = net.op(f"enc{l}/pool", "max-pool", [x], n, flops=n * 4,
-                   grads=[G("max-pool-grad", (x, OUT), area(l) * c * 2, "x")])
+        x = net.op(
+            f"enc{l}/pool",
+            "max-pool",
+            [x],
+            n,
+            flops=n * 4,
+            grads=[G("max-pool-grad", (x, OUT), area(l) * c * 2, "x")],
+        )
         cin = c
-    c = channels * 2 ** levels
+    c = channels * 2**levels
     x = conv("mid/conv1", x, cin, c, levels)
     x = conv("mid/conv2", x, c, c, levels)
     for l in reversed(range(levels)):
-        c = channels * 2 ** l
+        c = channels * 2**l
         w = net.weight(f"dec{l}/up/w", 4 * 2 * c * c + c, trainable=backward)
         f = area(l) * (2 * 2 * c * c)
-        up = net.op(f"dec{l}/up", "conv-transpose", [x, w], area(l) * c, flops=f,
-                    grads=[G("conv-backprop-input", (w,), f, "x"),
-                           G("conv-backprop-filter", (x,), f, "w")])
-        cat = net.op(f"dec{l}/concat", "concatenate", [up, skips[l]], area(l) * (2 * c),
-                     grads=[G("slice", (), 0, "up"), G("slice", (), 0, "skip")])
+        up = net.op(
+            f"dec{l}/up",
+            "conv-transpose",
+            [x, w],
+            area(l) * c,
+            flops=f,
+            grads=[G("conv-backprop-input", (w,), f, "x"), G("conv-backprop-filter", (x,), f, "w")],
+        )
+        cat = net.op(
+            f"dec{l}/concat",
+            "concatenate",
+            [up, skips[l]],
+            area(l) * (2 * c),
+            grads=[G("slice", (), 0, "up"), G("slice", (), 0, "skip")],
+        )
         x = conv(f"dec{l}/conv1", cat, 2 * c, c, l)
         x = conv(f"dec{l}/conv2", x, c, c, l)
     out = conv("head", x, channels, out_channels, 0, k=1, relu=False)
-    meta = {"generator": "unet",
-            "params": dict(levels=levels, channels=channels, in_channels=in_channels,
-                           out_channels=out_channels, hw=hw, spatial=spatial,
-                           backward=backward, dtype_bytes=dtype_bytes, optimizer=optimizer)}
+    meta = {
+        "generator": "unet",
+        "params": dict(
+            levels=levels,
+            channels=channels,
+            in_channels=in_channels,
+            out_channels=out_channels,
+            hw=hw,
+            spatial=spatial,
+            backward=backward,
+            dtype_bytes=dtype_bytes,
+            optimizer=optimizer,
+        ),
+    }
     if not backward:
         net.g.set_live_out(out.buf)
         return net.build(meta)
     target = net.input("target", area(0) * out_channels)
     n = out.numel
-    loss = net.op("loss", "mse", [out, target], ONE, flops=n * 3, itemsize=4, live_out=True,
-                  grads=[G("mse-grad", (out, target), n * 3, "x"), None])
+    loss = net.op(
+        "loss",
+        "mse",
+        [out, target],
+        ONE,
+        flops=n * 3,
+        itemsize=4,
+        live_out=True,
+        grads=[G("mse-grad", (out, target), n * 3, "x"), None],
+    )
     grads = net.backward(loss, _seed(net, loss))
     net.optimizer(grads, optimizer)
     return net.build(meta)
@@ -534,11 +765,20 @@ def unet(levels: int = 3, channels: int = 32, in_channels: int = 3, out_channels
 # 4. random_layered
 # ----------------------------------------------------------------------------------------
 
-def random_layered(n: int = 100, seed: int = 0, width: float = 0.3, width_var: float = 0.75,
-                   edge_density: float = 0.2, skip_density: float = 0.14, max_skip: int = 4,
-                   size_range: tuple[int, int] = (80, 6150),
-                   duration_range: tuple[int, int] = (1, 1000), dim: str | None = None,
-                   name: str | None = None) -> Graph:
+
+def random_layered(
+    n: int = 100,
+    seed: int = 0,
+    width: float = 0.3,
+    width_var: float = 0.75,
+    edge_density: float = 0.2,
+    skip_density: float = 0.14,
+    max_skip: int = 4,
+    size_range: tuple[int, int] = (80, 6150),
+    duration_range: tuple[int, int] = (1, 1000),
+    dim: str | None = None,
+    name: str | None = None,
+) -> Graph:
     """A random layered DAG like those of Gagrani et al. (NeurIPS 2022, appendix A).
 
     One source and one sink around ``n - 2`` inner nodes arranged in layers. The mean
@@ -614,22 +854,44 @@ def random_layered(n: int = 100, seed: int = 0, width: float = 0.3, width_var: f
     scale = SymExpr.dim(dim) if dim else ONE
     label = {v: ("source" if v == 0 else "sink" if v == sink else f"v{v}") for v in range(n)}
     for v in order:
-        ba = (sum(int(sizes[u]) for u in preds[v]) + int(sizes[v]))
-        g.add_op(label[v], "node", OpKind.COMPUTE,
-                 bytes_accessed=scale * ba, attrs={"duration": float(durs[v])})
+        ba = sum(int(sizes[u]) for u in preds[v]) + int(sizes[v])
+        g.add_op(
+            label[v],
+            "node",
+            OpKind.COMPUTE,
+            bytes_accessed=scale * ba,
+            attrs={"duration": float(durs[v])},
+        )
     for v in order:
         for u in sorted(preds[v]):
             g.add_operand(label[v], label[u])
     for v in order:
-        g.add_buffer(label[v], scale * int(sizes[v]), users=[label[s_] for s_ in succs[v]],
-                     name=label[v], live_out=(v == sink))
+        g.add_buffer(
+            label[v],
+            scale * int(sizes[v]),
+            users=[label[s_] for s_ in succs[v]],
+            name=label[v],
+            live_out=(v == sink),
+        )
     g.original_order = list(range(n))
-    g.meta.update({"generator": "random_layered",
-                   "params": dict(n=n, seed=seed, width=width, width_var=width_var,
-                                  edge_density=edge_density, skip_density=skip_density,
-                                  max_skip=max_skip, size_range=list(size_range),
-                                  duration_range=list(duration_range), dim=dim),
-                   "layers": len(layers)})
+    g.meta.update(
+        {
+            "generator": "random_layered",
+            "params": dict(
+                n=n,
+                seed=seed,
+                width=width,
+                width_var=width_var,
+                edge_density=edge_density,
+                skip_density=skip_density,
+                max_skip=max_skip,
+                size_range=list(size_range),
+                duration_range=list(duration_range),
+                dim=dim,
+            ),
+            "layers": len(layers),
+        }
+    )
     return g.build()
 
 
@@ -637,10 +899,21 @@ def random_layered(n: int = 100, seed: int = 0, width: float = 0.3, width_var: f
 # 5. transformer_parallel
 # ----------------------------------------------------------------------------------------
 
-def transformer_parallel(layers: int = 2, dp: int = 2, tp: int = 4, sp: bool = False,
-                         pp: int = 1, d_model: int = 1024, heads: int = 16,
-                         d_ff: int = 4096, vocab: int = 32000, dtype_bytes: int = 2,
-                         optimizer: str = "adam", name: str | None = None) -> Graph:
+
+def transformer_parallel(
+    layers: int = 2,
+    dp: int = 2,
+    tp: int = 4,
+    sp: bool = False,
+    pp: int = 1,
+    d_model: int = 1024,
+    heads: int = 16,
+    d_ff: int = 4096,
+    vocab: int = 32000,
+    dtype_bytes: int = 2,
+    optimizer: str = "adam",
+    name: str | None = None,
+) -> Graph:
     """One rank's training step of a Megatron-style transformer (pre-LN, tied embeddings).
 
     - Tensor parallelism over ``tp`` ranks: column-parallel QKV and FC1, row-parallel
@@ -668,8 +941,11 @@ def transformer_parallel(layers: int = 2, dp: int = 2, tp: int = 4, sp: bool = F
     for what, v in (("d_model", d_model), ("heads", heads), ("d_ff", d_ff), ("vocab", vocab)):
         _check(v % tp == 0, f"{what} must be a multiple of tp")
     _check(d_model % heads == 0, "d_model must be a multiple of heads")
-    net = _Net(name or f"transformer_dp{dp}_tp{tp}" + ("_sp" if sp else "")
-               + (f"_pp{pp}" if pp > 1 else ""), dtype_bytes)
+    net = _Net(
+        name
+        or f"transformer_dp{dp}_tp{tp}" + ("_sp" if sp else "") + (f"_pp{pp}" if pp > 1 else ""),
+        dtype_bytes,
+    )
     bs = B * S
     stage = 1 if pp > 1 else 0
     world = dp * tp
@@ -680,19 +956,31 @@ def transformer_parallel(layers: int = 2, dp: int = 2, tp: int = 4, sp: bool = F
     tp_groups = [[rank(stage, i, j) for j in range(tp)] for i in range(dp)]
     dp_groups = [[rank(stage, i, j) for i in range(dp)] for j in range(tp)]
     all_group = [[rank(stage, i, j) for i in range(dp) for j in range(tp)]]
-    resid = bs * (d_model // tp) if sp else bs * d_model    # residual stream per rank
+    resid = bs * (d_model // tp) if sp else bs * d_model  # residual stream per rank
 
     def ar(nm, x, groups=tp_groups, grad=None):
         return net.collective(nm, "all-reduce", x, x.numel, groups, grad=grad)
 
-    def ag(nm, x):                      # sequence all-gather; transpose: reduce-scatter
-        return net.collective(nm, "all-gather", x, x.numel * tp, tp_groups,
-                              grad=lambda dy: rs(f"{nm}/grad", dy, grad=False))
+    def ag(nm, x):  # sequence all-gather; transpose: reduce-scatter
+        return net.collective(
+            nm,
+            "all-gather",
+            x,
+            x.numel * tp,
+            tp_groups,
+            grad=lambda dy: rs(f"{nm}/grad", dy, grad=False),
+        )
 
-    def rs(nm, x, grad=True):           # sequence reduce-scatter; transpose: all-gather
+    def rs(nm, x, grad=True):  # sequence reduce-scatter; transpose: all-gather
         out = bs * (d_model // tp)
-        return net.collective(nm, "reduce-scatter", x, out, tp_groups,
-                              grad=(lambda dy: ag_plain(f"{nm}/grad", dy)) if grad else None)
+        return net.collective(
+            nm,
+            "reduce-scatter",
+            x,
+            out,
+            tp_groups,
+            grad=(lambda dy: ag_plain(f"{nm}/grad", dy)) if grad else None,
+        )
 
     def ag_plain(nm, x):
         return net.collective(nm, "all-gather", x, x.numel * tp, tp_groups)
@@ -723,14 +1011,30 @@ def transformer_parallel(layers: int = 2, dp: int = 2, tp: int = 4, sp: bool = F
         tokens = net.input("tokens", bs, itemsize=4)
         targets = net.input("targets", bs, itemsize=4)
         wte = net.weight("wte_shard", vl * d_model)
-    blocks = [{k: net.weight(f"L{l}/w_{k}", n) for k, n in (
-        ("ln1", d_model), ("wqkv", d_model * 3 * dl), ("wo", dl * d_model),
-        ("ln2", d_model), ("w1", d_model * fl), ("w2", fl * d_model))}
-        for l in range(layers)]
+    blocks = [
+        {
+            k: net.weight(f"L{l}/w_{k}", n)
+            for k, n in (
+                ("ln1", d_model),
+                ("wqkv", d_model * 3 * dl),
+                ("wo", dl * d_model),
+                ("ln2", d_model),
+                ("w1", d_model * fl),
+                ("w2", fl * d_model),
+            )
+        }
+        for l in range(layers)
+    ]
     if pp == 1:
         lnf = net.weight("w_lnf", d_model)
-        emb = net.op("embed", "gather", [wte, tokens], bs * d_model, flops=bs * d_model,
-                     grads=[G("scatter-add", (tokens,), bs * d_model, "wte"), None])
+        emb = net.op(
+            "embed",
+            "gather",
+            [wte, tokens],
+            bs * d_model,
+            flops=bs * d_model,
+            grads=[G("scatter-add", (tokens,), bs * d_model, "wte"), None],
+        )
         x = leave_tp("embed", emb)
 
     for l, p in enumerate(blocks):
@@ -745,45 +1049,73 @@ def transformer_parallel(layers: int = 2, dp: int = 2, tp: int = 4, sp: bool = F
         x = _add(net, f"{pre}/mlp/residual", x, leave_tp(f"{pre}/mlp", o))
 
     def dp_reduce(w: Tensor, gw: Tensor) -> Tensor:
-        groups = all_group if (sp and w.name.split("/")[-1] in ("w_ln1", "w_ln2", "w_lnf")) \
+        groups = (
+            all_group
+            if (sp and w.name.split("/")[-1] in ("w_ln1", "w_ln2", "w_lnf"))
             else dp_groups
+        )
         if len(groups[0]) <= 1:
             return gw
-        return net.collective(f"{w.name}/grad_dp_allreduce", "all-reduce", gw, gw.numel,
-                              groups)
+        return net.collective(f"{w.name}/grad_dp_allreduce", "all-reduce", gw, gw.numel, groups)
 
     if pp > 1:
         x_out = net.collective("send_activations", "collective-permute", x, resid, next_pairs)
         net.g.set_live_out(x_out.buf)
         net.phase = "backward"
         dy_in = net.input("stage_output_grad", resid)
-        dy = net.collective("recv_grad", "collective-permute", dy_in, resid,
-                            [[b_, a_] for a_, b_ in next_pairs])
+        dy = net.collective(
+            "recv_grad", "collective-permute", dy_in, resid, [[b_, a_] for a_, b_ in next_pairs]
+        )
         grads = net.backward(x, dy, on_weight_grad=dp_reduce)
         # the input gradient goes back to the previous stage
         dx = grads.pop(x_leaf, None)
         if dx is not None:
-            dsent = net.collective("send_grad", "collective-permute", dx, resid,
-                                   [[b_, a_] for a_, b_ in prev_pairs])
+            dsent = net.collective(
+                "send_grad", "collective-permute", dx, resid, [[b_, a_] for a_, b_ in prev_pairs]
+            )
             net.g.set_live_out(dsent.buf)
     else:
         h = _layer_norm(net, "lnf", x, lnf)
         h = enter_tp("head", h)
         f = bs * (2 * d_model * vl)
-        logits = net.op("logits", "dot", [h, wte], bs * vl, flops=f,
-                        grads=[G("dot", (wte,), f, "x"), G("dot", (h,), f, "wte")])
-        stats = net.op("loss/stats", "reduce", [logits], bs * 2, flops=bs * (3 * vl),
-                       itemsize=4)
+        logits = net.op(
+            "logits",
+            "dot",
+            [h, wte],
+            bs * vl,
+            flops=f,
+            grads=[G("dot", (wte,), f, "x"), G("dot", (h,), f, "wte")],
+        )
+        stats = net.op("loss/stats", "reduce", [logits], bs * 2, flops=bs * (3 * vl), itemsize=4)
         stats = ar("loss/stats_allreduce", stats)
         loss = _xent(net, "loss", logits, targets, bs, vl, extra=(stats,))
         grads = net.backward(loss, _seed(net, loss), on_weight_grad=dp_reduce)
     net.optimizer(grads, optimizer)
-    return net.build({"generator": "transformer_parallel",
-                      "params": dict(layers=layers, dp=dp, tp=tp, sp=sp, pp=pp,
-                                     d_model=d_model, heads=heads, d_ff=d_ff, vocab=vocab,
-                                     dtype_bytes=dtype_bytes, optimizer=optimizer),
-                      "world_size": world * pp})
+    return net.build(
+        {
+            "generator": "transformer_parallel",
+            "params": dict(
+                layers=layers,
+                dp=dp,
+                tp=tp,
+                sp=sp,
+                pp=pp,
+                d_model=d_model,
+                heads=heads,
+                d_ff=d_ff,
+                vocab=vocab,
+                dtype_bytes=dtype_bytes,
+                optimizer=optimizer,
+            ),
+            "world_size": world * pp,
+        }
+    )
 
 
-FAMILIES = {"transformer_train": transformer_train, "mlp_train": mlp_train, "unet": unet,
-            "random_layered": random_layered, "transformer_parallel": transformer_parallel}
+FAMILIES = {
+    "transformer_train": transformer_train,
+    "mlp_train": mlp_train,
+    "unet": unet,
+    "random_layered": random_layered,
+    "transformer_parallel": transformer_parallel,
+}

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
@@ -28,7 +28,7 @@ class Method:
     name: str
     fn: Callable
     summary: str
-    family: str                                   # memory | overlap | remat | solver
+    family: str  # memory | overlap | remat | solver
     applies: Callable[[Graph], bool] = lambda g: True
 
 
@@ -39,11 +39,11 @@ METHOD_PACKAGES = ("cpsched.heuristics", "cpsched.cp")
 _discovered = False
 
 
-def register(name: str, summary: str, family: str,
-             applies: Callable[[Graph], bool] | None = None):
+def register(name: str, summary: str, family: str, applies: Callable[[Graph], bool] | None = None):
     def deco(fn):
         _REGISTRY[name] = Method(name, fn, summary, family, applies or (lambda g: True))
         return fn
+
     return deco
 
 
@@ -52,8 +52,9 @@ def method_modules() -> list[str]:
     names = []
     for pkg_name in METHOD_PACKAGES:
         pkg = importlib.import_module(pkg_name)
-        names += sorted(m.name for m in pkgutil.walk_packages(pkg.__path__, pkg_name + ".")
-                        if not m.ispkg)
+        names += sorted(
+            m.name for m in pkgutil.walk_packages(pkg.__path__, pkg_name + ".") if not m.ispkg
+        )
     return names
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 from cpsched.analysis.memory import MemoryProfile
 from cpsched.core.errors import InputError
@@ -15,6 +15,7 @@ from cpsched.writers import check_target, write_bytes
 def _pyplot():
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -25,14 +26,25 @@ def _pyplot():
 def require_matplotlib() -> None:
     """Raise the one-line ``--plot`` error now, before any solving, if matplotlib is missing."""
     import importlib.util
+
     if importlib.util.find_spec("matplotlib") is None:
         raise InputError("--plot needs matplotlib: pip install 'cpsched[plot]'")
 
 
 # Ten colours (matplotlib's tab10) times four dash patterns: 40 methods before a repeat;
 # the colour changes first, and the dash pattern changes whenever the colours wrap around.
-COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-          "#7f7f7f", "#bcbd22", "#17becf")
+COLORS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 LINESTYLES = ("-", "--", ":", "-.")
 
 
@@ -40,8 +52,7 @@ def line_styles(names) -> dict[str, tuple[str, str]]:
     """``{name: (colour, linestyle)}``, a different pair for every name (up to 40)."""
     out = {}
     for k, name in enumerate(names):
-        out[name] = (COLORS[k % len(COLORS)],
-                     LINESTYLES[(k // len(COLORS)) % len(LINESTYLES)])
+        out[name] = (COLORS[k % len(COLORS)], LINESTYLES[(k // len(COLORS)) % len(LINESTYLES)])
     return out
 
 
@@ -49,9 +60,13 @@ def _check_target(path: str, inputs: tuple[str, ...]) -> None:
     check_target(path, inputs)
 
 
-def plot_memory(profiles: Mapping[str, MemoryProfile], path: str, title: str = "",
-                inputs: tuple[str, ...] = (),
-                timelines: Mapping[str, Timeline | Timelines] | None = None) -> None:
+def plot_memory(
+    profiles: Mapping[str, MemoryProfile],
+    path: str,
+    title: str = "",
+    inputs: tuple[str, ...] = (),
+    timelines: Mapping[str, Timeline | Timelines] | None = None,
+) -> None:
     """One line per method (``MemoryProfile``), per scenario; optional Gantt panel below."""
     _check_target(path, inputs)
     plt = _pyplot()
@@ -64,8 +79,13 @@ def plot_memory(profiles: Mapping[str, MemoryProfile], path: str, title: str = "
         ax = axes[s, 0]
         for name, prof in profiles.items():
             color, dash = styles[name]
-            ax.plot(prof.usage[s] / 2**20, label=f"{name} (peak {prof.peak[s] / 2**20:.1f} MiB)",
-                    linewidth=1.2, color=color, linestyle=dash)
+            ax.plot(
+                prof.usage[s] / 2**20,
+                label=f"{name} (peak {prof.peak[s] / 2**20:.1f} MiB)",
+                linewidth=1.2,
+                color=color,
+                linestyle=dash,
+            )
         ax.set_ylabel("MiB live")
         ax.set_xlabel("step")
         ax.set_title(f"{title} — {first.scenarios.names[s]}" if n_sc > 1 else title)
@@ -73,14 +93,17 @@ def plot_memory(profiles: Mapping[str, MemoryProfile], path: str, title: str = "
     if timelines:
         ax = axes[-1, 0]
         name, tl = next(iter(timelines.items()))
-        tl = tl[0] if isinstance(tl, Timelines) else tl   # Timelines -> first scenario
+        tl = tl[0] if isinstance(tl, Timelines) else tl  # Timelines -> first scenario
         busy = tl.end > tl.start
-        lanes = {tl.streams[0]: [(float(a), float(b - a)) for a, b in zip(tl.start[busy], tl.end[busy])]}
+        lanes = {
+            tl.streams[0]: [(float(a), float(b - a)) for a, b in zip(tl.start[busy], tl.end[busy])]
+        }
         for k in range(tl.n_pairs):
             st = tl.streams[int(tl.pair_stream[k])] if not tl.pair_sync[k] else tl.streams[0]
-            lanes.setdefault(st, []).append((float(tl.transfer_begin[k]),
-                                             float(tl.transfer_end[k] - tl.transfer_begin[k])))
-        for y, (st, spans) in enumerate(lanes.items()):
+            lanes.setdefault(st, []).append(
+                (float(tl.transfer_begin[k]), float(tl.transfer_end[k] - tl.transfer_begin[k]))
+            )
+        for y, spans in enumerate(lanes.values()):
             ax.broken_barh(spans, (y - 0.4, 0.8), edgecolor="white", linewidth=0.3)
         ax.set_yticks(range(len(lanes)), list(lanes))
         ax.set_xlabel(f"time ({tl.unit})")
@@ -90,7 +113,7 @@ def plot_memory(profiles: Mapping[str, MemoryProfile], path: str, title: str = "
     try:
         ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
         fig.savefig(buf, dpi=110, format=ext)
-    except ValueError as e:   # an extension matplotlib cannot write
+    except ValueError as e:  # an extension matplotlib cannot write
         raise InputError(f"cannot write: {e}", path=path) from None
     finally:
         plt.close(fig)

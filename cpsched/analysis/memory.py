@@ -9,8 +9,8 @@ buffers and scenarios.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -23,18 +23,26 @@ class MemoryProfile:
     """Memory over time of one order: ``usage[s, t]`` bytes at step ``t`` in scenario ``s``."""
 
     scenarios: Scenarios
-    order: np.ndarray            # [n_ops] op index at each step
-    usage: np.ndarray            # [n_scenarios, n_ops] int64
-    start: np.ndarray            # [n_buffers] first live step
-    end: np.ndarray              # [n_buffers] last live step
+    order: np.ndarray  # [n_ops] op index at each step
+    usage: np.ndarray  # [n_scenarios, n_ops] int64
+    start: np.ndarray  # [n_buffers] first live step
+    end: np.ndarray  # [n_buffers] last live step
 
     @property
     def peak(self) -> np.ndarray:
-        return self.usage.max(axis=1) if self.usage.shape[1] else np.zeros(len(self.scenarios), np.int64)
+        return (
+            self.usage.max(axis=1)
+            if self.usage.shape[1]
+            else np.zeros(len(self.scenarios), np.int64)
+        )
 
     @property
     def peak_step(self) -> np.ndarray:
-        return self.usage.argmax(axis=1) if self.usage.shape[1] else np.zeros(len(self.scenarios), np.int64)
+        return (
+            self.usage.argmax(axis=1)
+            if self.usage.shape[1]
+            else np.zeros(len(self.scenarios), np.int64)
+        )
 
     def peak_op(self, s: int = 0) -> int:
         """Op index that runs at the (first) peak step of scenario ``s``."""
@@ -68,14 +76,15 @@ def live_ranges(graph: Graph, order: Sequence[int] | np.ndarray) -> tuple[np.nda
     return start, end
 
 
-def simulate(graph: Graph, order: Sequence[int] | np.ndarray, scenarios: Scenarios | None = None
-             ) -> MemoryProfile:
+def simulate(
+    graph: Graph, order: Sequence[int] | np.ndarray, scenarios: Scenarios | None = None
+) -> MemoryProfile:
     """Memory over time for ``order`` (assumed valid: see ``cpsched.analysis.validate``)."""
     scenarios = scenarios or static()
     n = graph.n_ops
     order_arr = np.asarray(order, dtype=np.int64)
     start, end = live_ranges(graph, order_arr)
-    sizes = graph.sizes(scenarios)                      # [S, B]
+    sizes = graph.sizes(scenarios)  # [S, B]
     n_s = len(scenarios)
     delta = np.zeros((n_s, n + 1), dtype=np.int64)
     if graph.n_buffers:
@@ -100,8 +109,9 @@ def _bincount_int(idx: np.ndarray, weights: np.ndarray, length: int) -> np.ndarr
     return out
 
 
-def peak(graph: Graph, order: Sequence[int] | np.ndarray,
-         scenarios: Scenarios | None = None) -> np.ndarray:
+def peak(
+    graph: Graph, order: Sequence[int] | np.ndarray, scenarios: Scenarios | None = None
+) -> np.ndarray:
     """Peak bytes per scenario."""
     return simulate(graph, order, scenarios).peak
 
@@ -113,8 +123,7 @@ def peak(graph: Graph, order: Sequence[int] | np.ndarray,
 CROSSING_BOUND_MAX_OPS = 6000
 
 
-def reachability(graph: Graph, topo: Sequence[int] | None = None
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def reachability(graph: Graph, topo: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Boolean ``anc[v, u]`` (u is a strict ancestor of v) and ``desc = anc.T``."""
     n = graph.n_ops
     topo = graph.topological_order() if topo is None else topo
@@ -127,8 +136,9 @@ def reachability(graph: Graph, topo: Sequence[int] | None = None
     return anc, anc.T
 
 
-def op_lower_bounds(graph: Graph, scenarios: Scenarios | None = None,
-                    crossing: bool | None = None) -> np.ndarray:
+def op_lower_bounds(
+    graph: Graph, scenarios: Scenarios | None = None, crossing: bool | None = None
+) -> np.ndarray:
     """Bytes that must be live while each op runs, in every order: ``[S, n_ops]``.
 
     For op v: the buffers it uses and defines, its transient bytes, and every buffer that
@@ -168,8 +178,10 @@ def op_lower_bounds(graph: Graph, scenarios: Scenarios | None = None,
         # a buffer with no users is live only at its own op
         no_users = np.diff(graph.buffer_users_ptr) == 0
         after[:, no_users & ~graph.buffer_live_out] = False
-        after[graph.buffer_def[no_users & ~graph.buffer_live_out],
-              np.flatnonzero(no_users & ~graph.buffer_live_out)] = True
+        after[
+            graph.buffer_def[no_users & ~graph.buffer_live_out],
+            np.flatnonzero(no_users & ~graph.buffer_live_out),
+        ] = True
         live = before & after
         lb = (live.astype(np.int64) @ sizes.T).T
     else:
@@ -193,8 +205,9 @@ def _segment_sums(values: np.ndarray, idx: np.ndarray, ptr: np.ndarray) -> np.nd
     return out
 
 
-def lower_bound(graph: Graph, scenarios: Scenarios | None = None,
-                crossing: bool | None = None) -> np.ndarray:
+def lower_bound(
+    graph: Graph, scenarios: Scenarios | None = None, crossing: bool | None = None
+) -> np.ndarray:
     """A peak that no order can beat, per scenario."""
     scenarios = scenarios or static()
     sizes = graph.sizes(scenarios)

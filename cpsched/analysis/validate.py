@@ -3,7 +3,7 @@ structural check, part of the IR: ``cpsched.core.order``) and ``validate_schedul
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -16,9 +16,13 @@ from cpsched.core.scenarios import Scenarios
 __all__ = ["validate_order", "validate_schedule"]
 
 
-def validate_schedule(graph: Graph, order: Sequence[int], scenarios: Scenarios,
-                      claimed_peak: Mapping[str, int] | Sequence[int] | np.ndarray | None = None,
-                      what: str = "schedule") -> np.ndarray:
+def validate_schedule(
+    graph: Graph,
+    order: Sequence[int],
+    scenarios: Scenarios,
+    claimed_peak: Mapping[str, int] | Sequence[int] | np.ndarray | None = None,
+    what: str = "schedule",
+) -> np.ndarray:
     """Validate ``order`` and re-simulate it; a claimed peak must agree byte for byte.
 
     Returns the simulated peak per scenario.
@@ -32,6 +36,8 @@ def validate_schedule(graph: Graph, order: Sequence[int], scenarios: Scenarios,
             claimed = list(claimed_peak)
         for name, c, s in zip(scenarios.names, claimed, sim):
             if int(c) != int(s):
-                raise ScheduleError(f"{what} of {graph.name} claims peak {int(c)} bytes in "
-                                    f"scenario {name}, the simulator finds {int(s)}")
+                raise ScheduleError(
+                    f"{what} of {graph.name} claims peak {int(c)} bytes in "
+                    f"scenario {name}, the simulator finds {int(s)}"
+                )
     return sim

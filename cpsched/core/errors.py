@@ -13,15 +13,20 @@ class InputError(CpschedError):
     ``path``, ``line`` and ``column`` (1-based) say where, when known.
     """
 
-    def __init__(self, reason: str, path: str | None = None, line: int | None = None,
-                 column: int | None = None):
+    def __init__(
+        self,
+        reason: str,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ):
         super().__init__(reason)
         self.reason = reason
         self.path = path
         self.line = line
         self.column = column
 
-    def with_path(self, path: str) -> "InputError":
+    def with_path(self, path: str) -> InputError:
         if self.path is None:
             self.path = path
         return self

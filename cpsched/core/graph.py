@@ -21,10 +21,11 @@ Memory semantics (shared by the simulator, the heuristics and the CP models):
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,19 +35,18 @@ from cpsched.core.plain import to_plain
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.symbolic import SIZE_LIMIT, ZERO, SymExpr, evaluate_many
 
-
-NX_IR_VERSION = 1      # version of the networkx form (``Graph.to_networkx``)
+NX_IR_VERSION = 1  # version of the networkx form (``Graph.to_networkx``)
 
 
 class OpKind(IntEnum):
     COMPUTE = 0
     PARAMETER = 1
     CONSTANT = 2
-    ALIAS = 3          # get-tuple-element, bitcast, tuple, ...: forwards, allocates at most a table
+    ALIAS = 3  # get-tuple-element, bitcast, tuple, ...: forwards, allocates at most a table
     ASYNC_START = 4
     ASYNC_UPDATE = 5
     ASYNC_DONE = 6
-    CONTROL_FLOW = 7   # while, conditional, call: runs other computations
+    CONTROL_FLOW = 7  # while, conditional, call: runs other computations
 
 
 _KIND_NAME = {k: k.name.lower().replace("_", "-") for k in OpKind}
@@ -56,13 +56,13 @@ _KIND_NAME = {k: k.name.lower().replace("_", "-") for k in OpKind}
 class Collective:
     """Communication attributes of a collective op (sync, or the start of an async pair)."""
 
-    kind: str                      # all-reduce, all-gather, reduce-scatter, all-to-all,
-                                   # collective-permute, send, recv, ...
-    bytes: SymExpr                 # payload bytes one rank sends/receives
-    group_size: int = 1            # ranks in one replica group
+    kind: str  # all-reduce, all-gather, reduce-scatter, all-to-all,
+    # collective-permute, send, recv, ...
+    bytes: SymExpr  # payload bytes one rank sends/receives
+    group_size: int = 1  # ranks in one replica group
     replica_groups: tuple[tuple[int, ...], ...] = ()
     channel_id: int | None = None
-    is_sync: bool = False          # XLA's collective_backend_config.is_sync
+    is_sync: bool = False  # XLA's collective_backend_config.is_sync
 
 
 def _csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -73,8 +73,9 @@ def _csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     return indptr, indices
 
 
-def _csr_transpose(indptr: np.ndarray, indices: np.ndarray, n_rows_out: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def _csr_transpose(
+    indptr: np.ndarray, indices: np.ndarray, n_rows_out: int
+) -> tuple[np.ndarray, np.ndarray]:
     rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
     order = np.argsort(indices, kind="stable")
     counts = np.bincount(indices, minlength=n_rows_out)
@@ -89,38 +90,38 @@ class Graph:
     # ops
     op_names: tuple[str, ...]
     opcodes: tuple[str, ...]
-    kinds: np.ndarray                  # [n_ops] int8 OpKind
-    operands_ptr: np.ndarray           # data operands (unique op indices, in operand order)
+    kinds: np.ndarray  # [n_ops] int8 OpKind
+    operands_ptr: np.ndarray  # data operands (unique op indices, in operand order)
     operands_idx: np.ndarray
-    control_ptr: np.ndarray            # control predecessors
+    control_ptr: np.ndarray  # control predecessors
     control_idx: np.ndarray
-    async_start: np.ndarray            # [n_ops] for update/done: index of its start, else -1
-    async_done: np.ndarray             # [n_ops] for start: index of its done, else -1
+    async_start: np.ndarray  # [n_ops] for update/done: index of its start, else -1
+    async_done: np.ndarray  # [n_ops] for start: index of its done, else -1
     flops: tuple[SymExpr, ...]
     bytes_accessed: tuple[SymExpr, ...]
     transient: tuple[SymExpr, ...]
     # buffers
     buffer_names: tuple[str, ...]
     buffer_sizes: tuple[SymExpr, ...]
-    buffer_def: np.ndarray             # [n_buffers] defining op
+    buffer_def: np.ndarray  # [n_buffers] defining op
     buffer_users_ptr: np.ndarray
     buffer_users_idx: np.ndarray
-    buffer_live_in: np.ndarray         # [n_buffers] bool
-    buffer_live_out: np.ndarray        # [n_buffers] bool
-    buffer_space: np.ndarray           # [n_buffers] int8 memory space (0 = device)
+    buffer_live_in: np.ndarray  # [n_buffers] bool
+    buffer_live_out: np.ndarray  # [n_buffers] bool
+    buffer_space: np.ndarray  # [n_buffers] int8 memory space (0 = device)
     # sparse extras
     collectives: Mapping[int, Collective] = field(default_factory=dict)
     op_attrs: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
     original_order: tuple[int, ...] | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
     # -- derived structure (computed once in __post_init__) -------------------------------
-    pred_ptr: np.ndarray = field(init=False, repr=False)   # all dependences, CSR by successor
+    pred_ptr: np.ndarray = field(init=False, repr=False)  # all dependences, CSR by successor
     pred_idx: np.ndarray = field(init=False, repr=False)
     succ_ptr: np.ndarray = field(init=False, repr=False)
     succ_idx: np.ndarray = field(init=False, repr=False)
-    defs_ptr: np.ndarray = field(init=False, repr=False)   # buffers each op defines
+    defs_ptr: np.ndarray = field(init=False, repr=False)  # buffers each op defines
     defs_idx: np.ndarray = field(init=False, repr=False)
-    uses_ptr: np.ndarray = field(init=False, repr=False)   # buffers each op uses
+    uses_ptr: np.ndarray = field(init=False, repr=False)  # buffers each op uses
     uses_idx: np.ndarray = field(init=False, repr=False)
     _index: dict[str, int] = field(init=False, repr=False)
     _size_cache: dict[Any, Any] = field(init=False, repr=False)
@@ -129,12 +130,27 @@ class Graph:
         n = len(self.op_names)
         set_ = object.__setattr__
         set_(self, "collectives", MappingProxyType(dict(self.collectives)))
-        set_(self, "op_attrs", MappingProxyType({k: MappingProxyType(dict(v))
-                                                 for k, v in self.op_attrs.items()}))
+        set_(
+            self,
+            "op_attrs",
+            MappingProxyType({k: MappingProxyType(dict(v)) for k, v in self.op_attrs.items()}),
+        )
         set_(self, "meta", MappingProxyType(dict(self.meta)))
-        for arr in ("kinds", "operands_ptr", "operands_idx", "control_ptr", "control_idx",
-                    "async_start", "async_done", "buffer_def", "buffer_users_ptr",
-                    "buffer_users_idx", "buffer_live_in", "buffer_live_out", "buffer_space"):
+        for arr in (
+            "kinds",
+            "operands_ptr",
+            "operands_idx",
+            "control_ptr",
+            "control_idx",
+            "async_start",
+            "async_done",
+            "buffer_def",
+            "buffer_users_ptr",
+            "buffer_users_idx",
+            "buffer_live_in",
+            "buffer_live_out",
+            "buffer_space",
+        ):
             getattr(self, arr).setflags(write=False)
         # all dependences: data operands, control predecessors, def->user of used buffers,
         # async start->update/done.
@@ -144,8 +160,13 @@ class Graph:
         a = np.flatnonzero(self.async_start >= 0)
         extra_src.append(self.async_start[a])
         extra_dst.append(a)
-        src = np.concatenate([np.repeat(np.arange(n), np.diff(self.operands_ptr)),
-                              np.repeat(np.arange(n), np.diff(self.control_ptr))] + extra_dst)
+        src = np.concatenate(
+            [
+                np.repeat(np.arange(n), np.diff(self.operands_ptr)),
+                np.repeat(np.arange(n), np.diff(self.control_ptr)),
+            ]
+            + extra_dst
+        )
         dst_pred = np.concatenate([self.operands_idx, self.control_idx] + extra_src)
         # edge pred -> succ, deduplicated, self-loops dropped
         keep = src != dst_pred
@@ -171,8 +192,16 @@ class Graph:
         set_(self, "uses_idx", uidx)
         set_(self, "_index", {name: i for i, name in enumerate(self.op_names)})
         set_(self, "_size_cache", {})
-        for arr in ("pred_ptr", "pred_idx", "succ_ptr", "succ_idx", "defs_ptr", "defs_idx",
-                    "uses_ptr", "uses_idx"):
+        for arr in (
+            "pred_ptr",
+            "pred_idx",
+            "succ_ptr",
+            "succ_idx",
+            "defs_ptr",
+            "defs_idx",
+            "uses_ptr",
+            "uses_idx",
+        ):
             getattr(self, arr).setflags(write=False)
 
     # -- sizes and lookups ---------------------------------------------------------------
@@ -201,28 +230,28 @@ class Graph:
             raise KeyError(f"no op named {name!r} in {self.name}") from None
 
     def operands(self, i: int) -> np.ndarray:
-        return self.operands_idx[self.operands_ptr[i]:self.operands_ptr[i + 1]]
+        return self.operands_idx[self.operands_ptr[i] : self.operands_ptr[i + 1]]
 
     def control_preds(self, i: int) -> np.ndarray:
-        return self.control_idx[self.control_ptr[i]:self.control_ptr[i + 1]]
+        return self.control_idx[self.control_ptr[i] : self.control_ptr[i + 1]]
 
     def preds(self, i: int) -> np.ndarray:
         """Every op that must come before ``i`` directly (data, control, buffer, async)."""
-        return self.pred_idx[self.pred_ptr[i]:self.pred_ptr[i + 1]]
+        return self.pred_idx[self.pred_ptr[i] : self.pred_ptr[i + 1]]
 
     def succs(self, i: int) -> np.ndarray:
-        return self.succ_idx[self.succ_ptr[i]:self.succ_ptr[i + 1]]
+        return self.succ_idx[self.succ_ptr[i] : self.succ_ptr[i + 1]]
 
     def defines(self, i: int) -> np.ndarray:
         """Buffers op ``i`` defines."""
-        return self.defs_idx[self.defs_ptr[i]:self.defs_ptr[i + 1]]
+        return self.defs_idx[self.defs_ptr[i] : self.defs_ptr[i + 1]]
 
     def uses(self, i: int) -> np.ndarray:
         """Buffers op ``i`` uses (reads or aliases), forwarding already resolved."""
-        return self.uses_idx[self.uses_ptr[i]:self.uses_ptr[i + 1]]
+        return self.uses_idx[self.uses_ptr[i] : self.uses_ptr[i + 1]]
 
     def buffer_users(self, j: int) -> np.ndarray:
-        return self.buffer_users_idx[self.buffer_users_ptr[j]:self.buffer_users_ptr[j + 1]]
+        return self.buffer_users_idx[self.buffer_users_ptr[j] : self.buffer_users_ptr[j + 1]]
 
     def kind(self, i: int) -> OpKind:
         return OpKind(int(self.kinds[i]))
@@ -261,15 +290,19 @@ class Graph:
             self._size_cache[key] = hit
         return hit
 
-    def _check_total(self, approx: np.ndarray, base, scenarios: Scenarios,
-                     names: Sequence[str], what: str) -> None:
+    def _check_total(
+        self, approx: np.ndarray, base, scenarios: Scenarios, names: Sequence[str], what: str
+    ) -> None:
         """Buffers: their running sum stays within 2^62 bytes; ops: each op's scratch
         bytes plus every buffer (``base``) does."""
         if not approx.size:
             return
-        run = np.cumsum(approx, axis=1) if what == "buffers" else approx + np.asarray(
-            base, dtype=float)[:, None]
-        over = ~(run <= SIZE_LIMIT)         # NaN (inf - inf) counts as over
+        run = (
+            np.cumsum(approx, axis=1)
+            if what == "buffers"
+            else approx + np.asarray(base, dtype=float)[:, None]
+        )
+        over = ~(run <= SIZE_LIMIT)  # NaN (inf - inf) counts as over
         if not over.any():
             return
         s, j = (int(x[0]) for x in np.nonzero(over))
@@ -279,8 +312,10 @@ class Graph:
         elif what == "buffers":
             reason = f"the buffers up to {names[j]} hold {run[s, j]:.4g} bytes{where}"
         else:
-            reason = (f"op {names[j]}: its scratch bytes ({approx[s, j]:.4g}) and all "
-                      f"buffers hold {run[s, j]:.4g} bytes{where}")
+            reason = (
+                f"op {names[j]}: its scratch bytes ({approx[s, j]:.4g}) and all "
+                f"buffers hold {run[s, j]:.4g} bytes{where}"
+            )
         raise InputError(f"{self.name}: {reason}, past the 2^62-byte limit")
 
     def topological_order(self) -> list[int]:
@@ -294,20 +329,25 @@ class Graph:
         while ready:
             i = heapq.heappop(ready)
             out.append(i)
-            for s in succ_idx[succ_ptr[i]:succ_ptr[i + 1]]:
+            for s in succ_idx[succ_ptr[i] : succ_ptr[i + 1]]:
                 indeg[s] -= 1
                 if indeg[s] == 0:
                     heapq.heappush(ready, int(s))
         if len(out) != n:
             stuck = [self.op_names[i] for i in range(n) if indeg[i] > 0]
-            raise InputError(f"graph {self.name} has a cycle through {', '.join(stuck[:5])}"
-                             + (" ..." if len(stuck) > 5 else ""))
+            raise InputError(
+                f"graph {self.name} has a cycle through {', '.join(stuck[:5])}"
+                + (" ..." if len(stuck) > 5 else "")
+            )
         return out
 
     def default_order(self) -> list[int]:
         """The graph's own order if it has one, else a topological order."""
-        return list(self.original_order) if self.original_order is not None \
+        return (
+            list(self.original_order)
+            if self.original_order is not None
             else self.topological_order()
+        )
 
     def to_networkx(self):
         """This graph as a ``networkx.DiGraph``: op names as nodes, sizes, costs and symbolic
@@ -315,6 +355,7 @@ class Graph:
         back)."""
         # networkx costs 0.1 s to import and nothing else in the core needs it
         import networkx as nx
+
         names = self.op_names
         G = nx.DiGraph(name=self.name, cpsched_ir=NX_IR_VERSION)
         if self.original_order is not None:
@@ -332,13 +373,22 @@ class Graph:
                 if self.buffer_space[j] == 0:
                     size = size + self.buffer_sizes[j]
             attrs["size"] = str(size)
-            attrs["buffers"] = [{"name": self.buffer_names[j], "size": str(self.buffer_sizes[j]),
-                                 "users": [names[u] for u in self.buffer_users(j)],
-                                 "live_in": bool(self.buffer_live_in[j]),
-                                 "live_out": bool(self.buffer_live_out[j]),
-                                 "space": int(self.buffer_space[j])} for j in defined]
-            for key, exprs in (("flops", self.flops), ("bytes_accessed", self.bytes_accessed),
-                               ("transient", self.transient)):
+            attrs["buffers"] = [
+                {
+                    "name": self.buffer_names[j],
+                    "size": str(self.buffer_sizes[j]),
+                    "users": [names[u] for u in self.buffer_users(j)],
+                    "live_in": bool(self.buffer_live_in[j]),
+                    "live_out": bool(self.buffer_live_out[j]),
+                    "space": int(self.buffer_space[j]),
+                }
+                for j in defined
+            ]
+            for key, exprs in (
+                ("flops", self.flops),
+                ("bytes_accessed", self.bytes_accessed),
+                ("transient", self.transient),
+            ):
                 if exprs[i].terms:
                     attrs[key] = str(exprs[i])
             extra = to_plain(dict(self.attrs(i)))
@@ -348,10 +398,14 @@ class Graph:
                 attrs["attrs"] = extra
             c = self.collectives.get(i)
             if c is not None:
-                attrs["collective"] = {"kind": c.kind, "bytes": str(c.bytes),
-                                       "group_size": c.group_size,
-                                       "replica_groups": [list(r) for r in c.replica_groups],
-                                       "channel_id": c.channel_id, "is_sync": c.is_sync}
+                attrs["collective"] = {
+                    "kind": c.kind,
+                    "bytes": str(c.bytes),
+                    "group_size": c.group_size,
+                    "replica_groups": [list(r) for r in c.replica_groups],
+                    "channel_id": c.channel_id,
+                    "is_sync": c.is_sync,
+                }
             if self.async_start[i] >= 0:
                 attrs["async_start"] = names[self.async_start[i]]
             G.add_node(names[i], **attrs)
@@ -371,7 +425,7 @@ class Graph:
                 G.edges[d, names[u]].setdefault("buffers", []).append(self.buffer_names[j])
         return G
 
-    def with_(self, **changes) -> "Graph":
+    def with_(self, **changes) -> Graph:
         """A copy with some fields replaced (the IR is immutable)."""
         return replace(self, **changes)
 
@@ -419,10 +473,18 @@ class GraphBuilder:
     def has_op(self, name: str) -> bool:
         return name in self._index
 
-    def add_op(self, name: str, opcode: str, kind: OpKind = OpKind.COMPUTE,
-               operands: Iterable[str | int] = (), control_preds: Iterable[str | int] = (),
-               flops: SymExpr | int | str = 0, bytes_accessed: SymExpr | int | str = 0,
-               transient: SymExpr | int | str = 0, attrs: Mapping[str, Any] | None = None) -> int:
+    def add_op(
+        self,
+        name: str,
+        opcode: str,
+        kind: OpKind = OpKind.COMPUTE,
+        operands: Iterable[str | int] = (),
+        control_preds: Iterable[str | int] = (),
+        flops: SymExpr | int | str = 0,
+        bytes_accessed: SymExpr | int | str = 0,
+        transient: SymExpr | int | str = 0,
+        attrs: Mapping[str, Any] | None = None,
+    ) -> int:
         if name in self._index:
             raise InputError(f"op name {name!r} is defined twice")
         i = len(self._names)
@@ -457,13 +519,23 @@ class GraphBuilder:
     def set_transient(self, op: str | int, size: SymExpr | int | str) -> None:
         self._transient[self.index(op)] = SymExpr.parse(size)
 
-    def add_buffer(self, defining_op: str | int, size: SymExpr | int | str,
-                   users: Iterable[str | int] = (), name: str | None = None,
-                   live_in: bool = False, live_out: bool = False, space: int = 0) -> int:
+    def add_buffer(
+        self,
+        defining_op: str | int,
+        size: SymExpr | int | str,
+        users: Iterable[str | int] = (),
+        name: str | None = None,
+        live_in: bool = False,
+        live_out: bool = False,
+        space: int = 0,
+    ) -> int:
         d = self.index(defining_op)
         j = len(self._bnames)
-        self._bnames.append(name if name is not None else
-                            (self._names[d] if j == 0 or self._bdef[-1] != d else f"{self._names[d]}#{j}"))
+        self._bnames.append(
+            name
+            if name is not None
+            else (self._names[d] if j == 0 or self._bdef[-1] != d else f"{self._names[d]}#{j}")
+        )
         self._bsizes.append(SymExpr.parse(size))
         self._bdef.append(d)
         us: list[int] = []
@@ -516,20 +588,31 @@ class GraphBuilder:
         if self.original_order is not None:
             order = tuple(int(i) for i in self.original_order)
         g = Graph(
-            name=self.name, op_names=tuple(self._names), opcodes=tuple(self._opcodes),
+            name=self.name,
+            op_names=tuple(self._names),
+            opcodes=tuple(self._opcodes),
             kinds=np.asarray(self._kinds, dtype=np.int8),
-            operands_ptr=op_ptr, operands_idx=op_idx, control_ptr=c_ptr, control_idx=c_idx,
-            async_start=async_start, async_done=async_done,
-            flops=tuple(self._flops), bytes_accessed=tuple(self._bytes),
+            operands_ptr=op_ptr,
+            operands_idx=op_idx,
+            control_ptr=c_ptr,
+            control_idx=c_idx,
+            async_start=async_start,
+            async_done=async_done,
+            flops=tuple(self._flops),
+            bytes_accessed=tuple(self._bytes),
             transient=tuple(self._transient),
-            buffer_names=tuple(self._bnames), buffer_sizes=tuple(self._bsizes),
+            buffer_names=tuple(self._bnames),
+            buffer_sizes=tuple(self._bsizes),
             buffer_def=np.asarray(self._bdef, dtype=np.int64),
-            buffer_users_ptr=u_ptr, buffer_users_idx=u_idx,
+            buffer_users_ptr=u_ptr,
+            buffer_users_idx=u_idx,
             buffer_live_in=np.asarray(self._blive_in, dtype=bool),
             buffer_live_out=np.asarray(self._blive_out, dtype=bool),
             buffer_space=np.asarray(self._bspace, dtype=np.int8),
-            collectives=self.collectives, op_attrs=self.op_attrs,
-            original_order=order, meta=self.meta,
+            collectives=self.collectives,
+            op_attrs=self.op_attrs,
+            original_order=order,
+            meta=self.meta,
         )
         g.topological_order()  # raises InputError on a cycle
         if order is not None:

@@ -3,12 +3,12 @@ fine), JSON with strict numbers. Every failure is an ``InputError`` (one line, e
 
 from __future__ import annotations
 
-import json
 import gzip
+import json
 import math
 import os
-import zlib
 import stat
+import zlib
 
 from cpsched.core.errors import InputError
 
@@ -36,12 +36,14 @@ def check_input_file(path: str) -> int:
     if stat.S_ISDIR(st.st_mode):
         raise InputError("cannot read: Is a directory", path=path)
     if not stat.S_ISREG(st.st_mode):
-        raise InputError("not a regular file (a device, FIFO or socket); give a file",
-                         path=path)
+        raise InputError("not a regular file (a device, FIFO or socket); give a file", path=path)
     limit = max_input_bytes()
     if st.st_size > limit:
-        raise InputError(f"file is {st.st_size:,} bytes, over the {limit:,}-byte limit "
-                         "(set CPSCHED_MAX_INPUT_BYTES to raise it)", path=path)
+        raise InputError(
+            f"file is {st.st_size:,} bytes, over the {limit:,}-byte limit "
+            "(set CPSCHED_MAX_INPUT_BYTES to raise it)",
+            path=path,
+        )
     return st.st_size
 
 
@@ -75,8 +77,10 @@ def read_bytes(path: str, limit: int | None = None) -> bytes:
         reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
         raise InputError(f"cannot read: {reason}", path=path) from None
     if limit is None and len(raw) > cap:
-        raise InputError(f"larger than {cap} bytes uncompressed (CPSCHED_MAX_INPUT_BYTES "
-                         "raises the limit)", path=path)
+        raise InputError(
+            f"larger than {cap} bytes uncompressed (CPSCHED_MAX_INPUT_BYTES raises the limit)",
+            path=path,
+        )
     return raw
 
 
@@ -86,9 +90,12 @@ def read_text(path: str) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise InputError(f"not UTF-8 text (byte 0x{raw[e.start]:02x}); is this a binary file?",
-                         path=path, line=line) from None
+        line = raw[: e.start].count(b"\n") + 1
+        raise InputError(
+            f"not UTF-8 text (byte 0x{raw[e.start]:02x}); is this a binary file?",
+            path=path,
+            line=line,
+        ) from None
 
 
 def load_json(path: str):
@@ -111,13 +118,10 @@ def _finite_float(text: str) -> float:
 def loads_json(text: str, path: str | None = None):
     """``json.loads`` with the checks of ``load_json``; errors are ``InputError``."""
     try:
-        return json.loads(text.lstrip(BOM), parse_constant=_bad_constant,
-                          parse_float=_finite_float)
+        return json.loads(text.lstrip(BOM), parse_constant=_bad_constant, parse_float=_finite_float)
     except json.JSONDecodeError as e:
         raise InputError(f"bad JSON: {e.msg}", path=path, line=e.lineno, column=e.colno) from None
-    except ValueError as e:   # from the number hooks
+    except ValueError as e:  # from the number hooks
         raise InputError(f"bad JSON: {e}", path=path) from None
     except RecursionError:
         raise InputError("bad JSON: nested too deeply", path=path) from None
-
-

@@ -28,17 +28,14 @@ topological order, else a topological order with no given schedule.
 from __future__ import annotations
 
 import math
-
 from typing import Any
 
 import networkx as nx
 
 from cpsched.core.errors import InputError
+from cpsched.core.graph import _KIND_NAME, Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.graph import NX_IR_VERSION as IR_VERSION  # noqa: F401
-from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
-from cpsched.core.graph import _KIND_NAME
-from cpsched.core.plain import to_plain
-from cpsched.core.symbolic import ZERO, SymExpr
+from cpsched.core.symbolic import SymExpr
 
 _KIND_OF = {v: k for k, v in _KIND_NAME.items()}
 SIZE_KEYS = ("size", "cost_ram", "out_cost")
@@ -51,16 +48,19 @@ def to_networkx(graph: Graph) -> nx.DiGraph:
     return graph.to_networkx()
 
 
-def from_networkx(G: nx.DiGraph, name: str | None = None, *,
-                  source_format: str = "networkx") -> Graph:
+def from_networkx(
+    G: nx.DiGraph, name: str | None = None, *, source_format: str = "networkx"
+) -> Graph:
     """A ``Graph`` from a networkx directed graph: lossless for ``to_networkx``'s layout,
     else one buffer per node (see the module docstring)."""
     if not G.is_directed():
         raise InputError("from_networkx needs a directed graph (networkx.DiGraph)")
     if G.graph.get("cpsched_ir") is not None:
         if int(G.graph["cpsched_ir"]) > IR_VERSION:
-            raise InputError(f"networkx graph layout {G.graph['cpsched_ir']} is newer than this "
-                             f"cpsched reads ({IR_VERSION})")
+            raise InputError(
+                f"networkx graph layout {G.graph['cpsched_ir']} is newer than this "
+                f"cpsched reads ({IR_VERSION})"
+            )
         return _from_ir(G, name)
     return _from_plain(G, name, source_format)
 
@@ -74,9 +74,15 @@ def _from_ir(G: nx.DiGraph, name: str | None) -> Graph:
             kind = _KIND_OF.get(str(a.get("kind", "compute")))
             if kind is None:
                 raise InputError(f"node {n}: unknown kind {a.get('kind')!r}")
-            b.add_op(str(n), str(a.get("opcode", "node")), kind, flops=a.get("flops", 0),
-                     bytes_accessed=a.get("bytes_accessed", 0),
-                     transient=a.get("transient", 0), attrs=a.get("attrs"))
+            b.add_op(
+                str(n),
+                str(a.get("opcode", "node")),
+                kind,
+                flops=a.get("flops", 0),
+                bytes_accessed=a.get("bytes_accessed", 0),
+                transient=a.get("transient", 0),
+                attrs=a.get("attrs"),
+            )
         for k, n in enumerate(nodes):
             ins = G.pred[n]
             operands = sorted((d["operand"], str(p)) for p, d in ins.items() if "operand" in d)
@@ -90,21 +96,33 @@ def _from_ir(G: nx.DiGraph, name: str | None) -> Graph:
                 b.pair_async(str(a["async_start"]), k)
             c = a.get("collective")
             if c:
-                b.set_collective(k, Collective(
-                    kind=str(c["kind"]), bytes=SymExpr.parse(c.get("bytes", 0)),
-                    group_size=int(c.get("group_size", 1)),
-                    replica_groups=tuple(tuple(int(x) for x in r)
-                                         for r in c.get("replica_groups") or ()),
-                    channel_id=c.get("channel_id"), is_sync=bool(c.get("is_sync", False))))
+                b.set_collective(
+                    k,
+                    Collective(
+                        kind=str(c["kind"]),
+                        bytes=SymExpr.parse(c.get("bytes", 0)),
+                        group_size=int(c.get("group_size", 1)),
+                        replica_groups=tuple(
+                            tuple(int(x) for x in r) for r in c.get("replica_groups") or ()
+                        ),
+                        channel_id=c.get("channel_id"),
+                        is_sync=bool(c.get("is_sync", False)),
+                    ),
+                )
         for k, n in enumerate(nodes):
             for buf in G.nodes[n].get("buffers", ()):
                 users = buf.get("users")
-                if users is None:   # edited graph: the edges say who reads it
+                if users is None:  # edited graph: the edges say who reads it
                     users = [t for t, d in G.succ[n].items() if buf["name"] in d.get("buffers", ())]
-                b.add_buffer(k, buf.get("size", 0), users=[str(u) for u in users],
-                             name=buf.get("name"), live_in=bool(buf.get("live_in", False)),
-                             live_out=bool(buf.get("live_out", False)),
-                             space=int(buf.get("space", 0)))
+                b.add_buffer(
+                    k,
+                    buf.get("size", 0),
+                    users=[str(u) for u in users],
+                    name=buf.get("name"),
+                    live_in=bool(buf.get("live_in", False)),
+                    live_out=bool(buf.get("live_out", False)),
+                    space=int(buf.get("space", 0)),
+                )
         if G.graph.get("order") is not None:
             b.original_order = [b.index(str(x)) for x in G.graph["order"]]
         b.meta.update(G.graph.get("meta") or {})

@@ -5,7 +5,8 @@ re-simulated peak."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from cpsched.core.graph import Graph
 
 
-def validate_order(graph: "Graph", order: Sequence[int] | np.ndarray, what: str = "schedule") -> None:
+def validate_order(graph: Graph, order: Sequence[int] | np.ndarray, what: str = "schedule") -> None:
     """Raise ``ScheduleError`` unless ``order`` is a permutation of the ops that respects
     data and control dependences and puts every async start before its update/done."""
     n = graph.n_ops
@@ -35,5 +36,7 @@ def validate_order(graph: "Graph", order: Sequence[int] | np.ndarray, what: str 
         k = int(np.flatnonzero(bad)[0])
         u, v = int(graph.pred_idx[k]), int(succ_rows[k])
         why = "an async start after its done" if graph.async_start[v] == u else "a dependence"
-        raise ScheduleError(f"{what} of {graph.name} breaks {why}: {graph.op_names[v]!r} "
-                            f"(step {pos[v]}) comes before {graph.op_names[u]!r} (step {pos[u]})")
+        raise ScheduleError(
+            f"{what} of {graph.name} breaks {why}: {graph.op_names[v]!r} "
+            f"(step {pos[v]}) comes before {graph.op_names[u]!r} (step {pos[u]})"
+        )

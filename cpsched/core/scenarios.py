@@ -9,8 +9,9 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,15 +36,22 @@ class Scenarios:
         w = np.asarray(self.weights, dtype=np.float64).reshape(len(self.names))
         object.__setattr__(self, "weights", w)
         if self.lower is not None:
-            object.__setattr__(self, "lower", np.asarray(self.lower, dtype=np.int64).reshape(v.shape))
+            object.__setattr__(
+                self, "lower", np.asarray(self.lower, dtype=np.int64).reshape(v.shape)
+            )
 
     def __len__(self) -> int:
         return len(self.names)
 
-    def only(self, k: int) -> "Scenarios":
+    def only(self, k: int) -> Scenarios:
         """Scenario ``k`` alone (weight 1, its bucket bounds kept)."""
-        return Scenarios((self.names[k],), self.dims, self.values[k:k + 1], np.ones(1),
-                         None if self.lower is None else self.lower[k:k + 1])
+        return Scenarios(
+            (self.names[k],),
+            self.dims,
+            self.values[k : k + 1],
+            np.ones(1),
+            None if self.lower is None else self.lower[k : k + 1],
+        )
 
     def as_dicts(self) -> list[dict[str, int]]:
         return [dict(zip(self.dims, map(int, row))) for row in self.values]
@@ -51,14 +59,18 @@ class Scenarios:
     def box(self) -> dict[str, tuple[int, int]]:
         """Smallest box holding every bucket (lower bounds where known, else 1)."""
         lo = self.lower if self.lower is not None else np.ones_like(self.values)
-        return {d: (int(lo[:, i].min()), int(self.values[:, i].max()))
-                for i, d in enumerate(self.dims)}
+        return {
+            d: (int(lo[:, i].min()), int(self.values[:, i].max())) for i, d in enumerate(self.dims)
+        }
 
     def to_json(self) -> dict:
-        out: dict[str, Any] = {"dims": list(self.dims),
-               "scenarios": [{"name": n, "values": dict(zip(self.dims, map(int, row))),
-                              "weight": float(w)}
-                             for n, row, w in zip(self.names, self.values, self.weights)]}
+        out: dict[str, Any] = {
+            "dims": list(self.dims),
+            "scenarios": [
+                {"name": n, "values": dict(zip(self.dims, map(int, row))), "weight": float(w)}
+                for n, row, w in zip(self.names, self.values, self.weights)
+            ],
+        }
         if self.lower is not None:
             for sc, row in zip(out["scenarios"], self.lower):
                 sc["lower"] = dict(zip(self.dims, map(int, row)))
@@ -119,29 +131,39 @@ def from_dim_specs(specs: Sequence[str], weights: Sequence[float] | str | None =
         w = np.asarray(weights, dtype=float)
         if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
             raise InputError("--weights must be finite, non-negative and not all zero")
-    return Scenarios(tuple(_name(dims, r) for r in rows), tuple(dims),
-                     np.asarray(rows, dtype=np.int64).reshape(len(rows), len(dims)), w / w.sum())
+    return Scenarios(
+        tuple(_name(dims, r) for r in rows),
+        tuple(dims),
+        np.asarray(rows, dtype=np.int64).reshape(len(rows), len(dims)),
+        w / w.sum(),
+    )
 
 
 def from_json(data: Mapping | str) -> Scenarios:
     """``{"dims": ["s"], "scenarios": [{"name": .., "values": {"s": 512}, "weight": 0.3}]}``."""
     if isinstance(data, str):
         data = load_json(data)
-    if not isinstance(data, Mapping) or not isinstance(data.get("scenarios"), list) or \
-            not isinstance(data.get("dims", []), list):
-        raise InputError("scenarios JSON: expected {\"dims\": [...], \"scenarios\": [...]}")
+    if (
+        not isinstance(data, Mapping)
+        or not isinstance(data.get("scenarios"), list)
+        or not isinstance(data.get("dims", []), list)
+    ):
+        raise InputError('scenarios JSON: expected {"dims": [...], "scenarios": [...]}')
     for k, sc in enumerate(data["scenarios"]):
         values = sc.get("values") if isinstance(sc, Mapping) else None
         if not isinstance(values, Mapping):
-            raise InputError(f"scenarios JSON: scenario #{k} needs \"values\": {{dim: int}}")
+            raise InputError(f'scenarios JSON: scenario #{k} needs "values": {{dim: int}}')
         for d, v in values.items():
             if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= DIM_LIMIT:
-                raise InputError(f"scenarios JSON: scenario #{k}: {d}={v!r} must be an "
-                                 "integer from 1 to 2^62")
+                raise InputError(
+                    f"scenarios JSON: scenario #{k}: {d}={v!r} must be an integer from 1 to 2^62"
+                )
     try:
         dims = tuple(data["dims"])
         scs = data["scenarios"]
-        names = tuple(str(s.get("name") or _name(dims, [s["values"][d] for d in dims])) for s in scs)
+        names = tuple(
+            str(s.get("name") or _name(dims, [s["values"][d] for d in dims])) for s in scs
+        )
         vals = np.array([[int(s["values"][d]) for d in dims] for s in scs], dtype=np.int64)
         w = np.array([float(s.get("weight", 1.0)) for s in scs])
         lower = None
@@ -158,8 +180,7 @@ def from_json(data: Mapping | str) -> Scenarios:
     return Scenarios(names, dims, vals.reshape(len(names), len(dims)), w / w.sum(), lower)
 
 
-def buckets_from_lengths(dim: str, lengths: Sequence[int], k: int,
-                         round_to: int = 1) -> Scenarios:
+def buckets_from_lengths(dim: str, lengths: Sequence[int], k: int, round_to: int = 1) -> Scenarios:
     """Turn observed lengths (e.g. a dataset's sequence lengths) into ``k`` buckets.
 
     Boundaries are quantiles of the data, rounded up to ``round_to``; each bucket is sized at
@@ -180,9 +201,13 @@ def buckets_from_lengths(dim: str, lengths: Sequence[int], k: int,
             lows.append([prev + 1])
         prev = u
     w = np.asarray(weights, dtype=float)
-    return Scenarios(tuple(f"{dim}<={r[0]}" for r in rows), (dim,),
-                     np.asarray(rows, dtype=np.int64), w / w.sum(),
-                     np.asarray(lows, dtype=np.int64))
+    return Scenarios(
+        tuple(f"{dim}<={r[0]}" for r in rows),
+        (dim,),
+        np.asarray(rows, dtype=np.int64),
+        w / w.sum(),
+        np.asarray(lows, dtype=np.int64),
+    )
 
 
 def pick_bucket(scenarios: Scenarios, values: Mapping[str, int]) -> int:
@@ -198,6 +223,7 @@ def pick_bucket(scenarios: Scenarios, values: Mapping[str, int]) -> int:
 
 
 # -- memory budgets -------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -215,19 +241,24 @@ class Budget:
         """True when some part is a share of the least peak."""
         return any(isinstance(p, float) for p in self.parts)
 
-    def resolve(self, scenarios: "Scenarios | int",
-                least_peak: "Sequence[int] | np.ndarray | None" = None) -> np.ndarray:
+    def resolve(
+        self, scenarios: Scenarios | int, least_peak: Sequence[int] | np.ndarray | None = None
+    ) -> np.ndarray:
         """Bytes per scenario, ``[len(scenarios)]`` int64 (``scenarios`` or their count)."""
         n = scenarios if isinstance(scenarios, int) else len(scenarios)
         parts = self.parts * n if len(self.parts) == 1 else self.parts
         if len(parts) != n:
-            raise InputError(f"budget {self.text or list(self.parts)}: {len(self.parts)} values "
-                             f"for {n} scenarios")
+            raise InputError(
+                f"budget {self.text or list(self.parts)}: {len(self.parts)} values "
+                f"for {n} scenarios"
+            )
         if self.relative and least_peak is None:
             raise InputError(f"budget {self.text}: a percentage needs the least peak")
         # a float part makes the budget relative, so least_peak is set (checked above)
-        out = [int(p * int(least_peak[s])) if isinstance(p, float) else int(p)  # type: ignore[index]
-               for s, p in enumerate(parts)]
+        out = [
+            int(p * int(least_peak[s])) if isinstance(p, float) else int(p)  # type: ignore[index]
+            for s, p in enumerate(parts)
+        ]
         return np.asarray(out, dtype=np.int64)
 
 
@@ -275,7 +306,8 @@ def parse_budget(value, scenarios: Scenarios | None = None) -> Budget:
     return Budget(tuple(parts), text)
 
 
-def resolve_budget(value, scenarios: Scenarios,
-                   least_peak: "Sequence[int] | np.ndarray | None" = None) -> np.ndarray:
+def resolve_budget(
+    value, scenarios: Scenarios, least_peak: Sequence[int] | np.ndarray | None = None
+) -> np.ndarray:
     """Bytes per scenario of any budget ``parse_budget`` reads."""
     return parse_budget(value, scenarios).resolve(scenarios, least_peak)

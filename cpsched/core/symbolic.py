@@ -9,9 +9,9 @@ relations over a box of dim values without sampling at made-up points.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, reduce
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -48,25 +48,24 @@ class SymExpr:
 
     # -- construction -------------------------------------------------------------------
     @staticmethod
-    def const(value: int) -> "SymExpr":
+    def const(value: int) -> SymExpr:
         value = int(value)
         if value < 0:
             raise ValueError(f"sizes are non-negative, got {value}")
-        return SymExpr(((((), _check_coefficient(value)),) if value else ()))
+        return SymExpr((((), _check_coefficient(value)),) if value else ())
 
     @staticmethod
-    def dim(name: str) -> "SymExpr":
+    def dim(name: str) -> SymExpr:
         if not _DIM_RE.match(name):
             raise ValueError(f"bad dim name {name!r}")
         return SymExpr(((((name, 1),), 1),))
 
     @staticmethod
-    def _from_map(m: Mapping[Monomial, int]) -> "SymExpr":
-        return SymExpr(tuple(sorted((k, _check_coefficient(v)) for k, v in m.items()
-                                    if v != 0)))
+    def _from_map(m: Mapping[Monomial, int]) -> SymExpr:
+        return SymExpr(tuple(sorted((k, _check_coefficient(v)) for k, v in m.items() if v != 0)))
 
     @staticmethod
-    def parse(text: str | int | "SymExpr") -> "SymExpr":
+    def parse(text: str | int | SymExpr) -> SymExpr:
         """Parse ``'4*b*s*512 + 1024'``, ``'b^2*8'``, ``'b**2'``, or a plain integer."""
         if isinstance(text, SymExpr):
             return text
@@ -75,7 +74,7 @@ class SymExpr:
         return _parse_text(str(text))
 
     @staticmethod
-    def _parse_uncached(src: str) -> "SymExpr":
+    def _parse_uncached(src: str) -> SymExpr:
         src = src.strip()
         if not src:
             raise InputError("empty size expression")
@@ -83,8 +82,10 @@ class SymExpr:
         for term in src.replace("-", " - ").split("+"):
             term = term.strip()
             if not term or "-" in term:
-                raise InputError(f"bad size expression {src!r}: sizes are sums of "
-                                 "products with non-negative coefficients")
+                raise InputError(
+                    f"bad size expression {src!r}: sizes are sums of "
+                    "products with non-negative coefficients"
+                )
             coef = 1
             mono: Monomial = ()
             for factor in re.split(r"(?<!\*)\*(?!\*)", term):
@@ -100,7 +101,7 @@ class SymExpr:
         return SymExpr._from_map(total)
 
     # -- arithmetic ---------------------------------------------------------------------
-    def __add__(self, other: "SymExpr | int") -> "SymExpr":
+    def __add__(self, other: SymExpr | int) -> SymExpr:
         other = SymExpr.parse(other)
         m = dict(self.terms)
         for k, v in other.terms:
@@ -109,7 +110,7 @@ class SymExpr:
 
     __radd__ = __add__
 
-    def __mul__(self, other: "SymExpr | int") -> "SymExpr":
+    def __mul__(self, other: SymExpr | int) -> SymExpr:
         other = SymExpr.parse(other)
         m: dict[Monomial, int] = {}
         for ka, va in self.terms:
@@ -175,8 +176,9 @@ def sym_sum(exprs: Iterable[SymExpr]) -> SymExpr:
     return reduce(lambda a, b: a + b, exprs, ZERO)
 
 
-def evaluate_many(exprs: Sequence[SymExpr], dim_names: Sequence[str],
-                  values: np.ndarray, dtype=np.int64) -> np.ndarray:
+def evaluate_many(
+    exprs: Sequence[SymExpr], dim_names: Sequence[str], values: np.ndarray, dtype=np.int64
+) -> np.ndarray:
     """Evaluate expressions for many scenarios at once.
 
     ``values`` is ``[n_scenarios, n_dims]`` (columns in ``dim_names`` order). Returns an
@@ -211,8 +213,11 @@ def evaluate_many(exprs: Sequence[SymExpr], dim_names: Sequence[str],
     table = np.zeros((n_s, max(len(uniq), 1)), dtype=dtype)
     if rows:
         rows_a = np.asarray(rows, dtype=np.int64)
-        coef_a = np.asarray(coefs, dtype=dtype) if dtype is not np.int64 else \
-            np.asarray(coefs, dtype=np.int64)
+        coef_a = (
+            np.asarray(coefs, dtype=dtype)
+            if dtype is not np.int64
+            else np.asarray(coefs, dtype=np.int64)
+        )
         contrib = mono_vals[:, np.asarray(monos, dtype=np.int64)] * coef_a
         # numpy's stubs reject a (slice, array) index for ufunc.at, which numpy accepts
         np.add.at(table, (slice(None), rows_a), contrib)  # type: ignore[arg-type]
@@ -254,8 +259,9 @@ def _range_of(terms, lo: Mapping[str, int], hi: Mapping[str, int]) -> tuple[int,
     return mn, mx
 
 
-def compare(a: SymExpr, b: SymExpr, box: Mapping[str, tuple[int, int]],
-            max_boxes: int = 20000) -> str:
+def compare(
+    a: SymExpr, b: SymExpr, box: Mapping[str, tuple[int, int]], max_boxes: int = 20000
+) -> str:
     """Decide ``a <= b`` / ``a >= b`` at every integer point of ``box``, or ``depends``.
 
     ``box`` maps each dim to its inclusive ``(low, high)`` range. ``always`` answers are

@@ -12,9 +12,16 @@ from cpsched.core.symbolic import SIZE_LIMIT
 
 # Decimal (SI) and binary prefixes; a bare number is bytes.
 BYTE_UNITS = {
-    "": 1, "b": 1,
-    "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
 }
 _SIZE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
@@ -33,12 +40,14 @@ def parse_bytes(text: str | int | float, what: str = "size") -> int:
         m = _SIZE.match(str(text))
         unit = m.group(2).lower() if m else ""
         if not m or unit not in BYTE_UNITS:
-            raise InputError(f"{what} {text!r}: expected bytes such as 1000000, 512MB or 8GiB "
-                             "(units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)")
+            raise InputError(
+                f"{what} {text!r}: expected bytes such as 1000000, 512MB or 8GiB "
+                "(units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)"
+            )
         value = float(m.group(1).replace("_", "")) * BYTE_UNITS[unit]
     if value != value or value < 0:
         raise InputError(f"{what} {text!r}: must be a number of bytes, not negative")
-    if value > SIZE_LIMIT:     # infinity included
+    if value > SIZE_LIMIT:  # infinity included
         raise InputError(f"{what} {text!r}: past the 2^62-byte limit")
     return int(value)
 

@@ -66,15 +66,16 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from cpsched.core.errors import InputError
-from cpsched.core.inputs import check_input_file, load_json, read_text
 from cpsched.core.graph import Collective, Graph, OpKind
+from cpsched.core.inputs import check_input_file, load_json, read_text
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.core.symbolic import evaluate_many
 
@@ -83,8 +84,8 @@ from cpsched.core.symbolic import evaluate_many
 # --------------------------------------------------------------------------------------
 
 UNIT_SECONDS = "s"
-UNIT_XLA = "xla"      # XLA's abstract cost units (1 unit = 1 us by XLA's convention)
-UNIT_FILE = "file"    # the input file's own units (node-link 'duration')
+UNIT_XLA = "xla"  # XLA's abstract cost units (1 unit = 1 us by XLA's convention)
+UNIT_FILE = "file"  # the input file's own units (node-link 'duration')
 
 # XLA ApproximateLatencyEstimator constants (latency_hiding_scheduler.h).
 XLA_LOW_COST = 1.0
@@ -94,8 +95,18 @@ XLA_LOW_LATENCY = 1.0
 XLA_HIGH_LATENCY = 5000.0
 
 # GpuLatencyEstimator's nop instructions (cost 0).
-_XLA_GPU_NOPS = frozenset({"get-tuple-element", "bitcast", "constant", "parameter", "tuple",
-                           "partition-id", "replica-id", "opt-barrier"})
+_XLA_GPU_NOPS = frozenset(
+    {
+        "get-tuple-element",
+        "bitcast",
+        "constant",
+        "parameter",
+        "tuple",
+        "partition-id",
+        "replica-id",
+        "opt-barrier",
+    }
+)
 
 _K_COMPUTE = int(OpKind.COMPUTE)
 _K_PARAMETER = int(OpKind.PARAMETER)
@@ -140,14 +151,14 @@ class Device:
     peak_flops_bf16: float = 0.0
     peak_flops_fp32: float = 0.0
     hbm_bandwidth: float = 0.0
-    nvlink_bandwidth: float = 0.0          # intra-node
-    nvlink_latency: float = 0.0            # alpha per ring step, intra-node
-    network_bandwidth: float = 0.0         # inter-node, per GPU
-    network_latency: float = 0.0           # alpha per ring step, inter-node
-    pcie_bandwidth: float = 0.0            # host <-> device copies
+    nvlink_bandwidth: float = 0.0  # intra-node
+    nvlink_latency: float = 0.0  # alpha per ring step, intra-node
+    network_bandwidth: float = 0.0  # inter-node, per GPU
+    network_latency: float = 0.0  # alpha per ring step, inter-node
+    pcie_bandwidth: float = 0.0  # host <-> device copies
     pcie_latency: float = 0.0
-    launch_overhead: float = 0.0           # per compute kernel
-    collective_launch: float = 0.0         # per collective
+    launch_overhead: float = 0.0  # per compute kernel
+    collective_launch: float = 0.0  # per collective
     gpus_per_node: int = 8
     default_dtype: str = "bf16"
     mode: str = "roofline"
@@ -187,17 +198,28 @@ class Device:
             out["sources"] = dict(self.sources)
         return out
 
-    def validate(self) -> "Device":
+    def validate(self) -> Device:
         if self.mode not in ("roofline", "xla-approx", "xla-gpu-approx"):
             raise InputError(f"device {self.name}: unknown mode {self.mode!r}")
         if self.mode == "roofline":
-            for attr in ("peak_flops_bf16", "peak_flops_fp32", "hbm_bandwidth",
-                         "nvlink_bandwidth", "network_bandwidth", "pcie_bandwidth"):
+            for attr in (
+                "peak_flops_bf16",
+                "peak_flops_fp32",
+                "hbm_bandwidth",
+                "nvlink_bandwidth",
+                "network_bandwidth",
+                "pcie_bandwidth",
+            ):
                 v = getattr(self, attr)
                 if not (v > 0 and math.isfinite(v)):
                     raise InputError(f"device {self.name}: {attr} must be positive, got {v}")
-        for attr in ("nvlink_latency", "network_latency", "pcie_latency", "launch_overhead",
-                     "collective_launch"):
+        for attr in (
+            "nvlink_latency",
+            "network_latency",
+            "pcie_latency",
+            "launch_overhead",
+            "collective_launch",
+        ):
             v = getattr(self, attr)
             if not (v >= 0 and math.isfinite(v)):
                 raise InputError(f"device {self.name}: {attr} must be >= 0, got {v}")
@@ -208,10 +230,14 @@ class Device:
         return self
 
 
-XLA_APPROX = Device("xla-approx", mode="xla-approx",
-                    description="XLA ApproximateLatencyEstimator (abstract units)")
-XLA_GPU_APPROX = Device("xla-gpu-approx", mode="xla-gpu-approx",
-                        description="XLA GpuLatencyEstimator without profile (abstract units)")
+XLA_APPROX = Device(
+    "xla-approx", mode="xla-approx", description="XLA ApproximateLatencyEstimator (abstract units)"
+)
+XLA_GPU_APPROX = Device(
+    "xla-gpu-approx",
+    mode="xla-gpu-approx",
+    description="XLA GpuLatencyEstimator without profile (abstract units)",
+)
 _ABSTRACT = {"xla-approx": XLA_APPROX, "xla-gpu-approx": XLA_GPU_APPROX}
 
 
@@ -234,8 +260,11 @@ def _read_mapping(path: str) -> dict:
         try:
             import tomllib  # Python 3.11+
         except ModuleNotFoundError:
-            raise InputError("TOML device files need Python 3.11 or newer (tomllib); "
-                             "give the same keys as a JSON file instead", path=path) from None
+            raise InputError(
+                "TOML device files need Python 3.11 or newer (tomllib); "
+                "give the same keys as a JSON file instead",
+                path=path,
+            ) from None
         try:
             check_input_file(path)
             with open(path, "rb") as f:
@@ -257,12 +286,14 @@ def _preset_mapping(name: str) -> dict:
         if entry.is_file():
             with resources.as_file(entry) as p:
                 return _read_mapping(str(p))
-    raise InputError(f"unknown device {name!r}; presets: {', '.join(preset_names())}, "
-                     "or give a .toml/.json file")
+    raise InputError(
+        f"unknown device {name!r}; presets: {', '.join(preset_names())}, or give a .toml/.json file"
+    )
 
 
-def device_from_mapping(data: Mapping[str, Any], base: Device | None = None,
-                        path: str | None = None, _depth: int = 0) -> Device:
+def device_from_mapping(
+    data: Mapping[str, Any], base: Device | None = None, path: str | None = None, _depth: int = 0
+) -> Device:
     """A ``Device`` from file keys (see ``_FILE_KEYS``), on top of ``base`` or ``extends``."""
     data = dict(data)
     if _depth > 8:
@@ -273,17 +304,20 @@ def device_from_mapping(data: Mapping[str, Any], base: Device | None = None,
     changes: dict[str, Any] = {}
     unknown = [k for k in data if k not in _FILE_KEYS and k not in _PLAIN_KEYS and k != "mode"]
     if unknown:
-        raise InputError(f"unknown device key(s) {', '.join(sorted(unknown))}; known: "
-                         f"{', '.join(sorted(list(_FILE_KEYS) + ['name', 'description', 'default_dtype', 'mode', 'extends']))}",
-                         path=path)
+        raise InputError(
+            f"unknown device key(s) {', '.join(sorted(unknown))}; known: "
+            f"{', '.join(sorted(list(_FILE_KEYS) + ['name', 'description', 'default_dtype', 'mode', 'extends']))}",
+            path=path,
+        )
     for key, value in data.items():
         if key in _FILE_KEYS:
             attr, scale = _FILE_KEYS[key]
             try:
                 changes[attr] = int(value) if attr == "gpus_per_node" else float(value) * scale
             except (TypeError, ValueError):
-                raise InputError(f"device key {key}: expected a number, got {value!r}",
-                                 path=path) from None
+                raise InputError(
+                    f"device key {key}: expected a number, got {value!r}", path=path
+                ) from None
         elif key == "sources":
             merged = dict(base.sources) if base else {}
             merged.update({str(k): str(v) for k, v in (value or {}).items()})
@@ -299,11 +333,14 @@ def device_from_mapping(data: Mapping[str, Any], base: Device | None = None,
     try:
         return dev.validate()
     except InputError as e:
-        raise e.with_path(path) if path else e
+        raise (e.with_path(path) if path else e) from None
 
 
-def load_device(name_or_path: "str | Device | Mapping[str, Any]",
-                overrides: Mapping[str, Any] | None = None, _depth: int = 0) -> Device:
+def load_device(
+    name_or_path: str | Device | Mapping[str, Any],
+    overrides: Mapping[str, Any] | None = None,
+    _depth: int = 0,
+) -> Device:
     """A preset (``h100``, ``a100``, ``xla-approx``, ``xla-gpu-approx``), or a TOML/JSON
     file of keys such as ``bf16_tflops``, ``hbm_gbps``, ``nvlink_gbps``, ``pcie_gbps``,
     ``*_latency_us``, ``launch_overhead_us``; ``extends = "h100"`` starts from a preset.
@@ -328,6 +365,7 @@ def load_device(name_or_path: "str | Device | Mapping[str, Any]",
 # --------------------------------------------------------------------------------------
 # Profiles (PGLE)
 # --------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -368,8 +406,9 @@ def parse_profile_text(text: str, path: str | None = None) -> Profile:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
-            raise InputError(f"bad JSON: {e.msg}", path=path, line=e.lineno,
-                             column=e.colno) from None
+            raise InputError(
+                f"bad JSON: {e.msg}", path=path, line=e.lineno, column=e.colno
+            ) from None
         return profile_from_mapping(data, path)
     costs, lats = [], []
     for m in _COSTS_BLOCK.finditer(text):
@@ -377,8 +416,9 @@ def parse_profile_text(text: str, path: str | None = None) -> Profile:
         n = re.search(_FIELD_STR.format("name"), body)
         c = re.search(_FIELD_NUM.format("cost_us"), body)
         if not n or not c:
-            raise InputError(f"profile entry without name or cost_us: {m.group(0).strip()!r}",
-                             path=path)
+            raise InputError(
+                f"profile entry without name or cost_us: {m.group(0).strip()!r}", path=path
+            )
         costs.append((_base_name(n.group(1)), float(c.group(1))))
     for m in _LAT_BLOCK.finditer(text):
         body = m.group(1)
@@ -395,8 +435,9 @@ def parse_profile_text(text: str, path: str | None = None) -> Profile:
 def profile_from_mapping(data: Mapping[str, Any], path: str | None = None) -> Profile:
     if "costs" in data and isinstance(data["costs"], (Mapping, list)):
         raw = data["costs"]
-        items = raw.items() if isinstance(raw, Mapping) else \
-            [(e["name"], e["cost_us"]) for e in raw]
+        items = (
+            raw.items() if isinstance(raw, Mapping) else [(e["name"], e["cost_us"]) for e in raw]
+        )
     else:
         items = data.items()
     try:
@@ -413,7 +454,7 @@ def _checked(p: Profile, path: str | None) -> Profile:
     return p
 
 
-def load_profile(source: "str | Mapping[str, Any] | Profile | None") -> Profile | None:
+def load_profile(source: str | Mapping[str, Any] | Profile | None) -> Profile | None:
     """A profile from a path (``.json`` or XLA ``.pbtxt`` text proto), a dict, or ``None``."""
     if source is None or isinstance(source, Profile):
         return source
@@ -454,8 +495,11 @@ def collective_of(graph: Graph, i: int) -> Collective | None:
     if graph.kinds[i] == _K_START:
         base = _strip_async_suffix(graph.opcodes[i])
         if base in _RING2 | _RING1 | _P2P | {"collective-broadcast"}:
-            return Collective(kind=base, bytes=graph.bytes_accessed[i],
-                              group_size=int(graph.attrs(i).get("group_size", 1)))
+            return Collective(
+                kind=base,
+                bytes=graph.bytes_accessed[i],
+                group_size=int(graph.attrs(i).get("group_size", 1)),
+            )
     return None
 
 
@@ -466,7 +510,7 @@ def async_class(graph: Graph, i: int) -> str | None:
     c = collective_of(graph, i)
     if c is not None and kind != _K_UPDATE and kind != _K_DONE:
         if c.kind in ("send", "recv") and graph.attrs(i).get("is_host_transfer"):
-            return STREAM_COPY                      # device <-> host, over PCIe
+            return STREAM_COPY  # device <-> host, over PCIe
         return f"collective:{c.kind}"
     if kind == _K_START:
         return STREAM_COPY if is_copy_start(graph, i) else STREAM_ASYNC_COMPUTE
@@ -489,14 +533,14 @@ def async_starts(graph: Graph) -> np.ndarray:
 def timed_transfers(graph: Graph) -> list[int]:
     """Ops that get a transfer time: every async start and every sync collective."""
     out = set(int(i) for i in async_starts(graph))
-    out.update(int(i) for i in graph.collectives if graph.kinds[i] not in
-               (_K_DONE, _K_UPDATE))
+    out.update(int(i) for i in graph.collectives if graph.kinds[i] not in (_K_DONE, _K_UPDATE))
     return sorted(out)
 
 
 # --------------------------------------------------------------------------------------
 # Times
 # --------------------------------------------------------------------------------------
+
 
 def _eval(graph: Graph, exprs, scenarios: Scenarios) -> np.ndarray:
     return graph._eval(exprs, scenarios).astype(np.float64)
@@ -517,15 +561,17 @@ def _is_fp32(attrs: Mapping[str, Any]) -> bool | None:
 def _fusion_kind(graph: Graph, i: int) -> str:
     a = graph.attrs(i)
     k = str(a.get("fusion_kind", a.get("kind", ""))).lower()
-    return k[1:] if k.startswith("k") and len(k) > 1 and k[1:] in ("loop", "output", "input",
-                                                                 "custom") else k
+    return (
+        k[1:]
+        if k.startswith("k") and len(k) > 1 and k[1:] in ("loop", "output", "input", "custom")
+        else k
+    )
 
 
 def _xla_node_cost(graph: Graph, i: int, gpu: bool) -> float:
     op = graph.opcodes[i]
     if gpu:
-        if op in _XLA_GPU_NOPS or graph.kinds[i] in (_K_PARAMETER, _K_CONSTANT,
-                                                     _K_ALIAS):
+        if op in _XLA_GPU_NOPS or graph.kinds[i] in (_K_PARAMETER, _K_CONSTANT, _K_ALIAS):
             return 0.0
         if op == "custom-call":
             return XLA_MEDIUM_COST
@@ -548,8 +594,9 @@ def _unit(graph: Graph, device: Device) -> str:
     return UNIT_FILE if _has_duration(graph) and device.mode == "roofline" else device.unit
 
 
-def _roofline(graph: Graph, device: Device, flops: np.ndarray, nbytes: np.ndarray,
-              ops: np.ndarray) -> np.ndarray:
+def _roofline(
+    graph: Graph, device: Device, flops: np.ndarray, nbytes: np.ndarray, ops: np.ndarray
+) -> np.ndarray:
     """``[S, len(ops)]`` roofline times + launch overhead of the given ops."""
     default_fp32 = device.default_dtype == "fp32"
     peak = np.full(len(ops), device.peak_flops_fp32 if default_fp32 else device.peak_flops_bf16)
@@ -559,12 +606,15 @@ def _roofline(graph: Graph, device: Device, flops: np.ndarray, nbytes: np.ndarra
             f = _is_fp32(a) if a else None
             if f is not None:
                 peak[k] = device.peak_flops_fp32 if f else device.peak_flops_bf16
-    return np.maximum(flops / peak[None, :], nbytes / device.hbm_bandwidth) \
-        + device.launch_overhead
+    return np.maximum(flops / peak[None, :], nbytes / device.hbm_bandwidth) + device.launch_overhead
 
 
-def op_times(graph: Graph, device: "Device | str", scenarios: Scenarios | None = None,
-             profile: "Profile | Mapping | str | None" = None) -> np.ndarray:
+def op_times(
+    graph: Graph,
+    device: Device | str,
+    scenarios: Scenarios | None = None,
+    profile: Profile | Mapping | str | None = None,
+) -> np.ndarray:
     """Compute-stream time of every op, ``[S, n_ops]``, in the device's unit (module doc):
     seconds for physical devices, XLA units for ``xla-approx``, the file's units for ops
     with ``attrs['duration']``. Collectives and async starts/dones are 0 here; their
@@ -638,8 +688,12 @@ def _async_ops(graph: Graph, start: int) -> list[int]:
     return members
 
 
-def collective_times(graph: Graph, device: "Device | str", scenarios: Scenarios | None = None,
-                     profile: "Profile | Mapping | str | None" = None) -> dict[int, np.ndarray]:
+def collective_times(
+    graph: Graph,
+    device: Device | str,
+    scenarios: Scenarios | None = None,
+    profile: Profile | Mapping | str | None = None,
+) -> dict[int, np.ndarray]:
     """Transfer time ``[S]`` of every async start (collective, copy, or async compute) and
     of every sync collective, keyed by op index, in the device's unit."""
     device = load_device(device) if not isinstance(device, Device) else device
@@ -653,8 +707,12 @@ def collective_times(graph: Graph, device: "Device | str", scenarios: Scenarios 
     abstract = device.mode != "roofline"
     classes = {i: async_class(graph, i) for i in ops}
     # a "collective:" class means collective_of(graph, i) is set
-    colls = {i: c for i in ops if (classes[i] or "").startswith("collective:")
-             and (c := collective_of(graph, i)) is not None}
+    colls = {
+        i: c
+        for i in ops
+        if (classes[i] or "").startswith("collective:")
+        and (c := collective_of(graph, i)) is not None
+    }
     coll_bytes: dict[int, np.ndarray] = {}
     if colls and not abstract:
         keys = list(colls)
@@ -671,16 +729,16 @@ def collective_times(graph: Graph, device: "Device | str", scenarios: Scenarios 
             factor, steps = _ring(c.kind, _group_size(c))
             bw, alpha = device.link(link_class(graph, i, c, device))
             t = factor * coll_bytes[i] / bw + steps * alpha + device.collective_launch
-        elif cls == STREAM_COPY and (hc := collective_of(graph, i)) is not None:   # host send/recv
-            nbytes = evaluate_many([hc.bytes], scenarios.dims,
-                                   scenarios.values)[:, 0].astype(np.float64)
+        elif cls == STREAM_COPY and (hc := collective_of(graph, i)) is not None:  # host send/recv
+            nbytes = evaluate_many([hc.bytes], scenarios.dims, scenarios.values)[:, 0].astype(
+                np.float64
+            )
             t = device.pcie_latency + nbytes / device.pcie_bandwidth
         elif cls == STREAM_COPY:
             if raw_sizes is None:
                 raw_sizes = _raw_sizes(graph, scenarios)
             members = _async_ops(graph, i)
-            bufs = np.unique(np.concatenate([graph.defines(j) for j in members] +
-                                            [graph.uses(i)]))
+            bufs = np.unique(np.concatenate([graph.defines(j) for j in members] + [graph.uses(i)]))
             host = bool((graph.buffer_space[bufs] != 0).any()) if bufs.size else False
             sized = [b for b in bufs if graph.buffer_def[b] in members] or list(bufs)
             nbytes = raw_sizes[:, sized].max(axis=1) if sized else np.zeros(n_s)
@@ -697,13 +755,13 @@ def collective_times(graph: Graph, device: "Device | str", scenarios: Scenarios 
                 flops_all = _eval(graph, graph.flops, scenarios)
                 bytes_all = _eval(graph, graph.bytes_accessed, scenarios)
             member_ops = np.asarray(_async_ops(graph, i), dtype=np.int64)
-            assert bytes_all is not None   # evaluated with flops_all
+            assert bytes_all is not None  # evaluated with flops_all
             f = flops_all[:, member_ops].sum(axis=1, keepdims=True)
             b = bytes_all[:, member_ops].sum(axis=1, keepdims=True)
             t = _roofline(graph, device, f, b, np.asarray([i]))[:, 0]
         out[i] = np.asarray(t, dtype=np.float64).reshape(n_s).copy()
     for i, a in graph.op_attrs.items():
-        if i in out and "latency" in a:     # a reader-supplied latency, in the device unit
+        if i in out and "latency" in a:  # a reader-supplied latency, in the device unit
             out[i][:] = float(a["latency"])
     if profile is not None:
         scale = _US / device.seconds_per_unit
@@ -733,18 +791,42 @@ class Costs:
         return {UNIT_SECONDS: 1.0, UNIT_XLA: _US}.get(self.unit)
 
 
-def estimate(graph: Graph, device: "Device | str", scenarios: Scenarios | None = None,
-             profile: "Profile | Mapping | str | None" = None) -> Costs:
+def estimate(
+    graph: Graph,
+    device: Device | str,
+    scenarios: Scenarios | None = None,
+    profile: Profile | Mapping | str | None = None,
+) -> Costs:
     """``op_times`` and ``collective_times`` together, with their unit."""
     device = load_device(device) if not isinstance(device, Device) else device
     scenarios = scenarios or static()
     profile = load_profile(profile)
-    return Costs(op_times(graph, device, scenarios, profile),
-                 collective_times(graph, device, scenarios, profile),
-                 _unit(graph, device), device.name)
+    return Costs(
+        op_times(graph, device, scenarios, profile),
+        collective_times(graph, device, scenarios, profile),
+        _unit(graph, device),
+        device.name,
+    )
 
 
-__all__ = ["Device", "Profile", "Costs", "load_device", "load_profile", "preset_names",
-           "parse_profile_text", "op_times", "collective_times", "estimate", "async_class",
-           "is_sync_collective", "collective_of", "link_class", "XLA_APPROX", "XLA_GPU_APPROX",
-           "UNIT_SECONDS", "UNIT_XLA", "UNIT_FILE"]
+__all__ = [
+    "Device",
+    "Profile",
+    "Costs",
+    "load_device",
+    "load_profile",
+    "preset_names",
+    "parse_profile_text",
+    "op_times",
+    "collective_times",
+    "estimate",
+    "async_class",
+    "is_sync_collective",
+    "collective_of",
+    "link_class",
+    "XLA_APPROX",
+    "XLA_GPU_APPROX",
+    "UNIT_SECONDS",
+    "UNIT_XLA",
+    "UNIT_FILE",
+]

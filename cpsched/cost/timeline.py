@@ -29,8 +29,8 @@ compute stream was running ops, not waiting nor running a sync collective).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -70,32 +70,32 @@ class Timeline:
     graph: Graph
     scenario: str
     unit: str
-    order: np.ndarray                 # [n] op at each step
-    start: np.ndarray                 # [n_ops] compute-stream start (after any wait)
-    end: np.ndarray                   # [n_ops]
-    streams: tuple[str, ...]          # stream names; 0 is the compute stream
+    order: np.ndarray  # [n] op at each step
+    start: np.ndarray  # [n_ops] compute-stream start (after any wait)
+    end: np.ndarray  # [n_ops]
+    streams: tuple[str, ...]  # stream names; 0 is the compute stream
     makespan: float
-    compute_time: float               # sum of compute-stream op times (no sync collectives)
-    comm_time: float                  # sum of collective transfer times (async and sync)
+    compute_time: float  # sum of compute-stream op times (no sync collectives)
+    comm_time: float  # sum of collective transfer times (async and sync)
     copy_time: float
     async_compute_time: float
-    exposed_comm: float               # waits on collective dones + sync collective time
+    exposed_comm: float  # waits on collective dones + sync collective time
     exposed_copy: float
     exposed_async_compute: float
-    idle: float                       # time the compute stream waits on dones
+    idle: float  # time the compute stream waits on dones
     # async pairs and sync collectives, one row each, in order of their start
-    pair_start: np.ndarray            # op index of the start (or of the sync collective)
-    pair_done: np.ndarray             # op index of the done (-1: sync, or no done)
-    pair_start_index: np.ndarray      # step of the start in the order
-    pair_done_index: np.ndarray       # step of the done (-1 if none)
-    pair_class: tuple[str, ...]       # collective:<kind> | copy | async-compute
-    pair_stream: np.ndarray           # index into ``streams`` (0 for sync collectives)
-    pair_sync: np.ndarray             # bool
+    pair_start: np.ndarray  # op index of the start (or of the sync collective)
+    pair_done: np.ndarray  # op index of the done (-1: sync, or no done)
+    pair_start_index: np.ndarray  # step of the start in the order
+    pair_done_index: np.ndarray  # step of the done (-1 if none)
+    pair_class: tuple[str, ...]  # collective:<kind> | copy | async-compute
+    pair_stream: np.ndarray  # index into ``streams`` (0 for sync collectives)
+    pair_sync: np.ndarray  # bool
     transfer_begin: np.ndarray
     transfer_end: np.ndarray
     transfer_time: np.ndarray
-    wait: np.ndarray                  # compute-stream wait at the done (sync: transfer time)
-    overlapped: np.ndarray            # transfer time hidden behind compute
+    wait: np.ndarray  # compute-stream wait at the done (sync: transfer time)
+    overlapped: np.ndarray  # transfer time hidden behind compute
 
     @property
     def distance(self) -> np.ndarray:
@@ -112,14 +112,22 @@ class Timeline:
         return COMPUTE_STREAM
 
     def summary(self) -> dict:
-        return {"scenario": self.scenario, "unit": self.unit, "makespan": self.makespan,
-                "compute_time": self.compute_time, "comm_time": self.comm_time,
-                "copy_time": self.copy_time, "async_compute_time": self.async_compute_time,
-                "exposed_comm": self.exposed_comm, "exposed_copy": self.exposed_copy,
-                "exposed_async_compute": self.exposed_async_compute, "idle": self.idle,
-                "overlapped_comm": float(self.overlapped[self._is_comm()].sum()),
-                "async_pairs": int((~self.pair_sync).sum()),
-                "sync_collectives": int(self.pair_sync.sum())}
+        return {
+            "scenario": self.scenario,
+            "unit": self.unit,
+            "makespan": self.makespan,
+            "compute_time": self.compute_time,
+            "comm_time": self.comm_time,
+            "copy_time": self.copy_time,
+            "async_compute_time": self.async_compute_time,
+            "exposed_comm": self.exposed_comm,
+            "exposed_copy": self.exposed_copy,
+            "exposed_async_compute": self.exposed_async_compute,
+            "idle": self.idle,
+            "overlapped_comm": float(self.overlapped[self._is_comm()].sum()),
+            "async_pairs": int((~self.pair_sync).sum()),
+            "sync_collectives": int(self.pair_sync.sum()),
+        }
 
     def _is_comm(self) -> np.ndarray:
         return np.array([c.startswith("collective:") for c in self.pair_class], dtype=bool)
@@ -131,21 +139,23 @@ class Timeline:
         rows = []
         for k in range(self.n_pairs):
             d = int(self.pair_done[k])
-            rows.append({
-                "start": names[int(self.pair_start[k])],
-                "done": names[d] if d >= 0 else None,
-                "class": self.pair_class[k],
-                "stream": self.streams[int(self.pair_stream[k])],
-                "sync": bool(self.pair_sync[k]),
-                "start_index": int(self.pair_start_index[k]),
-                "done_index": int(self.pair_done_index[k]),
-                "distance": int(dist[k]),
-                "transfer_begin": float(self.transfer_begin[k]),
-                "transfer_end": float(self.transfer_end[k]),
-                "transfer_time": float(self.transfer_time[k]),
-                "overlapped": float(self.overlapped[k]),
-                "exposed": float(self.wait[k]),
-            })
+            rows.append(
+                {
+                    "start": names[int(self.pair_start[k])],
+                    "done": names[d] if d >= 0 else None,
+                    "class": self.pair_class[k],
+                    "stream": self.streams[int(self.pair_stream[k])],
+                    "sync": bool(self.pair_sync[k]),
+                    "start_index": int(self.pair_start_index[k]),
+                    "done_index": int(self.pair_done_index[k]),
+                    "distance": int(dist[k]),
+                    "transfer_begin": float(self.transfer_begin[k]),
+                    "transfer_end": float(self.transfer_end[k]),
+                    "transfer_time": float(self.transfer_time[k]),
+                    "overlapped": float(self.overlapped[k]),
+                    "exposed": float(self.wait[k]),
+                }
+            )
         return rows
 
     def format_pairs(self, scale: float | None = None) -> str:
@@ -155,18 +165,37 @@ class Timeline:
         if scale is None:
             scale = 1e6 if self.unit == UNIT_SECONDS else 1.0
         tu = "us" if self.unit == UNIT_SECONDS else self.unit
-        head = ["start", "done", "start#", "done#", "distance", f"transfer[{tu}]",
-                f"overlap[{tu}]", f"exposed[{tu}]"]
+        head = [
+            "start",
+            "done",
+            "start#",
+            "done#",
+            "distance",
+            f"transfer[{tu}]",
+            f"overlap[{tu}]",
+            f"exposed[{tu}]",
+        ]
         rows = [head]
         for r in self.pair_rows():
-            rows.append([r["start"], r["done"] or "(sync)", str(r["start_index"]),
-                         str(r["done_index"]) if r["done_index"] >= 0 else "-",
-                         str(r["distance"]), f"{r['transfer_time'] * scale:.3f}",
-                         f"{r['overlapped'] * scale:.3f}", f"{r['exposed'] * scale:.3f}"])
+            rows.append(
+                [
+                    r["start"],
+                    r["done"] or "(sync)",
+                    str(r["start_index"]),
+                    str(r["done_index"]) if r["done_index"] >= 0 else "-",
+                    str(r["distance"]),
+                    f"{r['transfer_time'] * scale:.3f}",
+                    f"{r['overlapped'] * scale:.3f}",
+                    f"{r['exposed'] * scale:.3f}",
+                ]
+            )
         widths = [max(len(row[c]) for row in rows) for c in range(len(head))]
-        return "\n".join("  ".join(v.ljust(w) if c < 2 else v.rjust(w)
-                                   for c, (v, w) in enumerate(zip(row, widths)))
-                         for row in rows)
+        return "\n".join(
+            "  ".join(
+                v.ljust(w) if c < 2 else v.rjust(w) for c, (v, w) in enumerate(zip(row, widths))
+            )
+            for row in rows
+        )
 
 
 @dataclass(frozen=True)
@@ -177,10 +206,10 @@ class Timelines:
     scenarios: Scenarios
     unit: str
     order: np.ndarray
-    start: np.ndarray                 # [S, n_ops]
-    end: np.ndarray                   # [S, n_ops]
+    start: np.ndarray  # [S, n_ops]
+    end: np.ndarray  # [S, n_ops]
     streams: tuple[str, ...]
-    makespan: np.ndarray              # [S]
+    makespan: np.ndarray  # [S]
     compute_time: np.ndarray
     comm_time: np.ndarray
     copy_time: np.ndarray
@@ -189,14 +218,14 @@ class Timelines:
     exposed_copy: np.ndarray
     exposed_async_compute: np.ndarray
     idle: np.ndarray
-    pair_start: np.ndarray            # [P]
+    pair_start: np.ndarray  # [P]
     pair_done: np.ndarray
     pair_start_index: np.ndarray
     pair_done_index: np.ndarray
     pair_class: tuple[str, ...]
     pair_stream: np.ndarray
     pair_sync: np.ndarray
-    transfer_begin: np.ndarray        # [S, P]
+    transfer_begin: np.ndarray  # [S, P]
     transfer_end: np.ndarray
     transfer_time: np.ndarray
     wait: np.ndarray
@@ -216,20 +245,35 @@ class Timelines:
         hit = self._cache.get(s)
         if hit is None:
             hit = Timeline(
-                graph=self.graph, scenario=self.scenarios.names[s], unit=self.unit,
-                order=self.order, start=self.start[s], end=self.end[s], streams=self.streams,
-                makespan=float(self.makespan[s]), compute_time=float(self.compute_time[s]),
-                comm_time=float(self.comm_time[s]), copy_time=float(self.copy_time[s]),
+                graph=self.graph,
+                scenario=self.scenarios.names[s],
+                unit=self.unit,
+                order=self.order,
+                start=self.start[s],
+                end=self.end[s],
+                streams=self.streams,
+                makespan=float(self.makespan[s]),
+                compute_time=float(self.compute_time[s]),
+                comm_time=float(self.comm_time[s]),
+                copy_time=float(self.copy_time[s]),
                 async_compute_time=float(self.async_compute_time[s]),
                 exposed_comm=float(self.exposed_comm[s]),
                 exposed_copy=float(self.exposed_copy[s]),
                 exposed_async_compute=float(self.exposed_async_compute[s]),
-                idle=float(self.idle[s]), pair_start=self.pair_start, pair_done=self.pair_done,
-                pair_start_index=self.pair_start_index, pair_done_index=self.pair_done_index,
-                pair_class=self.pair_class, pair_stream=self.pair_stream,
-                pair_sync=self.pair_sync, transfer_begin=self.transfer_begin[s],
-                transfer_end=self.transfer_end[s], transfer_time=self.transfer_time[s],
-                wait=self.wait[s], overlapped=self.overlapped[s])
+                idle=float(self.idle[s]),
+                pair_start=self.pair_start,
+                pair_done=self.pair_done,
+                pair_start_index=self.pair_start_index,
+                pair_done_index=self.pair_done_index,
+                pair_class=self.pair_class,
+                pair_stream=self.pair_stream,
+                pair_sync=self.pair_sync,
+                transfer_begin=self.transfer_begin[s],
+                transfer_end=self.transfer_end[s],
+                transfer_time=self.transfer_time[s],
+                wait=self.wait[s],
+                overlapped=self.overlapped[s],
+            )
             self._cache[s] = hit
         return hit
 
@@ -252,13 +296,19 @@ def _positions(order: np.ndarray, n: int) -> np.ndarray:
     return pos
 
 
-def simulate_timeline(graph: Graph, order: Sequence[int] | None = None,
-                      costs: "Costs | np.ndarray | None" = None,
-                      scenarios: Scenarios | None = None, *,
-                      transfer: Mapping[int, np.ndarray] | None = None,
-                      device=None, profile=None, comm_streams: str = "shared",
-                      stream_of: Callable[[int, str], str] | None = None,
-                      validate: bool = True) -> Timelines:
+def simulate_timeline(
+    graph: Graph,
+    order: Sequence[int] | None = None,
+    costs: Costs | np.ndarray | None = None,
+    scenarios: Scenarios | None = None,
+    *,
+    transfer: Mapping[int, np.ndarray] | None = None,
+    device=None,
+    profile=None,
+    comm_streams: str = "shared",
+    stream_of: Callable[[int, str], str] | None = None,
+    validate: bool = True,
+) -> Timelines:
     """Simulate ``order`` (default: the graph's own) under ``costs``.
 
     ``costs`` is a ``cpsched.cost.model.Costs`` (``estimate(graph, device, scenarios)``), or an
@@ -268,8 +318,7 @@ def simulate_timeline(graph: Graph, order: Sequence[int] | None = None,
     """
     scenarios = scenarios or static()
     n = graph.n_ops
-    order_arr = np.asarray(graph.default_order() if order is None else list(order),
-                           dtype=np.int64)
+    order_arr = np.asarray(graph.default_order() if order is None else list(order), dtype=np.int64)
     if validate:
         validate_order(graph, order_arr, what="timeline order")
     if costs is None:
@@ -300,10 +349,11 @@ def simulate_timeline(graph: Graph, order: Sequence[int] | None = None,
 
     pos = _positions(order_arr, n)
     # -- rows: sync collectives and async pairs, in order of their start -----------------
-    rows: list[tuple[int, int, str, bool]] = []   # (start op, done op, class, sync)
+    rows: list[tuple[int, int, str, bool]] = []  # (start op, done op, class, sync)
     kinds = graph.kinds
-    for i in sorted(set(np.flatnonzero(kinds == _K_START).tolist())
-                    | set(int(x) for x in costs.transfer)):
+    for i in sorted(
+        set(np.flatnonzero(kinds == _K_START).tolist()) | set(int(x) for x in costs.transfer)
+    ):
         cls = async_class(graph, i)
         if cls is None:
             continue
@@ -342,7 +392,7 @@ def simulate_timeline(graph: Graph, order: Sequence[int] | None = None,
     tb = np.zeros((n_p, n_s))
     te = np.zeros((n_p, n_s))
     wait = np.zeros((n_p, n_s))
-    events: list[tuple[int, int, int]] = []       # (position, 0 start / 1 done, row)
+    events: list[tuple[int, int, int]] = []  # (position, 0 start / 1 done, row)
     for k in range(n_p):
         if p_sync[k]:
             continue
@@ -392,7 +442,7 @@ def simulate_timeline(graph: Graph, order: Sequence[int] | None = None,
         sync_rows = np.flatnonzero(p_sync)
         # idle intervals of the compute stream: waits at dones, and sync collectives
         i_begin = np.concatenate([(Dprev[dpos] + F[dpos] - wait[done_rows]), tb[sync_rows]])
-        i_len = np.concatenate([wait[done_rows], L[sync_rows]])          # [m, S]
+        i_len = np.concatenate([wait[done_rows], L[sync_rows]])  # [m, S]
         for s in range(n_s):
             b0 = tb[asyn, s]
             b1 = te[asyn, s]
@@ -403,7 +453,7 @@ def simulate_timeline(graph: Graph, order: Sequence[int] | None = None,
                 a, ln = a[o], ln[o]
                 cum = np.concatenate([[0.0], np.cumsum(ln)])
 
-                def idle_until(t):
+                def idle_until(t, a=a, ln=ln, cum=cum):
                     j = np.searchsorted(a, t, side="right") - 1
                     jj = np.maximum(j, 0)
                     part = np.clip(t - a[jj], 0.0, ln[jj])
@@ -424,29 +474,57 @@ def simulate_timeline(graph: Graph, order: Sequence[int] | None = None,
 
     pdi = np.where(p_done >= 0, pos[np.maximum(p_done, 0)], -1) if n_p else p_done
     return Timelines(
-        graph=graph, scenarios=scenarios, unit=costs.unit, order=order_arr,
-        start=start, end=end, streams=tuple(streams), makespan=makespan,
+        graph=graph,
+        scenarios=scenarios,
+        unit=costs.unit,
+        order=order_arr,
+        start=start,
+        end=end,
+        streams=tuple(streams),
+        makespan=makespan,
         compute_time=op[:, order_arr].sum(axis=1) if n else np.zeros(n_s),
-        comm_time=total(L, is_comm), copy_time=total(L, is_copy),
+        comm_time=total(L, is_comm),
+        copy_time=total(L, is_copy),
         async_compute_time=total(L, is_ac),
-        exposed_comm=total(wait, is_comm), exposed_copy=total(wait, is_copy),
+        exposed_comm=total(wait, is_comm),
+        exposed_copy=total(wait, is_copy),
         exposed_async_compute=total(wait, is_ac),
         idle=F[-1].copy() if n else np.zeros(n_s),
-        pair_start=p_start, pair_done=p_done,
+        pair_start=p_start,
+        pair_done=p_done,
         pair_start_index=pos[p_start] if n_p else p_start,
         pair_done_index=np.asarray(pdi, dtype=np.int64),
-        pair_class=p_cls, pair_stream=p_stream, pair_sync=p_sync,
-        transfer_begin=tb.T.copy(), transfer_end=te.T.copy(), transfer_time=L.T.copy(),
-        wait=wait.T.copy(), overlapped=overlapped.T.copy())
+        pair_class=p_cls,
+        pair_stream=p_stream,
+        pair_sync=p_sync,
+        transfer_begin=tb.T.copy(),
+        transfer_end=te.T.copy(),
+        transfer_time=L.T.copy(),
+        wait=wait.T.copy(),
+        overlapped=overlapped.T.copy(),
+    )
 
 
-def timeline(graph: Graph, order: Sequence[int] | None = None, device="h100",
-             scenarios: Scenarios | None = None, profile=None, **options) -> Timelines:
+def timeline(
+    graph: Graph,
+    order: Sequence[int] | None = None,
+    device="h100",
+    scenarios: Scenarios | None = None,
+    profile=None,
+    **options,
+) -> Timelines:
     """Estimate costs for ``device`` (and ``profile``) and simulate ``order``."""
     scenarios = scenarios or static()
-    return simulate_timeline(graph, order, estimate(graph, device, scenarios, profile),
-                             scenarios, **options)
+    return simulate_timeline(
+        graph, order, estimate(graph, device, scenarios, profile), scenarios, **options
+    )
 
 
-__all__ = ["Timeline", "Timelines", "simulate_timeline", "timeline", "default_stream",
-           "COMPUTE_STREAM"]
+__all__ = [
+    "Timeline",
+    "Timelines",
+    "simulate_timeline",
+    "timeline",
+    "default_stream",
+    "COMPUTE_STREAM",
+]

@@ -35,8 +35,9 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -48,9 +49,27 @@ UNKNOWN = "UNKNOWN"
 MODEL_INVALID = "MODEL_INVALID"
 SOLVED = (OPTIMAL, FEASIBLE)
 
-__all__ = ["SolverConfig", "Run", "Clock", "solve", "configure", "set_hints", "interruptible",
-           "interrupted", "stoppable", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN",
-           "MODEL_INVALID", "HEURISTIC", "FALLBACK", "SOLVED", "DET_PER_SECOND", "status_name"]
+__all__ = [
+    "SolverConfig",
+    "Run",
+    "Clock",
+    "solve",
+    "configure",
+    "set_hints",
+    "interruptible",
+    "interrupted",
+    "stoppable",
+    "OPTIMAL",
+    "FEASIBLE",
+    "INFEASIBLE",
+    "UNKNOWN",
+    "MODEL_INVALID",
+    "HEURISTIC",
+    "FALLBACK",
+    "SOLVED",
+    "DET_PER_SECOND",
+    "status_name",
+]
 
 # Deterministic-time units per second of budget (one unit took 2-7 s of wall time on a
 # loaded 2-core machine).
@@ -74,7 +93,7 @@ class SolverConfig:
     presolve: bool = True
     extra: dict = field(default_factory=dict)
 
-    def with_(self, **kw: Any) -> "SolverConfig":
+    def with_(self, **kw: Any) -> SolverConfig:
         return replace(self, **kw)
 
 
@@ -106,19 +125,23 @@ def configure(solver: cp_model.CpSolver, cfg: SolverConfig, time_limit: float) -
 
 def status_name(code: Any) -> str:
     """CP-SAT's status code as one of the names above."""
-    return {cp_model.OPTIMAL: OPTIMAL, cp_model.FEASIBLE: FEASIBLE,
-            cp_model.INFEASIBLE: INFEASIBLE, cp_model.UNKNOWN: UNKNOWN,
-            cp_model.MODEL_INVALID: MODEL_INVALID}.get(code, str(code))
+    return {
+        cp_model.OPTIMAL: OPTIMAL,
+        cp_model.FEASIBLE: FEASIBLE,
+        cp_model.INFEASIBLE: INFEASIBLE,
+        cp_model.UNKNOWN: UNKNOWN,
+        cp_model.MODEL_INVALID: MODEL_INVALID,
+    }.get(code, str(code))
 
 
 @dataclass
 class Run:
-    status: str                     # OPTIMAL | FEASIBLE | INFEASIBLE | UNKNOWN | MODEL_INVALID
-    solver: cp_model.CpSolver       # read the solution with solver.value(...)
-    objective: float | None         # of the best solution (None without one)
-    bound: float | None             # proven bound of the objective (None if INFEASIBLE)
+    status: str  # OPTIMAL | FEASIBLE | INFEASIBLE | UNKNOWN | MODEL_INVALID
+    solver: cp_model.CpSolver  # read the solution with solver.value(...)
+    objective: float | None  # of the best solution (None without one)
+    bound: float | None  # proven bound of the objective (None if INFEASIBLE)
     seconds: float
-    interrupted: bool = False       # stopped by SIGINT (best solution so far kept)
+    interrupted: bool = False  # stopped by SIGINT (best solution so far kept)
     stopped_at_target: bool = False  # stopped because the objective reached ``stop_at``
     stats: dict = field(default_factory=dict)
 
@@ -169,10 +192,16 @@ class _Callback(cp_model.CpSolverSolutionCallback):
             self.stop_search()
 
 
-def solve(model: cp_model.CpModel, cfg: SolverConfig, time_limit: float | None = None, *,
-          on_solution: Callable[[float, float], None] | None = None,
-          on_bound: Callable[[float], None] | None = None,
-          progress: Progress | None = None, stop_at: float | None = None) -> Run:
+def solve(
+    model: cp_model.CpModel,
+    cfg: SolverConfig,
+    time_limit: float | None = None,
+    *,
+    on_solution: Callable[[float, float], None] | None = None,
+    on_bound: Callable[[float], None] | None = None,
+    progress: Progress | None = None,
+    stop_at: float | None = None,
+) -> Run:
     """Run ``model`` under ``cfg`` (``time_limit`` overrides ``cfg.time_limit``).
 
     ``on_solution(objective, bound)`` and ``progress(objective, bound, gap, elapsed)`` are
@@ -195,11 +224,23 @@ def solve(model: cp_model.CpModel, cfg: SolverConfig, time_limit: float | None =
         objective, bound = solver.objective_value, solver.best_objective_bound
     elif status == UNKNOWN:
         bound = solver.best_objective_bound
-    stats = {"conflicts": solver.num_conflicts, "branches": solver.num_branches,
-             "wall": solver.wall_time, "solutions": cb.count,
-             "deterministic_time": solver.deterministic_time}
-    return Run(status, solver, objective, bound, time.perf_counter() - t0,
-               interrupted=stop["interrupted"], stopped_at_target=cb.hit_target, stats=stats)
+    stats = {
+        "conflicts": solver.num_conflicts,
+        "branches": solver.num_branches,
+        "wall": solver.wall_time,
+        "solutions": cb.count,
+        "deterministic_time": solver.deterministic_time,
+    }
+    return Run(
+        status,
+        solver,
+        objective,
+        bound,
+        time.perf_counter() - t0,
+        interrupted=stop["interrupted"],
+        stopped_at_target=cb.hit_target,
+        stats=stats,
+    )
 
 
 def set_hints(model: cp_model.CpModel, pairs: Iterable[tuple[Any, Any]]) -> int:
@@ -271,10 +312,12 @@ def interruptible() -> Iterator[None]:
 
 def stoppable(fn: Callable) -> Callable:
     """Decorator: run ``fn`` inside ``interruptible()`` (a pipeline's entry point)."""
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         with interruptible():
             return fn(*args, **kwargs)
+
     return wrapper
 
 
@@ -328,13 +371,13 @@ def _stop_on_sigint(solver: cp_model.CpSolver) -> Iterator[dict]:
 
 # -- time --------------------------------------------------------------------------------------
 
+
 class Clock:
     """Time left of a pipeline's budget. Wall-clock seconds normally; in deterministic mode
     the sum of the budgets handed to phases (``spend``), so that how the time is split does
     not depend on the machine. ``left()`` is 0 once the run was interrupted."""
 
-    def __init__(self, time_limit: float, deterministic: bool = False,
-                 t0: float | None = None):
+    def __init__(self, time_limit: float, deterministic: bool = False, t0: float | None = None):
         self.t0 = time.perf_counter() if t0 is None else t0
         self.limit = float(time_limit)
         self.deterministic = bool(deterministic)

@@ -38,7 +38,8 @@ pair of expressions.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios
@@ -55,7 +56,7 @@ from cpsched.heuristics.lhs import HIGH_LATENCY, LOW_LATENCY, resource_kind
 from cpsched.methods import register
 
 MEDIUM_COST, LOW_COST = 1000.0, 1.0
-STALL_THRESHOLD = 2000.0          # rule 4: "buffer_lifetime_compression_threshold"
+STALL_THRESHOLD = 2000.0  # rule 4: "buffer_lifetime_compression_threshold"
 
 
 def disc_cost(graph: Graph, i: int) -> float:
@@ -117,7 +118,7 @@ class _Comparator:
         return hit
 
     def _compare(self, left: Any, right: Any) -> int:
-        if self.box is None:                       # plain byte counts
+        if self.box is None:  # plain byte counts
             return (left > right) - (left < right)
         if left == right:
             return 0
@@ -129,12 +130,13 @@ class _Comparator:
             return 1
         if r == ALWAYS_LE:
             return 0 if compare(right, left, self.box) == ALWAYS_LE else -1
-        return 2          # DEPENDS: not sure
+        return 2  # DEPENDS: not sure
 
 
 @without_gc
-def bladedisc_schedule(graph: Graph, scenarios: Scenarios | None = None, **options: Any
-                       ) -> tuple[list[int], dict[str, Any]]:
+def bladedisc_schedule(
+    graph: Graph, scenarios: Scenarios | None = None, **options: Any
+) -> tuple[list[int], dict[str, Any]]:
     """The order and statistics: ``decided`` (pairs ordered by the memory rule),
     ``depends`` (pairs it could not order, which fell through to ready time / order)."""
     n = graph.n_ops
@@ -155,8 +157,9 @@ def bladedisc_schedule(graph: Graph, scenarios: Scenarios | None = None, **optio
         sc = graph_scenarios(graph, scenarios)
         cmp = _Comparator(sc.box())
         zero: Any = ZERO
-        size: list[Any] = [s if sp == 0 else ZERO
-                           for s, sp in zip(graph.buffer_sizes, graph.buffer_space.tolist())]
+        size: list[Any] = [
+            s if sp == 0 else ZERO for s, sp in zip(graph.buffer_sizes, graph.buffer_space.tolist())
+        ]
     else:
         cmp = _Comparator(None)
         zero = 0
@@ -164,6 +167,7 @@ def bladedisc_schedule(graph: Graph, scenarios: Scenarios | None = None, **optio
 
     def add(a, b):
         return a + b
+
     live_in = graph.buffer_live_in.tolist()
     live_out = graph.buffer_live_out.tolist()
     users_of = csr_lists(graph.buffer_users_ptr, graph.buffer_users_idx)
@@ -177,7 +181,7 @@ def bladedisc_schedule(graph: Graph, scenarios: Scenarios | None = None, **optio
             if not live_in[b] and (users_of[b] or live_out[b]):
                 p = add(p, size[b])
         plus.append(cmp.intern(p))
-    touched = [False] * graph.n_buffers          # some user already placed (bottom-up)
+    touched = [False] * graph.n_buffers  # some user already placed (bottom-up)
     delta_cache: list[int] = [-1] * n
 
     def delta(i: int) -> int:
@@ -195,8 +199,11 @@ def bladedisc_schedule(graph: Graph, scenarios: Scenarios | None = None, **optio
     cost = [float(cost_fn(i)) if cost_fn else disc_cost(graph, i) for i in range(n)]
     done_of = graph.async_done.tolist()
     latency_fn = options.get("latency_fn")
-    pair_lat = {s: (float(latency_fn(s, done_of[s])) if latency_fn else HIGH_LATENCY)
-                for s in range(n) if done_of[s] >= 0}
+    pair_lat = {
+        s: (float(latency_fn(s, done_of[s])) if latency_fn else HIGH_LATENCY)
+        for s in range(n)
+        if done_of[s] >= 0
+    }
 
     def lat(u: int, v: int) -> float:
         return pair_lat[u] if done_of[u] == v else LOW_LATENCY
@@ -205,8 +212,10 @@ def bladedisc_schedule(graph: Graph, scenarios: Scenarios | None = None, **optio
     for i in range(n):
         if int(graph.kinds[i]) == OpKind.ASYNC_DONE:
             occupies[i] = resource_kind(graph, i)
-    releases = [resource_kind(graph, i) if int(graph.kinds[i]) == OpKind.ASYNC_START else None
-                for i in range(n)]
+    releases = [
+        resource_kind(graph, i) if int(graph.kinds[i]) == OpKind.ASYNC_START else None
+        for i in range(n)
+    ]
     lim = options.get("overlap_limit", 1)
     if isinstance(lim, Mapping):
         limits = {str(k): int(v) for k, v in lim.items()}
@@ -303,12 +312,20 @@ def bladedisc_schedule(graph: Graph, scenarios: Scenarios | None = None, **optio
                 ready_time[p] = rt
                 ready.append(p)
     out.reverse()
-    return out, {"decided": cmp.decided, "depends": cmp.depends, "forced": forced,
-                 "symbolic": symbolic}
+    return out, {
+        "decided": cmp.decided,
+        "depends": cmp.depends,
+        "forced": forced,
+        "symbolic": symbolic,
+    }
 
 
-@register("bladedisc", "BladeDISC++-style op scheduler: bottom-up, symbolic memory-delta "
-          "comparison over the scenario box, falls back to ready time / order", "memory")
+@register(
+    "bladedisc",
+    "BladeDISC++-style op scheduler: bottom-up, symbolic memory-delta "
+    "comparison over the scenario box, falls back to ready time / order",
+    "memory",
+)
 def bladedisc(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> list[int]:
     return bladedisc_schedule(graph, scenarios, **options)[0]
 

@@ -22,8 +22,9 @@ import contextlib
 import functools
 import gc
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -53,6 +54,7 @@ def without_gc(fn):
     def wrapper(*args, **kwargs):
         with no_gc():
             return fn(*args, **kwargs)
+
     return wrapper
 
 
@@ -86,12 +88,11 @@ def scenario_bytes(graph: Graph, scenarios: Scenarios | None, which: Any = None)
     try:
         return graph.sizes(scenarios)[scenario_index(scenarios, which)]
     except InputError:
-        graph_scenarios(graph, None)      # the clear message for a symbolic graph
+        graph_scenarios(graph, None)  # the clear message for a symbolic graph
         raise
 
 
-def graph_scenarios(graph: Graph, scenarios: Scenarios | None, check: bool = True
-                    ) -> Scenarios:
+def graph_scenarios(graph: Graph, scenarios: Scenarios | None, check: bool = True) -> Scenarios:
     """``scenarios`` if given, else the ones stored with the graph, else the static one
     (an error for a graph with symbolic sizes, unless ``check`` is off)."""
     if scenarios is not None and len(scenarios):
@@ -100,8 +101,10 @@ def graph_scenarios(graph: Graph, scenarios: Scenarios | None, check: bool = Tru
     if stored:
         return from_json(dict(stored))
     if check and graph.dims:
-        raise InputError(f"graph {graph.name} has symbolic sizes ({', '.join(graph.dims)}): "
-                         "give scenarios (dim values) to size its buffers")
+        raise InputError(
+            f"graph {graph.name} has symbolic sizes ({', '.join(graph.dims)}): "
+            "give scenarios (dim values) to size its buffers"
+        )
     return static()
 
 
@@ -112,18 +115,19 @@ def graph_scenarios(graph: Graph, scenarios: Scenarios | None, check: bool = Tru
 class Adjacency:
     """Python lists (fast to index) of each op's neighbours; see the module docstring."""
 
-    users: list[list[int]]          # data users (ops that list i as an operand), by index
-    succs: list[list[int]]          # users, then control successors, then other successors
-    preds: list[list[int]]          # operands (operand order), control preds, other preds
-    xla_preds: list[list[int]]      # operands then control preds only (what XLA walks)
-    n_xla_preds: list[int]          # len(xla_preds[i]) is what XLA counts; we count preds
+    users: list[list[int]]  # data users (ops that list i as an operand), by index
+    succs: list[list[int]]  # users, then control successors, then other successors
+    preds: list[list[int]]  # operands (operand order), control preds, other preds
+    xla_preds: list[list[int]]  # operands then control preds only (what XLA walks)
+    n_xla_preds: list[int]  # len(xla_preds[i]) is what XLA counts; we count preds
 
 
-_ADJ_CACHE: "weakref.WeakKeyDictionary[Graph, Adjacency]" = weakref.WeakKeyDictionary()
+_ADJ_CACHE: weakref.WeakKeyDictionary[Graph, Adjacency] = weakref.WeakKeyDictionary()
 
 
-def _ordered_rows(n: int, groups: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray | None]]
-                  ) -> list[list[int]]:
+def _ordered_rows(
+    n: int, groups: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray | None]]
+) -> list[list[int]]:
     """Merge (row, col, rank-within-row) edge groups into per-row lists: group order first,
     then rank, first occurrence of a (row, col) pair kept."""
     rows, cols, keys = [], [], []
@@ -164,22 +168,38 @@ def adjacency(graph: Graph) -> Adjacency:
         return hit
     n = graph.n_ops
     op_rows = np.repeat(np.arange(n), np.diff(graph.operands_ptr))
-    op_rank = np.arange(graph.operands_idx.size) - np.repeat(graph.operands_ptr[:-1],
-                                                            np.diff(graph.operands_ptr))
+    op_rank = np.arange(graph.operands_idx.size) - np.repeat(
+        graph.operands_ptr[:-1], np.diff(graph.operands_ptr)
+    )
     ct_rows = np.repeat(np.arange(n), np.diff(graph.control_ptr))
     pr_rows = np.repeat(np.arange(n), np.diff(graph.pred_ptr))
     empty = np.zeros(0, dtype=np.int64)
-    preds = _ordered_rows(n, [(op_rows, graph.operands_idx, op_rank),
-                              (ct_rows, graph.control_idx, None),
-                              (pr_rows, graph.pred_idx, None)])
-    xla_preds = _ordered_rows(n, [(op_rows, graph.operands_idx, op_rank),
-                                  (ct_rows, graph.control_idx, None),
-                                  (empty, empty, None)])
+    preds = _ordered_rows(
+        n,
+        [
+            (op_rows, graph.operands_idx, op_rank),
+            (ct_rows, graph.control_idx, None),
+            (pr_rows, graph.pred_idx, None),
+        ],
+    )
+    xla_preds = _ordered_rows(
+        n,
+        [
+            (op_rows, graph.operands_idx, op_rank),
+            (ct_rows, graph.control_idx, None),
+            (empty, empty, None),
+        ],
+    )
     users = _ordered_rows(n, [(graph.operands_idx, op_rows, None)])
     sc_rows = np.repeat(np.arange(n), np.diff(graph.succ_ptr))
-    succs = _ordered_rows(n, [(graph.operands_idx, op_rows, None),
-                              (graph.control_idx, ct_rows, None),
-                              (sc_rows, graph.succ_idx, None)])
+    succs = _ordered_rows(
+        n,
+        [
+            (graph.operands_idx, op_rows, None),
+            (graph.control_idx, ct_rows, None),
+            (sc_rows, graph.succ_idx, None),
+        ],
+    )
     adj = Adjacency(users, succs, preds, xla_preds, [len(p) for p in xla_preds])
     _ADJ_CACHE[graph] = adj
     return adj
@@ -190,7 +210,7 @@ def csr_lists(ptr: np.ndarray, idx: np.ndarray) -> list[list[int]]:
     """A CSR structure as a list of Python lists."""
     il = idx.tolist()
     pl = ptr.tolist()
-    return [il[pl[i]:pl[i + 1]] for i in range(len(pl) - 1)]
+    return [il[pl[i] : pl[i + 1]] for i in range(len(pl) - 1)]
 
 
 def check_order_option(graph: Graph, order: Sequence[int | str] | None) -> list[int] | None:
@@ -208,10 +228,27 @@ def check_order_option(graph: Graph, order: Sequence[int | str] | None) -> list[
 
 # -- op classification -------------------------------------------------------------------------
 
-COLLECTIVE_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
-                    "collective-permute", "collective-broadcast", "ragged-all-to-all")
-_NOP_OPCODES = frozenset({"get-tuple-element", "bitcast", "tuple", "constant", "parameter",
-                          "opt-barrier", "add-dependency", "domain"})
+COLLECTIVE_KINDS = (
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "collective-permute",
+    "collective-broadcast",
+    "ragged-all-to-all",
+)
+_NOP_OPCODES = frozenset(
+    {
+        "get-tuple-element",
+        "bitcast",
+        "tuple",
+        "constant",
+        "parameter",
+        "opt-barrier",
+        "add-dependency",
+        "domain",
+    }
+)
 
 
 def attr(graph: Graph, i: int, key: str, default: Any = None) -> Any:
@@ -227,7 +264,7 @@ def is_effective_scalar(graph: Graph, i: int) -> bool:
 def collective_kind(graph: Graph, i: int) -> str | None:
     """The collective an op (sync, start or done) performs, or None."""
     s = int(graph.async_start[i])
-    for j in ((i, s) if s >= 0 else (i,)):
+    for j in (i, s) if s >= 0 else (i,):
         c = graph.collectives.get(j)
         if c is not None:
             return c.kind
@@ -280,14 +317,14 @@ def custom_call_schedule(graph: Graph, i: int) -> str:
 def is_nop(graph: Graph, i: int) -> bool:
     """Ops that cost nothing and allocate (almost) nothing: forwarding, params, constants."""
     k = int(graph.kinds[i])
-    return k in (OpKind.ALIAS, OpKind.PARAMETER, OpKind.CONSTANT) or \
-        graph.opcodes[i] in _NOP_OPCODES
+    return (
+        k in (OpKind.ALIAS, OpKind.PARAMETER, OpKind.CONSTANT) or graph.opcodes[i] in _NOP_OPCODES
+    )
 
 
 # -- sync collectives -> async pairs -------------------------------------------------------------
 
-SPLIT_OPCODES = ("all-reduce", "all-gather", "collective-permute", "all-to-all",
-                 "reduce-scatter")
+SPLIT_OPCODES = ("all-reduce", "all-gather", "collective-permute", "all-to-all", "reduce-scatter")
 # XLA has dedicated start/done opcodes for these; the others become async-start/done.
 _DEDICATED = ("all-reduce", "all-gather", "collective-permute")
 
@@ -320,9 +357,9 @@ def convert_sync_collectives(graph: Graph, keep_inputs_live: bool = True) -> Gra
     is_split = np.zeros(n, dtype=bool)
     is_split[split] = True
     # new index of each old op (the done for a split op); the start sits right before it
-    shift = np.cumsum(is_split)               # starts inserted at or before i
-    new_of = np.arange(n) + shift             # old i -> new index (done for split ops)
-    start_of = new_of - 1                     # valid for split ops only
+    shift = np.cumsum(is_split)  # starts inserted at or before i
+    new_of = np.arange(n) + shift  # old i -> new index (done for split ops)
+    start_of = new_of - 1  # valid for split ops only
     names = set(graph.op_names)
 
     def fresh(base: str) -> str:
@@ -343,10 +380,17 @@ def convert_sync_collectives(graph: Graph, keep_inputs_live: bool = True) -> Gra
             c = int(c)
             ctrl.append(int(new_of[c]))  # a split control pred finishes at its done
         if not is_split[i]:
-            b.add_op(graph.op_names[i], opc, graph.kind(i), operands=operands,
-                     control_preds=ctrl, flops=graph.flops[i],
-                     bytes_accessed=graph.bytes_accessed[i], transient=graph.transient[i],
-                     attrs=attrs or None)
+            b.add_op(
+                graph.op_names[i],
+                opc,
+                graph.kind(i),
+                operands=operands,
+                control_preds=ctrl,
+                flops=graph.flops[i],
+                bytes_accessed=graph.bytes_accessed[i],
+                transient=graph.transient[i],
+                attrs=attrs or None,
+            )
             continue
         name = graph.op_names[i]
         sname, dname = fresh(f"{name}-start"), fresh(f"{name}-done")
@@ -357,17 +401,30 @@ def convert_sync_collectives(graph: Graph, keep_inputs_live: bool = True) -> Gra
             s_op, d_op, extra = "async-start", "async-done", {"async_wrapped_opcode": opc}
         a2 = {**attrs, **extra, "converted_from": name}
         a2.pop("is_sync", None)
-        s = b.add_op(sname, s_op, OpKind.ASYNC_START, operands=operands, control_preds=ctrl,
-                     flops=graph.flops[i], bytes_accessed=graph.bytes_accessed[i],
-                     transient=graph.transient[i], attrs=a2)
+        s = b.add_op(
+            sname,
+            s_op,
+            OpKind.ASYNC_START,
+            operands=operands,
+            control_preds=ctrl,
+            flops=graph.flops[i],
+            bytes_accessed=graph.bytes_accessed[i],
+            transient=graph.transient[i],
+            attrs=a2,
+        )
         d = b.add_op(dname, d_op, OpKind.ASYNC_DONE, operands=[s], attrs=a2)
         b.pair_async(s, d)
         c = graph.collectives.get(i)
         if c is None:
-            c = Collective(kind=opc, bytes=graph.buffer_sizes[graph.defines(i)[0]]
-                           if graph.defines(i).size else graph.bytes_accessed[i])
-        b.set_collective(s, Collective(c.kind, c.bytes, c.group_size, c.replica_groups,
-                                       c.channel_id, False))
+            c = Collective(
+                kind=opc,
+                bytes=graph.buffer_sizes[graph.defines(i)[0]]
+                if graph.defines(i).size
+                else graph.bytes_accessed[i],
+            )
+        b.set_collective(
+            s, Collective(c.kind, c.bytes, c.group_size, c.replica_groups, c.channel_id, False)
+        )
     # buffers: defined by the start for split ops; users of split ops become their dones
     for j in range(graph.n_buffers):
         d = int(graph.buffer_def[j])
@@ -376,17 +433,22 @@ def convert_sync_collectives(graph: Graph, keep_inputs_live: bool = True) -> Gra
         for u in graph.buffer_users(j):
             u = int(u)
             if is_split[u]:
-                users.append(int(start_of[u]))              # the start reads the input...
+                users.append(int(start_of[u]))  # the start reads the input...
                 if keep_inputs_live:
-                    users.append(int(new_of[u]))            # ...and it stays until the done
+                    users.append(int(new_of[u]))  # ...and it stays until the done
             else:
                 users.append(int(new_of[u]))
         if is_split[d]:
-            users.append(int(new_of[d]))                    # the done uses the in-flight buffer
-        b.add_buffer(dnew, graph.buffer_sizes[j], users=users, name=graph.buffer_names[j],
-                     live_in=bool(graph.buffer_live_in[j]),
-                     live_out=bool(graph.buffer_live_out[j]),
-                     space=int(graph.buffer_space[j]))
+            users.append(int(new_of[d]))  # the done uses the in-flight buffer
+        b.add_buffer(
+            dnew,
+            graph.buffer_sizes[j],
+            users=users,
+            name=graph.buffer_names[j],
+            live_in=bool(graph.buffer_live_in[j]),
+            live_out=bool(graph.buffer_live_out[j]),
+            space=int(graph.buffer_space[j]),
+        )
     # existing async pairs
     for k in map(int, np.flatnonzero(graph.async_start >= 0)):
         b.pair_async(int(new_of[graph.async_start[k]]), int(new_of[k]))
@@ -428,9 +490,27 @@ def positions_of(order: Sequence[int], n: int) -> list[int]:
 
 
 __all__ = [
-    "scenario_index", "scenario_bytes", "graph_scenarios", "adjacency", "Adjacency", "csr_lists",
-    "collective_kind", "is_sync_collective", "is_async_start", "is_async_done",
-    "is_async_collective_start", "is_async_collective_done", "custom_call_schedule",
-    "is_effective_scalar", "is_nop", "convert_sync_collectives", "pair_names", "attr",
-    "check_order_option", "positions_of", "COLLECTIVE_KINDS", "no_gc", "without_gc",
+    "scenario_index",
+    "scenario_bytes",
+    "graph_scenarios",
+    "adjacency",
+    "Adjacency",
+    "csr_lists",
+    "collective_kind",
+    "is_sync_collective",
+    "is_async_start",
+    "is_async_done",
+    "is_async_collective_start",
+    "is_async_collective_done",
+    "custom_call_schedule",
+    "is_effective_scalar",
+    "is_nop",
+    "convert_sync_collectives",
+    "pair_names",
+    "attr",
+    "check_order_option",
+    "positions_of",
+    "COLLECTIVE_KINDS",
+    "no_gc",
+    "without_gc",
 ]

@@ -34,7 +34,8 @@ predecessors), which the tests check on random graphs.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios
@@ -196,12 +197,13 @@ def _cluster_pass(graph: Graph, seq: Sequence[int], forward: bool) -> list[int]:
 @without_gc
 def eager_cluster_order(graph: Graph, order: Sequence[int]) -> list[int]:
     seq = sync_collectives_step(graph, order)
-    bwd = _cluster_pass(graph, seq, forward=False)       # reversed program order
-    return _cluster_pass(graph, bwd, forward=True)       # program order
+    bwd = _cluster_pass(graph, seq, forward=False)  # reversed program order
+    return _cluster_pass(graph, bwd, forward=True)  # program order
 
 
-def _input_order(graph: Graph, scenarios: Scenarios | None, options: dict
-                 ) -> tuple[list[int], bool]:
+def _input_order(
+    graph: Graph, scenarios: Scenarios | None, options: dict
+) -> tuple[list[int], bool]:
     """The order to post-process, and whether it is already post-processed."""
     order = check_order_option(graph, options.get("order"))
     if order is not None:
@@ -212,18 +214,23 @@ def _input_order(graph: Graph, scenarios: Scenarios | None, options: dict
     return xla_default(graph, scenarios, postprocess=postprocess_order, **opts), True
 
 
-@register("gpu-postprocess", "XLA GPU PostProcessSchedule: sync pairs together, async "
-          "starts earliest, dones latest", "overlap")
-def gpu_postprocess(graph: Graph, scenarios: Scenarios | None = None, **options: Any
-                    ) -> list[int]:
+@register(
+    "gpu-postprocess",
+    "XLA GPU PostProcessSchedule: sync pairs together, async starts earliest, dones latest",
+    "overlap",
+)
+def gpu_postprocess(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> list[int]:
     order, done = _input_order(graph, scenarios, options)
     return order if done else postprocess_order(graph, order)
 
 
-@register("eager-cluster", "Alternate GPU post-processor (TF PR #58756): EARLIEST/LATEST ops "
-          "pull their dependency clusters", "overlap")
-def eager_cluster(graph: Graph, scenarios: Scenarios | None = None, **options: Any
-                  ) -> list[int]:
+@register(
+    "eager-cluster",
+    "Alternate GPU post-processor (TF PR #58756): EARLIEST/LATEST ops "
+    "pull their dependency clusters",
+    "overlap",
+)
+def eager_cluster(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> list[int]:
     order = check_order_option(graph, options.get("order"))
     if order is None:
         order = list(graph.original_order) if graph.original_order is not None else None
@@ -244,6 +251,14 @@ def start_done_distances(graph: Graph, order: Sequence[int]) -> dict[str, int]:
     return out
 
 
-__all__ = ["postprocess_order", "eager_cluster_order", "sync_collectives_step",
-           "early_late_step", "is_earliest", "is_latest", "gpu_postprocess", "eager_cluster",
-           "start_done_distances"]
+__all__ = [
+    "postprocess_order",
+    "eager_cluster_order",
+    "sync_collectives_step",
+    "early_late_step",
+    "is_earliest",
+    "is_latest",
+    "gpu_postprocess",
+    "eager_cluster",
+    "start_done_distances",
+]

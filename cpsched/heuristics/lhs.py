@@ -60,7 +60,8 @@ target-defined resources.
 from __future__ import annotations
 
 import heapq
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -166,7 +167,7 @@ class _Model:
                 d = int(graph.async_done[s])
                 if d >= 0:
                     pair_latency[s] = float(t[k])
-                else:                      # a sync collective: its transfer is its run time
+                else:  # a sync collective: its transfer is its run time
                     cost[s] += float(t[k])
         else:
             cost = [approximate_cost(graph, i) for i in range(n)]
@@ -233,8 +234,15 @@ class _BottomUpPass:
     XLA's rule chain (``key``) and ``place`` schedules one, advancing the clock, the
     resources in flight and the memory tracker."""
 
-    def __init__(self, graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
-                 memory_limit: float | None, aggressive: bool):
+    def __init__(
+        self,
+        graph: Graph,
+        order: list[int],
+        model: _Model,
+        nbytes: np.ndarray,
+        memory_limit: float | None,
+        aggressive: bool,
+    ):
         n = graph.n_ops
         self.n, self.model = n, model
         self.memory_limit, self.aggressive = memory_limit, aggressive
@@ -245,25 +253,26 @@ class _BottomUpPass:
             pos[i] = k
         self.cost, self.lat = model.cost, model.latency
         self.releases, self.occupies, self.needs = model.releases, model.occupies, model.needs
-        self.nop = [graph.opcodes[i] in _NOP or bool(attr(graph, i, "is_effective_bitcast", False))
-                    for i in range(n)]
+        self.nop = [
+            graph.opcodes[i] in _NOP or bool(attr(graph, i, "is_effective_bitcast", False))
+            for i in range(n)
+        ]
         op_lists = csr_lists(graph.operands_ptr, graph.operands_idx)
         self.unlock = [any(self.occupies[o] is not None for o in op_lists[i]) for i in range(n)]
-        self.is_res = [self.needs[i] is not None or self.releases[i] is not None
-                       for i in range(n)]
+        self.is_res = [self.needs[i] is not None or self.releases[i] is not None for i in range(n)]
         self.depth = self._async_depth(graph) if aggressive else [0.0] * n
         self._memory_tracker(graph, nbytes)
         self.in_flight: dict[str, int] = {}
-        self.in_queue: dict[str, int] = {}     # ready-but-unscheduled occupiers per resource
+        self.in_queue: dict[str, int] = {}  # ready-but-unscheduled occupiers per resource
         self.ready_time = [0.0] * n
         self.outdeg = [len(s) for s in self.succs]
-        self.more_ready = [0] * n              # preds that this op's placement makes ready
+        self.more_ready = [0] * n  # preds that this op's placement makes ready
         for p in range(n):
             if self.outdeg[p] == 1:
                 self.more_ready[self.succs[p][0]] += 1
         self.scheduled = [False] * n
         self.now = 0.0
-        self.next_ready: list[float] = []      # ready times in the future (for kAvoidWaste)
+        self.next_ready: list[float] = []  # ready times in the future (for kAvoidWaste)
         # plain ready ops: avail[nop] = heap of (-unlock, -pos, i); wait[nop] = heap of
         # (ready_time, -unlock, -pos, i); also a flat list (for the vectorised scan);
         # resource ops in their own list
@@ -272,9 +281,9 @@ class _BottomUpPass:
         self.plain_ready: list[int] = []
         self.plain_at: dict[int, int] = {}
         self.res_ready: list[int] = []
-        self.vec: dict[str, np.ndarray] | None = None   # numpy mirrors for the vectorised scan
+        self.vec: dict[str, np.ndarray] | None = None  # numpy mirrors for the vectorised scan
         self.forced = 0
-        for i in order:                        # bottom roots, in input order
+        for i in order:  # bottom roots, in input order
             if self.outdeg[i] == 0:
                 self.add_ready(i)
 
@@ -298,10 +307,12 @@ class _BottomUpPass:
         of i's outputs that are live, fixed once i is ready."""
         n = self.n
         self.size = size = nbytes.tolist()
-        self.tracked = tracked = [(not li) and s > 0
-                                  for li, s in zip(graph.buffer_live_in.tolist(), size)]
-        self.live = live = [bool(lo) and t
-                            for lo, t in zip(graph.buffer_live_out.tolist(), tracked)]
+        self.tracked = tracked = [
+            (not li) and s > 0 for li, s in zip(graph.buffer_live_in.tolist(), size)
+        ]
+        self.live = live = [
+            bool(lo) and t for lo, t in zip(graph.buffer_live_out.tolist(), tracked)
+        ]
         self.usage = sum(s for s, l in zip(size, live) if l)
         self.mem_peak = self.usage
         self.uses = csr_lists(graph.uses_ptr, graph.uses_idx)
@@ -334,8 +345,11 @@ class _BottomUpPass:
 
     def constrained(self, i: int) -> bool:
         r = self.releases[i]
-        return r is not None and self.model.limit(r) - self.in_flight.get(r, 0) <= 0 and \
-            self.in_queue.get(r, 0) > 0
+        return (
+            r is not None
+            and self.model.limit(r) - self.in_flight.get(r, 0) <= 0
+            and self.in_queue.get(r, 0) > 0
+        )
 
     def add_ready(self, i: int) -> None:
         occ = self.occupies[i]
@@ -355,8 +369,9 @@ class _BottomUpPass:
         if self.ready_time[i] <= self.now:
             heapq.heappush(self.avail[self.nop[i]], (-self.unlock[i], -self.pos[i], i))
         else:
-            heapq.heappush(self.wait[self.nop[i]],
-                           (self.ready_time[i], -self.unlock[i], -self.pos[i], i))
+            heapq.heappush(
+                self.wait[self.nop[i]], (self.ready_time[i], -self.unlock[i], -self.pos[i], i)
+            )
 
     def drop_plain(self, i: int) -> None:
         k = self.plain_at.pop(i)
@@ -418,26 +433,28 @@ class _BottomUpPass:
     def vector_best(self, pressure: bool, over: bool) -> int:
         """The plain ready op with the largest ``key``, by one lexsort."""
         if self.vec is None:
-            self.vec = {"nop": np.asarray(self.nop, dtype=np.int8),
-                        "unlock": np.asarray(self.unlock, dtype=np.int8),
-                        "pos": np.asarray(self.pos, dtype=np.int64),
-                        "depth": np.asarray(self.depth, dtype=np.float64),
-                        "cost": np.asarray(self.cost, dtype=np.float64)}
+            self.vec = {
+                "nop": np.asarray(self.nop, dtype=np.int8),
+                "unlock": np.asarray(self.unlock, dtype=np.int8),
+                "pos": np.asarray(self.pos, dtype=np.int64),
+                "depth": np.asarray(self.depth, dtype=np.float64),
+                "cost": np.asarray(self.cost, dtype=np.float64),
+            }
         vec, ready, now = self.vec, self.plain_ready, self.now
         m = len(ready)
         idx = np.fromiter(ready, dtype=np.int64, count=m)
         rt = self.ready_time
-        stall = np.maximum(np.fromiter((rt[i] for i in ready), dtype=np.float64, count=m)
-                           - now, 0.0)
-        keys = [-vec["pos"][idx]]                         # least significant first
+        stall = np.maximum(
+            np.fromiter((rt[i] for i in ready), dtype=np.float64, count=m) - now, 0.0
+        )
+        keys = [-vec["pos"][idx]]  # least significant first
         if pressure:
             al = np.fromiter((self.alloc[i] for i in ready), dtype=np.int64, count=m)
             fr = np.fromiter((self.freed[i] for i in ready), dtype=np.int64, count=m)
             inc = al - fr
             keys.append(inc)
         if self.aggressive:
-            keys.append(-np.fromiter((self.more_ready[i] for i in ready), dtype=np.int64,
-                                     count=m))
+            keys.append(-np.fromiter((self.more_ready[i] for i in ready), dtype=np.int64, count=m))
         keys.append(-vec["unlock"][idx])
         if self.aggressive:
             if self.next_ready:
@@ -550,17 +567,23 @@ class _BottomUpPass:
         return out, {"total_time": self.now, "peak": self.mem_peak, "forced": self.forced}
 
 
-def lhs_order(graph: Graph, order: list[int], model: _Model, nbytes: np.ndarray,
-              memory_limit: float | None = None, aggressive: bool = False
-              ) -> tuple[list[int], dict[str, Any]]:
+def lhs_order(
+    graph: Graph,
+    order: list[int],
+    model: _Model,
+    nbytes: np.ndarray,
+    memory_limit: float | None = None,
+    aggressive: bool = False,
+) -> tuple[list[int], dict[str, Any]]:
     """One bottom-up LHS pass. Returns the order and statistics."""
     if graph.n_ops == 0:
         return [], {"total_time": 0.0, "peak": 0, "forced": 0}
     return _BottomUpPass(graph, order, model, nbytes, memory_limit, aggressive).run()
 
 
-def _input_order(graph: Graph, scenarios: Scenarios | None, options: Mapping[str, Any]
-                 ) -> list[int]:
+def _input_order(
+    graph: Graph, scenarios: Scenarios | None, options: Mapping[str, Any]
+) -> list[int]:
     order = check_order_option(graph, options.get("order"))
     if order is not None:
         return order
@@ -569,8 +592,9 @@ def _input_order(graph: Graph, scenarios: Scenarios | None, options: Mapping[str
     return xla_default(graph, scenarios, scenario=options.get("scenario"))
 
 
-def lhs_schedule(graph: Graph, scenarios: Scenarios | None = None, **options: Any
-                 ) -> tuple[list[int], dict[str, Any]]:
+def lhs_schedule(
+    graph: Graph, scenarios: Scenarios | None = None, **options: Any
+) -> tuple[list[int], dict[str, Any]]:
     """The LHS order and statistics (``total_time`` in cost units, tracker ``peak``,
     ``forced`` = steps where every ready op exceeded an overlap limit, ``runs``)."""
     order = _input_order(graph, scenarios, options)
@@ -592,12 +616,25 @@ def lhs_schedule(graph: Graph, scenarios: Scenarios | None = None, **options: An
     return result, stats
 
 
-@register("lhs", "Latency-hiding list scheduler (XLA LHS style): bottom-up, overlap limits "
-          "per collective, optional memory limit", "overlap")
+@register(
+    "lhs",
+    "Latency-hiding list scheduler (XLA LHS style): bottom-up, overlap limits "
+    "per collective, optional memory limit",
+    "overlap",
+)
 def lhs(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> list[int]:
     return lhs_schedule(graph, scenarios, **options)[0]
 
 
-__all__ = ["lhs", "lhs_schedule", "lhs_order", "approximate_cost", "resource_kind",
-           "called_resources_from_module", "LOW_COST", "MEDIUM_COST", "HIGH_COST",
-           "HIGH_LATENCY"]
+__all__ = [
+    "lhs",
+    "lhs_schedule",
+    "lhs_order",
+    "approximate_cost",
+    "resource_kind",
+    "called_resources_from_module",
+    "LOW_COST",
+    "MEDIUM_COST",
+    "HIGH_COST",
+    "HIGH_LATENCY",
+]

@@ -27,19 +27,18 @@ the module it was given. Heuristics run without it: they do what the compiler's 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from cpsched.analysis.memory import lower_bound, peak
 from cpsched.analysis.schedule import Schedule, make_schedule
 from cpsched.analysis.validate import validate_order
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.readers.hlo.convert import HloConverter, call_contexts, scheduled_computations
 from cpsched.readers.hlo.parser import HloModule
-from cpsched.analysis.memory import lower_bound
-from cpsched.analysis.memory import peak
 
 ComputationScheduler = Callable[[Graph, Scenarios, "float | None"], "Sequence[int] | Schedule"]
 
@@ -50,12 +49,12 @@ MEMORY_WEIGHT = 4.0
 @dataclass
 class ComputationResult:
     name: str
-    context: str               # entry | sequential | uncalled
+    context: str  # entry | sequential | uncalled
     n_ops: int
-    kept: str                  # "scheduler" or "input"
+    kept: str  # "scheduler" or "input"
     status: str
     seconds: float
-    peak: int                  # this computation's own peak (XLA accounting, first scenario)
+    peak: int  # this computation's own peak (XLA accounting, first scenario)
     input_peak: int
 
 
@@ -63,12 +62,13 @@ class ComputationResult:
 class ModuleSchedule:
     """Orders for every scheduled computation; ``schedule`` is the entry's ``Schedule``
     (its graph built with the callees' chosen orders) with ``computation_orders`` set."""
+
     module: HloModule
     schedule: Schedule
-    orders: dict[str, tuple[str, ...]]            # every scheduled computation, entry too
-    input_peak: np.ndarray                        # [S] the module's peak in its input orders
+    orders: dict[str, tuple[str, ...]]  # every scheduled computation, entry too
+    input_peak: np.ndarray  # [S] the module's peak in its input orders
     computations: list[ComputationResult] = field(default_factory=list)
-    kept_input: bool = False                      # the input orders won at module level
+    kept_input: bool = False  # the input orders won at module level
 
     @property
     def peak(self) -> np.ndarray:
@@ -97,10 +97,16 @@ def _score(peaks: np.ndarray) -> tuple:
     return (int(np.max(peaks)), int(np.sum(peaks)))
 
 
-def schedule_module(module: HloModule, scheduler: ComputationScheduler, *,
-                    scenarios: Scenarios | None = None, time_limit: float | None = None,
-                    method: str = "module", never_worse: bool = True,
-                    alternatives: Sequence[ComputationScheduler] = ()) -> ModuleSchedule:
+def schedule_module(
+    module: HloModule,
+    scheduler: ComputationScheduler,
+    *,
+    scenarios: Scenarios | None = None,
+    time_limit: float | None = None,
+    method: str = "module",
+    never_worse: bool = True,
+    alternatives: Sequence[ComputationScheduler] = (),
+) -> ModuleSchedule:
     """Schedule every sequential computation of ``module`` with ``scheduler``, callees
     first; see the module docstring. ``never_worse=False`` keeps the scheduler's orders even
     where the input's are better (a heuristic reproducing a compiler's scheduler).
@@ -122,8 +128,10 @@ def schedule_module(module: HloModule, scheduler: ComputationScheduler, *,
         g_in = conv_in.graph(n)
         share = 0.0
         if n != entry and g_in.n_ops:
-            share = float(np.max(_exact(conv_in, g_in, n, [g_in.op_index(x) for x in given[n]],
-                                        sc))) / top
+            share = (
+                float(np.max(_exact(conv_in, g_in, n, [g_in.op_index(x) for x in given[n]], sc)))
+                / top
+            )
         weights[n] = _weight(g_in.n_ops, share)
     conv = HloConverter(module)
     conv.orders = {}
@@ -149,14 +157,14 @@ def schedule_module(module: HloModule, scheduler: ComputationScheduler, *,
         validate_order(g, order, what=f"the schedule of {name}")
         base = [g.op_index(n) for n in given[name]]
 
-        def cost(o):
+        def cost(o, g=g, name=name):
             return _peaks(g, o, sc) if name == entry else _exact(conv, g, name, o, sc)
 
         mine, theirs = cost(order), cost(base)
         kept = "scheduler"
         if never_worse:
             for k, alt in enumerate(alternatives):
-                alt_out = alt(g, sc, None)   # an order or a Schedule, as for the scheduler
+                alt_out = alt(g, sc, None)  # an order or a Schedule, as for the scheduler
                 o = [int(i) for i in (alt_out.order if isinstance(alt_out, Schedule) else alt_out)]
                 validate_order(g, o, what=f"the schedule of {name}")
                 c = cost(o)
@@ -164,25 +172,47 @@ def schedule_module(module: HloModule, scheduler: ComputationScheduler, *,
                     order, kept, mine = o, f"alternative {k}", c
             if _score(theirs) < _score(mine):
                 order, kept, mine = base, "input", theirs
-        results.append(ComputationResult(name, ctx.get(name, "entry"), g.n_ops, kept, status,
-                                         dt, int(mine[0]), int(theirs[0])))
+        results.append(
+            ComputationResult(
+                name,
+                ctx.get(name, "entry"),
+                g.n_ops,
+                kept,
+                status,
+                dt,
+                int(mine[0]),
+                int(theirs[0]),
+            )
+        )
         conv.orders[name] = [g.op_names[i] for i in order]
         if name == entry:
             info = dict(out.info) if isinstance(out, Schedule) and kept == "scheduler" else {}
-            lb = out.lower_bound_bytes if isinstance(out, Schedule) and kept == "scheduler" \
-                else None
-            entry_schedule = make_schedule(g, order, method, sc,
-                                           status=status if kept == "scheduler" else "HEURISTIC",
-                                           seconds=dt, lower_bound=lb, info=info)
+            lb = (
+                out.lower_bound_bytes if isinstance(out, Schedule) and kept == "scheduler" else None
+            )
+            entry_schedule = make_schedule(
+                g,
+                order,
+                method,
+                sc,
+                status=status if kept == "scheduler" else "HEURISTIC",
+                seconds=dt,
+                lower_bound=lb,
+                info=info,
+            )
     assert entry_schedule is not None
     chosen = {n: tuple(v) for n, v in conv.orders.items()}
     kept_input = never_worse and _score(input_peak) < _score(entry_schedule.peak_bytes)
     if kept_input:
         chosen = {n: tuple(v) for n, v in given.items()}
-        entry_schedule = make_schedule(g0, [g0.op_index(n) for n in given[entry]], method, sc,
-                                       seconds=sum(r.seconds for r in results),
-                                       info={"message": "the input's orders have the lower "
-                                                        "module peak; kept"})
+        entry_schedule = make_schedule(
+            g0,
+            [g0.op_index(n) for n in given[entry]],
+            method,
+            sc,
+            seconds=sum(r.seconds for r in results),
+            info={"message": "the input's orders have the lower module peak; kept"},
+        )
     callees = {n: v for n, v in chosen.items() if n != entry}
     total = sum(r.seconds for r in results)
     info = dict(entry_schedule.info)
@@ -194,20 +224,31 @@ def schedule_module(module: HloModule, scheduler: ComputationScheduler, *,
     status = entry_schedule.status
     if np.all(entry_schedule.peak_bytes <= lb):
         status = "OPTIMAL"
-    elif status == "OPTIMAL" or (status == "HEURISTIC_FALLBACK"
-                                 and _score(entry_schedule.peak_bytes) < _score(input_peak)):
-        status = "FEASIBLE"      # optimal entry for these callees; or better bodies
+    elif status == "OPTIMAL" or (
+        status == "HEURISTIC_FALLBACK" and _score(entry_schedule.peak_bytes) < _score(input_peak)
+    ):
+        status = "FEASIBLE"  # optimal entry for these callees; or better bodies
     if len(names) > 1:
         changed = sum(1 for n in names if list(chosen[n]) != list(given[n]))
         if info.get("message"):
             info["entry_message"] = info["message"]
-        info["message"] = (f"{changed} of {len(names)} computations reordered; the input's "
-                           f"orders peak at {', '.join(str(int(v)) for v in input_peak)} B; "
-                           "the bound lets every called computation take its least")
-    final = make_schedule(entry_schedule.graph, entry_schedule.order, method, sc,
-                          status=status, seconds=total, lower_bound=lb,
-                          claimed_peak=entry_schedule.peak_bytes, info=info,
-                          computation_orders=callees)
+        info["message"] = (
+            f"{changed} of {len(names)} computations reordered; the input's "
+            f"orders peak at {', '.join(str(int(v)) for v in input_peak)} B; "
+            "the bound lets every called computation take its least"
+        )
+    final = make_schedule(
+        entry_schedule.graph,
+        entry_schedule.order,
+        method,
+        sc,
+        status=status,
+        seconds=total,
+        lower_bound=lb,
+        claimed_peak=entry_schedule.peak_bytes,
+        info=info,
+        computation_orders=callees,
+    )
     return ModuleSchedule(module, final, chosen, input_peak, results, kept_input)
 
 
@@ -231,29 +272,44 @@ def _peaks(g: Graph, order: Sequence[int], sc: Scenarios) -> np.ndarray:
     return peak(g, order, sc)
 
 
-def _exact(conv: HloConverter, g: Graph, name: str, order: Sequence[int],
-           sc: Scenarios) -> np.ndarray:
+def _exact(
+    conv: HloConverter, g: Graph, name: str, order: Sequence[int], sc: Scenarios
+) -> np.ndarray:
     """A callee's peak as its caller will count it: XLA's accounting where the sizes are
     numbers, the plain simulation per scenario otherwise."""
-    if len(sc) == 1 and all(s.is_constant for s in g.buffer_sizes) and \
-            all(t.is_constant for t in g.transient):
+    if (
+        len(sc) == 1
+        and all(s.is_constant for s in g.buffer_sizes)
+        and all(t.is_constant for t in g.transient)
+    ):
         return np.array([int(conv.usage(name, order).max()) if g.n_ops else 0])
     return _peaks(g, order, sc)
 
 
-def module_peak(module: HloModule, orders: Mapping[str, Sequence[str]],
-                scenarios: Scenarios | None = None) -> np.ndarray:
+def module_peak(
+    module: HloModule, orders: Mapping[str, Sequence[str]], scenarios: Scenarios | None = None
+) -> np.ndarray:
     """The module's peak per scenario under ``orders`` (every scheduled computation;
     missing ones keep the input order): the entry simulated with its callees' transients."""
     sc = scenarios or static()
     conv = HloConverter(module, orders)
     g = conv.graph(module.entry.name)
     order = orders.get(module.entry.name)
-    idx = [g.op_index(n) for n in order] if order is not None else \
-        conv._order_for(g, module.entry.name)
+    idx = (
+        [g.op_index(n) for n in order]
+        if order is not None
+        else conv._order_for(g, module.entry.name)
+    )
     validate_order(g, idx, what="the entry order")
     return _peaks(g, idx, sc)
 
 
-__all__ = ["schedule_module", "module_lower_bound", "ModuleSchedule", "ComputationResult", "ComputationScheduler",
-           "input_orders", "module_peak"]
+__all__ = [
+    "schedule_module",
+    "module_lower_bound",
+    "ModuleSchedule",
+    "ComputationResult",
+    "ComputationScheduler",
+    "input_orders",
+    "module_peak",
+]

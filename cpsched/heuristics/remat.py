@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -81,8 +82,20 @@ def _finish(graph, sc, bud, order, regens, dur, method, t0, info, transfer=None,
     sk = Skeleton(tuple(order), tuple(base) + normalize_regens(regens))
     n_s = len(sc)
     all_ids = tuple(range(len(sk.candidates)))
-    res = finish_result(graph, sc, bud, sk, [all_ids] * n_s, method, HEURISTIC,
-                        time.perf_counter() - t0, dur, transfer, info, check_budget=False)
+    res = finish_result(
+        graph,
+        sc,
+        bud,
+        sk,
+        [all_ids] * n_s,
+        method,
+        HEURISTIC,
+        time.perf_counter() - t0,
+        dur,
+        transfer,
+        info,
+        check_budget=False,
+    )
     if (res.peak > res.budget).any():
         res.status = OVER_BUDGET
     return res
@@ -120,11 +133,20 @@ def _usage_trace(graph: Graph, events, sizes: np.ndarray, trans: np.ndarray) -> 
 
 # -- XLA-style greedy remat ----------------------------------------------------------------
 
-def xla_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
-              order: Sequence[int] | None = None, durations: np.ndarray | None = None,
-              max_iters: int | None = None, base: tuple = (),
-              transfer: TransferModel | None = None, time_limit: float = 30.0,
-              **_unused: Any) -> RematResult:
+
+def xla_remat(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    budget=None,
+    *,
+    order: Sequence[int] | None = None,
+    durations: np.ndarray | None = None,
+    max_iters: int | None = None,
+    base: tuple = (),
+    transfer: TransferModel | None = None,
+    time_limit: float = 30.0,
+    **_unused: Any,
+) -> RematResult:
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     clon = recomputable_ops(graph)
@@ -153,8 +175,11 @@ def xla_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
         code, x = events[k]
         # resident set at event k and the next reader of each resident buffer
         resident = _resident_at(graph, events, k)
-        touched = set(map(int, graph.uses(x))) | set(map(int, graph.defines(x))) \
-            if code == COMPUTE else {x}
+        touched = (
+            set(map(int, graph.uses(x))) | set(map(int, graph.defines(x)))
+            if code == COMPUTE
+            else {x}
+        )
         next_reader = _next_readers(graph, events, k)
         best = None
         for b in map(int, np.flatnonzero(resident)):
@@ -179,14 +204,15 @@ def xla_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
         step, sub = _slot_before(events, tags, k2, sk, pos)
         regens.append((p, step, sub))
         banned.add((p, k2))
-    return _finish(graph, sc, bud, order, regens, dur, "remat-xla", t0, {"iterations": it},
-                   transfer, base)
+    return _finish(
+        graph, sc, bud, order, regens, dur, "remat-xla", t0, {"iterations": it}, transfer, base
+    )
 
 
 def _resident_at(graph: Graph, events, k: int) -> np.ndarray:
     resident = graph.buffer_live_in.copy()
     computed = np.zeros(graph.n_ops, dtype=bool)
-    for code, x in events[:k + 1]:
+    for code, x in events[: k + 1]:
         if code == COMPUTE:
             for b in graph.defines(x):
                 if graph.buffer_live_in[b] and not computed[x]:
@@ -239,6 +265,7 @@ def _slot_before(events, tags, k2: int, sk: Skeleton, pos: dict[int, int]) -> tu
 
 # -- Chen et al. sqrt(n) checkpointing ----------------------------------------------------
 
+
 def _phase_backward(graph: Graph) -> np.ndarray | None:
     back = np.zeros(graph.n_ops, dtype=bool)
     found = False
@@ -252,8 +279,9 @@ def _phase_backward(graph: Graph) -> np.ndarray | None:
     return back if found and back.any() else None
 
 
-def _lazy_regens(graph: Graph, order: Sequence[int], drop_after: dict[int, int],
-                 clon: np.ndarray) -> list[tuple[int, int, float]]:
+def _lazy_regens(
+    graph: Graph, order: Sequence[int], drop_after: dict[int, int], clon: np.ndarray
+) -> list[tuple[int, int, float]]:
     """Clones needed when buffer ``b``'s original copy is dropped after step
     ``drop_after[b]``: recompute on first read after that, recursively, keep the clone."""
     regens: list[tuple[int, int, float]] = []
@@ -261,7 +289,7 @@ def _lazy_regens(graph: Graph, order: Sequence[int], drop_after: dict[int, int],
     for t, x in enumerate(order):
         sub = 0
 
-        def missing(b: int) -> bool:
+        def missing(b: int, t: int = t) -> bool:
             return b in drop_after and t > drop_after[b] and b not in regenerated
 
         need = [int(b) for b in graph.uses(x) if missing(int(b))]
@@ -289,9 +317,16 @@ def _lazy_regens(graph: Graph, order: Sequence[int], drop_after: dict[int, int],
     return regens
 
 
-def sqrt_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
-               order: Sequence[int] | None = None, durations: np.ndarray | None = None,
-               scan: bool = True, **_unused: Any) -> RematResult:
+def sqrt_remat(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    budget=None,
+    *,
+    order: Sequence[int] | None = None,
+    durations: np.ndarray | None = None,
+    scan: bool = True,
+    **_unused: Any,
+) -> RematResult:
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     clon = recomputable_ops(graph)
@@ -337,38 +372,45 @@ def sqrt_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
     k0 = max(1, int(round(math.sqrt(m)))) if m else 1
     ks = [k0]
     if scan and m:
-        ks += sorted({k for k in {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, m + 1}
-                      if k <= m + 1} - {k0})
+        ks += sorted(
+            {k for k in {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, m + 1} if k <= m + 1} - {k0}
+        )
     best = None
     first = None
     for k in ks:
-        keep = set(stash[k - 1::k]) if k <= m else set(stash)
+        keep = set(stash[k - 1 :: k]) if k <= m else set(stash)
         drops = {b: drop_after[b] for b in stash if b not in keep}
         regens = _lazy_regens(graph, order, drops, clon)
-        res = _finish(graph, sc, bud, order, regens, dur, "remat-sqrt", t0,
-                      {"k": k, "stashed": m})
+        res = _finish(graph, sc, bud, order, regens, dur, "remat-sqrt", t0, {"k": k, "stashed": m})
         if first is None:
             first = res
         if res.status != OVER_BUDGET and (best is None or res.weighted_added < best.weighted_added):
             best = res
     out = best or first
-    assert out is not None   # ks is never empty
+    assert out is not None  # ks is never empty
     out.seconds = time.perf_counter() - t0
     return out
 
 
 # -- DTR-style greedy eviction -------------------------------------------------------------
 
-def dtr_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
-              order: Sequence[int] | None = None, durations: np.ndarray | None = None,
-              **_unused: Any) -> RematResult:
+
+def dtr_remat(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    budget=None,
+    *,
+    order: Sequence[int] | None = None,
+    durations: np.ndarray | None = None,
+    **_unused: Any,
+) -> RematResult:
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     s_h = int(np.argmax(sc.weights))
     clon = recomputable_ops(graph)
     nb = graph.n_buffers
     remaining = np.zeros(nb, dtype=np.int64)
-    for t, x in enumerate(order):
+    for x in order:
         for b in graph.uses(x):
             remaining[int(b)] += 1
     resident = graph.buffer_live_in.copy()
@@ -384,8 +426,9 @@ def dtr_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
     # children (union-find, never split), each component carrying its recompute time
     parent = np.arange(nb)
     comp_cost = np.zeros(nb)
-    readers_of = [[int(c) for u in graph.buffer_users(b) for c in graph.defines(int(u))]
-                  for b in range(nb)]
+    readers_of = [
+        [int(c) for u in graph.buffer_users(b) for c in graph.defines(int(u))] for b in range(nb)
+    ]
 
     def find(b: int) -> int:
         while parent[b] != b:
@@ -418,9 +461,14 @@ def dtr_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
     def make_room(need: np.ndarray, locked: set[int]) -> None:
         nonlocal usage
         while (usage + need > bud).any():
-            victims = [int(b) for b in np.flatnonzero(resident)
-                       if int(b) not in locked and remaining[b] > 0
-                       and recoverable[int(b)] and sizes[:, b].any()]
+            victims = [
+                int(b)
+                for b in np.flatnonzero(resident)
+                if int(b) not in locked
+                and remaining[b] > 0
+                and recoverable[int(b)]
+                and sizes[:, b].any()
+            ]
             if not victims:
                 return  # cannot make room: the plan will be over budget
             v = min(victims, key=lambda b: (h(b), b))
@@ -431,8 +479,11 @@ def dtr_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
 
     def allocate(p: int, locked: set[int], again: bool) -> None:
         nonlocal usage
-        new = [int(b) for b in graph.defines(p)
-               if not resident[int(b)] and not (graph.buffer_live_in[int(b)] and not again)]
+        new = [
+            int(b)
+            for b in graph.defines(p)
+            if not resident[int(b)] and not (graph.buffer_live_in[int(b)] and not again)
+        ]
         need = sizes[:, new].sum(axis=1) + trans[:, p] if new else trans[:, p].copy()
         make_room(need, locked | set(new))
         for b in new:
@@ -441,7 +492,7 @@ def dtr_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
             usage = usage + sizes[:, b]
             last_access[b] = clock
 
-    pins = np.zeros(nb, dtype=np.int64)     # pending readers that keep a buffer resident
+    pins = np.zeros(nb, dtype=np.int64)  # pending readers that keep a buffer resident
     for t, x in enumerate(order):
         sub = 0
         touched: set[int] = set()
@@ -462,7 +513,7 @@ def dtr_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
             p = y
             ins = [int(c) for c in graph.uses(p)]
             if all(resident[int(o)] for o in graph.defines(p)):
-                pins[ins] -= 1      # asked for twice in this step: already back
+                pins[ins] -= 1  # asked for twice in this step: already back
                 continue
             allocate(p, set(np.flatnonzero(pins > 0).tolist()), True)
             regens.append((p, t, float(sub)))
@@ -516,9 +567,15 @@ def _recoverable(graph: Graph, order: Sequence[int], clon: np.ndarray) -> np.nda
 
 # -- host offload (eviction) -----------------------------------------------------------------
 
-def eviction_windows(graph: Graph, order: Sequence[int], hot: np.ndarray, dur: np.ndarray,
-                     tau: np.ndarray | None, window: int = 6
-                     ) -> dict[int, tuple[int, int, list[int], list[int]]]:
+
+def eviction_windows(
+    graph: Graph,
+    order: Sequence[int],
+    hot: np.ndarray,
+    dur: np.ndarray,
+    tau: np.ndarray | None,
+    window: int = 6,
+) -> dict[int, tuple[int, int, list[int], list[int]]]:
     """Per evictable buffer, its longest gap between touches that spans a ``hot`` step:
     ``(a, c, free_steps, prefetch_steps)``: last touch ``a`` before the gap, next read ``c``,
     the main steps before which the device copy can be freed (its copy-out, issued before
@@ -555,11 +612,20 @@ def eviction_windows(graph: Graph, order: Sequence[int], hot: np.ndarray, dur: n
     return out
 
 
-def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
-                  transfer: TransferModel | None = None, bandwidth: float | None = None,
-                  latency: float = 0.0, order: Sequence[int] | None = None,
-                  durations: np.ndarray | None = None, window: int = 6, device: Any = "h100",
-                  **_unused: Any) -> RematResult:
+def offload_remat(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    budget=None,
+    *,
+    transfer: TransferModel | None = None,
+    bandwidth: float | None = None,
+    latency: float = 0.0,
+    order: Sequence[int] | None = None,
+    durations: np.ndarray | None = None,
+    window: int = 6,
+    device: Any = "h100",
+    **_unused: Any,
+) -> RematResult:
     """Greedy host offload, then XLA-style remat for what is left: at the first step over
     budget, evict the largest buffer whose gap covers it and whose copies the streams can
     still hide (checked on the plan's timeline), freed as soon as its copy-out is done and
@@ -597,8 +663,9 @@ def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
             r = rdom[0]
             if not (r <= step < c):
                 continue
-            g_h = max([g for g in gdom if T[g] + (tau[b] if tau is not None else 0) <= T[c]],
-                      default=c)
+            g_h = max(
+                [g for g in gdom if T[g] + (tau[b] if tau is not None else 0) <= T[c]], default=c
+            )
             g = max(g_h, step + 1)
             if g < r:
                 continue
@@ -621,8 +688,9 @@ def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
                 break
         if not placed:
             break
-    res = xla_remat(graph, sc, bud, order=order, durations=dur, base=tuple(chosen),
-                    transfer=transfer)
+    res = xla_remat(
+        graph, sc, bud, order=order, durations=dur, base=tuple(chosen), transfer=transfer
+    )
     res.method = "remat-offload"
     res.seconds = time.perf_counter() - t0
     res.info["evictions"] = len(chosen)
@@ -632,11 +700,13 @@ def offload_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
 def with_budget(fn):
     """``fn(graph, scenarios, budget, **options)`` as a registered method, which takes the
     budget as an option."""
+
     def run(graph: Graph, scenarios: Scenarios | None = None, **options: Any):
         budget = options.pop("budget", None)
         if budget is None:
             raise InputError("remat methods need a memory budget (--budget BYTES)")
         return fn(graph, scenarios, budget, **options)
+
     run.__name__ = fn.__name__
     run.__doc__ = fn.__doc__
     return run
@@ -644,17 +714,34 @@ def with_budget(fn):
 
 # family "remat": they need a budget and return plans, not orders, so ``cpsched compare`` (a
 # table of orders) leaves them out; ``cpsched schedule --objective remat`` runs them
-register("remat-xla", "XLA HloRematerialization-style greedy remat to a memory limit",
-         "remat")(with_budget(xla_remat))
-register("remat-sqrt", "Chen et al. checkpoint every sqrt(n) stashed activations",
-         "remat")(with_budget(sqrt_remat))
-register("remat-dtr", "DTR-style greedy eviction: drop min cost/(size*staleness), recompute "
-         "on access", "remat")(with_budget(dtr_remat))
-register("remat-offload", "greedy host offload hidden behind compute, then XLA-style remat "
-         "(host link: --bandwidth, else the device's PCIe)", "remat")(with_budget(offload_remat))
+register("remat-xla", "XLA HloRematerialization-style greedy remat to a memory limit", "remat")(
+    with_budget(xla_remat)
+)
+register("remat-sqrt", "Chen et al. checkpoint every sqrt(n) stashed activations", "remat")(
+    with_budget(sqrt_remat)
+)
+register(
+    "remat-dtr",
+    "DTR-style greedy eviction: drop min cost/(size*staleness), recompute on access",
+    "remat",
+)(with_budget(dtr_remat))
+register(
+    "remat-offload",
+    "greedy host offload hidden behind compute, then XLA-style remat "
+    "(host link: --bandwidth, else the device's PCIe)",
+    "remat",
+)(with_budget(offload_remat))
 
 BASELINES = {"remat-xla": xla_remat, "remat-sqrt": sqrt_remat, "remat-dtr": dtr_remat}
 
-__all__ = ["xla_remat", "sqrt_remat", "dtr_remat", "offload_remat", "with_budget",
-           "eviction_windows", "normalize_regens",
-           "BASELINES", "OVER_BUDGET"]
+__all__ = [
+    "xla_remat",
+    "sqrt_remat",
+    "dtr_remat",
+    "offload_remat",
+    "with_budget",
+    "eviction_windows",
+    "normalize_regens",
+    "BASELINES",
+    "OVER_BUDGET",
+]

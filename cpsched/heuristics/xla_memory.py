@@ -61,7 +61,7 @@ from cpsched.heuristics.common import (
 )
 from cpsched.methods import register
 
-_BIG = 1 << 62          # the (INT64_MAX, INT64_MAX) priority of effective scalars
+_BIG = 1 << 62  # the (INT64_MAX, INT64_MAX) priority of effective scalars
 
 
 def _ignored_ops(graph: Graph) -> list[bool]:
@@ -120,7 +120,7 @@ def list_order(graph: Graph, nbytes: np.ndarray) -> list[int]:
 
     indeg = [len(p) for p in adj.preds]
     scheduled = [False] * n
-    cur: list[tuple[int, int] | None] = [None] * n     # priority of a queued op
+    cur: list[tuple[int, int] | None] = [None] * n  # priority of a queued op
     seq_of = [0] * n
     heap: list[tuple[int, int, int, int]] = []
     seq = 0
@@ -218,14 +218,14 @@ def postorder(graph: Graph) -> list[int]:
             xp = xla_preds[cur]
             if len(xp) != len(preds[cur]):
                 extra = [p for p in preds[cur] if p not in set(xp)]
-                for p in reversed(extra):         # deepest: usually visited already
+                for p in reversed(extra):  # deepest: usually visited already
                     if state[p] != VISITED:
                         stack.append(p)
             k = n_ops_ptr[cur + 1] - n_ops_ptr[cur]
-            for p in reversed(xp[:k]):           # operands, last pushed first
+            for p in reversed(xp[:k]):  # operands, last pushed first
                 if state[p] != VISITED:
                     stack.append(p)
-            for p in xp[k:]:                      # control preds on top
+            for p in xp[k:]:  # control preds on top
                 if state[p] != VISITED:
                     stack.append(p)
     if len(out) != n:
@@ -299,8 +299,9 @@ def dfs_order(graph: Graph, nbytes: np.ndarray) -> list[int]:
             xp = xla_preds[cur]
             if len(xp) != len(preds[cur]):
                 xs = set(xp)
-                extra_p = sorted((p for p in preds[cur] if p not in xs and state[p] != VISITED),
-                                 key=key)
+                extra_p = sorted(
+                    (p for p in preds[cur] if p not in xs and state[p] != VISITED), key=key
+                )
                 stack.extend(reversed(extra_p))
             kids = [p for p in xp if state[p] != VISITED]
             if len(kids) > 1:
@@ -337,14 +338,16 @@ def _nbytes(graph: Graph, scenarios: Scenarios | None, options: dict) -> np.ndar
     return scenario_bytes(graph, scenarios, options.get("scenario"))
 
 
-@register("xla-list", "XLA ListMemoryScheduler: greedy bytes-freed-minus-defined, LIFO ties",
-          "memory")
+@register(
+    "xla-list", "XLA ListMemoryScheduler: greedy bytes-freed-minus-defined, LIFO ties", "memory"
+)
 def xla_list(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> list[int]:
     return list_order(graph, _nbytes(graph, scenarios, options))
 
 
-@register("xla-dfs", "XLA DFSMemoryScheduler: post-order DFS, heavy/fan-out operands first",
-          "memory")
+@register(
+    "xla-dfs", "XLA DFSMemoryScheduler: post-order DFS, heavy/fan-out operands first", "memory"
+)
 def xla_dfs(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> list[int]:
     return dfs_order(graph, _nbytes(graph, scenarios, options))
 
@@ -354,8 +357,7 @@ def xla_postorder(graph: Graph, scenarios: Scenarios | None = None, **options: A
     return postorder(graph)
 
 
-@register("xla-bfs", "XLA BFScheduler: FIFO wave-front order (concurrency, not memory)",
-          "memory")
+@register("xla-bfs", "XLA BFScheduler: FIFO wave-front order (concurrency, not memory)", "memory")
 def xla_bfs(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> list[int]:
     return bfs_order(graph)
 
@@ -367,26 +369,43 @@ def _one_scenario(scenarios: Scenarios | None, which: Any) -> Scenarios:
     return scenarios.only(k)
 
 
-def default_candidates(graph: Graph, scenarios: Scenarios | None = None, **options: Any
-                       ) -> list[tuple[str, list[int], int]]:
+def default_candidates(
+    graph: Graph, scenarios: Scenarios | None = None, **options: Any
+) -> list[tuple[str, list[int], int]]:
     """(name, order, simulated peak in the chosen scenario) for list, DFS and post-order."""
     nbytes = _nbytes(graph, scenarios, options)
     one = _one_scenario(scenarios, options.get("scenario"))
-    cands = [("xla-list", list_order(graph, nbytes)), ("xla-dfs", dfs_order(graph, nbytes)),
-             ("xla-postorder", postorder(graph))]
+    cands = [
+        ("xla-list", list_order(graph, nbytes)),
+        ("xla-dfs", dfs_order(graph, nbytes)),
+        ("xla-postorder", postorder(graph)),
+    ]
     post = options.get("postprocess")
     if post is not None:
         cands = [(name, list(post(graph, order))) for name, order in cands]
     return [(name, order, int(peak(graph, order, one)[0])) for name, order in cands]
 
 
-@register("xla-default", "XLA DefaultMemoryScheduler: best simulated peak of list/DFS/post-order",
-          "memory")
+@register(
+    "xla-default",
+    "XLA DefaultMemoryScheduler: best simulated peak of list/DFS/post-order",
+    "memory",
+)
 def xla_default(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> list[int]:
     cands = default_candidates(graph, scenarios, **options)
     best = min(range(len(cands)), key=lambda k: (cands[k][2], k))
     return cands[best][1]
 
 
-__all__ = ["list_order", "dfs_order", "postorder", "bfs_order", "default_candidates",
-           "xla_list", "xla_dfs", "xla_postorder", "xla_bfs", "xla_default"]
+__all__ = [
+    "list_order",
+    "dfs_order",
+    "postorder",
+    "bfs_order",
+    "default_candidates",
+    "xla_list",
+    "xla_dfs",
+    "xla_postorder",
+    "xla_bfs",
+    "xla_default",
+]

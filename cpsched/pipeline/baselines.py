@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.pipeline.problem import PipelineProblem
@@ -47,8 +47,10 @@ def _bw(problem: PipelineProblem, stage: int, mb: int) -> list[Action]:
 
 def _need_v1(problem: PipelineProblem, name: str) -> None:
     if problem.v != 1:
-        raise InputError(f"{name} has one stage per device: use --virtual 1 (or interleaved / "
-                         f"circular for v > 1)")
+        raise InputError(
+            f"{name} has one stage per device: use --virtual 1 (or interleaved / "
+            f"circular for v > 1)"
+        )
 
 
 def gpipe(problem: PipelineProblem) -> list[list[Action]]:
@@ -86,8 +88,7 @@ def interleaved(problem: PipelineProblem) -> list[list[Action]]:
     if v == 1:
         return one_f_one_b(problem)
     if m % p:
-        raise InputError(f"interleaved 1F1B needs microbatches divisible by stages "
-                         f"(m={m}, p={p})")
+        raise InputError(f"interleaved 1F1B needs microbatches divisible by stages (m={m}, p={p})")
     total = m * v
 
     def fwd(d: int, k: int) -> Action:
@@ -120,8 +121,9 @@ def interleaved(problem: PipelineProblem) -> list[list[Action]]:
 def circular(problem: PipelineProblem) -> list[list[Action]]:
     p, m, v = problem.p, problem.m, problem.v
     if m < p:
-        raise InputError(f"the circular schedule needs at least as many microbatches as "
-                         f"stages (m={m}, p={p})")
+        raise InputError(
+            f"the circular schedule needs at least as many microbatches as stages (m={m}, p={p})"
+        )
     out = []
     for d in range(p):
         lst = [Action("F", r * p + d, j) for r in range(v) for j in range(m)]
@@ -132,8 +134,12 @@ def circular(problem: PipelineProblem) -> list[list[Action]]:
     return out
 
 
-def _zero_bubble(problem: PipelineProblem, warmup: Callable[[int], int],
-                 max_pending: Callable[[int], int], name: str) -> list[list[Action]]:
+def _zero_bubble(
+    problem: PipelineProblem,
+    warmup: Callable[[int], int],
+    max_pending: Callable[[int], int],
+    name: str,
+) -> list[list[Action]]:
     """F/B sequence fixed (warm-up forwards, then B,F alternation, then the remaining B);
     W passes placed by an event simulation: a device runs a pending W whenever its next F/B
     is not ready, and must run one when more than ``max_pending(d)`` are outstanding."""
@@ -221,8 +227,14 @@ def zb_h2(problem: PipelineProblem) -> list[list[Action]]:
     return _zero_bubble(problem, lambda d: 2 * (p - d) - 1, lambda d: 2 * d + 1, "zb-h2")
 
 
-_BUILDERS = {"gpipe": gpipe, "1f1b": one_f_one_b, "interleaved": interleaved,
-             "circular": circular, "zb-h1": zb_h1, "zb-h2": zb_h2}
+_BUILDERS = {
+    "gpipe": gpipe,
+    "1f1b": one_f_one_b,
+    "interleaved": interleaved,
+    "circular": circular,
+    "zb-h1": zb_h1,
+    "zb-h2": zb_h2,
+}
 
 
 def _greedy(problem):
@@ -261,12 +273,26 @@ def applicable(problem: PipelineProblem, method: str) -> str | None:
     return None
 
 
-__all__ = ["BASELINES", "gpipe", "one_f_one_b", "interleaved", "circular", "zb_h1", "zb_h2",
-           "build", "applicable"]
+__all__ = [
+    "BASELINES",
+    "gpipe",
+    "one_f_one_b",
+    "interleaved",
+    "circular",
+    "zb_h1",
+    "zb_h2",
+    "build",
+    "applicable",
+]
 
 
-def greedy(problem: PipelineProblem, f_order: str = "depth", b_order: str = "mb",
-           w_policy: str = "lazy", admission: str = "safe") -> list[list[Action]]:
+def greedy(
+    problem: PipelineProblem,
+    f_order: str = "depth",
+    b_order: str = "mb",
+    w_policy: str = "lazy",
+    admission: str = "safe",
+) -> list[list[Action]]:
     """cpsched's memory-aware list schedule (not a published baseline; a hint for the CP
     model where no baseline fits the cap, e.g. interleaved chunks under the 1F1B cap).
 
@@ -288,7 +314,7 @@ def greedy(problem: PipelineProblem, f_order: str = "depth", b_order: str = "mb"
     end: dict[Action, float] = {}
     free = [0.0] * p
     cur = [0] * p
-    reserve = [0] * p                                  # memory promised to in-flight forwards
+    reserve = [0] * p  # memory promised to in-flight forwards
     # microbatch order per (stage, kind) loses nothing (see schedule.fifo_relabel): only the
     # head of each queue is a candidate
     next_f = [[0] * v for _ in range(p)]
@@ -306,7 +332,7 @@ def greedy(problem: PipelineProblem, f_order: str = "depth", b_order: str = "mb"
             r = max(r, end[q] + problem.delay(q.kind, q.stage))
         return r
 
-    ends: list[float] = []     # heap of action end times (the event times)
+    ends: list[float] = []  # heap of action end times (the event times)
 
     def run(d, a, t):
         end[a] = t + problem.busy(a.kind, a.stage)
@@ -342,9 +368,10 @@ def greedy(problem: PipelineProblem, f_order: str = "depth", b_order: str = "mb"
                 # only this chunk must fit: more microbatches in flight, may deadlock
                 return cur[d] + reserve[d] + chunk_act[a.stage] <= caps[d]
             return cur[d] + reserve[d] + need <= caps[d]
-        return cur[d] + chunk_act[a.stage] <= caps[d]   # already reserved
+        return cur[d] + chunk_act[a.stage] <= caps[d]  # already reserved
 
     stalled = [False] * p
+
     def heads(d, nxt, kind):
         return [Action(kind, c * p + d, nxt[d][c]) for c in range(v) if nxt[d][c] < problem.m]
 
@@ -369,14 +396,20 @@ def greedy(problem: PipelineProblem, f_order: str = "depth", b_order: str = "mb"
             run(d, Action("W", b.stage, b.mb), t)
             stalled = [False] * p
             continue
-        rb = [((a.mb, a.stage) if b_order == "mb" else (a.stage, a.mb), a) for a in heads(d, next_b, "B") if (r := ready_at(a)) is not None and r <= t + 1e-12]
+        rb = [
+            ((a.mb, a.stage) if b_order == "mb" else (a.stage, a.mb), a)
+            for a in heads(d, next_b, "B")
+            if (r := ready_at(a)) is not None and r <= t + 1e-12
+        ]
         if rb:
             run(d, min(rb)[1], t)
             stalled = [False] * p
             continue
-        rf = [((-problem.chunk(a.stage), a.mb) if f_order == "depth" else (a.mb, -a.stage), a)
-              for a in heads(d, next_f, "F")
-              if (r := ready_at(a)) is not None and r <= t + 1e-12 and fits(d, a)]
+        rf = [
+            ((-problem.chunk(a.stage), a.mb) if f_order == "depth" else (a.mb, -a.stage), a)
+            for a in heads(d, next_f, "F")
+            if (r := ready_at(a)) is not None and r <= t + 1e-12 and fits(d, a)
+        ]
         if rf:
             run(d, min(rf)[1], t)
             stalled = [False] * p

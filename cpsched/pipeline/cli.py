@@ -10,63 +10,124 @@ import json
 import sys
 
 from cpsched.core.errors import InputError
-from cpsched.pipeline.problem import CAP_1F1B, PipelineProblem
 from cpsched.core.scenarios import from_dim_specs
 from cpsched.cp.pipeline.solve import solve
 from cpsched.pipeline import baselines
-from cpsched.pipeline.export import write_torch_csv
-from cpsched.pipeline.export import write_trace
+from cpsched.pipeline.export import write_torch_csv, write_trace
+from cpsched.pipeline.problem import CAP_1F1B, PipelineProblem
 
 METHODS = ("gpipe", "1f1b", "interleaved", "circular", "zb-h1", "zb-h2", "cp", "all")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     q = subparsers.add_parser(
-        "pipeline", help="pipeline-parallel schedules: GPipe, 1F1B, interleaved, circular, "
-                         "zero-bubble and CP-SAT",
+        "pipeline",
+        help="pipeline-parallel schedules: GPipe, 1F1B, interleaved, circular, "
+        "zero-bubble and CP-SAT",
         description="Schedule p stages x m microbatches (x v virtual stages per device); "
-                    "every schedule is checked by an independent replay.")
-    q.add_argument("--stages", "-p", type=int, required=True, metavar="P", help="devices (required)")
-    q.add_argument("--microbatches", "-m", type=int, required=True, metavar="M",
-                   help="microbatches per step (required)")
-    q.add_argument("--virtual", "-v", type=int, default=1, metavar="V",
-                   help="model chunks per device (interleaved / circular repeat; default 1)")
+        "every schedule is checked by an independent replay.",
+    )
+    q.add_argument(
+        "--stages", "-p", type=int, required=True, metavar="P", help="devices (required)"
+    )
+    q.add_argument(
+        "--microbatches",
+        "-m",
+        type=int,
+        required=True,
+        metavar="M",
+        help="microbatches per step (required)",
+    )
+    q.add_argument(
+        "--virtual",
+        "-v",
+        type=int,
+        default=1,
+        metavar="V",
+        help="model chunks per device (interleaved / circular repeat; default 1)",
+    )
     g = q.add_mutually_exclusive_group()
-    g.add_argument("--costs", metavar="F,B,W", help="times of every stage's forward, input "
-                   "gradient and weight gradient (default 1,1,1; with --virtual V these are "
-                   "per chunk)")
-    g.add_argument("--costs-file", metavar="FILE",
-                   help='JSON: {"f": [...], "b": [...], "w": [...], "act": [...], '
-                        '"act_w": [...]} per stage (p*v entries, or one for all); optional '
-                        '"comm", "comm_overlap", "fused", "memory_cap" (default: --costs)')
-    q.add_argument("--fused", action="store_true",
-                   help="backward is one action of time B+W (default: separate B and W)")
-    q.add_argument("--act", default=None, metavar="BYTES",
-                   help="activation bytes per microbatch per stage, a number or a size "
-                        "polynomial such as 4*b*2048 (default 1)")
-    q.add_argument("--act-w", default=None, metavar="BYTES",
-                   help="part of --act still held from B until W (zero-bubble M_W; default 0)")
-    q.add_argument("--dim", action="append", default=[], metavar="NAME=V1,V2",
-                   help="values of a dim in --act (one schedule per value; default none)")
-    q.add_argument("--memory-cap", default=None, metavar="X|1f1b",
-                   help="activation bytes per device, or 1f1b: the 1F1B schedule's peak (default: no cap)")
-    q.add_argument("--comm", type=float, default=None, metavar="T",
-                   help="p2p transfer time between devices (default 0)")
-    q.add_argument("--comm-blocking", action="store_true",
-                   help="the sender is busy during a transfer (default: overlapped)")
-    q.add_argument("--method", default="all", choices=METHODS,
-                   help="one schedule, or all side by side (default all)")
+    g.add_argument(
+        "--costs",
+        metavar="F,B,W",
+        help="times of every stage's forward, input "
+        "gradient and weight gradient (default 1,1,1; with --virtual V these are "
+        "per chunk)",
+    )
+    g.add_argument(
+        "--costs-file",
+        metavar="FILE",
+        help='JSON: {"f": [...], "b": [...], "w": [...], "act": [...], '
+        '"act_w": [...]} per stage (p*v entries, or one for all); optional '
+        '"comm", "comm_overlap", "fused", "memory_cap" (default: --costs)',
+    )
+    q.add_argument(
+        "--fused",
+        action="store_true",
+        help="backward is one action of time B+W (default: separate B and W)",
+    )
+    q.add_argument(
+        "--act",
+        default=None,
+        metavar="BYTES",
+        help="activation bytes per microbatch per stage, a number or a size "
+        "polynomial such as 4*b*2048 (default 1)",
+    )
+    q.add_argument(
+        "--act-w",
+        default=None,
+        metavar="BYTES",
+        help="part of --act still held from B until W (zero-bubble M_W; default 0)",
+    )
+    q.add_argument(
+        "--dim",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="values of a dim in --act (one schedule per value; default none)",
+    )
+    q.add_argument(
+        "--memory-cap",
+        default=None,
+        metavar="X|1f1b",
+        help="activation bytes per device, or 1f1b: the 1F1B schedule's peak (default: no cap)",
+    )
+    q.add_argument(
+        "--comm",
+        type=float,
+        default=None,
+        metavar="T",
+        help="p2p transfer time between devices (default 0)",
+    )
+    q.add_argument(
+        "--comm-blocking",
+        action="store_true",
+        help="the sender is busy during a transfer (default: overlapped)",
+    )
+    q.add_argument(
+        "--method",
+        default="all",
+        choices=METHODS,
+        help="one schedule, or all side by side (default all)",
+    )
     q.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT seconds (default 10)")
     q.add_argument("--workers", type=int, default=2, help="CP-SAT threads (default 2)")
     q.add_argument("--seed", type=int, default=0, help="CP-SAT random seed (default 0)")
-    q.add_argument("--csv", metavar="OUT", help="PyTorch pipelining action CSV of the schedule "
-                   "(with --method all: the fastest one within the cap; default none)")
-    q.add_argument("--csv-format", default="compute_only", choices=("compute_only", "compute_comms"),
-                   help="compute_only (the runtime adds send/recv) or compute_comms (with "
-                        "SEND_F/RECV_F/SEND_B/RECV_B actions; default compute_only)")
+    q.add_argument(
+        "--csv",
+        metavar="OUT",
+        help="PyTorch pipelining action CSV of the schedule "
+        "(with --method all: the fastest one within the cap; default none)",
+    )
+    q.add_argument(
+        "--csv-format",
+        default="compute_only",
+        choices=("compute_only", "compute_comms"),
+        help="compute_only (the runtime adds send/recv) or compute_comms (with "
+        "SEND_F/RECV_F/SEND_B/RECV_B actions; default compute_only)",
+    )
     q.add_argument("--trace", metavar="OUT", help="Chrome/Perfetto trace JSON (default none)")
-    q.add_argument("--json", action="store_true",
-                   help="machine-readable output (default: a table)")
+    q.add_argument("--json", action="store_true", help="machine-readable output (default: a table)")
     q.set_defaults(fn=run)
     return q
 
@@ -90,8 +151,17 @@ def _load_file(path: str) -> dict:
         raise InputError(e.msg, path=path, line=e.lineno, column=e.colno) from None
     if not isinstance(data, dict):
         raise InputError("expected a JSON object", path=path, line=1, column=1)
-    unknown = set(data) - {"f", "b", "w", "act", "act_w", "comm", "comm_overlap", "fused",
-                           "memory_cap"}
+    unknown = set(data) - {
+        "f",
+        "b",
+        "w",
+        "act",
+        "act_w",
+        "comm",
+        "comm_overlap",
+        "fused",
+        "memory_cap",
+    }
     if unknown:
         raise InputError(f"unknown key {sorted(unknown)[0]!r}", path=path)
     return data
@@ -113,7 +183,7 @@ def make_problem(args) -> PipelineProblem:
                 kw["memory_cap"] = data["memory_cap"]
             return _finish(args, kw)
         except InputError as e:
-            raise e.with_path(args.costs_file)
+            raise e.with_path(args.costs_file) from None
         except (TypeError, ValueError) as e:
             raise InputError(str(e), path=args.costs_file) from None
     if args.costs:
@@ -220,9 +290,10 @@ def _run_methods(pr: PipelineProblem, args):
             row = sch.summary()
             row["status"] = "OK" if row["memory_ok"] else "OVER_CAP"
         rows.append(row)
-        assert sch.replay is not None   # summary() replays it
-        if (args.method != "all" or sch.replay.memory_ok) and \
-                (best is None or sch.makespan < best.makespan - 1e-9):
+        assert sch.replay is not None  # summary() replays it
+        if (args.method != "all" or sch.replay.memory_ok) and (
+            best is None or sch.makespan < best.makespan - 1e-9
+        ):
             best = sch
     return rows, best
 
@@ -239,8 +310,11 @@ def _print_table(problem, reports, out) -> None:
                 continue
             peaks = " ".join(str(x) for x in r["peak_activation"])
             cap = f" (cap {r['memory_cap'][0]})" if r.get("memory_cap") else ""
-            print(f"{r['method']:<12} {r['status']:<18} {r['makespan']:>10} "
-                  f"{100 * r['bubble_fraction']:>7.2f}% {r['bound']:>10}  {peaks}{cap}", file=out)
+            print(
+                f"{r['method']:<12} {r['status']:<18} {r['makespan']:>10} "
+                f"{100 * r['bubble_fraction']:>7.2f}% {r['bound']:>10}  {peaks}{cap}",
+                file=out,
+            )
 
 
 __all__ = ["add_parser", "run", "make_problem"]

@@ -74,6 +74,7 @@ def to_torch_csv(schedule: PipelineSchedule, format: str = "compute_only") -> st
 def from_torch_csv(text: str, split_backward: bool = True) -> list[list[Action]]:
     """Read the compute-only CSV back (used by the tests; accepts I/B/W/F)."""
     import re
+
     rx = re.compile(r"^(\d+)(F|I|B|W)(\d+)$")
     out = []
     for row in csv.reader(io.StringIO(text)):
@@ -95,53 +96,129 @@ def to_trace(schedule: PipelineSchedule) -> dict:
     pr = schedule.problem
     rep = schedule.replay or schedule.validate(check_memory=False)
     pid = 1
-    ev: list[dict] = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
-                       "args": {"name": f"pipeline {schedule.method} (p={pr.p}, m={pr.m}, "
-                                        f"v={pr.v})"}}]
+    ev: list[dict] = [
+        {
+            "ph": "M",
+            "name": "process_name",
+            "pid": pid,
+            "tid": 0,
+            "args": {"name": f"pipeline {schedule.method} (p={pr.p}, m={pr.m}, v={pr.v})"},
+        }
+    ]
     for d in range(pr.p):
-        ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": d + 1,
-                   "args": {"name": f"device {d}"}})
-        ev.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": d + 1,
-                   "args": {"sort_index": d}})
+        ev.append(
+            {
+                "ph": "M",
+                "name": "thread_name",
+                "pid": pid,
+                "tid": d + 1,
+                "args": {"name": f"device {d}"},
+            }
+        )
+        ev.append(
+            {
+                "ph": "M",
+                "name": "thread_sort_index",
+                "pid": pid,
+                "tid": d + 1,
+                "args": {"sort_index": d},
+            }
+        )
         if pr.comm > 0 and pr.comm_overlap:
-            ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": pr.p + d + 1,
-                       "args": {"name": f"device {d} send"}})
-            ev.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": pr.p + d + 1,
-                       "args": {"sort_index": pr.p + d}})
+            ev.append(
+                {
+                    "ph": "M",
+                    "name": "thread_name",
+                    "pid": pid,
+                    "tid": pr.p + d + 1,
+                    "args": {"name": f"device {d} send"},
+                }
+            )
+            ev.append(
+                {
+                    "ph": "M",
+                    "name": "thread_sort_index",
+                    "pid": pid,
+                    "tid": pr.p + d + 1,
+                    "args": {"sort_index": pr.p + d},
+                }
+            )
     for d, lst in enumerate(schedule.actions):
         cur = 0
         for a in lst:
             t0, t1 = rep.start[a], rep.end[a]
-            ev.append({"ph": "X", "name": torch_action(a, pr.split_backward), "cat": a.kind,
-                       "pid": pid, "tid": d + 1, "ts": _r(t0), "dur": _r(t1 - t0),
-                       "args": {"stage": a.stage, "chunk": pr.chunk(a.stage),
-                                "microbatch": a.mb, "kind": a.kind}})
+            ev.append(
+                {
+                    "ph": "X",
+                    "name": torch_action(a, pr.split_backward),
+                    "cat": a.kind,
+                    "pid": pid,
+                    "tid": d + 1,
+                    "ts": _r(t0),
+                    "dur": _r(t1 - t0),
+                    "args": {
+                        "stage": a.stage,
+                        "chunk": pr.chunk(a.stage),
+                        "microbatch": a.mb,
+                        "kind": a.kind,
+                    },
+                }
+            )
             if a.kind == "F":
                 cur += int(pr.act[a.stage])
-                ev.append({"ph": "C", "name": f"activation d{d}", "pid": pid, "ts": _r(t0),
-                           "args": {"bytes": cur}})
+                ev.append(
+                    {
+                        "ph": "C",
+                        "name": f"activation d{d}",
+                        "pid": pid,
+                        "ts": _r(t0),
+                        "args": {"bytes": cur},
+                    }
+                )
             else:
                 cur -= pr.act_b(a.stage) if a.kind == "B" else int(pr.act_w[a.stage])
-                ev.append({"ph": "C", "name": f"activation d{d}", "pid": pid, "ts": _r(t1),
-                           "args": {"bytes": cur}})
+                ev.append(
+                    {
+                        "ph": "C",
+                        "name": f"activation d{d}",
+                        "pid": pid,
+                        "ts": _r(t1),
+                        "args": {"bytes": cur},
+                    }
+                )
             dl = pr.delay(a.kind, a.stage)
             if dl > 0:
-                ev.append({"ph": "X", "name": f"send {torch_action(a, pr.split_backward)}",
-                           "cat": "transfer", "pid": pid, "tid": pr.p + d + 1, "ts": _r(t1),
-                           "dur": _r(dl), "args": {"to_stage": a.stage + (1 if a.kind == "F" else -1)}})
+                ev.append(
+                    {
+                        "ph": "X",
+                        "name": f"send {torch_action(a, pr.split_backward)}",
+                        "cat": "transfer",
+                        "pid": pid,
+                        "tid": pr.p + d + 1,
+                        "ts": _r(t1),
+                        "dur": _r(dl),
+                        "args": {"to_stage": a.stage + (1 if a.kind == "F" else -1)},
+                    }
+                )
     summary = schedule.summary()
-    return {"traceEvents": ev,
-            "otherData": {"method": schedule.method, "unit": "problem time unit (shown as us)",
-                          "makespan": summary["makespan"],
-                          "bubble_fraction": summary["bubble_fraction"],
-                          "peak_activation": summary["peak_activation"]}}
+    return {
+        "traceEvents": ev,
+        "otherData": {
+            "method": schedule.method,
+            "unit": "problem time unit (shown as us)",
+            "makespan": summary["makespan"],
+            "bubble_fraction": summary["bubble_fraction"],
+            "peak_activation": summary["peak_activation"],
+        },
+    }
 
 
 def to_json(schedule: PipelineSchedule) -> dict:
     out = schedule.summary()
     out["actions"] = [[str(a) for a in lst] for lst in schedule.actions]
-    out["torch_actions"] = [[torch_action(a, schedule.problem.split_backward) for a in lst]
-                            for lst in schedule.actions]
+    out["torch_actions"] = [
+        [torch_action(a, schedule.problem.split_backward) for a in lst] for lst in schedule.actions
+    ]
     return out
 
 
@@ -149,8 +226,12 @@ def _r(x: float) -> float:
     return round(float(x), 6)
 
 
-def write_torch_csv(path: str, schedule: PipelineSchedule, inputs: tuple[str, ...] = (),
-                    format: str = "compute_only") -> None:
+def write_torch_csv(
+    path: str,
+    schedule: PipelineSchedule,
+    inputs: tuple[str, ...] = (),
+    format: str = "compute_only",
+) -> None:
     write_text(path, to_torch_csv(schedule, format), inputs)
 
 
@@ -158,5 +239,14 @@ def write_trace(path: str, schedule: PipelineSchedule, inputs: tuple[str, ...] =
     write_text(path, json.dumps(to_trace(schedule), separators=(",", ":")) + "\n", inputs)
 
 
-__all__ = ["CSV_FORMATS", "torch_rows", "to_torch_csv", "from_torch_csv", "to_trace", "to_json", "torch_action",
-           "write_torch_csv", "write_trace"]
+__all__ = [
+    "CSV_FORMATS",
+    "torch_rows",
+    "to_torch_csv",
+    "from_torch_csv",
+    "to_trace",
+    "to_json",
+    "torch_action",
+    "write_torch_csv",
+    "write_trace",
+]

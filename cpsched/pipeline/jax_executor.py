@@ -38,11 +38,11 @@ def ensure_host_devices(n: int) -> None:
 
 @dataclass
 class TickTable:
-    kind: np.ndarray       # [T, p] 0 idle, 1 F, 2 B, 3 W
-    chunk: np.ndarray      # [T, p]
-    mb: np.ndarray         # [T, p]
-    recv_f: np.ndarray     # [T, p, 3]: (flag, chunk, mb) for the activation received after tick t
-    recv_b: np.ndarray     # [T, p, 3]: same for the input gradient
+    kind: np.ndarray  # [T, p] 0 idle, 1 F, 2 B, 3 W
+    chunk: np.ndarray  # [T, p]
+    mb: np.ndarray  # [T, p]
+    recv_f: np.ndarray  # [T, p, 3]: (flag, chunk, mb) for the activation received after tick t
+    recv_b: np.ndarray  # [T, p, 3]: same for the input gradient
 
     @property
     def ticks(self) -> int:
@@ -104,6 +104,7 @@ def reference_grads(problem: PipelineProblem, w, b, x, y):
     """Loss and gradients of the whole model, no pipeline: (loss, dW, db)."""
     import jax
     import jax.numpy as jnp
+
     p, v = problem.p, problem.v
     n = x.shape[0] * x.shape[1]
 
@@ -127,30 +128,38 @@ def run_schedule(problem: PipelineProblem, actions, w, b, x, y):
     from jax.sharding import PartitionSpec as P
 
     if len(jax.devices()) < problem.p:
-        raise RuntimeError(f"{problem.p} devices needed, jax sees {len(jax.devices())}; set "
-                           f"XLA_FLAGS=--xla_force_host_platform_device_count={problem.p} "
-                           f"before importing jax")
+        raise RuntimeError(
+            f"{problem.p} devices needed, jax sees {len(jax.devices())}; set "
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={problem.p} "
+            f"before importing jax"
+        )
     p, v, m = problem.p, problem.v, problem.m
     S = p * v
     fused = not problem.split_backward
     tab = tick_table(problem, actions)
-    H = x.shape[-1]
+    x.shape[-1]
     n = x.shape[0] * x.shape[1]
     mesh = jax.make_mesh((p,), ("pp",), devices=jax.devices()[:p])
     kind_t, chunk_t, mb_t = (jnp.asarray(a) for a in (tab.kind, tab.chunk, tab.mb))
     rf_t, rb_t = jnp.asarray(tab.recv_f), jnp.asarray(tab.recv_b)
     xin0 = np.zeros((p, v, m) + x.shape[1:], np.float32)
-    xin0[0, 0] = x                       # stage 0 reads the data
+    xin0[0, 0] = x  # stage 0 reads the data
     fwd_perm = [(i, (i + 1) % p) for i in range(p)]
     bwd_perm = [(i, (i - 1) % p) for i in range(p)]
 
     def device_program(w, b, xin, y):
-        w, b, xin = w[0], b[0], xin[0]   # this device's chunks
+        w, b, xin = w[0], b[0], xin[0]  # this device's chunks
         d = jax.lax.axis_index("pp")
         zeros = jnp.zeros(xin.shape[2:], xin.dtype)
-        state = dict(xin=xin, ys=jnp.zeros_like(xin), gout=jnp.zeros_like(xin),
-                     gpre=jnp.zeros_like(xin), dw=jnp.zeros_like(w), db=jnp.zeros_like(b),
-                     loss=jnp.zeros((), xin.dtype))
+        state = dict(
+            xin=xin,
+            ys=jnp.zeros_like(xin),
+            gout=jnp.zeros_like(xin),
+            gpre=jnp.zeros_like(xin),
+            dw=jnp.zeros_like(w),
+            db=jnp.zeros_like(b),
+            loss=jnp.zeros((), xin.dtype),
+        )
 
         def tick(t, st):
             k, c, j = kind_t[t, d], chunk_t[t, d], mb_t[t, d]
@@ -163,9 +172,12 @@ def run_schedule(problem: PipelineProblem, actions, w, b, x, y):
                 h = jnp.tanh(st["xin"][c, j] @ w[c] + b[c])
                 last = stage == S - 1
                 g = (h - y[j]) / n
-                st = dict(st, ys=st["ys"].at[c, j].set(h),
-                          gout=jnp.where(last, st["gout"].at[c, j].set(g), st["gout"]),
-                          loss=st["loss"] + jnp.where(last, 0.5 * jnp.sum((h - y[j]) ** 2) / n, 0.0))
+                st = dict(
+                    st,
+                    ys=st["ys"].at[c, j].set(h),
+                    gout=jnp.where(last, st["gout"].at[c, j].set(g), st["gout"]),
+                    loss=st["loss"] + jnp.where(last, 0.5 * jnp.sum((h - y[j]) ** 2) / n, 0.0),
+                )
                 return st, jnp.where(last, zeros, h), zeros
 
             def weight(st, gp):
@@ -187,25 +199,46 @@ def run_schedule(problem: PipelineProblem, actions, w, b, x, y):
             got_b = jax.lax.ppermute(send_b, "pp", bwd_perm)
             ff, fc, fj = rf_t[t, d, 0], rf_t[t, d, 1], rf_t[t, d, 2]
             bf, bc, bj = rb_t[t, d, 0], rb_t[t, d, 1], rb_t[t, d, 2]
-            st = dict(st, xin=jnp.where(ff == 1, st["xin"].at[fc, fj].set(got_f), st["xin"]),
-                      gout=jnp.where(bf == 1, st["gout"].at[bc, bj].set(got_b), st["gout"]))
+            st = dict(
+                st,
+                xin=jnp.where(ff == 1, st["xin"].at[fc, fj].set(got_f), st["xin"]),
+                gout=jnp.where(bf == 1, st["gout"].at[bc, bj].set(got_b), st["gout"]),
+            )
             return st
 
         st = jax.lax.fori_loop(0, tab.ticks, tick, state)
         return st["dw"][None], st["db"][None], jax.lax.psum(st["loss"], "pp")
 
-    prog = jax.jit(jax.shard_map(device_program, mesh=mesh,
-                                 in_specs=(P("pp"), P("pp"), P("pp"), P()),
-                                 out_specs=(P("pp"), P("pp"), P()), check_vma=False))
+    prog = jax.jit(
+        jax.shard_map(
+            device_program,
+            mesh=mesh,
+            in_specs=(P("pp"), P("pp"), P("pp"), P()),
+            out_specs=(P("pp"), P("pp"), P()),
+            check_vma=False,
+        )
+    )
     from jax.sharding import NamedSharding
+
     split, rep = NamedSharding(mesh, P("pp")), NamedSharding(mesh, P())
-    gw, gb, loss = prog(jax.device_put(jnp.asarray(w), split), jax.device_put(jnp.asarray(b), split),
-                        jax.device_put(jnp.asarray(xin0), split), jax.device_put(jnp.asarray(y), rep))
+    gw, gb, loss = prog(
+        jax.device_put(jnp.asarray(w), split),
+        jax.device_put(jnp.asarray(b), split),
+        jax.device_put(jnp.asarray(xin0), split),
+        jax.device_put(jnp.asarray(y), rep),
+    )
     return float(loss), np.asarray(gw), np.asarray(gb)
 
 
-def check(problem: PipelineProblem, actions, hidden: int = 8, batch: int = 2, seed: int = 0,
-          rtol: float = 1e-4, atol: float = 1e-6) -> dict:
+def check(
+    problem: PipelineProblem,
+    actions,
+    hidden: int = 8,
+    batch: int = 2,
+    seed: int = 0,
+    rtol: float = 1e-4,
+    atol: float = 1e-6,
+) -> dict:
     """Run ``actions`` and the unpipelined step on the same data; raise AssertionError when
     the loss or any gradient differs beyond the tolerance. Returns the largest differences."""
     rng = np.random.default_rng(seed + 1)
@@ -217,9 +250,19 @@ def check(problem: PipelineProblem, actions, hidden: int = 8, batch: int = 2, se
     np.testing.assert_allclose(l1, l0, rtol=rtol, atol=atol)
     np.testing.assert_allclose(gw1, gw0, rtol=rtol, atol=atol)
     np.testing.assert_allclose(gb1, gb0, rtol=rtol, atol=atol)
-    return {"loss": l0, "max_abs_dw": float(np.abs(gw1 - gw0).max()),
-            "max_abs_db": float(np.abs(gb1 - gb0).max()), "ticks": tick_table(problem, actions).ticks}
+    return {
+        "loss": l0,
+        "max_abs_dw": float(np.abs(gw1 - gw0).max()),
+        "max_abs_db": float(np.abs(gb1 - gb0).max()),
+        "ticks": tick_table(problem, actions).ticks,
+    }
 
 
-__all__ = ["tick_table", "run_schedule", "reference_grads", "check", "init_params",
-           "ensure_host_devices"]
+__all__ = [
+    "tick_table",
+    "run_schedule",
+    "reference_grads",
+    "check",
+    "init_params",
+    "ensure_host_devices",
+]

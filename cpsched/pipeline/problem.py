@@ -23,8 +23,8 @@ receiver; with ``False`` the sender is busy for ``comm`` after its F / B (a bloc
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
 
 from cpsched.core.errors import InputError
 from cpsched.core.symbolic import SymExpr
@@ -52,12 +52,12 @@ class PipelineProblem:
     f: tuple = (1.0,)
     b: tuple = (1.0,)
     w: tuple = (1.0,)
-    act: tuple = (1,)              # per stage: int or SymExpr (bytes per microbatch)
-    act_w: tuple = (0,)            # per stage: part of ``act`` held from B until W
+    act: tuple = (1,)  # per stage: int or SymExpr (bytes per microbatch)
+    act_w: tuple = (0,)  # per stage: part of ``act`` held from B until W
     split_backward: bool = True
     comm: float = 0.0
     comm_overlap: bool = True
-    memory_cap: object = None      # None, a number (every device), a per-device tuple, or "1f1b"
+    memory_cap: object = None  # None, a number (every device), a per-device tuple, or "1f1b"
     name: str = "pipeline"
     meta: dict = field(default_factory=dict, compare=False)
 
@@ -75,8 +75,14 @@ class PipelineProblem:
         if any(x <= 0 for x in self.f) or any(x <= 0 for x in self.b):
             raise InputError("F and B times must be > 0")
         for k in ("act", "act_w"):
-            t = tuple(x if isinstance(x, int) else SymExpr.parse(x) if isinstance(x, (str, SymExpr))
-                      else _int(x, k) for x in _tuple(getattr(self, k), n, k))
+            t = tuple(
+                x
+                if isinstance(x, int)
+                else SymExpr.parse(x)
+                if isinstance(x, (str, SymExpr))
+                else _int(x, k)
+                for x in _tuple(getattr(self, k), n, k)
+            )
             object.__setattr__(self, k, t)
         if self.comm < 0:
             raise InputError("comm must be >= 0")
@@ -86,7 +92,11 @@ class PipelineProblem:
                 raise InputError(f"memory cap {cap!r}: a number or '1f1b'")
             object.__setattr__(self, "memory_cap", CAP_1F1B)
         elif cap is not None:
-            caps = _tuple(cap, self.p, "memory_cap") if not isinstance(cap, (int, float)) else (cap,) * self.p
+            caps = (
+                _tuple(cap, self.p, "memory_cap")
+                if not isinstance(cap, (int, float))
+                else (cap,) * self.p
+            )
             if len(caps) != self.p:
                 raise InputError(f"memory_cap: {len(caps)} values, {self.p} devices")
             object.__setattr__(self, "memory_cap", tuple(_int(c, "memory_cap") for c in caps))
@@ -148,7 +158,7 @@ class PipelineProblem:
                 ds.update(x.dims)
         return tuple(sorted(ds))
 
-    def at(self, values: Mapping[str, int] | None = None) -> "PipelineProblem":
+    def at(self, values: Mapping[str, int] | None = None) -> PipelineProblem:
         """The concrete problem with every size polynomial evaluated at ``values``."""
         values = dict(values or {})
         missing = [d for d in self.dims if d not in values]
@@ -157,9 +167,13 @@ class PipelineProblem:
 
         def ev(x):
             return x.evaluate(values) if isinstance(x, SymExpr) else int(x)
-        return replace(self, act=tuple(ev(x) for x in self.act),
-                       act_w=tuple(ev(x) for x in self.act_w),
-                       meta={**self.meta, "scenario": values})
+
+        return replace(
+            self,
+            act=tuple(ev(x) for x in self.act),
+            act_w=tuple(ev(x) for x in self.act_w),
+            meta={**self.meta, "scenario": values},
+        )
 
     @property
     def concrete(self) -> bool:
@@ -179,7 +193,7 @@ class PipelineProblem:
         if self.memory_cap == CAP_1F1B:
             c = cap_1f1b(self)
             return (c,) * self.p
-        assert isinstance(self.memory_cap, tuple)   # __post_init__ made it a tuple of ints
+        assert isinstance(self.memory_cap, tuple)  # __post_init__ made it a tuple of ints
         return self.memory_cap
 
     def total_work(self, device: int) -> float:
@@ -193,8 +207,10 @@ class PipelineProblem:
             # a microbatch's chunks on a device are all held when its last chunk runs forward
             need = self.device_act(d)
             if caps[d] < need:
-                raise InputError(f"memory cap {caps[d]} on device {d} is below one microbatch's "
-                                 f"activations on it ({need}): no schedule fits")
+                raise InputError(
+                    f"memory cap {caps[d]} on device {d} is below one microbatch's "
+                    f"activations on it ({need}): no schedule fits"
+                )
 
 
 def cap_1f1b(problem: PipelineProblem) -> int:
@@ -215,15 +231,31 @@ def _int(x, what: str) -> int:
     return int(fx)
 
 
-def uniform(p: int, m: int, v: int = 1, f: float = 1.0, b: float = 1.0, w: float = 1.0,
-            act: int | str = 1, act_w: int | str = 0, **kw) -> PipelineProblem:
+def uniform(
+    p: int,
+    m: int,
+    v: int = 1,
+    f: float = 1.0,
+    b: float = 1.0,
+    w: float = 1.0,
+    act: int | str = 1,
+    act_w: int | str = 0,
+    **kw,
+) -> PipelineProblem:
     """Every stage (chunk) alike: ``f``, ``b``, ``w``, ``act`` and ``act_w`` are per stage, so
     with v > 1 pass the per-chunk figures (e.g. F/v to cut the same model finer)."""
     return PipelineProblem(p=p, m=m, v=v, f=(f,), b=(b,), w=(w,), act=(act,), act_w=(act_w,), **kw)
 
 
-def from_costs(p: int, m: int, v: int, costs: Sequence[float] | None = None, *,
-               per_stage: Mapping | None = None, **kw) -> PipelineProblem:
+def from_costs(
+    p: int,
+    m: int,
+    v: int,
+    costs: Sequence[float] | None = None,
+    *,
+    per_stage: Mapping | None = None,
+    **kw,
+) -> PipelineProblem:
     """From ``F,B,W`` (every stage) or a per-stage mapping ``{"f": [...], "b": [...], ...}``."""
     if per_stage is not None:
         return PipelineProblem(p=p, m=m, v=v, **{k: per_stage[k] for k in per_stage}, **kw)

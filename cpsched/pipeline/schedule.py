@@ -20,8 +20,8 @@ checked, never trusted) and
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
 
 from cpsched.core.errors import ScheduleError
 from cpsched.pipeline.problem import PipelineProblem
@@ -44,8 +44,8 @@ class Replay:
     start: dict
     end: dict
     makespan: float
-    work: tuple                 # busy time per device
-    peak: tuple                 # activation peak per device (bytes)
+    work: tuple  # busy time per device
+    peak: tuple  # activation peak per device (bytes)
     memory_ok: bool
     caps: tuple | None
 
@@ -81,8 +81,12 @@ def deps(problem: PipelineProblem, a: Action) -> list[Action]:
 
 
 def all_actions(problem: PipelineProblem) -> list[Action]:
-    return [Action(k, s, j) for s in range(problem.n_stages) for j in range(problem.m)
-            for k in problem.kinds]
+    return [
+        Action(k, s, j)
+        for s in range(problem.n_stages)
+        for j in range(problem.m)
+        for k in problem.kinds
+    ]
 
 
 def check_complete(problem: PipelineProblem, actions: Sequence[Sequence[Action]]) -> None:
@@ -91,12 +95,16 @@ def check_complete(problem: PipelineProblem, actions: Sequence[Sequence[Action]]
     seen: dict[Action, int] = {}
     for d, lst in enumerate(actions):
         for a in lst:
-            if a.kind not in problem.kinds or not (0 <= a.stage < problem.n_stages) \
-                    or not (0 <= a.mb < problem.m):
+            if (
+                a.kind not in problem.kinds
+                or not (0 <= a.stage < problem.n_stages)
+                or not (0 <= a.mb < problem.m)
+            ):
                 raise ScheduleError(f"device {d}: action {a} is not part of this problem")
             if problem.device(a.stage) != d:
-                raise ScheduleError(f"device {d}: action {a} belongs to device "
-                                    f"{problem.device(a.stage)}")
+                raise ScheduleError(
+                    f"device {d}: action {a} belongs to device {problem.device(a.stage)}"
+                )
             if a in seen:
                 raise ScheduleError(f"action {a} appears twice")
             seen[a] = d
@@ -105,8 +113,12 @@ def check_complete(problem: PipelineProblem, actions: Sequence[Sequence[Action]]
         raise ScheduleError(f"{len(missing)} actions missing, e.g. {missing[0]}")
 
 
-def replay(problem: PipelineProblem, actions: Sequence[Sequence[Action]],
-           claimed: Mapping[Action, float] | None = None, check_memory: bool = True) -> Replay:
+def replay(
+    problem: PipelineProblem,
+    actions: Sequence[Sequence[Action]],
+    claimed: Mapping[Action, float] | None = None,
+    check_memory: bool = True,
+) -> Replay:
     """Simulate the lists; raise ``ScheduleError`` if they are incomplete, deadlock, break a
     cap (with ``check_memory``) or if ``claimed`` start times are infeasible."""
     if not problem.concrete:
@@ -140,13 +152,14 @@ def replay(problem: PipelineProblem, actions: Sequence[Sequence[Action]],
                 remaining -= 1
                 progress = True
         if not progress:
-            stuck = ", ".join(f"device {d} at {actions[d][ptr[d]]}" for d in range(p)
-                              if ptr[d] < len(actions[d]))
+            stuck = ", ".join(
+                f"device {d} at {actions[d][ptr[d]]}" for d in range(p) if ptr[d] < len(actions[d])
+            )
             raise ScheduleError(f"deadlock: no device can proceed ({stuck})")
     makespan = max(end.values()) if end else 0.0
     work = tuple(sum(problem.busy(a.kind, a.stage) for a in lst) for lst in actions)
     peaks = []
-    for d, lst in enumerate(actions):
+    for lst in actions:
         cur = peak = 0
         for a in lst:
             if a.kind == "F":
@@ -178,8 +191,9 @@ def _check_claimed(problem, actions, claimed, makespan) -> None:
                 raise ScheduleError(f"no claimed start for {a}")
             s = float(claimed[a])
             if s < prev_end - tol:
-                raise ScheduleError(f"device {d}: {a} starts at {s} before the previous "
-                                    f"action ends ({prev_end})")
+                raise ScheduleError(
+                    f"device {d}: {a} starts at {s} before the previous action ends ({prev_end})"
+                )
             cend[a] = s + problem.busy(a.kind, a.stage)
             prev_end = cend[a]
     for lst in actions:
@@ -187,8 +201,9 @@ def _check_claimed(problem, actions, claimed, makespan) -> None:
             for q in deps(problem, a):
                 need = cend[q] + problem.delay(q.kind, q.stage)
                 if claimed[a] < need - tol:
-                    raise ScheduleError(f"{a} starts at {claimed[a]} before its input {q} "
-                                        f"arrives ({need})")
+                    raise ScheduleError(
+                        f"{a} starts at {claimed[a]} before its input {q} arrives ({need})"
+                    )
 
 
 def lower_bound(problem: PipelineProblem) -> float:
@@ -200,7 +215,7 @@ def lower_bound(problem: PipelineProblem) -> float:
     head = [0.0] * S
     for s in range(1, S):
         head[s] = head[s - 1] + problem.busy("F", s - 1) + problem.delay("F", s - 1)
-    tail = [0.0] * S     # after B(s) ends: the backward chain down to stage 0
+    tail = [0.0] * S  # after B(s) ends: the backward chain down to stage 0
     for s in range(1, S):
         tail[s] = tail[s - 1] + problem.delay("B", s) + problem.busy("B", s - 1)
     best = 0.0
@@ -220,10 +235,10 @@ def lower_bound(problem: PipelineProblem) -> float:
 class PipelineSchedule:
     problem: PipelineProblem
     method: str
-    actions: list                      # [device] -> list[Action]
+    actions: list  # [device] -> list[Action]
     status: str = "HEURISTIC"
     bound: float | None = None
-    claimed: dict | None = None        # solver start times, checked by the replay
+    claimed: dict | None = None  # solver start times, checked by the replay
     info: dict = field(default_factory=dict)
     replay: Replay | None = None
 
@@ -238,15 +253,19 @@ class PipelineSchedule:
     def summary(self) -> dict:
         r = self.replay or self.validate(False)
         bound = self.bound if self.bound is not None else lower_bound(self.problem)
-        return {"method": self.method, "status": self.status,
-                "makespan": _num(r.makespan), "bubble_fraction": round(r.bubble_fraction, 6),
-                "bubble_ratio": round(r.bubble_ratio, 6),
-                "peak_activation": list(r.peak),
-                "memory_cap": list(r.caps) if r.caps is not None else None,
-                "memory_ok": r.memory_ok,
-                "bound": _num(bound),
-                "gap": round((r.makespan - bound) / r.makespan, 6) if r.makespan > 0 else 0.0,
-                **({k: v for k, v in self.info.items() if k in ("message", "seconds")})}
+        return {
+            "method": self.method,
+            "status": self.status,
+            "makespan": _num(r.makespan),
+            "bubble_fraction": round(r.bubble_fraction, 6),
+            "bubble_ratio": round(r.bubble_ratio, 6),
+            "peak_activation": list(r.peak),
+            "memory_cap": list(r.caps) if r.caps is not None else None,
+            "memory_ok": r.memory_ok,
+            "bound": _num(bound),
+            "gap": round((r.makespan - bound) / r.makespan, 6) if r.makespan > 0 else 0.0,
+            **({k: v for k, v in self.info.items() if k in ("message", "seconds")}),
+        }
 
 
 def _num(x: float):
@@ -260,7 +279,9 @@ def order_from_times(problem: PipelineProblem, times: Mapping[Action, float]) ->
     return out
 
 
-def fifo_relabel(problem: PipelineProblem, actions: Sequence[Sequence[Action]]) -> list[list[Action]]:
+def fifo_relabel(
+    problem: PipelineProblem, actions: Sequence[Sequence[Action]]
+) -> list[list[Action]]:
     """The same lists with the k-th F (B, W) of each stage given microbatch k.
 
     Microbatches are interchangeable, so this never makes a schedule slower or bigger: at the
@@ -283,5 +304,13 @@ def flatten(actions: Iterable[Iterable[Action]]) -> list[Action]:
     return [a for lst in actions for a in lst]
 
 
-__all__ = ["Action", "Replay", "PipelineSchedule", "replay", "deps", "lower_bound",
-           "all_actions", "order_from_times"]
+__all__ = [
+    "Action",
+    "Replay",
+    "PipelineSchedule",
+    "replay",
+    "deps",
+    "lower_bound",
+    "all_actions",
+    "order_from_times",
+]

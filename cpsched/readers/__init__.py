@@ -8,8 +8,15 @@ from __future__ import annotations
 import re
 
 from cpsched.core.errors import InputError
-from cpsched.core.inputs import (BOM, check_input_file, is_gzip, load_json,  # noqa: F401
-                                 loads_json, read_bytes, read_text)
+from cpsched.core.inputs import (  # noqa: F401
+    BOM,
+    check_input_file,
+    is_gzip,
+    load_json,
+    loads_json,
+    read_bytes,
+    read_text,
+)
 from cpsched.readers.files import display_name
 from cpsched.readers.hlo.verify import read_verified_graph
 from cpsched.readers.json_graph import read_json_graph
@@ -34,9 +41,9 @@ def _looks_like_mlir(path: str, text: str) -> bool:
     if path.endswith((".mlir", ".mlir.gz")):
         return True
     head = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))[:2048].lstrip()
-    return head.startswith(("module @", "module {", "module attributes", "func.func",
-                            "builtin.module")) or (
-        ("stablehlo." in head or "mhlo." in head) and not head.startswith("HloModule"))
+    return head.startswith(
+        ("module @", "module {", "module attributes", "func.func", "builtin.module")
+    ) or (("stablehlo." in head or "mhlo." in head) and not head.startswith("HloModule"))
 
 
 def sniff_format(path: str) -> str:
@@ -63,8 +70,9 @@ def read_graph(path: str, **options):
     if kind == "mlir":
         return read_stablehlo_graph(path)
     if kind == "cpsched-schedule":
-        raise InputError("this is a schedule file, not a graph; pass the graph it belongs to",
-                         path=path)
+        raise InputError(
+            "this is a schedule file, not a graph; pass the graph it belongs to", path=path
+        )
     return read_verified_graph(path, **options)
 
 
@@ -73,6 +81,16 @@ def read_input_text(path: str) -> str:
     return read_text(path)
 
 
-__all__ = ["read_graph", "sniff_format", "load_json", "display_name", "read_json_graph",
-           "read_nx_json", "read_verified_graph", "read_text", "read_input_text",
-           "check_input_file", "is_gzip"]
+__all__ = [
+    "read_graph",
+    "sniff_format",
+    "load_json",
+    "display_name",
+    "read_json_graph",
+    "read_nx_json",
+    "read_verified_graph",
+    "read_text",
+    "read_input_text",
+    "check_input_file",
+    "is_gzip",
+]

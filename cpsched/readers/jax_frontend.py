@@ -14,7 +14,8 @@ jax is imported only when one of these functions is called.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from cpsched.core.errors import InputError
 from cpsched.readers.hlo.convert import read_hlo_text
@@ -34,16 +35,19 @@ def _jax():
 
 def _jitted(fn, jit_kwargs: Mapping[str, Any]):
     jax = _jax()
-    if hasattr(fn, "lower") and hasattr(fn, "trace"):   # already jax.jit(...)
+    if hasattr(fn, "lower") and hasattr(fn, "trace"):  # already jax.jit(...)
         if jit_kwargs:
-            raise InputError("fn is already jitted: pass jit options to jax.jit yourself, "
-                             f"not to from_jax ({', '.join(sorted(jit_kwargs))})")
+            raise InputError(
+                "fn is already jitted: pass jit options to jax.jit yourself, "
+                f"not to from_jax ({', '.join(sorted(jit_kwargs))})"
+            )
         return fn
     return jax.jit(fn, **jit_kwargs)
 
 
-def _symbolic_args(fn, args: Sequence[Any], dims: Mapping[Any, str] | None,
-                   constraints: Sequence[str]):
+def _symbolic_args(
+    fn, args: Sequence[Any], dims: Mapping[Any, str] | None, constraints: Sequence[str]
+):
     """Replace the arguments named in ``dims`` by ``ShapeDtypeStruct``s with symbolic
     shapes (one shared scope, so equal names are the same dim)."""
     if not dims:
@@ -68,30 +72,41 @@ def _symbolic_args(fn, args: Sequence[Any], dims: Mapping[Any, str] | None,
         a = args[k]
         shape = jax.export.symbolic_shape(spec, scope=scope)
         if len(shape) != len(a.shape):
-            raise InputError(f"dims: {spec!r} has {len(shape)} dims, argument {k} has "
-                             f"shape {tuple(a.shape)}")
+            raise InputError(
+                f"dims: {spec!r} has {len(shape)} dims, argument {k} has shape {tuple(a.shape)}"
+            )
         out[k] = jax.ShapeDtypeStruct(shape, a.dtype)
     return out
 
 
 def _is_symbolic(args) -> bool:
     jax = _jax()
-    return any(jax.export.is_symbolic_dim(d) for leaf in jax.tree_util.tree_leaves(args)
-               for d in getattr(leaf, "shape", ()))
+    return any(
+        jax.export.is_symbolic_dim(d)
+        for leaf in jax.tree_util.tree_leaves(args)
+        for d in getattr(leaf, "shape", ())
+    )
 
 
 def optimized_hlo_text(fn, *example_args, **jit_kwargs) -> str:
     """XLA's optimized HLO module for ``fn`` at the example arguments' shapes."""
     jitted = _jitted(fn, jit_kwargs)
     if _is_symbolic(example_args):
-        raise InputError("stage='optimized' needs concrete shapes (XLA compiles one module per "
-                         "shape); use stage='stablehlo' for symbolic dims, or one call per "
-                         "bucket")
+        raise InputError(
+            "stage='optimized' needs concrete shapes (XLA compiles one module per "
+            "shape); use stage='stablehlo' for symbolic dims, or one call per "
+            "bucket"
+        )
     return jitted.lower(*example_args).compile().as_text()
 
 
-def stablehlo_text(fn, *example_args, dims: Mapping[Any, str] | None = None,
-                   constraints: Sequence[str] = (), **jit_kwargs) -> str:
+def stablehlo_text(
+    fn,
+    *example_args,
+    dims: Mapping[Any, str] | None = None,
+    constraints: Sequence[str] = (),
+    **jit_kwargs,
+) -> str:
     """``jax.export``'s StableHLO module for ``fn`` (symbolic where ``dims`` says)."""
     jax = _jax()
     args = _symbolic_args(fn, example_args, dims, constraints)
@@ -115,14 +130,22 @@ def _name_parameters_by_path(g):
             changed = True
     if not changed:
         return g
-    bnames = tuple(names[int(d)] if g.buffer_names[j] == g.op_names[int(d)] else
-                   g.buffer_names[j] for j, d in enumerate(g.buffer_def))
+    bnames = tuple(
+        names[int(d)] if g.buffer_names[j] == g.op_names[int(d)] else g.buffer_names[j]
+        for j, d in enumerate(g.buffer_def)
+    )
     return g.with_(op_names=tuple(names), buffer_names=bnames)
 
 
-def from_jax(fn, *example_args, dims: Mapping[Any, str] | None = None,
-             stage: str = "optimized", constraints: Sequence[str] = (), name: str | None = None,
-             **jit_kwargs):
+def from_jax(
+    fn,
+    *example_args,
+    dims: Mapping[Any, str] | None = None,
+    stage: str = "optimized",
+    constraints: Sequence[str] = (),
+    name: str | None = None,
+    **jit_kwargs,
+):
     """The ``Graph`` of ``fn`` at ``example_args`` (arrays or ``jax.ShapeDtypeStruct``).
 
     - ``stage="optimized"`` (default): XLA's optimized HLO, read by the HLO reader; the
@@ -139,13 +162,16 @@ def from_jax(fn, *example_args, dims: Mapping[Any, str] | None = None,
     if stage == "optimized":
         if dims:
             raise InputError("dims need stage='stablehlo' (XLA compiles concrete shapes)")
-        g = _name_parameters_by_path(read_hlo_text(optimized_hlo_text(fn, *example_args,
-                                                                      **jit_kwargs)))
+        g = _name_parameters_by_path(
+            read_hlo_text(optimized_hlo_text(fn, *example_args, **jit_kwargs))
+        )
     else:
-        g = read_stablehlo_text(stablehlo_text(fn, *example_args, dims=dims,
-                                               constraints=constraints, **jit_kwargs))
-    name = name or (f"jit_{fn.__name__}" if stage == "optimized" and
-                    getattr(fn, "__name__", None) else None)
+        g = read_stablehlo_text(
+            stablehlo_text(fn, *example_args, dims=dims, constraints=constraints, **jit_kwargs)
+        )
+    name = name or (
+        f"jit_{fn.__name__}" if stage == "optimized" and getattr(fn, "__name__", None) else None
+    )
     if name:
         g = g.with_(name=name)
     return g

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
-from cpsched.readers.files import load_json
 from cpsched.core.symbolic import SymExpr
+from cpsched.readers.files import load_json
 
 FORMAT = "cpsched-graph"
 VERSION = 1
@@ -33,16 +33,23 @@ KIND_NAMES = {k.name.lower().replace("_", "-"): k for k in OpKind}
 
 def _typed(value, types, what: str, path: str | None):
     if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-        raise InputError(f"{what} must be {_TYPE_NAMES.get(types, types)}, not true/false",
-                         path=path)
+        raise InputError(
+            f"{what} must be {_TYPE_NAMES.get(types, types)}, not true/false", path=path
+        )
     if not isinstance(value, types):
-        raise InputError(f"{what} must be {_TYPE_NAMES.get(types, types)}, not "
-                         f"{type(value).__name__}", path=path)
+        raise InputError(
+            f"{what} must be {_TYPE_NAMES.get(types, types)}, not {type(value).__name__}", path=path
+        )
     return value
 
 
-_TYPE_NAMES = {list: "a list", dict: "an object", int: "an integer", str: "a string",
-               (int, str): "an integer or a size expression string"}
+_TYPE_NAMES = {
+    list: "a list",
+    dict: "an object",
+    int: "an integer",
+    str: "a string",
+    (int, str): "an integer or a size expression string",
+}
 
 
 def _check_shape(data, path: str | None) -> None:
@@ -82,8 +89,10 @@ def graph_from_dict(data: dict, path: str | None = None) -> Graph:
         raise InputError(f"not a {FORMAT} file", path=path)
     _typed(data.get("version", 0), int, "version", path)
     if data.get("version", 0) > VERSION:
-        raise InputError(f"{FORMAT} version {data.get('version')} is newer than this "
-                         f"cpsched reads ({VERSION})", path=path)
+        raise InputError(
+            f"{FORMAT} version {data.get('version')} is newer than this cpsched reads ({VERSION})",
+            path=path,
+        )
     _check_shape(data, path)
     b = GraphBuilder(str(data.get("name", "graph")))
     try:
@@ -92,9 +101,15 @@ def graph_from_dict(data: dict, path: str | None = None) -> Graph:
             kind = KIND_NAMES.get(str(op.get("kind", "compute")))
             if kind is None:
                 raise InputError(f"op #{k} ({op.get('name')}): unknown kind {op.get('kind')!r}")
-            b.add_op(str(op["name"]), str(op.get("opcode", op.get("kind", "compute"))), kind,
-                     flops=op.get("flops", 0), bytes_accessed=op.get("bytes_accessed", 0),
-                     transient=op.get("transient", 0), attrs=op.get("attrs"))
+            b.add_op(
+                str(op["name"]),
+                str(op.get("opcode", op.get("kind", "compute"))),
+                kind,
+                flops=op.get("flops", 0),
+                bytes_accessed=op.get("bytes_accessed", 0),
+                transient=op.get("transient", 0),
+                attrs=op.get("attrs"),
+            )
         for k, op in enumerate(ops):
             for o in op.get("operands", ()):
                 b.add_operand(k, str(o))
@@ -104,35 +119,47 @@ def graph_from_dict(data: dict, path: str | None = None) -> Graph:
                 b.pair_async(str(op["async_start"]), k)
             c = op.get("collective")
             if c:
-                b.set_collective(k, Collective(
-                    kind=str(c["kind"]), bytes=SymExpr.parse(c.get("bytes", 0)),
-                    group_size=int(c.get("group_size", 1)),
-                    replica_groups=tuple(tuple(int(x) for x in g)
-                                         for g in c.get("replica_groups", ())),
-                    channel_id=c.get("channel_id"), is_sync=bool(c.get("is_sync", False))))
+                b.set_collective(
+                    k,
+                    Collective(
+                        kind=str(c["kind"]),
+                        bytes=SymExpr.parse(c.get("bytes", 0)),
+                        group_size=int(c.get("group_size", 1)),
+                        replica_groups=tuple(
+                            tuple(int(x) for x in g) for g in c.get("replica_groups", ())
+                        ),
+                        channel_id=c.get("channel_id"),
+                        is_sync=bool(c.get("is_sync", False)),
+                    ),
+                )
         for k, buf in enumerate(data.get("buffers", ())):
             where = f"buffer {buf.get('name', '#' + str(k))}"
             try:
                 size = SymExpr.parse(buf.get("size", 0))
             except (InputError, ValueError) as e:
                 raise InputError(f"{where}: {getattr(e, 'reason', e)}") from None
-            b.add_buffer(str(buf["op"]), size, users=[str(u) for u in buf.get("users", ())],
-                         name=None if buf.get("name") is None else str(buf["name"]),
-                         live_in=bool(buf.get("live_in", False)),
-                         live_out=bool(buf.get("live_out", False)), space=int(buf.get("space", 0)))
+            b.add_buffer(
+                str(buf["op"]),
+                size,
+                users=[str(u) for u in buf.get("users", ())],
+                name=None if buf.get("name") is None else str(buf["name"]),
+                live_in=bool(buf.get("live_in", False)),
+                live_out=bool(buf.get("live_out", False)),
+                space=int(buf.get("space", 0)),
+            )
         if data.get("order") is not None:
             b.original_order = [b.index(str(x)) for x in data["order"]]
         b.meta.update(data.get("meta") or {})
         if data.get("scenarios"):
             b.meta["scenarios"] = data["scenarios"]
     except InputError as e:
-        raise e.with_path(path) if path else e
+        raise (e.with_path(path) if path else e) from None
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError) as e:
         raise InputError(f"bad {FORMAT} content: {type(e).__name__} {e}", path=path) from None
     try:
         return b.build()
     except InputError as e:
-        raise e.with_path(path) if path else e
+        raise (e.with_path(path) if path else e) from None
     except Exception as e:
         raise InputError(str(e), path=path) from None
 

@@ -28,8 +28,7 @@ def _normalized(data: dict, path: str | None) -> dict:
     if links is None:
         raise InputError("not a node-link graph: no 'links' list", path=path)
     if not isinstance(data["nodes"], list):
-        raise InputError(f"'nodes' must be a list, not {type(data['nodes']).__name__}",
-                         path=path)
+        raise InputError(f"'nodes' must be a list, not {type(data['nodes']).__name__}", path=path)
     if not isinstance(links, list):
         raise InputError(f"'links' must be a list, not {type(links).__name__}", path=path)
     if not data["nodes"]:
@@ -39,12 +38,12 @@ def _normalized(data: dict, path: str | None) -> dict:
     nodes = []
     for k, node in enumerate(data["nodes"]):
         if not isinstance(node, dict):
-            raise InputError(f"node #{k} must be an object, not {type(node).__name__}",
-                             path=path)
+            raise InputError(f"node #{k} must be an object, not {type(node).__name__}", path=path)
         key = node.get("id", node.get("name"))
         if key is None or isinstance(key, (dict, list)):
-            raise InputError(f"node #{k} has neither 'id' nor 'name' (a number or string)",
-                             path=path)
+            raise InputError(
+                f"node #{k} has neither 'id' nor 'name' (a number or string)", path=path
+            )
         nodes.append(dict(node, id=str(key)))
     ids = {n["id"] for n in nodes}
     if len(ids) != len(nodes):
@@ -65,8 +64,13 @@ def _normalized(data: dict, path: str | None) -> dict:
             raise InputError(f"link #{k} names an unknown node ({s} -> {t})", path=path)
         rest = {a: v for a, v in e.items() if a not in ("source", "target", "0", "1", "key")}
         out_links.append(dict(rest, source=s, target=t))
-    return {"directed": True, "multigraph": False, "graph": dict(data.get("graph") or {}),
-            "nodes": nodes, "links": out_links}
+    return {
+        "directed": True,
+        "multigraph": False,
+        "graph": dict(data.get("graph") or {}),
+        "nodes": nodes,
+        "links": out_links,
+    }
 
 
 def read_nx_json(path: str) -> Graph:
@@ -85,6 +89,6 @@ def graph_from_node_link(data, path: str | None = None, name: str | None = None)
     try:
         return from_networkx(G, source_format="nx-json")
     except InputError as e:
-        raise e.with_path(path) if path else e
+        raise (e.with_path(path) if path else e) from None
     except Exception as e:  # ScheduleError from an invalid given order, bad attribute types
         raise InputError(str(e), path=path) from None

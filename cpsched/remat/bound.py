@@ -18,7 +18,7 @@ benchmark uses it to show where a host link is simply too slow.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -45,9 +45,14 @@ def _cover_cost(need: float, cost: np.ndarray, nbytes: np.ndarray) -> float:
     return np.inf
 
 
-def added_time_lower_bound(graph: Graph, order: Sequence[int] | np.ndarray, budget,
-                           durations: np.ndarray, scenarios: Scenarios | None = None,
-                           transfer: TransferModel | None = None) -> np.ndarray:
+def added_time_lower_bound(
+    graph: Graph,
+    order: Sequence[int] | np.ndarray,
+    budget,
+    durations: np.ndarray,
+    scenarios: Scenarios | None = None,
+    transfer: TransferModel | None = None,
+) -> np.ndarray:
     """``[S]`` lower bound on the added time (clone time + exposed copy time, in the units of
     ``durations``) of every plan that keeps ``order`` as its main order and stays within
     ``budget`` bytes per scenario; ``transfer`` None means recomputation only.
@@ -71,7 +76,7 @@ def added_time_lower_bound(graph: Graph, order: Sequence[int] | np.ndarray, budg
         for t in np.flatnonzero(prof.usage[s] > bud[s]):
             need = float(prof.usage[s, t] - bud[s])
             away = (start < t) & (end > t) & (sizes[s] > 0)
-            op = int(order[t])     # its inputs and outputs must be resident at t
+            op = int(order[t])  # its inputs and outputs must be resident at t
             away[graph.uses(op)] = False
             away[graph.defines(op)] = False
             # recompute: one item per producer (a clone regenerates all its outputs); each

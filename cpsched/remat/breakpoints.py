@@ -3,8 +3,9 @@ budget (integer arithmetic on the size polynomials) and the plan picker."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from cpsched.remat.replay import check_plan, replay
 from cpsched.remat.result import RematResult
 from cpsched.remat.rewrite import plan_to_graph
 from cpsched.remat.timing import op_durations, plan_time
+
 
 def _univariate(expr: SymExpr, dim: str, fixed: Mapping[str, int]) -> tuple[int, ...]:
     """Coefficients (constant first) of ``expr`` in ``dim`` with the other dims fixed."""
@@ -52,14 +54,17 @@ def _peval(p: tuple[int, ...], x: int) -> int:
     return v
 
 
-def usage_polynomials(graph: Graph, events: Sequence[Event], dim: str,
-                      fixed: Mapping[str, int] | None = None) -> dict[tuple[int, ...], int]:
+def usage_polynomials(
+    graph: Graph, events: Sequence[Event], dim: str, fixed: Mapping[str, int] | None = None
+) -> dict[tuple[int, ...], int]:
     """Device bytes at every measured event of a plan as exact polynomials in ``dim`` (other
     dims fixed): ``{coefficients: first event index}``, one entry per distinct polynomial.
     Non-negative coefficients, so each is non-decreasing in ``dim``."""
     fixed = dict(fixed or {})
-    bsize = [_univariate(e, dim, fixed) if graph.buffer_space[j] == 0 else (0,)
-             for j, e in enumerate(graph.buffer_sizes)]
+    bsize = [
+        _univariate(e, dim, fixed) if graph.buffer_space[j] == 0 else (0,)
+        for j, e in enumerate(graph.buffer_sizes)
+    ]
     tsize = [_univariate(e, dim, fixed) for e in graph.transient]
     resident = graph.buffer_live_in.copy()
     cur: tuple[int, ...] = (0,)
@@ -98,7 +103,7 @@ def _max_x(p: tuple[int, ...], budget: int, lo: int, hi: int) -> int:
         return lo - 1
     if _peval(p, hi) <= budget:
         return hi
-    a, b = lo, hi            # p(a) <= budget < p(b)
+    a, b = lo, hi  # p(a) <= budget < p(b)
     while b - a > 1:
         mid = (a + b) // 2
         if _peval(p, mid) <= budget:
@@ -119,9 +124,15 @@ class PlanLimit:
     usage: str
 
 
-def plan_limit(graph: Graph, events: Sequence[Event], budget: int, dim: str,
-               fixed: Mapping[str, int] | None = None, lo: int = 1, hi: int = 1 << 40
-               ) -> PlanLimit:
+def plan_limit(
+    graph: Graph,
+    events: Sequence[Event],
+    budget: int,
+    dim: str,
+    fixed: Mapping[str, int] | None = None,
+    lo: int = 1,
+    hi: int = 1 << 40,
+) -> PlanLimit:
     """Exact integer limit of one plan in one dim: memory is monotone in every dim, so the
     plan fits every ``dim <= limit`` and no ``dim > limit`` (up to ``hi``)."""
     polys = usage_polynomials(graph, events, dim, fixed)
@@ -131,8 +142,14 @@ def plan_limit(graph: Graph, events: Sequence[Event], budget: int, dim: str,
         if _peval(q, x) <= budget:
             continue
         x, k, p = _max_x(q, int(budget), lo, x), j, q
-    expr = " + ".join(f"{c}*{dim}^{d}" if d > 1 else (f"{c}*{dim}" if d == 1 else str(c))
-                      for d, c in reversed(list(enumerate(p))) if c) or "0"
+    expr = (
+        " + ".join(
+            f"{c}*{dim}^{d}" if d > 1 else (f"{c}*{dim}" if d == 1 else str(c))
+            for d, c in reversed(list(enumerate(p)))
+            if c
+        )
+        or "0"
+    )
     return PlanLimit(dim, int(x), int(k), expr)
 
 
@@ -140,8 +157,9 @@ def single_dim(scenarios: Scenarios) -> tuple[str, dict[str, int]] | None:
     """The one dim whose value differs between buckets, with the others' common values."""
     if not scenarios.dims:
         return None
-    varying = [d for i, d in enumerate(scenarios.dims)
-               if len(set(scenarios.values[:, i].tolist())) > 1]
+    varying = [
+        d for i, d in enumerate(scenarios.dims) if len(set(scenarios.values[:, i].tolist())) > 1
+    ]
     if len(varying) > 1:
         return None
     dim = varying[0] if varying else scenarios.dims[0]
@@ -153,8 +171,9 @@ def single_dim(scenarios: Scenarios) -> tuple[str, dict[str, int]] | None:
     return dim, fixed
 
 
-def breakpoints(result: "RematResult", budget: int | None = None, hi: int | None = None
-                ) -> dict[str, Any] | None:
+def breakpoints(
+    result: RematResult, budget: int | None = None, hi: int | None = None
+) -> dict[str, Any] | None:
     """Exact run-time thresholds of a plan table over the one dim that separates buckets.
 
     ``plans``: for each bucket's plan, the largest dim value at which it still fits the
@@ -175,8 +194,11 @@ def breakpoints(result: "RematResult", budget: int | None = None, hi: int | None
     for s, name in enumerate(sc.names):
         pl = plan_limit(result.graph, result.events[s], bud, dim, fixed, 1, top)
         limits.append(pl.limit)
-        plans[name] = {"limit": pl.limit, "binding_usage": pl.usage,
-                       "active": list(result.active[s])}
+        plans[name] = {
+            "limit": pl.limit,
+            "binding_usage": pl.usage,
+            "active": list(result.active[s]),
+        }
     cands = {}
     for cid in range(len(result.skeleton.candidates)):
         without = [limits[s] for s in range(len(sc)) if cid not in result.active[s]]
@@ -187,8 +209,14 @@ def breakpoints(result: "RematResult", budget: int | None = None, hi: int | None
             if on_from > top:
                 on_from = None
         cands[str(cid)] = on_from
-    return {"dim": dim, "fixed": fixed, "budget": bud, "range": [1, top], "plans": plans,
-            "must_be_on_from": cands}
+    return {
+        "dim": dim,
+        "fixed": fixed,
+        "budget": bud,
+        "range": [1, top],
+        "plans": plans,
+        "must_be_on_from": cands,
+    }
 
 
 @dataclass(frozen=True)
@@ -200,8 +228,13 @@ class Pick:
     budget: int
 
 
-def pick_plan(result: "RematResult", values: Mapping[str, int], budget: int | None = None,
-              cheapest: bool = False, simulate_graph: bool = True) -> Pick:
+def pick_plan(
+    result: RematResult,
+    values: Mapping[str, int],
+    budget: int | None = None,
+    cheapest: bool = False,
+    simulate_graph: bool = True,
+) -> Pick:
     """The run-time choice for concrete dim values: the bucket whose bounds hold them (sized
     at its upper bound, so its plan is safe), verified by the replay at the actual values.
     ``cheapest``: among all table plans that fit at these values, the one with the least
@@ -210,8 +243,12 @@ def pick_plan(result: "RematResult", values: Mapping[str, int], budget: int | No
     simulator. Raises ``ScheduleError`` if a verification fails (it cannot when sizes are
     monotone in the dims)."""
     sc = result.scenarios
-    point = Scenarios(("runtime",), sc.dims,
-                      np.array([[int(values[d]) for d in sc.dims]], dtype=np.int64), np.ones(1))
+    point = Scenarios(
+        ("runtime",),
+        sc.dims,
+        np.array([[int(values[d]) for d in sc.dims]], dtype=np.int64),
+        np.ones(1),
+    )
     k = pick_bucket(sc, values)
     bud = int(budget if budget is not None else result.budget[k])
     if cheapest:
@@ -221,18 +258,26 @@ def pick_plan(result: "RematResult", values: Mapping[str, int], budget: int | No
             r = replay(result.graph, result.events[s], point, bud)
             if r.errors:
                 continue
-            t = float(plan_time(result.graph, result.events[s], dur, result.transfer,
-                                point).added[0])
+            t = float(
+                plan_time(result.graph, result.events[s], dur, result.transfer, point).added[0]
+            )
             if best is None or t < best[0] - 1e-12:
                 best = (t, s, r)
         if best is not None:
             k = best[1]
-    r = check_plan(result.graph, result.events[k], point, bud,
-                   what=f"plan of bucket {sc.names[k]} at {dict(values)}")
+    r = check_plan(
+        result.graph,
+        result.events[k],
+        point,
+        bud,
+        what=f"plan of bucket {sc.names[k]} at {dict(values)}",
+    )
     if simulate_graph:
         g2, order = plan_to_graph(result.graph, result.events[k])
         sim = int(validate_schedule(g2, order, point, what="rewritten plan")[0])
         if sim != int(r.peak[0]) or sim > bud:
-            raise ScheduleError(f"plan of bucket {sc.names[k]} at {dict(values)}: the simulator "
-                                f"finds {sim} B, the replay {int(r.peak[0])} B, budget {bud} B")
+            raise ScheduleError(
+                f"plan of bucket {sc.names[k]} at {dict(values)}: the simulator "
+                f"finds {sim} B, the replay {int(r.peak[0])} B, budget {bud} B"
+            )
     return Pick(sc.names[k], k, tuple(result.events[k]), int(r.peak[0]), bud)

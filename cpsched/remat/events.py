@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -14,12 +14,14 @@ COMPUTE, FREE, EVICT, PREFETCH = 0, 1, 2, 3
 KIND_NAMES = ("compute", "free", "evict", "prefetch")
 _KIND_CODE = {k: i for i, k in enumerate(KIND_NAMES)}
 
-Event = tuple[int, int]   # (kind code, op index for compute / buffer index otherwise)
+Event = tuple[int, int]  # (kind code, op index for compute / buffer index otherwise)
 
 
 def events_to_names(graph: Graph, events: Sequence[Event]) -> list[list[str]]:
-    return [[KIND_NAMES[k], graph.op_names[x] if k == COMPUTE else graph.buffer_names[x]]
-            for k, x in events]
+    return [
+        [KIND_NAMES[k], graph.op_names[x] if k == COMPUTE else graph.buffer_names[x]]
+        for k, x in events
+    ]
 
 
 def events_from_names(graph: Graph, steps: Iterable[Sequence[str]]) -> list[Event]:

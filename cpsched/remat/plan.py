@@ -34,60 +34,60 @@ fitting the budget (integer arithmetic on the size polynomials, no sampling).
 
 from __future__ import annotations
 
+from cpsched.remat.breakpoints import (  # noqa: F401
+    Pick,
+    PlanLimit,
+    breakpoints,
+    pick_plan,
+    plan_limit,
+    single_dim,
+    usage_polynomials,
+)
 from cpsched.remat.events import (  # noqa: F401
     COMPUTE,
-    FREE,
     EVICT,
-    PREFETCH,
+    FREE,
     KIND_NAMES,
+    PREFETCH,
     Event,
-    events_to_names,
     events_from_names,
+    events_to_names,
 )
 from cpsched.remat.policy import (  # noqa: F401
+    evictable_buffers,
     inplace_writers,
     recomputable_ops,
-    evictable_buffers,
 )
 from cpsched.remat.replay import (  # noqa: F401
     Replay,
-    replay,
-    check_plan,
     _budget_array,
-)
-from cpsched.remat.timing import (  # noqa: F401
-    TransferModel,
-    transfer_from_device,
-    host_link,
-    op_durations,
-    PlanTime,
-    plan_time,
-)
-from cpsched.remat.rewrite import (  # noqa: F401
-    plan_to_graph,
-)
-from cpsched.remat.skeleton import (  # noqa: F401
-    Regen,
-    Evict,
-    Candidate,
-    Skeleton,
-    PlanError,
-    materialize,
-    materialize_tagged,
+    check_plan,
+    replay,
 )
 from cpsched.remat.result import (  # noqa: F401
     RematResult,
     finish_result,
     remat_result_to_dict,
 )
-from cpsched.remat.breakpoints import (  # noqa: F401
-    usage_polynomials,
-    PlanLimit,
-    plan_limit,
-    single_dim,
-    breakpoints,
-    Pick,
-    pick_plan,
+from cpsched.remat.rewrite import (  # noqa: F401
+    plan_to_graph,
+)
+from cpsched.remat.skeleton import (  # noqa: F401
+    Candidate,
+    Evict,
+    PlanError,
+    Regen,
+    Skeleton,
+    materialize,
+    materialize_tagged,
+)
+from cpsched.remat.timing import (  # noqa: F401
+    PlanTime,
+    TransferModel,
+    host_link,
+    op_durations,
+    plan_time,
+    transfer_from_device,
 )
 
 __all__ = [

@@ -8,16 +8,47 @@ import numpy as np
 from cpsched.core.graph import Graph, OpKind
 
 # Ops that must run exactly once (side effects, communication, host interaction).
-_NEVER_CLONE = frozenset({
-    "rng", "rng-bit-generator", "rng-get-and-update-state", "custom-call", "infeed",
-    "outfeed", "send", "send-done", "recv", "recv-done", "all-reduce", "all-gather",
-    "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast",
-    "all-reduce-start", "all-reduce-done", "all-gather-start", "all-gather-done",
-    "collective-permute-start", "collective-permute-done", "copy-start", "copy-done",
-    "parameter", "constant", "while", "conditional", "call", "after-all", "partition-id",
-    "replica-id", "optimization-barrier", "opt-barrier", "async-start", "async-update",
-    "async-done",
-})
+_NEVER_CLONE = frozenset(
+    {
+        "rng",
+        "rng-bit-generator",
+        "rng-get-and-update-state",
+        "custom-call",
+        "infeed",
+        "outfeed",
+        "send",
+        "send-done",
+        "recv",
+        "recv-done",
+        "all-reduce",
+        "all-gather",
+        "reduce-scatter",
+        "all-to-all",
+        "collective-permute",
+        "collective-broadcast",
+        "all-reduce-start",
+        "all-reduce-done",
+        "all-gather-start",
+        "all-gather-done",
+        "collective-permute-start",
+        "collective-permute-done",
+        "copy-start",
+        "copy-done",
+        "parameter",
+        "constant",
+        "while",
+        "conditional",
+        "call",
+        "after-all",
+        "partition-id",
+        "replica-id",
+        "optimization-barrier",
+        "opt-barrier",
+        "async-start",
+        "async-update",
+        "async-done",
+    }
+)
 
 
 def inplace_writers(graph: Graph) -> list[list[int]]:
@@ -49,8 +80,13 @@ def recomputable_ops(graph: Graph) -> np.ndarray:
         defs = graph.defines(i)
         if defs.size == 0:
             continue
-        if any(graph.buffer_live_in[b] or graph.buffer_live_out[b] or graph.buffer_space[b]
-               or writers[b] for b in defs):
+        if any(
+            graph.buffer_live_in[b]
+            or graph.buffer_live_out[b]
+            or graph.buffer_space[b]
+            or writers[b]
+            for b in defs
+        ):
             continue
         ok[i] = True
     return ok
@@ -63,7 +99,12 @@ def evictable_buffers(graph: Graph) -> np.ndarray:
     writers = inplace_writers(graph)
     for b in np.flatnonzero(ok):
         d = int(graph.buffer_def[b])
-        if writers[b] or d in graph.collectives or graph.async_start[d] >= 0 \
-                or graph.async_done[d] >= 0 or int(graph.kinds[d]) != OpKind.COMPUTE:
+        if (
+            writers[b]
+            or d in graph.collectives
+            or graph.async_start[d] >= 0
+            or graph.async_done[d] >= 0
+            or int(graph.kinds[d]) != OpKind.COMPUTE
+        ):
             ok[b] = False
     return ok

@@ -3,34 +3,40 @@ within the budget, copies timed on their streams."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
-from cpsched.core.errors import InputError, ScheduleError
+from cpsched.core.errors import ScheduleError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios, parse_budget, static
 from cpsched.remat.events import COMPUTE, EVICT, FREE, PREFETCH, Event
 from cpsched.remat.policy import recomputable_ops
 
+
 @dataclass(frozen=True)
 class Replay:
-    peak: np.ndarray               # [S] bytes
-    peak_event: np.ndarray         # [S] index of the event where the peak is first reached
+    peak: np.ndarray  # [S] bytes
+    peak_event: np.ndarray  # [S] index of the event where the peak is first reached
     errors: tuple[str, ...]
     n_computes: int
     n_recomputes: int
     n_evictions: int
-    eager_frees: bool              # every free comes right after the buffer's last use
+    eager_frees: bool  # every free comes right after the buffer's last use
 
     @property
     def ok(self) -> bool:
         return not self.errors
 
 
-def replay(graph: Graph, events: Sequence[Event], scenarios: Scenarios | None = None,
-           budget: Sequence[int] | int | None = None, max_errors: int = 20) -> Replay:
+def replay(
+    graph: Graph,
+    events: Sequence[Event],
+    scenarios: Scenarios | None = None,
+    budget: Sequence[int] | int | None = None,
+    max_errors: int = 20,
+) -> Replay:
     """Re-execute ``events`` from scratch and check them: every input resident at each
     compute, no buffer computed while already resident, frees/evictions/prefetches of the
     right residency, clones only of clonable ops (and never from an input already
@@ -47,7 +53,7 @@ def replay(graph: Graph, events: Sequence[Event], scenarios: Scenarios | None = 
     nb = graph.n_buffers
     resident = graph.buffer_live_in.copy()
     host = np.zeros(nb, dtype=bool)
-    in_flight_out = np.zeros(nb, dtype=bool)   # evicted, device copy not yet freed
+    in_flight_out = np.zeros(nb, dtype=bool)  # evicted, device copy not yet freed
     overwritten = np.zeros(nb, dtype=bool)
     computed = np.zeros(graph.n_ops, dtype=np.int64)
     usage = sizes[:, resident].sum(axis=1).astype(np.int64)
@@ -86,11 +92,15 @@ def replay(graph: Graph, events: Sequence[Event], scenarios: Scenarios | None = 
             for b in graph.uses(x):
                 b = int(b)
                 if not resident[b]:
-                    err(f"event {k}: {name!r} needs {graph.buffer_names[b]!r}, "
-                        "which is not on the device")
+                    err(
+                        f"event {k}: {name!r} needs {graph.buffer_names[b]!r}, "
+                        "which is not on the device"
+                    )
                 if again and overwritten[b]:
-                    err(f"event {k}: clone of {name!r} reads {graph.buffer_names[b]!r} after "
-                        "it was overwritten in place")
+                    err(
+                        f"event {k}: clone of {name!r} reads {graph.buffer_names[b]!r} after "
+                        "it was overwritten in place"
+                    )
                 last_touch[b] = k
             for b in graph.defines(x):
                 b = int(b)
@@ -98,8 +108,10 @@ def replay(graph: Graph, events: Sequence[Event], scenarios: Scenarios | None = 
                     last_touch[b] = k
                     continue
                 if resident[b]:
-                    err(f"event {k}: {name!r} defines {graph.buffer_names[b]!r}, which is "
-                        "already on the device")
+                    err(
+                        f"event {k}: {name!r} defines {graph.buffer_names[b]!r}, which is "
+                        "already on the device"
+                    )
                     continue
                 resident[b] = True
                 usage += sizes[:, b]
@@ -116,8 +128,11 @@ def replay(graph: Graph, events: Sequence[Event], scenarios: Scenarios | None = 
                 if not resident[x]:
                     err(f"event {k}: frees {bname!r}, which is not on the device")
                     continue
-                if not in_flight_out[x] and last_touch[x] != k - 1 and \
-                        not _only_frees_between(events, last_touch[x], k):
+                if (
+                    not in_flight_out[x]
+                    and last_touch[x] != k - 1
+                    and not _only_frees_between(events, last_touch[x], k)
+                ):
                     last_touch_ok = False
                 resident[x] = False
                 in_flight_out[x] = False
@@ -148,31 +163,43 @@ def replay(graph: Graph, events: Sequence[Event], scenarios: Scenarios | None = 
             err(f"event {k}: unknown kind {code}")
     missing = np.flatnonzero(computed == 0)
     if missing.size:
-        err(f"op {graph.op_names[int(missing[0])]!r} is never computed"
-            + (f" (and {missing.size - 1} more)" if missing.size > 1 else ""))
+        err(
+            f"op {graph.op_names[int(missing[0])]!r} is never computed"
+            + (f" (and {missing.size - 1} more)" if missing.size > 1 else "")
+        )
     lost = np.flatnonzero(graph.buffer_live_out & ~resident)
     if lost.size:
         err(f"program output {graph.buffer_names[int(lost[0])]!r} is not on the device at the end")
     if bud is not None:
         for s in range(n_s):
             if peak[s] > bud[s]:
-                err(f"scenario {sc.names[s]}: peak {int(peak[s])} B exceeds the budget "
-                    f"{int(bud[s])} B at event {int(peak_event[s])}")
-    return Replay(peak, peak_event, tuple(errors), int((computed > 0).sum()) + n_re, n_re,
-                  n_ev, last_touch_ok)
+                err(
+                    f"scenario {sc.names[s]}: peak {int(peak[s])} B exceeds the budget "
+                    f"{int(bud[s])} B at event {int(peak_event[s])}"
+                )
+    return Replay(
+        peak, peak_event, tuple(errors), int((computed > 0).sum()) + n_re, n_re, n_ev, last_touch_ok
+    )
 
 
 def _only_frees_between(events: Sequence[Event], a: int, b: int) -> bool:
     return all(int(events[j][0]) == FREE for j in range(a + 1, b))
 
 
-def check_plan(graph: Graph, events: Sequence[Event], scenarios: Scenarios | None = None,
-               budget: Sequence[int] | int | None = None, what: str = "remat plan") -> Replay:
+def check_plan(
+    graph: Graph,
+    events: Sequence[Event],
+    scenarios: Scenarios | None = None,
+    budget: Sequence[int] | int | None = None,
+    what: str = "remat plan",
+) -> Replay:
     """``replay`` and raise ``ScheduleError`` on the first problem."""
     r = replay(graph, events, scenarios, budget)
     if r.errors:
-        raise ScheduleError(f"{what} of {graph.name}: {r.errors[0]}"
-                            + (f" (+{len(r.errors) - 1} more)" if len(r.errors) > 1 else ""))
+        raise ScheduleError(
+            f"{what} of {graph.name}: {r.errors[0]}"
+            + (f" (+{len(r.errors) - 1} more)" if len(r.errors) > 1 else "")
+        )
     return r
 
 

@@ -3,8 +3,9 @@ replay when it is made, and its JSON form."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -16,17 +17,18 @@ from cpsched.remat.replay import _budget_array, check_plan
 from cpsched.remat.skeleton import Skeleton, materialize
 from cpsched.remat.timing import PlanTime, TransferModel, plan_time
 
+
 @dataclass
 class RematResult:
     """A remat/eviction plan per scenario, checked by ``replay`` before it is returned."""
 
     graph: Graph
     scenarios: Scenarios
-    budget: np.ndarray                      # [S] bytes (the cap the plan was made for)
+    budget: np.ndarray  # [S] bytes (the cap the plan was made for)
     skeleton: Skeleton
-    active: tuple[tuple[int, ...], ...]     # per scenario: active candidate ids
-    events: tuple[tuple[Event, ...], ...]   # per scenario
-    peak: np.ndarray                        # [S] replayed bytes
+    active: tuple[tuple[int, ...], ...]  # per scenario: active candidate ids
+    events: tuple[tuple[Event, ...], ...]  # per scenario
+    peak: np.ndarray  # [S] replayed bytes
     time: PlanTime
     method: str
     status: str
@@ -53,10 +55,20 @@ class RematResult:
         return {n: list(a) for n, a in zip(self.scenarios.names, self.active)}
 
 
-def finish_result(graph: Graph, scenarios: Scenarios, budget, skeleton: Skeleton,
-                  active: Sequence[Iterable[int]], method: str, status: str, seconds: float,
-                  durations: np.ndarray, transfer: TransferModel | None,
-                  info: Mapping[str, Any] | None = None, check_budget: bool = True) -> RematResult:
+def finish_result(
+    graph: Graph,
+    scenarios: Scenarios,
+    budget,
+    skeleton: Skeleton,
+    active: Sequence[Iterable[int]],
+    method: str,
+    status: str,
+    seconds: float,
+    durations: np.ndarray,
+    transfer: TransferModel | None,
+    info: Mapping[str, Any] | None = None,
+    check_budget: bool = True,
+) -> RematResult:
     """Materialize each scenario's plan, replay it (raises on any error), time it."""
     n_s = len(scenarios)
     bud = _budget_array(budget, n_s) if budget is not None else None
@@ -65,17 +77,38 @@ def finish_result(graph: Graph, scenarios: Scenarios, budget, skeleton: Skeleton
         a = tuple(sorted(int(c) for c in active[s]))
         ev = materialize(graph, skeleton, a)
         one = scenarios.only(s)
-        r = check_plan(graph, ev, one, bud[s] if (bud is not None and check_budget) else None,
-                       what=f"{method} plan for {scenarios.names[s]}")
+        r = check_plan(
+            graph,
+            ev,
+            one,
+            bud[s] if (bud is not None and check_budget) else None,
+            what=f"{method} plan for {scenarios.names[s]}",
+        )
         evs.append(tuple(ev))
         acts.append(a)
         peaks.append(int(r.peak[0]))
-        times.append(plan_time(graph, ev, durations[s:s + 1], transfer, one))
-    t = PlanTime(*(np.concatenate([getattr(x, f) for x in times])
-                   for f in ("makespan", "base", "recompute", "exposed_transfer")))
-    return RematResult(graph, scenarios, bud if bud is not None else np.asarray(peaks),
-                       skeleton, tuple(acts), tuple(evs), np.asarray(peaks, dtype=np.int64), t,
-                       method, status, seconds, dict(info or {}), transfer)
+        times.append(plan_time(graph, ev, durations[s : s + 1], transfer, one))
+    t = PlanTime(
+        *(
+            np.concatenate([getattr(x, f) for x in times])
+            for f in ("makespan", "base", "recompute", "exposed_transfer")
+        )
+    )
+    return RematResult(
+        graph,
+        scenarios,
+        bud if bud is not None else np.asarray(peaks),
+        skeleton,
+        tuple(acts),
+        tuple(evs),
+        np.asarray(peaks, dtype=np.int64),
+        t,
+        method,
+        status,
+        seconds,
+        dict(info or {}),
+        transfer,
+    )
 
 
 def remat_result_to_dict(result: RematResult) -> dict[str, Any]:
@@ -86,20 +119,25 @@ def remat_result_to_dict(result: RematResult) -> dict[str, Any]:
     g, sc = result.graph, result.scenarios
     steps_all = {n: result.steps(s) for s, n in enumerate(sc.names)}
     out: dict[str, Any] = {
-        "format": "cpsched-remat", "version": 1,
-        "graph": g.name, "method": result.method, "status": result.status,
+        "format": "cpsched-remat",
+        "version": 1,
+        "graph": g.name,
+        "method": result.method,
+        "status": result.status,
         "steps": steps_all[sc.names[0]] if len(sc) == 1 else steps_all,
         "peak_bytes": {n: int(p) for n, p in zip(sc.names, result.peak)},
         "budget_bytes": {n: int(b) for n, b in zip(sc.names, result.budget)},
         "added_time_pct": {n: round(float(v), 6) for n, v in zip(sc.names, result.added_time_pct)},
         "added_time": {n: float(v) for n, v in zip(sc.names, result.added_time)},
         "recompute_time": {n: float(v) for n, v in zip(sc.names, result.time.recompute)},
-        "exposed_transfer_time": {n: float(v) for n, v in
-                                  zip(sc.names, result.time.exposed_transfer)},
+        "exposed_transfer_time": {
+            n: float(v) for n, v in zip(sc.names, result.time.exposed_transfer)
+        },
         "solve_seconds": round(float(result.seconds), 3),
         "order": [g.op_names[i] for i in result.skeleton.order],
-        "candidates": [result.skeleton.describe(g, c)
-                       for c in range(len(result.skeleton.candidates))],
+        "candidates": [
+            result.skeleton.describe(g, c) for c in range(len(result.skeleton.candidates))
+        ],
         "plan_table": {n: list(a) for n, a in zip(sc.names, result.active)},
     }
     if sc.dims:

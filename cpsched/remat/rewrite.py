@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from cpsched.core.graph import Graph, GraphBuilder, OpKind
 from cpsched.remat.events import COMPUTE, EVICT, FREE, PREFETCH, Event
 
-def plan_to_graph(graph: Graph, events: Sequence[Event], name: str | None = None
-                  ) -> tuple[Graph, list[int]]:
+
+def plan_to_graph(
+    graph: Graph, events: Sequence[Event], name: str | None = None
+) -> tuple[Graph, list[int]]:
     """The plan as a new graph and its order: clones become ops ``op.remat1``, ``.remat2``
     ...; an eviction becomes ``buf.evict1.start`` (copy-start, defines a host buffer in
     memory space 5) and ``buf.evict1.done`` (copy-done, the last device reader of the
@@ -24,10 +26,10 @@ def plan_to_graph(graph: Graph, events: Sequence[Event], name: str | None = None
     n_clone: dict[int, int] = defaultdict(int)
     n_ev: dict[int, int] = defaultdict(int)
     n_pf: dict[int, int] = defaultdict(int)
-    first_inst: dict[int, int] = {}      # original op -> new op of its first compute
-    cur: dict[int, int] = {}             # original buffer -> new buffer of its device copy
-    bdef: dict[int, int] = {}            # new buffer -> new defining op
-    host_buf: dict[int, int] = {}        # original buffer -> new host buffer
+    first_inst: dict[int, int] = {}  # original op -> new op of its first compute
+    cur: dict[int, int] = {}  # original buffer -> new buffer of its device copy
+    bdef: dict[int, int] = {}  # new buffer -> new defining op
+    host_buf: dict[int, int] = {}  # original buffer -> new host buffer
     evict_start: dict[int, tuple[int, str]] = {}
     pending_in: dict[int, tuple[int, int, str]] = {}
     order: list[int] = []
@@ -63,12 +65,20 @@ def plan_to_graph(graph: Graph, events: Sequence[Event], name: str | None = None
             else:
                 nm = graph.op_names[x]
                 ctrl = [first_inst[int(c)] for c in graph.control_preds(x) if int(c) in first_inst]
-                operand_ops += [first_inst[int(o)] for o in graph.operands(x)
-                                if int(o) in first_inst]
-            i = add(nm, graph.opcodes[x], OpKind(int(graph.kinds[x])), operands=operand_ops,
-                    control_preds=ctrl, flops=graph.flops[x],
-                    bytes_accessed=graph.bytes_accessed[x], transient=graph.transient[x],
-                    attrs=attrs)
+                operand_ops += [
+                    first_inst[int(o)] for o in graph.operands(x) if int(o) in first_inst
+                ]
+            i = add(
+                nm,
+                graph.opcodes[x],
+                OpKind(int(graph.kinds[x])),
+                operands=operand_ops,
+                control_preds=ctrl,
+                flops=graph.flops[x],
+                bytes_accessed=graph.bytes_accessed[x],
+                transient=graph.transient[x],
+                attrs=attrs,
+            )
             if not again and x in graph.collectives:
                 gb.set_collective(i, graph.collectives[x])
             for b in graph.uses(x):
@@ -80,13 +90,17 @@ def plan_to_graph(graph: Graph, events: Sequence[Event], name: str | None = None
                 b = int(b)
                 live_in = bool(graph.buffer_live_in[b]) and not again
                 suffix = f".remat{n_clone[x]}" if again else ""
-                cur[b] = new_buf(i, graph.buffer_sizes[b], graph.buffer_names[b] + suffix,
-                                 live_in=live_in, space=int(graph.buffer_space[b]))
+                cur[b] = new_buf(
+                    i,
+                    graph.buffer_sizes[b],
+                    graph.buffer_names[b] + suffix,
+                    live_in=live_in,
+                    space=int(graph.buffer_space[b]),
+                )
         elif code == EVICT:
             n_ev[x] += 1
             base = f"{graph.buffer_names[x]}.evict{n_ev[x]}"
-            s_op = add(base + ".start", "copy-start", OpKind.ASYNC_START,
-                       operands=[bdef[cur[x]]])
+            s_op = add(base + ".start", "copy-start", OpKind.ASYNC_START, operands=[bdef[cur[x]]])
             gb.add_buffer_user(cur[x], s_op)
             host_buf[x] = new_buf(s_op, graph.buffer_sizes[x], base + ".host", space=5)
             evict_start[x] = (s_op, base)
@@ -97,7 +111,7 @@ def plan_to_graph(graph: Graph, events: Sequence[Event], name: str | None = None
                 gb.pair_async(s_op, d)
                 gb.add_buffer_user(cur[x], d)
                 gb.add_buffer_user(host_buf[x], d)
-            if x in pending_in:      # prefetched and dropped unread: finish the copy first
+            if x in pending_in:  # prefetched and dropped unread: finish the copy first
                 s_op, nbuf, dname = pending_in.pop(x)
                 d = add(dname, "copy-done", OpKind.ASYNC_DONE, operands=[s_op])
                 gb.pair_async(s_op, d)
@@ -111,7 +125,7 @@ def plan_to_graph(graph: Graph, events: Sequence[Event], name: str | None = None
             gb.add_buffer_user(h, s_op)
             cur[x] = new_buf(s_op, graph.buffer_sizes[x], base)
             pending_in[x] = (s_op, cur[x], base + ".done")
-    for b, (s_op, nbuf, dname) in list(pending_in.items()):
+    for s_op, nbuf, dname in list(pending_in.values()):
         d = add(dname, "copy-done", OpKind.ASYNC_DONE, operands=[s_op])
         gb.pair_async(s_op, d)
         gb.add_buffer_user(nbuf, d)

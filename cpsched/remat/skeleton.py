@@ -4,14 +4,16 @@ bucket) and their materialization into event lists for an active set."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
 from cpsched.core.errors import ScheduleError
 from cpsched.core.graph import Graph
 from cpsched.remat.events import COMPUTE, EVICT, FREE, PREFETCH, Event
+
 
 @dataclass(frozen=True)
 class Regen:
@@ -20,7 +22,7 @@ class Regen:
 
     op: int
     step: int
-    sub: float = 0     # only orders clones of one step: a float leaves room between two
+    sub: float = 0  # only orders clones of one step: a float leaves room between two
 
     kind = "regenerate"
 
@@ -35,7 +37,7 @@ class Evict:
     out_step: int
     free_step: int
     in_step: int
-    rank: int = 0          # order of prefetches issued before the same step (copy-stream FIFO)
+    rank: int = 0  # order of prefetches issued before the same step (copy-stream FIFO)
 
     kind = "evict"
 
@@ -54,20 +56,32 @@ class Skeleton:
         c = self.candidates[cid]
         step_name = lambda t: graph.op_names[self.order[t]] if t < len(self.order) else "<end>"
         if isinstance(c, Regen):
-            return {"id": cid, "kind": "regenerate", "op": graph.op_names[c.op],
-                    "before": step_name(c.step), "step": c.step, "sub": c.sub}
-        return {"id": cid, "kind": "evict", "buffer": graph.buffer_names[c.buffer],
-                "evict_before": step_name(c.out_step), "free_before": step_name(c.free_step),
-                "prefetch_before": step_name(c.in_step),
-                "steps": [c.out_step, c.free_step, c.in_step]}
+            return {
+                "id": cid,
+                "kind": "regenerate",
+                "op": graph.op_names[c.op],
+                "before": step_name(c.step),
+                "step": c.step,
+                "sub": c.sub,
+            }
+        return {
+            "id": cid,
+            "kind": "evict",
+            "buffer": graph.buffer_names[c.buffer],
+            "evict_before": step_name(c.out_step),
+            "free_before": step_name(c.free_step),
+            "prefetch_before": step_name(c.in_step),
+            "steps": [c.out_step, c.free_step, c.in_step],
+        }
 
 
 class PlanError(ScheduleError):
     """An active candidate set that does not give a valid program."""
 
 
-def materialize(graph: Graph, skeleton: Skeleton, active: Iterable[int] | None = None,
-                prune: bool = True) -> list[Event]:
+def materialize(
+    graph: Graph, skeleton: Skeleton, active: Iterable[int] | None = None, prune: bool = True
+) -> list[Event]:
     """The event list of ``skeleton`` with the candidates ``active`` (default: all).
 
     Every reader is served by the most recent copy of the buffer (the original, a clone, or
@@ -78,8 +92,9 @@ def materialize(graph: Graph, skeleton: Skeleton, active: Iterable[int] | None =
     return materialize_tagged(graph, skeleton, active, prune)[0]
 
 
-def materialize_tagged(graph: Graph, skeleton: Skeleton, active: Iterable[int] | None = None,
-                       prune: bool = True) -> tuple[list[Event], list[int], set[int]]:
+def materialize_tagged(
+    graph: Graph, skeleton: Skeleton, active: Iterable[int] | None = None, prune: bool = True
+) -> tuple[list[Event], list[int], set[int]]:
     """``materialize`` plus, per event, its origin: a candidate id, ``-1`` for a main-order
     compute, ``-2`` for an eager free; and the set of active candidates that were kept."""
     act = set(range(len(skeleton.candidates))) if active is None else set(int(a) for a in active)
@@ -122,9 +137,9 @@ def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
     # copy instances
     inst_buf: list[int] = []
     inst_cid: list[int] = []
-    inst_last: list[int] = []        # position of last touch
-    inst_uses: list[int] = []        # number of served readers
-    inst_free_at: list[int] = []     # forced free position (eviction) or -1
+    inst_last: list[int] = []  # position of last touch
+    inst_uses: list[int] = []  # number of served readers
+    inst_free_at: list[int] = []  # forced free position (eviction) or -1
     cur: dict[int, int] = {}
 
     def new_inst(b: int, pos: int, cid: int) -> int:
@@ -141,15 +156,17 @@ def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
     computed = np.zeros(graph.n_ops, dtype=bool)
     evicted_inst: dict[int, int] = {}
     host_copy: set[int] = set()
-    prefetch_inst: dict[int, int] = {}     # cid -> instance
+    prefetch_inst: dict[int, int] = {}  # cid -> instance
     for pos, (code, x, cid) in enumerate(seq):
         if code == COMPUTE:
             for b in graph.uses(x):
                 b = int(b)
                 i = cur.get(b)
                 if i is None:
-                    raise PlanError(f"{graph.op_names[x]!r} at item {pos} needs "
-                                    f"{graph.buffer_names[b]!r}, which is not on the device")
+                    raise PlanError(
+                        f"{graph.op_names[x]!r} at item {pos} needs "
+                        f"{graph.buffer_names[b]!r}, which is not on the device"
+                    )
                 inst_last[i] = pos
                 inst_uses[i] += 1
             first = not computed[x]
@@ -157,8 +174,10 @@ def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
             for b in graph.defines(x):
                 b = int(b)
                 if b in evicted_inst:
-                    raise PlanError(f"clone of {graph.op_names[x]!r} at item {pos} while the "
-                                    f"evicted copy of {graph.buffer_names[b]!r} is still on the device")
+                    raise PlanError(
+                        f"clone of {graph.op_names[x]!r} at item {pos} while the "
+                        f"evicted copy of {graph.buffer_names[b]!r} is still on the device"
+                    )
                 if first and graph.buffer_live_in[b]:
                     inst_last[cur[b]] = max(inst_last[cur[b]], pos)
                     continue
@@ -166,8 +185,9 @@ def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
         elif code == EVICT:
             i = cur.pop(x, None)
             if i is None:
-                raise PlanError(f"eviction of {graph.buffer_names[x]!r} at item {pos}: "
-                                "not on the device")
+                raise PlanError(
+                    f"eviction of {graph.buffer_names[x]!r} at item {pos}: not on the device"
+                )
             evicted_inst[x] = i
             host_copy.add(x)
         elif code == FREE:
@@ -177,13 +197,18 @@ def _materialize_once(graph: Graph, sk: Skeleton, act: set[int]):
             inst_free_at[i] = pos
         else:
             if x in evicted_inst or x not in host_copy:
-                raise PlanError(f"prefetch of {graph.buffer_names[x]!r} at item {pos} before its "
-                                "copy-out is done")
+                raise PlanError(
+                    f"prefetch of {graph.buffer_names[x]!r} at item {pos} before its "
+                    "copy-out is done"
+                )
             prefetch_inst[cid] = new_inst(x, pos, cid)
     useless: set[int] = set()
     for i, cid in enumerate(inst_cid):
-        if cid >= 0 and inst_uses[i] == 0 and not (graph.buffer_live_out[inst_buf[i]]
-                                                   and cur.get(inst_buf[i]) == i):
+        if (
+            cid >= 0
+            and inst_uses[i] == 0
+            and not (graph.buffer_live_out[inst_buf[i]] and cur.get(inst_buf[i]) == i)
+        ):
             c = sk.candidates[cid]
             if isinstance(c, Regen):
                 # a clone none of whose buffers is read

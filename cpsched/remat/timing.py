@@ -3,8 +3,9 @@ and exposed prefetches) of an event list."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cost.model import UNIT_FILE, _unit, load_device, op_times
 from cpsched.remat.events import COMPUTE, EVICT, FREE, PREFETCH, Event
+
 
 @dataclass(frozen=True)
 class TransferModel:
@@ -28,32 +30,38 @@ class TransferModel:
         return self.latency + np.asarray(nbytes, dtype=np.float64) / float(self.bandwidth)
 
 
-def transfer_from_device(device: Any = "h100", unit_seconds: float = 1.0,
-                         streams: int = 2) -> TransferModel:
+def transfer_from_device(
+    device: Any = "h100", unit_seconds: float = 1.0, streams: int = 2
+) -> TransferModel:
     """PCIe copies of a cost-model device, in time units of ``unit_seconds`` seconds."""
     d = load_device(device)
     return TransferModel(d.pcie_bandwidth * unit_seconds, d.pcie_latency / unit_seconds, streams)
 
 
-def host_link(graph: Graph, device: Any = "h100", bandwidth: float | None = None,
-              latency: float = 0.0) -> TransferModel:
+def host_link(
+    graph: Graph, device: Any = "h100", bandwidth: float | None = None, latency: float = 0.0
+) -> TransferModel:
     """The host link an eviction plan is timed with: ``bandwidth`` bytes per time unit of the
     op times when given, else the PCIe figures of the cost-model ``device`` (which needs op
     times in seconds-based units, not the file's own)."""
     if bandwidth is not None:
         if not float(bandwidth) > 0:
-            raise InputError(f"--bandwidth {bandwidth}: expected a positive number of bytes per "
-                             "time unit")
+            raise InputError(
+                f"--bandwidth {bandwidth}: expected a positive number of bytes per time unit"
+            )
         return TransferModel(float(bandwidth), float(latency))
     d = load_device(device)
     if _unit(graph, d) == UNIT_FILE:
-        raise InputError("eviction on a graph with op times in the file's own units needs "
-                         "--bandwidth (bytes per time unit)")
+        raise InputError(
+            "eviction on a graph with op times in the file's own units needs "
+            "--bandwidth (bytes per time unit)"
+        )
     return transfer_from_device(d, d.seconds_per_unit)
 
 
-def op_durations(graph: Graph, scenarios: Scenarios | None = None, device: Any = "h100"
-                 ) -> np.ndarray:
+def op_durations(
+    graph: Graph, scenarios: Scenarios | None = None, device: Any = "h100"
+) -> np.ndarray:
     """``[S, n_ops]`` compute times: ``cpsched.cost.model.op_times`` (file ``duration``s as
     they are, else the device roofline)."""
     return np.asarray(op_times(graph, device, scenarios or static()), dtype=np.float64)
@@ -61,9 +69,9 @@ def op_durations(graph: Graph, scenarios: Scenarios | None = None, device: Any =
 
 @dataclass(frozen=True)
 class PlanTime:
-    makespan: np.ndarray          # [S]
-    base: np.ndarray              # [S] every op once, back to back
-    recompute: np.ndarray         # [S] time of the clones
+    makespan: np.ndarray  # [S]
+    base: np.ndarray  # [S] every op once, back to back
+    recompute: np.ndarray  # [S] time of the clones
     exposed_transfer: np.ndarray  # [S] compute-stream waits for copies
 
     @property
@@ -77,9 +85,13 @@ class PlanTime:
             return np.where(self.base > 0, 100.0 * self.added / np.maximum(self.base, 1e-300), 0.0)
 
 
-def plan_time(graph: Graph, events: Sequence[Event], durations: np.ndarray,
-              transfer: TransferModel | None = None, scenarios: Scenarios | None = None
-              ) -> PlanTime:
+def plan_time(
+    graph: Graph,
+    events: Sequence[Event],
+    durations: np.ndarray,
+    transfer: TransferModel | None = None,
+    scenarios: Scenarios | None = None,
+) -> PlanTime:
     """Run the events on one compute stream and the copy stream(s): computes back to back;
     an ``evict`` starts its copy when the compute stream reaches it (and the copy stream is
     free); a ``free`` after an ``evict`` waits for that copy; a ``prefetch`` starts when
@@ -117,7 +129,7 @@ def plan_time(graph: Graph, events: Sequence[Event], durations: np.ndarray,
                     rec += dur[s, x]
                 seen[x] = True
             elif code == EVICT:
-                assert transfer is not None and tt is not None   # checked above for copies
+                assert transfer is not None and tt is not None  # checked above for copies
                 start = max(t, d2h_free)
                 done = start + tt[s, x]
                 if transfer.streams == 1:

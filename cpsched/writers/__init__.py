@@ -12,7 +12,7 @@ import json
 import os
 import stat
 import tempfile
-from typing import Iterable
+from collections.abc import Iterable
 
 from cpsched.core.errors import InputError
 
@@ -41,17 +41,23 @@ def check_target(path: str, inputs: Iterable[str | None] = (), option: str = "")
         if stat.S_ISDIR(st.st_mode):
             raise InputError(f"{what}is a directory", path=path)
         if stat.S_ISLNK(st.st_mode):
-            raise InputError(f"{what}is a symbolic link; give the file itself or a new path",
-                             path=path)
+            raise InputError(
+                f"{what}is a symbolic link; give the file itself or a new path", path=path
+            )
         if not stat.S_ISREG(st.st_mode):
-            raise InputError(f"{what}is not a regular file (a device, FIFO or socket); "
-                             "only a regular file or a new path is replaced", path=path)
+            raise InputError(
+                f"{what}is not a regular file (a device, FIFO or socket); "
+                "only a regular file or a new path is replaced",
+                path=path,
+            )
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise InputError(f"{what}directory {os.path.dirname(path) or folder} does not exist",
-                         path=path)
-    if not os.access(folder, os.W_OK | os.X_OK) or (st is not None and
-                                                   not os.access(path, os.W_OK)):
+        raise InputError(
+            f"{what}directory {os.path.dirname(path) or folder} does not exist", path=path
+        )
+    if not os.access(folder, os.W_OK | os.X_OK) or (
+        st is not None and not os.access(path, os.W_OK)
+    ):
         raise InputError(f"{what}not writable", path=path)
 
 
@@ -68,8 +74,7 @@ def write_bytes(path: str, data: bytes, inputs: Iterable[str | None] = ()) -> No
         old_mode = 0o666 & ~umask
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.",
-                                   suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.chmod(tmp, old_mode)

@@ -15,24 +15,26 @@ back and checks it like any schedule.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from cpsched.analysis.memory import peak
 from cpsched.analysis.validate import validate_schedule
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Graph, OpKind
-from cpsched.readers.hlo.convert import _follow, module_graphs
+from cpsched.readers.hlo.convert import HloConverter, _follow, module_graphs, scheduled_computations
 from cpsched.readers.hlo.parser import (
-    HloComputation, HloInstruction, HloModule, Shape, _Parser, parse_hlo_text,
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    Shape,
+    _Parser,
+    parse_hlo_text,
 )
 from cpsched.remat.plan import COMPUTE, EVICT, FREE, PREFETCH
 from cpsched.writers import write_text
-from cpsched.analysis.memory import peak
-from cpsched.readers.hlo.convert import HloConverter
-from cpsched.readers.hlo.convert import scheduled_computations
-
 
 
 def _computation(module: HloModule, name: str) -> HloComputation:
@@ -57,7 +59,9 @@ def fresh_names(module: HloModule, sep: str = "") -> Callable[[str], str]:
             name = f"{base}{sep}{k}"
         taken.add(name)
         return name
+
     return fresh
+
 
 def _parse_snippet(text: str, what: str) -> HloInstruction:
     """Parse one instruction written on its own; it must be the whole snippet."""
@@ -65,10 +69,11 @@ def _parse_snippet(text: str, what: str) -> HloInstruction:
     try:
         ins = p.instruction()
     except InputError as e:
-        raise InputError(f"{what}: {e.reason} (line {e.line} column {e.column} of the snippet)"
-                         ) from None
+        raise InputError(
+            f"{what}: {e.reason} (line {e.line} column {e.column} of the snippet)"
+        ) from None
     if p.toks[p.i][0] != "eof":
-        raise InputError(f"{what}: text after the instruction: {text[p.toks[p.i][2]:][:40]!r}")
+        raise InputError(f"{what}: text after the instruction: {text[p.toks[p.i][2] :][:40]!r}")
     return ins
 
 
@@ -77,8 +82,9 @@ def _indent(trivia: str) -> str:
     return last if last.strip() == "" else "  "
 
 
-def _resolve_order(comp: HloComputation, order: Sequence[str | int],
-                   extra_names: list[str]) -> list[str]:
+def _resolve_order(
+    comp: HloComputation, order: Sequence[str | int], extra_names: list[str]
+) -> list[str]:
     names = []
     for x in order:
         if isinstance(x, int):
@@ -91,27 +97,38 @@ def _resolve_order(comp: HloComputation, order: Sequence[str | int],
     seen: set[str] = set()
     for n in names:
         if n not in known:
-            raise InputError(f"order for {comp.name!r} names {n!r}, which is neither an "
-                             "instruction of the computation nor an added one")
+            raise InputError(
+                f"order for {comp.name!r} names {n!r}, which is neither an "
+                "instruction of the computation nor an added one"
+            )
         if n in seen:
             raise InputError(f"order for {comp.name!r} lists {n!r} twice")
         seen.add(n)
     missing = [n for n in list(comp.index) + extra_names if n not in seen]
     if missing:
-        raise InputError(f"order for {comp.name!r} leaves out {len(missing)} instruction(s): "
-                         + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else ""))
+        raise InputError(
+            f"order for {comp.name!r} leaves out {len(missing)} instruction(s): "
+            + ", ".join(missing[:5])
+            + (" ..." if len(missing) > 5 else "")
+        )
     return names
 
 
-def _computation_text(module: HloModule, comp: HloComputation, order: Sequence[str | int],
-                      extra: Sequence[str], replace: Mapping[str, str]) -> str:
+def _computation_text(
+    module: HloModule,
+    comp: HloComputation,
+    order: Sequence[str | int],
+    extra: Sequence[str],
+    replace: Mapping[str, str],
+) -> str:
     text = module.text
     extras: dict[str, str] = {}
     for k, snippet in enumerate(extra):
         ins = _parse_snippet(snippet.strip(), f"added instruction #{k} of {comp.name!r}")
         if ins.name in comp.index or ins.name in extras:
-            raise InputError(f"added instruction {ins.name!r} clashes with an existing name in "
-                             f"{comp.name!r}")
+            raise InputError(
+                f"added instruction {ins.name!r} clashes with an existing name in {comp.name!r}"
+            )
         if ins.root_marked:
             raise InputError(f"added instruction {ins.name!r} may not be ROOT")
         extras[ins.name] = snippet.strip()
@@ -128,33 +145,38 @@ def _computation_text(module: HloModule, comp: HloComputation, order: Sequence[s
     prev_end = comp.body_open
     for ins in comp.instructions:
         if ins.synthetic:
-            raise InputError(f"cannot reorder {comp.name!r}: {ins.name!r} is written inside the "
-                             "operands of another instruction (a nested instruction or a t#i "
-                             "operand); write it as an instruction of its own first")
-        trivia = text[prev_end:ins.span[0]]
-        body = text[ins.span[0]:ins.span[1]]
+            raise InputError(
+                f"cannot reorder {comp.name!r}: {ins.name!r} is written inside the "
+                "operands of another instruction (a nested instruction or a t#i "
+                "operand); write it as an instruction of its own first"
+            )
+        trivia = text[prev_end : ins.span[0]]
+        body = text[ins.span[0] : ins.span[1]]
         if ins.name in replace:
             new = replace[ins.name].strip()
             marked = new.startswith("ROOT")
             body = ("ROOT " + new) if ins.root_marked and not marked else new
         if ins is comp.root and not comp.root_explicit:
-            body = "ROOT " + body   # the root stays the root wherever it lands
+            body = "ROOT " + body  # the root stays the root wherever it lands
         if "\n" not in trivia:
             trivia = "\n" + _indent(trivia) + trivia.lstrip(" \t")
         chunks[ins.name] = trivia + body
         prev_end = ins.span[1]
-    indent = _indent(text[comp.body_open:comp.instructions[0].span[0]])
+    indent = _indent(text[comp.body_open : comp.instructions[0].span[0]])
     for name, snippet in extras.items():
         chunks[name] = "\n" + indent + snippet
-    tail = text[comp.instructions[-1].span[1]:comp.span[1]]
-    return text[comp.span[0]:comp.body_open] + "".join(chunks[n] for n in names) + tail
+    tail = text[comp.instructions[-1].span[1] : comp.span[1]]
+    return text[comp.span[0] : comp.body_open] + "".join(chunks[n] for n in names) + tail
 
 
-def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
-              extra: Mapping[str, Sequence[str]] | None = None,
-              replace: Mapping[str, Mapping[str, str]] | None = None,
-              check: bool = True,
-              computations_before: Mapping[str, Sequence[str]] | None = None) -> str:
+def write_hlo(
+    module: HloModule,
+    orders: Mapping[str, Sequence[str | int]],
+    extra: Mapping[str, Sequence[str]] | None = None,
+    replace: Mapping[str, Mapping[str, str]] | None = None,
+    check: bool = True,
+    computations_before: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     """The module text with each computation in ``orders`` re-sequenced.
 
     ``orders``: computation name -> instruction names (or text positions) in the new order;
@@ -185,28 +207,37 @@ def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
             pieces.append(text[:s] + "true")
             pos = e
         else:
-            assert module.name_end is not None   # read with the header
-            pieces.append(text[:module.name_end] + ", is_scheduled=true")
+            assert module.name_end is not None  # read with the header
+            pieces.append(text[: module.name_end] + ", is_scheduled=true")
             pos = module.name_end
     else:
         name = module.entry.name
         safe = re.sub(r"[^A-Za-z0-9_.\-]", "_", name) or "module"
         pieces.append(f"HloModule {safe}, is_scheduled=true\n\n")
     for comp in module.computations:
-        if comp.inline:     # written inside an instruction (``to_apply={...}``): kept there
+        if comp.inline:  # written inside an instruction (``to_apply={...}``): kept there
             continue
-        pieces.append(text[pos:comp.span[0]])
+        pieces.append(text[pos : comp.span[0]])
         for new in computations_before.get(comp.name, ()):
             pieces.append(new.strip() + "\n\n")
         if comp.name in orders:
-            pieces.append(_computation_text(module, comp, orders[comp.name],
-                                            extra.get(comp.name, ()),
-                                            replace.get(comp.name, {})))
+            pieces.append(
+                _computation_text(
+                    module,
+                    comp,
+                    orders[comp.name],
+                    extra.get(comp.name, ()),
+                    replace.get(comp.name, {}),
+                )
+            )
         elif comp.name in replace:
-            pieces.append(_computation_text(module, comp, [i.name for i in comp.instructions],
-                                            (), replace[comp.name]))
+            pieces.append(
+                _computation_text(
+                    module, comp, [i.name for i in comp.instructions], (), replace[comp.name]
+                )
+            )
         else:
-            pieces.append(text[comp.span[0]:comp.span[1]])
+            pieces.append(text[comp.span[0] : comp.span[1]])
         pos = comp.span[1]
     pieces.append(text[pos:])
     out = "".join(pieces)
@@ -218,8 +249,12 @@ def write_hlo(module: HloModule, orders: Mapping[str, Sequence[str | int]],
     return out
 
 
-def write_module_schedule(module: HloModule, orders: Mapping[str, Sequence[str]],
-                          scenarios=None, expected_peak: Sequence[int] | np.ndarray | None = None) -> str:
+def write_module_schedule(
+    module: HloModule,
+    orders: Mapping[str, Sequence[str]],
+    scenarios=None,
+    expected_peak: Sequence[int] | np.ndarray | None = None,
+) -> str:
     """The module with a sequence for every computation that gets one (entry, while bodies
     and conditions, branches, called computations), ``is_scheduled=true``. ``orders`` must
     name each of them. The text is read back before it is returned: every computation's
@@ -228,9 +263,11 @@ def write_module_schedule(module: HloModule, orders: Mapping[str, Sequence[str]]
     need = scheduled_computations(module)
     missing = [n for n in need if n not in orders]
     if missing:
-        raise ScheduleError(f"no order for {', '.join(missing[:4])}"
-                            + (" ..." if len(missing) > 4 else "")
-                            + ": is_scheduled=true needs a sequence for every computation")
+        raise ScheduleError(
+            f"no order for {', '.join(missing[:4])}"
+            + (" ..." if len(missing) > 4 else "")
+            + ": is_scheduled=true needs a sequence for every computation"
+        )
     text = write_hlo(module, {n: list(orders[n]) for n in need})
     back = parse_hlo_text(text)
     for n in need:
@@ -239,22 +276,31 @@ def write_module_schedule(module: HloModule, orders: Mapping[str, Sequence[str]]
             raise ScheduleError(f"the written module's sequence of {n!r} is not the order given")
     if expected_peak is not None:
         g = HloConverter(back).graph(back.entry.name)
-        assert g.original_order is not None   # the module was written with is_scheduled=true
+        assert g.original_order is not None  # the module was written with is_scheduled=true
         sim = peak(g, g.original_order, scenarios)
         if [int(x) for x in sim] != [int(x) for x in expected_peak]:
-            raise ScheduleError(f"the written module simulates to {[int(x) for x in sim]} "
-                                f"bytes, the schedule claims {[int(x) for x in expected_peak]}")
+            raise ScheduleError(
+                f"the written module simulates to {[int(x) for x in sim]} "
+                f"bytes, the schedule claims {[int(x) for x in expected_peak]}"
+            )
     return text
 
 
-def write_hlo_file(path: str, module: HloModule, orders: Mapping[str, Sequence[str | int]],
-                   inputs: tuple[str, ...] = (), **kwargs) -> None:
-    write_text(path, write_hlo(module, orders, **kwargs), inputs + ((module.path,) if module.path else ()))
+def write_hlo_file(
+    path: str,
+    module: HloModule,
+    orders: Mapping[str, Sequence[str | int]],
+    inputs: tuple[str, ...] = (),
+    **kwargs,
+) -> None:
+    write_text(
+        path, write_hlo(module, orders, **kwargs), inputs + ((module.path,) if module.path else ())
+    )
 
 
 # -- remat / offload plans as HLO -----------------------------------------------------------
 
-HOST_SPACE = 5     # XLA's host memory space: ``S(5)`` in a layout
+HOST_SPACE = 5  # XLA's host memory space: ``S(5)`` in a layout
 
 
 def host_shape_text(shape: Shape) -> str:
@@ -275,8 +321,18 @@ def host_shape_text(shape: Shape) -> str:
         inner = dims + ":" + items
     else:
         inner += f":S({HOST_SPACE})"
-    return str(Shape(shape.etype, shape.dims, shape.dynamic, shape.unbounded, (),
-                     shape.element_bits, HOST_SPACE, "{" + inner + "}"))
+    return str(
+        Shape(
+            shape.etype,
+            shape.dims,
+            shape.dynamic,
+            shape.unbounded,
+            (),
+            shape.element_bits,
+            HOST_SPACE,
+            "{" + inner + "}",
+        )
+    )
 
 
 def _token_len(text: str, offset: int, name: str) -> int:
@@ -299,9 +355,13 @@ def _renamed(text: str, offset: int, old: str, new: str) -> tuple[int, int, str]
     return offset, _token_len(text, offset, old), pct + new
 
 
-def _instruction_text(module: HloModule, ins: HloInstruction, name: str | None = None,
-                      operands: Mapping[int, str] | None = None,
-                      attrs: Mapping[str, str] | None = None) -> str:
+def _instruction_text(
+    module: HloModule,
+    ins: HloInstruction,
+    name: str | None = None,
+    operands: Mapping[int, str] | None = None,
+    attrs: Mapping[str, str] | None = None,
+) -> str:
     """One instruction's text (without ``ROOT``) with its name, some operands (by position)
     and some attribute values replaced, everything else verbatim."""
     text = module.text
@@ -317,8 +377,9 @@ def _instruction_text(module: HloModule, ins: HloInstruction, name: str | None =
     return _splice(text, start, ins.span[1], edits)
 
 
-def _clone_computation(module: HloModule, comp: HloComputation, new_name: str,
-                       fresh: Callable[[str], str]) -> str:
+def _clone_computation(
+    module: HloModule, comp: HloComputation, new_name: str, fresh: Callable[[str], str]
+) -> str:
     """The text of ``comp`` as a new computation ``new_name``, each instruction renamed with
     ``fresh`` (module-wide unique names, as XLA's name uniquer keeps them)."""
     text = module.text
@@ -331,16 +392,18 @@ def _clone_computation(module: HloModule, comp: HloComputation, new_name: str,
                 edits.append(_renamed(text, off, o, names[o]))
         if "control-predecessors" in ins.attrs:
             raw = ins.attrs["control-predecessors"]
-            new = re.sub(r"(%?)([\w.\-]+)",
-                         lambda m: m.group(1) + names.get(m.group(2), m.group(2)), raw)
+            new = re.sub(
+                r"(%?)([\w.\-]+)", lambda m: m.group(1) + names.get(m.group(2), m.group(2)), raw
+            )
             edits.append((ins.attr_offsets["control-predecessors"], len(raw), new))
     # the header: name, then the signature's parameter names (they name the parameters)
     head_start = comp.span[0]
     m = re.compile(r"%?" + re.escape(comp.name)).match(text, head_start)
     if m is None:
         raise InputError(f"cannot find the name of computation {comp.name!r} in its header")
-    edits.append((m.start(), m.end() - m.start(), ("%" if text[m.start()] == "%" else "")
-                  + new_name))
+    edits.append(
+        (m.start(), m.end() - m.start(), ("%" if text[m.start()] == "%" else "") + new_name)
+    )
     sig_end = comp.body_open - 1
     for p in comp.parameters().values():
         pat = re.compile(r"(?<![\w.\-%])(%?)" + re.escape(p.name) + r"(?=\s*:)")
@@ -355,15 +418,20 @@ class RematHlo:
 
     text: str
     computation: str
-    clones: dict[str, str] = field(default_factory=dict)          # clone -> original
-    evictions: list[tuple[str, str, str]] = field(default_factory=list)   # (buffer, start, done)
+    clones: dict[str, str] = field(default_factory=dict)  # clone -> original
+    evictions: list[tuple[str, str, str]] = field(default_factory=list)  # (buffer, start, done)
     prefetches: list[tuple[str, str, str]] = field(default_factory=list)  # (buffer, start, done)
-    helpers: list[str] = field(default_factory=list)   # added get-tuple-element / bitcast
+    helpers: list[str] = field(default_factory=list)  # added get-tuple-element / bitcast
 
 
-def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[int, int]],
-                      computation: str | None = None, comment: str | None = None,
-                      check: bool = True) -> RematHlo:
+def remat_module_text(
+    module: HloModule,
+    graph: Graph,
+    events: Sequence[tuple[int, int]],
+    computation: str | None = None,
+    comment: str | None = None,
+    check: bool = True,
+) -> RematHlo:
     """Write a remat plan (the event list of one scenario, ``cpsched.remat.plan``) into the
     computation ``graph`` was read from (default: the one named like the graph).
 
@@ -382,13 +450,14 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
     comp = _computation(module, computation or graph.name)
     text = module.text
     if len(graph.op_names) != len(comp.instructions) or set(graph.op_names) != set(comp.index):
-        raise InputError(f"the graph {graph.name!r} was not read from computation {comp.name!r}"
-                         " of this module")
+        raise InputError(
+            f"the graph {graph.name!r} was not read from computation {comp.name!r} of this module"
+        )
     fresh = fresh_names(module)
 
     pct = "%" if text.startswith("%", comp.instructions[0].name_offset) else ""
 
-    def ref(n: str) -> str:     # names in new lines written as the computation writes them
+    def ref(n: str) -> str:  # names in new lines written as the computation writes them
         return pct + n
 
     bindex = {n: j for j, n in enumerate(graph.buffer_names)}
@@ -415,8 +484,11 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
             b = None
             if src.shape is not None:
                 sub = src.shape.subshape(idx)
-                key = src.name if not idx and not sub.is_tuple and not src.shape.is_tuple \
+                key = (
+                    src.name
+                    if not idx and not sub.is_tuple and not src.shape.is_tuple
                     else src.name + "{" + ",".join(map(str, idx)) + "}"
+                )
                 b = bindex.get(key)
                 if b is not None and orig.get(b) != (src.name, idx):
                     b = None
@@ -426,20 +498,20 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
     def shape_of(b: int) -> Shape:
         src, idx = orig[b]
         shape = comp.index[src].shape
-        assert shape is not None   # a buffer is defined by an instruction with a shape
+        assert shape is not None  # a buffer is defined by an instruction with a shape
         return shape.subshape(idx)
 
     result = RematHlo("", comp.name)
     order: list[str] = []
-    after: dict[str, list[str]] = {}        # helpers placed right after an instruction
+    after: dict[str, list[str]] = {}  # helpers placed right after an instruction
     extra: list[str] = []
     replace: dict[str, str] = {}
     new_comps: list[str] = []
-    cur: dict[int, tuple[str, tuple[int, ...]]] = {}   # rerouted buffer -> (producer, index)
+    cur: dict[int, tuple[str, tuple[int, ...]]] = {}  # rerouted buffer -> (producer, index)
     handles: dict[tuple[str, tuple[int, ...]], str] = {}
     producer_shape: dict[str, Shape | None] = {}
-    host_of: dict[int, str] = {}            # buffer -> copy-done holding its host copy
-    pending_out: dict[int, tuple[str, str]] = {}   # buffer -> (done name, done text)
+    host_of: dict[int, str] = {}  # buffer -> copy-done holding its host copy
+    pending_out: dict[int, tuple[str, str]] = {}  # buffer -> (done name, done text)
     pending_in: dict[int, tuple[str, str]] = {}
     n_done = np.zeros(graph.n_ops, dtype=bool)
 
@@ -451,11 +523,10 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
         if key not in handles:
             parent = handle(producer, idx[:-1])
             pshape = producer_shape.get(producer) or comp.index[producer].shape
-            assert pshape is not None   # it has elements: a tuple shape
+            assert pshape is not None  # it has elements: a tuple shape
             sub = pshape.subshape(idx)
             name = fresh(f"{producer}.gte{'.'.join(map(str, idx))}")
-            extra.append(f"{ref(name)} = {sub} get-tuple-element({ref(parent)}), "
-                         f"index={idx[-1]}")
+            extra.append(f"{ref(name)} = {sub} get-tuple-element({ref(parent)}), index={idx[-1]}")
             after.setdefault(parent, []).append(name)
             result.helpers.append(name)
             handles[key] = name
@@ -478,7 +549,7 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
             oshape = comp.index[o].shape
             if oshape is not None and str(oshape) != str(shape_of(b)):
                 if oshape.is_tuple:
-                    continue    # read through a tuple: left to the check
+                    continue  # read through a tuple: left to the check
                 cast = fresh(f"{h}.bitcast")
                 extra.append(f"{ref(cast)} = {oshape} bitcast({ref(h)})")
                 order.append(cast)
@@ -495,10 +566,13 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
         if name is None and not ops:
             # a get-tuple-element / bitcast whose value now lives elsewhere
             b = value_buffer(ins.name)
-            if b is not None and b in cur and ins.opcode in ("get-tuple-element", "bitcast") \
-                    and ins.shape is not None:
-                return (f"{ref(ins.name)} = {ins.shape} "
-                        f"bitcast({ref(handle(*cur[b]))})")
+            if (
+                b is not None
+                and b in cur
+                and ins.opcode in ("get-tuple-element", "bitcast")
+                and ins.shape is not None
+            ):
+                return f"{ref(ins.name)} = {ins.shape} bitcast({ref(handle(*cur[b]))})"
             return None
         return _instruction_text(module, ins, name, ops, attrs)
 
@@ -522,7 +596,7 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
                 raise InputError(f"the plan computes {opname!r} twice, which cannot be cloned")
             clone = fresh(f"{opname}.remat")
             line = routed_text(x, clone)
-            assert line is not None   # given a name, routed_text always writes the op
+            assert line is not None  # given a name, routed_text always writes the op
             extra.append(line)
             order.append(clone)
             result.clones[clone] = opname
@@ -534,8 +608,7 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
         elif code == EVICT:
             src = handle(*cur[x]) if x in cur else handle(*orig[x]) if x in orig else None
             if src is None:
-                raise InputError(f"cannot evict {graph.buffer_names[x]!r}: no instruction "
-                                 "holds it")
+                raise InputError(f"cannot evict {graph.buffer_names[x]!r}: no instruction holds it")
             sh = shape_of(x)
             base = fresh(f"{graph.buffer_names[x]}.evict")
             start, done = fresh(base + ".start"), fresh(base + ".done")
@@ -552,13 +625,16 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
                 emit_done(pending_in, x)
         elif code == PREFETCH:
             if x not in host_of or x in pending_out:
-                raise InputError(f"the plan prefetches {graph.buffer_names[x]!r} before its "
-                                 "copy to the host is done")
+                raise InputError(
+                    f"the plan prefetches {graph.buffer_names[x]!r} before its "
+                    "copy to the host is done"
+                )
             sh = shape_of(x)
             base = fresh(f"{graph.buffer_names[x]}.prefetch")
             start, done = fresh(base + ".start"), fresh(base + ".done")
-            extra.append(f"{ref(start)} = ({sh}, {host_shape_text(sh)}, u32[]) "
-                         f"copy-start({ref(host_of[x])})")
+            extra.append(
+                f"{ref(start)} = ({sh}, {host_shape_text(sh)}, u32[]) copy-start({ref(host_of[x])})"
+            )
             order.append(start)
             pending_in[x] = (done, f"{ref(done)} = {sh} copy-done({ref(start)})")
             producer_shape[done] = sh
@@ -580,24 +656,35 @@ def remat_module_text(module: HloModule, graph: Graph, events: Sequence[tuple[in
 
     for name in order:
         place(name)
-    out = write_hlo(module, {comp.name: full}, extra={comp.name: extra},
-                    replace={comp.name: replace}, check=False,
-                    computations_before={comp.name: new_comps} if new_comps else None)
+    out = write_hlo(
+        module,
+        {comp.name: full},
+        extra={comp.name: extra},
+        replace={comp.name: replace},
+        check=False,
+        computations_before={comp.name: new_comps} if new_comps else None,
+    )
     if comment:
         out = "".join(f"// {line}\n" for line in comment.splitlines()) + out
     if check:
         try:
             module_graphs(parse_hlo_text(out))
         except InputError as e:
-            raise InputError(f"the module with the plan written in does not hold together: "
-                             f"{e}") from None
+            raise InputError(
+                f"the module with the plan written in does not hold together: {e}"
+            ) from None
     result.text = out
     return result
 
 
-def verify_remat_module(text: str, computation: str, scenarios, budget: int,
-                        evicted: Sequence[str] = (), plan_peak: int | None = None
-                        ) -> tuple[Graph, int]:
+def verify_remat_module(
+    text: str,
+    computation: str,
+    scenarios,
+    budget: int,
+    evicted: Sequence[str] = (),
+    plan_peak: int | None = None,
+) -> tuple[Graph, int]:
     """Read a written remat module back and check it as every schedule is checked: the
     computation's text order passes the validator, its simulated peak (host ``S(5)`` copies
     count 0) is within ``budget``, and each ``copy-start`` in ``evicted`` puts its copy in
@@ -608,24 +695,24 @@ def verify_remat_module(text: str, computation: str, scenarios, budget: int,
         raise ScheduleError(f"the written module does not read back: {e}") from None
     if g.original_order is None:
         raise ScheduleError("the written module is not marked is_scheduled=true")
-    peak = int(validate_schedule(g, g.original_order, scenarios,
-                                 what="written remat module")[0])
+    peak = int(validate_schedule(g, g.original_order, scenarios, what="written remat module")[0])
     for start in evicted:
         i = g.op_index(start)
         host = [int(b) for b in g.defines(i) if int(g.buffer_space[b]) == HOST_SPACE]
         if not host:
             raise ScheduleError(f"written remat module: {start!r} does not copy to host memory")
     if peak > int(budget):
-        why = (f"the plan itself needs {int(plan_peak)} B" if plan_peak is not None and
-               int(plan_peak) > int(budget) else
-               "it counts each copy-start's tuple table and context (28 B while in flight), "
-               "which the plan does not")
-        raise ScheduleError(f"the written module's simulated peak {peak} B exceeds the budget "
-                            f"{int(budget)} B ({why})")
+        why = (
+            f"the plan itself needs {int(plan_peak)} B"
+            if plan_peak is not None and int(plan_peak) > int(budget)
+            else "it counts each copy-start's tuple table and context (28 B while in flight), "
+            "which the plan does not"
+        )
+        raise ScheduleError(
+            f"the written module's simulated peak {peak} B exceeds the budget "
+            f"{int(budget)} B ({why})"
+        )
     return g, peak
-
-
-
 
 
 # -- synchronous collectives written in XLA's async form ------------------------------------
@@ -664,7 +751,7 @@ def _call_parts(module: HloModule, ins: HloInstruction) -> tuple[str, str]:
         raise InputError(f"cannot find the opcode of {ins.name!r} in its text")
     open_at = at + len(ins.raw_opcode)
     close = _closing_paren(text, open_at)
-    return text[open_at + 1:close], text[close + 1:ins.span[1]]
+    return text[open_at + 1 : close], text[close + 1 : ins.span[1]]
 
 
 _CONTROL_PREDS = re.compile(r",\s*control-predecessors=\{[^}]*\}")
@@ -684,12 +771,17 @@ class AsyncHlo:
 
     text: str
     computation: str
-    pairs: dict[str, tuple[str, str]] = field(default_factory=dict)   # original -> (start, done)
-    wrapped: dict[str, str] = field(default_factory=dict)             # original -> computation
+    pairs: dict[str, tuple[str, str]] = field(default_factory=dict)  # original -> (start, done)
+    wrapped: dict[str, str] = field(default_factory=dict)  # original -> computation
 
 
-def async_module_text(module: HloModule, graph: Graph, order: Sequence[int],
-                      computation: str | None = None, check: bool = True) -> AsyncHlo:
+def async_module_text(
+    module: HloModule,
+    graph: Graph,
+    order: Sequence[int],
+    computation: str | None = None,
+    check: bool = True,
+) -> AsyncHlo:
     """Write ``order`` of ``graph`` (made by ``convert_sync_collectives`` from a computation
     of ``module``) into the module, each collective the graph split written in XLA's async
     form at the start's and the done's positions of the order.
@@ -712,7 +804,7 @@ def async_module_text(module: HloModule, graph: Graph, order: Sequence[int],
 
     pct = "%" if text.startswith("%", comp.instructions[0].name_offset) else ""
     result = AsyncHlo("", comp.name)
-    names: dict[int, str] = {}          # graph op -> instruction name in the written module
+    names: dict[int, str] = {}  # graph op -> instruction name in the written module
     extra: list[str] = []
     replace: dict[str, str] = {}
     new_comps: list[str] = []
@@ -722,8 +814,10 @@ def async_module_text(module: HloModule, graph: Graph, order: Sequence[int],
         orig = str(a["converted_from"])
         ins = comp.index.get(orig)
         if ins is None:
-            raise InputError(f"the graph's {graph.op_names[i]!r} comes from {orig!r}, which is "
-                             f"not an instruction of {comp.name!r}")
+            raise InputError(
+                f"the graph's {graph.op_names[i]!r} comes from {orig!r}, which is "
+                f"not an instruction of {comp.name!r}"
+            )
         done = int(graph.async_done[i])
         if done < 0 or ins.shape is None:
             raise InputError(f"cannot write {orig!r} as an async pair")
@@ -747,7 +841,7 @@ def async_module_text(module: HloModule, graph: Graph, order: Sequence[int],
             elif "slice_sizes" in ins.attrs and len(op_shapes) == 4:
                 # in place (input, output, input offsets, output offsets)
                 shape = f"({op_shapes[0]}, {op_shapes[1]}, u32[], u32[])"
-            else:   # combined: a tuple of the operands, sent and received
+            else:  # combined: a tuple of the operands, sent and received
                 both = _tuple_text(op_shapes)
                 shape = f"({both}, {both}, u32[], u32[])"
             extra.append(f"{pct}{start} = {shape} {kind}-start({operands}){attrs}")
@@ -756,33 +850,46 @@ def async_module_text(module: HloModule, graph: Graph, order: Sequence[int],
             wname = fresh(f"{orig}.async_wrapped")
             params = [fresh(f"{orig}.param_{k}") for k in range(len(op_shapes))]
             inner = fresh(f"{orig}.wrapped")
-            body = [f"  {pct}{p} = {s} parameter({k})"
-                    for k, (p, s) in enumerate(zip(params, op_shapes))]
-            body.append(f"  ROOT {pct}{inner} = {ins.shape} {kind}("
-                        + ", ".join(pct + p for p in params) + ")"
-                        + _CONTROL_PREDS.sub("", attrs))
+            body = [
+                f"  {pct}{p} = {s} parameter({k})"
+                for k, (p, s) in enumerate(zip(params, op_shapes))
+            ]
+            body.append(
+                f"  ROOT {pct}{inner} = {ins.shape} {kind}("
+                + ", ".join(pct + p for p in params)
+                + ")"
+                + _CONTROL_PREDS.sub("", attrs)
+            )
             sig = ", ".join(f"{p}: {s}" for p, s in zip(params, op_shapes))
-            new_comps.append(f"{pct}{wname} ({sig}) -> {ins.shape} {{\n" + "\n".join(body)
-                             + "\n}")
+            new_comps.append(f"{pct}{wname} ({sig}) -> {ins.shape} {{\n" + "\n".join(body) + "\n}")
             shape = f"({_tuple_text(op_shapes)}, {ins.shape})"
-            extra.append(f"{pct}{start} = {shape} async-start({operands}), "
-                         f"calls={pct}{wname}{_attr_text(ins, 'control-predecessors')}{meta}")
+            extra.append(
+                f"{pct}{start} = {shape} async-start({operands}), "
+                f"calls={pct}{wname}{_attr_text(ins, 'control-predecessors')}{meta}"
+            )
             replace[orig] = f"{pct}{orig} = {ins.shape} async-done({pct}{start}){meta}"
             result.wrapped[orig] = wname
         result.pairs[orig] = (start, orig)
     if not result.pairs:
-        raise InputError(f"the graph has no collective split into a start/done pair in "
-                         f"{comp.name!r}")
+        raise InputError(
+            f"the graph has no collective split into a start/done pair in {comp.name!r}"
+        )
     written = [names.get(int(i), graph.op_names[int(i)]) for i in order]
-    out = write_hlo(module, {comp.name: written}, extra={comp.name: extra},
-                    replace={comp.name: replace}, check=False,
-                    computations_before={comp.name: new_comps} if new_comps else None)
+    out = write_hlo(
+        module,
+        {comp.name: written},
+        extra={comp.name: extra},
+        replace={comp.name: replace},
+        check=False,
+        computations_before={comp.name: new_comps} if new_comps else None,
+    )
     if check:
         try:
             module_graphs(parse_hlo_text(out))
         except InputError as e:
-            raise InputError(f"the module with async collectives does not hold together: {e}"
-                             ) from None
+            raise InputError(
+                f"the module with async collectives does not hold together: {e}"
+            ) from None
     result.text = out
     return result
 
@@ -799,14 +906,23 @@ def verify_async_module(text: str, written: AsyncHlo, scenarios) -> tuple[Graph,
     if g.original_order is None:
         raise ScheduleError("the written module is not marked is_scheduled=true")
     peaks = validate_schedule(g, g.original_order, scenarios, what="written async module")
-    for orig, (start, done) in written.pairs.items():
+    for _orig, (start, done) in written.pairs.items():
         s, d = g.op_index(start), g.op_index(done)
         if int(g.async_done[s]) != d:
-            raise ScheduleError(f"written async module: {start!r} and {done!r} do not read "
-                                "back as an async pair")
+            raise ScheduleError(
+                f"written async module: {start!r} and {done!r} do not read back as an async pair"
+            )
     return g, peaks
 
 
-__all__ = ["write_hlo", "write_hlo_file", "remat_module_text", "verify_remat_module",
-           "host_shape_text", "RematHlo", "async_module_text", "verify_async_module",
-           "AsyncHlo"]
+__all__ = [
+    "write_hlo",
+    "write_hlo_file",
+    "remat_module_text",
+    "verify_remat_module",
+    "host_shape_text",
+    "RematHlo",
+    "async_module_text",
+    "verify_async_module",
+    "AsyncHlo",
+]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.plain import to_plain
-from cpsched.readers.json_graph import FORMAT, VERSION
 from cpsched.core.scenarios import Scenarios
+from cpsched.readers.json_graph import FORMAT, VERSION
 
 
 def _kind_name(k: int) -> str:
@@ -16,13 +16,20 @@ def graph_to_dict(graph: Graph, scenarios: Scenarios | None = None) -> dict:
     names = graph.op_names
     ops = []
     for i in range(graph.n_ops):
-        op: dict = {"name": names[i], "opcode": graph.opcodes[i], "kind": _kind_name(graph.kinds[i])}
+        op: dict = {
+            "name": names[i],
+            "opcode": graph.opcodes[i],
+            "kind": _kind_name(graph.kinds[i]),
+        }
         if graph.operands(i).size:
             op["operands"] = [names[o] for o in graph.operands(i)]
         if graph.control_preds(i).size:
             op["control_preds"] = [names[o] for o in graph.control_preds(i)]
-        for field, exprs in (("flops", graph.flops), ("bytes_accessed", graph.bytes_accessed),
-                             ("transient", graph.transient)):
+        for field, exprs in (
+            ("flops", graph.flops),
+            ("bytes_accessed", graph.bytes_accessed),
+            ("transient", graph.transient),
+        ):
             if exprs[i].terms:
                 op[field] = str(exprs[i])
         if graph.async_start[i] >= 0:
@@ -41,8 +48,11 @@ def graph_to_dict(graph: Graph, scenarios: Scenarios | None = None) -> dict:
         ops.append(op)
     buffers = []
     for j in range(graph.n_buffers):
-        buf: dict = {"name": graph.buffer_names[j], "op": names[graph.buffer_def[j]],
-                     "size": str(graph.buffer_sizes[j])}
+        buf: dict = {
+            "name": graph.buffer_names[j],
+            "op": names[graph.buffer_def[j]],
+            "size": str(graph.buffer_sizes[j]),
+        }
         users = graph.buffer_users(j)
         if users.size:
             buf["users"] = [names[u] for u in users]
@@ -54,9 +64,16 @@ def graph_to_dict(graph: Graph, scenarios: Scenarios | None = None) -> dict:
             buf["space"] = int(graph.buffer_space[j])
         buffers.append(buf)
     meta = to_plain(dict(graph.meta))
-    out = {"format": FORMAT, "version": VERSION, "name": graph.name, "ops": ops,
-           "buffers": buffers,
-           "order": [names[i] for i in graph.original_order] if graph.original_order is not None else None}
+    out = {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": graph.name,
+        "ops": ops,
+        "buffers": buffers,
+        "order": [names[i] for i in graph.original_order]
+        if graph.original_order is not None
+        else None,
+    }
     scen = meta.pop("scenarios", None)
     if scenarios is not None and scenarios.dims:
         scen = scenarios.to_json()
@@ -65,4 +82,3 @@ def graph_to_dict(graph: Graph, scenarios: Scenarios | None = None) -> dict:
     if meta:
         out["meta"] = meta
     return out
-

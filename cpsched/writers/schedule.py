@@ -17,7 +17,8 @@ VERSION = 1
 
 def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "format": FORMAT, "version": VERSION,
+        "format": FORMAT,
+        "version": VERSION,
         "graph": schedule.graph.name,
         "method": schedule.method,
         "status": schedule.status,
@@ -35,15 +36,16 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
     return out
 
 
-
 def order_from_names(graph: Graph, names: list[str], path: str | None = None) -> list[int]:
     out = []
     for k, name in enumerate(names):
         try:
             out.append(graph.op_index(str(name)))
         except KeyError:
-            raise InputError(f"schedule entry #{k + 1} names op {name!r}, which {graph.name} "
-                             "does not have", path=path) from None
+            raise InputError(
+                f"schedule entry #{k + 1} names op {name!r}, which {graph.name} does not have",
+                path=path,
+            ) from None
     return out
 
 
@@ -64,5 +66,6 @@ def read_order(graph: Graph, path: str) -> list[int]:
             return order_from_names(graph, [other.op_names[i] for i in other.original_order], path)
         names = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
         return order_from_names(graph, names, path)
-    raise InputError("not a schedule: expected schedule JSON, scheduled HLO or a list of op names",
-                     path=path)
+    raise InputError(
+        "not a schedule: expected schedule JSON, scheduled HLO or a list of op names", path=path
+    )

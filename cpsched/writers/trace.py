@@ -52,19 +52,42 @@ def _us(ns: int) -> float:
     return ns / 1000.0
 
 
-def _one(tl: Timeline, graph: Graph, pid: int, scale: float, include_zero: bool,
-         flow_base: int, usage: np.ndarray | None = None) -> list[dict[str, Any]]:
+def _one(
+    tl: Timeline,
+    graph: Graph,
+    pid: int,
+    scale: float,
+    include_zero: bool,
+    flow_base: int,
+    usage: np.ndarray | None = None,
+) -> list[dict[str, Any]]:
     ev: list[dict[str, Any]] = []
     names = graph.op_names
-    ev.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
-               "args": {"name": f"{graph.name} [{tl.scenario}]"}})
-    ev.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
-               "args": {"sort_index": pid}})
+    ev.append(
+        {
+            "ph": "M",
+            "name": "process_name",
+            "pid": pid,
+            "tid": 0,
+            "args": {"name": f"{graph.name} [{tl.scenario}]"},
+        }
+    )
+    ev.append(
+        {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}}
+    )
     for q, sname in enumerate(tl.streams):
-        ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": q + 1,
-                   "args": {"name": sname}})
-        ev.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": q + 1,
-                   "args": {"sort_index": q}})
+        ev.append(
+            {"ph": "M", "name": "thread_name", "pid": pid, "tid": q + 1, "args": {"name": sname}}
+        )
+        ev.append(
+            {
+                "ph": "M",
+                "name": "thread_sort_index",
+                "pid": pid,
+                "tid": q + 1,
+                "args": {"sort_index": q},
+            }
+        )
     sync_ops = set(int(x) for x in tl.pair_start[tl.pair_sync])
     # rows by op, to annotate starts and dones
     row_of_start = {int(tl.pair_start[k]): k for k in range(tl.n_pairs)}
@@ -77,8 +100,9 @@ def _one(tl: Timeline, graph: Graph, pid: int, scale: float, include_zero: bool,
             t = _ns(float(tl.start[i]) * scale)
             live[t] = max(live.get(t, 0), int(usage[step]))
         for t in sorted(live):
-            ev.append({"ph": "C", "name": "memory", "pid": pid, "ts": _us(t),
-                       "args": {"bytes": live[t]}})
+            ev.append(
+                {"ph": "C", "name": "memory", "pid": pid, "ts": _us(t), "args": {"bytes": live[t]}}
+            )
     for step, i in enumerate(tl.order.tolist()):
         b = _ns(float(tl.start[i]) * scale)
         e = _ns(float(tl.end[i]) * scale)
@@ -88,28 +112,49 @@ def _one(tl: Timeline, graph: Graph, pid: int, scale: float, include_zero: bool,
         k = row_of_done.get(i)
         if k is not None and tl.wait[k] > 0:
             wb = min(b, _ns((float(tl.start[i]) - float(tl.wait[k])) * scale))
-            ev.append({"ph": "X", "name": f"wait {names[i]}", "cat": "wait", "pid": pid,
-                       "tid": 1, "ts": _us(wb), "dur": _us(b - wb),
-                       "args": {"waits_for": names[int(tl.pair_start[k])],
-                                "class": tl.pair_class[k]}})
+            ev.append(
+                {
+                    "ph": "X",
+                    "name": f"wait {names[i]}",
+                    "cat": "wait",
+                    "pid": pid,
+                    "tid": 1,
+                    "ts": _us(wb),
+                    "dur": _us(b - wb),
+                    "args": {"waits_for": names[int(tl.pair_start[k])], "class": tl.pair_class[k]},
+                }
+            )
         args: dict[str, Any] = {"step": step, "opcode": graph.opcodes[i]}
         cat = "compute"
         ks: int | None
         if i in sync_ops:
             cat = "sync-collective"
             ks = row_of_start[i]
-            args.update({"class": tl.pair_class[ks],
-                         "transfer": _r(tl.transfer_time[ks] * scale)})
+            args.update({"class": tl.pair_class[ks], "transfer": _r(tl.transfer_time[ks] * scale)})
         elif is_async:
             cat = "async"
             ks = row_of_start.get(i, k)
             if ks is not None:
                 d = int(tl.pair_done[ks])
-                args.update({"start": names[int(tl.pair_start[ks])],
-                             "done": names[d] if d >= 0 else None,
-                             "distance": int(dist[ks])})
-        ev.append({"ph": "X", "name": names[i], "cat": cat, "pid": pid, "tid": 1,
-                   "ts": _us(b), "dur": _us(max(e - b, 0)), "args": args})
+                args.update(
+                    {
+                        "start": names[int(tl.pair_start[ks])],
+                        "done": names[d] if d >= 0 else None,
+                        "distance": int(dist[ks]),
+                    }
+                )
+        ev.append(
+            {
+                "ph": "X",
+                "name": names[i],
+                "cat": cat,
+                "pid": pid,
+                "tid": 1,
+                "ts": _us(b),
+                "dur": _us(max(e - b, 0)),
+                "args": args,
+            }
+        )
     for k in range(tl.n_pairs):
         if tl.pair_sync[k]:
             continue
@@ -117,39 +162,57 @@ def _one(tl: Timeline, graph: Graph, pid: int, scale: float, include_zero: bool,
         tid = int(tl.pair_stream[k]) + 1
         tb = _ns(float(tl.transfer_begin[k]) * scale)
         te = _ns(float(tl.transfer_end[k]) * scale)
-        ev.append({"ph": "X", "name": names[s_op], "cat": "async", "pid": pid, "tid": tid,
-                   "ts": _us(tb), "dur": _us(max(te - tb, 0)),
-                   "args": {"class": tl.pair_class[k], "start": names[s_op],
-                            "done": names[d_op] if d_op >= 0 else None,
-                            "start_index": int(tl.pair_start_index[k]),
-                            "done_index": int(tl.pair_done_index[k]),
-                            "distance": int(dist[k]),
-                            "transfer": _r(tl.transfer_time[k] * scale),
-                            "overlapped": _r(tl.overlapped[k] * scale),
-                            "exposed": _r(tl.wait[k] * scale)}})
+        ev.append(
+            {
+                "ph": "X",
+                "name": names[s_op],
+                "cat": "async",
+                "pid": pid,
+                "tid": tid,
+                "ts": _us(tb),
+                "dur": _us(max(te - tb, 0)),
+                "args": {
+                    "class": tl.pair_class[k],
+                    "start": names[s_op],
+                    "done": names[d_op] if d_op >= 0 else None,
+                    "start_index": int(tl.pair_start_index[k]),
+                    "done_index": int(tl.pair_done_index[k]),
+                    "distance": int(dist[k]),
+                    "transfer": _r(tl.transfer_time[k] * scale),
+                    "overlapped": _r(tl.overlapped[k] * scale),
+                    "exposed": _r(tl.wait[k] * scale),
+                },
+            }
+        )
         fid = flow_base + k
         common = {"cat": "async", "name": "async", "id": fid, "pid": pid}
         ev.append({**common, "ph": "s", "tid": 1, "ts": _us(_ns(tl.start[s_op] * scale))})
         ev.append({**common, "ph": "t", "tid": tid, "ts": _us(tb)})
         if d_op >= 0:
-            ev.append({**common, "ph": "f", "bp": "e", "tid": 1,
-                       "ts": _us(_ns(tl.start[d_op] * scale))})
+            ev.append(
+                {**common, "ph": "f", "bp": "e", "tid": 1, "ts": _us(_ns(tl.start[d_op] * scale))}
+            )
     return ev
 
 
-def _usage(timeline: "Timeline | Timelines", graph: Graph) -> np.ndarray | None:
+def _usage(timeline: Timeline | Timelines, graph: Graph) -> np.ndarray | None:
     """Bytes live per step and scenario, where the scenarios are known."""
     if isinstance(timeline, Timelines):
         sc = timeline.scenarios
     elif not graph.dims:
         sc = static()
-    else:       # one scenario of a symbolic graph: its dim values are not in a Timeline
+    else:  # one scenario of a symbolic graph: its dim values are not in a Timeline
         return None
     return simulate(graph, timeline.order, sc).usage
 
 
-def timeline_to_trace(timeline: "Timeline | Timelines", graph: Graph | None = None, *,
-                      include_zero: bool = False, memory: bool = True) -> dict:
+def timeline_to_trace(
+    timeline: Timeline | Timelines,
+    graph: Graph | None = None,
+    *,
+    include_zero: bool = False,
+    memory: bool = True,
+) -> dict:
     """The trace-event JSON object (``{"traceEvents": [...], ...}``) of one scenario's
     ``Timeline``, or of every scenario of a ``Timelines`` (one process each).
 
@@ -162,23 +225,39 @@ def timeline_to_trace(timeline: "Timeline | Timelines", graph: Graph | None = No
     events: list[dict[str, Any]] = []
     base = 0
     for s, tl in enumerate(tls):
-        events += _one(tl, graph, s + 1, _scale(tl.unit), include_zero, base,
-                       None if usage is None else usage[s])
+        events += _one(
+            tl,
+            graph,
+            s + 1,
+            _scale(tl.unit),
+            include_zero,
+            base,
+            None if usage is None else usage[s],
+        )
         base += tl.n_pairs
     unit = tls[0].unit if tls else UNIT_SECONDS
-    return {"traceEvents": events,
-            "otherData": {"graph": graph.name, "unit": unit,
-                          "scenarios": [t.scenario for t in tls],
-                          "makespan": [t.makespan for t in tls],
-                          "exposed_comm": [t.exposed_comm for t in tls]}}
+    return {
+        "traceEvents": events,
+        "otherData": {
+            "graph": graph.name,
+            "unit": unit,
+            "scenarios": [t.scenario for t in tls],
+            "makespan": [t.makespan for t in tls],
+            "exposed_comm": [t.exposed_comm for t in tls],
+        },
+    }
 
 
-def write_trace(path: str, timeline: "Timeline | Timelines", graph: Graph | None = None,
-                inputs: tuple[str, ...] = (), **options) -> None:
+def write_trace(
+    path: str,
+    timeline: Timeline | Timelines,
+    graph: Graph | None = None,
+    inputs: tuple[str, ...] = (),
+    **options,
+) -> None:
     """Write the trace JSON to ``path`` (never over one of ``inputs``)."""
     data = timeline_to_trace(timeline, graph, **options)
-    write_text(path, json.dumps(data, separators=(",", ":"), default=_json_default) + "\n",
-               inputs)
+    write_text(path, json.dumps(data, separators=(",", ":"), default=_json_default) + "\n", inputs)
 
 
 def _json_default(x):

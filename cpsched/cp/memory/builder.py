@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -21,26 +21,26 @@ from cpsched.cp.runtime import SolverConfig
 
 @dataclass(frozen=True)
 class ModelOptions:
-    memory: str = "cumulative"      # cumulative | per-op | both
-    precedence: str = "distance"    # direct | reduction | distance | closure
-    exact_liveness: bool = True     # end = max(users) (else end >= each user)
-    symmetry: bool = True           # order identical independent ops
-    domains: bool = True            # pos[v] in [#ancestors, n - 1 - #descendants]
-    peak_bound: bool = True         # peak[s] >= the forced-live lower bound
-    per_op_max_literals: int = 60_000   # 'both'/'per-op' fall back to cumulative above this
+    memory: str = "cumulative"  # cumulative | per-op | both
+    precedence: str = "distance"  # direct | reduction | distance | closure
+    exact_liveness: bool = True  # end = max(users) (else end >= each user)
+    symmetry: bool = True  # order identical independent ops
+    domains: bool = True  # pos[v] in [#ancestors, n - 1 - #descendants]
+    peak_bound: bool = True  # peak[s] >= the forced-live lower bound
+    per_op_max_literals: int = 60_000  # 'both'/'per-op' fall back to cumulative above this
 
-    def with_(self, **kw) -> "ModelOptions":
+    def with_(self, **kw) -> ModelOptions:
         return replace(self, **kw)
 
 
 @dataclass
 class ObjectiveSpec:
-    kind: str                                   # weighted | minimax | stage | budget
-    weights: np.ndarray | None = None           # [S]
-    minimax_lbs: np.ndarray | None = None       # [S] bytes
+    kind: str  # weighted | minimax | stage | budget
+    weights: np.ndarray | None = None  # [S]
+    minimax_lbs: np.ndarray | None = None  # [S] bytes
     stage: int = 0
-    stage_caps: dict | None = None              # {s: cap in model units}
-    budgets: np.ndarray | None = None           # [S] bytes
+    stage_caps: dict | None = None  # {s: cap in model units}
+    budgets: np.ndarray | None = None  # [S] bytes
 
 
 @dataclass
@@ -54,9 +54,14 @@ def count_per_op_literals(p: Problem) -> int:
     return int(C.maybe_live(p).sum())
 
 
-def build(p: Problem, spec: ObjectiveSpec, opts: ModelOptions = ModelOptions(),
-          scale: Scale | None = None, hint: list[int] | None = None,
-          peak_lower_bytes: np.ndarray | None = None) -> Built:
+def build(
+    p: Problem,
+    spec: ObjectiveSpec,
+    opts: ModelOptions = ModelOptions(),
+    scale: Scale | None = None,
+    hint: list[int] | None = None,
+    peak_lower_bytes: np.ndarray | None = None,
+) -> Built:
     scale = scale or make_scale(p)
     model = cp_model.CpModel()
     V = make_vars(p, scale, model, domains=opts.domains, peak_bound=opts.peak_bound)
@@ -81,7 +86,7 @@ def build(p: Problem, spec: ObjectiveSpec, opts: ModelOptions = ModelOptions(),
     if opts.symmetry:
         info["symmetry_constraints"] = C.symmetry(V)
     if spec.kind == "weighted":
-        assert spec.weights is not None   # each kind comes with its fields
+        assert spec.weights is not None  # each kind comes with its fields
         obj = O.weighted(V, spec.weights)
     elif spec.kind == "minimax":
         assert spec.minimax_lbs is not None
@@ -100,29 +105,47 @@ def build(p: Problem, spec: ObjectiveSpec, opts: ModelOptions = ModelOptions(),
 
 @dataclass
 class CpRun:
-    status: str                    # a cpsched.cp.runtime status
-    order: list[int] | None        # best local order found
-    objective: float | None        # model objective of that order
-    bound: float | None            # proven bound of the model objective
-    peaks_units: np.ndarray | None # [S] model-unit peaks of the solution
+    status: str  # a cpsched.cp.runtime status
+    order: list[int] | None  # best local order found
+    objective: float | None  # model objective of that order
+    bound: float | None  # proven bound of the model objective
+    peaks_units: np.ndarray | None  # [S] model-unit peaks of the solution
     seconds: float
     stats: dict
     interrupted: bool = False
 
 
-def run(built: Built, cfg: SolverConfig, time_limit: float | None = None,
-        on_solution: Callable[[float, float], None] | None = None,
-        on_bound: Callable[[float], None] | None = None,
-        stop_at: float | None = None) -> CpRun:
+def run(
+    built: Built,
+    cfg: SolverConfig,
+    time_limit: float | None = None,
+    on_solution: Callable[[float, float], None] | None = None,
+    on_bound: Callable[[float], None] | None = None,
+    stop_at: float | None = None,
+) -> CpRun:
     """Solve ``built`` (``cpsched.cp.runtime.solve``) and read back the order and peaks."""
     t0 = time.perf_counter()
-    r = runtime.solve(built.vars.model, cfg, time_limit, on_solution=on_solution,
-                      on_bound=on_bound, stop_at=stop_at)
+    r = runtime.solve(
+        built.vars.model,
+        cfg,
+        time_limit,
+        on_solution=on_solution,
+        on_bound=on_bound,
+        stop_at=stop_at,
+    )
     V = built.vars
     order = peaks = None
     if r.solved:
         pos = np.array([r.value(x) for x in V.pos], dtype=np.int64)
         order = [int(v) for v in np.argsort(pos, kind="stable")]
         peaks = np.array([r.value(x) for x in V.peak], dtype=np.int64)
-    return CpRun(r.status, order, r.objective, r.bound, peaks, time.perf_counter() - t0,
-                 r.stats, r.interrupted)
+    return CpRun(
+        r.status,
+        order,
+        r.objective,
+        r.bound,
+        peaks,
+        time.perf_counter() - t0,
+        r.stats,
+        r.interrupted,
+    )

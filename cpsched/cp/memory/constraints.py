@@ -23,7 +23,7 @@ Every function takes the ``Vars`` of ``cpsched.cp.memory.variables`` and adds to
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -112,10 +112,10 @@ def memory_cumulative(V: Vars) -> None:
 def maybe_live(p: Problem) -> np.ndarray:
     """``[n, nb]`` bool: buffer b may be live at op v in some order, but is not forced."""
     n, nb = p.n, p.nb
-    can_before = np.ones((n, nb), dtype=bool)      # def can come at or before v
+    can_before = np.ones((n, nb), dtype=bool)  # def can come at or before v
     d = p.buf_def >= 0
-    can_before[:, d] = ~p.anc[p.buf_def[d]].T        # def is not a descendant of v
-    can_after = np.zeros((n, nb), dtype=bool)      # some user can come at or after v
+    can_before[:, d] = ~p.anc[p.buf_def[d]].T  # def is not a descendant of v
+    can_after = np.zeros((n, nb), dtype=bool)  # some user can come at or after v
     for b, us in enumerate(p.buf_users):
         if us:
             # u at or after v possible unless u is a strict ancestor of v
@@ -130,9 +130,9 @@ def memory_per_op(V: Vars, ops: list[int] | None = None) -> int:
     """Per-op memory rows with order literals; returns the number of live literals."""
     p, sc, m = V.problem, V.scale, V.model
     maybe = maybe_live(p)
-    forced_units = (p.forced_live.astype(np.int64) @ sc.sizes.T).T   # [S, n]
+    forced_units = (p.forced_live.astype(np.int64) @ sc.sizes.T).T  # [S, n]
     count = 0
-    for v in (range(p.n) if ops is None else ops):
+    for v in range(p.n) if ops is None else ops:
         bs = np.flatnonzero(maybe[v])
         lits = []
         for b in map(int, bs):
@@ -174,11 +174,24 @@ def memory_per_op(V: Vars, ops: list[int] | None = None) -> int:
 
 
 def op_signature(p: Problem, v: int) -> tuple:
-    defs = tuple(sorted((tuple(int(x) for x in p.sizes[:, b]), tuple(sorted(p.buf_users[b])),
-                         bool(p.buf_out[b])) for b in np.flatnonzero(p.buf_def == v)))
+    defs = tuple(
+        sorted(
+            (
+                tuple(int(x) for x in p.sizes[:, b]),
+                tuple(sorted(p.buf_users[b])),
+                bool(p.buf_out[b]),
+            )
+            for b in np.flatnonzero(p.buf_def == v)
+        )
+    )
     used = tuple(sorted(b for b, us in enumerate(p.buf_users) if v in us))
-    return (tuple(sorted(p.preds[v])), tuple(sorted(p.succs[v])), defs, used,
-            tuple(int(x) for x in p.transient[:, v]))
+    return (
+        tuple(sorted(p.preds[v])),
+        tuple(sorted(p.succs[v])),
+        defs,
+        used,
+        tuple(int(x) for x in p.transient[:, v]),
+    )
 
 
 def identical_groups(p: Problem) -> list[list[int]]:
@@ -190,10 +203,23 @@ def identical_groups(p: Problem) -> list[list[int]]:
         for u in us:
             uses[u].append(b)
     for v in range(p.n):
-        defs = tuple(sorted((tuple(int(x) for x in p.sizes[:, b]), tuple(sorted(p.buf_users[b])),
-                             bool(p.buf_out[b])) for b in np.flatnonzero(p.buf_def == v)))
-        key = (tuple(sorted(p.preds[v])), tuple(sorted(p.succs[v])), defs,
-               tuple(sorted(uses[v])), tuple(int(x) for x in p.transient[:, v]))
+        defs = tuple(
+            sorted(
+                (
+                    tuple(int(x) for x in p.sizes[:, b]),
+                    tuple(sorted(p.buf_users[b])),
+                    bool(p.buf_out[b]),
+                )
+                for b in np.flatnonzero(p.buf_def == v)
+            )
+        )
+        key = (
+            tuple(sorted(p.preds[v])),
+            tuple(sorted(p.succs[v])),
+            defs,
+            tuple(sorted(uses[v])),
+            tuple(int(x) for x in p.transient[:, v]),
+        )
         groups[key].append(v)
     return [g for g in groups.values() if len(g) > 1]
 

@@ -17,8 +17,14 @@ from cpsched.cp import runtime
 from cpsched.cp.runtime import SolverConfig
 
 
-def solve_naive(graph: Graph, scenarios: Scenarios | None = None, time_limit: float = 60.0,
-                workers: int = 2, seed: int = 0, hint: list[int] | None = None) -> dict:
+def solve_naive(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    time_limit: float = 60.0,
+    workers: int = 2,
+    seed: int = 0,
+    hint: list[int] | None = None,
+) -> dict:
     scenarios = scenarios or static()
     sizes = graph.sizes(scenarios)[0]
     n = graph.n_ops
@@ -40,7 +46,9 @@ def solve_naive(graph: Graph, scenarios: Scenarios | None = None, time_limit: fl
             end = n - 1
         elif users:
             end = m.new_int_var(0, n - 1, f"e{b}")
-            m.add_max_equality(end, [pos[u] for u in users] + ([pos[d]] if graph.buffer_live_in[b] else []))
+            m.add_max_equality(
+                end, [pos[u] for u in users] + ([pos[d]] if graph.buffer_live_in[b] else [])
+            )
         else:
             end = pos[d]
         size = m.new_int_var(1, n, f"l{b}")
@@ -53,8 +61,13 @@ def solve_naive(graph: Graph, scenarios: Scenarios | None = None, time_limit: fl
     for k, v in enumerate(hint):
         m.add_hint(pos[v], k)
     r = runtime.solve(m, SolverConfig(time_limit=time_limit, workers=workers, seed=seed))
-    out = {"status": r.status, "seconds": r.seconds, "objective": r.objective,
-           "bound": r.bound, "order": None}
+    out = {
+        "status": r.status,
+        "seconds": r.seconds,
+        "objective": r.objective,
+        "bound": r.bound,
+        "order": None,
+    }
     if r.solved:
         p = np.array([r.value(x) for x in pos])
         out["order"] = [int(v) for v in np.argsort(p, kind="stable")]

@@ -25,19 +25,19 @@ RES = 10_000
 @dataclass
 class Objective:
     kind: str
-    expr: object                   # what CP-SAT minimises
-    coefs: np.ndarray | None       # [S] for weighted
-    z: object | None = None        # minimax variable
+    expr: object  # what CP-SAT minimises
+    coefs: np.ndarray | None  # [S] for weighted
+    z: object | None = None  # minimax variable
     lbs: np.ndarray | None = None  # [S] minimax denominators (units)
 
     def value_of_peaks(self, peaks_units: np.ndarray) -> float:
         """The objective value this model would give to per-scenario peaks (units)."""
         if self.kind == "minimax":
-            assert self.lbs is not None   # set by minimax()
+            assert self.lbs is not None  # set by minimax()
             return float(max(-(-RES * int(p) // int(l)) for p, l in zip(peaks_units, self.lbs)))
         if self.kind.startswith("stage"):
             return float(peaks_units[int(self.kind[5:])])
-        assert self.coefs is not None   # weighted and budget objectives have coefficients
+        assert self.coefs is not None  # weighted and budget objectives have coefficients
         return float(np.dot(self.coefs, peaks_units))
 
 
@@ -61,8 +61,9 @@ def weighted(V: Vars, weights: np.ndarray) -> Objective:
 def minimax(V: Vars, lower_bounds_bytes: np.ndarray) -> Objective:
     """``lower_bounds_bytes``: per-scenario proven lower bounds (the denominators)."""
     sc = V.scale
-    lbs = np.array([max(1, sc.units(s, int(b))) for s, b in enumerate(lower_bounds_bytes)],
-                   dtype=np.int64)
+    lbs = np.array(
+        [max(1, sc.units(s, int(b))) for s, b in enumerate(lower_bounds_bytes)], dtype=np.int64
+    )
     ub = max(-(-RES * int(pk.proto.domain[-1]) // int(l)) for pk, l in zip(V.peak, lbs))
     z = V.model.new_int_var(0, max(RES, ub), "z")
     for pk, l in zip(V.peak, lbs):

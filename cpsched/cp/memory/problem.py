@@ -19,9 +19,9 @@ Everything is per scenario: ``sizes[s, b]``, ``transient[s, v]``, ``base[s]``, `
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Sequence
 
 import numpy as np
 
@@ -44,17 +44,17 @@ def _csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(eq=False)
 class Problem:
-    ops: np.ndarray                 # [n] global op index of each local op
-    preds: list[list[int]]          # direct precedences (local), u must come before v
-    buf_def: np.ndarray             # [nb] local defining op, -1 = live from step 0
-    buf_users: list[list[int]]      # [nb] local users
-    buf_out: np.ndarray             # [nb] bool, live to the last step
-    sizes: np.ndarray               # [S, nb] bytes
-    transient: np.ndarray           # [S, n] bytes
-    base: np.ndarray                # [S] bytes live at every step
-    floor: np.ndarray               # [S] peak of the rest of the schedule
+    ops: np.ndarray  # [n] global op index of each local op
+    preds: list[list[int]]  # direct precedences (local), u must come before v
+    buf_def: np.ndarray  # [nb] local defining op, -1 = live from step 0
+    buf_users: list[list[int]]  # [nb] local users
+    buf_out: np.ndarray  # [nb] bool, live to the last step
+    sizes: np.ndarray  # [S, nb] bytes
+    transient: np.ndarray  # [S, n] bytes
+    base: np.ndarray  # [S] bytes live at every step
+    floor: np.ndarray  # [S] peak of the rest of the schedule
     name: str = "problem"
-    buf_ids: np.ndarray | None = None   # [nb] global buffer index, -1 if synthetic
+    buf_ids: np.ndarray | None = None  # [nb] global buffer index, -1 if synthetic
     meta: dict = field(default_factory=dict)
 
     # -- basic structure ------------------------------------------------------------------
@@ -172,12 +172,12 @@ class Problem:
         """``[n, nb]`` bool: buffer b is live at op v's step in every order."""
         n, nb = self.n, self.nb
         eye = np.eye(n, dtype=bool)
-        selfanc = self.anc | eye                       # selfanc[v, u]: u == v or u before v
+        selfanc = self.anc | eye  # selfanc[v, u]: u == v or u before v
         before = np.ones((n, nb), dtype=bool)
         d = self.buf_def >= 0
         before[:, d] = selfanc[:, self.buf_def[d]]
         after = np.zeros((n, nb), dtype=bool)
-        selfdesc = self.desc | eye                     # selfdesc[v, x]: x == v or x after v
+        selfdesc = self.desc | eye  # selfdesc[v, x]: x == v or x after v
         for b, us in enumerate(self.buf_users):
             if us:
                 after[:, b] = selfdesc[:, us].any(axis=1)
@@ -226,6 +226,7 @@ class Problem:
 
 # -- constructors ---------------------------------------------------------------------------
 
+
 def from_graph(graph: Graph, scenarios: Scenarios) -> Problem:
     """The whole graph as a problem."""
     n = graph.n_ops
@@ -253,11 +254,18 @@ def from_graph(graph: Graph, scenarios: Scenarios) -> Problem:
         keep.append(b)
     keep_arr = np.asarray(keep, dtype=np.int64)
     return Problem(
-        ops=np.arange(n, dtype=np.int64), preds=preds,
-        buf_def=np.asarray(defs, dtype=np.int64), buf_users=users,
-        buf_out=np.asarray(outs, dtype=bool), sizes=sizes[:, keep_arr].reshape(len(scenarios), -1),
-        transient=trans, base=base, floor=np.zeros(len(scenarios), dtype=np.int64),
-        name=graph.name, buf_ids=keep_arr)
+        ops=np.arange(n, dtype=np.int64),
+        preds=preds,
+        buf_def=np.asarray(defs, dtype=np.int64),
+        buf_users=users,
+        buf_out=np.asarray(outs, dtype=bool),
+        sizes=sizes[:, keep_arr].reshape(len(scenarios), -1),
+        transient=trans,
+        base=base,
+        floor=np.zeros(len(scenarios), dtype=np.int64),
+        name=graph.name,
+        buf_ids=keep_arr,
+    )
 
 
 def window(full: Problem, order: Sequence[int] | np.ndarray, a: int, b: int) -> Problem:
@@ -299,11 +307,18 @@ def window(full: Problem, order: Sequence[int] | np.ndarray, a: int, b: int) -> 
         keep.append(j)
     keep_arr = np.asarray(keep, dtype=np.int64)
     return Problem(
-        ops=np.asarray(ops, dtype=np.int64), preds=preds,
-        buf_def=np.asarray(defs, dtype=np.int64), buf_users=users,
+        ops=np.asarray(ops, dtype=np.int64),
+        preds=preds,
+        buf_def=np.asarray(defs, dtype=np.int64),
+        buf_users=users,
         buf_out=np.asarray(outs, dtype=bool),
-        sizes=full.sizes[:, keep_arr].reshape(S, -1), transient=full.transient[:, ops],
-        base=base, floor=floor, name=f"{full.name}[{a}:{b}]", buf_ids=keep_arr)
+        sizes=full.sizes[:, keep_arr].reshape(S, -1),
+        transient=full.transient[:, ops],
+        base=base,
+        floor=floor,
+        name=f"{full.name}[{a}:{b}]",
+        buf_ids=keep_arr,
+    )
 
 
 def induced(full: Problem, subset: Sequence[int] | np.ndarray) -> Problem:
@@ -347,14 +362,23 @@ def induced(full: Problem, subset: Sequence[int] | np.ndarray) -> Problem:
         keep.append(j)
     keep_arr = np.asarray(keep, dtype=np.int64)
     return Problem(
-        ops=subset, preds=preds, buf_def=np.asarray(defs, dtype=np.int64), buf_users=users,
-        buf_out=np.asarray(outs, dtype=bool), sizes=full.sizes[:, keep_arr].reshape(S, -1),
-        transient=full.transient[:, subset], base=full.base.copy(),
-        floor=np.zeros(S, dtype=np.int64), name=f"{full.name}|{len(subset)}", buf_ids=keep_arr)
+        ops=subset,
+        preds=preds,
+        buf_def=np.asarray(defs, dtype=np.int64),
+        buf_users=users,
+        buf_out=np.asarray(outs, dtype=bool),
+        sizes=full.sizes[:, keep_arr].reshape(S, -1),
+        transient=full.transient[:, subset],
+        base=full.base.copy(),
+        floor=np.zeros(S, dtype=np.int64),
+        name=f"{full.name}|{len(subset)}",
+        buf_ids=keep_arr,
+    )
 
 
-def project(full: Problem, subset: Sequence[int] | np.ndarray, ref_order: Sequence[int] | None = None
-            ) -> Problem:
+def project(
+    full: Problem, subset: Sequence[int] | np.ndarray, ref_order: Sequence[int] | None = None
+) -> Problem:
     """A relaxation on a subset ``W`` of ops that keeps the buffers crossing it.
 
     Like ``induced`` but a buffer defined outside ``W`` is kept when some ``W`` op ``y`` lies
@@ -417,18 +441,26 @@ def project(full: Problem, subset: Sequence[int] | np.ndarray, ref_order: Sequen
         keep.append(j)
     keep_arr = np.asarray(keep, dtype=np.int64)
     return Problem(
-        ops=subset, preds=base_rel.preds, buf_def=np.asarray(defs, dtype=np.int64),
-        buf_users=users, buf_out=np.asarray(outs, dtype=bool),
-        sizes=full.sizes[:, keep_arr].reshape(S, -1), transient=full.transient[:, subset],
-        base=full.base.copy(), floor=np.zeros(S, dtype=np.int64),
-        name=f"{full.name}~{len(subset)}", buf_ids=keep_arr)
+        ops=subset,
+        preds=base_rel.preds,
+        buf_def=np.asarray(defs, dtype=np.int64),
+        buf_users=users,
+        buf_out=np.asarray(outs, dtype=bool),
+        sizes=full.sizes[:, keep_arr].reshape(S, -1),
+        transient=full.transient[:, subset],
+        base=full.base.copy(),
+        floor=np.zeros(S, dtype=np.int64),
+        name=f"{full.name}~{len(subset)}",
+        buf_ids=keep_arr,
+    )
 
 
 def to_global(problem: Problem, local_order: Sequence[int]) -> list[int]:
     return [int(problem.ops[v]) for v in local_order]
 
 
-def check_against_simulator(graph: Graph, scenarios: Scenarios, problem: Problem,
-                            order: Sequence[int]) -> bool:
+def check_against_simulator(
+    graph: Graph, scenarios: Scenarios, problem: Problem, order: Sequence[int]
+) -> bool:
     """Debug helper: the problem's peak of a whole-graph order equals the simulator's."""
     return bool(np.array_equal(problem.peak(order), simulate(graph, order, scenarios).peak))

@@ -28,13 +28,13 @@ DEFAULT_MAX_UNITS = 1 << 24
 
 @dataclass(frozen=True)
 class Scale:
-    unit: np.ndarray          # [S] bytes per unit
-    exact: np.ndarray         # [S] bool: the division is exact (no rounding)
-    sizes: np.ndarray         # [S, nb] units (rounded up)
-    transient: np.ndarray     # [S, n]
-    base: np.ndarray          # [S]
-    floor: np.ndarray         # [S]
-    max_items: int            # buffers + 1: the most items live at one step
+    unit: np.ndarray  # [S] bytes per unit
+    exact: np.ndarray  # [S] bool: the division is exact (no rounding)
+    sizes: np.ndarray  # [S, nb] units (rounded up)
+    transient: np.ndarray  # [S, n]
+    base: np.ndarray  # [S]
+    floor: np.ndarray  # [S]
+    max_items: int  # buffers + 1: the most items live at one step
 
     def units(self, s: int, nbytes: int) -> int:
         """Bytes to units, rounded up."""
@@ -78,6 +78,15 @@ def make_scale(p: Problem, max_units: int = DEFAULT_MAX_UNITS) -> Scale:
                 u = u2
                 exact[s] = bool(all(int(v) % u == 0 for v in np.unique(vals)))
         units[s] = u
-    up = lambda a: -(-np.asarray(a, dtype=np.int64) // units.reshape((-1,) + (1,) * (np.ndim(a) - 1)))
-    return Scale(unit=units, exact=exact, sizes=up(p.sizes), transient=up(p.transient),
-                 base=up(p.base), floor=up(p.floor), max_items=p.nb + 1)
+    up = lambda a: (
+        -(-np.asarray(a, dtype=np.int64) // units.reshape((-1,) + (1,) * (np.ndim(a) - 1)))
+    )
+    return Scale(
+        unit=units,
+        exact=exact,
+        sizes=up(p.sizes),
+        transient=up(p.transient),
+        base=up(p.base),
+        floor=up(p.floor),
+        max_items=p.nb + 1,
+    )

@@ -54,8 +54,9 @@ others and returns the best order found so far with ``info['interrupted'] = True
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -108,6 +109,7 @@ BEAM_MAX_WIDTH = 2000
 
 # -- scalar objectives (a max over steps) -----------------------------------------------------
 
+
 @dataclass
 class Scalar:
     """``cost = max_s coef_s * peak_s`` subject to ``peak_s <= caps_s``.
@@ -115,11 +117,11 @@ class Scalar:
     ``coef=None`` means one scenario and cost in bytes.
     """
 
-    kind: str                       # peak | ratio | stage
+    kind: str  # peak | ratio | stage
     S: int
     coef: np.ndarray | None = None
     caps: np.ndarray | None = None  # bytes, per scenario (None: no caps)
-    den: np.ndarray | None = None   # ratio denominators (bytes)
+    den: np.ndarray | None = None  # ratio denominators (bytes)
     stage: int = 0
 
     def cost(self, peaks: np.ndarray) -> float:
@@ -158,27 +160,27 @@ class Scalar:
 
 @dataclass
 class Outcome:
-    order: list[int]                # local order
+    order: list[int]  # local order
     cost: float
     bound: float
     engine: str
-    proven: bool = False            # cost is optimal (to the objective's resolution)
+    proven: bool = False  # cost is optimal (to the objective's resolution)
 
 
 @dataclass
 class Ctx:
-    clock: Clock                # wall seconds, or in deterministic mode the budget handed out
+    clock: Clock  # wall seconds, or in deterministic mode the budget handed out
     cfg: SolverConfig
     progress: Callable[[float, float, float, float], None] | None
     opts: ModelOptions
     phases: list = field(default_factory=list)
-    display: Callable[[float], float] = lambda x: x     # cost -> shown objective
+    display: Callable[[float], float] = lambda x: x  # cost -> shown objective
     best_shown: float | None = None
     bound_shown: float | None = None
     phase: str = ""
-    combine: Callable | None = None   # segment (cost, bound) -> whole-problem (cost, bound)
+    combine: Callable | None = None  # segment (cost, bound) -> whole-problem (cost, bound)
     window_engine: str = "search"
-    stop_cost: float | None = None    # stop once a scalar cost is at or below this, or the
+    stop_cost: float | None = None  # stop once a scalar cost is at or below this, or the
     #                                   bound proves it out of reach
 
     def settled(self, cost: float, bound: float) -> bool:
@@ -201,12 +203,15 @@ class Ctx:
     def elapsed(self) -> float:
         return self.clock.elapsed()
 
-    def report(self, objective: float | None = None, bound: float | None = None,
-               phase: str | None = None) -> None:
+    def report(
+        self, objective: float | None = None, bound: float | None = None, phase: str | None = None
+    ) -> None:
         if self.combine is not None:
             objective, bound = self.combine(objective, bound)
         if objective is not None:
-            self.best_shown = objective if self.best_shown is None else min(self.best_shown, objective)
+            self.best_shown = (
+                objective if self.best_shown is None else min(self.best_shown, objective)
+            )
         if bound is not None:
             self.bound_shown = bound if self.bound_shown is None else max(self.bound_shown, bound)
         if phase is not None:
@@ -228,10 +233,20 @@ def _scalar_cost_local(p: Problem, order: Sequence[int], sc: Scalar) -> float:
     return sc.cost(p.peak(order))
 
 
-def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
-                 deadline: float, known_bound: float = 0.0,
-                 use_search: bool = True, use_cpsat: bool = True, use_refine: bool = True,
-                 use_bounds: bool = True, starts: Sequence[list[int]] = ()) -> Outcome:
+def solve_scalar(
+    p: Problem,
+    sc: Scalar,
+    hint: list[int],
+    ctx: Ctx,
+    *,
+    deadline: float,
+    known_bound: float = 0.0,
+    use_search: bool = True,
+    use_cpsat: bool = True,
+    use_refine: bool = True,
+    use_bounds: bool = True,
+    starts: Sequence[list[int]] = (),
+) -> Outcome:
     """Best order of one problem for a scalar objective, with a proven bound.
 
     ``starts``: other (local) orders the window refinement also starts from: it gets stuck
@@ -252,12 +267,23 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
     proven = False
 
     def done() -> bool:
-        return (proven or best_cost <= bound * (1 + 1e-12) or left() <= 0
-                or ctx.settled(best_cost, bound))
+        return (
+            proven
+            or best_cost <= bound * (1 + 1e-12)
+            or left() <= 0
+            or ctx.settled(best_cost, bound)
+        )
 
     def note(phase, t, **kw):
-        ctx.phases.append({"phase": phase, "problem": p.name, "n": p.n,
-                           "seconds": round(time.perf_counter() - t, 3), **kw})
+        ctx.phases.append(
+            {
+                "phase": phase,
+                "problem": p.name,
+                "n": p.n,
+                "seconds": round(time.perf_counter() - t, 3),
+                **kw,
+            }
+        )
 
     ctx.report(disp(best_cost), disp(bound), "hint")
     if done():
@@ -268,10 +294,17 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
         t = time.perf_counter()
         tl = max(0.05, (0.1 if p.n <= 200 else 0.05) * total)
         ctx.spend(tl)
-        r = best_first(p, upper=best_cost, time_limit=tl * (10 if ctx.cfg.deterministic else 1),
-                       coef=coef, caps=caps,
-                       lower=bound, max_expansions=ctx.work(tl), max_states=1_000_000,
-                       on_bound=lambda b: ctx.report(None, disp(b), "search"))
+        r = best_first(
+            p,
+            upper=best_cost,
+            time_limit=tl * (10 if ctx.cfg.deterministic else 1),
+            coef=coef,
+            caps=caps,
+            lower=bound,
+            max_expansions=ctx.work(tl),
+            max_states=1_000_000,
+            on_bound=lambda b: ctx.report(None, disp(b), "search"),
+        )
         if r.order is not None and r.cost < best_cost:
             best, best_cost, engine = r.order, r.cost, "search"
         if r.proven:
@@ -279,8 +312,15 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
             proven = True
         else:
             bound = max(bound, r.bound)
-        note("search", t, reason=r.reason, expanded=r.expanded, states=r.states,
-             cost=best_cost, bound=bound)
+        note(
+            "search",
+            t,
+            reason=r.reason,
+            expanded=r.expanded,
+            states=r.states,
+            cost=best_cost,
+            bound=bound,
+        )
         ctx.report(disp(best_cost), disp(bound), "search")
         if done():
             return _outcome(best, best_cost, bound, engine, proven)
@@ -295,7 +335,8 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
 
         def on_imp(o):
             ctx.report(disp(_scalar_cost_local(p, o, sc)), None, "window")
-        runs = [best] + [list(o) for o in starts][:WINDOW_STARTS - 1]
+
+        runs = [best] + [list(o) for o in starts][: WINDOW_STARTS - 1]
         shares = [0.5] + [0.5 / max(1, len(runs) - 1)] * (len(runs) - 1) if len(runs) > 1 else [1.0]
         n_win = n_imp = 0
         for k, (start, sh) in enumerate(zip(runs, shares)):
@@ -306,13 +347,21 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
                 # unused time of a run that got stuck goes to the next ones
                 rest = sum(shares[k:])
                 dl_k = min(dl, time.perf_counter() + (dl - time.perf_counter()) * sh / rest)
-            new, st = refine(p, start, deadline=dl_k, width=min(40, p.n), coef=coef,
-                             per_window=1e9 if det else 2.0,
-                             max_expansions=ctx.work(0.5) if det else None,
-                             max_windows=int(max(1, 4 * a_k)) if det else None,
-                             patience=WINDOW_PATIENCE, on_improve=on_imp,
-                             engine=ctx.window_engine, workers=ctx.cfg.workers,
-                             seed=ctx.cfg.seed)
+            new, st = refine(
+                p,
+                start,
+                deadline=dl_k,
+                width=min(40, p.n),
+                coef=coef,
+                per_window=1e9 if det else 2.0,
+                max_expansions=ctx.work(0.5) if det else None,
+                max_windows=int(max(1, 4 * a_k)) if det else None,
+                patience=WINDOW_PATIENCE,
+                on_improve=on_imp,
+                engine=ctx.window_engine,
+                workers=ctx.cfg.workers,
+                seed=ctx.cfg.seed,
+            )
             n_win += st.windows
             n_imp += st.improved
             c = _scalar_cost_local(p, new, sc)
@@ -333,8 +382,14 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
         ctx.spend(tl)
         scale = make_scale(p)
         spec = sc.spec(scale)
-        built = build(p, spec, ctx.opts, scale=scale, hint=best,
-                      peak_lower_bytes=_peak_lower_from_bound(p, sc, bound))
+        built = build(
+            p,
+            spec,
+            ctx.opts,
+            scale=scale,
+            hint=best,
+            peak_lower_bytes=_peak_lower_from_bound(p, sc, bound),
+        )
 
         def on_sol(obj, bnd):
             ctx.report(None, None, "cp-sat")
@@ -343,6 +398,7 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
             c = sc.model_bound_to_cost(bnd, scale)
             if c is not None:
                 ctx.report(None, disp(c), "cp-sat")
+
         stop = None
         if ctx.stop_cost is not None and sc.kind == "peak" and built.objective.coefs is not None:
             # model units are rounded up: at most this many units fit the target
@@ -352,14 +408,25 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
             c = _scalar_cost_local(p, run.order, sc)
             if c < best_cost:
                 best, best_cost, engine = run.order, c, "cp-sat"
-        cb = sc.model_bound_to_cost(run.bound, scale) if run.status in (OPTIMAL, FEASIBLE, UNKNOWN) else None
+        cb = (
+            sc.model_bound_to_cost(run.bound, scale)
+            if run.status in (OPTIMAL, FEASIBLE, UNKNOWN)
+            else None
+        )
         if cb is not None:
             bound = max(bound, min(best_cost, cb))
         if run.status == OPTIMAL and bool(scale.exact.all()):
             # exact scaling: the model optimum is the true optimum (minimax: to 1/RES)
             proven = True
-        note("cp-sat", t, status=run.status, model=built.info, cost=best_cost, bound=bound,
-             **{k: run.stats[k] for k in ("conflicts", "solutions")})
+        note(
+            "cp-sat",
+            t,
+            status=run.status,
+            model=built.info,
+            cost=best_cost,
+            bound=bound,
+            **{k: run.stats[k] for k in ("conflicts", "solutions")},
+        )
         ctx.report(disp(best_cost), disp(bound), "cp-sat")
         if done():
             return _outcome(best, best_cost, bound, engine, proven)
@@ -369,25 +436,36 @@ def solve_scalar(p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, *,
         tl = left()
         det = ctx.cfg.deterministic
         ctx.spend(tl)
-        b, bst = projection_bound(p, best, upper=best_cost,
-                                 deadline=float("inf") if det else time.perf_counter() + tl,
-                                 coef=coef, caps=caps,
-                                 per_try=1e9 if det else max(1.0, tl / 3),
-                                 max_expansions=ctx.work(tl / 4),
-                                 max_tries=(4 if det else None),
-                                 on_bound=lambda x: ctx.report(None, disp(x), "bound"),
-                                 known=bound)
+        b, bst = projection_bound(
+            p,
+            best,
+            upper=best_cost,
+            deadline=float("inf") if det else time.perf_counter() + tl,
+            coef=coef,
+            caps=caps,
+            per_try=1e9 if det else max(1.0, tl / 3),
+            max_expansions=ctx.work(tl / 4),
+            max_tries=(4 if det else None),
+            on_bound=lambda x: ctx.report(None, disp(x), "bound"),
+            known=bound,
+        )
         bound = max(bound, b)
-        note("bound", t, tries=len(bst.tried), bound=bound,
-             best_window=max(bst.tried, key=lambda x: x[2])[:3] if bst.tried else None)
+        note(
+            "bound",
+            t,
+            tries=len(bst.tried),
+            bound=bound,
+            best_window=max(bst.tried, key=lambda x: x[2])[:3] if bst.tried else None,
+        )
         ctx.report(disp(best_cost), disp(bound), "bound")
     return _outcome(best, best_cost, bound, engine, proven)
 
 
 def _outcome(order, cost, bound, engine, proven) -> Outcome:
     proven = proven or cost <= bound * (1 + 1e-12)
-    return Outcome(list(order), cost, min(bound, cost) if not proven or bound <= cost else cost,
-                   engine, proven)
+    return Outcome(
+        list(order), cost, min(bound, cost) if not proven or bound <= cost else cost, engine, proven
+    )
 
 
 def _static_scalar_bound(p: Problem, sc: Scalar) -> float:
@@ -410,6 +488,7 @@ def _peak_lower_from_bound(p: Problem, sc: Scalar, bound: float) -> np.ndarray:
 
 # -- the public entry point -----------------------------------------------------------------
 
+
 def _budgets(budget, scenarios: Scenarios) -> np.ndarray:
     S = len(scenarios)
     if isinstance(budget, Mapping):
@@ -430,8 +509,9 @@ def _budgets(budget, scenarios: Scenarios) -> np.ndarray:
     return arr
 
 
-def _candidates(graph: Graph, scenarios: Scenarios, P: Problem, hint, ctx: Ctx,
-                heuristics: bool, coef) -> dict[str, list[int]]:
+def _candidates(
+    graph: Graph, scenarios: Scenarios, P: Problem, hint, ctx: Ctx, heuristics: bool, coef
+) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {"given": graph.default_order()}
     if hint is not None:
         out["hint"] = [int(v) for v in hint]
@@ -446,7 +526,7 @@ def _candidates(graph: Graph, scenarios: Scenarios, P: Problem, hint, ctx: Ctx,
                     r = m.fn(graph, scenarios)
                     order = list(r.order) if isinstance(r, Schedule) else [int(v) for v in r]
                     out[name] = order
-                except Exception:    # a broken heuristic must not break the solver
+                except Exception:  # a broken heuristic must not break the solver
                     continue
         except Exception:
             pass
@@ -473,14 +553,29 @@ def _candidates(graph: Graph, scenarios: Scenarios, P: Problem, hint, ctx: Ctx,
 
 
 @stoppable
-def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = "weighted",
-          budget=None, time_limit: float = 10.0, workers: int = 2, seed: int = 0,
-          deterministic: bool = False, log: bool = False,
-          progress: Callable[[float, float, float, float], None] | None = None,
-          hint: Sequence[int] | None = None, model: ModelOptions | None = None,
-          decompose: bool = True, heuristics: bool = True, search: bool = True,
-          cpsat: bool = True, windows: bool = True, bounds: bool = True,
-          window_engine: str = "search", stop_when_fits: bool = False) -> Schedule:
+def solve(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    *,
+    objective: str = "weighted",
+    budget=None,
+    time_limit: float = 10.0,
+    workers: int = 2,
+    seed: int = 0,
+    deterministic: bool = False,
+    log: bool = False,
+    progress: Callable[[float, float, float, float], None] | None = None,
+    hint: Sequence[int] | None = None,
+    model: ModelOptions | None = None,
+    decompose: bool = True,
+    heuristics: bool = True,
+    search: bool = True,
+    cpsat: bool = True,
+    windows: bool = True,
+    bounds: bool = True,
+    window_engine: str = "search",
+    stop_when_fits: bool = False,
+) -> Schedule:
     """Minimum-peak order shared by all scenarios (see the module docstring).
 
     ``stop_when_fits`` (budget objective): stop as soon as an order fits every budget, or
@@ -500,12 +595,14 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
         raise InputError(f"unknown objective {objective!r}; one of {', '.join(OBJECTIVES)}")
     if objective == "budget" and budget is None:
         raise InputError("objective 'budget' needs a budget")
-    cfg = SolverConfig(time_limit=time_limit, workers=workers, seed=seed,
-                       deterministic=deterministic, log=log)
+    cfg = SolverConfig(
+        time_limit=time_limit, workers=workers, seed=seed, deterministic=deterministic, log=log
+    )
     # leave a little time for the final exact re-check
     margin = min(0.5, 0.02 * float(time_limit))
-    ctx = Ctx(Clock(float(time_limit) - margin, deterministic, t0), cfg, progress,
-              model or ModelOptions())
+    ctx = Ctx(
+        Clock(float(time_limit) - margin, deterministic, t0), cfg, progress, model or ModelOptions()
+    )
     ctx.window_engine = window_engine
     P = from_graph(graph, scenarios)
     if not P.dense:
@@ -517,7 +614,7 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
     den = np.maximum(lb_static, 1).astype(float)
     # how to compare exact peaks, and the scalar form where the objective is a max;
     # key gives a float, or a tuple for lexicographic (compared only with its own kind)
-    key: Any   # Any, not Callable: the branches give callables of different return types
+    key: Any  # Any, not Callable: the branches give callables of different return types
     if objective == "weighted" or (objective == "lexicographic" and S == 1):
         key = lambda pk: float(np.dot(weights, pk)) if S > 1 else float(pk[0])
         scalar = Scalar("peak", S) if S == 1 else None
@@ -536,7 +633,7 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
         lex = [int(s) for s in np.argsort(-lb_static, kind="stable")]
         key = lambda pk: tuple(int(pk[s]) for s in lex)
         scalar = None
-    ctx.display = (lambda c: c)
+    ctx.display = lambda c: c
     if stop_when_fits and objective == "budget" and scalar is not None:
         assert budgets is not None
         ctx.stop_cost = float(budgets[0]) if scalar.kind == "peak" else 1.0
@@ -561,26 +658,44 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
     # "given" (the graph's own order) is always a valid candidate
     assert best_name is not None and best_order is not None and best_peaks is not None
     heur_key = key(best_peaks)
-    ctx.phases.append({"phase": "heuristics", "seconds": round(time.perf_counter() - t0, 3),
-                       "best": best_name})
-    info: dict[str, Any] = {"objective": objective, "baselines": baselines,
-                            "best_heuristic": best_name, "seed": seed,
-                            "deterministic": deterministic, "phases": ctx.phases}
+    ctx.phases.append(
+        {"phase": "heuristics", "seconds": round(time.perf_counter() - t0, 3), "best": best_name}
+    )
+    info: dict[str, Any] = {
+        "objective": objective,
+        "baselines": baselines,
+        "best_heuristic": best_name,
+        "seed": seed,
+        "deterministic": deterministic,
+        "phases": ctx.phases,
+    }
     lower = lb_static.copy()
 
     def finish(order, status, lower_b, engine, obj_bound, message=""):
         pk = simulate_peak(graph, order, scenarios)
         kv = key(pk)
-        info.update(engine=engine, objective_value=kv if not isinstance(kv, tuple) else list(kv),
-                    objective_bound=obj_bound, message=message)
+        info.update(
+            engine=engine,
+            objective_value=kv if not isinstance(kv, tuple) else list(kv),
+            objective_bound=obj_bound,
+            message=message,
+        )
         if interrupted():
             info["interrupted"] = True
         if isinstance(kv, tuple) or obj_bound is None:
             info["gap"] = None
         else:
             info["gap"] = float(max(0.0, (kv - obj_bound) / kv)) if kv else 0.0
-        sched = make_schedule(graph, order, "cp", scenarios, status=status,
-                              seconds=time.perf_counter() - t0, lower_bound=lower_b, info=info)
+        sched = make_schedule(
+            graph,
+            order,
+            "cp",
+            scenarios,
+            status=status,
+            seconds=time.perf_counter() - t0,
+            lower_bound=lower_b,
+            info=info,
+        )
         ctx.report(None, None, "done")
         return sched
 
@@ -588,23 +703,40 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
     if (best_peaks <= lower).all():
         ok = objective != "budget" or (budgets is not None and (best_peaks <= budgets).all())
         if ok:
-            return finish(best_order, OPTIMAL, lower, "heuristic:" + best_name,
-                          _obj_bound(objective, lower, weights, den, budgets, key))
+            return finish(
+                best_order,
+                OPTIMAL,
+                lower,
+                "heuristic:" + best_name,
+                _obj_bound(objective, lower, weights, den, budgets, key),
+            )
     # 2. the scalar path (a max over steps): decomposition + engines
     if scalar is not None:
         # other good, different starting orders for the window refinement
-        ranked = sorted((key(simulate_peak(graph, o, scenarios)), nm) for nm, o in cands.items()
-                        if nm in baselines and nm != best_name)
+        ranked = sorted(
+            (key(simulate_peak(graph, o, scenarios)), nm)
+            for nm, o in cands.items()
+            if nm in baselines and nm != best_name
+        )
         starts, seen = [], {tuple(best_order)}
         for _, nm in ranked:
             if tuple(cands[nm]) not in seen:
                 seen.add(tuple(cands[nm]))
                 starts.append(list(cands[nm]))
         order, cost, bound, engine, sproven = _solve_scalar_whole(
-            P, scalar, best_order, ctx, decompose, search, cpsat, windows, bounds,
-            starts=starts[:WINDOW_STARTS - 1])
+            P,
+            scalar,
+            best_order,
+            ctx,
+            decompose,
+            search,
+            cpsat,
+            windows,
+            bounds,
+            starts=starts[: WINDOW_STARTS - 1],
+        )
         pk = simulate_peak(graph, order, scenarios)
-        if key(pk) > heur_key:           # never worse than the best heuristic
+        if key(pk) > heur_key:  # never worse than the best heuristic
             order, pk, sproven = best_order, best_peaks, False
         if scalar.kind == "peak":
             lower[0] = max(lower[0], int(np.ceil(bound - 1e-9)))
@@ -617,13 +749,32 @@ def solve(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = 
         if proven and scalar.kind == "peak":
             lower[0] = max(lower[0], int(pk[0]))
             obj_bound = _obj_bound(objective, lower, weights, den, budgets, key)
-        return finish(order, *_status(objective, proven, kv, heur_key, budgets, pk, lower,
-                                      obj_bound, scenarios), engine, obj_bound,
-                      *_message(objective, proven, kv, heur_key, budgets, pk, lower,
-                                obj_bound, scenarios))
+        return finish(
+            order,
+            *_status(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound, scenarios),
+            engine,
+            obj_bound,
+            *_message(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound, scenarios),
+        )
     # 3. several scenarios, weighted or lexicographic: the whole model
-    return _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, heur_key,
-                        lower, weights, ctx, finish, search, cpsat, windows, bounds)
+    return _solve_multi(
+        graph,
+        scenarios,
+        P,
+        objective,
+        key,
+        best_order,
+        best_peaks,
+        heur_key,
+        lower,
+        weights,
+        ctx,
+        finish,
+        search,
+        cpsat,
+        windows,
+        bounds,
+    )
 
 
 def _obj_bound(objective, lower, weights, den, budgets, key):
@@ -638,15 +789,18 @@ def _obj_bound(objective, lower, weights, den, budgets, key):
     return float(lower[0]) if len(lower) == 1 else None
 
 
-def _status(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound,
-            scenarios) -> tuple[str, np.ndarray]:
+def _status(
+    objective, proven, kv, heur_key, budgets, pk, lower, obj_bound, scenarios
+) -> tuple[str, np.ndarray]:
     if objective == "budget":
         fits = bool((pk <= budgets).all())
         if fits:
             return OPTIMAL if proven else FEASIBLE, lower
-        infeasible = bool((lower > budgets).any()) or (
-            len(pk) > 1 and obj_bound is not None and obj_bound > 1.0) or (
-            len(pk) == 1 and obj_bound is not None and obj_bound > budgets[0])
+        infeasible = (
+            bool((lower > budgets).any())
+            or (len(pk) > 1 and obj_bound is not None and obj_bound > 1.0)
+            or (len(pk) == 1 and obj_bound is not None and obj_bound > budgets[0])
+        )
         if infeasible or proven:
             return INFEASIBLE, lower
         return FALLBACK if kv >= heur_key else FEASIBLE, lower
@@ -657,25 +811,44 @@ def _status(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound,
     return FALLBACK, lower
 
 
-def _message(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound,
-             scenarios) -> tuple[str]:
+def _message(
+    objective, proven, kv, heur_key, budgets, pk, lower, obj_bound, scenarios
+) -> tuple[str]:
     if objective == "budget" and not (pk <= budgets).all():
-        parts = [f"{n}: budget {int(b):,}, best peak {int(p):,}, proven minimum >= {int(l):,}"
-                 for n, b, p, l in zip(scenarios.names, budgets, pk, lower)]
-        infeasible = _status(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound,
-                             scenarios)[0] == INFEASIBLE
-        head = ("budget cannot be met (proven)" if infeasible
-                else "budget not met by any order found (not proven impossible)")
+        parts = [
+            f"{n}: budget {int(b):,}, best peak {int(p):,}, proven minimum >= {int(l):,}"
+            for n, b, p, l in zip(scenarios.names, budgets, pk, lower)
+        ]
+        infeasible = (
+            _status(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound, scenarios)[0]
+            == INFEASIBLE
+        )
+        head = (
+            "budget cannot be met (proven)"
+            if infeasible
+            else "budget not met by any order found (not proven impossible)"
+        )
         return (head + "; " + "; ".join(parts),)
     if not proven and kv >= heur_key:
-        return ("the solvers found nothing better than the best heuristic within the time "
-                "limit; returning it",)
+        return (
+            "the solvers found nothing better than the best heuristic within the time "
+            "limit; returning it",
+        )
     return ("",)
 
 
-def _solve_scalar_whole(P: Problem, sc: Scalar, hint: list[int], ctx: Ctx, decompose: bool,
-                        search: bool, cpsat: bool, windows: bool, bounds: bool,
-                        starts: Sequence[list[int]] = ()):
+def _solve_scalar_whole(
+    P: Problem,
+    sc: Scalar,
+    hint: list[int],
+    ctx: Ctx,
+    decompose: bool,
+    search: bool,
+    cpsat: bool,
+    windows: bool,
+    bounds: bool,
+    starts: Sequence[list[int]] = (),
+):
     flags = dict(use_search=search, use_cpsat=cpsat, use_refine=windows, use_bounds=bounds)
     parts = D.split(P, hint) if decompose else []
     if len(parts) <= 1:
@@ -684,12 +857,11 @@ def _solve_scalar_whole(P: Problem, sc: Scalar, hint: list[int], ctx: Ctx, decom
     # segments: each gets as floor the other segments' lower bounds (see decompose)
     pos = np.empty(P.n, dtype=np.int64)
     pos[np.asarray(hint)] = np.arange(P.n)
-    seg_lb = np.stack([q.lower_bound for q in parts])            # [K, S]
+    seg_lb = np.stack([q.lower_bound for q in parts])  # [K, S]
     # hard segments first: their time share is proportional to size among undecided ones
     orders: list[list[int]] = []
     costs, bnds, proofs, engines = [], [], [], set()
-    ctx.phases.append({"phase": "decompose", "segments": len(parts),
-                       "sizes": [q.n for q in parts]})
+    ctx.phases.append({"phase": "decompose", "segments": len(parts), "sizes": [q.n for q in parts]})
     todo = [k for k, q in enumerate(parts)]
     for k, q in enumerate(parts):
         others = np.delete(seg_lb, k, axis=0)
@@ -707,18 +879,19 @@ def _solve_scalar_whole(P: Problem, sc: Scalar, hint: list[int], ctx: Ctx, decom
             seg_bound[k] = max(seg_bound[k], b)
             b = max(seg_bound)
         return c, b
+
     ctx.combine = combine
     for idx, k in enumerate(todo):
         q = parts[k]
         current[0] = k
-        local_hint = list(range(q.n))   # window ops are listed in hint order
+        local_hint = list(range(q.n))  # window ops are listed in hint order
         loc = {int(v): i for i, v in enumerate(q.ops)}
         q_starts = [[loc[v] for v in o if v in loc] for o in starts]
         rest = sum(parts[j].n for j in todo[idx:])
         share = ctx.left() * (q.n / max(1, rest))
-        out = solve_scalar(q, sc, local_hint, ctx, deadline=ctx.now() + max(0.0, share),
-                           starts=q_starts,
-                           **flags)
+        out = solve_scalar(
+            q, sc, local_hint, ctx, deadline=ctx.now() + max(0.0, share), starts=q_starts, **flags
+        )
         orders.append([int(q.ops[v]) for v in out.order])
         costs.append(out.cost)
         bnds.append(out.bound)
@@ -734,19 +907,55 @@ def _solve_scalar_whole(P: Problem, sc: Scalar, hint: list[int], ctx: Ctx, decom
     return order, cost, min(bound, cost), f"decomposed({len(parts)}):" + "+".join(used), proven
 
 
-def _one_bucket(P: Problem, s: int, caps: np.ndarray, order, ctx: Ctx, deadline: float,
-                known: float, search, cpsat, windows, bounds) -> Outcome:
+def _one_bucket(
+    P: Problem,
+    s: int,
+    caps: np.ndarray,
+    order,
+    ctx: Ctx,
+    deadline: float,
+    known: float,
+    search,
+    cpsat,
+    windows,
+    bounds,
+) -> Outcome:
     """Best order for bucket ``s`` alone (the other buckets only held under ``caps``), with
     its proven bound."""
     S = len(caps)
     sc = Scalar("stage", S, coef=np.eye(S)[s], caps=np.array(caps, dtype=float), stage=s)
-    return solve_scalar(P, sc, order, ctx, deadline=deadline, known_bound=known,
-                        use_search=search, use_cpsat=cpsat, use_refine=windows,
-                        use_bounds=bounds)
+    return solve_scalar(
+        P,
+        sc,
+        order,
+        ctx,
+        deadline=deadline,
+        known_bound=known,
+        use_search=search,
+        use_cpsat=cpsat,
+        use_refine=windows,
+        use_bounds=bounds,
+    )
 
 
-def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, heur_key, lower,
-                 weights, ctx: Ctx, finish, search, cpsat, windows, bounds):
+def _solve_multi(
+    graph,
+    scenarios,
+    P,
+    objective,
+    key,
+    best_order,
+    best_peaks,
+    heur_key,
+    lower,
+    weights,
+    ctx: Ctx,
+    finish,
+    search,
+    cpsat,
+    windows,
+    bounds,
+):
     S = len(scenarios)
     order, pk = list(best_order), best_peaks
     engine = "heuristic"
@@ -758,8 +967,19 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
             # start for all buckets
             share = ctx.left() * BUCKET_SHARE / S
             for s in np.argsort(-weights * lower, kind="stable").tolist():
-                out = _one_bucket(P, s, np.full(S, np.inf), order, ctx, ctx.now() + share,
-                                  float(lower[s]), search, cpsat, windows, bounds)
+                out = _one_bucket(
+                    P,
+                    s,
+                    np.full(S, np.inf),
+                    order,
+                    ctx,
+                    ctx.now() + share,
+                    float(lower[s]),
+                    search,
+                    cpsat,
+                    windows,
+                    bounds,
+                )
                 lower[s] = max(lower[s], int(np.ceil(out.bound - 1e-9)))
                 pk2 = simulate_peak(graph, out.order, scenarios)
                 if key(pk2) < key(pk):
@@ -767,45 +987,82 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
         obj_bound = float(np.dot(weights, lower))
         if cpsat and P.n <= CP_MAX_OPS and key(pk) > obj_bound * (1 + 1e-9):
             t = time.perf_counter()
-            built = build(P, ObjectiveSpec("weighted", weights=weights), ctx.opts, scale=scale,
-                          hint=order, peak_lower_bytes=lower)
+            built = build(
+                P,
+                ObjectiveSpec("weighted", weights=weights),
+                ctx.opts,
+                scale=scale,
+                hint=order,
+                peak_lower_bytes=lower,
+            )
             tl = max(0.05, ctx.left() * (0.7 if windows else 1.0))
             ctx.spend(tl)
-            run = run_cpsat(built, ctx.cfg, tl,
-                            on_solution=lambda o, b: ctx.report(None, None, "cp-sat"))
+            run = run_cpsat(
+                built, ctx.cfg, tl, on_solution=lambda o, b: ctx.report(None, None, "cp-sat")
+            )
             if run.order is not None:
                 pk2 = simulate_peak(graph, run.order, scenarios)
                 if key(pk2) < key(pk):
                     order, pk, engine = run.order, pk2, "cp-sat"
             if run.status == OPTIMAL and bool(scale.exact.all()) and run.peaks_units is not None:
-                obj_bound = max(obj_bound, min(key(pk), float(
-                    sum(w * int(u) * scale.unit[s] for s, (w, u) in
-                        enumerate(zip(weights, run.peaks_units))))))
-            ctx.phases.append({"phase": "cp-sat", "seconds": round(time.perf_counter() - t, 3),
-                               "status": run.status, "model": built.info})
+                obj_bound = max(
+                    obj_bound,
+                    min(
+                        key(pk),
+                        float(
+                            sum(
+                                w * int(u) * scale.unit[s]
+                                for s, (w, u) in enumerate(zip(weights, run.peaks_units))
+                            )
+                        ),
+                    ),
+                )
+            ctx.phases.append(
+                {
+                    "phase": "cp-sat",
+                    "seconds": round(time.perf_counter() - t, 3),
+                    "status": run.status,
+                    "model": built.info,
+                }
+            )
         if windows and ctx.left() > 0.05 and P.n > 8 and key(pk) > obj_bound * (1 + 1e-9):
             coef = weights / np.maximum(weights.max(), 1e-12)
             det = ctx.cfg.deterministic
             alloc = ctx.left()
-            new, st = refine(P, order, deadline=float("inf") if det else ctx.deadline,
-                             width=min(40, P.n), coef=coef,
-                             per_window=1e9 if det else 2.0,
-                             max_expansions=ctx.work(0.5) if det else None,
-                             max_windows=int(max(1, 4 * alloc)) if det else None,
-                             engine=ctx.window_engine, workers=ctx.cfg.workers,
-                             seed=ctx.cfg.seed)
+            new, st = refine(
+                P,
+                order,
+                deadline=float("inf") if det else ctx.deadline,
+                width=min(40, P.n),
+                coef=coef,
+                per_window=1e9 if det else 2.0,
+                max_expansions=ctx.work(0.5) if det else None,
+                max_windows=int(max(1, 4 * alloc)) if det else None,
+                engine=ctx.window_engine,
+                workers=ctx.cfg.workers,
+                seed=ctx.cfg.seed,
+            )
             ctx.spend(alloc)
             pk2 = simulate_peak(graph, new, scenarios)
             if key(pk2) < key(pk):
                 order, pk, engine = new, pk2, engine + "+window"
-            ctx.phases.append({"phase": "window", "seconds": round(st.seconds, 3),
-                               "windows": st.windows, "improved": st.improved})
+            ctx.phases.append(
+                {
+                    "phase": "window",
+                    "seconds": round(st.seconds, 3),
+                    "windows": st.windows,
+                    "improved": st.improved,
+                }
+            )
         kv = key(pk)
         proven = kv <= obj_bound * (1 + 1e-9)
-        return finish(order, *_status(objective, proven, kv, heur_key, None, pk, lower,
-                                      obj_bound, scenarios), engine, obj_bound,
-                      *_message(objective, proven, kv, heur_key, None, pk, lower, obj_bound,
-                                scenarios))
+        return finish(
+            order,
+            *_status(objective, proven, kv, heur_key, None, pk, lower, obj_bound, scenarios),
+            engine,
+            obj_bound,
+            *_message(objective, proven, kv, heur_key, None, pk, lower, obj_bound, scenarios),
+        )
     # lexicographic: largest scenario first, each stage capped by the earlier optima
     lex = [int(s) for s in np.argsort(-lower, kind="stable")]
     caps = np.full(S, np.inf)
@@ -813,8 +1070,9 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
     for i, s in enumerate(lex):
         stages_left = S - i
         dl = ctx.now() + max(0.0, ctx.left() / stages_left)
-        out = _one_bucket(P, s, caps, order, ctx, dl, float(lower[s]), search, cpsat,
-                          windows, bounds)
+        out = _one_bucket(
+            P, s, caps, order, ctx, dl, float(lower[s]), search, cpsat, windows, bounds
+        )
         pk2 = simulate_peak(graph, out.order, scenarios)
         if key(pk2) <= key(pk):
             order, pk = out.order, pk2
@@ -825,17 +1083,41 @@ def _solve_multi(graph, scenarios, P, objective, key, best_order, best_peaks, he
         caps[s] = pk[s]
     kv = key(pk)
     status = OPTIMAL if all_proven else (FEASIBLE if kv < heur_key else FALLBACK)
-    msg = "" if status != FALLBACK else ("the solvers found nothing better than the best "
-                                         "heuristic within the time limit; returning it")
+    msg = (
+        ""
+        if status != FALLBACK
+        else (
+            "the solvers found nothing better than the best "
+            "heuristic within the time limit; returning it"
+        )
+    )
     return finish(order, status, lower, engine, None, msg)
 
 
-@register("cp", "CP-SAT + exact search: minimum-peak order across scenarios, with proofs",
-          "solver")
-def cp_method(graph: Graph, scenarios: Scenarios | None = None, *, objective: str = "weighted",
-              budget=None, time_limit: float = 10.0, workers: int = 2, seed: int = 0,
-              deterministic: bool = False, log: bool = False, progress=None,
-              **_ignored) -> Schedule:
-    return solve(graph, scenarios, objective=objective, budget=budget, time_limit=time_limit,
-                 workers=workers, seed=seed, deterministic=deterministic, log=log,
-                 progress=progress)
+@register("cp", "CP-SAT + exact search: minimum-peak order across scenarios, with proofs", "solver")
+def cp_method(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    *,
+    objective: str = "weighted",
+    budget=None,
+    time_limit: float = 10.0,
+    workers: int = 2,
+    seed: int = 0,
+    deterministic: bool = False,
+    log: bool = False,
+    progress=None,
+    **_ignored,
+) -> Schedule:
+    return solve(
+        graph,
+        scenarios,
+        objective=objective,
+        budget=budget,
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        deterministic=deterministic,
+        log=log,
+        progress=progress,
+    )

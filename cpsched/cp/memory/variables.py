@@ -27,14 +27,14 @@ class Vars:
     problem: Problem
     scale: Scale
     model: cp_model.CpModel
-    pos: list                                   # [n] IntVar
-    start: list                                 # [nb] IntVar | int
-    end: list                                   # [nb] IntVar | int
-    last_users: list[list[int]]                 # [nb] maximal users
-    intervals: list                             # [nb] IntervalVar | None
-    op_intervals: list                          # [n] IntervalVar (length 1) | None
-    peak: list                                  # [S] IntVar (units)
-    lengths: list = field(default_factory=list) # [nb] IntVar | None: interval lengths
+    pos: list  # [n] IntVar
+    start: list  # [nb] IntVar | int
+    end: list  # [nb] IntVar | int
+    last_users: list[list[int]]  # [nb] maximal users
+    intervals: list  # [nb] IntervalVar | None
+    op_intervals: list  # [n] IntervalVar (length 1) | None
+    peak: list  # [S] IntVar (units)
+    lengths: list = field(default_factory=list)  # [nb] IntVar | None: interval lengths
     _before: dict = field(default_factory=dict)
     live_lits: list = field(default_factory=list)  # (buffer, op, literal) of the per-op model
 
@@ -63,13 +63,19 @@ def maximal_users(p: Problem, users: list[int]) -> list[int]:
     if len(users) <= 1:
         return list(users)
     us = np.asarray(users, dtype=np.int64)
-    dominated = p.anc[np.ix_(us, us)].any(axis=0)   # u is an ancestor of some other user
+    dominated = p.anc[np.ix_(us, us)].any(axis=0)  # u is an ancestor of some other user
     return [int(u) for u in us[~dominated]]
 
 
-def make_vars(p: Problem, scale: Scale, model: cp_model.CpModel | None = None,
-              intervals: bool = True, peak_upper: np.ndarray | None = None,
-              domains: bool = True, peak_bound: bool = True) -> Vars:
+def make_vars(
+    p: Problem,
+    scale: Scale,
+    model: cp_model.CpModel | None = None,
+    intervals: bool = True,
+    peak_upper: np.ndarray | None = None,
+    domains: bool = True,
+    peak_bound: bool = True,
+) -> Vars:
     model = model or cp_model.CpModel()
     n = p.n
     n_anc = p.anc.sum(axis=1) if domains else np.zeros(n, dtype=np.int64)
@@ -87,7 +93,7 @@ def make_vars(p: Problem, scale: Scale, model: cp_model.CpModel | None = None,
         start = pos[d] if d >= 0 else 0
         last = maximal_users(p, p.buf_users[b])
         if d >= 0 and any(not p.anc[u, d] for u in last):
-            last = maximal_users(p, last + [d])     # end = max(start, users)
+            last = maximal_users(p, last + [d])  # end = max(start, users)
         if p.buf_out[b]:
             end = n - 1
         elif not last:
@@ -124,13 +130,17 @@ def make_vars(p: Problem, scale: Scale, model: cp_model.CpModel | None = None,
             op_ivs.append(None)
     S = p.n_scenarios
     # model units over-count bytes, so ceil(bytes bound / unit) bounds the model peak
-    lb_units = [max(int(scale.floor[s]), scale.units(s, int(p.lower_bound[s])))
-                if peak_bound else int(scale.floor[s]) for s in range(S)]
-    ub = (scale.base + scale.sizes.sum(axis=1)
-          + (scale.transient.max(axis=1) if n else 0))
+    lb_units = [
+        max(int(scale.floor[s]), scale.units(s, int(p.lower_bound[s])))
+        if peak_bound
+        else int(scale.floor[s])
+        for s in range(S)
+    ]
+    ub = scale.base + scale.sizes.sum(axis=1) + (scale.transient.max(axis=1) if n else 0)
     ub = np.maximum(ub, scale.floor)
     if peak_upper is not None:
         ub = np.minimum(ub, peak_upper)
-    peak = [model.new_int_var(min(lb_units[s], int(ub[s])), int(ub[s]), f"peak{s}")
-            for s in range(S)]
+    peak = [
+        model.new_int_var(min(lb_units[s], int(ub[s])), int(ub[s]), f"peak{s}") for s in range(S)
+    ]
     return Vars(p, scale, model, pos, starts, ends, lasts, ivs, op_ivs, peak, lengths=lens)

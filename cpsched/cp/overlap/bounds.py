@@ -37,12 +37,12 @@ REACH_MAX_OPS = 6000
 
 @dataclass(frozen=True)
 class OverlapBound:
-    makespan: np.ndarray        # [S] no order finishes earlier
-    exposed_comm: np.ndarray    # [S] no order exposes less collective time
-    compute: np.ndarray         # [S] compute-stream work without sync collectives
-    sync: np.ndarray            # [S] sync collective time (always exposed)
-    per_pair: np.ndarray        # [S, P] head + t + tail of every transfer
-    which: list[str]            # per scenario: the bound that decides it
+    makespan: np.ndarray  # [S] no order finishes earlier
+    exposed_comm: np.ndarray  # [S] no order exposes less collective time
+    compute: np.ndarray  # [S] compute-stream work without sync collectives
+    sync: np.ndarray  # [S] sync collective time (always exposed)
+    per_pair: np.ndarray  # [S, P] head + t + tail of every transfer
+    which: list[str]  # per scenario: the bound that decides it
 
 
 def reach_matrix(graph) -> np.ndarray | None:
@@ -58,15 +58,22 @@ def heads_tails(anc: np.ndarray | None, d: np.ndarray) -> tuple[np.ndarray, np.n
     if anc is None:
         return np.zeros_like(d), d.copy()
     a = anc.astype(np.float64)
-    head = d @ a.T                   # sum over u of anc[i, u] * d[u]
-    tail = d + d @ a                 # sum over v of anc[v, i] * d[v]
+    head = d @ a.T  # sum over u of anc[i, u] * d[u]
+    tail = d + d @ a  # sum over v of anc[v, i] * d[v]
     return head, tail
 
 
-def overlap_lower_bound(graph, dur: np.ndarray, starts: np.ndarray, dones: np.ndarray,
-                        ttime: np.ndarray, stream: np.ndarray, sync_time: np.ndarray,
-                        collective: np.ndarray, anc: np.ndarray | None = None
-                        ) -> OverlapBound:
+def overlap_lower_bound(
+    graph,
+    dur: np.ndarray,
+    starts: np.ndarray,
+    dones: np.ndarray,
+    ttime: np.ndarray,
+    stream: np.ndarray,
+    sync_time: np.ndarray,
+    collective: np.ndarray,
+    anc: np.ndarray | None = None,
+) -> OverlapBound:
     """Bounds per scenario.
 
     ``dur[S, n]``: compute-stream slot of every op (sync collective time included);
@@ -89,7 +96,7 @@ def overlap_lower_bound(graph, dur: np.ndarray, starts: np.ndarray, dones: np.nd
         a_idx = np.asarray(starts, dtype=np.int64)
         d_idx = np.asarray(dones, dtype=np.int64)
         has_done = d_idx >= 0
-        E = head[:, a_idx] + dur[:, a_idx]                       # [S, P]
+        E = head[:, a_idx] + dur[:, a_idx]  # [S, P]
         Q = np.where(has_done[None, :], tail[:, np.maximum(d_idx, 0)], 0.0)
         if anc is not None and has_done.any():
             # c' -> c when done(c') is an ancestor of (or is) start(c)

@@ -4,7 +4,8 @@ limits and approximate costs for ``lhs``). They are hints and the floor of the r
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -28,8 +29,9 @@ def run_method(name: str, graph: Graph, scenarios: Scenarios, opts: dict) -> lis
     return order
 
 
-def memory_candidates(graph: Graph, scenarios: Scenarios, methods: Sequence[str],
-                      opts: dict, errors: dict) -> dict[str, list[int]]:
+def memory_candidates(
+    graph: Graph, scenarios: Scenarios, methods: Sequence[str], opts: dict, errors: dict
+) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     if graph.original_order is not None:
         out["given"] = list(graph.original_order)
@@ -45,8 +47,9 @@ def memory_candidates(graph: Graph, scenarios: Scenarios, methods: Sequence[str]
     return out
 
 
-def heuristic_variants(name: str, budget: np.ndarray, bases: Mapping[str, list[int]],
-                       opts: Mapping[str, Any]) -> list[tuple[str, dict]]:
+def heuristic_variants(
+    name: str, budget: np.ndarray, bases: Mapping[str, list[int]], opts: Mapping[str, Any]
+) -> list[tuple[str, dict]]:
     """Option sets to run overlap heuristic ``name`` with: its default input, each memory
     order as input, and for ``lhs`` memory limits at fractions of the budget (its tracker
     leaves parameters out, so the budget itself may not be enough) and XLA's approximate
@@ -64,9 +67,15 @@ def heuristic_variants(name: str, budget: np.ndarray, bases: Mapping[str, list[i
     return out
 
 
-def overlap_candidates(graph: Graph, scenarios: Scenarios, methods: Sequence[str],
-                       bases: Mapping[str, list[int]], budget: np.ndarray, opts: dict,
-                       errors: dict) -> dict[str, list[int]]:
+def overlap_candidates(
+    graph: Graph,
+    scenarios: Scenarios,
+    methods: Sequence[str],
+    bases: Mapping[str, list[int]],
+    budget: np.ndarray,
+    opts: dict,
+    errors: dict,
+) -> dict[str, list[int]]:
     """Orders of every overlap heuristic under each of its ``heuristic_variants``."""
     out: dict[str, list[int]] = {}
     for name in methods:

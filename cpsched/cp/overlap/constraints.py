@@ -5,7 +5,8 @@ memory (cumulative, and the redundant step model over order literals), in-flight
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from cpsched.cp.overlap.bounds import heads_tails
 from cpsched.cp.overlap.problem import Infeasible, OverlapProblem, reduced_edges
 from cpsched.cp.overlap.variables import Vars, make_vars
 
-POSITION_MEMORY_MAX = 6_000   # (buffer groups x ops) for the redundant step memory model
+POSITION_MEMORY_MAX = 6_000  # (buffer groups x ops) for the redundant step memory model
 
 
 def compute_stream(V: Vars) -> None:
@@ -35,7 +36,7 @@ def precedences(V: Vars) -> None:
     window = V.window
     for u, v in edges:
         if window is not None and not (V.wgrp[u] == 1 and V.wgrp[v] == 1):
-            continue                                  # implied by the fixed chain
+            continue  # implied by the fixed chain
         for c in range(V.C):
             m.add(V.s[c][v] >= V.s[c][u] + int(d[c, u]))
     if window is None:
@@ -61,12 +62,12 @@ def order_literals(V: Vars, every_pair: bool) -> None:
     anc = V.prob.anc
     if V.window is not None:
         for k, i in enumerate(V.wops):
-            for j in V.wops[k + 1:]:
+            for j in V.wops[k + 1 :]:
                 if V.before(i, j) is None:
                     V.order_lit(i, j)
         V.stats["order_literals"] = len(V.lit)
     elif every_pair:
-        assert anc is not None   # problems are built with reachability (reach=True)
+        assert anc is not None  # problems are built with reachability (reach=True)
         iu, ju = np.triu_indices(V.prob.n, 1)
         free = ~(anc[iu, ju] | anc[ju, iu])
         for i, j in zip(iu[free].tolist(), ju[free].tolist()):
@@ -115,8 +116,12 @@ def transfers(V: Vars, fifo_order: bool) -> None:
         for r in range(len(prob.streams)):
             sel = [p for p in range(P) if prob.stream[p] == r and t[c, p] > 0]
             if len(sel) > 1:
-                m.add_no_overlap([m.new_fixed_size_interval_var(
-                    V.x[c][p], int(t[c, p]), f"T{c}_{p}") for p in sel])
+                m.add_no_overlap(
+                    [
+                        m.new_fixed_size_interval_var(V.x[c][p], int(t[c, p]), f"T{c}_{p}")
+                        for p in sel
+                    ]
+                )
     V.fifo = fifo_order
     if fifo_order:
         fifo(V)
@@ -130,7 +135,7 @@ def fifo(V: Vars) -> None:
     for r in range(len(prob.streams)):
         sel = [p for p in range(prob.P) if prob.stream[p] == r]
         for k, p in enumerate(sel):
-            for q in sel[k + 1:]:
+            for q in sel[k + 1 :]:
                 a, b = int(prob.starts[p]), int(prob.starts[q])
                 known = V.before(a, b)
                 for c in range(V.C):
@@ -155,8 +160,8 @@ def memory(V: Vars, budget: np.ndarray, peak_vars: bool) -> None:
     prob, m = V.prob, V.m
     g = prob.graph
     sc = prob.scenarios
-    sizes = g.sizes(sc)                             # [S, B]
-    trans = g.transient_bytes(sc)                   # [S, n]
+    sizes = g.sizes(sc)  # [S, B]
+    trans = g.transient_bytes(sc)  # [S, n]
     H0 = int(V.H[0])
     anc = prob.anc
     const = np.zeros(len(sc), dtype=np.int64)
@@ -180,7 +185,7 @@ def memory(V: Vars, budget: np.ndarray, peak_vars: bool) -> None:
             elif anc is not None and len(users) > 1:
                 # the last user is never an ancestor of another user
                 us = np.asarray(users)
-                sub = anc[np.ix_(us, us)]           # sub[a, b]: us[b] is an ancestor of us[a]
+                sub = anc[np.ix_(us, us)]  # sub[a, b]: us[b] is an ancestor of us[a]
                 users = [u for k, u in enumerate(users) if not sub[:, k].any()]
             ekey = tuple(sorted(users))
         key = (skey, ekey)
@@ -194,8 +199,7 @@ def memory(V: Vars, budget: np.ndarray, peak_vars: bool) -> None:
         # outside the window memory is as in the given order; inside, exact in steps
         memory_positions(V, budget, groups, const, trans, V.wops)
         return
-    if V.lit and prob.anc is not None \
-            and len(groups) * prob.n <= POSITION_MEMORY_MAX:
+    if V.lit and prob.anc is not None and len(groups) * prob.n <= POSITION_MEMORY_MAX:
         memory_positions(V, budget, groups, const, trans, range(prob.n))
     ivs, dem = [], []
     ends: dict[tuple, Any] = {}
@@ -234,7 +238,7 @@ def memory(V: Vars, budget: np.ndarray, peak_vars: bool) -> None:
             continue
         gcd = int(np.gcd.reduce(dk[nz]))
         if not peak_vars and int(dk[nz].sum()) <= cap:
-            continue                                      # can never bind
+            continue  # can never bind
         capv: Any = cap // gcd
         if peak_vars:
             capv = m.new_int_var(0, cap // gcd, f"peak{k}")
@@ -318,27 +322,36 @@ def inflight_limits(V: Vars, limits: Mapping[str, int], inflight_var: bool) -> N
             continue
         a = int(prob.starts[p])
         e = V.end_expr(b)
-        spans.setdefault(kind, []).append(V.span(V.s[0][a], e, int(V.H[0]),
-                                                     f"span{p}"))
+        spans.setdefault(kind, []).append(V.span(V.s[0][a], e, int(V.H[0]), f"span{p}"))
     for kind, ivs in spans.items():
         if kind in limits and len(ivs) > limits[kind]:
             m.add_cumulative(ivs, [1] * len(ivs), int(limits[kind]))
     if inflight_var:
-        allc = [iv for k, ivs in spans.items() for iv in ivs
-                if k not in ("copy", "async-compute")]
+        allc = [iv for k, ivs in spans.items() for iv in ivs if k not in ("copy", "async-compute")]
         if allc:
             V.inflight = m.new_int_var(0, len(allc), "inflight")
             m.add_cumulative(allc, [1] * len(allc), V.inflight)
 
+
 # hints and extraction -----------------------------------------------------------------
 
 
-def build(prob: OverlapProblem, d: np.ndarray, t: np.ndarray, horizon: np.ndarray, *,
-          budget: np.ndarray | None, limits: Mapping[str, int], transfers_on: bool,
-          fifo_order: bool, peak_vars: bool = False, inflight_var: bool = False,
-          order_literals_all: bool = False,
-          window: tuple[Sequence[int], int, int] | None = None,
-          prefix_times: Any = None) -> Vars:
+def build(
+    prob: OverlapProblem,
+    d: np.ndarray,
+    t: np.ndarray,
+    horizon: np.ndarray,
+    *,
+    budget: np.ndarray | None,
+    limits: Mapping[str, int],
+    transfers_on: bool,
+    fifo_order: bool,
+    peak_vars: bool = False,
+    inflight_var: bool = False,
+    order_literals_all: bool = False,
+    window: tuple[Sequence[int], int, int] | None = None,
+    prefix_times: Any = None,
+) -> Vars:
     """The time-indexed model over ``C = d.shape[0]`` time copies sharing one order."""
     V = make_vars(prob, d, t, horizon, window=window, prefix_times=prefix_times)
     compute_stream(V)

@@ -11,7 +11,7 @@ memory schedulers' orders into hints that already hide much of the communication
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -26,11 +26,18 @@ def _move(order: list[int], i: int, j: int) -> list[int]:
     return out
 
 
-def budget_hoist(graph, scenarios, order: Sequence[int], budget: np.ndarray,
-                 starts: np.ndarray, dones: np.ndarray,
-                 objective: Callable[[list[int]], float],
-                 ok: Callable[[list[int]], bool] | None = None,
-                 passes: int = 2, deadline: float | None = None) -> list[int]:
+def budget_hoist(
+    graph,
+    scenarios,
+    order: Sequence[int],
+    budget: np.ndarray,
+    starts: np.ndarray,
+    dones: np.ndarray,
+    objective: Callable[[list[int]], float],
+    ok: Callable[[list[int]], bool] | None = None,
+    passes: int = 2,
+    deadline: float | None = None,
+) -> list[int]:
     """Hoist ``starts`` / sink ``dones`` of ``order`` within ``budget`` (see module doc).
 
     ``objective(order)`` (lower is better) judges each move; ``ok(order)`` is an extra
@@ -94,7 +101,7 @@ def _earliest(order: list[int], i: int, lo: int, feasible) -> int:
     memory grows roughly as the start moves up); i if none."""
     if feasible(_move(order, i, lo)):
         return lo
-    a, b = lo, i              # a infeasible, b feasible (no move)
+    a, b = lo, i  # a infeasible, b feasible (no move)
     while b - a > 1:
         m = (a + b) // 2
         if feasible(_move(order, i, m)):
@@ -107,7 +114,7 @@ def _earliest(order: list[int], i: int, lo: int, feasible) -> int:
 def _latest(order: list[int], i: int, hi: int, feasible) -> int:
     if feasible(_move(order, i, hi)):
         return hi
-    a, b = i, hi              # a feasible (no move), b infeasible
+    a, b = i, hi  # a feasible (no move), b infeasible
     while b - a > 1:
         m = (a + b) // 2
         if feasible(_move(order, i, m)):
@@ -117,10 +124,17 @@ def _latest(order: list[int], i: int, hi: int, feasible) -> int:
     return a
 
 
-def budget_repair(graph, scenarios, order: Sequence[int], budget: np.ndarray,
-                  starts: np.ndarray, dones: np.ndarray,
-                  objective: Callable[[list[int]], float], max_steps: int = 200,
-                  deadline: float | None = None) -> list[int] | None:
+def budget_repair(
+    graph,
+    scenarios,
+    order: Sequence[int],
+    budget: np.ndarray,
+    starts: np.ndarray,
+    dones: np.ndarray,
+    objective: Callable[[list[int]], float],
+    max_steps: int = 200,
+    deadline: float | None = None,
+) -> list[int] | None:
     """Bring an order over the budget back within it by shortening in-flight spans.
 
     At the first step where usage exceeds the budget (in the scenario most over it), each
@@ -154,7 +168,7 @@ def budget_repair(graph, scenarios, order: Sequence[int], budget: np.ndarray,
             # start to just after step t (before its done and other users)
             hi = min(pos[int(x)] for x in succ[a]) - 1
             if t + 1 <= hi and pos[a] <= t:
-                options.append(_move(cur, pos[a], t))   # lands right after the op at t
+                options.append(_move(cur, pos[a], t))  # lands right after the op at t
             lo = max((pos[int(x)] for x in pred[d]), default=-1) + 1
             if lo <= t and pos[d] > t:
                 options.append(_move(cur, pos[d], max(lo, t)))

@@ -10,8 +10,7 @@ from cpsched.cp.overlap.problem import OverlapProblem, collective_pairs
 from cpsched.cp.overlap.variables import Vars
 
 
-def makespan(model: Vars, prob: OverlapProblem, scenario_objective: str, tick, ref,
-             horizon):
+def makespan(model: Vars, prob: OverlapProblem, scenario_objective: str, tick, ref, horizon):
     """The makespan objective over the time copies, and its integer coefficients."""
     m, C = model.m, model.C
     if C == 1:
@@ -20,7 +19,7 @@ def makespan(model: Vars, prob: OverlapProblem, scenario_objective: str, tick, r
         c = prob.scenarios.weights * tick
         coef = np.maximum(np.rint(1000 * c / c.max()), 1).astype(np.int64)
         return sum(int(coef[k]) * model.M[k] for k in range(C)), coef, None
-    r = tick / ref                                  # makespan ratio per tick
+    r = tick / ref  # makespan ratio per tick
     coef = np.maximum(np.rint(1e6 * r / r.max()), 1).astype(np.int64)
     z = m.new_int_var(0, int(max(int(coef[k]) * int(horizon[k]) for k in range(C))), "z")
     for k in range(C):
@@ -38,8 +37,9 @@ def distance(V: Vars) -> None:
     durations: the times are instruction positions)."""
     prob = V.prob
     s = V.s[0]
-    V.m.maximize(sum(s[int(prob.dones[p])] - s[int(prob.starts[p])]
-                     for p in collective_pairs(prob)))
+    V.m.maximize(
+        sum(s[int(prob.dones[p])] - s[int(prob.starts[p])] for p in collective_pairs(prob))
+    )
 
 
 def secondary(V: Vars, kind: str) -> None:

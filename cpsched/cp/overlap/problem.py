@@ -4,8 +4,9 @@ simulator, time by ``cpsched.cost.timeline``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -17,8 +18,8 @@ from cpsched.cost.model import Costs, async_class, estimate, is_sync_collective
 from cpsched.cost.timeline import default_stream, simulate_timeline
 from cpsched.cp.overlap.bounds import reach_matrix
 
-RESOLUTION = 100_000          # ticks per scenario's total work (at least 200 per op)
-MAX_LINK_PAIRS = 3_000        # exact multi-scenario mode: order literals at most
+RESOLUTION = 100_000  # ticks per scenario's total work (at least 200 per op)
+MAX_LINK_PAIRS = 3_000  # exact multi-scenario mode: order literals at most
 K_START = int(OpKind.ASYNC_START)
 
 
@@ -26,18 +27,18 @@ K_START = int(OpKind.ASYNC_START)
 class OverlapProblem:
     graph: Graph
     scenarios: Scenarios
-    costs: Any                      # cpsched.cost.model.Costs
+    costs: Any  # cpsched.cost.model.Costs
     comm_streams: str
-    dur: np.ndarray                 # [S, n] compute-stream slot (sync collectives included)
-    compute: np.ndarray             # [S] compute work without sync collectives
-    sync: np.ndarray                # [S] sync collective time
-    starts: np.ndarray              # [P] async starts with a transfer
-    dones: np.ndarray               # [P] their dones (-1: none)
-    classes: tuple[str, ...]        # [P] collective:<kind> | copy | async-compute
-    stream: np.ndarray              # [P] stream id
+    dur: np.ndarray  # [S, n] compute-stream slot (sync collectives included)
+    compute: np.ndarray  # [S] compute work without sync collectives
+    sync: np.ndarray  # [S] sync collective time
+    starts: np.ndarray  # [P] async starts with a transfer
+    dones: np.ndarray  # [P] their dones (-1: none)
+    classes: tuple[str, ...]  # [P] collective:<kind> | copy | async-compute
+    stream: np.ndarray  # [P] stream id
     streams: tuple[str, ...]
-    ttime: np.ndarray               # [S, P]
-    anc: np.ndarray | None          # anc[v, u]: u is a strict ancestor of v
+    ttime: np.ndarray  # [S, P]
+    anc: np.ndarray | None  # anc[v, u]: u is a strict ancestor of v
 
     @property
     def n(self) -> int:
@@ -52,28 +53,48 @@ class OverlapProblem:
         return c.split(":", 1)[1] if c.startswith("collective:") else c
 
     def timeline(self, order: Sequence[int]):
-        return simulate_timeline(self.graph, order, self.costs, self.scenarios,
-                                 comm_streams=self.comm_streams, validate=False)
+        return simulate_timeline(
+            self.graph,
+            order,
+            self.costs,
+            self.scenarios,
+            comm_streams=self.comm_streams,
+            validate=False,
+        )
 
     def tick_timeline(self, order: Sequence[int], d: np.ndarray, t: np.ndarray):
         """Timeline of ``order`` with integer tick durations ``d[C, n]``, ``t[C, P]``."""
         C = d.shape[0]
         tr = {int(a): t[:, p].astype(np.float64) for p, a in enumerate(self.starts)}
         sc = self.scenarios if C == len(self.scenarios) else copies_scenarios(C)
-        return simulate_timeline(self.graph, order, Costs(d.astype(np.float64), tr),
-                                 sc, comm_streams=self.comm_streams, validate=False)
+        return simulate_timeline(
+            self.graph,
+            order,
+            Costs(d.astype(np.float64), tr),
+            sc,
+            comm_streams=self.comm_streams,
+            validate=False,
+        )
 
 
 def copies_scenarios(c: int) -> Scenarios:
     if c == 1:
         return static()
-    return Scenarios(tuple(f"copy{k}" for k in range(c)), (), np.zeros((c, 0), np.int64),
-                     np.ones(c) / c)
+    return Scenarios(
+        tuple(f"copy{k}" for k in range(c)), (), np.zeros((c, 0), np.int64), np.ones(c) / c
+    )
 
 
-def build_problem(graph: Graph, scenarios: Scenarios | None = None, *, device: Any = "h100",
-                  profile: Any = None, costs: Any = None, comm_streams: str = "shared",
-                  reach: bool = True) -> OverlapProblem:
+def build_problem(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    *,
+    device: Any = "h100",
+    profile: Any = None,
+    costs: Any = None,
+    comm_streams: str = "shared",
+    reach: bool = True,
+) -> OverlapProblem:
     """Durations and transfers of ``graph`` per scenario (``cpsched.cost.model.estimate`` unless
     ``costs`` is given: a ``Costs``, or ``(op[S, n], {start: [S]})``)."""
     scenarios = scenarios or static()
@@ -82,9 +103,10 @@ def build_problem(graph: Graph, scenarios: Scenarios | None = None, *, device: A
         costs = estimate(graph, device, scenarios, profile)
     elif not isinstance(costs, Costs):
         op, tr_in = costs
-        costs = Costs(np.asarray(op, dtype=np.float64).reshape(-1, n),
-                      {int(k): np.asarray(v, dtype=np.float64).reshape(-1)
-                       for k, v in dict(tr_in).items()})
+        costs = Costs(
+            np.asarray(op, dtype=np.float64).reshape(-1, n),
+            {int(k): np.asarray(v, dtype=np.float64).reshape(-1) for k, v in dict(tr_in).items()},
+        )
     op = np.asarray(costs.op, dtype=np.float64)
     if op.ndim == 1:
         op = op[None, :]
@@ -103,8 +125,9 @@ def build_problem(graph: Graph, scenarios: Scenarios | None = None, *, device: A
     dur = op.copy()
     sync = np.zeros(n_s)
     rows = []
-    for i in sorted(set(np.flatnonzero(graph.kinds == K_START).tolist())
-                    | set(int(x) for x in costs.transfer)):
+    for i in sorted(
+        set(np.flatnonzero(graph.kinds == K_START).tolist()) | set(int(x) for x in costs.transfer)
+    ):
         cls = async_class(graph, i)
         if cls is None:
             continue
@@ -123,40 +146,55 @@ def build_problem(graph: Graph, scenarios: Scenarios | None = None, *, device: A
             names.append(r[3])
     P = len(rows)
     return OverlapProblem(
-        graph=graph, scenarios=scenarios, costs=costs, comm_streams=comm_streams, dur=dur,
-        compute=op.sum(axis=1) - 0.0, sync=sync,
+        graph=graph,
+        scenarios=scenarios,
+        costs=costs,
+        comm_streams=comm_streams,
+        dur=dur,
+        compute=op.sum(axis=1) - 0.0,
+        sync=sync,
         starts=np.array([r[0] for r in rows], dtype=np.int64),
         dones=np.array([r[1] for r in rows], dtype=np.int64),
         classes=tuple(r[2] for r in rows),
         stream=np.array([names.index(r[3]) for r in rows], dtype=np.int64),
         streams=tuple(names),
         ttime=np.stack([r[4] for r in rows], axis=1) if P else np.zeros((n_s, 0)),
-        anc=reach_matrix(graph) if reach else None)
+        anc=reach_matrix(graph) if reach else None,
+    )
 
 
 @dataclass
 class Candidate:
     name: str
     order: list[int]
-    peak: np.ndarray          # [S]
-    makespan: np.ndarray      # [S]
-    exposed: np.ndarray       # [S]
-    distance: int             # sum over async collective pairs of done - start index
+    peak: np.ndarray  # [S]
+    makespan: np.ndarray  # [S]
+    exposed: np.ndarray  # [S]
+    distance: int  # sum over async collective pairs of done - start index
     inflight_ok: bool
     feasible: bool = True
     timeline: Any = None
 
     def row(self, names: Sequence[str]) -> dict:
-        return {"method": self.name, "feasible": bool(self.feasible),
-                "peak_bytes": {k: int(v) for k, v in zip(names, self.peak)},
-                "makespan": {k: float(v) for k, v in zip(names, self.makespan)},
-                "exposed_comm": {k: float(v) for k, v in zip(names, self.exposed)},
-                "distance": int(self.distance)}
+        return {
+            "method": self.name,
+            "feasible": bool(self.feasible),
+            "peak_bytes": {k: int(v) for k, v in zip(names, self.peak)},
+            "makespan": {k: float(v) for k, v in zip(names, self.makespan)},
+            "exposed_comm": {k: float(v) for k, v in zip(names, self.exposed)},
+            "distance": int(self.distance),
+        }
 
 
 def collective_pairs(prob: OverlapProblem) -> np.ndarray:
-    return np.array([p for p in range(prob.P) if prob.classes[p].startswith("collective:")
-                     and prob.dones[p] >= 0], dtype=np.int64)
+    return np.array(
+        [
+            p
+            for p in range(prob.P)
+            if prob.classes[p].startswith("collective:") and prob.dones[p] >= 0
+        ],
+        dtype=np.int64,
+    )
 
 
 def total_distance(prob: OverlapProblem, order: Sequence[int]) -> int:
@@ -177,8 +215,7 @@ def overlap_limits(prob: OverlapProblem, overlap_limit) -> dict[str, int]:
     if isinstance(overlap_limit, Mapping):
         out = {k: int(v) for k, v in overlap_limit.items() if k in kinds}
     else:
-        out = {k: int(overlap_limit) for k in kinds
-               if k not in ("copy", "async-compute")}
+        out = {k: int(overlap_limit) for k in kinds if k not in ("copy", "async-compute")}
     for k, v in out.items():
         if v < 1:
             raise InputError(f"overlap limit for {k} must be >= 1, got {v}")
@@ -201,17 +238,30 @@ def inflight_ok(prob: OverlapProblem, order: Sequence[int], limits: Mapping[str,
     return True
 
 
-def evaluate(prob: OverlapProblem, name: str, order: Sequence[int], budget: np.ndarray | None,
-             limits: Mapping[str, int]) -> Candidate:
+def evaluate(
+    prob: OverlapProblem,
+    name: str,
+    order: Sequence[int],
+    budget: np.ndarray | None,
+    limits: Mapping[str, int],
+) -> Candidate:
     """Exact peak (simulator) and timing (timeline) of a valid order."""
     order = [int(i) for i in order]
     pk = peak(prob.graph, order, prob.scenarios)
     tl = prob.timeline(order)
     ok = inflight_ok(prob, order, limits)
     feas = ok and (budget is None or bool(np.all(pk <= budget)))
-    return Candidate(name, order, pk, np.asarray(tl.makespan, dtype=np.float64),
-                     np.asarray(tl.exposed_comm, dtype=np.float64), total_distance(prob, order),
-                     ok, feas, tl)
+    return Candidate(
+        name,
+        order,
+        pk,
+        np.asarray(tl.makespan, dtype=np.float64),
+        np.asarray(tl.exposed_comm, dtype=np.float64),
+        total_distance(prob, order),
+        ok,
+        feas,
+        tl,
+    )
 
 
 def resolve_budget(budget, scenarios: Scenarios) -> np.ndarray | None:
@@ -265,8 +315,9 @@ def ticks(values: np.ndarray, tick: float, floor1: bool) -> np.ndarray:
     return np.where(values > 0, np.maximum(q, 1), 0)
 
 
-def copy_durations(prob: OverlapProblem, mode: str, scenario_objective: str, ref: np.ndarray,
-                   resolution: int):
+def copy_durations(
+    prob: OverlapProblem, mode: str, scenario_objective: str, ref: np.ndarray, resolution: int
+):
     """Time copies: ``(d[C, n], t[C, P], tick[C], copy scenario weights)``."""
     n_s = len(prob.scenarios)
     if mode == "aggregate" and n_s > 1:
@@ -287,11 +338,15 @@ def copy_durations(prob: OverlapProblem, mode: str, scenario_objective: str, ref
     # another one of the NoOverlap
     q = np.stack([np.rint(dur[c] / tick[c]) for c in range(dur.shape[0])])
     d = np.where(zero_time_ops(prob)[None, :] & (q == 0).all(axis=0)[None, :], 0, d)
-    t = np.stack([ticks(tt[c], tick[c], False) for c in range(dur.shape[0])]) \
-        if prob.P else np.zeros((dur.shape[0], 0), np.int64)
+    t = (
+        np.stack([ticks(tt[c], tick[c], False) for c in range(dur.shape[0])])
+        if prob.P
+        else np.zeros((dur.shape[0], 0), np.int64)
+    )
     # rounding slack: how much longer than the true times the tick model can be
-    over = (np.maximum(d * tick[:, None] - dur, 0).sum(axis=1)
-            + (np.maximum(t * tick[:, None] - tt, 0).sum(axis=1) if prob.P else 0))
+    over = np.maximum(d * tick[:, None] - dur, 0).sum(axis=1) + (
+        np.maximum(t * tick[:, None] - tt, 0).sum(axis=1) if prob.P else 0
+    )
     return d, t, tick, over
 
 

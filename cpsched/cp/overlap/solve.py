@@ -77,7 +77,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -132,30 +133,46 @@ from cpsched.methods import register
 METHOD = "cp-overlap"
 DEFAULT_TIME_LIMIT = 10.0
 ORDER_LITERAL_PAIRS = 5_000  # single scenario: explicit order literals up to this many
-MAX_FIFO_PAIRS = 20_000       # FIFO literals per model at most (else transfers may reorder)
+MAX_FIFO_PAIRS = 20_000  # FIFO literals per model at most (else transfers may reorder)
 
 
-def _solve(model: Any, cfg: SolverConfig, time_limit: float,
-           progress: Callable | None = None) -> runtime.Run:
+def _solve(
+    model: Any, cfg: SolverConfig, time_limit: float, progress: Callable | None = None
+) -> runtime.Run:
     return runtime.solve(model, cfg, max(0.05, float(time_limit)), progress=progress)
 
 
-
 @stoppable
-def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
-                  budget: Any = None, slack: float = 0.0, objective: str = "makespan",
-                  scenario_objective: str = "weighted", device: Any = "h100",
-                  profile: Any = None, costs: Any = None, comm_streams: str = "shared",
-                  overlap_limit: Any = None, secondary: str | None = None,
-                  convert_sync: bool = False, hint: Sequence[int | str] | None = None,
-                  heuristics: Sequence[str] = OVERLAP_HEURISTICS,
-                  budget_methods: Sequence[str] = MEMORY_METHODS,
-                  scenario_mode: str = "auto", resolution: int = RESOLUTION,
-                  hoist: bool = True, lns: bool = True,
-                  time_limit: float | None = DEFAULT_TIME_LIMIT, workers: int | None = 2,
-                  seed: int | None = 0, log: bool | None = False,
-                  deterministic: bool | None = None, progress: Callable | None = None,
-                  **_ignored: Any) -> Schedule:
+def solve_overlap(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    *,
+    budget: Any = None,
+    slack: float = 0.0,
+    objective: str = "makespan",
+    scenario_objective: str = "weighted",
+    device: Any = "h100",
+    profile: Any = None,
+    costs: Any = None,
+    comm_streams: str = "shared",
+    overlap_limit: Any = None,
+    secondary: str | None = None,
+    convert_sync: bool = False,
+    hint: Sequence[int | str] | None = None,
+    heuristics: Sequence[str] = OVERLAP_HEURISTICS,
+    budget_methods: Sequence[str] = MEMORY_METHODS,
+    scenario_mode: str = "auto",
+    resolution: int = RESOLUTION,
+    hoist: bool = True,
+    lns: bool = True,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+    workers: int | None = 2,
+    seed: int | None = 0,
+    log: bool | None = False,
+    deterministic: bool | None = None,
+    progress: Callable | None = None,
+    **_ignored: Any,
+) -> Schedule:
     """Order ``graph`` to hide communication behind compute within a memory budget.
 
     ``budget``: bytes (one number, one per scenario, or ``{scenario: bytes}``); default
@@ -179,7 +196,9 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
     if objective not in ("makespan", "distance"):
         raise InputError(f"cp-overlap objective is 'makespan' or 'distance', not {objective!r}")
     if scenario_objective not in ("weighted", "minimax"):
-        raise InputError(f"scenario objective is 'weighted' or 'minimax', not {scenario_objective!r}")
+        raise InputError(
+            f"scenario objective is 'weighted' or 'minimax', not {scenario_objective!r}"
+        )
     if secondary not in (None, "peak", "inflight"):
         raise InputError(f"secondary is 'peak' or 'inflight', not {secondary!r}")
     if slack < 0:
@@ -187,8 +206,9 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
     if convert_sync:
         graph = convert_sync_collectives(graph)
 
-    prob = build_problem(graph, scenarios, device=device, profile=profile, costs=costs,
-                         comm_streams=comm_streams)
+    prob = build_problem(
+        graph, scenarios, device=device, profile=profile, costs=costs, comm_streams=comm_streams
+    )
     names = scenarios.names
     limits = overlap_limits(prob, overlap_limit)
     errors: dict[str, str] = {}
@@ -203,8 +223,9 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
     mem_orders = memory_candidates(graph, scenarios, mem_methods, mem_opts, errors)
     lbm = np.maximum(mem_lb(graph, scenarios), 1)
     mem_peaks = {k: mem_peak(graph, o, scenarios) for k, o in mem_orders.items()}
-    best_mem = min(mem_peaks, key=lambda k: (float(np.max(mem_peaks[k] / lbm)),
-                                             float(np.sum(mem_peaks[k]))))
+    best_mem = min(
+        mem_peaks, key=lambda k: (float(np.max(mem_peaks[k] / lbm)), float(np.sum(mem_peaks[k])))
+    )
     budget_arr = resolve_budget(budget, scenarios)
     budget_source = "given"
     if budget_arr is None:
@@ -215,17 +236,34 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
     # -- candidates ----------------------------------------------------------------------------
     cand_orders: dict[str, list[int]] = dict(mem_orders)
     heur = [h for h in heuristics if h != METHOD]
-    cand_orders.update(overlap_candidates(graph, scenarios, heur,
-                                          {best_mem: mem_orders[best_mem]}, budget_arr,
-                                          dict(hopts), errors))
+    cand_orders.update(
+        overlap_candidates(
+            graph,
+            scenarios,
+            heur,
+            {best_mem: mem_orders[best_mem]},
+            budget_arr,
+            dict(hopts),
+            errors,
+        )
+    )
     if hint is not None:
         hint_order = check_order_option(graph, hint)
-        assert hint_order is not None   # given an order, it returns one
+        assert hint_order is not None  # given an order, it returns one
         cand_orders["hint"] = hint_order
     # -- bounds ---------------------------------------------------------------------------------
     is_coll = np.array([c.startswith("collective:") for c in prob.classes], dtype=bool)
-    lb = overlap_lower_bound(graph, prob.dur, prob.starts, prob.dones, prob.ttime, prob.stream,
-                             prob.sync, is_coll, prob.anc)
+    lb = overlap_lower_bound(
+        graph,
+        prob.dur,
+        prob.starts,
+        prob.dones,
+        prob.ttime,
+        prob.stream,
+        prob.sync,
+        is_coll,
+        prob.anc,
+    )
     ref = np.maximum(lb.makespan, 1e-30)
     w = scenarios.weights
 
@@ -237,7 +275,6 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
             continue
         seen.add(key)
         cands.append(evaluate(prob, k, o, budget_arr, limits))
-
 
     def score(c: Candidate) -> tuple:
         if objective == "distance":
@@ -258,8 +295,16 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
 
         deadline = t0 + 0.3 * time_limit
         for c in sorted((c for c in cands if not c.feasible and c.inflight_ok), key=score)[:4]:
-            repaired = budget_repair(graph, scenarios, c.order, budget_arr, prob.starts,
-                                     prob.dones, ms_obj, deadline=deadline)
+            repaired = budget_repair(
+                graph,
+                scenarios,
+                c.order,
+                budget_arr,
+                prob.starts,
+                prob.dones,
+                ms_obj,
+                deadline=deadline,
+            )
             if repaired is not None and tuple(repaired) not in seen:
                 seen.add(tuple(repaired))
                 cands.append(evaluate(prob, f"repair({c.name})", repaired, budget_arr, limits))
@@ -269,9 +314,17 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
             pool0.append(mem_c)
         deadline = t0 + 0.4 * time_limit
         for c in pool0:
-            o = budget_hoist(graph, scenarios, c.order, budget_arr, prob.starts, prob.dones,
-                             ms_obj, (lambda o: inflight_ok(prob, o, limits)) if limits else None,
-                             deadline=deadline)
+            o = budget_hoist(
+                graph,
+                scenarios,
+                c.order,
+                budget_arr,
+                prob.starts,
+                prob.dones,
+                ms_obj,
+                (lambda o: inflight_ok(prob, o, limits)) if limits else None,
+                deadline=deadline,
+            )
             if tuple(o) not in seen:
                 seen.add(tuple(o))
                 cands.append(evaluate(prob, f"hoist({c.name})", o, budget_arr, limits))
@@ -288,27 +341,52 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
     proven = False
     clock = Clock(time_limit, cfg.deterministic, t0)
     if cfg.deterministic and objective == "makespan" and prob.P and hoist:
-        clock.spend(0.4 * time_limit)           # the hoisting phase's nominal share
+        clock.spend(0.4 * time_limit)  # the hoisting phase's nominal share
     remaining = clock.left()
     nothing_to_do = prob.P == 0 or (objective == "distance" and collective_pairs(prob).size == 0)
     if nothing_to_do:
-        model_info["note"] = ("no async transfer: every order has the same makespan"
-                              if prob.P == 0 else "no async collective pair: distance is 0")
+        model_info["note"] = (
+            "no async transfer: every order has the same makespan"
+            if prob.P == 0
+            else "no async collective pair: distance is 0"
+        )
         proven = best_heur is not None
     else:
         try:
             if objective == "makespan":
+
                 def score_fn(o: list[int]) -> float:
                     c = evaluate(prob, "lns", o, budget_arr, limits)
                     return score(c)[0] if c.feasible else math.inf
 
-                out = _solve_makespan(prob, hint_cand, best_heur is not None, budget_arr,
-                                      limits, scenario_objective, scenario_mode, resolution,
-                                      secondary, max(0.1, remaining), cfg, progress, ref,
-                                      score_fn, lns)
+                out = _solve_makespan(
+                    prob,
+                    hint_cand,
+                    best_heur is not None,
+                    budget_arr,
+                    limits,
+                    scenario_objective,
+                    scenario_mode,
+                    resolution,
+                    secondary,
+                    max(0.1, remaining),
+                    cfg,
+                    progress,
+                    ref,
+                    score_fn,
+                    lns,
+                )
             else:
-                out = _solve_distance(prob, hint_cand, best_heur is not None, budget_arr, limits,
-                                      max(0.1, remaining), cfg, progress)
+                out = _solve_distance(
+                    prob,
+                    hint_cand,
+                    best_heur is not None,
+                    budget_arr,
+                    limits,
+                    max(0.1, remaining),
+                    cfg,
+                    progress,
+                )
             order, solver_status, model_info2, solver_bound_ms, proven = out
             model_info.update(model_info2)
             if order is not None:
@@ -327,8 +405,7 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
         final = min(cands, key=lambda c: float(np.max(c.peak / budget_arr)))
     if not final.feasible:
         status = INFEASIBLE if solver_status == INFEASIBLE else FALLBACK
-    elif proven and (final is sol_cand or sol_cand is None
-                     or score(final) <= score(sol_cand)):
+    elif proven and (final is sol_cand or sol_cand is None or score(final) <= score(sol_cand)):
         status = OPTIMAL
     elif final is sol_cand and best_heur is not None and score(sol_cand) < score(best_heur):
         status = FEASIBLE
@@ -351,8 +428,10 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
         status = OPTIMAL
     tl_hint = best_heur.timeline if best_heur is not None else None
     info: dict[str, Any] = {
-        "objective": objective, "scenario_objective": scenario_objective,
-        "unit": prob.costs.unit, "comm_streams": comm_streams,
+        "objective": objective,
+        "scenario_objective": scenario_objective,
+        "unit": prob.costs.unit,
+        "comm_streams": comm_streams,
         "budget": {k: int(v) for k, v in zip(names, budget_arr)},
         "budget_source": budget_source,
         "makespan": {k: float(v) for k, v in zip(names, final.makespan)},
@@ -360,8 +439,10 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
         "compute_time": {k: float(v) for k, v in zip(names, lb.compute)},
         "makespan_lower_bound": {k: float(v) for k, v in zip(names, ms_lb)},
         "exposed_comm_lower_bound": {k: float(v) for k, v in zip(names, ex_lb)},
-        "exposed_gap": {k: (float((e - b) / e) if e > 0 else 0.0)
-                        for k, e, b in zip(names, final.exposed, ex_lb)},
+        "exposed_gap": {
+            k: (float((e - b) / e) if e > 0 else 0.0)
+            for k, e, b in zip(names, final.exposed, ex_lb)
+        },
         "lower_bound_kind": dict(zip(names, lb.which)),
         "distance": int(final.distance),
         "chosen": final.name,
@@ -379,8 +460,16 @@ def solve_overlap(graph: Graph, scenarios: Scenarios | None = None, *,
         info["message"] = "no order within the budget was found; returned the lowest-peak one"
     elif final is not sol_cand and sol_cand is not None:
         info["message"] = f"the solver did not beat {final.name}; returned it"
-    return make_schedule(graph, final.order, METHOD, scenarios, status=status,
-                         seconds=time.perf_counter() - t0, claimed_peak=final.peak, info=info)
+    return make_schedule(
+        graph,
+        final.order,
+        METHOD,
+        scenarios,
+        status=status,
+        seconds=time.perf_counter() - t0,
+        claimed_peak=final.peak,
+        info=info,
+    )
 
 
 def _pair_table(tl_after, tl_before, names: Sequence[str]) -> list[dict]:
@@ -398,29 +487,47 @@ def _pair_table(tl_after, tl_before, names: Sequence[str]) -> list[dict]:
     for k in range(tl_after.pair_start.size):
         a = int(tl_after.pair_start[k])
         d = int(tl_after.pair_done[k])
-        row = {"start": g.op_names[a], "done": g.op_names[d] if d >= 0 else None,
-               "class": tl_after.pair_class[k], "sync": bool(tl_after.pair_sync[k]),
-               "start_index": int(tl_after.pair_start_index[k]),
-               "done_index": int(tl_after.pair_done_index[k]),
-               "distance": dist(tl_after, k),
-               "transfer_time": {n: float(v) for n, v in zip(names, tl_after.transfer_time[:, k])},
-               "overlapped_after": {n: float(v) for n, v in zip(names, tl_after.overlapped[:, k])},
-               "exposed_after": {n: float(v) for n, v in zip(names, tl_after.wait[:, k])}}
+        row = {
+            "start": g.op_names[a],
+            "done": g.op_names[d] if d >= 0 else None,
+            "class": tl_after.pair_class[k],
+            "sync": bool(tl_after.pair_sync[k]),
+            "start_index": int(tl_after.pair_start_index[k]),
+            "done_index": int(tl_after.pair_done_index[k]),
+            "distance": dist(tl_after, k),
+            "transfer_time": {n: float(v) for n, v in zip(names, tl_after.transfer_time[:, k])},
+            "overlapped_after": {n: float(v) for n, v in zip(names, tl_after.overlapped[:, k])},
+            "exposed_after": {n: float(v) for n, v in zip(names, tl_after.wait[:, k])},
+        }
         kb = before.get(a)
         if kb is not None:
             row["start_index_before"] = int(tl_before.pair_start_index[kb])
             row["done_index_before"] = int(tl_before.pair_done_index[kb])
             row["distance_before"] = dist(tl_before, kb)
-            row["overlapped_before"] = {n: float(v) for n, v in
-                                        zip(names, tl_before.overlapped[:, kb])}
+            row["overlapped_before"] = {
+                n: float(v) for n, v in zip(names, tl_before.overlapped[:, kb])
+            }
         rows.append(row)
     return rows
 
 
-
-def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective, scenario_mode,
-                    resolution, secondary, time_limit, cfg, progress, ref, score_fn=None,
-                    lns=True):
+def _solve_makespan(
+    prob,
+    hint_cand,
+    hint_ok,
+    budget,
+    limits,
+    scenario_objective,
+    scenario_mode,
+    resolution,
+    secondary,
+    time_limit,
+    cfg,
+    progress,
+    ref,
+    score_fn=None,
+    lns=True,
+):
     clock = Clock(time_limit, cfg.deterministic)
     mode = pick_mode(prob, scenario_mode)
     d, t, tick, over = copy_durations(prob, mode, scenario_objective, ref, resolution)
@@ -435,15 +542,33 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
     serial = d.sum(axis=1) + t.sum(axis=1)
     horizon = hint_ms if hint_ok else serial
     fifo = fifo_pairs(prob) <= MAX_FIFO_PAIRS
-    model = build(prob, d, t, horizon, budget=budget, limits=limits, transfers_on=True,
-                  fifo_order=fifo, peak_vars=secondary == "peak",
-                  inflight_var=secondary == "inflight", order_literals_all=lit_mode and C == 1)
+    model = build(
+        prob,
+        d,
+        t,
+        horizon,
+        budget=budget,
+        limits=limits,
+        transfers_on=True,
+        fifo_order=fifo,
+        peak_vars=secondary == "peak",
+        inflight_var=secondary == "inflight",
+        order_literals_all=lit_mode and C == 1,
+    )
     m = model.m
     # the analytic bound on the tick durations is valid in the model: give it to the solver
     is_coll = np.array([c.startswith("collective:") for c in prob.classes], dtype=bool)
-    lb_t = overlap_lower_bound(prob.graph, d.astype(np.float64), prob.starts, prob.dones,
-                               t.astype(np.float64), prob.stream, np.zeros(C), is_coll,
-                               prob.anc).makespan
+    lb_t = overlap_lower_bound(
+        prob.graph,
+        d.astype(np.float64),
+        prob.starts,
+        prob.dones,
+        t.astype(np.float64),
+        prob.stream,
+        np.zeros(C),
+        is_coll,
+        prob.anc,
+    ).makespan
     info_lb = [int(math.ceil(x - 1e-6)) for x in lb_t]
     for c in range(C):
         if info_lb[c] > int(horizon[c]):
@@ -452,9 +577,15 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
     obj, coef, z = O.makespan(model, prob, scenario_objective, tick, ref, horizon)
     m.minimize(obj)
     model.hint(hint_cand.order, tl_h)
-    info = {"mode": mode, "tick": [float(x) for x in tick], "fifo": fifo,
-            "rounding_slack": [float(x) for x in over], **model.stats,
-            "hint_makespan_ticks": [int(x) for x in hint_ms], "bound_ticks": info_lb}
+    info = {
+        "mode": mode,
+        "tick": [float(x) for x in tick],
+        "fifo": fifo,
+        "rounding_slack": [float(x) for x in over],
+        **model.stats,
+        "hint_makespan_ticks": [int(x) for x in hint_ms],
+        "bound_ticks": info_lb,
+    }
     use_lns = lns and hint_ok and score_fn is not None
     share = 0.35 if use_lns else 1.0
     t_main = time_limit * share * (0.8 if secondary else 1.0)
@@ -484,8 +615,21 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
         if score_fn(order) > score_fn(hint_cand.order):
             order = list(hint_cand.order)
         remaining = clock.left() - (0.2 * time_limit if secondary else 0.0)
-        order, lns_info = _lns(prob, order, d_lns, t, budget, limits, fifo, scenario_objective, tick,
-                               ref, score_fn, remaining, cfg)
+        order, lns_info = _lns(
+            prob,
+            order,
+            d_lns,
+            t,
+            budget,
+            limits,
+            fifo,
+            scenario_objective,
+            tick,
+            ref,
+            score_fn,
+            remaining,
+            cfg,
+        )
         info["lns"] = lns_info
     if secondary:
         tl_s = prob.tick_timeline(order, d, t)
@@ -502,8 +646,21 @@ def _solve_makespan(prob, hint_cand, hint_ok, budget, limits, scenario_objective
     return order, name, info, bound_ms, proven
 
 
-def _lns(prob, order, d, t, budget, limits, fifo, scenario_objective, tick, ref, score_fn,
-         time_limit, cfg):
+def _lns(
+    prob,
+    order,
+    d,
+    t,
+    budget,
+    limits,
+    fifo,
+    scenario_objective,
+    tick,
+    ref,
+    score_fn,
+    time_limit,
+    cfg,
+):
     """Window LNS: re-optimise ``k`` consecutive positions with the rest of the order fixed;
     windows sit around the dones that stall the compute stream (or at random)."""
     t0 = time.perf_counter()
@@ -522,8 +679,11 @@ def _lns(prob, order, d, t, budget, limits, fifo, scenario_objective, tick, ref,
         pos = np.empty(n, dtype=np.int64)
         pos[np.asarray(cur)] = np.arange(n)
         tl = prob.timeline(cur)
-        waits = w @ np.asarray(tl.wait) if len(w) == np.asarray(tl.wait).shape[0] \
+        waits = (
+            w @ np.asarray(tl.wait)
+            if len(w) == np.asarray(tl.wait).shape[0]
             else np.asarray(tl.wait).mean(axis=0)
+        )
         rows = np.flatnonzero((waits > 0) & (np.asarray(tl.pair_done) >= 0))
         if rows.size and rng.random() < 0.8:
             r = int(rng.choice(rows, p=waits[rows] / waits[rows].sum()))
@@ -542,8 +702,18 @@ def _lns(prob, order, d, t, budget, limits, fifo, scenario_objective, tick, ref,
         hms = np.atleast_1d(np.rint(tl_t.makespan)).astype(np.int64)
         step_limit = min(left, max(0.5, min(3.0, time_limit / 8)))
         try:
-            mdl = build(prob, dw, t, hms, budget=budget, limits=limits, transfers_on=True,
-                        fifo_order=fifo, window=(cur, a, b), prefix_times=tl_t)
+            mdl = build(
+                prob,
+                dw,
+                t,
+                hms,
+                budget=budget,
+                limits=limits,
+                transfers_on=True,
+                fifo_order=fifo,
+                window=(cur, a, b),
+                prefix_times=tl_t,
+            )
         except Infeasible:
             steps += 1
             clock.spend(step_limit)
@@ -569,16 +739,28 @@ def _lns(prob, order, d, t, budget, limits, fifo, scenario_objective, tick, ref,
             k = min(n, int(k * 1.25) + 1)
         elif not run.optimal:
             k = max(10, int(k * 0.8))
-    return cur, {"steps": steps, "improved": improved, "window": k,
-                 "seconds": round(time.perf_counter() - t0, 2)}
+    return cur, {
+        "steps": steps,
+        "improved": improved,
+        "window": k,
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
 
 
 def _solve_distance(prob, hint_cand, hint_ok, budget, limits, time_limit, cfg, progress):
     n = prob.n
     d = np.ones((1, n), dtype=np.int64)
     t = np.zeros((1, prob.P), dtype=np.int64)
-    model = build(prob, d, t, np.array([n]), budget=budget, limits=limits, transfers_on=False,
-                  fifo_order=False)
+    model = build(
+        prob,
+        d,
+        t,
+        np.array([n]),
+        budget=budget,
+        limits=limits,
+        transfers_on=False,
+        fifo_order=False,
+    )
     O.distance(model)
     model.hint(hint_cand.order, prob.tick_timeline(hint_cand.order, d, t))
     run = _solve(model.m, cfg, time_limit, progress)
@@ -596,18 +778,31 @@ def _solve_distance(prob, hint_cand, hint_ok, budget, limits, time_limit, cfg, p
 # Registration
 # -------------------------------------------------------------------------------------------
 
+
 def applies(graph: Graph) -> bool:
     return bool(graph.collectives) or bool((graph.kinds == K_START).any())
 
 
-@register(METHOD, "CP-SAT: hide communication behind compute (min makespan) under a memory "
-          "budget", "overlap", applies=applies)
+@register(
+    METHOD,
+    "CP-SAT: hide communication behind compute (min makespan) under a memory budget",
+    "overlap",
+    applies=applies,
+)
 def cp_overlap(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> Schedule:
     if "order" in options and options.get("hint") is None:
         options["hint"] = options.pop("order")
     return solve_overlap(graph, scenarios, **options)
 
 
-__all__ = ["solve_overlap", "build_problem", "evaluate", "total_distance", "OverlapProblem",
-           "Candidate", "cp_overlap", "applies", "METHOD"]
-
+__all__ = [
+    "solve_overlap",
+    "build_problem",
+    "evaluate",
+    "total_distance",
+    "OverlapProblem",
+    "Candidate",
+    "cp_overlap",
+    "applies",
+    "METHOD",
+]

@@ -4,7 +4,8 @@ every copy), transfer starts; hints from a tick timeline and the order read back
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -28,16 +29,22 @@ class Vars:
     groups: dict[tuple, np.ndarray]
     const_bytes: np.ndarray
 
-    def __init__(self, prob: OverlapProblem, d: np.ndarray, t: np.ndarray, horizon: np.ndarray,
-                 window: tuple[Sequence[int], int, int] | None = None,
-                 prefix_times: Any = None):
+    def __init__(
+        self,
+        prob: OverlapProblem,
+        d: np.ndarray,
+        t: np.ndarray,
+        horizon: np.ndarray,
+        window: tuple[Sequence[int], int, int] | None = None,
+        prefix_times: Any = None,
+    ):
         self.prob = prob
         n = prob.n
         self.C = d.shape[0]
         self.d, self.t, self.H = d, t, horizon
         self.m = cp_model.CpModel()
         self.stats: dict[str, Any] = {"ops": n, "pairs": prob.P, "copies": self.C}
-        self.sizes: list[tuple[Any, Any, Any]] = []      # (size var, start, end) to hint
+        self.sizes: list[tuple[Any, Any, Any]] = []  # (size var, start, end) to hint
         self.window = window
         self.prefix_times = prefix_times
         if window is not None:
@@ -46,12 +53,12 @@ class Vars:
             self.wpos[np.asarray(w_order, dtype=np.int64)] = np.arange(n)
             self.wgrp = np.where(self.wpos < wa, 0, np.where(self.wpos < wb, 1, 2))
             self.wops = [int(v) for v in w_order[wa:wb]]
-        self.s: list[list[Any]] = []          # op starts per copy
-        self.iv: list[list[Any]] = []         # op intervals per copy
-        self.M: list[Any] = []                # makespan per copy
-        self.lo: list[np.ndarray] = []        # earliest start per copy (heads)
-        self.lit: dict[tuple[int, int], Any] = {}     # (i, j), i < j: "i before j"
-        self.x: list[list[Any]] = [[] for _ in range(self.C)]   # transfer starts
+        self.s: list[list[Any]] = []  # op starts per copy
+        self.iv: list[list[Any]] = []  # op intervals per copy
+        self.M: list[Any] = []  # makespan per copy
+        self.lo: list[np.ndarray] = []  # earliest start per copy (heads)
+        self.lit: dict[tuple[int, int], Any] = {}  # (i, j), i < j: "i before j"
+        self.x: list[list[Any]] = [[] for _ in range(self.C)]  # transfer starts
         self.fifo = False
         self.peak_vars: list[Any] = []
         self.mem_groups = 0
@@ -109,7 +116,7 @@ class Vars:
         prob = self.prob
         pos = np.empty(prob.n, dtype=np.int64)
         pos[np.asarray(order, dtype=np.int64)] = np.arange(prob.n)
-        start = np.rint(np.asarray(tl.start)).astype(np.int64)      # [C, n]
+        start = np.rint(np.asarray(tl.start)).astype(np.int64)  # [C, n]
         for c in range(self.C):
             for i, v in enumerate(self.s[c]):
                 yield v, int(start[c, i])
@@ -160,9 +167,15 @@ class Vars:
         return [int(i) for i in keys]
 
 
-def make_vars(prob: OverlapProblem, d: np.ndarray, t: np.ndarray, horizon: np.ndarray, *,
-              window: tuple[Sequence[int], int, int] | None = None,
-              prefix_times: Any = None) -> Vars:
+def make_vars(
+    prob: OverlapProblem,
+    d: np.ndarray,
+    t: np.ndarray,
+    horizon: np.ndarray,
+    *,
+    window: tuple[Sequence[int], int, int] | None = None,
+    prefix_times: Any = None,
+) -> Vars:
     """Op starts and intervals (fixed before an LNS window) and makespans, per time copy."""
     V = Vars(prob, d, t, horizon, window, prefix_times)
     m, n = V.m, prob.n

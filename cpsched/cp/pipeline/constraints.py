@@ -98,5 +98,11 @@ def add_all(v: Vars) -> None:
     add_makespan(v)
 
 
-__all__ = ["add_all", "add_no_overlap", "add_dependencies", "add_microbatch_order",
-           "add_memory", "add_makespan"]
+__all__ = [
+    "add_all",
+    "add_no_overlap",
+    "add_dependencies",
+    "add_microbatch_order",
+    "add_memory",
+    "add_makespan",
+]

@@ -3,7 +3,7 @@ device is fixed: bubble fraction = 1 - sum(work) / (p * makespan)), and hints.""
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from cpsched.cp.pipeline.variables import Vars
 from cpsched.pipeline.schedule import Action

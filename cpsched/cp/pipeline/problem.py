@@ -29,13 +29,13 @@ class CpData:
     problem: PipelineProblem
     scale: int
     exact: bool
-    actions: list            # every Action
-    busy: dict               # Action -> int device time
-    delay: dict              # Action -> int transfer delay after it
-    deps: dict               # Action -> list[Action]
-    caps: tuple | None       # per device, in memory units
-    act_b: list              # per stage, memory units freed by B
-    act_w: list              # per stage, memory units freed by W
+    actions: list  # every Action
+    busy: dict  # Action -> int device time
+    delay: dict  # Action -> int transfer delay after it
+    deps: dict  # Action -> list[Action]
+    caps: tuple | None  # per device, in memory units
+    act_b: list  # per stage, memory units freed by B
+    act_w: list  # per stage, memory units freed by W
     mem_unit: int
 
     @property
@@ -59,8 +59,19 @@ def make_data(problem: PipelineProblem) -> CpData:
     if caps is not None:
         # dividing the caps rounds down: still exact, since every demand is a multiple of unit
         caps = tuple(int(c) // unit for c in caps)
-    return CpData(problem, scale, exact, acts, busy, delay, dep, caps,
-                  [x // unit for x in act_b], [x // unit for x in act_w], unit)
+    return CpData(
+        problem,
+        scale,
+        exact,
+        acts,
+        busy,
+        delay,
+        dep,
+        caps,
+        [x // unit for x in act_b],
+        [x // unit for x in act_w],
+        unit,
+    )
 
 
 __all__ = ["CpData", "make_data", "time_scale", "SCALES"]

@@ -33,8 +33,7 @@ from cpsched.cp.pipeline.problem import CpData, make_data
 from cpsched.cp.pipeline.variables import make_vars
 from cpsched.pipeline import baselines
 from cpsched.pipeline.problem import PipelineProblem
-from cpsched.pipeline.schedule import (Action, PipelineSchedule, fifo_relabel, lower_bound,
-                                       replay)
+from cpsched.pipeline.schedule import Action, PipelineSchedule, fifo_relabel, lower_bound, replay
 
 
 def serial_makespan(problem: PipelineProblem) -> float:
@@ -67,7 +66,7 @@ def best_baseline(problem: PipelineProblem) -> tuple[PipelineSchedule | None, di
             continue
         sch = baselines.build(problem, name)
         results[name] = sch.summary()
-        assert sch.replay is not None   # summary() replays it
+        assert sch.replay is not None  # summary() replays it
         if sch.replay.memory_ok and (best is None or sch.makespan < best.makespan):
             best = sch
     return best, results
@@ -83,8 +82,14 @@ def _run(model: cp_model.CpModel, time_limit: float, workers: int, seed: int, lo
     return solver, status
 
 
-def solve(problem: PipelineProblem, time_limit: float = 10.0, workers: int = 2, seed: int = 0,
-          log: bool = False, hint: bool = True) -> PipelineSchedule:
+def solve(
+    problem: PipelineProblem,
+    time_limit: float = 10.0,
+    workers: int = 2,
+    seed: int = 0,
+    log: bool = False,
+    hint: bool = True,
+) -> PipelineSchedule:
     if not problem.concrete:
         raise InputError("the CP model needs concrete sizes: evaluate the problem per scenario")
     problem.check_memory_feasible()
@@ -104,14 +109,23 @@ def solve(problem: PipelineProblem, time_limit: float = 10.0, workers: int = 2, 
     result: PipelineSchedule | None
     if base_rep is not None and base_rep.makespan <= lb_real + 1e-9 * max(1.0, lb_real):
         # the best baseline already meets the lower bound: nothing to solve
-        assert base is not None and base_actions is not None   # base_rep is base's replay
-        result = PipelineSchedule(problem, "cp", base_actions, status="OPTIMAL", bound=lb_real,
-                                  info={"message": f"{base.method}'s order (microbatch-"
-                                                   f"relabelled) meets the lower bound",
-                                        "seconds": round(time.perf_counter() - t0, 3),
-                                        "scale": sc, "baselines": base_results,
-                                        "hint": base.method, "solver_status": "NOT_RUN",
-                                        "gap": 0.0})
+        assert base is not None and base_actions is not None  # base_rep is base's replay
+        result = PipelineSchedule(
+            problem,
+            "cp",
+            base_actions,
+            status="OPTIMAL",
+            bound=lb_real,
+            info={
+                "message": f"{base.method}'s order (microbatch-relabelled) meets the lower bound",
+                "seconds": round(time.perf_counter() - t0, 3),
+                "scale": sc,
+                "baselines": base_results,
+                "hint": base.method,
+                "solver_status": "NOT_RUN",
+                "gap": 0.0,
+            },
+        )
         result.validate(check_memory=True)
         return result
     if not data.exact:
@@ -123,13 +137,20 @@ def solve(problem: PipelineProblem, time_limit: float = 10.0, workers: int = 2, 
         add_hint(v, {a: int(round(t * sc)) for a, t in base_rep.start.items()})
     solver, status = _run(v.model, time_limit, workers, seed, log)
     seconds = time.perf_counter() - t0
-    info = {"seconds": round(seconds, 3), "scale": sc, "baselines": base_results,
-            "hint": base.method if base is not None else None,
-            "solver_status": solver.StatusName(status)}
+    info = {
+        "seconds": round(seconds, 3),
+        "scale": sc,
+        "baselines": base_results,
+        "hint": base.method if base is not None else None,
+        "solver_status": solver.StatusName(status),
+    }
     if status == cp_model.INFEASIBLE:
         raise InputError("no schedule fits the memory cap (proven by CP-SAT)")
-    bound_units = max(lb, int(solver.BestObjectiveBound())) if status in (
-        cp_model.OPTIMAL, cp_model.FEASIBLE) else lb
+    bound_units = (
+        max(lb, int(solver.BestObjectiveBound()))
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+        else lb
+    )
     bound = bound_units / sc if data.exact else lb_real
     result = None
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -143,12 +164,17 @@ def solve(problem: PipelineProblem, time_limit: float = 10.0, workers: int = 2, 
             result = cand
     if result is None:
         if base is None:
-            raise InputError(f"CP-SAT found no schedule in {time_limit:g} s and no baseline fits "
-                             f"the memory cap; raise --time-limit or the cap")
-        assert base_actions is not None   # set with base
-        result = PipelineSchedule(problem, "cp", base_actions,
-                                  info={"message": f"no better schedule than {base.method} "
-                                                   f"found in {time_limit:g} s"})
+            raise InputError(
+                f"CP-SAT found no schedule in {time_limit:g} s and no baseline fits "
+                f"the memory cap; raise --time-limit or the cap"
+            )
+        assert base_actions is not None  # set with base
+        result = PipelineSchedule(
+            problem,
+            "cp",
+            base_actions,
+            info={"message": f"no better schedule than {base.method} found in {time_limit:g} s"},
+        )
         result.validate(check_memory=True)
         status_name = "HEURISTIC_FALLBACK"
     else:
@@ -158,7 +184,7 @@ def solve(problem: PipelineProblem, time_limit: float = 10.0, workers: int = 2, 
     if mk - bound <= 1e-9 * max(1.0, mk):
         status_name = "OPTIMAL"
         if "message" in result.info:
-            assert base is not None   # only the fallback to the baseline has a message
+            assert base is not None  # only the fallback to the baseline has a message
             result.info["message"] = f"{base.method}'s order (microbatch-relabelled) is optimal"
     result.status = status_name
     result.bound = bound

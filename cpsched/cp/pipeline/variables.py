@@ -17,9 +17,9 @@ class Vars:
     data: CpData
     model: cp_model.CpModel
     horizon: int
-    start: dict        # Action -> IntVar
-    end: dict          # Action -> IntVar (start + busy)
-    interval: dict     # Action -> IntervalVar
+    start: dict  # Action -> IntVar
+    end: dict  # Action -> IntVar (start + busy)
+    interval: dict  # Action -> IntervalVar
     makespan: cp_model.IntVar
 
 

@@ -34,8 +34,7 @@ def buffer(mdl: Vars, b: int) -> None:
             if k == 0 and K == 1 and live_out:
                 Es.append(H - 1)
                 continue
-            if k == 0 and K == 1 and mdl.fixed and not ev and \
-                    all(r[1] is None for r in rs):
+            if k == 0 and K == 1 and mdl.fixed and not ev and all(r[1] is None for r in rs):
                 Es.append(int(max([int(start0)] + [int(r[0]) for r in rs])))
                 continue
             lo = 0
@@ -58,7 +57,7 @@ def buffer(mdl: Vars, b: int) -> None:
         mdl.rb[b], mdl.gb[b] = r, gg
         mdl.V[b] = [m.new_bool_var(f"V{b}_{s}") for s in range(S)]
     # coverage
-    for (slot, pres, key) in rs:
+    for slot, pres, key in rs:
         for s in range(S):
             p = None if pres is None else pres[s]
             if K == 1:
@@ -204,12 +203,16 @@ def transients(mdl: Vars) -> None:
     for v in range(mdl.n):
         for s in range(spec.n_s):
             if spec.trans[s, v] > 0:
-                iv = m.new_fixed_size_interval_var(mdl.A0[v], 1, f"T{v}") if not mdl.fixed \
+                iv = (
+                    m.new_fixed_size_interval_var(mdl.A0[v], 1, f"T{v}")
+                    if not mdl.fixed
                     else m.new_fixed_size_interval_var(int(mdl.A0[v]), 1, f"T{v}")
+                )
                 mdl.intervals[s].append((iv, int(spec.trans[s, v])))
                 for k in range(1, int(mdl.K[v])):
-                    iv = m.new_optional_fixed_size_interval_var(mdl.R[v, k], 1, mdl.P[v, k][s],
-                                                                f"T{v}_{k}")
+                    iv = m.new_optional_fixed_size_interval_var(
+                        mdl.R[v, k], 1, mdl.P[v, k][s], f"T{v}_{k}"
+                    )
                     mdl.intervals[s].append((iv, int(spec.trans[s, v])))
 
 
@@ -221,8 +224,9 @@ def memory(mdl: Vars) -> None:
         ivs = [iv for iv, d in mdl.intervals[s] if d > 0]
         ds = [d for iv, d in mdl.intervals[s] if d > 0]
         if spec.objective == "peak":
-            cv = m.new_int_var(0, int(spec.sizes[s].sum() + spec.trans[s].max(initial=0)),
-                               f"cap{s}")
+            cv = m.new_int_var(
+                0, int(spec.sizes[s].sum() + spec.trans[s].max(initial=0)), f"cap{s}"
+            )
             mdl.capvar.append(cv)
             m.add_cumulative(ivs, ds, cv)
         else:

@@ -14,10 +14,10 @@ def added_time(mdl: Vars) -> list:
     out = []
     for s in range(spec.n_s):
         terms = []
-        for (v, k), ps in mdl.P.items():
+        for (v, _k), ps in mdl.P.items():
             if spec.dur[s, v] > 0:
                 terms.append(int(spec.dur[s, v]) * ps[s])
-        for (b, s2), xv in mdl.X.items():
+        for (_b, s2), xv in mdl.X.items():
             if s2 == s:
                 terms.append(xv)
         out.append(sum(terms) if terms else 0)

@@ -4,9 +4,10 @@ the model spec (``Spec``), and the clone and eviction candidates a fixed order o
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import reduce
-from typing import AbstractSet, Sequence
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from cpsched.remat.result import RematResult
 from cpsched.remat.skeleton import Regen, Skeleton, materialize_tagged
 
 # -- scaling --------------------------------------------------------------------------------
+
 
 def gcd_scale(sizes: np.ndarray, trans: np.ndarray) -> np.ndarray:
     """Per scenario, the GCD of every nonzero size and transient (1 if none)."""
@@ -42,8 +44,10 @@ def time_scale(dur: np.ndarray) -> float:
 
 # -- proven minimum ---------------------------------------------------------------------------
 
-def min_memory_bound(graph: Graph, scenarios: Scenarios | None = None,
-                     order: Sequence[int] | None = None) -> tuple[np.ndarray, list[str]]:
+
+def min_memory_bound(
+    graph: Graph, scenarios: Scenarios | None = None, order: Sequence[int] | None = None
+) -> tuple[np.ndarray, list[str]]:
     """Bytes no plan can go below, per scenario, with the reason: every op needs its inputs,
     outputs and transient bytes at once; program inputs are all resident before the first
     op and program outputs after the last; buffers that can be neither recomputed nor
@@ -75,8 +79,9 @@ def min_memory_bound(graph: Graph, scenarios: Scenarios | None = None,
         touch = set(int(b) for b in graph.uses(v)) | set(int(b) for b in graph.defines(v))
         if order is not None:
             t = pos[v]
-            extra = [b for b in np.flatnonzero(pinned & (start <= t) & (end >= t))
-                     if int(b) not in touch]
+            extra = [
+                b for b in np.flatnonzero(pinned & (start <= t) & (end >= t)) if int(b) not in touch
+            ]
         else:
             extra = []
         idx = np.fromiter(touch | set(int(b) for b in extra), dtype=np.int64)
@@ -84,9 +89,12 @@ def min_memory_bound(graph: Graph, scenarios: Scenarios | None = None,
         for s in range(n_s):
             if tot[s] > best[s]:
                 best[s] = tot[s]
-                why[s] = (f"op {graph.op_names[v]!r} needs {int(tot[s])} B at once (its inputs, "
-                          "outputs and transient" + (", plus pinned buffers live across it"
-                                                       if extra else "") + ")")
+                why[s] = (
+                    f"op {graph.op_names[v]!r} needs {int(tot[s])} B at once (its inputs, "
+                    "outputs and transient"
+                    + (", plus pinned buffers live across it" if extra else "")
+                    + ")"
+                )
     return best, why
 
 
@@ -94,39 +102,52 @@ def min_memory_bound(graph: Graph, scenarios: Scenarios | None = None,
 class Spec:
     graph: Graph
     n_s: int
-    sizes: np.ndarray          # [S, B] scaled device sizes
-    trans: np.ndarray          # [S, n] scaled transient
-    cap: np.ndarray            # [S] scaled budget (or None for peak objective)
-    dur: np.ndarray            # [S, n] integer times
-    weights: np.ndarray        # [S] integer objective weights
+    sizes: np.ndarray  # [S, B] scaled device sizes
+    trans: np.ndarray  # [S, n] scaled transient
+    cap: np.ndarray  # [S] scaled budget (or None for peak objective)
+    dur: np.ndarray  # [S, n] integer times
+    weights: np.ndarray  # [S] integer objective weights
     G: int
-    order: list[int] | None    # fixed main order, or None (joint)
+    order: list[int] | None  # fixed main order, or None (joint)
     regen_ops: set[int]
     copies: int
-    stage_domain: dict[int, list[int]]      # fixed order: allowed clone steps per op
+    stage_domain: dict[int, list[int]]  # fixed order: allowed clone steps per op
     # buffer -> (a, c, free steps, prefetch steps): last read before its gap, next read after
     # it, and the main steps before which its device copy may be freed / brought back
     evict_cands: dict[int, tuple[int, int, list[int], list[int]]]
-    tau: np.ndarray | None     # [S, B] integer transfer times
+    tau: np.ndarray | None  # [S, B] integer transfer times
     streams: int = 2
     objective: str = "time"
-    overhead_cap: np.ndarray | None = None   # [S] integer added-time cap (peak objective)
+    overhead_cap: np.ndarray | None = None  # [S] integer added-time cap (peak objective)
     writers: list[list[int]] = field(default_factory=list)
 
 
 # -- candidates ------------------------------------------------------------------------------
 
-def profile_hot(graph: Graph, order: Sequence[int], sc: Scenarios, bud: np.ndarray,
-                 margin: float) -> np.ndarray:
+
+def profile_hot(
+    graph: Graph, order: Sequence[int], sc: Scenarios, bud: np.ndarray, margin: float
+) -> np.ndarray:
     """Steps whose usage exceeds ``margin * budget`` in some scenario."""
     prof = simulate(graph, order, sc)
     return np.asarray((prof.usage > (margin * bud)[:, None]).any(axis=0))
 
 
-def clone_candidates(graph: Graph, order: Sequence[int], sc: Scenarios, bud: np.ndarray, *,
-                evict: bool, dur: np.ndarray, tau_max: np.ndarray | None, margin: float,
-                depth: int, max_regen: int | None, extra_ops: AbstractSet[int] = frozenset(),
-                window: int = 6):
+def clone_candidates(
+    graph: Graph,
+    order: Sequence[int],
+    sc: Scenarios,
+    bud: np.ndarray,
+    *,
+    evict: bool,
+    dur: np.ndarray,
+    tau_max: np.ndarray | None,
+    margin: float,
+    depth: int,
+    max_regen: int | None,
+    extra_ops: AbstractSet[int] = frozenset(),
+    window: int = 6,
+):
     """Clone candidates (producers of buffers resident across over-budget steps without
     being read there, and their producers up to ``depth``), the steps where each clone may
     go, and eviction candidates (one gap per buffer)."""
@@ -192,8 +213,7 @@ def clone_candidates(graph: Graph, order: Sequence[int], sc: Scenarios, bud: np.
 def skeleton_from(result: RematResult) -> tuple[Skeleton, list[list[int]]]:
     """A plan as a model hint: only the candidates its event lists keep (a baseline may
     leave clones that serve no reader; in the model they would hold memory)."""
-    kept = [sorted(materialize_tagged(result.graph, result.skeleton, a)[2])
-            for a in result.active]
+    kept = [sorted(materialize_tagged(result.graph, result.skeleton, a)[2]) for a in result.active]
     return result.skeleton, kept
 
 
@@ -210,8 +230,11 @@ def spec_common(graph, sc, bud, dur):
     scale = time_scale(dur)
     idur = np.round(dur * scale).astype(np.int64)
     w = sc.weights
-    weights = np.maximum(1, np.round(w / w.max() * 1000)).astype(np.int64) if len(sc) > 1 \
+    weights = (
+        np.maximum(1, np.round(w / w.max() * 1000)).astype(np.int64)
+        if len(sc) > 1
         else np.ones(1, dtype=np.int64)
+    )
     cap = None if bud is None else bud // gs
     return sizes // gs[:, None], trans // gs[:, None], cap, idur, weights, scale, gs
 

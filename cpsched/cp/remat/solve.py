@@ -40,7 +40,8 @@ meets the budget (the baselines also hint the model).
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -75,11 +76,18 @@ from cpsched.remat.result import RematResult, finish_result, remat_result_to_dic
 from cpsched.remat.skeleton import Regen, Skeleton
 from cpsched.remat.timing import TransferModel, host_link, op_durations
 
-JOINT_ALL_OPS = 300      # up to this many ops the joint model may clone any clonable op
-BOUND_MAX_OPS = 20_000   # the fixed-order added-time bound scans buffers per hot step
+JOINT_ALL_OPS = 300  # up to this many ops the joint model may clone any clonable op
+BOUND_MAX_OPS = 20_000  # the fixed-order added-time bound scans buffers per hot step
 
-__all__ = ["solve_remat", "remat_result_to_dict", "RematResult", "min_memory_bound",
-           "min_peak_order", "build_model", "fixed_order_remat"]
+__all__ = [
+    "solve_remat",
+    "remat_result_to_dict",
+    "RematResult",
+    "min_memory_bound",
+    "min_peak_order",
+    "build_model",
+    "fixed_order_remat",
+]
 
 
 def build_model(spec: Spec) -> Vars:
@@ -89,20 +97,29 @@ def build_model(spec: Spec) -> Vars:
     return mdl
 
 
-def _config(workers: int, seed: int, log: bool, deterministic: bool = False,
-            presolve: bool = False) -> SolverConfig:
+def _config(
+    workers: int, seed: int, log: bool, deterministic: bool = False, presolve: bool = False
+) -> SolverConfig:
     # CP-SAT's presolve of these interval-heavy models takes longer than the search itself
     # (ResNet50 at 0.9: optimal in ~1 s without it, ~35 s with it; RLG n1000: the whole
     # minute goes to presolve), so it is off
-    return SolverConfig(workers=workers, seed=seed, log=log, deterministic=deterministic,
-                        presolve=presolve)
+    return SolverConfig(
+        workers=workers, seed=seed, log=log, deterministic=deterministic, presolve=presolve
+    )
 
 
-def min_peak_order(graph: Graph, scenarios: Scenarios | None = None, *,
-                   target: Sequence[int] | np.ndarray | int | None = None,
-                   hint: Sequence[int] | None = None, time_limit: float = 30.0,
-                   workers: int = 2, seed: int = 0, log: bool = False,
-                   deterministic: bool = False) -> tuple[list[int], np.ndarray, str]:
+def min_peak_order(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    *,
+    target: Sequence[int] | np.ndarray | int | None = None,
+    hint: Sequence[int] | None = None,
+    time_limit: float = 30.0,
+    workers: int = 2,
+    seed: int = 0,
+    log: bool = False,
+    deterministic: bool = False,
+) -> tuple[list[int], np.ndarray, str]:
     """An order of least peak by the min-peak model (``cpsched.cp.memory.solve``; with
     ``target`` bytes per scenario, its budget objective, stopped as soon as every scenario
     is at or under it). Returns the order, its peaks and the solver's status; never worse
@@ -110,11 +127,18 @@ def min_peak_order(graph: Graph, scenarios: Scenarios | None = None, *,
     sc = scenarios or static()
     hint = list(graph.default_order() if hint is None else hint)
     hint_peak = simulate(graph, hint, sc).peak
-    opts = dict(time_limit=time_limit, workers=workers, seed=seed, log=log,
-                deterministic=deterministic, hint=hint)
+    opts = dict(
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        log=log,
+        deterministic=deterministic,
+        hint=hint,
+    )
     if target is not None:
-        s = solve_min_peak(graph, sc, budget=_budget_array(target, len(sc)),
-                           stop_when_fits=True, **opts)
+        s = solve_min_peak(
+            graph, sc, budget=_budget_array(target, len(sc)), stop_when_fits=True, **opts
+        )
     else:
         s = solve_min_peak(graph, sc, **opts)
     pk = np.asarray(s.peak_bytes, dtype=np.int64)
@@ -124,16 +148,36 @@ def min_peak_order(graph: Graph, scenarios: Scenarios | None = None, *,
 
 
 @runtime.stoppable
-def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *,
-                evict: bool = False, time_limit: float = 60.0, workers: int = 2, seed: int = 0,
-                reorder: bool | None = None, order: Sequence[int] | None = None,
-                copies: int = 2, objective: str = "time", overhead_cap: float | None = None,
-                transfer: TransferModel | None = None, bandwidth: float | None = None,
-                latency: float = 0.0, device: Any = "h100", durations: np.ndarray | None = None,
-                margin: float = 1.0, depth: int = 1, max_candidates: int | None = None,
-                sub_slots: int = 2, baselines: bool = True, log: bool = False,
-                deterministic: bool = False, method_name: str = "cp-remat", progress=None,
-                **_: Any) -> RematResult:
+def solve_remat(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    budget=None,
+    *,
+    evict: bool = False,
+    time_limit: float = 60.0,
+    workers: int = 2,
+    seed: int = 0,
+    reorder: bool | None = None,
+    order: Sequence[int] | None = None,
+    copies: int = 2,
+    objective: str = "time",
+    overhead_cap: float | None = None,
+    transfer: TransferModel | None = None,
+    bandwidth: float | None = None,
+    latency: float = 0.0,
+    device: Any = "h100",
+    durations: np.ndarray | None = None,
+    margin: float = 1.0,
+    depth: int = 1,
+    max_candidates: int | None = None,
+    sub_slots: int = 2,
+    baselines: bool = True,
+    log: bool = False,
+    deterministic: bool = False,
+    method_name: str = "cp-remat",
+    progress=None,
+    **_: Any,
+) -> RematResult:
     """Least added time (clones + exposed copies) under ``budget`` bytes per scenario.
 
     ``reorder`` (default: on unless ``order`` is given) first looks for an order
@@ -159,8 +203,11 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
         raise InputError(f"remat objective {objective!r}: expected 'time' or 'peak'")
     if objective == "time" and budget is None:
         raise InputError("remat needs a memory budget (--budget BYTES)")
-    dur = op_durations(graph, sc, device) if durations is None else np.atleast_2d(
-        np.asarray(durations, dtype=np.float64))
+    dur = (
+        op_durations(graph, sc, device)
+        if durations is None
+        else np.atleast_2d(np.asarray(durations, dtype=np.float64))
+    )
     if evict and transfer is None:
         transfer = host_link(graph, device, bandwidth, latency)
     if reorder is None:
@@ -169,22 +216,38 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
         reorder = order is None
     base_order = list(graph.default_order() if order is None else order)
     if objective == "peak":
-        return _solve_peak(graph, sc, dur, transfer, base_order, budget, overhead_cap, evict,
-                           reorder, time_limit, cfg, copies, sub_slots, method_name, t_start,
-                           progress)
+        return _solve_peak(
+            graph,
+            sc,
+            dur,
+            transfer,
+            base_order,
+            budget,
+            overhead_cap,
+            evict,
+            reorder,
+            time_limit,
+            cfg,
+            copies,
+            sub_slots,
+            method_name,
+            t_start,
+            progress,
+        )
     bud = _budget_array(budget, n_s)
     # proven minimum
     lb, why = min_memory_bound(graph, sc, None if reorder else base_order)
     bad = np.flatnonzero(bud < lb)
     if bad.size:
         s = int(bad[0])
-        raise InfeasibleError(f"budget {int(bud[s])} B is below the proven minimum {int(lb[s])} B "
-                              f"in scenario {sc.names[s]}: {why[s]}")
+        raise InfeasibleError(
+            f"budget {int(bud[s])} B is below the proven minimum {int(lb[s])} B "
+            f"in scenario {sc.names[s]}: {why[s]}"
+        )
     info: dict[str, Any] = {"proven_min_bytes": {n: int(v) for n, v in zip(sc.names, lb)}}
     if not reorder and graph.n_ops <= BOUND_MAX_OPS:
         # what no plan on this order can beat: tells a weak search from a hopeless target
-        tb = added_time_lower_bound(graph, base_order, bud, dur, sc,
-                                    transfer if evict else None)
+        tb = added_time_lower_bound(graph, base_order, bud, dur, sc, transfer if evict else None)
         info["added_time_lower_bound"] = [float(x) for x in tb]
     timings: dict[str, float] = {}
 
@@ -203,9 +266,17 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
     if reorder and not (peaks[best_key] <= bud).all():
         t0 = time.perf_counter()
         t_reorder = max(1.0, 0.3 * remaining())
-        o, pk, st = min_peak_order(graph, sc, target=bud, hint=orders[best_key],
-                                   time_limit=t_reorder, workers=workers, seed=seed, log=log,
-                                   deterministic=deterministic)
+        o, pk, st = min_peak_order(
+            graph,
+            sc,
+            target=bud,
+            hint=orders[best_key],
+            time_limit=t_reorder,
+            workers=workers,
+            seed=seed,
+            log=log,
+            deterministic=deterministic,
+        )
         clock.spend(t_reorder)
         timings["reorder"] = time.perf_counter() - t0
         orders["min-peak"] = o
@@ -215,9 +286,19 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
     info["order_peaks"] = {k: [int(x) for x in v] for k, v in peaks.items()}
     for key, o in orders.items():
         if (peaks[key] <= bud).all():
-            res = finish_result(graph, sc, bud, Skeleton(tuple(o)), [[]] * n_s, method_name,
-                                OPTIMAL, time.perf_counter() - t_start, dur, transfer,
-                                {"message": "an order meets the budget: no added time"})
+            res = finish_result(
+                graph,
+                sc,
+                bud,
+                Skeleton(tuple(o)),
+                [[]] * n_s,
+                method_name,
+                OPTIMAL,
+                time.perf_counter() - t_start,
+                dur,
+                transfer,
+                {"message": "an order meets the budget: no added time"},
+            )
             return _wrap_up(res, dict(info, order_from=key), timings, method_name, t_start)
     # 2. baselines on every order tried (the lowest-peak order is not always the one where
     # recomputing is cheapest: on RLG n1000 at its 80 % budget XLA's greedy adds 7.8 % on
@@ -239,8 +320,15 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
                 label = name if okey == best_key else f"{name}@{okey}"
                 t0 = time.perf_counter()
                 try:
-                    r = fn(graph, sc, bud, order=orders[okey], durations=dur,
-                           transfer=transfer, time_limit=cap)
+                    r = fn(
+                        graph,
+                        sc,
+                        bud,
+                        order=orders[okey],
+                        durations=dur,
+                        transfer=transfer,
+                        time_limit=cap,
+                    )
                 except Exception as e:  # noqa: BLE001 - a failing baseline is reported
                     info.setdefault("baseline_errors", {})[label] = str(e)
                     continue
@@ -248,10 +336,14 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
                 base_results[label] = r
                 order_key_of[label] = okey
     feasible = {k: r for k, r in base_results.items() if (r.peak <= r.budget).all()}
-    info["baselines"] = {k: {"status": r.status, "added_time_pct": [round(float(x), 4) for x in
-                                                                   r.added_time_pct],
-                             "peak_bytes": [int(p) for p in r.peak]}
-                         for k, r in base_results.items()}
+    info["baselines"] = {
+        k: {
+            "status": r.status,
+            "added_time_pct": [round(float(x), 4) for x in r.added_time_pct],
+            "peak_bytes": [int(p) for p in r.peak],
+        }
+        for k, r in base_results.items()
+    }
     best: RematResult | None = None
     if feasible:
         best_label = min(feasible, key=lambda k: feasible[k].weighted_added)
@@ -266,15 +358,32 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
     t0 = time.perf_counter()
     frac = 0.4 if reorder else 1.0
     t_fixed = max(1.0, frac * remaining())
-    cp_res, cp_status = _solve_fixed(graph, sc, bud, dur, transfer, fixed,
-                                     skeleton_from(on_fixed) if on_fixed else None, evict,
-                                     copies, sub_slots, margin, depth, max_candidates,
-                                     t_fixed, cfg, method_name, t_start, progress)
+    cp_res, cp_status = _solve_fixed(
+        graph,
+        sc,
+        bud,
+        dur,
+        transfer,
+        fixed,
+        skeleton_from(on_fixed) if on_fixed else None,
+        evict,
+        copies,
+        sub_slots,
+        margin,
+        depth,
+        max_candidates,
+        t_fixed,
+        cfg,
+        method_name,
+        t_start,
+        progress,
+    )
     clock.spend(t_fixed)
     timings["cp-fixed"] = time.perf_counter() - t0
     info["cp_fixed_status"] = cp_status
-    if cp_res is not None and (on_fixed is None or
-                               cp_res.weighted_added <= on_fixed.weighted_added + 1e-9):
+    if cp_res is not None and (
+        on_fixed is None or cp_res.weighted_added <= on_fixed.weighted_added + 1e-9
+    ):
         on_fixed = cp_res
     if cp_res is not None and (best is None or cp_res.weighted_added <= best.weighted_added + 1e-9):
         best = cp_res
@@ -285,16 +394,33 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
         # start from the best plan on that order, else from any plan found (a baseline on
         # another order: the joint model may move ops), else from the bare order
         start = on_fixed if on_fixed is not None else best
-        hint = skeleton_from(start) if start is not None else \
-            (Skeleton(tuple(fixed)), [[] for _ in range(n_s)])
-        j_res, j_status = _solve_joint(graph, sc, bud, dur, fixed, hint, copies,
-                                       sub_slots, remaining(), cfg, method_name, t_start,
-                                       progress)
+        hint = (
+            skeleton_from(start)
+            if start is not None
+            else (Skeleton(tuple(fixed)), [[] for _ in range(n_s)])
+        )
+        j_res, j_status = _solve_joint(
+            graph,
+            sc,
+            bud,
+            dur,
+            fixed,
+            hint,
+            copies,
+            sub_slots,
+            remaining(),
+            cfg,
+            method_name,
+            t_start,
+            progress,
+        )
         timings["cp-joint"] = time.perf_counter() - t0
         info["cp_joint_status"] = j_status
-        if j_res is not None and (best is None or j_res.weighted_added < best.weighted_added - 1e-9):
+        if j_res is not None and (
+            best is None or j_res.weighted_added < best.weighted_added - 1e-9
+        ):
             best = j_res
-            info["order_from"] = best_key      # the joint model's start
+            info["order_from"] = best_key  # the joint model's start
     if best is None and baselines:
         # last resort past the deadline: XLA's greedy remat, uncapped, on every order tried
         # (the time caps above can cut it short on large graphs)
@@ -310,9 +436,11 @@ def solve_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None, *
                 best = r
                 break
     if best is None:
-        raise InfeasibleError(f"no plan found under the budget in {time_limit:g} s (not proven "
-                              f"infeasible; the proven minimum is "
-                              f"{', '.join(str(int(x)) for x in lb)} B)")
+        raise InfeasibleError(
+            f"no plan found under the budget in {time_limit:g} s (not proven "
+            f"infeasible; the proven minimum is "
+            f"{', '.join(str(int(x)) for x in lb)} B)"
+        )
     return _wrap_up(best, info, timings, method_name, t_start)
 
 
@@ -348,22 +476,52 @@ def _wrap_up(best: RematResult, info, timings, method_name, t_start) -> RematRes
     return best
 
 
-
-
 def _run(model: Vars, time_limit, cfg: SolverConfig, progress) -> runtime.Run:
-    return runtime.solve(model.m, cfg, max(0.05, float(time_limit)), progress=progress,
-                         stop_at=0 if model.sp.objective == "time" else None)
+    return runtime.solve(
+        model.m,
+        cfg,
+        max(0.05, float(time_limit)),
+        progress=progress,
+        stop_at=0 if model.sp.objective == "time" else None,
+    )
 
 
-def _solve_fixed(graph, sc, bud, dur, transfer, order, hint, evict, copies, sub_slots, margin,
-                 depth, max_candidates, time_limit, cfg, method_name, t_start,
-                 progress):
+def _solve_fixed(
+    graph,
+    sc,
+    bud,
+    dur,
+    transfer,
+    order,
+    hint,
+    evict,
+    copies,
+    sub_slots,
+    margin,
+    depth,
+    max_candidates,
+    time_limit,
+    cfg,
+    method_name,
+    t_start,
+    progress,
+):
     sizes, trans, cap, idur, weights, scale, gs = spec_common(graph, sc, bud, dur)
     extra = set(regens_per_op(hint))
     tau_max = transfer.times(graph.sizes(sc)).max(axis=0) if transfer is not None else None
-    regen, dom, ev = clone_candidates(graph, order, sc, bud, evict=evict, dur=dur, tau_max=tau_max,
-                                 margin=margin, depth=depth, max_regen=max_candidates,
-                                 extra_ops=extra)
+    regen, dom, ev = clone_candidates(
+        graph,
+        order,
+        sc,
+        bud,
+        evict=evict,
+        dur=dur,
+        tau_max=tau_max,
+        margin=margin,
+        depth=depth,
+        max_regen=max_candidates,
+        extra_ops=extra,
+    )
     if hint is not None:
         # make sure the hint's clones fit the domains
         pos = np.empty(graph.n_ops, dtype=np.int64)
@@ -377,16 +535,56 @@ def _solve_fixed(graph, sc, bud, dur, transfer, order, hint, evict, copies, sub_
     per_op = regens_per_op(hint)
     C = max([copies] + [k + 1 for k in per_op.values()])
     G = 1 + sub_needed(hint, sub_slots)
-    spec = Spec(graph, len(sc), sizes, trans, cap, idur, weights, G, list(order), regen, C,
-                dom, ev, transfer_ticks(graph, sc, transfer, scale),
-                transfer.streams if transfer else 2, writers=inplace_writers(graph))
-    return _solve_spec(spec, sc, hint, bud, dur, transfer, time_limit, cfg, method_name, t_start,
-                       progress, scale, {"model": "fixed-order", "candidates": len(regen),
-                                         "evict_candidates": len(ev)})
+    spec = Spec(
+        graph,
+        len(sc),
+        sizes,
+        trans,
+        cap,
+        idur,
+        weights,
+        G,
+        list(order),
+        regen,
+        C,
+        dom,
+        ev,
+        transfer_ticks(graph, sc, transfer, scale),
+        transfer.streams if transfer else 2,
+        writers=inplace_writers(graph),
+    )
+    return _solve_spec(
+        spec,
+        sc,
+        hint,
+        bud,
+        dur,
+        transfer,
+        time_limit,
+        cfg,
+        method_name,
+        t_start,
+        progress,
+        scale,
+        {"model": "fixed-order", "candidates": len(regen), "evict_candidates": len(ev)},
+    )
 
 
-def _solve_spec(spec: Spec, sc, hint, bud, dur, transfer, time_limit, cfg, method_name, t_start,
-                progress, scale: float, about: dict):
+def _solve_spec(
+    spec: Spec,
+    sc,
+    hint,
+    bud,
+    dur,
+    transfer,
+    time_limit,
+    cfg,
+    method_name,
+    t_start,
+    progress,
+    scale: float,
+    about: dict,
+):
     """Build, hint and run the model of ``spec``; its plan as a checked ``RematResult``."""
     model = build_model(spec)
     if hint is not None:
@@ -395,18 +593,50 @@ def _solve_spec(spec: Spec, sc, hint, bud, dur, transfer, time_limit, cfg, metho
     if not run.solved:
         return None, run.status
     sk, active = model.extract(run.solver)
-    assert run.objective is not None and run.bound is not None   # solved
-    info = {"cp": {"model": about["model"], "status": run.status,
-                   "objective": run.objective / scale, "bound": run.bound / scale,
-                   **{k: v for k, v in about.items() if k != "model"},
-                   "copies": spec.copies, "sub_slots": spec.G - 1, "time_scale": scale}}
-    res = finish_result(spec.graph, sc, bud, sk, active, method_name,
-                        run.status, time.perf_counter() - t_start, dur, transfer, info)
+    assert run.objective is not None and run.bound is not None  # solved
+    info = {
+        "cp": {
+            "model": about["model"],
+            "status": run.status,
+            "objective": run.objective / scale,
+            "bound": run.bound / scale,
+            **{k: v for k, v in about.items() if k != "model"},
+            "copies": spec.copies,
+            "sub_slots": spec.G - 1,
+            "time_scale": scale,
+        }
+    }
+    res = finish_result(
+        spec.graph,
+        sc,
+        bud,
+        sk,
+        active,
+        method_name,
+        run.status,
+        time.perf_counter() - t_start,
+        dur,
+        transfer,
+        info,
+    )
     return res, run.status
 
 
-def _solve_joint(graph, sc, bud, dur, order, hint, copies, sub_slots, time_limit, cfg,
-                 method_name, t_start, progress):
+def _solve_joint(
+    graph,
+    sc,
+    bud,
+    dur,
+    order,
+    hint,
+    copies,
+    sub_slots,
+    time_limit,
+    cfg,
+    method_name,
+    t_start,
+    progress,
+):
     sizes, trans, cap, idur, weights, scale, gs = spec_common(graph, sc, bud, dur)
     clon = recomputable_ops(graph)
     per_op = regens_per_op(hint)
@@ -415,17 +645,71 @@ def _solve_joint(graph, sc, bud, dur, order, hint, copies, sub_slots, time_limit
     regen = set(int(v) for v in np.flatnonzero(clon))
     if graph.n_ops > JOINT_ALL_OPS:
         # large graphs: the clone candidates of the hint's order (and the hint's own clones)
-        regen, _, _ = clone_candidates(graph, order, sc, bud, evict=False, dur=dur, tau_max=None,
-                                  margin=1.0, depth=1, max_regen=None,
-                                  extra_ops=set(per_op))
-    spec = Spec(graph, len(sc), sizes, trans, cap, idur, weights, G, None, regen, C, {}, {},
-                None, writers=inplace_writers(graph))
-    return _solve_spec(spec, sc, hint, bud, dur, None, time_limit, cfg, method_name, t_start,
-                       progress, scale, {"model": "joint", "candidates": len(regen)})
+        regen, _, _ = clone_candidates(
+            graph,
+            order,
+            sc,
+            bud,
+            evict=False,
+            dur=dur,
+            tau_max=None,
+            margin=1.0,
+            depth=1,
+            max_regen=None,
+            extra_ops=set(per_op),
+        )
+    spec = Spec(
+        graph,
+        len(sc),
+        sizes,
+        trans,
+        cap,
+        idur,
+        weights,
+        G,
+        None,
+        regen,
+        C,
+        {},
+        {},
+        None,
+        writers=inplace_writers(graph),
+    )
+    return _solve_spec(
+        spec,
+        sc,
+        hint,
+        bud,
+        dur,
+        None,
+        time_limit,
+        cfg,
+        method_name,
+        t_start,
+        progress,
+        scale,
+        {"model": "joint", "candidates": len(regen)},
+    )
 
 
-def _solve_peak(graph, sc, dur, transfer, order, budget, overhead_cap, evict, reorder,
-                time_limit, cfg, copies, sub_slots, method_name, t_start, progress):
+def _solve_peak(
+    graph,
+    sc,
+    dur,
+    transfer,
+    order,
+    budget,
+    overhead_cap,
+    evict,
+    reorder,
+    time_limit,
+    cfg,
+    copies,
+    sub_slots,
+    method_name,
+    t_start,
+    progress,
+):
     """Least weighted peak with the added time capped at ``overhead_cap`` x the op time sum
     (per scenario), on one order (the min-peak order when ``reorder``)."""
     n_s = len(sc)
@@ -434,46 +718,105 @@ def _solve_peak(graph, sc, dur, transfer, order, budget, overhead_cap, evict, re
     order = list(order)
     if reorder:
         t_reorder = max(1.0, 0.4 * clock.left())
-        o, pk, _ = min_peak_order(graph, sc, hint=order, time_limit=t_reorder,
-                                  workers=cfg.workers, seed=cfg.seed, log=cfg.log,
-                                  deterministic=cfg.deterministic)
+        o, pk, _ = min_peak_order(
+            graph,
+            sc,
+            hint=order,
+            time_limit=t_reorder,
+            workers=cfg.workers,
+            seed=cfg.seed,
+            log=cfg.log,
+            deterministic=cfg.deterministic,
+        )
         clock.spend(t_reorder)
         order = o
     prof = simulate(graph, order, sc)
     sizes, trans, _, idur, weights, scale, gs = spec_common(graph, sc, None, dur)
-    regen, dom, ev = clone_candidates(graph, order, sc, prof.peak, evict=evict, dur=dur,
-                                      tau_max=(transfer.times(graph.sizes(sc)).max(axis=0)
-                                               if transfer is not None and evict else None),
-                                      margin=0.5, depth=1, max_regen=None)
+    regen, dom, ev = clone_candidates(
+        graph,
+        order,
+        sc,
+        prof.peak,
+        evict=evict,
+        dur=dur,
+        tau_max=(
+            transfer.times(graph.sizes(sc)).max(axis=0) if transfer is not None and evict else None
+        ),
+        margin=0.5,
+        depth=1,
+        max_regen=None,
+    )
     G = 1 + sub_slots
-    spec = Spec(graph, n_s, sizes, trans, None, idur, weights, G, order, regen, copies, dom, ev,
-                 transfer_ticks(graph, sc, transfer, scale) if evict else None,
-                 transfer.streams if transfer else 2, objective="peak",
-                 overhead_cap=np.floor(cap_frac * idur.sum(axis=1)).astype(np.int64),
-                 writers=inplace_writers(graph))
+    spec = Spec(
+        graph,
+        n_s,
+        sizes,
+        trans,
+        None,
+        idur,
+        weights,
+        G,
+        order,
+        regen,
+        copies,
+        dom,
+        ev,
+        transfer_ticks(graph, sc, transfer, scale) if evict else None,
+        transfer.streams if transfer else 2,
+        objective="peak",
+        overhead_cap=np.floor(cap_frac * idur.sum(axis=1)).astype(np.int64),
+        writers=inplace_writers(graph),
+    )
     if n_s > 1:
-        spec.weights = np.maximum(1, np.round(1e6 * sc.weights * gs / np.maximum(prof.peak, 1))
-                                  ).astype(np.int64)
+        spec.weights = np.maximum(
+            1, np.round(1e6 * sc.weights * gs / np.maximum(prof.peak, 1))
+        ).astype(np.int64)
     model = build_model(spec)
     model.hint(Skeleton(tuple(order)), [[] for _ in range(n_s)])
     run = _run(model, max(1.0, clock.left()), cfg, progress)
     if not run.solved:
-        res = finish_result(graph, sc, None, Skeleton(tuple(order)), [[]] * n_s, method_name,
-                            FALLBACK, time.perf_counter() - t_start, dur, transfer,
-                            {"cp": {"status": run.status}})
+        res = finish_result(
+            graph,
+            sc,
+            None,
+            Skeleton(tuple(order)),
+            [[]] * n_s,
+            method_name,
+            FALLBACK,
+            time.perf_counter() - t_start,
+            dur,
+            transfer,
+            {"cp": {"status": run.status}},
+        )
         return res
     sk, active = model.extract(run.solver)
-    res = finish_result(graph, sc, None, sk, active, method_name, FEASIBLE,
-                        time.perf_counter() - t_start, dur, transfer,
-                        {"cp": {"model": "fixed-order", "objective": "peak",
-                                "status": run.status}, "overhead_cap": cap_frac})
+    res = finish_result(
+        graph,
+        sc,
+        None,
+        sk,
+        active,
+        method_name,
+        FEASIBLE,
+        time.perf_counter() - t_start,
+        dur,
+        transfer,
+        {
+            "cp": {"model": "fixed-order", "objective": "peak", "status": run.status},
+            "overhead_cap": cap_frac,
+        },
+    )
     if run.optimal:
         res.info["model_optimal"] = True
     return res
 
 
-@register("cp-remat", "CP-SAT order + rematerialization (+ eviction with --evict) under a "
-          "memory budget, per-bucket plans", "remat")
+@register(
+    "cp-remat",
+    "CP-SAT order + rematerialization (+ eviction with --evict) under a "
+    "memory budget, per-bucket plans",
+    "remat",
+)
 def cp_remat(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> RematResult:
     budget = options.pop("budget", None)
     if options.get("objective") not in (None, "time", "peak"):
@@ -481,16 +824,20 @@ def cp_remat(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -
     return solve_remat(graph, scenarios, budget, **options)
 
 
-
 # the Checkmate / Moccasin setting: the given order frozen
-def fixed_order_remat(graph: Graph, scenarios: Scenarios | None = None, budget=None,
-                      **options: Any) -> RematResult:
+def fixed_order_remat(
+    graph: Graph, scenarios: Scenarios | None = None, budget=None, **options: Any
+) -> RematResult:
     """``solve_remat`` with the order frozen (the graph's own, or ``order``)."""
     options = dict(options)
     options.pop("reorder", None)
-    return solve_remat(graph, scenarios, budget, reorder=False, method_name="remat-fixed-order",
-                       **options)
+    return solve_remat(
+        graph, scenarios, budget, reorder=False, method_name="remat-fixed-order", **options
+    )
 
 
-register("remat-fixed-order", "CP-SAT optimal remat with the order frozen (Checkmate/Moccasin "
-         "setting)", "remat")(with_budget(fixed_order_remat))
+register(
+    "remat-fixed-order",
+    "CP-SAT optimal remat with the order frozen (Checkmate/Moccasin setting)",
+    "remat",
+)(with_budget(fixed_order_remat))

@@ -3,7 +3,8 @@ hints from a plan, and the plan read back from a solution."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -89,7 +90,7 @@ class Vars:
                 slot = G * t + min(sb, G - 2)
                 slot_of[v, k] = slot
                 cid_of[v, k] = cid
-                m.add_hint(self.R[v, k], int(slot))   # add_hint keeps int(value) anyway
+                m.add_hint(self.R[v, k], int(slot))  # add_hint keeps int(value) anyway
                 m.add_hint(self.Q[v, k], 1)
                 if (v, k) in self.st:
                     m.add_hint(self.st[v, k], t)
@@ -131,10 +132,11 @@ class Vars:
             for b in range(g.n_buffers):
                 v = int(g.buffer_def[b])
                 K = int(self.K[v])
-                starts = [0 if g.buffer_live_in[b] else A0[v]] + \
-                    [slot_of[v, k] if pres.get((v, k)) else None for k in range(1, K)]
+                starts = [0 if g.buffer_live_in[b] else A0[v]] + [
+                    slot_of[v, k] if pres.get((v, k)) else None for k in range(1, K)
+                ]
                 ends = [s0 if s0 is not None else None for s0 in starts]
-                for (slot, pr, key) in self.reads.get(b, []):
+                for _slot, _pr, key in self.reads.get(b, []):
                     w, j = key
                     sl = A0[w] if j == 0 else slot_of.get((w, j))
                     if j > 0 and not pres.get((w, j)):
@@ -142,14 +144,14 @@ class Vars:
                             if (b, key, k, s) in self.x:
                                 m.add_hint(self.x[b, key, k, s], 0)
                         continue
-                    assert sl is not None   # a present clone has a slot
+                    assert sl is not None  # a present clone has a slot
                     best = 0
                     for k in range(K):
                         start_k = starts[k]
                         if start_k is not None and start_k < sl:
                             best = k
                     end_best = ends[best]
-                    assert end_best is not None   # starts[best] is set (k = 0 always is)
+                    assert end_best is not None  # starts[best] is set (k = 0 always is)
                     ends[best] = max(end_best, sl)
                     for k in range(K):
                         if (b, key, k, s) in self.x:
@@ -176,6 +178,7 @@ class Vars:
             if kind in ("free", "fetch"):
                 return G * steps[kind, spec[1]]
             return end_hint[spec[1], spec[2], spec[3]] + 1
+
         for var, a, e in self.lengths:
             m.add_hint(var, int(min(H, max(1, at(e) - at(a)))))
 
@@ -185,7 +188,7 @@ class Vars:
         sp, G = self.sp, self.sp.G
         S = sp.n_s
         if self.fixed:
-            assert sp.order is not None   # a fixed model has its order
+            assert sp.order is not None  # a fixed model has its order
             order = list(sp.order)
         else:
             order = sorted(range(self.n), key=lambda v: solver.value(self.posv[v]))
@@ -207,8 +210,9 @@ class Vars:
             a, c = sp.evict_cands[b][:2]
             cid = len(cands)
             rank = int(min(solver.value(self.y[b, s]) for s in on))
-            cands.append(Evict(b, a + 1, int(solver.value(self.rb[b])),
-                               int(solver.value(self.gb[b])), rank))
+            cands.append(
+                Evict(b, a + 1, int(solver.value(self.rb[b])), int(solver.value(self.gb[b])), rank)
+            )
             for s in on:
                 active[s].append(cid)
         return Skeleton(tuple(order), tuple(cands)), active
@@ -236,8 +240,7 @@ def make_vars(spec: Spec) -> Vars:
         mdl.A0 = [G * mdl.posv[v] + (G - 1) for v in range(n)]
         # distinct steps: a NoOverlap of unit intervals (AllDifferent would be expanded
         # into n^2 literals by presolve)
-        m.add_no_overlap([m.new_fixed_size_interval_var(mdl.posv[v], 1, f"M{v}")
-                          for v in range(n)])
+        m.add_no_overlap([m.new_fixed_size_interval_var(mdl.posv[v], 1, f"M{v}") for v in range(n)])
     regen_intervals = []
     for v in sorted(spec.regen_ops):
         mdl.K[v] = spec.copies

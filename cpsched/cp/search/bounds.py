@@ -13,8 +13,8 @@ the best bound over all windows is returned.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -28,7 +28,7 @@ PASS1_SHARE = 0.35
 
 @dataclass
 class BoundStats:
-    tried: list = field(default_factory=list)    # (a, b, bound, reason, seconds)
+    tried: list = field(default_factory=list)  # (a, b, bound, reason, seconds)
     seconds: float = 0.0
 
 
@@ -39,16 +39,17 @@ def scalar_lower_bound(p: Problem, coef: np.ndarray | None) -> float:
     return float(max(c * x for c, x in zip(coef, lb)))
 
 
-def window_plan(n: int, centre: int, sizes: Sequence[int] | None = None
-                ) -> list[tuple[int, int]]:
+def window_plan(n: int, centre: int, sizes: Sequence[int] | None = None) -> list[tuple[int, int]]:
     """Windows ``[a, b)`` to try, smallest first: for each size, the peak step at 65 %, then
     at 45 % of the window (clipped to the order). Default sizes: 40, 70 and 100 ops, and
     30 %, 50 % and 70 % of the problem -- on the random layered graphs the strongest
     relaxations were 74-124 ops (n250), about 150-260 (n500) and 100 (n1000), holding the
     peak in their second half."""
     if sizes is None:
-        sizes = sorted({min(n, w) for w in (40, 70, 100)}
-                       | {max(min(n, 40), int(f * n)) for f in (0.3, 0.5, 0.7)})
+        sizes = sorted(
+            {min(n, w) for w in (40, 70, 100)}
+            | {max(min(n, 40), int(f * n)) for f in (0.3, 0.5, 0.7)}
+        )
     out: list[tuple[int, int]] = []
     for w in list(sizes) + [n]:
         w = min(n, w)
@@ -61,12 +62,21 @@ def window_plan(n: int, centre: int, sizes: Sequence[int] | None = None
     return out
 
 
-def projection_bound(p: Problem, ref_order: Sequence[int], *, upper: float, deadline: float,
-                     coef: np.ndarray | None = None, caps: Sequence[int] | np.ndarray | None = None,
-                     per_try: float = 20.0, max_expansions: int | None = None,
-                     max_tries: int | None = None, max_states: int = 1_000_000,
-                     on_bound: Callable[[float], None] | None = None,
-                     known: float = 0.0) -> tuple[float, BoundStats]:
+def projection_bound(
+    p: Problem,
+    ref_order: Sequence[int],
+    *,
+    upper: float,
+    deadline: float,
+    coef: np.ndarray | None = None,
+    caps: Sequence[int] | np.ndarray | None = None,
+    per_try: float = 20.0,
+    max_expansions: int | None = None,
+    max_tries: int | None = None,
+    max_states: int = 1_000_000,
+    on_bound: Callable[[float], None] | None = None,
+    known: float = 0.0,
+) -> tuple[float, BoundStats]:
     """Best lower bound on ``p``'s bottleneck found before ``deadline``.
 
     Windows of the reference order around its peak step (``window_plan``); each
@@ -94,9 +104,16 @@ def projection_bound(p: Problem, ref_order: Sequence[int], *, upper: float, dead
     def attempt(a, b, tl):
         nonlocal best
         q = project(p, ref[a:b], ref)
-        r = best_first(q, upper=upper, time_limit=tl, coef=coef, caps=caps,
-                       max_expansions=max_expansions, max_states=max_states,
-                       lower=scalar_lower_bound(q, coef))
+        r = best_first(
+            q,
+            upper=upper,
+            time_limit=tl,
+            coef=coef,
+            caps=caps,
+            max_expansions=max_expansions,
+            max_states=max_states,
+            lower=scalar_lower_bound(q, coef),
+        )
         bound = r.cost if r.order is not None else r.bound
         st.tried.append((a, b, float(bound), r.reason, round(r.seconds, 2)))
         if bound > best:

@@ -18,7 +18,7 @@ the other segments, so that it does not work to go below what the whole cannot r
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

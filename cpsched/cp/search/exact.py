@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -40,21 +40,25 @@ from cpsched.cp.runtime import interrupted
 
 @dataclass
 class SearchResult:
-    order: list[int] | None        # best order found (local), None if none
-    cost: float                    # its bottleneck (inf if none)
-    bound: float                   # proven lower bound on the bottleneck
-    proven: bool                   # cost == bound (or infeasible proven when order is None)
+    order: list[int] | None  # best order found (local), None if none
+    cost: float  # its bottleneck (inf if none)
+    bound: float  # proven lower bound on the bottleneck
+    proven: bool  # cost == bound (or infeasible proven when order is None)
     expanded: int
     states: int
     seconds: float
-    reason: str                    # 'optimal' | 'ub-proven' | 'infeasible' | 'time' | 'states'
+    reason: str  # 'optimal' | 'ub-proven' | 'infeasible' | 'time' | 'states'
 
 
 class _Tables:
     """Per-op data as Python ints/tuples for the inner loop."""
 
-    def __init__(self, p: Problem, coef: Sequence[float] | np.ndarray | None,
-                 caps: Sequence[int] | np.ndarray | None):
+    def __init__(
+        self,
+        p: Problem,
+        coef: Sequence[float] | np.ndarray | None,
+        caps: Sequence[int] | np.ndarray | None,
+    ):
         n, S = p.n, p.n_scenarios
         self.n, self.S = n, S
         self.full = (1 << n) - 1
@@ -148,20 +152,21 @@ class _Tables:
         M = after.copy()
         M[:, d >= 0] &= ~selfanc[:, d[d >= 0]]
         M[:, d < 0] = False
-        self.h_static = p.op_lower_bounds.astype(np.int64)      # [S, n]
-        self.h_M = M.astype(np.int64)                            # [n, nb]
+        self.h_static = p.op_lower_bounds.astype(np.int64)  # [S, n]
+        self.h_M = M.astype(np.int64)  # [n, nb]
         self.h_U = U
         self.h_out = np.asarray(p.buf_out, dtype=bool)
         self.h_def = d
-        self.h_sizes = p.sizes.astype(np.int64)                  # [S, nb]
+        self.h_sizes = p.sizes.astype(np.int64)  # [S, nb]
         self.h_nbytes = (n + 7) // 8
         self.h_coef = None if self.coef is None else np.asarray(self.coef, dtype=float)
         self.h_caps = None if self.caps is None else np.asarray(self.caps, dtype=float)
 
     def h(self, D: int) -> float:
         n = self.n
-        Db = np.unpackbits(np.frombuffer(D.to_bytes(self.h_nbytes, "little"), dtype=np.uint8),
-                           bitorder="little")[:n].astype(bool)
+        Db = np.unpackbits(
+            np.frombuffer(D.to_bytes(self.h_nbytes, "little"), dtype=np.uint8), bitorder="little"
+        )[:n].astype(bool)
         notD = ~Db
         if not notD.any():
             return 0.0
@@ -192,13 +197,20 @@ def _bits(x: int):
         x ^= lo
 
 
-def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0,
-               max_states: int = 2_000_000, coef: Sequence[float] | np.ndarray | None = None,
-               caps: Sequence[int] | np.ndarray | None = None, lower: float = 0.0,
-               should_stop: Callable[[], bool] | None = None,
-               on_bound: Callable[[float], None] | None = None,
-               max_expansions: int | None = None, lookahead: bool = False,
-               free_moves: bool = True) -> SearchResult:
+def best_first(
+    p: Problem,
+    upper: float = float("inf"),
+    time_limit: float = 10.0,
+    max_states: int = 2_000_000,
+    coef: Sequence[float] | np.ndarray | None = None,
+    caps: Sequence[int] | np.ndarray | None = None,
+    lower: float = 0.0,
+    should_stop: Callable[[], bool] | None = None,
+    on_bound: Callable[[float], None] | None = None,
+    max_expansions: int | None = None,
+    lookahead: bool = False,
+    free_moves: bool = True,
+) -> SearchResult:
     """Minimum bottleneck order of ``p`` (see the module docstring).
 
     ``upper``: the bottleneck of a known order; only strictly better orders are searched
@@ -215,9 +227,19 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
     if T.S == 1 and not lookahead:
         c = 1.0 if coef is None else float(coef[0])
         if c > 0:
-            r = _best_first_1(p, T, upper / c, time_limit, max_states, lower / c,
-                              should_stop, (lambda b: on_bound(b * c)) if on_bound else None,
-                              max_expansions, t0, free_moves)
+            r = _best_first_1(
+                p,
+                T,
+                upper / c,
+                time_limit,
+                max_states,
+                lower / c,
+                should_stop,
+                (lambda b: on_bound(b * c)) if on_bound else None,
+                max_expansions,
+                t0,
+                free_moves,
+            )
             if coef is not None:
                 r.cost, r.bound = r.cost * c, r.bound * c
             return r
@@ -271,7 +293,7 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
         # (op, cost, memory after it or None: computed when expanded)
         succ: list[tuple[int, float, tuple[int, ...] | None]] | None = None
         m2: tuple[int, ...] | None
-        for o in (cands if free_moves else ()):
+        for o in cands if free_moves else ():
             st = T.step[o]
             mem = tuple(mass[s] + st[s] for s in range(T.S))
             c = T.cost(mem)
@@ -315,20 +337,39 @@ def best_first(p: Problem, upper: float = float("inf"), time_limit: float = 10.0
     # no order better than `upper` found
     if reason in ("ub-proven", "exhausted"):
         bound = upper
-        return SearchResult(None, float("inf"), bound, True, expanded, len(best), seconds,
-                            "ub-proven" if upper < float("inf") else "infeasible")
+        return SearchResult(
+            None,
+            float("inf"),
+            bound,
+            True,
+            expanded,
+            len(best),
+            seconds,
+            "ub-proven" if upper < float("inf") else "infeasible",
+        )
     # stopped early: the smallest live queue entry bounds every unexplored completion
     live = [e[0] for e in pq if best.get(e[3], (float("inf"),))[0] >= e[4]]
     if stop_entry is not None:
         live.append(stop_entry[0])
     bound = max(min(live, default=upper), lower)
-    return SearchResult(None, float("inf"), min(bound, upper), False, expanded, len(best),
-                        seconds, reason)
+    return SearchResult(
+        None, float("inf"), min(bound, upper), False, expanded, len(best), seconds, reason
+    )
 
 
-def _best_first_1(p: Problem, T: _Tables, upper: float, time_limit: float, max_states: int,
-                  lower: float, should_stop, on_bound, max_expansions, t0,
-                  free_moves: bool = True) -> SearchResult:
+def _best_first_1(
+    p: Problem,
+    T: _Tables,
+    upper: float,
+    time_limit: float,
+    max_states: int,
+    lower: float,
+    should_stop,
+    on_bound,
+    max_expansions,
+    t0,
+    free_moves: bool = True,
+) -> SearchResult:
     """``best_first`` for one scenario: plain ints in the inner loop (about 2x faster)."""
     n = T.n
     step = [s[0] for s in T.step]
@@ -428,14 +469,23 @@ def _best_first_1(p: Problem, T: _Tables, upper: float, time_limit: float, max_s
         order = _path(best, found)
         return SearchResult(order, found_g, found_g, True, expanded, len(best), seconds, reason)
     if reason in ("ub-proven", "exhausted"):
-        return SearchResult(None, float("inf"), upper, True, expanded, len(best), seconds,
-                            "ub-proven" if upper < float("inf") else "infeasible")
+        return SearchResult(
+            None,
+            float("inf"),
+            upper,
+            True,
+            expanded,
+            len(best),
+            seconds,
+            "ub-proven" if upper < float("inf") else "infeasible",
+        )
     live = [e[0] for e in pq if best.get(e[3], (float("inf"),))[0] >= e[0]]
     if stop_entry is not None:
         live.append(stop_entry[0])
     bound = max(min(live, default=upper), lower)
-    return SearchResult(None, float("inf"), min(bound, upper), False, expanded, len(best),
-                        seconds, reason)
+    return SearchResult(
+        None, float("inf"), min(bound, upper), False, expanded, len(best), seconds, reason
+    )
 
 
 def _path(best: dict[int, tuple[float, int, int]], D: int) -> list[int]:
@@ -448,8 +498,13 @@ def _path(best: dict[int, tuple[float, int, int]], D: int) -> list[int]:
     return out
 
 
-def beam(p: Problem, width: int = 64, coef: Sequence[float] | None = None,
-         caps: Sequence[int] | None = None, time_limit: float = 10.0) -> tuple[list[int] | None, float]:
+def beam(
+    p: Problem,
+    width: int = 64,
+    coef: Sequence[float] | None = None,
+    caps: Sequence[int] | None = None,
+    time_limit: float = 10.0,
+) -> tuple[list[int] | None, float]:
     """Beam search over downsets, level by level, keeping the ``width`` best states
     (by bottleneck, then live bytes). Returns ``(order, bottleneck)``; a heuristic."""
     t0 = time.perf_counter()
@@ -496,7 +551,7 @@ def beam(p: Problem, width: int = 64, coef: Sequence[float] | None = None,
         level = nxt
         if (time.perf_counter() - t0 > time_limit or interrupted()) and width > 1:
             width = max(1, width // 4)
-    (D, (g, mass, ready, path)), = [min(level.items(), key=lambda kv: kv[1][0])]
+    ((D, (g, mass, ready, path)),) = [min(level.items(), key=lambda kv: kv[1][0])]
     order: list[int] = []
     while path:
         path, o = path

@@ -12,8 +12,8 @@ step, so the largest steps are attacked first. Several scenarios are scalarised 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -28,7 +28,7 @@ class RefineStats:
     windows: int = 0
     improved: int = 0
     seconds: float = 0.0
-    history: list = field(default_factory=list)     # (elapsed, scalar peak)
+    history: list = field(default_factory=list)  # (elapsed, scalar peak)
 
 
 def scalar_usage(p: Problem, order: Sequence[int], coef: np.ndarray | None) -> np.ndarray:
@@ -38,13 +38,23 @@ def scalar_usage(p: Problem, order: Sequence[int], coef: np.ndarray | None) -> n
     return (use * np.asarray(coef, dtype=float)[:, None]).max(axis=0)
 
 
-def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40,
-           coef: np.ndarray | None = None, per_window: float = 2.0,
-           max_windows: int | None = None, max_expansions: int | None = None,
-           patience: int | None = None, engine: str = "search",
-           workers: int = 2, seed: int = 0,
-           on_improve: Callable[[list[int]], None] | None = None,
-           should_stop: Callable[[], bool] | None = None) -> tuple[list[int], RefineStats]:
+def refine(
+    p: Problem,
+    order: Sequence[int],
+    *,
+    deadline: float,
+    width: int = 40,
+    coef: np.ndarray | None = None,
+    per_window: float = 2.0,
+    max_windows: int | None = None,
+    max_expansions: int | None = None,
+    patience: int | None = None,
+    engine: str = "search",
+    workers: int = 2,
+    seed: int = 0,
+    on_improve: Callable[[list[int]], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> tuple[list[int], RefineStats]:
     """Improve ``order`` (local to ``p``) until ``deadline`` (perf_counter seconds), or
     until ``patience`` windows in a row brought nothing.
 
@@ -64,9 +74,12 @@ def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40
     tried: set[tuple[int, int, bytes]] = set()
     scale = None if coef is None else np.asarray(coef, dtype=float)
     stall = 0
-    since = 0          # windows since the last improvement
-    while time.perf_counter() < deadline and (max_windows is None or st.windows < max_windows) \
-            and not interrupted():
+    since = 0  # windows since the last improvement
+    while (
+        time.perf_counter() < deadline
+        and (max_windows is None or st.windows < max_windows)
+        and not interrupted()
+    ):
         if should_stop is not None and should_stop():
             break
         if patience is not None and since >= patience:
@@ -104,8 +117,14 @@ def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40
             break
         new_local = None
         if engine == "search":
-            r = best_first(w, upper=float(local_before), time_limit=tl, max_states=400_000,
-                           coef=None if scale is None else scale, max_expansions=max_expansions)
+            r = best_first(
+                w,
+                upper=float(local_before),
+                time_limit=tl,
+                max_states=400_000,
+                coef=None if scale is None else scale,
+                max_expansions=max_expansions,
+            )
             if r.order is not None and r.cost < local_before:
                 new_local = r.order
         else:
@@ -118,15 +137,18 @@ def refine(p: Problem, order: Sequence[int], *, deadline: float, width: int = 40
             order[a:b] = new
             st.improved += 1
             stall = 0
-            st.history.append((time.perf_counter() - t0, float(scalar_usage(p, order, scale).max())))
+            st.history.append(
+                (time.perf_counter() - t0, float(scalar_usage(p, order, scale).max()))
+            )
             if on_improve is not None:
                 on_improve(list(order))
     st.seconds = time.perf_counter() - t0
     return order, st
 
 
-def _cpsat_window(w: Problem, coef, time_limit: float, workers: int, seed: int,
-                  before: float) -> list[int] | None:
+def _cpsat_window(
+    w: Problem, coef, time_limit: float, workers: int, seed: int, before: float
+) -> list[int] | None:
     if w.n_scenarios == 1:
         spec = ObjectiveSpec("weighted", weights=np.ones(1))
     else:

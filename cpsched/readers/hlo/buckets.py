@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Sequence
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Collective, Graph
@@ -41,9 +41,9 @@ class BucketFit:
     paths: list[str]
     graph: Graph | None
     differences: list[str] = field(default_factory=list)
-    fitted: int = 0            # sizes that vary with the dim
-    checked: int = 0           # ... of which checked on a module not used to fit them
-    constant: int = 0          # sizes equal in every module
+    fitted: int = 0  # sizes that vary with the dim
+    checked: int = 0  # ... of which checked on a module not used to fit them
+    constant: int = 0  # sizes equal in every module
     orders_agree: bool = True
 
     @property
@@ -53,6 +53,7 @@ class BucketFit:
 
 # -- polynomial fitting ------------------------------------------------------------------------
 
+
 def _interpolate(xs: Sequence[int], ys: Sequence[int]) -> Poly:
     """Coefficients of the polynomial of degree < len(xs) through the points (Newton)."""
     n = len(xs)
@@ -61,7 +62,7 @@ def _interpolate(xs: Sequence[int], ys: Sequence[int]) -> Poly:
         for i in range(n - 1, j - 1, -1):
             coef[i] = (coef[i] - coef[i - 1]) / (xs[i] - xs[i - j])
     poly: Poly = [Fraction(0)] * n
-    for i in range(n - 1, -1, -1):   # expand Newton form to monomial form
+    for i in range(n - 1, -1, -1):  # expand Newton form to monomial form
         # poly = poly * (x - xs[i]) + coef[i]
         new = [Fraction(0)] * n
         for k in range(n - 1):
@@ -73,18 +74,19 @@ def _interpolate(xs: Sequence[int], ys: Sequence[int]) -> Poly:
 
 
 def _eval(p: Poly, x: int) -> Fraction:
-    return sum((c * x ** k for k, c in enumerate(p)), Fraction(0))
+    return sum((c * x**k for k, c in enumerate(p)), Fraction(0))
 
 
-def fit_polynomial(xs: Sequence[int], ys: Sequence[int], max_degree: int | None = None
-                   ) -> tuple[Poly, bool] | None:
+def fit_polynomial(
+    xs: Sequence[int], ys: Sequence[int], max_degree: int | None = None
+) -> tuple[Poly, bool] | None:
     """Least-degree polynomial through all points: ``(coefficients, checked)``; checked
     means at least one point was not needed to fit it. None if none fits."""
     pts = sorted(zip(xs, ys))
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     top = len(xs) - 1 if max_degree is None else min(max_degree, len(xs) - 1)
     for d in range(top + 1):
-        p = _interpolate(xs[:d + 1], ys[:d + 1])
+        p = _interpolate(xs[: d + 1], ys[: d + 1])
         if all(_eval(p, x) == y for x, y in zip(xs, ys)):
             return p, d + 1 < len(xs)
     return None
@@ -125,6 +127,7 @@ def _dims_of(shape_text: str | None) -> list[int] | None:
 
 # -- dim values from file names ----------------------------------------------------------------
 
+
 def dim_from_names(paths: Sequence[str]) -> tuple[str, list[int]]:
     """``a.s128.hlo, a.s512.hlo`` -> ``("s", [128, 512])``: the one name+number token that
     differs between the file names."""
@@ -140,17 +143,24 @@ def dim_from_names(paths: Sequence[str]) -> tuple[str, list[int]]:
     common = set(tokens[0]).intersection(*tokens[1:]) if tokens else set()
     varying = [k for k in sorted(common) if len({t[k] for t in tokens}) > 1]
     if len(varying) != 1:
-        raise InputError("cannot tell the dim values from the file names (expected one token "
-                         "such as s128 that differs between them): give --dim NAME=V1,V2,... "
-                         "in the order of the files")
+        raise InputError(
+            "cannot tell the dim values from the file names (expected one token "
+            "such as s128 that differs between them): give --dim NAME=V1,V2,... "
+            "in the order of the files"
+        )
     return varying[0], [t[varying[0]] for t in tokens]
 
 
 # -- matching and fitting ----------------------------------------------------------------------
 
+
 def _signature(g: Graph, i: int) -> tuple:
-    return (g.opcodes[i], int(g.kinds[i]), tuple(g.op_names[o] for o in g.operands(i)),
-            tuple(sorted(g.op_names[o] for o in g.control_preds(i))))
+    return (
+        g.opcodes[i],
+        int(g.kinds[i]),
+        tuple(g.op_names[o] for o in g.operands(i)),
+        tuple(sorted(g.op_names[o] for o in g.control_preds(i))),
+    )
 
 
 def _buffers_by_key(g: Graph) -> dict[tuple[str, int], int]:
@@ -164,9 +174,12 @@ def _buffers_by_key(g: Graph) -> dict[tuple[str, int], int]:
     return out
 
 
-def fit_buckets(paths: Sequence[str], dim: str | None = None,
-                values: Sequence[int] | None = None, graphs: Sequence[Graph] | None = None
-                ) -> BucketFit:
+def fit_buckets(
+    paths: Sequence[str],
+    dim: str | None = None,
+    values: Sequence[int] | None = None,
+    graphs: Sequence[Graph] | None = None,
+) -> BucketFit:
     """Read the modules (or take ``graphs``), match them and fit one symbolic graph."""
     if len(paths) < 2:
         raise InputError("give at least two modules of the same program at different sizes")
@@ -181,8 +194,11 @@ def fit_buckets(paths: Sequence[str], dim: str | None = None,
         graphs = [read_graph(p) for p in paths]
     for p, g in zip(paths, graphs):
         if g.dims:
-            raise InputError(f"already symbolic (dims {', '.join(g.dims)}): expected one "
-                             "compiled module per bucket", path=p)
+            raise InputError(
+                f"already symbolic (dims {', '.join(g.dims)}): expected one "
+                "compiled module per bucket",
+                path=p,
+            )
     res = BucketFit(dim, values, list(paths), None)
     short = [os.path.basename(p) for p in paths]
     g0 = graphs[0]
@@ -196,43 +212,55 @@ def fit_buckets(paths: Sequence[str], dim: str | None = None,
         sigs = [_signature(g, g.op_index(n)) for g in graphs]
         if any(s != sigs[0] for s in sigs[1:]):
             what = "opcode" if len({s[0] for s in sigs}) > 1 else "operands"
-            res.differences.append(f"{n}: {what} differ ("
-                                   + "; ".join(f"{s}: {sg[0]}({', '.join(sg[2])})"
-                                               for s, sg in zip(short, sigs)) + ")")
+            res.differences.append(
+                f"{n}: {what} differ ("
+                + "; ".join(f"{s}: {sg[0]}({', '.join(sg[2])})" for s, sg in zip(short, sigs))
+                + ")"
+            )
     if res.differences:
         return res
-    idx = [[g.op_index(n) for n in g0.op_names] for g in graphs]   # op i of g0 -> op in g
+    idx = [[g.op_index(n) for n in g0.op_names] for g in graphs]  # op i of g0 -> op in g
     # 2. buffers: same keys, users, live flags
     bkeys = [_buffers_by_key(g) for g in graphs]
     if any(set(b) != set(bkeys[0]) for b in bkeys[1:]):
         for key in sorted(set().union(*bkeys) - set(bkeys[0]).intersection(*bkeys[1:])):
             res.differences.append(f"{key[0]}: buffer {key[1]} only in some modules")
         return res
-    sizes: list[SymExpr | None] = []   # None where the fit failed (then res.differences)
+    sizes: list[SymExpr | None] = []  # None where the fit failed (then res.differences)
     order0 = {v: k for k, v in bkeys[0].items()}
     for j0 in range(g0.n_buffers):
         key = order0[j0]
         js = [b[key] for b in bkeys]
         users = [sorted(g.op_names[u] for u in g.buffer_users(j)) for g, j in zip(graphs, js)]
-        flags = [(bool(g.buffer_live_in[j]), bool(g.buffer_live_out[j]), int(g.buffer_space[j]))
-                 for g, j in zip(graphs, js)]
+        flags = [
+            (bool(g.buffer_live_in[j]), bool(g.buffer_live_out[j]), int(g.buffer_space[j]))
+            for g, j in zip(graphs, js)
+        ]
         if any(u != users[0] for u in users[1:]) or any(f != flags[0] for f in flags[1:]):
             res.differences.append(f"{key[0]}: users or live range of buffer {key[1]} differ")
             continue
         ys = [g.buffer_sizes[j].constant_value for g, j in zip(graphs, js)]
-        e = _fit_size(res, graphs, idx, key[0], ys, d0=g0.op_index(key[0]),
-                      single=int((g0.buffer_def == g0.op_index(key[0])).sum()) == 1)
+        e = _fit_size(
+            res,
+            graphs,
+            idx,
+            key[0],
+            ys,
+            d0=g0.op_index(key[0]),
+            single=int((g0.buffer_def == g0.op_index(key[0])).sum()) == 1,
+        )
         if e is None:
-            res.differences.append(f"{key[0]}: size {', '.join(map(str, ys))} bytes is not a "
-                                   f"polynomial in {dim} with non-negative integer coefficients")
+            res.differences.append(
+                f"{key[0]}: size {', '.join(map(str, ys))} bytes is not a "
+                f"polynomial in {dim} with non-negative integer coefficients"
+            )
         sizes.append(e)
     transient = []
     for i in range(g0.n_ops):
         ys = [g.transient[idx[k][i]].constant_value for k, g in enumerate(graphs)]
         e = _fit_plain(res, ys)
         if e is None:
-            res.differences.append(f"{g0.op_names[i]}: transient {ys} is not a polynomial "
-                                   f"in {dim}")
+            res.differences.append(f"{g0.op_names[i]}: transient {ys} is not a polynomial in {dim}")
         transient.append(e)
     if res.differences:
         return res
@@ -242,19 +270,36 @@ def fit_buckets(paths: Sequence[str], dim: str | None = None,
     for i, c in g0.collectives.items():
         ys = [g.collectives[idx[k][i]].bytes.constant_value for k, g in enumerate(graphs)]
         e = _fit_plain(res, ys, count=False)
-        colls[i] = Collective(c.kind, e if e is not None else SymExpr.const(max(ys)),
-                              c.group_size, c.replica_groups, c.channel_id, c.is_sync)
+        colls[i] = Collective(
+            c.kind,
+            e if e is not None else SymExpr.const(max(ys)),
+            c.group_size,
+            c.replica_groups,
+            c.channel_id,
+            c.is_sync,
+        )
     orders = [g.original_order for g in graphs]
     given = [o for o in orders if o is not None]
     if len(given) == len(orders):
-        mapped = [tuple(g0.op_names[i] for i in given[0])] + \
-            [tuple(g.op_names[i] for i in o) for g, o in zip(graphs[1:], given[1:])]
+        mapped = [tuple(g0.op_names[i] for i in given[0])] + [
+            tuple(g.op_names[i] for i in o) for g, o in zip(graphs[1:], given[1:])
+        ]
         res.orders_agree = all(m == mapped[0] for m in mapped[1:])
     meta = dict(g0.meta)
-    meta["buckets"] = {"dim": dim, "values": values, "files": short,
-                       "orders_agree": res.orders_agree}
-    res.graph = g0.with_(buffer_sizes=tuple(sizes), transient=tuple(transient), flops=flops,
-                         bytes_accessed=nbytes, collectives=colls, meta=meta)
+    meta["buckets"] = {
+        "dim": dim,
+        "values": values,
+        "files": short,
+        "orders_agree": res.orders_agree,
+    }
+    res.graph = g0.with_(
+        buffer_sizes=tuple(sizes),
+        transient=tuple(transient),
+        flops=flops,
+        bytes_accessed=nbytes,
+        collectives=colls,
+        meta=meta,
+    )
     return res
 
 
@@ -273,8 +318,9 @@ def _fit_plain(res: BucketFit, ys: Sequence[int], count: bool = True) -> SymExpr
     return e
 
 
-def _fit_size(res: BucketFit, graphs, idx, name: str, ys: Sequence[int], d0: int,
-              single: bool) -> SymExpr | None:
+def _fit_size(
+    res: BucketFit, graphs, idx, name: str, ys: Sequence[int], d0: int, single: bool
+) -> SymExpr | None:
     if all(y == ys[0] for y in ys):
         res.constant += 1
         return SymExpr.const(ys[0])
@@ -292,8 +338,10 @@ def _fit_size(res: BucketFit, graphs, idx, name: str, ys: Sequence[int], d0: int
                     break
                 poly = _mul(poly, f[0])
             if ok:
-                per = {Fraction(y) / _eval(poly, x) if _eval(poly, x) else None
-                       for x, y in zip(res.values, ys)}
+                per = {
+                    Fraction(y) / _eval(poly, x) if _eval(poly, x) else None
+                    for x, y in zip(res.values, ys)
+                }
                 if len(per) == 1 and None not in per:
                     e = to_symexpr([c * next(iter(per)) for c in poly], res.dim)
                     if e is not None:
@@ -312,7 +360,7 @@ def _fit_cost(graphs, idx, i: int, attr: str, res: BucketFit) -> SymExpr:
         return SymExpr.const(vals[0])
     fit = fit_polynomial(res.values, vals)
     e = to_symexpr(fit[0], res.dim) if fit else None
-    return e if e is not None else SymExpr.const(max(vals))   # a cost, not a size: bound
+    return e if e is not None else SymExpr.const(max(vals))  # a cost, not a size: bound
 
 
 __all__ = ["BucketFit", "fit_buckets", "fit_polynomial", "dim_from_names", "to_symexpr"]

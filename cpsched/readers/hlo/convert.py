@@ -30,48 +30,136 @@ Buffers of size 0 (tokens, empty arrays) are not created. Host buffers (``S(5)``
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from cpsched.analysis.memory import lower_bound, simulate
+from cpsched.analysis.validate import validate_order
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
-from cpsched.readers.hlo.parser import (
-    HloComputation, HloInstruction, HloModule, Shape, gc_paused, parse_int_list,
-    parse_kv_strings,
-    parse_output_operand_aliasing, parse_replica_groups, parse_groups, read_hlo_module,
-    parse_hlo_text,
-)
 from cpsched.core.symbolic import SymExpr
-from cpsched.analysis.memory import lower_bound
-from cpsched.analysis.memory import simulate
-from cpsched.analysis.validate import validate_order
-from cpsched.readers.hlo.parser import ELEMENT_BYTES
-from cpsched.readers.hlo.parser import parse_window
+from cpsched.readers.hlo.parser import (
+    ELEMENT_BYTES,
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    Shape,
+    gc_paused,
+    parse_groups,
+    parse_hlo_text,
+    parse_int_list,
+    parse_kv_strings,
+    parse_output_operand_aliasing,
+    parse_replica_groups,
+    parse_window,
+    read_hlo_module,
+)
 
 # -- opcode classes ------------------------------------------------------------------------
 
-FORWARDING = {"get-tuple-element", "bitcast", "tuple", "add-dependency", "domain",
-              "opt-barrier", "optimization-barrier"}
-CONTROL_FLOW = {"while", "conditional", "call"}
-ASYNC_STARTS = {"all-reduce-start", "all-gather-start", "collective-permute-start",
-                "copy-start", "send", "recv", "async-start"}
-ASYNC_DONES = {"all-reduce-done", "all-gather-done", "collective-permute-done", "copy-done",
-               "send-done", "recv-done", "async-done"}
-COLLECTIVES = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all",
-               "collective-permute", "collective-broadcast", "ragged-all-to-all"}
-ELEMENTWISE = {
-    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert",
-    "cosine", "divide", "erf", "exponential", "exponential-minus-one", "floor", "imag",
-    "is-finite", "log", "log-plus-one", "logistic", "maximum", "minimum", "multiply",
-    "negate", "not", "or", "popcnt", "power", "real", "reduce-precision", "remainder",
-    "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
-    "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt",
-    "stochastic-convert", "subtract", "tan", "tanh", "xor", "clz", "map", "rng",
+FORWARDING = {
+    "get-tuple-element",
+    "bitcast",
+    "tuple",
+    "add-dependency",
+    "domain",
+    "opt-barrier",
+    "optimization-barrier",
 }
-REDUCING = {"reduce", "all-reduce", "all-reduce-start", "reduce-scatter", "sort",
-            "select-and-scatter", "cholesky", "triangular-solve", "fft"}
+CONTROL_FLOW = {"while", "conditional", "call"}
+ASYNC_STARTS = {
+    "all-reduce-start",
+    "all-gather-start",
+    "collective-permute-start",
+    "copy-start",
+    "send",
+    "recv",
+    "async-start",
+}
+ASYNC_DONES = {
+    "all-reduce-done",
+    "all-gather-done",
+    "collective-permute-done",
+    "copy-done",
+    "send-done",
+    "recv-done",
+    "async-done",
+}
+COLLECTIVES = {
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "collective-permute",
+    "collective-broadcast",
+    "ragged-all-to-all",
+}
+ELEMENTWISE = {
+    "abs",
+    "add",
+    "and",
+    "atan2",
+    "cbrt",
+    "ceil",
+    "clamp",
+    "compare",
+    "complex",
+    "convert",
+    "cosine",
+    "divide",
+    "erf",
+    "exponential",
+    "exponential-minus-one",
+    "floor",
+    "imag",
+    "is-finite",
+    "log",
+    "log-plus-one",
+    "logistic",
+    "maximum",
+    "minimum",
+    "multiply",
+    "negate",
+    "not",
+    "or",
+    "popcnt",
+    "power",
+    "real",
+    "reduce-precision",
+    "remainder",
+    "round-nearest-afz",
+    "round-nearest-even",
+    "rsqrt",
+    "select",
+    "shift-left",
+    "shift-right-arithmetic",
+    "shift-right-logical",
+    "sign",
+    "sine",
+    "sqrt",
+    "stochastic-convert",
+    "subtract",
+    "tan",
+    "tanh",
+    "xor",
+    "clz",
+    "map",
+    "rng",
+}
+REDUCING = {
+    "reduce",
+    "all-reduce",
+    "all-reduce-start",
+    "reduce-scatter",
+    "sort",
+    "select-and-scatter",
+    "cholesky",
+    "triangular-solve",
+    "fft",
+}
 
 
 def op_kind(ins: HloInstruction) -> OpKind:
@@ -95,7 +183,7 @@ def op_kind(ins: HloInstruction) -> OpKind:
 
 # -- sizes ---------------------------------------------------------------------------------
 
-UNBOUNDED_DIM = "dyn"   # symbol for ``?`` dims (XLA cannot size them either)
+UNBOUNDED_DIM = "dyn"  # symbol for ``?`` dims (XLA cannot size them either)
 
 
 def shape_bytes(shape: Shape | None) -> SymExpr | int:
@@ -108,8 +196,9 @@ def shape_bytes(shape: Shape | None) -> SymExpr | int:
     for d, u in zip(shape.dims, shape.unbounded):
         if not u:
             known *= d
-    per = ELEMENT_BYTES[shape.etype] if shape.element_bits is None else \
-        (shape.element_bits + 7) // 8
+    per = (
+        ELEMENT_BYTES[shape.etype] if shape.element_bits is None else (shape.element_bits + 7) // 8
+    )
     expr = SymExpr.const(known * per)
     for u in shape.unbounded:
         if u:
@@ -126,6 +215,7 @@ def _is_zero(size) -> bool:
 
 
 # -- call graph ----------------------------------------------------------------------------
+
 
 def call_contexts(module: HloModule) -> dict[str, str]:
     """Computation name -> ``entry``, ``sequential`` (while/conditional/call/async bodies:
@@ -188,6 +278,7 @@ def scheduled_computations(module: HloModule) -> list[str]:
 
 # -- in-place pairs (XLA's GetInPlaceInputOutputPairs) --------------------------------------
 
+
 def _follow(comp: HloComputation, ins: HloInstruction, idx: tuple[int, ...]):
     """Walk back through tuple / get-tuple-element / bitcast indirections."""
     while True:
@@ -203,8 +294,9 @@ def _follow(comp: HloComputation, ins: HloInstruction, idx: tuple[int, ...]):
             return ins, idx
 
 
-def inplace_pairs(module: HloModule, ins: HloInstruction, _depth: int = 0
-                  ) -> list[tuple[int, tuple[int, ...], tuple[int, ...]]]:
+def inplace_pairs(
+    module: HloModule, ins: HloInstruction, _depth: int = 0
+) -> list[tuple[int, tuple[int, ...], tuple[int, ...]]]:
     """``(operand number, operand index, output index)`` that must share one buffer."""
     op = ins.opcode
     n = len(ins.operands)
@@ -221,8 +313,10 @@ def inplace_pairs(module: HloModule, ins: HloInstruction, _depth: int = 0
         return [(1, (), ())]
     if op == "set-dimension-size" and n:
         return [(0, (), ())]
-    pairs = [(o, oi, out) for out, o, oi in
-             parse_output_operand_aliasing(ins.attrs.get("output_to_operand_aliasing"))]
+    pairs = [
+        (o, oi, out)
+        for out, o, oi in parse_output_operand_aliasing(ins.attrs.get("output_to_operand_aliasing"))
+    ]
     if op == "fusion" and _depth < 16:
         calls = ins.attrs.get("calls")
         body = module.by_name.get(calls.lstrip("%")) if calls else None
@@ -247,6 +341,7 @@ def inplace_pairs(module: HloModule, ins: HloInstruction, _depth: int = 0
 
 # -- costs ---------------------------------------------------------------------------------
 
+
 def _elements(shape: Shape | None) -> int:
     if shape is None:
         return 0
@@ -263,7 +358,7 @@ def _dim_labels(raw: str | None):
 @dataclass
 class _CompResult:
     graph: Graph
-    held: np.ndarray                       # [n_buffers] bool: parameters + root values
+    held: np.ndarray  # [n_buffers] bool: parameters + root values
     # root index -> (parameter number, index in it, updated in place) or None
     root_sources: dict[tuple[int, ...], tuple[int, tuple[int, ...], bool] | None]
     # while bodies: (buffer, bytes, ops that read the incoming loop-state value, the op that
@@ -278,17 +373,26 @@ class _CompResult:
 class HloConverter:
     """Builds ``Graph``s for the computations of one module (results cached)."""
 
-    def __init__(self, module: HloModule, orders: Mapping[str, Sequence[str]] | None = None,
-                 pointer_size: int = 8):
+    def __init__(
+        self,
+        module: HloModule,
+        orders: Mapping[str, Sequence[str]] | None = None,
+        pointer_size: int = 8,
+    ):
         if pointer_size != 8:
             raise InputError("the HLO reader sizes tuple tables with 8-byte pointers only")
         self.m = module
         self.orders = dict(orders or {})
         self.ctx = call_contexts(module)
         # a while body's output is written over its parameter (the loop state is one buffer)
-        self.while_bodies = {callee for comp in module.computations
-                             for ins in comp.instructions if ins.opcode == "while"
-                             for role, callee in ins.called() if role == "body"}
+        self.while_bodies = {
+            callee
+            for comp in module.computations
+            for ins in comp.instructions
+            if ins.opcode == "while"
+            for role, callee in ins.called()
+            if role == "body"
+        }
         self._results: dict[str, _CompResult] = {}
         self._transient: dict[str, SymExpr] = {}
         self._excess: dict[str, SymExpr] = {}
@@ -338,10 +442,13 @@ class HloConverter:
     def graph(self, name: str | None = None) -> Graph:
         name = name or self.m.entry.name
         if name not in self.m.by_name:
-            raise InputError(f"no computation named {name!r} in the module "
-                             f"(have: {', '.join(c.name for c in self.m.computations[:8])}"
-                             + (" ..." if len(self.m.computations) > 8 else "") + ")",
-                             path=self.m.path)
+            raise InputError(
+                f"no computation named {name!r} in the module "
+                f"(have: {', '.join(c.name for c in self.m.computations[:8])}"
+                + (" ..." if len(self.m.computations) > 8 else "")
+                + ")",
+                path=self.m.path,
+            )
         with gc_paused():
             return self._result(name).graph
 
@@ -383,8 +490,11 @@ class HloConverter:
             return 0, 0
         if op == "async-start":
             calls = ins.attrs.get("calls")
-            res = out.elements[1] if out is not None and out.is_tuple and len(out.elements) > 1 \
+            res = (
+                out.elements[1]
+                if out is not None and out.is_tuple and len(out.elements) > 1
                 else None
+            )
             f = 0
             if calls:
                 f = self._comp_cost(calls.lstrip("%"))[0]
@@ -417,8 +527,9 @@ class HloConverter:
         if op in ELEMENTWISE:
             return _elements(out), total
         if op in REDUCING:
-            return sum(_elements(self._shape_of(comp, ins, k))
-                       for k in range(len(ins.operands))), total
+            return sum(
+                _elements(self._shape_of(comp, ins, k)) for k in range(len(ins.operands))
+            ), total
         if op == "reduce-window":
             w = 1
             for extent in _window(ins).get("size", []):
@@ -466,7 +577,7 @@ class HloConverter:
             if isinstance(ddn, dict):
                 dims = [int(x) for x in ddn.get("lhs_contracting_dimensions", [])]
         if dims is None:
-            dims = [lhs.rank - 1]   # the usual row-major gemm
+            dims = [lhs.rank - 1]  # the usual row-major gemm
         k = 1
         for d in dims:
             if 0 <= d < lhs.rank:
@@ -502,9 +613,11 @@ class HloConverter:
         g = res.graph
         sizes = tuple(SymExpr.const(0) if h else s for s, h in zip(g.buffer_sizes, res.held))
         if all(s.is_constant for s in sizes) and all(t.is_constant for t in g.transient):
-            g2 = g.with_(buffer_sizes=sizes,
-                         buffer_live_in=np.zeros(g.n_buffers, dtype=bool),
-                         buffer_live_out=np.zeros(g.n_buffers, dtype=bool))
+            g2 = g.with_(
+                buffer_sizes=sizes,
+                buffer_live_in=np.zeros(g.n_buffers, dtype=bool),
+                buffer_live_out=np.zeros(g.n_buffers, dtype=bool),
+            )
             prof = simulate(g2, self._order_for(g, name))
             val = SymExpr.const(int(prof.peak[0]) if g.n_ops else 0)
         else:  # symbolic sizes: no max of polynomials, take the sum as a safe bound
@@ -529,7 +642,7 @@ class HloConverter:
             for _b, size, readers, writer in res.state_gaps:
                 last = max(int(pos[r]) for r in readers)
                 upto = int(pos[writer]) if writer is not None else g.n_ops
-                usage[last + 1:upto] -= size
+                usage[last + 1 : upto] -= size
         return usage
 
     def callee_transients(self, g: Graph, excess_of: Mapping[str, int]) -> tuple:
@@ -572,9 +685,10 @@ class HloConverter:
             return self._excess[name]
         res = self._result(name)
         g = res.graph
-        if not (all(s.is_constant for s in g.buffer_sizes)
-                and all(t.is_constant for t in g.transient)):
-            val = self.temporaries(name)     # symbolic: the safe bound
+        if not (
+            all(s.is_constant for s in g.buffer_sizes) and all(t.is_constant for t in g.transient)
+        ):
+            val = self.temporaries(name)  # symbolic: the safe bound
         elif g.n_ops == 0:
             val = SymExpr.const(0)
         else:
@@ -587,8 +701,10 @@ class HloConverter:
     def _order_for(self, g: Graph, name: str) -> list[int]:
         if name in self.orders:
             try:
-                order = [g.op_index(str(x).lstrip("%")) if not isinstance(x, int) else x
-                         for x in self.orders[name]]
+                order = [
+                    g.op_index(str(x).lstrip("%")) if not isinstance(x, int) else x
+                    for x in self.orders[name]
+                ]
             except KeyError as e:
                 raise InputError(f"order for {name!r}: {e.args[0]}", path=self.m.path) from None
             try:
@@ -640,24 +756,65 @@ Tree = dict[tuple[int, ...], Any]  # shape index -> value id (int) or None (noth
 
 
 # attributes and opcodes ``_GraphBuild.attrs_of`` has more to say about
-_MORE_ATTRS = frozenset((
-    "frontend_attributes", "backend_config", "schedule", "custom_call_schedule", "channel_id",
-    "source_target_pairs", "is_host_transfer", "custom_call_target", "kind", "infeed_config",
-    "outfeed_config", "calls", "to_apply", "condition", "body", "true_computation",
-    "false_computation", "select", "scatter", "comparator", "branch_computations",
-    "called_computations"))
+_MORE_ATTRS = frozenset(
+    (
+        "frontend_attributes",
+        "backend_config",
+        "schedule",
+        "custom_call_schedule",
+        "channel_id",
+        "source_target_pairs",
+        "is_host_transfer",
+        "custom_call_target",
+        "kind",
+        "infeed_config",
+        "outfeed_config",
+        "calls",
+        "to_apply",
+        "condition",
+        "body",
+        "true_computation",
+        "false_computation",
+        "select",
+        "scatter",
+        "comparator",
+        "branch_computations",
+        "called_computations",
+    )
+)
 _MORE_OPCODES = frozenset(("while", "async-start", "async-update", "async-done", "parameter"))
 # opcodes with their own case in ``_GraphBuild.values`` (the others define their outputs)
-_SPECIAL_VALUES = ({"parameter", "constant", "get-tuple-element", "tuple", "while", "call",
-                    "conditional", "copy", "async-update"} | FORWARDING | ASYNC_STARTS
-                   | ASYNC_DONES)
+_SPECIAL_VALUES = (
+    {
+        "parameter",
+        "constant",
+        "get-tuple-element",
+        "tuple",
+        "while",
+        "call",
+        "conditional",
+        "copy",
+        "async-update",
+    }
+    | FORWARDING
+    | ASYNC_STARTS
+    | ASYNC_DONES
+)
 # opcodes ``inplace_pairs`` can give pairs for without ``output_to_operand_aliasing``
-_MAYBE_IN_PLACE = {"dynamic-update-slice", "scatter", "all-reduce-start", "collective-permute",
-                   "collective-permute-start", "ragged-all-to-all", "set-dimension-size",
-                   "fusion"}
+_MAYBE_IN_PLACE = {
+    "dynamic-update-slice",
+    "scatter",
+    "all-reduce-start",
+    "collective-permute",
+    "collective-permute-start",
+    "ragged-all-to-all",
+    "set-dimension-size",
+    "fusion",
+}
 # opcodes ``_GraphBuild.collective`` does something for
-_MAYBE_COLLECTIVE = (COLLECTIVES | {c + "-start" for c in COLLECTIVES}
-                     | {"send", "recv", "async-start"})
+_MAYBE_COLLECTIVE = (
+    COLLECTIVES | {c + "-start" for c in COLLECTIVES} | {"send", "recv", "async-start"}
+)
 
 
 def _subtree(tree: Tree, prefix: tuple[int, ...]) -> Tree:
@@ -677,7 +834,7 @@ class _Value:
     space: int
     live_in: bool = False
     live_out: bool = False
-    users: dict = field(default_factory=dict)   # op name -> None (ordered set)
+    users: dict = field(default_factory=dict)  # op name -> None (ordered set)
 
 
 class _GraphBuild:
@@ -694,13 +851,13 @@ class _GraphBuild:
         self.b = GraphBuilder(comp.name)
         self.trees: dict[str, Tree] = {}
         self.vals: list[_Value] = []
-        self.readonly: set[int] = set()      # entry parameters that are not donated
+        self.readonly: set[int] = set()  # entry parameters that are not donated
         self.param_origin: dict[int, tuple[int, tuple[int, ...]]] = {}
         self.param_vid: dict[tuple[int, tuple[int, ...]], int] = {}
         self.extra_held: dict[str, list[int]] = {}  # async start -> scratch values
         self.shares: list[tuple[int, int, str]] = []  # (new value, old value, writer op)
         self.no_edge_shares: set[tuple[int, int]] = set()  # shares that may not add edges
-        self.merged: dict[int, str] = {}    # overwritten value -> the op writing over it
+        self.merged: dict[int, str] = {}  # overwritten value -> the op writing over it
         self.notes: list[str] = []
         self.donated: list[tuple[int, tuple[int, ...]]] = []
         self.io_alias_def: dict[tuple[str, tuple[int, ...]], tuple[int, tuple[int, ...]]] = {}
@@ -714,13 +871,19 @@ class _GraphBuild:
                     continue
                 if src.opcode not in ("parameter", "constant"):
                     self.io_alias_def.setdefault((src.name, sidx), (p, pi))
-        self.donated_of: dict[int, list[tuple[int, ...]]] = {}   # parameter -> donated indices
+        self.donated_of: dict[int, list[tuple[int, ...]]] = {}  # parameter -> donated indices
         for p, pi in self.donated:
             self.donated_of.setdefault(p, []).append(pi)
 
     # -- values -------------------------------------------------------------------------------
-    def define(self, ins: HloInstruction, idx: tuple[int, ...], shape: Shape | None,
-               live_in: bool = False, live_out: bool = False) -> int | None:
+    def define(
+        self,
+        ins: HloInstruction,
+        idx: tuple[int, ...],
+        shape: Shape | None,
+        live_in: bool = False,
+        live_out: bool = False,
+    ) -> int | None:
         size = self.conv.shape_bytes(shape)
         if _is_zero(size):
             return None
@@ -728,9 +891,16 @@ class _GraphBuild:
             vname = ins.name + "{" + ",".join(map(str, idx)) + "}"
         else:
             vname = ins.name
-        self.vals.append(_Value(ins.name, vname, size,
-                                shape.memory_space if shape is not None else 0,
-                                live_in, live_out))
+        self.vals.append(
+            _Value(
+                ins.name,
+                vname,
+                size,
+                shape.memory_space if shape is not None else 0,
+                live_in,
+                live_out,
+            )
+        )
         return len(self.vals) - 1
 
     def define_all(self, ins: HloInstruction, keep: Tree | None = None) -> Tree:
@@ -739,7 +909,7 @@ class _GraphBuild:
         shape = ins.shape
         if shape is None:
             return {(): keep[()] if () in keep else None}
-        if not shape.elements:   # one index only
+        if not shape.elements:  # one index only
             return {(): keep[()] if () in keep else self.define(ins, (), shape)}
         tree: Tree = {}
         for idx, sub in shape.subshapes():
@@ -749,9 +919,13 @@ class _GraphBuild:
     def shareable(self, vid: int | None) -> bool:
         return vid is not None and vid not in self.readonly
 
-    def write_in_place(self, ins: HloInstruction, tree: Tree,
-                       pairs: Iterable[tuple[int, tuple[int, ...], tuple[int, ...]]],
-                       ops: list[Tree]) -> None:
+    def write_in_place(
+        self,
+        ins: HloInstruction,
+        tree: Tree,
+        pairs: Iterable[tuple[int, tuple[int, ...], tuple[int, ...]]],
+        ops: list[Tree],
+    ) -> None:
         """Ask for ``ins``'s output at each pair to share the operand's buffer."""
         for o, oi, out in pairs:
             if o < len(ops) and self.shareable(ops[o].get(oi)) and tree.get(out) is not None:
@@ -761,7 +935,7 @@ class _GraphBuild:
     def run(self) -> _CompResult:
         comp, b, conv = self.comp, self.b, self.conv
         instrs = comp.instructions
-        kind_of: dict[str, OpKind] = {}    # op_kind depends on the opcode only
+        kind_of: dict[str, OpKind] = {}  # op_kind depends on the opcode only
         kinds = []
         for i in instrs:
             k = kind_of.get(i.opcode)
@@ -776,16 +950,23 @@ class _GraphBuild:
         const = conv.const
         zero = const(0)
         added: set[str] = set()
-        late: list[HloInstruction] = []   # operands written after the instruction
+        late: list[HloInstruction] = []  # operands written after the instruction
         for ins, kind in zip(instrs, kinds):
             f, by = conv.op_cost(comp, ins)
             total_f += f
             total_b += by
             # operands known by now go in with the op (same lists as adding them one by one)
             early = added.issuperset(ins.operands)
-            b.add_op(ins.name, ins.opcode, kind, operands=ins.operands if early else (),
-                     flops=const(f), bytes_accessed=const(by), transient=zero,
-                     attrs=self.attrs_of(ins, user_counts.get(ins.name, 0)))
+            b.add_op(
+                ins.name,
+                ins.opcode,
+                kind,
+                operands=ins.operands if early else (),
+                flops=const(f),
+                bytes_accessed=const(by),
+                transient=zero,
+                attrs=self.attrs_of(ins, user_counts.get(ins.name, 0)),
+            )
             added.add(ins.name)
             if not early:
                 late.append(ins)
@@ -815,8 +996,13 @@ class _GraphBuild:
             for idx, v in tree.items():
                 target = io_alias_def.get((name, idx))
                 pv = self.param_vid.get(target) if target is not None else None
-                if v is not None and pv is not None and vals[v].op == name and \
-                        pv in uses and _same_size(vals[v].size, vals[pv].size):
+                if (
+                    v is not None
+                    and pv is not None
+                    and vals[v].op == name
+                    and pv in uses
+                    and _same_size(vals[v].size, vals[pv].size)
+                ):
                     self.shares.append((v, pv, name))
         root_tree = self.trees[comp.root.name]
         for v in _flat(root_tree):
@@ -833,28 +1019,38 @@ class _GraphBuild:
             if v is None:
                 root_sources[idx] = None
             elif v in self.param_origin:
-                root_sources[idx] = self.param_origin[v] + (False,)     # passed through
+                root_sources[idx] = self.param_origin[v] + (False,)  # passed through
             elif group[v] in param_groups:
-                root_sources[idx] = param_groups[group[v]] + (True,)    # updated in place
+                root_sources[idx] = param_groups[group[v]] + (True,)  # updated in place
             else:
                 root_sources[idx] = None
         if self.m.is_scheduled:
             b.original_order = list(range(len(instrs)))
-        b.meta.update({
-            "format": "hlo", "module": self.m.name, "computation": comp.name,
-            "entry": self.is_entry, "is_scheduled": self.m.is_scheduled,
-            "context": conv.ctx.get(comp.name), "root": comp.root.name,
-            "replica_count": self.m.replica_count, "num_partitions": self.m.num_partitions,
-            "notes": list(self.m.notes) + self.notes,
-        })
+        b.meta.update(
+            {
+                "format": "hlo",
+                "module": self.m.name,
+                "computation": comp.name,
+                "entry": self.is_entry,
+                "is_scheduled": self.m.is_scheduled,
+                "context": conv.ctx.get(comp.name),
+                "root": comp.root.name,
+                "replica_count": self.m.replica_count,
+                "num_partitions": self.m.num_partitions,
+                "notes": list(self.m.notes) + self.notes,
+            }
+        )
         try:
             g = b.build()
         except ScheduleError as e:
-            raise InputError(f"is_scheduled=true but the text order of {comp.name!r} is not "
-                             f"a valid schedule: {e}", path=self.m.path,
-                             line=comp.line) from None
+            raise InputError(
+                f"is_scheduled=true but the text order of {comp.name!r} is not "
+                f"a valid schedule: {e}",
+                path=self.m.path,
+                line=comp.line,
+            ) from None
         except InputError as e:
-            raise e.with_path(self.m.path) if self.m.path else e
+            raise (e.with_path(self.m.path) if self.m.path else e) from None
         held = np.zeros(g.n_buffers, dtype=bool)
         for v in self.param_origin:
             held[bid_of[v]] = True
@@ -864,7 +1060,7 @@ class _GraphBuild:
         if self.is_while_body:
             passed = set(_flat(root_tree))
             const = self.conv.const
-            for (pnum, idx), pv in self.param_vid.items():
+            for (pnum, _idx), pv in self.param_vid.items():
                 if pnum != 0 or pv in passed:
                     continue
                 size = const(vals[pv].size)
@@ -872,8 +1068,14 @@ class _GraphBuild:
                     continue
                 readers = [g.op_index(r) for r in vals[pv].users]
                 writer = self.merged.get(pv)
-                gaps.append((bid_of[pv], int(size.constant_value), readers,
-                             g.op_index(writer) if writer is not None else None))
+                gaps.append(
+                    (
+                        bid_of[pv],
+                        int(size.constant_value),
+                        readers,
+                        g.op_index(writer) if writer is not None else None,
+                    )
+                )
         return _CompResult(g, held, root_sources, tuple(gaps), total_f, total_b, self.notes)
 
     def share_loop_state(self, root_tree: Tree) -> None:
@@ -970,11 +1172,17 @@ class _GraphBuild:
         add_buffer = self.b.add_buffer
         for root in sorted(members):
             vs = members[root]
-            first = vals[vs[0]]        # the oldest value: defined before the others
+            first = vals[vs[0]]  # the oldest value: defined before the others
             if len(vs) == 1:
-                bid_of[vs[0]] = add_buffer(first.op, const(first.size), users=list(first.users),
-                                           name=first.name, live_in=first.live_in,
-                                           live_out=first.live_out, space=first.space)
+                bid_of[vs[0]] = add_buffer(
+                    first.op,
+                    const(first.size),
+                    users=list(first.users),
+                    name=first.name,
+                    live_in=first.live_in,
+                    live_out=first.live_out,
+                    space=first.space,
+                )
                 continue
             users: dict = {}
             for v in vs:
@@ -983,30 +1191,45 @@ class _GraphBuild:
                     users[val.op] = None
                 users.update(val.users)
             sizes = [vals[v].size for v in vs]
-            size = max(sizes, key=lambda x: x if isinstance(x, int) else
-                       (x.constant_value if x.is_constant else -1))
-            bid = add_buffer(first.op, const(size), users=list(users), name=first.name,
-                             live_in=any(vals[v].live_in for v in vs),
-                             live_out=any(vals[v].live_out for v in vs),
-                             space=first.space)
+            size = max(
+                sizes,
+                key=lambda x: (
+                    x if isinstance(x, int) else (x.constant_value if x.is_constant else -1)
+                ),
+            )
+            bid = add_buffer(
+                first.op,
+                const(size),
+                users=list(users),
+                name=first.name,
+                live_in=any(vals[v].live_in for v in vs),
+                live_out=any(vals[v].live_out for v in vs),
+                space=first.space,
+            )
             for v in vs:
                 bid_of[v] = bid
         return bid_of
 
     def topological(self, instrs: list[HloInstruction]) -> list[HloInstruction]:
-        seen: set[str] = set()   # the text order, when everything comes after its inputs
+        seen: set[str] = set()  # the text order, when everything comes after its inputs
         add = seen.add
         for i in instrs:
-            if not seen.issuperset(i.operands) or "control-predecessors" in i.attrs and \
-                    not seen.issuperset(i.control_predecessors):
+            if (
+                not seen.issuperset(i.operands)
+                or "control-predecessors" in i.attrs
+                and not seen.issuperset(i.control_predecessors)
+            ):
                 break
             add(i.name)
         else:
             return instrs
         pos = {i.name: k for k, i in enumerate(instrs)}
         import heapq
-        preds = [set(pos[o] for o in i.operands) | set(pos[c] for c in i.control_predecessors)
-                 for i in instrs]
+
+        preds = [
+            set(pos[o] for o in i.operands) | set(pos[c] for c in i.control_predecessors)
+            for i in instrs
+        ]
         succs: list[list[int]] = [[] for _ in instrs]
         for k, ps in enumerate(preds):
             for p in ps:
@@ -1082,8 +1305,9 @@ class _GraphBuild:
             if attr in ins.attrs and ins.attrs[attr].strip().isdigit():
                 a[key] = int(ins.attrs[attr])
         if "source_target_pairs" in ins.attrs:
-            a["source_target_pairs"] = [tuple(p) for p in
-                                        parse_groups(ins.attrs["source_target_pairs"])]
+            a["source_target_pairs"] = [
+                tuple(p) for p in parse_groups(ins.attrs["source_target_pairs"])
+            ]
         if ins.attrs.get("is_host_transfer", "").strip() == "true":
             a["is_host_transfer"] = True
         if "custom_call_target" in ins.attrs:
@@ -1117,7 +1341,7 @@ class _GraphBuild:
             t = trees.get(o)
             ops.append({(): None} if t is None else t)
         all_used = [v for t in ops for v in t.values() if v is not None]
-        if op not in _SPECIAL_VALUES:   # defines its outputs (the last case below)
+        if op not in _SPECIAL_VALUES:  # defines its outputs (the last case below)
             tree = self.define_all(ins)
             if op in _MAYBE_IN_PLACE or "output_to_operand_aliasing" in ins.attrs:
                 self.write_in_place(ins, tree, inplace_pairs(self.m, ins), ops)
@@ -1127,7 +1351,9 @@ class _GraphBuild:
         if op == "parameter":
             return self.parameter(ins), []
         if op == "constant":
-            return ({idx: None for idx, _ in ins.shape.subshapes()} if ins.shape else {(): None}), []
+            return (
+                {idx: None for idx, _ in ins.shape.subshapes()} if ins.shape else {(): None}
+            ), []
         if op == "get-tuple-element" and ops:
             k = ins.tuple_index
             sub = _subtree(ops[0], (k,)) if k is not None else {}
@@ -1137,13 +1363,16 @@ class _GraphBuild:
             table = ops[0].get(())
             return sub, [table] if table is not None else []
         if op == "tuple":
-            tree = {(): self.define(ins, (), ins.shape) if ins.shape is not None
-                          else self.define(ins, (), _tuple_of(len(ops)))}
+            tree = {
+                (): self.define(ins, (), ins.shape)
+                if ins.shape is not None
+                else self.define(ins, (), _tuple_of(len(ops)))
+            }
             for k, t in enumerate(ops):
                 for idx, v in t.items():
                     tree[(k,) + idx] = v
             return tree, []
-        if op in FORWARDING and ops:   # bitcast, add-dependency, domain, opt-barrier
+        if op in FORWARDING and ops:  # bitcast, add-dependency, domain, opt-barrier
             return dict(ops[0]), []
         if op == "while":
             return self.while_values(ins, ops), all_used
@@ -1158,7 +1387,7 @@ class _GraphBuild:
             return self.async_start(ins, ops), all_used
         if op == "async-update" and ops:
             tree = {}
-            for idx, subshape in (ins.shape.subshapes() if ins.shape else [((), None)]):
+            for idx, subshape in ins.shape.subshapes() if ins.shape else [((), None)]:
                 if subshape is not None and subshape.is_tuple:
                     tree[idx] = self.define(ins, idx, subshape)
                 else:
@@ -1175,12 +1404,12 @@ class _GraphBuild:
 
     def parameter(self, ins: HloInstruction) -> Tree:
         pnum = ins.parameter_number
-        assert pnum is not None   # the parser rejects a parameter without its number
+        assert pnum is not None  # the parser rejects a parameter without its number
         tree: Tree = {}
         shapes = ins.shape.subshapes() if ins.shape is not None else [((), None)]
         for idx, sub in shapes:
             if self.is_entry:
-                donated = any(idx[:len(pi)] == pi for pi in self.donated_of.get(pnum, ()))
+                donated = any(idx[: len(pi)] == pi for pi in self.donated_of.get(pnum, ()))
                 v = self.define(ins, idx, sub, live_in=True, live_out=not donated)
                 if v is not None and not donated:
                     self.readonly.add(v)
@@ -1201,12 +1430,17 @@ class _GraphBuild:
         else:
             best = vals[0]
             for v in vals[1:]:
-                best = best + v   # no max of polynomials: the sum bounds it
+                best = best + v  # no max of polynomials: the sum bounds it
         self.b.set_transient(ins.name, best)
 
     def while_values(self, ins: HloInstruction, ops: list[Tree]) -> Tree:
-        self.set_transient(ins, [ins.attrs.get("condition", "").strip().lstrip("%"),
-                                 ins.attrs.get("body", "").strip().lstrip("%")])
+        self.set_transient(
+            ins,
+            [
+                ins.attrs.get("condition", "").strip().lstrip("%"),
+                ins.attrs.get("body", "").strip().lstrip("%"),
+            ],
+        )
         init: Tree = ops[0] if ops else {(): None}
         # where the body passes its parameter through unchanged, the result is the init
         # value itself (XLA's phi folds away; no buffer of its own)
@@ -1214,8 +1448,12 @@ class _GraphBuild:
         keep: Tree = {}
         if body in self.m.by_name:
             for idx, src in self.conv._result(body).root_sources.items():
-                if src is not None and src[:2] == (0, idx) and not src[2] and \
-                        init.get(idx) is not None:
+                if (
+                    src is not None
+                    and src[:2] == (0, idx)
+                    and not src[2]
+                    and init.get(idx) is not None
+                ):
                     keep[idx] = init[idx]
         tree = self.define_all(ins, keep)
         # the loop state lives in the init buffers, except where XLA copies: constants,
@@ -1259,7 +1497,7 @@ class _GraphBuild:
                 if src[2]:
                     in_place.append((src[0], src[1], idx))
                 elif ops[src[0]].get(src[1]) is not None:
-                    keep[idx] = ops[src[0]][src[1]]    # passed through unchanged
+                    keep[idx] = ops[src[0]][src[1]]  # passed through unchanged
         tree = self.define_all(ins, keep)
         self.write_in_place(ins, tree, in_place, ops)
         return tree
@@ -1269,21 +1507,25 @@ class _GraphBuild:
         keep: Tree = {}
         shape = ins.shape
         if op == "async-start":
-            if shape is not None and shape.is_tuple and shape.elements and \
-                    shape.elements[0].is_tuple:
+            if (
+                shape is not None
+                and shape.is_tuple
+                and shape.elements
+                and shape.elements[0].is_tuple
+            ):
                 for k, t in enumerate(ops):
                     for idx, v in t.items():
                         keep[(0, k) + idx] = v
         elif op in ("all-gather-start", "collective-permute-start", "send"):
             if len(ops) == 1 or op != "all-gather-start":
-                for idx, v in (ops[0].items() if ops else ()):
+                for idx, v in ops[0].items() if ops else ():
                     keep[(0,) + idx] = v
             else:
                 for k, t in enumerate(ops):
                     for idx, v in t.items():
                         keep[(0, k) + idx] = v
         elif op == "copy-start":
-            for idx, v in (ops[0].items() if ops else ()):
+            for idx, v in ops[0].items() if ops else ():
                 keep[(1,) + idx] = v
         tree = self.define_all(ins, keep)
         self.write_in_place(ins, tree, inplace_pairs(self.m, ins), ops)
@@ -1331,7 +1573,7 @@ class _GraphBuild:
             fwd = {}
         elif op == "recv-done":
             fwd = {(0,) + idx: v for idx, v in _subtree(src, (0,)).items()}
-        else:   # async-done, all-gather-done, collective-permute-done: the result at {1}
+        else:  # async-done, all-gather-done, collective-permute-done: the result at {1}
             fwd = _subtree(src, (1,))
         tree: Tree = {}
         shapes = ins.shape.subshapes() if ins.shape is not None else [((), None)]
@@ -1359,18 +1601,27 @@ class _GraphBuild:
         if kind is None:
             return
         comp = self.comp
-        in_bytes = sum(leaf_bytes(self.conv._shape_of(comp, ins, k))
-                       for k in range(len(ins.operands)))
+        in_bytes = sum(
+            leaf_bytes(self.conv._shape_of(comp, ins, k)) for k in range(len(ins.operands))
+        )
         out = ins.shape
         if op == "async-start" and out is not None and out.is_tuple and len(out.elements) > 1:
             out = out.elements[1]
-        elif op in ("all-gather-start",) and out is not None and out.is_tuple and len(out.elements) > 1:
+        elif (
+            op in ("all-gather-start",)
+            and out is not None
+            and out.is_tuple
+            and len(out.elements) > 1
+        ):
             out = out.elements[1]
         if kind == "all-gather":
             payload = leaf_bytes(out)
         elif kind == "recv":
-            payload = leaf_bytes(out.elements[0]) if out is not None and out.is_tuple \
-                and out.elements else 0
+            payload = (
+                leaf_bytes(out.elements[0])
+                if out is not None and out.is_tuple and out.elements
+                else 0
+            )
         elif kind in ("collective-permute", "send"):
             payload = leaf_bytes(self.conv._shape_of(comp, ins, 0)) if ins.operands else 0
         else:
@@ -1408,12 +1659,19 @@ class _GraphBuild:
             if isinstance(cbc, dict):
                 is_sync = bool(cbc.get("is_sync", False))
         chan = attr_ins.attrs.get("channel_id")
-        self.b.set_collective(ins.name, Collective(
-            kind=kind, bytes=SymExpr.const(payload), group_size=max(size, 1),
-            replica_groups=tuple(tuple(g) for g in groups) if len(groups) * max(
-                (len(g) for g in groups), default=0) <= 65536 else (),
-            channel_id=int(chan) if chan and chan.strip().isdigit() else None,
-            is_sync=is_sync))
+        self.b.set_collective(
+            ins.name,
+            Collective(
+                kind=kind,
+                bytes=SymExpr.const(payload),
+                group_size=max(size, 1),
+                replica_groups=tuple(tuple(g) for g in groups)
+                if len(groups) * max((len(g) for g in groups), default=0) <= 65536
+                else (),
+                channel_id=int(chan) if chan and chan.strip().isdigit() else None,
+                is_sync=is_sync,
+            ),
+        )
 
 
 def _same_size(a, b) -> bool:
@@ -1432,8 +1690,14 @@ def _reach(succ: Mapping[str, set[str]], start: str) -> set[str]:
     return seen
 
 
-def _reached(adj: Mapping[str, set[str]], start: str, targets: Sequence[str],
-             topo: Mapping[str, int] | None, forward: bool, first: bool = False) -> set[str]:
+def _reached(
+    adj: Mapping[str, set[str]],
+    start: str,
+    targets: Sequence[str],
+    topo: Mapping[str, int] | None,
+    forward: bool,
+    first: bool = False,
+) -> set[str]:
     """The members of ``targets`` reachable from ``start`` over ``adj`` (``start`` itself
     excluded); with ``first``, stop at the first one found.
 
@@ -1482,16 +1746,20 @@ def _tuple_of(n: int) -> Shape:
 _OPTIONS = {"orders", "pointer_size"}
 
 
-def module_graphs(module: HloModule, orders: Mapping[str, Sequence[str]] | None = None
-                  ) -> dict[str, Graph]:
+def module_graphs(
+    module: HloModule, orders: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, Graph]:
     """A ``Graph`` for every scheduled (non-fusion, non-embedded) computation, callees first."""
     conv = HloConverter(module, orders)
     with gc_paused():
         return {name: conv.graph(name) for name in scheduled_computations(module)}
 
 
-def computation_graph(module: HloModule, computation: str | None = None,
-                      orders: Mapping[str, Sequence[str]] | None = None) -> Graph:
+def computation_graph(
+    module: HloModule,
+    computation: str | None = None,
+    orders: Mapping[str, Sequence[str]] | None = None,
+) -> Graph:
     return HloConverter(module, orders).graph(computation)
 
 
@@ -1503,12 +1771,14 @@ def read_hlo_graph(path: str, computation: str | None = None, **options) -> Grap
     """
     unknown = set(options) - _OPTIONS
     if unknown:
-        raise InputError(f"unknown option(s) for the HLO reader: {', '.join(sorted(unknown))}",
-                         path=path)
+        raise InputError(
+            f"unknown option(s) for the HLO reader: {', '.join(sorted(unknown))}", path=path
+        )
     with gc_paused():
         module = read_hlo_module(path)
-        return HloConverter(module, options.get("orders"),
-                            options.get("pointer_size", 8)).graph(computation)
+        return HloConverter(module, options.get("orders"), options.get("pointer_size", 8)).graph(
+            computation
+        )
 
 
 def read_hlo_text(text: str, computation: str | None = None, **options) -> Graph:
@@ -1517,6 +1787,16 @@ def read_hlo_text(text: str, computation: str | None = None, **options) -> Graph
         return HloConverter(module, options.get("orders")).graph(computation)
 
 
-__all__ = ["read_hlo_graph", "read_hlo_text", "read_hlo_module", "module_graphs",
-           "computation_graph", "scheduled_computations", "call_contexts", "inplace_pairs",
-           "HloConverter", "op_kind", "shape_bytes"]
+__all__ = [
+    "read_hlo_graph",
+    "read_hlo_text",
+    "read_hlo_module",
+    "module_graphs",
+    "computation_graph",
+    "scheduled_computations",
+    "call_contexts",
+    "inplace_pairs",
+    "HloConverter",
+    "op_kind",
+    "shape_bytes",
+]

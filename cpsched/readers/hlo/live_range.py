@@ -19,8 +19,8 @@ This follows XLA's rules rather than cpsched's IR (reference notes, section 2.4)
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -35,8 +35,8 @@ class XlaValue:
     computation: str
     instruction: str
     index: tuple[int, ...]
-    shape: Shape | None            # the value's own subshape
-    def_shape: Shape | None        # the defining instruction's shape
+    shape: Shape | None  # the value's own subshape
+    def_shape: Shape | None  # the defining instruction's shape
     is_phi: bool = False
     positions: list[tuple[str, str, tuple[int, ...]]] = field(default_factory=list)
 
@@ -51,17 +51,18 @@ class XlaValue:
 @dataclass
 class XlaLiveRanges:
     schedule_end_time: int
-    sequence: list[str]                       # flattened instruction names
+    sequence: list[str]  # flattened instruction names
     values: list[XlaValue]
-    start: dict[int, int]                     # value id -> first step
-    end: dict[int, int]                       # value id -> last step (inclusive)
-    buffer_of: dict[int, int]                 # value id -> buffer (alias set) id
-    computations: list[str] = field(default_factory=list)   # computation of each step
+    start: dict[int, int]  # value id -> first step
+    end: dict[int, int]  # value id -> last step (inclusive)
+    buffer_of: dict[int, int]  # value id -> buffer (alias set) id
+    computations: list[str] = field(default_factory=list)  # computation of each step
 
     @property
     def ranges(self) -> dict[str, tuple[int, int]]:
-        return {v.name: (self.start[v.id], self.end[v.id]) for v in self.values
-                if v.id in self.start}
+        return {
+            v.name: (self.start[v.id], self.end[v.id]) for v in self.values if v.id in self.start
+        }
 
     def peak_moment(self) -> int:
         """XLA's ``ComputePeakMemoryMoment``: it sizes each value by its *defining
@@ -84,19 +85,19 @@ class XlaLiveRanges:
             usage -= ends.get(t, 0)
         return peak_time or 0
 
-    def usage(self, module: HloModule) -> "np.ndarray":
+    def usage(self, module: HloModule) -> np.ndarray:
         """Bytes in use at each step of the flattened schedule, each HloBuffer counted once
         (the largest of its values live at that step) and constants left out: the
         accounting cpsched's simulator uses (XLA's own peak listing counts both values of
         an in-place hand-over and the constants too)."""
         n = self.schedule_end_time
-        per: dict[int, "np.ndarray"] = {}
+        per: dict[int, np.ndarray] = {}
         for v in self.values:
             if module.by_name[v.computation].index[v.instruction].opcode == "constant":
                 continue
             s, e = self.start[v.id], min(self.end[v.id], n - 1)
             row = per.setdefault(self.buffer_of[v.id], np.zeros(n, dtype=np.int64))
-            row[s:e + 1] = np.maximum(row[s:e + 1], v.byte_size())
+            row[s : e + 1] = np.maximum(row[s : e + 1], v.byte_size())
         # per is not empty: the sum is an array, not sum()'s start value 0
         return sum(per.values()) if per else np.zeros(n, dtype=np.int64)  # type: ignore[return-value]
 
@@ -109,14 +110,17 @@ class XlaLiveRanges:
         prev = -1
         for t, (comp, name) in enumerate(zip(self.computations, self.sequence)):
             if comp == module.entry.name:
-                out.append((name, int(u[prev + 1:t + 1].max())))
+                out.append((name, int(u[prev + 1 : t + 1].max())))
                 prev = t
         return out
 
     def live_at(self, t: int) -> list[tuple[str, int]]:
         """Values live at step ``t`` with their bytes, in XLA's listing order."""
-        out = [(v.byte_size(), v.instruction, v.index, v.name) for v in self.values
-               if v.id in self.start and self.start[v.id] <= t <= self.end[v.id]]
+        out = [
+            (v.byte_size(), v.instruction, v.index, v.name)
+            for v in self.values
+            if v.id in self.start and self.start[v.id] <= t <= self.end[v.id]
+        ]
         out.sort(key=lambda x: (-x[0], x[1], x[2]))
         return [(name, size) for size, _, _, name in out]
 
@@ -124,8 +128,11 @@ class XlaLiveRanges:
         lines = [f"HloLiveRange (max {self.schedule_end_time}):", "  InstructionSequence:"]
         lines += [f"    {k}:{n}" for k, n in enumerate(self.sequence)]
         lines.append("  BufferLiveRange:")
-        lines += [f"    {v.name}:{self.start[v.id]}-{self.end[v.id]}" for v in self.values
-                  if v.id in self.start]
+        lines += [
+            f"    {v.name}:{self.start[v.id]}-{self.end[v.id]}"
+            for v in self.values
+            if v.id in self.start
+        ]
         t = self.peak_moment()
         lines.append(f"  Live ranges at {t} (peak):")
         total = 0
@@ -173,11 +180,11 @@ class _Analysis:
         self.orders = orders
         self.values: list[XlaValue] = []
         self.vs: dict[tuple[str, str], VS] = {}
-        self.caller_params: dict[str, list[VS]] = {}   # sequential callee -> param value sets
+        self.caller_params: dict[str, list[VS]] = {}  # sequential callee -> param value sets
         self.done_comps: set[str] = set()
         self.uf = _UnionFind()
         self.async_context: dict[str, tuple[str, str]] = {}  # wrapped comp -> (caller comp, start)
-        self.phi_inputs: dict[int, list[int]] = {}      # phi value -> its input values
+        self.phi_inputs: dict[int, list[int]] = {}  # phi value -> its input values
         self.whiles: list[tuple[str, str, str, str]] = []  # (comp, while, body, condition)
 
     # -- dataflow --------------------------------------------------------------------------
@@ -210,15 +217,17 @@ class _Analysis:
         ops = [self.operand_vs(comp, ins, k) for k in range(len(ins.operands))]
         if op == "parameter":
             pnum = ins.parameter_number
-            assert pnum is not None   # the parser rejects a parameter without its number
+            assert pnum is not None  # the parser rejects a parameter without its number
             if params is not None and pnum < len(params):
                 return dict(params[pnum])
             return self.define_all(comp, ins)
         if op == "get-tuple-element" and ops:
             k = ins.tuple_index
             return {idx[1:]: v for idx, v in ops[0].items() if idx[:1] == (k,)} or {(): ()}
-        if op in ("bitcast", "add-dependency", "opt-barrier", "optimization-barrier",
-                  "domain") and ops:
+        if (
+            op in ("bitcast", "add-dependency", "opt-barrier", "optimization-barrier", "domain")
+            and ops
+        ):
             return dict(ops[0])
         if op == "tuple":
             out: VS = {(): (self.new_value(comp, ins, ()),)}
@@ -245,8 +254,13 @@ class _Analysis:
             return out
         if op == "while":
             return self.while_vs(comp, ins, ops)
-        if op in ("async-start", "all-gather-start", "collective-permute-start", "copy-start",
-                  "send"):
+        if op in (
+            "async-start",
+            "all-gather-start",
+            "collective-permute-start",
+            "copy-start",
+            "send",
+        ):
             keep: VS = {}
             if op == "async-start":
                 for k, t in enumerate(ops):
@@ -266,8 +280,19 @@ class _Analysis:
             elif ops:
                 keep = {(0,) + i: v for i, v in ops[0].items()}
             return self.define_all(comp, ins, keep)
-        if op in ("async-update", "async-done", "all-gather-done", "collective-permute-done",
-                  "all-reduce-done", "copy-done", "recv-done") and ops:
+        if (
+            op
+            in (
+                "async-update",
+                "async-done",
+                "all-gather-done",
+                "collective-permute-done",
+                "all-reduce-done",
+                "copy-done",
+                "recv-done",
+            )
+            and ops
+        ):
             if op == "async-update" or op == "all-reduce-done":
                 fwd = dict(ops[0])
             elif op == "copy-done":
@@ -309,10 +334,19 @@ class _Analysis:
         cond_param = cond.parameters().get(0)
         identity = body_param is not None and body.root is body_param
         # a while body has a parameter 0 (XLA's verifier requires it; not checked here)
-        pb: VS = dict(init) if identity else \
-            {i: (self.new_value(body, body_param, i, True),) for i in idxs}  # type: ignore[arg-type]
-        pc: VS = {i: (self.new_value(cond, cond_param, i, True),) for i in idxs} \
-            if cond_param is not None else {}
+        pb: VS = (
+            dict(init)
+            if identity
+            else {
+                i: (self.new_value(body, body_param, i, True),)  # type: ignore[arg-type]
+                for i in idxs
+            }
+        )
+        pc: VS = (
+            {i: (self.new_value(cond, cond_param, i, True),) for i in idxs}
+            if cond_param is not None
+            else {}
+        )
         self.analyse(body, [pb])
         self.analyse(cond, [pc])
         root = self.vs[(body.name, body.root.name)]
@@ -411,9 +445,9 @@ def _topo(comp: HloComputation) -> list[HloInstruction]:
     return out
 
 
-def xla_live_ranges(module: HloModule,
-                    computation_orders: Mapping[str, Sequence[str]] | None = None
-                    ) -> XlaLiveRanges:
+def xla_live_ranges(
+    module: HloModule, computation_orders: Mapping[str, Sequence[str]] | None = None
+) -> XlaLiveRanges:
     """HloLiveRange of the module's entry under the given orders (default: text order)."""
     orders = dict(computation_orders or {})
     a = _Analysis(module, orders)
@@ -423,8 +457,9 @@ def xla_live_ranges(module: HloModule,
     repl = a.optimize_phis()
     if repl:
         for key, vs in a.vs.items():
-            a.vs[key] = {idx: tuple(dict.fromkeys(repl.get(x, x) for x in vals))
-                         for idx, vals in vs.items()}
+            a.vs[key] = {
+                idx: tuple(dict.fromkeys(repl.get(x, x) for x in vals)) for idx, vals in vs.items()
+            }
     dead = set(repl)
     for comp_name, wname, body_name, cond_name in a.whiles:
         wvs = a.vs.get((comp_name, wname), {})
@@ -434,10 +469,18 @@ def xla_live_ranges(module: HloModule,
         groups = [init, a.vs.get((body_name, body.root.name), {})]
         for c in (body, module.by_name[cond_name]):
             p0 = c.parameters().get(0)
-            if p0 is not None:   # only values the parameter itself defines (its phis)
-                groups.append({i: tuple(x for x in v if a.values[x].instruction == p0.name
-                                        and a.values[x].computation == c.name)
-                               for i, v in a.vs.get((c.name, p0.name), {}).items()})
+            if p0 is not None:  # only values the parameter itself defines (its phis)
+                groups.append(
+                    {
+                        i: tuple(
+                            x
+                            for x in v
+                            if a.values[x].instruction == p0.name
+                            and a.values[x].computation == c.name
+                        )
+                        for i, v in a.vs.get((c.name, p0.name), {}).items()
+                    }
+                )
         for idx, wv in wvs.items():
             for g in groups:
                 for x in g.get(idx, ()):
@@ -502,7 +545,10 @@ def xla_live_ranges(module: HloModule,
                 if not (_may_use(idx, user) or (c, user.name) in root_pos):
                     continue
                 key = (c, user.name)
-                if user.opcode == "call" and user.attrs.get("to_apply", "").strip().lstrip("%") in spans:
+                if (
+                    user.opcode == "call"
+                    and user.attrs.get("to_apply", "").strip().lstrip("%") in spans
+                ):
                     continue
                 if user.opcode == "while":
                     body = user.attrs.get("body", "").strip().lstrip("%")
@@ -529,8 +575,10 @@ def xla_live_ranges(module: HloModule,
         if ctx is not None:
             caller, start_name = ctx
             done = _async_done(module.by_name[caller], start_name)
-            def_end = max(def_end, times.get((caller, done), spans[comp.name][1])
-                          if done else spans[comp.name][1])
+            def_end = max(
+                def_end,
+                times.get((caller, done), spans[comp.name][1]) if done else spans[comp.name][1],
+            )
             s = min(s, spans[caller][0])
         e = def_end
         for pos_comp, i, _ in v.positions:
@@ -539,8 +587,11 @@ def xla_live_ranges(module: HloModule,
             pt = spans[pos_comp][1] if (pos_comp, i) in roots else times.get((pos_comp, i))
             if pt is not None and pt > e:
                 e = pt
-        if ins.opcode == "parameter" and comp is module.entry and \
-                (ins.parameter_number, v.index) not in aliased:
+        if (
+            ins.opcode == "parameter"
+            and comp is module.entry
+            and (ins.parameter_number, v.index) not in aliased
+        ):
             e = end_time
         else:
             e = max(e, last_use(v))
@@ -587,16 +638,26 @@ def xla_live_ranges(module: HloModule,
             end[y] = max(end[x], end[y])
             end[x] = min(end[x], start[y])
     names = [i for _, i in sequence]
-    return XlaLiveRanges(end_time, names, [v for v in a.values if v.id in start], start, end,
-                         {vid: uf.find(vid) for vid in start}, [c for c, _ in sequence])
+    return XlaLiveRanges(
+        end_time,
+        names,
+        [v for v in a.values if v.id in start],
+        start,
+        end,
+        {vid: uf.find(vid) for vid in start},
+        [c for c, _ in sequence],
+    )
 
 
 def _async_done(comp: HloComputation, start: str) -> str | None:
     """The done that ends the async chain beginning at ``start``."""
     cur = start
     for _ in range(64):
-        nxt = [i for i in comp.instructions if i.operands[:1] == [cur]
-               and i.opcode in ("async-update", "async-done")]
+        nxt = [
+            i
+            for i in comp.instructions
+            if i.operands[:1] == [cur] and i.opcode in ("async-update", "async-done")
+        ]
         if not nxt:
             return None
         if nxt[0].opcode == "async-done":
@@ -606,6 +667,7 @@ def _async_done(comp: HloComputation, start: str) -> str | None:
 
 
 # -- XLA's live-range dump ------------------------------------------------------------------
+
 
 @dataclass
 class XlaLiveRangeDump:
@@ -629,12 +691,17 @@ def parse_xla_live_range(text: str, path: str | None = None) -> XlaLiveRangeDump
     """Read XLA's ``HloLiveRange::ToString`` text (``*-live-range.txt``)."""
     lines = text.splitlines()
     if not lines or not lines[0].startswith("HloLiveRange (max "):
-        raise InputError("not an XLA live-range dump (no 'HloLiveRange (max N):' line)",
-                         path=path, line=1, column=1)
+        raise InputError(
+            "not an XLA live-range dump (no 'HloLiveRange (max N):' line)",
+            path=path,
+            line=1,
+            column=1,
+        )
     max_time = re.search(r"\d+", lines[0])
     if max_time is None:
-        raise InputError("the 'HloLiveRange (max N):' line has no number", path=path, line=1,
-                         column=1)
+        raise InputError(
+            "the 'HloLiveRange (max N):' line has no number", path=path, line=1, column=1
+        )
     end_time = int(max_time.group())
     section = None
     seq: list[str] = []
@@ -681,5 +748,11 @@ def read_xla_live_range(path: str) -> XlaLiveRangeDump:
         raise InputError(f"cannot read: {e.strerror}", path=path) from None
 
 
-__all__ = ["xla_live_ranges", "XlaLiveRanges", "XlaValue", "parse_xla_live_range",
-           "read_xla_live_range", "XlaLiveRangeDump"]
+__all__ = [
+    "xla_live_ranges",
+    "XlaLiveRanges",
+    "XlaValue",
+    "parse_xla_live_range",
+    "read_xla_live_range",
+    "XlaLiveRangeDump",
+]

@@ -26,8 +26,9 @@ import json
 import operator
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -37,18 +38,48 @@ from cpsched.core.inputs import read_text as read_input_text
 # Bytes per element (``ceil(bits / 8)``, XLA's ByteSizeOfPrimitiveType). Sub-byte types take a
 # whole byte unless a layout packs them with ``E(n)``.
 ELEMENT_BYTES: dict[str, int] = {
-    "pred": 1, "s1": 1, "u1": 1, "s2": 1, "u2": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1,
-    "f4e2m1fn": 1, "f8e5m2": 1, "f8e4m3": 1, "f8e4m3fn": 1, "f8e4m3b11fnuz": 1,
-    "f8e3m4": 1, "f8e5m2fnuz": 1, "f8e4m3fnuz": 1, "f8e8m0fnu": 1,
-    "s16": 2, "u16": 2, "f16": 2, "bf16": 2,
-    "s32": 4, "u32": 4, "f32": 4,
-    "s64": 8, "u64": 8, "f64": 8, "c64": 8,
+    "pred": 1,
+    "s1": 1,
+    "u1": 1,
+    "s2": 1,
+    "u2": 1,
+    "s4": 1,
+    "u4": 1,
+    "s8": 1,
+    "u8": 1,
+    "f4e2m1fn": 1,
+    "f8e5m2": 1,
+    "f8e4m3": 1,
+    "f8e4m3fn": 1,
+    "f8e4m3b11fnuz": 1,
+    "f8e3m4": 1,
+    "f8e5m2fnuz": 1,
+    "f8e4m3fnuz": 1,
+    "f8e8m0fnu": 1,
+    "s16": 2,
+    "u16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "s32": 4,
+    "u32": 4,
+    "f32": 4,
+    "s64": 8,
+    "u64": 8,
+    "f64": 8,
+    "c64": 8,
     "c128": 16,
     "token": 0,
 }
 # Bits per element, for ``E(n)``-less sub-byte bookkeeping and bit-exact notes.
 ELEMENT_BITS: dict[str, int] = {
-    "pred": 8, "s1": 1, "u1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "f4e2m1fn": 4,
+    "pred": 8,
+    "s1": 1,
+    "u1": 1,
+    "s2": 2,
+    "u2": 2,
+    "s4": 4,
+    "u4": 4,
+    "f4e2m1fn": 4,
 }
 OPAQUE = "opaque"
 TUPLE = "tuple"
@@ -57,36 +88,159 @@ POINTER_SIZE = 8
 # Opcodes that really end in -start/-update/-done; any other ``<op>-start`` is the syntax
 # sugar for an async-start wrapping ``<op>``.
 NATIVE_ASYNC = {
-    "all-reduce-start", "all-reduce-done", "all-gather-start", "all-gather-done",
-    "collective-permute-start", "collective-permute-done", "copy-start", "copy-done",
-    "send-done", "recv-done", "async-start", "async-update", "async-done",
+    "all-reduce-start",
+    "all-reduce-done",
+    "all-gather-start",
+    "all-gather-done",
+    "collective-permute-start",
+    "collective-permute-done",
+    "copy-start",
+    "copy-done",
+    "send-done",
+    "recv-done",
+    "async-start",
+    "async-update",
+    "async-done",
 }
 # The opcodes XLA's HLO parser knows (hlo_opcode.h, 2026). Others are read as generic ops with
 # a note: a dump from a newer XLA may use one this list does not have yet.
-XLA_OPCODES = frozenset((
-    "abs", "acos", "acosh", "add", "add-dependency", "after-all", "all-gather",
-    "all-gather-done", "all-gather-start", "all-reduce", "all-reduce-done",
-    "all-reduce-start", "all-to-all", "and", "asin", "asinh", "async-done", "async-start",
-    "async-update", "atan2", "atanh", "batch-norm-grad", "batch-norm-inference",
-    "batch-norm-training", "bitcast", "bitcast-convert", "broadcast", "call", "cbrt", "ceil",
-    "cholesky", "clamp", "count-leading-zeros", "collective-broadcast", "collective-permute",
-    "collective-permute-done", "collective-permute-start", "compare", "complex",
-    "concatenate", "conditional", "constant", "convert", "convolution", "copy", "copy-done",
-    "copy-start", "cosine", "cosh", "custom-call", "divide", "domain", "dot",
-    "dynamic-reshape", "dynamic-slice", "dynamic-update-slice", "erf", "exponential",
-    "exponential-minus-one", "fft", "floor", "fusion", "gather", "get-dimension-size",
-    "get-tuple-element", "imag", "infeed", "iota", "is-finite", "log", "log-plus-one",
-    "logistic", "map", "maximum", "minimum", "mulhi", "multiply", "negate", "not",
-    "opt-barrier", "or", "outfeed", "pad", "parameter", "partition-id", "popcnt", "power",
-    "ragged-all-to-all", "ragged-dot", "real", "recv", "recv-done", "reduce",
-    "reduce-precision", "reduce-scatter", "reduce-window", "remainder", "replica-id",
-    "reshape", "reverse", "rng", "rng-bit-generator", "rng-get-and-update-state",
-    "round-nearest-afz", "round-nearest-even", "rsqrt", "scaled-dot", "scan", "scatter",
-    "select", "select-and-scatter", "send", "send-done", "set-dimension-size", "shift-left",
-    "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sinh", "slice", "sort",
-    "sqrt", "stochastic-convert", "subtract", "tan", "tanh", "topk", "transpose",
-    "triangular-solve", "tuple", "while", "xor",
-))
+XLA_OPCODES = frozenset(
+    (
+        "abs",
+        "acos",
+        "acosh",
+        "add",
+        "add-dependency",
+        "after-all",
+        "all-gather",
+        "all-gather-done",
+        "all-gather-start",
+        "all-reduce",
+        "all-reduce-done",
+        "all-reduce-start",
+        "all-to-all",
+        "and",
+        "asin",
+        "asinh",
+        "async-done",
+        "async-start",
+        "async-update",
+        "atan2",
+        "atanh",
+        "batch-norm-grad",
+        "batch-norm-inference",
+        "batch-norm-training",
+        "bitcast",
+        "bitcast-convert",
+        "broadcast",
+        "call",
+        "cbrt",
+        "ceil",
+        "cholesky",
+        "clamp",
+        "count-leading-zeros",
+        "collective-broadcast",
+        "collective-permute",
+        "collective-permute-done",
+        "collective-permute-start",
+        "compare",
+        "complex",
+        "concatenate",
+        "conditional",
+        "constant",
+        "convert",
+        "convolution",
+        "copy",
+        "copy-done",
+        "copy-start",
+        "cosine",
+        "cosh",
+        "custom-call",
+        "divide",
+        "domain",
+        "dot",
+        "dynamic-reshape",
+        "dynamic-slice",
+        "dynamic-update-slice",
+        "erf",
+        "exponential",
+        "exponential-minus-one",
+        "fft",
+        "floor",
+        "fusion",
+        "gather",
+        "get-dimension-size",
+        "get-tuple-element",
+        "imag",
+        "infeed",
+        "iota",
+        "is-finite",
+        "log",
+        "log-plus-one",
+        "logistic",
+        "map",
+        "maximum",
+        "minimum",
+        "mulhi",
+        "multiply",
+        "negate",
+        "not",
+        "opt-barrier",
+        "or",
+        "outfeed",
+        "pad",
+        "parameter",
+        "partition-id",
+        "popcnt",
+        "power",
+        "ragged-all-to-all",
+        "ragged-dot",
+        "real",
+        "recv",
+        "recv-done",
+        "reduce",
+        "reduce-precision",
+        "reduce-scatter",
+        "reduce-window",
+        "remainder",
+        "replica-id",
+        "reshape",
+        "reverse",
+        "rng",
+        "rng-bit-generator",
+        "rng-get-and-update-state",
+        "round-nearest-afz",
+        "round-nearest-even",
+        "rsqrt",
+        "scaled-dot",
+        "scan",
+        "scatter",
+        "select",
+        "select-and-scatter",
+        "send",
+        "send-done",
+        "set-dimension-size",
+        "shift-left",
+        "shift-right-arithmetic",
+        "shift-right-logical",
+        "sign",
+        "sine",
+        "sinh",
+        "slice",
+        "sort",
+        "sqrt",
+        "stochastic-convert",
+        "subtract",
+        "tan",
+        "tanh",
+        "topk",
+        "transpose",
+        "triangular-solve",
+        "tuple",
+        "while",
+        "xor",
+    )
+)
 # Stack-frame tables some dumps write between the header and the computations (or after).
 TRAILING_SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
 
@@ -94,19 +248,20 @@ TRAILING_SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames
 # ---------------------------------------------------------------------------------------------
 # Shapes
 
+
 @dataclass(frozen=True, slots=True)
 class Shape:
     """An HLO shape: an array (``etype`` = element type), a tuple, ``token`` or ``opaque``."""
 
     etype: str
     dims: tuple[int, ...] = ()
-    dynamic: tuple[bool, ...] = ()      # dim printed with ``<=`` (bounded) or ``?``
-    unbounded: tuple[bool, ...] = ()    # dim printed as ``?`` (no bound known)
-    elements: tuple["Shape", ...] = ()  # tuple elements
-    element_bits: int | None = None     # ``E(n)`` in the layout
-    memory_space: int = 0               # ``S(n)`` in the layout
-    layout: str | None = None           # layout text, braces included
-    is_buffer: bool = False             # written ``b(<array shape>)``: XLA's buffer type
+    dynamic: tuple[bool, ...] = ()  # dim printed with ``<=`` (bounded) or ``?``
+    unbounded: tuple[bool, ...] = ()  # dim printed as ``?`` (no bound known)
+    elements: tuple[Shape, ...] = ()  # tuple elements
+    element_bits: int | None = None  # ``E(n)`` in the layout
+    memory_space: int = 0  # ``S(n)`` in the layout
+    layout: str | None = None  # layout text, braces included
+    is_buffer: bool = False  # written ``b(<array shape>)``: XLA's buffer type
 
     @property
     def is_tuple(self) -> bool:
@@ -151,13 +306,13 @@ class Shape:
             return sum(e.leaf_bytes() for e in self.elements)
         return self.byte_size()
 
-    def subshape(self, index: tuple[int, ...]) -> "Shape":
+    def subshape(self, index: tuple[int, ...]) -> Shape:
         s = self
         for k in index:
             s = s.elements[k]
         return s
 
-    def subshapes(self, prefix: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], "Shape"]]:
+    def subshapes(self, prefix: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], Shape]]:
         """Every (index, subshape), tuple nodes included, in pre-order."""
         yield prefix, self
         for k, e in enumerate(self.elements):
@@ -168,8 +323,10 @@ class Shape:
             return "b(" + str(replace(self, is_buffer=False)) + ")"
         if self.etype == TUPLE:
             return "(" + ", ".join(str(e) for e in self.elements) + ")"
-        dims = ",".join(("?" if u else ("<=" if d else "") + str(n))
-                        for n, d, u in zip(self.dims, self.dynamic, self.unbounded))
+        dims = ",".join(
+            ("?" if u else ("<=" if d else "") + str(n))
+            for n, d, u in zip(self.dims, self.dynamic, self.unbounded)
+        )
         return f"{self.etype}[{dims}]{self.layout or ''}"
 
 
@@ -179,26 +336,27 @@ TOKEN_SHAPE = Shape("token")
 # ---------------------------------------------------------------------------------------------
 # Module structure
 
+
 @dataclass(eq=False)
 class HloInstruction:
     name: str
-    opcode: str                   # canonical opcode (``fusion-start`` -> ``async-start``)
-    raw_opcode: str               # as written
-    shape: Shape | None           # None when the text omits it and it could not be inferred
+    opcode: str  # canonical opcode (``fusion-start`` -> ``async-start``)
+    raw_opcode: str  # as written
+    shape: Shape | None  # None when the text omits it and it could not be inferred
     operands: list[str]
     operand_shapes: list[Shape | None]
-    attrs: dict[str, str]         # attribute name -> raw value text
-    span: tuple[int, int]         # [start, end) in the module text, ``ROOT`` included
-    name_offset: int              # where the name token starts (``%`` included)
+    attrs: dict[str, str]  # attribute name -> raw value text
+    span: tuple[int, int]  # [start, end) in the module text, ``ROOT`` included
+    name_offset: int  # where the name token starts (``%`` included)
     line: int
     column: int
     root_marked: bool = False
-    literal: str | None = None    # constant literal text / parameter number text
+    literal: str | None = None  # constant literal text / parameter number text
     attr_offsets: dict[str, int] = field(default_factory=dict)
     operand_offsets: list[int] = field(default_factory=list)
     shape_inferred: bool = False
-    wrapped_opcode: str | None = None   # for async sugar ``<op>-start``: ``<op>``
-    synthetic: bool = False       # made by the reader: a nested instruction or ``t#1`` operand
+    wrapped_opcode: str | None = None  # for async sugar ``<op>-start``: ``<op>``
+    synthetic: bool = False  # made by the reader: a nested instruction or ``t#1`` operand
 
     @property
     def parameter_number(self) -> int | None:
@@ -221,8 +379,17 @@ class HloInstruction:
         if _CALL_KEYS.isdisjoint(self.attrs):
             return []
         out = []
-        for key in ("calls", "to_apply", "condition", "body", "true_computation",
-                    "false_computation", "select", "scatter", "comparator"):
+        for key in (
+            "calls",
+            "to_apply",
+            "condition",
+            "body",
+            "true_computation",
+            "false_computation",
+            "select",
+            "scatter",
+            "comparator",
+        ):
             raw = self.attrs.get(key)
             if raw is not None:
                 for n in names_in(raw):
@@ -248,9 +415,21 @@ class HloInstruction:
         return parse_backend_config(raw) if raw is not None else None
 
 
-_CALL_KEYS = frozenset((
-    "calls", "to_apply", "condition", "body", "true_computation", "false_computation", "select",
-    "scatter", "comparator", "branch_computations", "called_computations"))
+_CALL_KEYS = frozenset(
+    (
+        "calls",
+        "to_apply",
+        "condition",
+        "body",
+        "true_computation",
+        "false_computation",
+        "select",
+        "scatter",
+        "comparator",
+        "branch_computations",
+        "called_computations",
+    )
+)
 _LIST_CALL_KEYS = frozenset(("branch_computations", "called_computations"))
 
 
@@ -262,12 +441,12 @@ class HloComputation:
     index: dict[str, HloInstruction]
     root: HloInstruction
     root_explicit: bool
-    span: tuple[int, int]          # from ``ENTRY``/name to the closing brace (included)
-    body_open: int                 # offset just after ``{``
-    body_close: int                # offset of ``}``
+    span: tuple[int, int]  # from ``ENTRY``/name to the closing brace (included)
+    body_open: int  # offset just after ``{``
+    body_close: int  # offset of ``}``
     line: int
     execution_thread: str | None = None
-    inline: bool = False           # written in place as an attribute value (``to_apply={...}``)
+    inline: bool = False  # written in place as an attribute value (``to_apply={...}``)
 
     def parameters(self) -> dict[int | None, HloInstruction]:
         return {i.parameter_number: i for i in self.instructions if i.opcode == "parameter"}
@@ -280,8 +459,8 @@ class HloModule:
     path: str | None
     attrs: dict[str, str]
     attr_spans: dict[str, tuple[int, int]]
-    header_span: tuple[int, int] | None       # ``HloModule`` .. last header attribute
-    name_end: int | None                      # offset after the module name token
+    header_span: tuple[int, int] | None  # ``HloModule`` .. last header attribute
+    name_end: int | None  # offset after the module name token
     computations: list[HloComputation]
     by_name: dict[str, HloComputation]
     entry: HloComputation
@@ -306,8 +485,14 @@ class HloModule:
             return []
         out = []
         for m in _ALIAS_RE.finditer(raw):
-            out.append((_int_tuple(m.group(1)), int(m.group(2)), _int_tuple(m.group(3)),
-                        m.group(4) or "may-alias"))
+            out.append(
+                (
+                    _int_tuple(m.group(1)),
+                    int(m.group(2)),
+                    _int_tuple(m.group(3)),
+                    m.group(4) or "may-alias",
+                )
+            )
         return out
 
     def buffer_donors(self) -> list[tuple[int, tuple[int, ...]]]:
@@ -320,7 +505,9 @@ class HloModule:
         return _location(self.text, offset, _line_starts(self.text))
 
 
-_ALIAS_RE = re.compile(r"\{([\d,\s]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([\d,\s]*)\}\s*(?:,\s*([\w-]+))?\s*\)")
+_ALIAS_RE = re.compile(
+    r"\{([\d,\s]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([\d,\s]*)\}\s*(?:,\s*([\w-]+))?\s*\)"
+)
 _DONOR_RE = re.compile(r"\(\s*(\d+)\s*,\s*\{([\d,\s]*)\}\s*\)")
 
 
@@ -331,7 +518,8 @@ def _int_tuple(text: str) -> tuple[int, ...]:
 # ---------------------------------------------------------------------------------------------
 # Tokenizer
 
-_TOKEN_RE = re.compile(r"""
+_TOKEN_RE = re.compile(
+    r"""
    (?P<ws>\s+)
   |(?P<c>/\*.*?\*/|//[^\n]*)
   |(?P<badc>/\*)
@@ -342,7 +530,9 @@ _TOKEN_RE = re.compile(r"""
   |(?P<p>[{}()\[\],=:*\#~])
   |(?P<w>%?(?:[A-Za-z0-9_.$+?]|-(?!>))+)
   |(?P<bad>.)
-""", re.X | re.S)
+""",
+    re.X | re.S,
+)
 
 # token = (kind, text, start, end); kind is 'w' (word), 's' (string) or the punctuation text
 EOF = "eof"
@@ -376,8 +566,9 @@ def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, in
             append(("<=", "<=", m.start(), m.end()))
         else:
             line, col = _location(text, m.start(), _line_starts(text))
-            reason = {"badc": "unterminated /* comment",
-                      "bads": "unterminated string"}.get(kind or "", f"unexpected character {m.group()!r}")
+            reason = {"badc": "unterminated /* comment", "bads": "unterminated string"}.get(
+                kind or "", f"unexpected character {m.group()!r}"
+            )
             raise InputError(reason, path, line, col)
     append((EOF, "", len(text), len(text)))
     return toks
@@ -401,15 +592,31 @@ def tokenize(text: str, path: str | None = None) -> list[tuple[str, str, int, in
 # inside a group: a maximal run of plain characters (maximal, so that a failing match has
 # one way to try only), ``->``, ``<=``, ``%`` before a word, or a string
 _GROUP_PLAIN = r"(?:[A-Za-z0-9_.$+?,=:*\#~\s]|-(?!>))"
-_GROUP_ATOM = ("(?:" + _GROUP_PLAIN + "+(?!" + _GROUP_PLAIN + ")"
-               + r"""|->|<=|%(?=[A-Za-z0-9_.$+?]|-(?!>))|"[^"\\]*(?:\\.[^"\\]*)*\""""
-               + r"""|'[^'\\{}"]*(?:\\.[^'\\{}"]*)*')""")
-_GROUP = (r"\{(?:" + _GROUP_ATOM + r"|\{" + _GROUP_ATOM + r"*\}|\[" + _GROUP_ATOM + r"*\]|\("
-          + _GROUP_ATOM + r"*\))*\}")
+_GROUP_ATOM = (
+    "(?:"
+    + _GROUP_PLAIN
+    + "+(?!"
+    + _GROUP_PLAIN
+    + ")"
+    + r"""|->|<=|%(?=[A-Za-z0-9_.$+?]|-(?!>))|"[^"\\]*(?:\\.[^"\\]*)*\""""
+    + r"""|'[^'\\{}"]*(?:\\.[^'\\{}"]*)*')"""
+)
+_GROUP = (
+    r"\{(?:"
+    + _GROUP_ATOM
+    + r"|\{"
+    + _GROUP_ATOM
+    + r"*\}|\["
+    + _GROUP_ATOM
+    + r"*\]|\("
+    + _GROUP_ATOM
+    + r"*\))*\}"
+)
 _PLAIN_DIMS = r"(?:[0-9]+(?:,[0-9]+)*)?"
-_LAYOUT_ITEMS = r"(?::(?:[A-Za-z]+(?:\([0-9]+(?:,[0-9]+)*\))+)*)?"   # :T(8,128)(2,1)E(4)S(1)
-_PLAIN_SHAPE = (r"[a-z][a-z0-9]*\[" + _PLAIN_DIMS + r"\](?:\{" + _PLAIN_DIMS + _LAYOUT_ITEMS
-                + r"\}|(?!\{))")
+_LAYOUT_ITEMS = r"(?::(?:[A-Za-z]+(?:\([0-9]+(?:,[0-9]+)*\))+)*)?"  # :T(8,128)(2,1)E(4)S(1)
+_PLAIN_SHAPE = (
+    r"[a-z][a-z0-9]*\[" + _PLAIN_DIMS + r"\](?:\{" + _PLAIN_DIMS + _LAYOUT_ITEMS + r"\}|(?!\{))"
+)
 _WORD_CHAR = r"(?:[A-Za-z0-9_.$+?]|-(?!>))"
 _WORD = r"%?" + _WORD_CHAR + "+"
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
@@ -417,52 +624,116 @@ _SQ_STRING = r"'[^'\\]*(?:\\.[^'\\]*)*'"
 _PLAIN_OPERAND = r"(?:" + _PLAIN_SHAPE + r"\s*)?" + _WORD
 _PLAIN_OPERANDS = r"\((?:\s*" + _PLAIN_OPERAND + r"(?:\s*,\s*" + _PLAIN_OPERAND + r")*)?\s*\)"
 # an attribute ``, key=value`` whose value is one word, string or group, not continued
-_PLAIN_ATTR = (r"\s*,\s*" + _WORD + r"\s*=\s*(?:" + _WORD + "|" + _STRING + "|" + _GROUP
-               + r")(?![{(\[%]|" + _WORD_CHAR + r")(?!(?:\s|/\*.*?\*/|//[^\n]*)*(?:->|<=))")
+_PLAIN_ATTR = (
+    r"\s*,\s*"
+    + _WORD
+    + r"\s*=\s*(?:"
+    + _WORD
+    + "|"
+    + _STRING
+    + "|"
+    + _GROUP
+    + r")(?![{(\[%]|"
+    + _WORD_CHAR
+    + r")(?!(?:\s|/\*.*?\*/|//[^\n]*)*(?:->|<=))"
+)
 # words the grammar looks for by their text: never the name of an ``I`` token
-_KEYWORDS = (r"(?:ROOT|ENTRY|HloModule|execution_thread|FileNames|FunctionNames|FileLocations"
-             r"|StackFrames)(?!" + _WORD_CHAR + ")")
-_FAST_TOKEN_RE = re.compile(r"""
+_KEYWORDS = (
+    r"(?:ROOT|ENTRY|HloModule|execution_thread|FileNames|FunctionNames|FileLocations"
+    r"|StackFrames)(?!" + _WORD_CHAR + ")"
+)
+_FAST_TOKEN_RE = re.compile(
+    r"""
   (?:\s+|/\*.*?\*/|//[^\n]*)*
   (?:
-     (?P<I>(?!""" + _KEYWORDS + r""")(?P<Iname>""" + _WORD + r""")\s*=\s*(?:(?P<Ishape>"""
-    + _PLAIN_SHAPE + r""")\s*)?(?P<Iop>""" + _WORD + r""")(?P<Iargs>""" + _PLAIN_OPERANDS
-    + r""")(?:""" + _PLAIN_ATTR + r""")*)
-    |(?P<S>""" + _PLAIN_SHAPE + r""")
-    |(?P<g>(?<==)""" + _GROUP + r""")
-    |(?P<o>(?<=[A-Za-z0-9_.$+?\-])\(\s*""" + _PLAIN_OPERAND + r"(?:\s*,\s*" + _PLAIN_OPERAND
+     (?P<I>(?!"""
+    + _KEYWORDS
+    + r""")(?P<Iname>"""
+    + _WORD
+    + r""")\s*=\s*(?:(?P<Ishape>"""
+    + _PLAIN_SHAPE
+    + r""")\s*)?(?P<Iop>"""
+    + _WORD
+    + r""")(?P<Iargs>"""
+    + _PLAIN_OPERANDS
+    + r""")(?:"""
+    + _PLAIN_ATTR
+    + r""")*)
+    |(?P<S>"""
+    + _PLAIN_SHAPE
+    + r""")
+    |(?P<g>(?<==)"""
+    + _GROUP
+    + r""")
+    |(?P<o>(?<=[A-Za-z0-9_.$+?\-])\(\s*"""
+    + _PLAIN_OPERAND
+    + r"(?:\s*,\s*"
+    + _PLAIN_OPERAND
     + r""")*\s*\))
-    |(?P<w>""" + _WORD + r""")
-    |(?P<s>""" + _STRING + "|" + _SQ_STRING + r""")
+    |(?P<w>"""
+    + _WORD
+    + r""")
+    |(?P<s>"""
+    + _STRING
+    + "|"
+    + _SQ_STRING
+    + r""")
     |(?P<p>[{}()\[\],=:*\#~])
     |(?P<arrow>->)
     |(?P<le><=)
     |(?P<bad>/\*|"|'|.)
     |(?P<eof>\Z)
-  )""", re.X | re.S)
+  )""",
+    re.X | re.S,
+)
 # the items of a plain layout, one match each: (name, first argument)
 _LAYOUT_ITEM_RE = re.compile(r"([A-Za-z]+)\(([0-9]+)")
 # The two patterns below only read text the token pattern has already checked (the operand
 # list of an ``o``/``I`` token, the attributes of an ``I`` token, with the end of the token as
 # ``endpos``), so they can be loose about what they accept.
 # the operands, one match each: (plain shape or None, name)
-_OPERAND_RE = re.compile(r"(?:([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)\s*)?(%?[A-Za-z0-9_.$+?\-]+)")
+_OPERAND_RE = re.compile(
+    r"(?:([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)\s*)?(%?[A-Za-z0-9_.$+?\-]+)"
+)
 # the attributes, one match each: (key, value)
-_ATTR_RE = re.compile(r"\s*,\s*([A-Za-z0-9_.$+?%\-]+)\s*=\s*(" + _STRING
-                      + r"|\{(?:[^{}\"]+(?![^{}\"])|" + _STRING + r"|\{(?:[^{}\"]+(?![^{}\"])|"
-                      + _STRING + r")*\})*\}|[^\s,{}\"]+)", re.S)
+_ATTR_RE = re.compile(
+    r"\s*,\s*([A-Za-z0-9_.$+?%\-]+)\s*=\s*("
+    + _STRING
+    + r"|\{(?:[^{}\"]+(?![^{}\"])|"
+    + _STRING
+    + r"|\{(?:[^{}\"]+(?![^{}\"])|"
+    + _STRING
+    + r")*\})*\}|[^\s,{}\"]+)",
+    re.S,
+)
 _BAD = "!"
 _FAST_KINDS: list = [None] * (_FAST_TOKEN_RE.groups + 1)
-for _name, _k in {"I": "I", "S": "S", "g": "g", "o": "o", "w": "w", "s": "s", "p": None,
-                  "arrow": "->", "le": "<=", "bad": _BAD, "eof": EOF}.items():
+for _name, _k in {
+    "I": "I",
+    "S": "S",
+    "g": "g",
+    "o": "o",
+    "w": "w",
+    "s": "s",
+    "p": None,
+    "arrow": "->",
+    "le": "<=",
+    "bad": _BAD,
+    "eof": EOF,
+}.items():
     _FAST_KINDS[_FAST_TOKEN_RE.groupindex[_name]] = _k
 del _name, _k
 _I = _FAST_TOKEN_RE.groupindex["I"]
-_I_NAME, _I_SHAPE, _I_OP, _I_ARGS = (_FAST_TOKEN_RE.groupindex[g]
-                                     for g in ("Iname", "Ishape", "Iop", "Iargs"))
+_I_NAME, _I_SHAPE, _I_OP, _I_ARGS = (
+    _FAST_TOKEN_RE.groupindex[g] for g in ("Iname", "Ishape", "Iop", "Iargs")
+)
 _COARSE = ("S", "g", "o", "I")
-_WORDLIKE = ("S", "I")      # coarse tokens that start with a word
+_WORDLIKE = ("S", "I")  # coarse tokens that start with a word
 _KIND_OF = operator.itemgetter(0)
+
+
+def _last_group(m: re.Match[str]) -> int:
+    return m.lastindex  # type: ignore[return-value]  # every match sets a group
 
 
 def _parser_tokens(text: str, pos: int = 0) -> list[tuple[Any, ...]]:
@@ -472,9 +743,13 @@ def _parser_tokens(text: str, pos: int = 0) -> list[tuple[Any, ...]]:
     kinds = _FAST_KINDS
     # an ``I`` token keeps its match (5th item) for the parts of the instruction
     # every match sets a group (the pattern ends in ``(?P<eof>\Z)``): lastindex is an int
-    toks = [(kinds[i] or m[i], m[i], m.start(i), m.end(i)) if i != _I else  # type: ignore[index, arg-type]
-            ("I", m[i], m.start(i), m.end(i), m)
-            for m in _FAST_TOKEN_RE.finditer(text, pos) for i in (m.lastindex,)]
+    toks = [
+        (kinds[i] or m[i], m[i], m.start(i), m.end(i))
+        if i != _I
+        else ("I", m[i], m.start(i), m.end(i), m)
+        for m in _FAST_TOKEN_RE.finditer(text, pos)
+        for i in (_last_group(m),)
+    ]
     if len(toks) > 1 and toks[-2][0] == EOF:  # trailing blanks, then the empty match at the end
         toks.pop()
     return toks
@@ -482,8 +757,11 @@ def _parser_tokens(text: str, pos: int = 0) -> list[tuple[Any, ...]]:
 
 def _bad_token_error(text: str, path: str | None, t) -> InputError:
     line, col = _location(text, t[2], _line_starts(text))
-    reason = {"/*": "unterminated /* comment", '"': "unterminated string",
-              "'": "unterminated string"}.get(t[1], f"unexpected character {t[1]!r}")
+    reason = {
+        "/*": "unterminated /* comment",
+        '"': "unterminated string",
+        "'": "unterminated string",
+    }.get(t[1], f"unexpected character {t[1]!r}")
     return InputError(reason, path, line, col)
 
 
@@ -512,7 +790,7 @@ def _json_dict_end(text: str, start: int) -> int:
             depth -= 1
             if depth == 0:
                 return pos
-        elif g == '"':      # an unterminated string
+        elif g == '"':  # an unterminated string
             return -1
 
 
@@ -542,9 +820,9 @@ def _strip(name: str) -> str:
 
 _OPEN = {"{": "}", "(": ")", "[": "]"}
 _CLOSE = {"}", ")", "]"}
-_ATOMS = {"w", "s", "S", "g", "o"}          # one-token attribute values
+_ATOMS = {"w", "s", "S", "g", "o"}  # one-token attribute values
 _JOINED = {"{", "(", "[", "w", "S", "g", "o", "I"}  # continue a value when written right after it
-_NAME_FOLLOW = {"=", "{", "(", "o"}          # after a word that starts the next instruction
+_NAME_FOLLOW = {"=", "{", "(", "o"}  # after a word that starts the next instruction
 _MESH_WORDS = frozenset(("mesh", "maximal_mesh"))
 
 
@@ -554,17 +832,18 @@ class _Parser:
         self.path = path
         # (kind, text, start, end), and the match as a 5th item for an ``I`` token
         self.toks: list[tuple[Any, ...]] = _parser_tokens(text)
-        self._bad = [t for t in self.toks if t[0] == _BAD] if _BAD in map(_KIND_OF, self.toks) \
-            else []
-        self._raw: list[tuple[int, int]] = []   # spans taken as raw text (JSON dicts)
-        self._pending: list[HloInstruction] = []   # nested / compact-GTE operands to insert
-        self._inline: list[HloComputation] = []    # computations written in place
+        self._bad = (
+            [t for t in self.toks if t[0] == _BAD] if _BAD in map(_KIND_OF, self.toks) else []
+        )
+        self._raw: list[tuple[int, int]] = []  # spans taken as raw text (JSON dicts)
+        self._pending: list[HloInstruction] = []  # nested / compact-GTE operands to insert
+        self._inline: list[HloComputation] = []  # computations written in place
         self._inline_names: set[str] = set()
         self._nested = 0
         self.i = 0
         self._starts: list[int] | None = None
         self.notes: list[str] = []
-        self._shapes: dict[str, Shape] = {}   # text of an ``S`` token -> its shape
+        self._shapes: dict[str, Shape] = {}  # text of an ``S`` token -> its shape
 
     # -- helpers ------------------------------------------------------------------------------
     def loc(self, offset: int) -> tuple[int, int]:
@@ -576,7 +855,7 @@ class _Parser:
         if offset is None:
             offset = self.toks[self.i][2]
         bad = self._first_bad()
-        if bad is not None and bad[2] <= offset:   # a bad character before: that is the error
+        if bad is not None and bad[2] <= offset:  # a bad character before: that is the error
             return _bad_token_error(self.text, self.path, bad)
         line, col = self.loc(offset)
         return InputError(reason, self.path, line, col)
@@ -624,14 +903,14 @@ class _Parser:
         if k == EOF:
             return "end of file (truncated input?)"
         text = t[1]
-        if k in _COARSE:    # a coarse token reads as its first fine token
+        if k in _COARSE:  # a coarse token reads as its first fine token
             text = _fine_tokens(self.text, t[2], t[3])[0][1]
         return repr(text if len(text) <= 40 else text[:37] + "...")
 
     def _split(self) -> tuple[str, str, int, int]:
         """Replace the coarse token at ``self.i`` by its fine tokens; return the first."""
         t = self.toks[self.i]
-        self.toks[self.i:self.i + 1] = _fine_tokens(self.text, t[2], t[3])
+        self.toks[self.i : self.i + 1] = _fine_tokens(self.text, t[2], t[3])
         return self.toks[self.i]
 
     def expect(self, kind: str, what: str):
@@ -659,8 +938,11 @@ class _Parser:
                 top = stack[-1]
                 if _OPEN[top[0]] != k:
                     line, _ = self.loc(top[2])
-                    raise self.error(f"unbalanced brackets: {k!r} does not close "
-                                     f"{top[0]!r} opened at line {line}", t[2])
+                    raise self.error(
+                        f"unbalanced brackets: {k!r} does not close "
+                        f"{top[0]!r} opened at line {line}",
+                        t[2],
+                    )
                 stack.pop()
                 if not stack:
                     self.i += 1
@@ -668,8 +950,11 @@ class _Parser:
             elif k == EOF:
                 top = stack[-1]
                 line, col = self.loc(top[2])
-                raise self.error(f"unexpected end of file: {top[0]!r} opened at line {line} "
-                                 f"column {col} is never closed", t[2])
+                raise self.error(
+                    f"unexpected end of file: {top[0]!r} opened at line {line} "
+                    f"column {col} is never closed",
+                    t[2],
+                )
             self.i += 1
 
     def value(self, key: str = "") -> tuple[int, int]:
@@ -683,7 +968,7 @@ class _Parser:
         if t[0] == "{" and key in _JSON_DICT_ATTRS:
             return start, self.raw_json_dict()
         end: int | None
-        if key == "literal" and t[0] == "(":     # a tuple: ``( s32[2] {1, 2}, f32[] 0 )``
+        if key == "literal" and t[0] == "(":  # a tuple: ``( s32[2] {1, 2}, f32[] 0 )``
             end = self.skip_group()
             if toks[self.i][0] == "(":
                 end = self.skip_group()
@@ -707,8 +992,9 @@ class _Parser:
                 end = t[3]
             else:
                 if end is None:
-                    raise self.error(f"expected an attribute value, found {self._describe(t)}",
-                                     t[2])
+                    raise self.error(
+                        f"expected an attribute value, found {self._describe(t)}", t[2]
+                    )
                 raise self.error(f"expected a value after {t[1]!r}", t[2])
             n = toks[self.i]
             if n[0] == "->" or n[0] == "<=":
@@ -735,16 +1021,19 @@ class _Parser:
         self.i += 1
         if toks[self.i][0] != "[":
             raise self.error(f"expected '[' after {toks[self.i - 1][1]!r}")
-        end = self.skip_group()
-        if toks[self.i][0] == "," and toks[self.i + 1][1] == "device_ids" and \
-                toks[self.i + 2][0] == "=":
+        self.skip_group()
+        if (
+            toks[self.i][0] == ","
+            and toks[self.i + 1][1] == "device_ids"
+            and toks[self.i + 2][0] == "="
+        ):
             self.i += 3
             t = toks[self.i]
             if t[0] == "o":
                 self.i += 1
-                end = t[3]
+                t[3]
             elif t[0] == "(":
-                end = self.skip_group()
+                self.skip_group()
             else:
                 raise self.error(f"expected '(' after device_ids=, found {self._describe(t)}")
         t = toks[self.i]
@@ -753,8 +1042,9 @@ class _Parser:
             return t[3]
         if t[0] == "{":
             return self.skip_group()
-        raise self.error(f"expected the mesh axes '{{...}}' after the mesh, found "
-                         f"{self._describe(t)}", t[2])
+        raise self.error(
+            f"expected the mesh axes '{{...}}' after the mesh, found {self._describe(t)}", t[2]
+        )
 
     # -- shapes -------------------------------------------------------------------------------
     def shape(self) -> Shape:
@@ -772,8 +1062,12 @@ class _Parser:
                 # ``f32[2] {0}``: a layout after blanks
                 lstart = n[2]
                 bits, space = self._layout()
-                shape = replace(shape, element_bits=bits, memory_space=space,
-                                layout=self.text[lstart:toks[self.i - 1][3]])
+                shape = replace(
+                    shape,
+                    element_bits=bits,
+                    memory_space=space,
+                    layout=self.text[lstart : toks[self.i - 1][3]],
+                )
             return shape
         if t[0] == "w" and t[1] == "b" and toks[self.i + 1][0] in ("(", "o"):
             # ``b(f32[16])``: a buffer holding an array
@@ -801,8 +1095,9 @@ class _Parser:
                 if n[0] == ")":
                     self.i += 1
                     return Shape(TUPLE, elements=tuple(elems))
-                raise self.error(f"expected ',' or ')' in a tuple shape, found {self._describe(n)}",
-                                 n[2])
+                raise self.error(
+                    f"expected ',' or ')' in a tuple shape, found {self._describe(n)}", n[2]
+                )
         if t[0] != "w":
             raise self.error(f"expected a shape, found {self._describe(t)}", t[2])
         et = t[1]
@@ -837,8 +1132,9 @@ class _Parser:
                         dyn.append(bounded)
                         unb.append(False)
                     else:
-                        raise self.error(f"expected a dimension size, found {self._describe(d)}",
-                                         d[2])
+                        raise self.error(
+                            f"expected a dimension size, found {self._describe(d)}", d[2]
+                        )
                     self.i += 1
                     n = toks[self.i]
                     if n[0] == ",":
@@ -848,8 +1144,9 @@ class _Parser:
                         self.i += 1
                         end = n[3]
                         break
-                    raise self.error(f"expected ',' or ']' in dimensions, found "
-                                     f"{self._describe(n)}", n[2])
+                    raise self.error(
+                        f"expected ',' or ']' in dimensions, found {self._describe(n)}", n[2]
+                    )
         bits = None
         space = 0
         layout = None
@@ -857,7 +1154,7 @@ class _Parser:
         if n[0] == "{" and (n[2] == end and toks[self.i + 1][0] == "}" or self._layout_follows()):
             lstart = n[2]
             bits, space = self._layout()
-            layout = self.text[lstart:toks[self.i - 1][3]]
+            layout = self.text[lstart : toks[self.i - 1][3]]
         return Shape(et, tuple(dims), tuple(dyn), tuple(unb), (), bits, space, layout)
 
     def _plain_shape(self, t) -> Shape:
@@ -868,9 +1165,9 @@ class _Parser:
         if et not in ELEMENT_BYTES and et != OPAQUE:
             raise self.error(f"unknown element type {et!r}", t[2])
         close = text.index("]", k)
-        dims = tuple(int(d) for d in text[k + 1:close].split(",")) if close > k + 1 else ()
+        dims = tuple(int(d) for d in text[k + 1 : close].split(",")) if close > k + 1 else ()
         flags = (False,) * len(dims)
-        layout = text[close + 1:] or None
+        layout = text[close + 1 :] or None
         bits = None
         space = 0
         if layout is not None and ":" in layout:
@@ -918,7 +1215,7 @@ class _Parser:
                     raise self.error(f"bad layout item {self._describe(t)}", t[2])
                 self.i += 1
                 n = toks[self.i]
-                if n[0] == "o":     # T(8,128): its first fine token is the first argument
+                if n[0] == "o":  # T(8,128): its first fine token is the first argument
                     first_arg = _fine_tokens(self.text, n[2] + 1, n[3])[0]
                 elif n[0] == "(":
                     first_arg = toks[self.i + 1]
@@ -970,7 +1267,7 @@ class _Parser:
             name = _strip(nt[1])
             name_end = nt[3]
             end = nt[3]
-            if toks[self.i][0] == ":" and toks[self.i][2] == end:   # old form ``HloModule m:``
+            if toks[self.i][0] == ":" and toks[self.i][2] == end:  # old form ``HloModule m:``
                 self.i += 1
                 end = toks[self.i - 1][3]
             while toks[self.i][0] == ",":
@@ -999,13 +1296,18 @@ class _Parser:
         by_name: dict[str, HloComputation] = {}
         for c in comps:
             if c.name in by_name:
-                raise self.error(f"computation {c.name!r} is defined twice (first at line "
-                                 f"{by_name[c.name].line})", c.span[0])
+                raise self.error(
+                    f"computation {c.name!r} is defined twice (first at line "
+                    f"{by_name[c.name].line})",
+                    c.span[0],
+                )
             by_name[c.name] = c
         entries = [c for c in comps if c.is_entry]
         if len(entries) > 1:
-            raise self.error(f"more than one ENTRY computation ({entries[0].name!r}, "
-                             f"{entries[1].name!r})", entries[1].span[0])
+            raise self.error(
+                f"more than one ENTRY computation ({entries[0].name!r}, {entries[1].name!r})",
+                entries[1].span[0],
+            )
         entry = entries[0] if entries else comps[-1]
         if not entries:
             self.notes.append(f"no ENTRY computation: using the last one, {entry.name!r}")
@@ -1017,10 +1319,23 @@ class _Parser:
         unknown = {i.wrapped_opcode or i.opcode for c in comps for i in c.instructions}
         unknown -= XLA_OPCODES
         if unknown:
-            self.notes.append("opcode(s) XLA's parser does not know (read as generic ops): "
-                              + ", ".join(sorted(unknown)))
-        mod = HloModule(name, self.text, self.path, attrs, spans, header, name_end, comps,
-                        by_name, entry, self.notes)
+            self.notes.append(
+                "opcode(s) XLA's parser does not know (read as generic ops): "
+                + ", ".join(sorted(unknown))
+            )
+        mod = HloModule(
+            name,
+            self.text,
+            self.path,
+            attrs,
+            spans,
+            header,
+            name_end,
+            comps,
+            by_name,
+            entry,
+            self.notes,
+        )
         _check_module(self, mod)
         return mod
 
@@ -1071,21 +1386,47 @@ class _Parser:
             st = self.expect("s", "a string")
             thread = _unquote(st[1])
             end = st[3]
-        return self._make_computation(name, is_entry, instrs, index, start_tok, open_tok,
-                                      close_tok, end, thread)
+        return self._make_computation(
+            name, is_entry, instrs, index, start_tok, open_tok, close_tok, end, thread
+        )
 
-    def _make_computation(self, name, is_entry, instrs, index, start_tok, open_tok, close_tok,
-                          end, thread, inline=False) -> HloComputation:
+    def _make_computation(
+        self,
+        name,
+        is_entry,
+        instrs,
+        index,
+        start_tok,
+        open_tok,
+        close_tok,
+        end,
+        thread,
+        inline=False,
+    ) -> HloComputation:
         if not instrs:
             raise self.error(f"computation {name!r} has no instructions", open_tok[2])
         roots = [i for i in instrs if i.root_marked]
         if len(roots) > 1:
-            raise self.error(f"computation {name!r} has two ROOT instructions "
-                             f"({roots[0].name!r}, {roots[1].name!r})", roots[1].span[0])
+            raise self.error(
+                f"computation {name!r} has two ROOT instructions "
+                f"({roots[0].name!r}, {roots[1].name!r})",
+                roots[1].span[0],
+            )
         line, _ = self.loc(start_tok[2])
-        return HloComputation(name, is_entry, instrs, index, roots[0] if roots else instrs[-1],
-                              bool(roots), (start_tok[2], end), open_tok[3], close_tok[2], line,
-                              thread, inline)
+        return HloComputation(
+            name,
+            is_entry,
+            instrs,
+            index,
+            roots[0] if roots else instrs[-1],
+            bool(roots),
+            (start_tok[2], end),
+            open_tok[3],
+            close_tok[2],
+            line,
+            thread,
+            inline,
+        )
 
     def inline_computation(self, owner: str, key: str) -> str:
         """``to_apply={ x = ... ROOT y = ... }``: a computation written in place (XLA's
@@ -1101,8 +1442,20 @@ class _Parser:
         self._pending = []
         instrs, index, close_tok = self._body(name, open_tok)
         self._pending = saved
-        self._inline.append(self._make_computation(name, False, instrs, index, open_tok, open_tok,
-                                                   close_tok, close_tok[3], None, inline=True))
+        self._inline.append(
+            self._make_computation(
+                name,
+                False,
+                instrs,
+                index,
+                open_tok,
+                open_tok,
+                close_tok,
+                close_tok[3],
+                None,
+                inline=True,
+            )
+        )
         return name
 
     def _body(self, name: str, open_tok):
@@ -1117,35 +1470,51 @@ class _Parser:
                 break
             if t[0] == EOF:
                 line, col = self.loc(open_tok[2])
-                raise self.error(f"unexpected end of file: computation {name!r} opened with "
-                                 f"'{{' at line {line} column {col} is never closed", t[2])
-            if t[0] == "w" and (t[1] == "ENTRY" or (t[1] != "ROOT" and
-                                                   toks[self.i + 1][0] in ("{", "(", "o"))):
+                raise self.error(
+                    f"unexpected end of file: computation {name!r} opened with "
+                    f"'{{' at line {line} column {col} is never closed",
+                    t[2],
+                )
+            if t[0] == "w" and (
+                t[1] == "ENTRY" or (t[1] != "ROOT" and toks[self.i + 1][0] in ("{", "(", "o"))
+            ):
                 line, col = self.loc(open_tok[2])
-                raise self.error(f"unbalanced braces: computation {name!r} opened with '{{' at "
-                                 f"line {line} column {col} is not closed before this "
-                                 "computation", t[2])
+                raise self.error(
+                    f"unbalanced braces: computation {name!r} opened with '{{' at "
+                    f"line {line} column {col} is not closed before this "
+                    "computation",
+                    t[2],
+                )
             ins = self.instruction()
-            if pending:     # nested instructions and compact GTEs in its operands come first
+            if pending:  # nested instructions and compact GTEs in its operands come first
                 for extra in pending:
                     if extra.name not in index:
                         index[extra.name] = extra
                         instrs.append(extra)
                 pending.clear()
             if ins.name in index:
-                raise self.error(f"instruction name {ins.name!r} is defined twice in "
-                                 f"{name!r} (first at line {index[ins.name].line})",
-                                 ins.name_offset)
+                raise self.error(
+                    f"instruction name {ins.name!r} is defined twice in "
+                    f"{name!r} (first at line {index[ins.name].line})",
+                    ins.name_offset,
+                )
             index[ins.name] = ins
             instrs.append(ins)
         return instrs, index, self.next()
 
-    def _plain_operands(self, raw_op: str, start: int, end: int, operands: list[str],
-                        oshapes: list[Shape | None], offsets: list[int]) -> str | None:
+    def _plain_operands(
+        self,
+        raw_op: str,
+        start: int,
+        end: int,
+        operands: list[str],
+        oshapes: list[Shape | None],
+        offsets: list[int],
+    ) -> str | None:
         """Read ``text[start:end]``, a parenthesized list of plain operands (or the literal
         of a constant/parameter); returns the literal."""
         if raw_op in ("constant", "parameter"):
-            inner = self.text[start + 1:end - 1]
+            inner = self.text[start + 1 : end - 1]
             literal = inner.strip()
             if raw_op == "parameter" and not literal.isdigit():
                 s = start + 1 + len(inner) - len(inner.lstrip())
@@ -1181,7 +1550,7 @@ class _Parser:
         aoffs: dict[str, int] = {}
         text = self.text
         fast = nt[0] == "I"
-        if fast:    # name, shape, opcode, plain operands, plain attributes
+        if fast:  # name, shape, opcode, plain operands, plain attributes
             self.i += 1
             m = nt[4]
             name = m[_I_NAME]
@@ -1194,16 +1563,18 @@ class _Parser:
                     shape = self._plain_shape(("S", st, m.start(_I_SHAPE), m.end(_I_SHAPE)))
             raw_op = m[_I_OP]
             args_start, args_end = m.span(_I_ARGS)
-            literal = self._plain_operands(raw_op, args_start, args_end, operands, oshapes,
-                                           offsets)
+            literal = self._plain_operands(raw_op, args_start, args_end, operands, oshapes, offsets)
             end = nt[3]
             for am in _ATTR_RE.finditer(text, args_end, end):
                 attrs[am[1]] = am[2]
                 aoffs[am[1]] = am.start(2)
             if not _CALL_KEYS.isdisjoint(attrs) and any(
-                    attrs[key][:1] == "{" and key not in _LIST_CALL_KEYS or
-                    attrs[key][:1] == "{" and attrs[key][1:].lstrip()[:1] == "{"
-                    for key in _CALL_KEYS.intersection(attrs)):
+                attrs[key][:1] == "{"
+                and key not in _LIST_CALL_KEYS
+                or attrs[key][:1] == "{"
+                and attrs[key][1:].lstrip()[:1] == "{"
+                for key in _CALL_KEYS.intersection(attrs)
+            ):
                 # a computation written in place: read this instruction token by token
                 self.i -= 1
                 nt = self._split()
@@ -1217,8 +1588,7 @@ class _Parser:
             if nt[0] == "S":
                 nt = self._split()
             if nt[0] != "w":
-                raise self.error(f"expected an instruction name, found {self._describe(nt)}",
-                                 nt[2])
+                raise self.error(f"expected an instruction name, found {self._describe(nt)}", nt[2])
             name = nt[1]
             self.i += 1
             if toks[self.i][0] == "=":
@@ -1236,7 +1606,7 @@ class _Parser:
                 ot = self.expect("w", "an opcode")
             raw_op = ot[1]
             ct = toks[self.i]
-            if ct[0] == "o":    # plain operands (or a plain literal) in one token
+            if ct[0] == "o":  # plain operands (or a plain literal) in one token
                 self.i += 1
                 end = ct[3]
                 literal = self._plain_operands(raw_op, ct[2], end, operands, oshapes, offsets)
@@ -1259,10 +1629,15 @@ class _Parser:
                 end = toks[self.i - 1][3]
                 continue
             n = toks[self.i + 1] if v[0] in _ATOMS else None
-            if n is not None and n[0] != "->" and n[0] != "<=" and \
-                    (n[2] != v[3] or n[0] not in _JOINED) and v[1] not in _MESH_WORDS \
-                    and k[1] != "literal":
-                self.i += 1             # a value of one token
+            if (
+                n is not None
+                and n[0] != "->"
+                and n[0] != "<="
+                and (n[2] != v[3] or n[0] not in _JOINED)
+                and v[1] not in _MESH_WORDS
+                and k[1] != "literal"
+            ):
+                self.i += 1  # a value of one token
                 s, e = v[2], v[3]
             else:
                 s, e = self.value(k[1])
@@ -1270,10 +1645,15 @@ class _Parser:
             aoffs[k[1]] = s
             end = e
         n = toks[self.i]
-        if not (n[0] in ("}", EOF, "I") or (n[0] == "w" and (
-                n[1] in ("ROOT", "ENTRY") or toks[self.i + 1][0] in _NAME_FOLLOW))):
-            raise self.error(f"expected ',' and an attribute, or the next instruction, after "
-                             f"{_strip(name)!r}, found {self._describe(n)}", n[2])
+        if not (
+            n[0] in ("}", EOF, "I")
+            or (n[0] == "w" and (n[1] in ("ROOT", "ENTRY") or toks[self.i + 1][0] in _NAME_FOLLOW))
+        ):
+            raise self.error(
+                f"expected ',' and an attribute, or the next instruction, after "
+                f"{_strip(name)!r}, found {self._describe(n)}",
+                n[2],
+            )
         canon = _CANONICAL.get(raw_op)
         if canon is None:
             canon = _CANONICAL[raw_op] = canonical_opcode(raw_op)
@@ -1281,14 +1661,35 @@ class _Parser:
         starts = self._starts
         if starts is None:
             starts = self._starts = _line_starts(text)
-        line = bisect.bisect_right(starts, first[2])     # as loc()
+        line = bisect.bisect_right(starts, first[2])  # as loc()
         col = first[2] - starts[line - 1] + 1
-        return HloInstruction(name[1:] if name[0] == "%" else name, opcode, raw_op, shape,
-                              operands, oshapes, attrs, (first[2], end), nt[2], line, col, root,
-                              literal, aoffs, offsets, wrapped_opcode=wrapped)
+        return HloInstruction(
+            name[1:] if name[0] == "%" else name,
+            opcode,
+            raw_op,
+            shape,
+            operands,
+            oshapes,
+            attrs,
+            (first[2], end),
+            nt[2],
+            line,
+            col,
+            root,
+            literal,
+            aoffs,
+            offsets,
+            wrapped_opcode=wrapped,
+        )
 
-    def _operands(self, raw_op: str, name: str, operands: list[str],
-                  oshapes: list[Shape | None], offsets: list[int]) -> str | None:
+    def _operands(
+        self,
+        raw_op: str,
+        name: str,
+        operands: list[str],
+        oshapes: list[Shape | None],
+        offsets: list[int],
+    ) -> str | None:
         """``(`` operands or literal ``)`` token by token; returns the literal."""
         toks = self.toks
         self.expect("(", f"'(' after opcode {raw_op!r}")
@@ -1305,10 +1706,11 @@ class _Parser:
                     if depth == 0:
                         break
                 elif t[0] == EOF:
-                    raise self.error(f"unexpected end of file inside {raw_op}(...) of "
-                                     f"{_strip(name)!r}", t[2])
+                    raise self.error(
+                        f"unexpected end of file inside {raw_op}(...) of {_strip(name)!r}", t[2]
+                    )
                 self.i += 1
-            literal = self.text[s:toks[self.i][2]].strip()
+            literal = self.text[s : toks[self.i][2]].strip()
             self.i += 1
             if raw_op == "parameter" and not literal.isdigit():
                 raise self.error(f"parameter number must be an integer, found {literal!r}", s)
@@ -1321,8 +1723,7 @@ class _Parser:
                 if on[0] in _WORDLIKE:
                     on = self._split()
                 if on[0] != "w":
-                    raise self.error(f"expected an operand name, found {self._describe(on)}",
-                                     on[2])
+                    raise self.error(f"expected an operand name, found {self._describe(on)}", on[2])
                 self.i += 1
                 k = toks[self.i][0]
                 if k == "(" or k == "o":
@@ -1339,11 +1740,11 @@ class _Parser:
                     continue
                 if n[0] == ")":
                     break
-                raise self.error(f"expected ',' or ')' after operand {on[1]!r}, found "
-                                 f"{self._describe(n)}", n[2])
+                raise self.error(
+                    f"expected ',' or ')' after operand {on[1]!r}, found {self._describe(n)}", n[2]
+                )
         self.i += 1  # ')'
         return None
-
 
     def _nested_instruction(self, op_tok, shape: Shape | None, start: int) -> str:
         """``add(f32[] parameter(0), f32[] constant(1))``: an instruction written as an
@@ -1364,9 +1765,27 @@ class _Parser:
         name = f"_nested.{self._nested}.{raw_op}"
         opcode, wrapped = canonical_opcode(raw_op)
         line, col = self.loc(start)
-        self._pending.append(HloInstruction(name, opcode, raw_op, shape, ops, oshapes, {},
-                                            (start, end), op_tok[2], line, col, False, literal,
-                                            {}, offs, wrapped_opcode=wrapped, synthetic=True))
+        self._pending.append(
+            HloInstruction(
+                name,
+                opcode,
+                raw_op,
+                shape,
+                ops,
+                oshapes,
+                {},
+                (start, end),
+                op_tok[2],
+                line,
+                col,
+                False,
+                literal,
+                {},
+                offs,
+                wrapped_opcode=wrapped,
+                synthetic=True,
+            )
+        )
         return name
 
     def _compact_gte(self, base_tok) -> str:
@@ -1381,14 +1800,31 @@ class _Parser:
             if t[0] in _WORDLIKE:
                 t = self._split()
             if t[0] != "w" or not t[1].isdigit():
-                raise self.error(f"expected a tuple index after '#', found {self._describe(t)}",
-                                 t[2])
+                raise self.error(
+                    f"expected a tuple index after '#', found {self._describe(t)}", t[2]
+                )
             self.i += 1
             name = f"{cur}#{t[1]}"
-            self._pending.append(HloInstruction(
-                name, "get-tuple-element", "get-tuple-element", None, [cur], [None],
-                {"index": t[1]}, (base_tok[2], t[3]), base_tok[2], line, col, False, None,
-                {"index": t[2]}, [base_tok[2]], synthetic=True))
+            self._pending.append(
+                HloInstruction(
+                    name,
+                    "get-tuple-element",
+                    "get-tuple-element",
+                    None,
+                    [cur],
+                    [None],
+                    {"index": t[1]},
+                    (base_tok[2], t[3]),
+                    base_tok[2],
+                    line,
+                    col,
+                    False,
+                    None,
+                    {"index": t[2]},
+                    [base_tok[2]],
+                    synthetic=True,
+                )
+            )
             cur = name
         return cur
 
@@ -1396,7 +1832,7 @@ class _Parser:
         """At the ``{`` (or group token) of a computation attribute: is a computation
         written in place (``to_apply={...}``, ``branch_computations={{...}, b}``)?"""
         t = self.toks[self.i]
-        inner = self.text[t[2] + 1:t[3] if t[0] == "g" else t[2] + 4096].lstrip()
+        inner = self.text[t[2] + 1 : t[3] if t[0] == "g" else t[2] + 4096].lstrip()
         if key in _LIST_CALL_KEYS:
             return inner[:1] == "{"
         return True
@@ -1409,7 +1845,7 @@ class _Parser:
             self._split()
         if key not in _LIST_CALL_KEYS:
             return self.inline_computation(_strip(owner), key)
-        self.i += 1     # '{'
+        self.i += 1  # '{'
         names = []
         while toks[self.i][0] != "}":
             t = toks[self.i]
@@ -1423,18 +1859,20 @@ class _Parser:
                 names.append(_strip(t[1]))
                 self.i += 1
             else:
-                raise self.error(f"expected a computation in {key}, found {self._describe(t)}",
-                                 t[2])
+                raise self.error(
+                    f"expected a computation in {key}, found {self._describe(t)}", t[2]
+                )
             if toks[self.i][0] == ",":
                 self.i += 1
             elif toks[self.i][0] != "}":
-                raise self.error(f"expected ',' or '}}' in {key}, found "
-                                 f"{self._describe(toks[self.i])}")
+                raise self.error(
+                    f"expected ',' or '}}' in {key}, found {self._describe(toks[self.i])}"
+                )
         self.i += 1
         return "{" + ", ".join(names) + "}"
 
 
-_CANONICAL: dict[str, tuple[str, str | None]] = {}   # canonical_opcode of opcodes seen
+_CANONICAL: dict[str, tuple[str, str | None]] = {}  # canonical_opcode of opcodes seen
 
 
 def canonical_opcode(raw: str) -> tuple[str, str | None]:
@@ -1450,6 +1888,7 @@ def canonical_opcode(raw: str) -> tuple[str, str | None]:
 # ---------------------------------------------------------------------------------------------
 # Module-level checks: operand names, called computations, cycles; shape inference
 
+
 def _check_module(p: _Parser, mod: HloModule) -> None:
     for comp in mod.computations:
         index = comp.index
@@ -1458,21 +1897,28 @@ def _check_module(p: _Parser, mod: HloModule) -> None:
             if not all(map(known, ins.operands)):
                 for name, off in zip(ins.operands, ins.operand_offsets):
                     if name not in index:
-                        raise p.error(f"unknown operand {name!r} of {ins.name!r} (no such "
-                                      f"instruction in computation {comp.name!r})", off)
+                        raise p.error(
+                            f"unknown operand {name!r} of {ins.name!r} (no such "
+                            f"instruction in computation {comp.name!r})",
+                            off,
+                        )
             raw = ins.attrs.get("replica_groups")
             if raw is not None and raw[:1] != "{":
                 problem = replica_groups_problem(raw)
                 if problem:
-                    raise p.error(f"replica_groups of {ins.name!r}: {problem}",
-                                  ins.attr_offsets["replica_groups"])
+                    raise p.error(
+                        f"replica_groups of {ins.name!r}: {problem}",
+                        ins.attr_offsets["replica_groups"],
+                    )
             raw = ins.attrs.get("control-predecessors")
             if raw is not None:
                 base = ins.attr_offsets["control-predecessors"]
                 for m in _NAME_RE.finditer(raw):
                     if _strip(m.group()) not in index:
-                        raise p.error(f"unknown control predecessor {_strip(m.group())!r} of "
-                                      f"{ins.name!r}", base + m.start())
+                        raise p.error(
+                            f"unknown control predecessor {_strip(m.group())!r} of {ins.name!r}",
+                            base + m.start(),
+                        )
             for key, cname in ins.called():
                 if cname not in mod.by_name:
                     raw = ins.attrs[key]
@@ -1488,15 +1934,20 @@ def _check_acyclic(p: _Parser, comp: HloComputation) -> None:
     seen: set[str] = set()
     add = seen.add
     for ins in comp.instructions:
-        if not seen.issuperset(ins.operands) or "control-predecessors" in ins.attrs and \
-                not seen.issuperset(ins.control_predecessors):
+        if (
+            not seen.issuperset(ins.operands)
+            or "control-predecessors" in ins.attrs
+            and not seen.issuperset(ins.control_predecessors)
+        ):
             break
         add(ins.name)
     else:
         return
-    preds = {ins.name: list(dict.fromkeys(ins.operands + ins.control_predecessors))
-             for ins in comp.instructions}
-    state: dict[str, int] = {}          # 1 = on stack, 2 = done
+    preds = {
+        ins.name: list(dict.fromkeys(ins.operands + ins.control_predecessors))
+        for ins in comp.instructions
+    }
+    state: dict[str, int] = {}  # 1 = on stack, 2 = done
     for ins in comp.instructions:
         if ins.name in state:
             continue
@@ -1513,10 +1964,14 @@ def _check_acyclic(p: _Parser, comp: HloComputation) -> None:
                 continue
             s = state.get(nxt)
             if s == 1:
-                cyc = path[path.index(nxt):] + [nxt]
+                cyc = path[path.index(nxt) :] + [nxt]
                 at = index[nxt]
-                raise p.error(f"cycle through operands/control-predecessors in {comp.name!r}: "
-                              + " <- ".join(cyc) + " (each waits for the next)", at.span[0])
+                raise p.error(
+                    f"cycle through operands/control-predecessors in {comp.name!r}: "
+                    + " <- ".join(cyc)
+                    + " (each waits for the next)",
+                    at.span[0],
+                )
             if s is None:
                 state[nxt] = 1
                 path.append(nxt)
@@ -1524,15 +1979,62 @@ def _check_acyclic(p: _Parser, comp: HloComputation) -> None:
 
 
 _SAME_SHAPE_OPS = {
-    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "copy", "cosine", "divide", "erf",
-    "exponential", "exponential-minus-one", "floor", "imag", "is-finite", "log",
-    "log-plus-one", "logistic", "maximum", "minimum", "multiply", "negate", "not", "or",
-    "popcnt", "power", "real", "remainder", "round-nearest-afz", "round-nearest-even",
-    "rsqrt", "select", "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign",
-    "sine", "sqrt", "subtract", "tan", "tanh", "xor", "opt-barrier", "bitcast",
-    "add-dependency", "all-reduce", "all-reduce-start", "all-reduce-done",
-    "collective-permute", "collective-permute-done", "reduce-precision", "copy-done",
-    "dynamic-update-slice", "optimization-barrier", "domain",
+    "abs",
+    "add",
+    "and",
+    "atan2",
+    "cbrt",
+    "ceil",
+    "clamp",
+    "copy",
+    "cosine",
+    "divide",
+    "erf",
+    "exponential",
+    "exponential-minus-one",
+    "floor",
+    "imag",
+    "is-finite",
+    "log",
+    "log-plus-one",
+    "logistic",
+    "maximum",
+    "minimum",
+    "multiply",
+    "negate",
+    "not",
+    "or",
+    "popcnt",
+    "power",
+    "real",
+    "remainder",
+    "round-nearest-afz",
+    "round-nearest-even",
+    "rsqrt",
+    "select",
+    "shift-left",
+    "shift-right-arithmetic",
+    "shift-right-logical",
+    "sign",
+    "sine",
+    "sqrt",
+    "subtract",
+    "tan",
+    "tanh",
+    "xor",
+    "opt-barrier",
+    "bitcast",
+    "add-dependency",
+    "all-reduce",
+    "all-reduce-start",
+    "all-reduce-done",
+    "collective-permute",
+    "collective-permute-done",
+    "reduce-precision",
+    "copy-done",
+    "dynamic-update-slice",
+    "optimization-barrier",
+    "domain",
 }
 
 
@@ -1545,9 +2047,14 @@ def _infer_shapes(mod: HloModule) -> None:
             ops = [comp.index[o] for o in ins.operands]
             shape = None
             op = ins.opcode
-            if op == "get-tuple-element" and ops and ops[0].shape is not None \
-                    and ops[0].shape.is_tuple and ins.tuple_index is not None \
-                    and 0 <= ins.tuple_index < len(ops[0].shape.elements):
+            if (
+                op == "get-tuple-element"
+                and ops
+                and ops[0].shape is not None
+                and ops[0].shape.is_tuple
+                and ins.tuple_index is not None
+                and 0 <= ins.tuple_index < len(ops[0].shape.elements)
+            ):
                 shape = ops[0].shape.elements[ins.tuple_index]
             elif op == "tuple" and all(o.shape is not None for o in ops):
                 shape = Shape(TUPLE, elements=tuple(o.shape for o in ops if o.shape is not None))
@@ -1565,8 +2072,9 @@ def _infer_shapes(mod: HloModule) -> None:
                 ins.shape = shape
                 ins.shape_inferred = True
             else:
-                mod.notes.append(f"{comp.name}/{ins.name}: result shape omitted and not "
-                                 "inferred; sized 0")
+                mod.notes.append(
+                    f"{comp.name}/{ins.name}: result shape omitted and not inferred; sized 0"
+                )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1588,7 +2096,7 @@ def _unquote(s: str) -> str:
         try:
             return json.loads(s)
         except ValueError:
-            with warnings.catch_warnings():     # stray escapes such as ``\~`` stay as written
+            with warnings.catch_warnings():  # stray escapes such as ``\~`` stay as written
                 warnings.simplefilter("ignore", DeprecationWarning)
                 return body.encode("utf-8").decode("unicode_escape", errors="replace")
     return s
@@ -1605,9 +2113,12 @@ def parse_kv_strings(raw: str) -> dict[str, str]:
     if body.startswith("{") and body.endswith("}"):
         body = body[1:-1]
     if "{" not in body and "'" not in body:
-        return {k: (v[1:-1] if "\\" not in v else _unquote(v))
-                if len(v) >= 2 and v[0] == '"' and v[-1] == '"' else v
-                for k, v in _KV_RE.findall(body)}
+        return {
+            k: (v[1:-1] if "\\" not in v else _unquote(v))
+            if len(v) >= 2 and v[0] == '"' and v[-1] == '"'
+            else v
+            for k, v in _KV_RE.findall(body)
+        }
     out: dict[str, str] = {}
     pos = 0
     while True:
@@ -1615,7 +2126,7 @@ def parse_kv_strings(raw: str) -> dict[str, str]:
         if m is None:
             return out
         pos = m.end()
-        if body[pos:pos + 1] == "{":
+        if body[pos : pos + 1] == "{":
             end = _json_dict_end(body, pos)
             end = len(body) if end < 0 else end
             out[m.group(1)] = body[pos:end]
@@ -1658,8 +2169,11 @@ def parse_groups(raw: str | None) -> list[list[int]]:
 _IOTA_RE = re.compile(r"\[([\d,\s]+)\]\s*<=\s*\[([\d,\s]+)\](?:\s*T\(([\d,\s]+)\))?")
 
 
-_MESH_RE = re.compile(r"mesh\[(?P<axes>[^\]]*)\]\s*(?:,\s*device_ids\s*=\s*\((?P<ids>[^)]*\)?"
-                      r"[^)]*)\))?\s*\{(?P<refs>[^}]*)\}", re.S)
+_MESH_RE = re.compile(
+    r"mesh\[(?P<axes>[^\]]*)\]\s*(?:,\s*device_ids\s*=\s*\((?P<ids>[^)]*\)?"
+    r"[^)]*)\))?\s*\{(?P<refs>[^}]*)\}",
+    re.S,
+)
 _MESH_AXIS_RE = re.compile(r"""(['"])(.*?)\1\s*=\s*(\d+)""")
 _AXIS_REF_RE = re.compile(r"""(['"])(.*?)\1(?:\s*:\s*\(\s*(\d+)\s*\)\s*(\d+))?""")
 
@@ -1669,13 +2183,14 @@ def _mesh_groups(m: re.Match, max_devices: int) -> list[list[int]]:
     named axes (or sub-axes ``'a':(pre)size``, ``pre`` = the product of the sizes before it,
     major to minor) form a group, ordered as the refs are written."""
     import numpy as np
+
     axes = _MESH_AXIS_RE.findall(m.group("axes"))
     names = [a[1] for a in axes]
     sizes = [int(a[2]) for a in axes]
     if not sizes or min(sizes) < 1:
         raise _BadGroups("a mesh needs axes of size 1 or more")
     total = _product(sizes)
-    refs = []       # (axis, pre, size); a whole axis is (axis, 1, n)
+    refs = []  # (axis, pre, size); a whole axis is (axis, 1, n)
     for r in _AXIS_REF_RE.findall(m.group("refs")):
         name = r[1]
         axis = names.index(name) if name in names else int(name) if name.isdigit() else -1
@@ -1704,22 +2219,23 @@ def _mesh_groups(m: re.Match, max_devices: int) -> list[list[int]]:
     ids_text = m.group("ids")
     perm = None
     if ids_text is not None and ids_text.strip()[:1] == "[":
-        im = _IOTA_RE.fullmatch("[%d]<=" % total + ids_text.strip())
+        im = _IOTA_RE.fullmatch(f"[{total}]<=" + ids_text.strip())
         if im is None or _product(_int_tuple(im.group(2))) != total:
             raise _BadGroups(f"mesh device_ids do not hold the {total} devices of the mesh")
         perm = _int_tuple(im.group(3)) if im.group(3) else None
         if perm is not None and sorted(perm) != list(range(len(_int_tuple(im.group(2))))):
             raise _BadGroups(f"T{perm} is not a permutation of the device_ids dims")
     elif ids_text is not None and len(_int_tuple(ids_text)) != total:
-        raise _BadGroups(f"mesh device_ids list {len(_int_tuple(ids_text))} devices, the mesh "
-                         f"has {total}")
+        raise _BadGroups(
+            f"mesh device_ids list {len(_int_tuple(ids_text))} devices, the mesh has {total}"
+        )
     if total > max_devices:
         return []
     ids: np.ndarray
     if ids_text is None:
         ids = np.arange(total)
     elif ids_text.strip()[:1] == "[":
-        assert im is not None   # matched above for the same ids_text
+        assert im is not None  # matched above for the same ids_text
         ids = np.arange(total).reshape(_int_tuple(im.group(2)))
         if perm is not None:
             ids = ids.transpose(perm)
@@ -1751,8 +2267,9 @@ def _product(xs) -> int:
     return n
 
 
-def parse_replica_groups(raw: str | None, max_devices: int = 1 << 20,
-                         strict: bool = False) -> list[list[int]]:
+def parse_replica_groups(
+    raw: str | None, max_devices: int = 1 << 20, strict: bool = False
+) -> list[list[int]]:
     """Explicit ``{{0,1},{2,3}}``, iota ``[2,4]<=[8]`` / ``[2,4]<=[4,2]T(1,0)``, or mesh axes
     ``mesh['x'=2,'y'=4] {'y'}`` groups; [] for groups it cannot expand (more than
     ``max_devices``, or inconsistent; with ``strict`` those raise ``_BadGroups``)."""
@@ -1781,8 +2298,10 @@ def _replica_groups(raw: str | None, max_devices: int) -> list[list[int]]:
         reshape = _int_tuple(m.group(2))
         total = _product(reshape)
         if len(shape) != 2 or _product(shape) != total:
-            raise _BadGroups(f"iota replica groups {list(shape)} must be 2-D and hold the "
-                             f"{total} devices of {list(reshape)}")
+            raise _BadGroups(
+                f"iota replica groups {list(shape)} must be 2-D and hold the "
+                f"{total} devices of {list(reshape)}"
+            )
         perm = _int_tuple(m.group(3)) if m.group(3) else None
         if perm is not None and sorted(perm) != list(range(len(reshape))):
             raise _BadGroups(f"T{perm} is not a permutation of the {len(reshape)} iota dims")
@@ -1798,13 +2317,16 @@ def _replica_groups(raw: str | None, max_devices: int) -> list[list[int]]:
 _ALIASING_RE = re.compile(r"\{([\d,\s]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([\d,\s]*)\}\s*\)")
 
 
-def parse_output_operand_aliasing(raw: str | None
-                                  ) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]]:
+def parse_output_operand_aliasing(
+    raw: str | None,
+) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]]:
     """``{{}: (0, {}), {1}: (2, {0})}`` -> [(output index, operand number, operand index)]."""
     if not raw:
         return []
-    return [(_int_tuple(m.group(1)), int(m.group(2)), _int_tuple(m.group(3)))
-            for m in _ALIASING_RE.finditer(raw)]
+    return [
+        (_int_tuple(m.group(1)), int(m.group(2)), _int_tuple(m.group(3)))
+        for m in _ALIASING_RE.finditer(raw)
+    ]
 
 
 def parse_window(raw: str | None) -> dict[str, list[int]]:
@@ -1820,6 +2342,7 @@ def parse_window(raw: str | None) -> dict[str, list[int]]:
 # ---------------------------------------------------------------------------------------------
 # Entry points
 
+
 class gc_paused:
     """Context manager: the cyclic garbage collector is off inside (if it was on).
 
@@ -1828,7 +2351,7 @@ class gc_paused:
     as the heap grows, make the reader slower than linear. Nested uses are fine.
     """
 
-    def __enter__(self) -> "gc_paused":
+    def __enter__(self) -> gc_paused:
         self._was_enabled = gc.isenabled()
         gc.disable()
         return self
@@ -1847,14 +2370,28 @@ def read_hlo_module(path_or_text: str) -> HloModule:
     """Parse an HLO module from a file path or from HLO text itself."""
     if "\n" in path_or_text or "{" in path_or_text:
         return parse_hlo_text(path_or_text, None)
-    text = read_input_text(path_or_text)     # gunzips ``.hlo.gz``
+    text = read_input_text(path_or_text)  # gunzips ``.hlo.gz``
     if not text.strip():
         raise InputError("file is empty", path=path_or_text)
     return parse_hlo_text(text, path_or_text)
 
 
-__all__ = ["Shape", "HloInstruction", "HloComputation", "HloModule", "ELEMENT_BYTES",
-           "parse_hlo_text", "read_hlo_module", "tokenize", "canonical_opcode",
-           "parse_replica_groups", "parse_groups", "parse_output_operand_aliasing",
-           "parse_kv_strings", "parse_backend_config", "parse_int_list", "parse_window",
-           "names_in"]
+__all__ = [
+    "Shape",
+    "HloInstruction",
+    "HloComputation",
+    "HloModule",
+    "ELEMENT_BYTES",
+    "parse_hlo_text",
+    "read_hlo_module",
+    "tokenize",
+    "canonical_opcode",
+    "parse_replica_groups",
+    "parse_groups",
+    "parse_output_operand_aliasing",
+    "parse_kv_strings",
+    "parse_backend_config",
+    "parse_int_list",
+    "parse_window",
+    "names_in",
+]

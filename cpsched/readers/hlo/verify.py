@@ -11,16 +11,22 @@ from __future__ import annotations
 
 from cpsched.core.errors import InputError
 from cpsched.core.symbolic import SIZE_LIMIT
-from cpsched.readers.hlo.parser import NATIVE_ASYNC, HloComputation, HloInstruction, \
-    HloModule, Shape
-from cpsched.readers.hlo.convert import HloConverter
-from cpsched.readers.hlo.convert import _OPTIONS
-from cpsched.readers.hlo.parser import gc_paused
-from cpsched.readers.hlo.parser import parse_hlo_text
-from cpsched.readers.hlo.parser import read_hlo_module
+from cpsched.readers.hlo.convert import _OPTIONS, HloConverter
+from cpsched.readers.hlo.parser import (
+    NATIVE_ASYNC,
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    Shape,
+    gc_paused,
+    parse_hlo_text,
+    read_hlo_module,
+)
 
 # Every opcode of XLA's HLO text format (HloOpcode names), async wrappers included.
-KNOWN_OPCODES = frozenset("""
+KNOWN_OPCODES = (
+    frozenset(
+        """
 abs add add-dependency after-all all-gather all-gather-done all-gather-start all-reduce
 all-reduce-done all-reduce-start all-to-all and async-done async-start async-update atan2
 batch-norm-grad batch-norm-inference batch-norm-training bitcast bitcast-convert broadcast
@@ -37,31 +43,39 @@ round-nearest-afz round-nearest-even rsqrt scaled-dot scatter select select-and-
 send-done set-dimension-size shift-left shift-right-arithmetic shift-right-logical sign sine
 slice sort sqrt stochastic-convert subtract tan tanh top-k transpose triangular-solve tuple
 while xor
-""".split()) | NATIVE_ASYNC
+""".split()
+    )
+    | NATIVE_ASYNC
+)
 
 # What feeds each done / update (operand 0).
 DONE_SOURCES = {
-    "all-reduce-done": {"all-reduce-start"}, "all-gather-done": {"all-gather-start"},
-    "collective-permute-done": {"collective-permute-start"}, "copy-done": {"copy-start"},
-    "send-done": {"send"}, "recv-done": {"recv"},
-    "async-done": {"async-start", "async-update"}, "async-update": {"async-start", "async-update"},
+    "all-reduce-done": {"all-reduce-start"},
+    "all-gather-done": {"all-gather-start"},
+    "collective-permute-done": {"collective-permute-start"},
+    "copy-done": {"copy-start"},
+    "send-done": {"send"},
+    "recv-done": {"recv"},
+    "async-done": {"async-start", "async-update"},
+    "async-update": {"async-start", "async-update"},
 }
 
 # Elementwise ops: every array operand has the result's dimensions (select's predicate and
 # clamp's bounds may be scalars).
-ELEMENTWISE_SAME_DIMS = frozenset("""
+ELEMENTWISE_SAME_DIMS = frozenset(
+    """
 abs add atan2 cbrt ceil clz complex cosine divide erf exponential exponential-minus-one
 floor imag is-finite log log-plus-one logistic maximum minimum multiply negate not or
 popcnt power real remainder round-nearest-afz round-nearest-even rsqrt shift-left
 shift-right-arithmetic shift-right-logical sign sine sqrt subtract tan tanh xor and compare
 select clamp convert reduce-precision stochastic-convert
-""".split())
+""".split()
+)
 SCALAR_OPERANDS_OK = {"select", "clamp"}
 
 
 def _error(module: HloModule, ins: HloInstruction, reason: str) -> InputError:
-    return InputError(f"{ins.name}: {reason}", path=module.path, line=ins.line,
-                      column=ins.column)
+    return InputError(f"{ins.name}: {reason}", path=module.path, line=ins.line, column=ins.column)
 
 
 def _operand_shape(comp: HloComputation, ins: HloInstruction, k: int) -> Shape | None:
@@ -75,19 +89,27 @@ def _static(shape: Shape | None) -> bool:
     return shape is not None and shape.is_array and not any(shape.dynamic)
 
 
-def _check_instruction(module: HloModule, comp: HloComputation, ins: HloInstruction,
-                       params: dict[int, str]) -> None:
+def _check_instruction(
+    module: HloModule, comp: HloComputation, ins: HloInstruction, params: dict[int, str]
+) -> None:
     op = ins.opcode
     if ins.shape is not None:
         for _, sub in ins.shape.subshapes():
             if sub.is_array and sub.byte_size() > SIZE_LIMIT:
-                raise _error(module, ins, f"shape {sub} holds {sub.byte_size():.4g} bytes, "
-                                          "past the 2^62-byte limit")
+                raise _error(
+                    module,
+                    ins,
+                    f"shape {sub} holds {sub.byte_size():.4g} bytes, past the 2^62-byte limit",
+                )
     if op not in KNOWN_OPCODES:
         raise _error(module, ins, f"unknown opcode {ins.raw_opcode!r} (not an XLA HLO opcode)")
     if ins.wrapped_opcode and ins.wrapped_opcode not in KNOWN_OPCODES:
-        raise _error(module, ins, f"unknown opcode {ins.raw_opcode!r} (async form of "
-                                  f"{ins.wrapped_opcode!r}, which XLA does not have)")
+        raise _error(
+            module,
+            ins,
+            f"unknown opcode {ins.raw_opcode!r} (async form of "
+            f"{ins.wrapped_opcode!r}, which XLA does not have)",
+        )
     if op == "parameter":
         text = (ins.literal or "").strip()
         if text.lstrip("-").isdigit():
@@ -95,8 +117,11 @@ def _check_instruction(module: HloModule, comp: HloComputation, ins: HloInstruct
             if number < 0:
                 raise _error(module, ins, f"parameter number {number} is negative")
             if number in params:
-                raise _error(module, ins, f"parameter({number}) is also {params[number]!r} "
-                                          f"in computation {comp.name!r}")
+                raise _error(
+                    module,
+                    ins,
+                    f"parameter({number}) is also {params[number]!r} in computation {comp.name!r}",
+                )
             params[number] = ins.name
     elif op == "get-tuple-element" and ins.operands:
         src = _operand_shape(comp, ins, 0)
@@ -104,17 +129,27 @@ def _check_instruction(module: HloModule, comp: HloComputation, ins: HloInstruct
         if src is not None and index_text.isdigit():
             index = int(index_text)
             if not src.is_tuple:
-                raise _error(module, ins, f"get-tuple-element of {ins.operands[0]!r}, which is "
-                                          f"not a tuple ({src})")
+                raise _error(
+                    module,
+                    ins,
+                    f"get-tuple-element of {ins.operands[0]!r}, which is not a tuple ({src})",
+                )
             if index >= len(src.elements):
-                raise _error(module, ins, f"index={index} past the {len(src.elements)} "
-                                          f"elements of {ins.operands[0]!r}")
+                raise _error(
+                    module,
+                    ins,
+                    f"index={index} past the {len(src.elements)} elements of {ins.operands[0]!r}",
+                )
     elif op in DONE_SOURCES and ins.operands:
         feeder = comp.index.get(ins.operands[0])
         if feeder is not None and feeder.opcode not in DONE_SOURCES[op]:
-            raise _error(module, ins, f"{ins.raw_opcode} is fed by {feeder.name!r}, a "
-                                      f"{feeder.raw_opcode}, not by "
-                                      f"{' or '.join(sorted(DONE_SOURCES[op]))}")
+            raise _error(
+                module,
+                ins,
+                f"{ins.raw_opcode} is fed by {feeder.name!r}, a "
+                f"{feeder.raw_opcode}, not by "
+                f"{' or '.join(sorted(DONE_SOURCES[op]))}",
+            )
     elif op in ELEMENTWISE_SAME_DIMS and _static(ins.shape):
         assert ins.shape is not None
         for k in range(len(ins.operands)):
@@ -125,9 +160,13 @@ def _check_instruction(module: HloModule, comp: HloComputation, ins: HloInstruct
             if op in SCALAR_OPERANDS_OK and shape.rank == 0:
                 continue
             if shape.dims != ins.shape.dims:
-                raise _error(module, ins, f"{op} of shape {ins.shape} has operand "
-                                          f"{ins.operands[k]!r} of shape {shape}; "
-                                          "elementwise operands have the result's dimensions")
+                raise _error(
+                    module,
+                    ins,
+                    f"{op} of shape {ins.shape} has operand "
+                    f"{ins.operands[k]!r} of shape {shape}; "
+                    "elementwise operands have the result's dimensions",
+                )
 
 
 def verify_module(module: HloModule) -> HloModule:
@@ -140,19 +179,23 @@ def verify_module(module: HloModule) -> HloModule:
     return module
 
 
-def read_verified_graph(source: str, computation: str | None = None, *, text: bool = False,
-                        **options):
+def read_verified_graph(
+    source: str, computation: str | None = None, *, text: bool = False, **options
+):
     """The ``Graph`` of an HLO file (or, with ``text=True``, HLO text), verified first:
     what ``read_hlo_graph`` / ``read_hlo_text`` give, for a module XLA would accept."""
     unknown = set(options) - _OPTIONS
     if unknown:
-        raise InputError(f"unknown option(s) for the HLO reader: {', '.join(sorted(unknown))}",
-                         path=None if text else source)
+        raise InputError(
+            f"unknown option(s) for the HLO reader: {', '.join(sorted(unknown))}",
+            path=None if text else source,
+        )
     with gc_paused():
         module = parse_hlo_text(source) if text else read_hlo_module(source)
         verify_module(module)
-        return HloConverter(module, options.get("orders"),
-                            options.get("pointer_size", 8)).graph(computation)
+        return HloConverter(module, options.get("orders"), options.get("pointer_size", 8)).graph(
+            computation
+        )
 
 
 __all__ = ["verify_module", "read_verified_graph", "KNOWN_OPCODES"]

@@ -19,7 +19,7 @@ one side dominates, ``min`` -> the dominated side), and a note saying so.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from cpsched.core.symbolic import SymExpr
 
@@ -43,15 +43,15 @@ class DimPoly:
 
     # -- construction -------------------------------------------------------------------
     @staticmethod
-    def const(v: int) -> "DimPoly":
+    def const(v: int) -> DimPoly:
         return DimPoly({(): int(v)})
 
     @staticmethod
-    def atom(a) -> "DimPoly":
+    def atom(a) -> DimPoly:
         return DimPoly({((_akey(a), a, 1),): 1})
 
     @staticmethod
-    def lift(x) -> "DimPoly":
+    def lift(x) -> DimPoly:
         return x if isinstance(x, DimPoly) else DimPoly.const(int(x))
 
     # -- queries ------------------------------------------------------------------------
@@ -69,7 +69,7 @@ class DimPoly:
     def single_atom(self):
         """The atom if this is exactly one atom (coefficient 1, power 1), else None."""
         if len(self.terms) == 1:
-            (m, c), = self.terms.items()
+            ((m, c),) = self.terms.items()
             if c == 1 and len(m) == 1 and m[0][2] == 1:
                 return m[0][1]
         return None
@@ -92,14 +92,15 @@ class DimPoly:
             return False
         if (self - 1).nonneg() and not all(c > 0 for c in self.terms.values()):
             return True
-        for m, c in self.terms.items():
-            if all(isinstance(a, str) and not a.startswith("?") or _atom_positive(a)
-                   for _, a, _ in m):
+        for m, _c in self.terms.items():
+            if all(
+                isinstance(a, str) and not a.startswith("?") or _atom_positive(a) for _, a, _ in m
+            ):
                 return True
         return False
 
     # -- arithmetic ---------------------------------------------------------------------
-    def __add__(self, o) -> "DimPoly":
+    def __add__(self, o) -> DimPoly:
         o = DimPoly.lift(o)
         t = dict(self.terms)
         for m, c in o.terms.items():
@@ -108,16 +109,16 @@ class DimPoly:
 
     __radd__ = __add__
 
-    def __neg__(self) -> "DimPoly":
+    def __neg__(self) -> DimPoly:
         return DimPoly({m: -c for m, c in self.terms.items()})
 
-    def __sub__(self, o) -> "DimPoly":
+    def __sub__(self, o) -> DimPoly:
         return self + (-DimPoly.lift(o))
 
-    def __rsub__(self, o) -> "DimPoly":
+    def __rsub__(self, o) -> DimPoly:
         return DimPoly.lift(o) - self
 
-    def __mul__(self, o) -> "DimPoly":
+    def __mul__(self, o) -> DimPoly:
         o = DimPoly.lift(o)
         t: dict = {}
         for ma, ca in self.terms.items():
@@ -140,7 +141,7 @@ class DimPoly:
             self._hash = hash(frozenset(self.terms.items()))
         return self._hash
 
-    def subst(self, mapping: Mapping[str, "DimPoly"]) -> "DimPoly":
+    def subst(self, mapping: Mapping[str, DimPoly]) -> DimPoly:
         """Replace placeholder/dim atoms by polynomials (opaque atoms recursively)."""
         if not mapping:
             return self
@@ -220,6 +221,7 @@ def _rebuild(a, mapping) -> DimPoly:
 
 # -- operations that may stay opaque -----------------------------------------------------
 
+
 def floordiv(a: DimPoly, k) -> DimPoly:
     k = DimPoly.lift(k)
     if not k.is_const or k.value <= 0:
@@ -286,8 +288,9 @@ def compare(direction: str, a: DimPoly, b: DimPoly):
     d = a - b
     if d.is_const:
         v = d.value
-        return {"EQ": v == 0, "NE": v != 0, "LT": v < 0, "LE": v <= 0, "GT": v > 0,
-                "GE": v >= 0}[direction]
+        return {"EQ": v == 0, "NE": v != 0, "LT": v < 0, "LE": v <= 0, "GT": v > 0, "GE": v >= 0}[
+            direction
+        ]
     ge0, le0 = d.nonneg(), (-d).nonneg()
     gt0, lt0 = d.positive(), (-d).positive()
     table = {
@@ -302,6 +305,7 @@ def compare(direction: str, a: DimPoly, b: DimPoly):
 
 
 # -- to the project's SymExpr ------------------------------------------------------------
+
 
 def upper_bound(p: DimPoly) -> DimPoly:
     """A polynomial over plain dims with non-negative coefficients, >= ``p`` everywhere
@@ -333,8 +337,11 @@ def _atom_bound(a) -> DimPoly:
             return DimPoly.const(k.value - 1)
         return upper_bound(args[0])
     if op == "min":
-        return upper_bound(args[0]) if dominates(upper_bound(args[1]), upper_bound(args[0])) \
+        return (
+            upper_bound(args[0])
+            if dominates(upper_bound(args[1]), upper_bound(args[0]))
             else upper_bound(args[1])
+        )
     # max, select and anything else: the sum bounds the larger of two non-negative values
     out = DimPoly.const(0)
     for x in args:

@@ -13,8 +13,8 @@ converter). Unknown op *names* are not an error here; the converter decides.
 from __future__ import annotations
 
 import re
-from typing import NoReturn
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from cpsched.core.errors import InputError
 from cpsched.core.inputs import read_text
@@ -22,7 +22,18 @@ from cpsched.core.inputs import read_text
 # -- tokens ------------------------------------------------------------------------------
 
 NL, SSA, SYM, IDENT, STR, NUM, TYPE, PUNCT, LOC, LABEL, ATTR = (
-    "nl", "ssa", "sym", "ident", "str", "num", "type", "punct", "loc", "label", "attr")
+    "nl",
+    "ssa",
+    "sym",
+    "ident",
+    "str",
+    "num",
+    "type",
+    "punct",
+    "loc",
+    "label",
+    "attr",
+)
 
 
 @dataclass(frozen=True)
@@ -144,7 +155,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
             continue
         if c.isdigit() or (c == "-" and i + 1 < n and src[i + 1].isdigit()):
             m = _NUM_RE.match(src, i)
-            assert m is not None   # c starts a number
+            assert m is not None  # c starts a number
             j = m.end()
             # shapes such as 4x128 outside a type (slice bounds print as [0:3, 0:64])
             toks.append(Tok(NUM, m.group(), line, col))
@@ -152,7 +163,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
             continue
         if c.isalpha() or c == "_":
             m = _IDENT_RE.match(src, i)
-            assert m is not None   # c starts an identifier
+            assert m is not None  # c starts an identifier
             word = m.group()
             j = m.end()
             if word == "loc" and j < n and src[j] == "(":
@@ -178,14 +189,29 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
                     line_start = i + text.rfind("\n") + 1
                 i = k
                 continue
-            if j < n and src[j] == "<" and word in ("tensor", "dense", "array", "tuple",
-                                                    "vector", "memref", "complex",
-                                                    "dense_resource", "sparse", "opaque",
-                                                    "affine_map", "distinct", "strided"):
+            if (
+                j < n
+                and src[j] == "<"
+                and word
+                in (
+                    "tensor",
+                    "dense",
+                    "array",
+                    "tuple",
+                    "vector",
+                    "memref",
+                    "complex",
+                    "dense_resource",
+                    "sparse",
+                    "opaque",
+                    "affine_map",
+                    "distinct",
+                    "strided",
+                )
+            ):
                 k = _balanced_angle(src, j)
                 text = src[i:k]
-                kind = TYPE if word in ("tensor", "tuple", "vector", "memref", "complex") \
-                    else ATTR
+                kind = TYPE if word in ("tensor", "tuple", "vector", "memref", "complex") else ATTR
                 toks.append(Tok(kind, text, line, col))
                 line += text.count("\n")
                 if "\n" in text:
@@ -206,24 +232,25 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
 
 # -- op tree -------------------------------------------------------------------------------
 
+
 @dataclass
 class Block:
-    args: list[tuple[str, str]] = field(default_factory=list)   # (name, type text)
-    ops: list["Op"] = field(default_factory=list)
+    args: list[tuple[str, str]] = field(default_factory=list)  # (name, type text)
+    ops: list[Op] = field(default_factory=list)
 
 
 @dataclass
 class Op:
-    name: str                          # e.g. stablehlo.add, func.call, func.return
-    results: list[str]                 # %0, or %0#0 %0#1 for %0:2
+    name: str  # e.g. stablehlo.add, func.call, func.return
+    results: list[str]  # %0, or %0#0 %0#1 for %0:2
     operands: list[str]
     regions: list[list[Block]]
     result_types: list[str]
-    attrs: str                         # the op's text without regions, for attribute regexes
+    attrs: str  # the op's text without regions, for attribute regexes
     line: int
     col: int
-    binders: list[str] = field(default_factory=list)   # %iterArg names of a pretty while
-    callee: str | None = None          # first @symbol (call target, custom_call target)
+    binders: list[str] = field(default_factory=list)  # %iterArg names of a pretty while
+    callee: str | None = None  # first @symbol (call target, custom_call target)
 
 
 @dataclass
@@ -262,8 +289,7 @@ class Module:
             return public[0]
         if len(self.funcs) == 1:
             return next(iter(self.funcs.values()))
-        raise InputError("no @main function and no single public function to read",
-                         path=self.path)
+        raise InputError("no @main function and no single public function to read", path=self.path)
 
 
 _CONTINUATION = {"cond", "do", "reducer", "applies", "across", "init", "else", "then"}
@@ -304,7 +330,7 @@ class _Parser:
         funcs: dict[str, Func] = {}
         name, attrs = "module", ""
         self.skip_nl()
-        while self.peek().kind == ATTR:   # alias lines before the module: #loc1 = loc(...)
+        while self.peek().kind == ATTR:  # alias lines before the module: #loc1 = loc(...)
             self.skip_line()
             self.skip_nl()
         wrapped = False
@@ -371,8 +397,11 @@ class _Parser:
                 depth -= 1
             if depth == 0 and tok.kind != NL:
                 break
-        return " ".join(('"' + x.text + '"') if x.kind == STR else x.text
-                        for x in self.t[start:self.i] if x.kind not in (NL, LOC))
+        return " ".join(
+            ('"' + x.text + '"') if x.kind == STR else x.text
+            for x in self.t[start : self.i]
+            if x.kind not in (NL, LOC)
+        )
 
     def func(self) -> Func:
         head = self.peek()
@@ -539,7 +568,7 @@ class _Parser:
         binder_types: list[str] = []
         regions: list[list[Block]] = []
         text: list[str] = []
-        sig_start: int | None = None    # index into ``text`` of the last top-level ':'
+        sig_start: int | None = None  # index into ``text`` of the last top-level ':'
         callee: str | None = None
         depth = 0
         prev_ssa: str | None = None
@@ -552,9 +581,17 @@ class _Parser:
                 while self.t[j].kind in (NL, LOC):
                     j += 1
                 nxt = self.t[j]
-                if depth > 0 or (nxt.kind == IDENT and nxt.text in _CONTINUATION) or \
-                        (nxt.kind == PUNCT and nxt.text in ("{",) and depth == 0 and
-                         text and text[-1] in ("->",)):
+                if (
+                    depth > 0
+                    or (nxt.kind == IDENT and nxt.text in _CONTINUATION)
+                    or (
+                        nxt.kind == PUNCT
+                        and nxt.text in ("{",)
+                        and depth == 0
+                        and text
+                        and text[-1] in ("->",)
+                    )
+                ):
                     self.i = j
                     continue
                 break
@@ -608,8 +645,12 @@ class _Parser:
             if prev_ssa is not None:
                 if tok.kind == PUNCT and tok.text == "=":
                     binders.append(prev_ssa)
-                elif tok.kind == PUNCT and tok.text == ":" and depth > 0 and \
-                        self.peek().kind in (TYPE, IDENT):
+                elif (
+                    tok.kind == PUNCT
+                    and tok.text == ":"
+                    and depth > 0
+                    and self.peek().kind in (TYPE, IDENT)
+                ):
                     # ``(%arg: type, ...)`` before a region: the region's arguments
                     binders.append(prev_ssa)
                     binder_types.append(self.peek().text)
@@ -632,20 +673,37 @@ class _Parser:
         if sig_start is not None:
             sig = [x for x in text[sig_start:] if x != "{region}"]
             if "->" in sig:
-                after = sig[sig.index("->") + 1:]
-                rtypes = [x for x in after if x.startswith(("tensor", "tuple", "!", "i", "f",
-                                                            "bf", "ui", "si", "index",
-                                                            "complex", "none"))
-                          and x not in ("(", ")", ",")]
+                after = sig[sig.index("->") + 1 :]
+                rtypes = [
+                    x
+                    for x in after
+                    if x.startswith(
+                        (
+                            "tensor",
+                            "tuple",
+                            "!",
+                            "i",
+                            "f",
+                            "bf",
+                            "ui",
+                            "si",
+                            "index",
+                            "complex",
+                            "none",
+                        )
+                    )
+                    and x not in ("(", ")", ",")
+                ]
             else:
                 rtypes = [x for x in sig if x not in ("(", ")", ",")]
             if results and len(rtypes) > len(results):
-                rtypes = rtypes[len(rtypes) - len(results):]
+                rtypes = rtypes[len(rtypes) - len(results) :]
         attrs = " ".join(text[:sig_start] if sig_start is not None else text)
         if binder_types and regions and regions[0] and not regions[0][0].args:
             regions[0][0].args = list(zip(binders, binder_types))
-        return Op(name, results, operands, regions, rtypes, attrs, first.line, first.col,
-                  binders, callee)
+        return Op(
+            name, results, operands, regions, rtypes, attrs, first.line, first.col, binders, callee
+        )
 
 
 _LOC_ALIAS_RE = re.compile(r'^(#loc\w*)\s*=\s*loc\(\s*"((?:[^"\\]|\\.)*)"\s*\)\s*$', re.M)
