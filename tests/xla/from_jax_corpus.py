@@ -61,6 +61,8 @@ def compare(g, d) -> list[str]:
                         ("original order", g.original_order or (), d.original_order or ())):
         if tuple(a) != tuple(b):
             out.append(f"{label}: {_first_difference(tuple(a), tuple(b))}")
+    if dict(g.collectives) != dict(d.collectives):
+        out.append("collectives differ")
     for arr in ARRAYS:
         if not np.array_equal(getattr(g, arr), getattr(d, arr)):
             out.append(f"{arr} differ")
