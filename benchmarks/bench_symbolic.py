@@ -210,6 +210,10 @@ def main(argv=None) -> int:
         m = re.search(r"<!-- notes -->.*?<!-- /notes -->", out.read_text(), re.S)
         if m:
             L.insert(4, m.group(0) + "\n")
+        # so does the hand-written from_jax section at the end (a test's outcome, not a run)
+        m = re.search(r"<!-- from_jax -->.*?<!-- /from_jax -->", out.read_text(), re.S)
+        if m:
+            L.append(m.group(0) + "\n")
     out.write_text("\n".join(L))
     print("\n".join(L))
     return 0

@@ -1,0 +1,106 @@
+"""``from_jax`` on one corpus program against the Graph read from its stored dump.
+
+Run with the jax environment's Python from the repository root (cpsched importable)::
+
+    .venv-jax/bin/python tests/xla/from_jax_corpus.py NAME [--memopt]
+
+It sets ``XLA_FLAGS`` as ``models/jax/capture.py --corpus`` did for that program (host
+device count, the memory-optimized scheduler flag for the ``.memopt`` twin) before jax is
+imported (XLA reads them once per process), builds the program with its builder from
+``models/jax/corpus_programs.py``, calls ``cpsched.from_jax(fn, *args, stage="optimized")``,
+reads ``models/hlo/corpus/NAME[.memopt].hlo.gz`` with ``cpsched.read`` and prints one JSON
+line: ``{"name", "equal", "differences", "n_ops", "renamed_parameters", "peak"}``
+(the peak simulated in the dump's own order).
+
+The one documented difference: ``from_jax`` names parameters by the pytree path XLA keeps in
+their ``op_name`` metadata, so a parameter's name is compared with the dump's ``op_name``
+(its HLO name where there is none).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MEMOPT_FLAG = "--xla_cpu_scheduler_type=CPU_SCHEDULER_TYPE_MEMORY_OPTIMIZED"
+ARRAYS = ("kinds", "operands_ptr", "operands_idx", "control_ptr", "control_idx",
+          "async_start", "async_done", "buffer_def", "buffer_users_ptr", "buffer_users_idx",
+          "buffer_live_in", "buffer_live_out", "buffer_space")
+
+
+def _first_difference(a, b) -> str:
+    if len(a) != len(b):
+        return f"length {len(a)} != {len(b)}"
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return f"first at {i}: {x!r} != {y!r}"
+    return "equal"
+
+
+def expected_op_names(d) -> tuple[str, ...]:
+    """The op names from_jax should give: the dump's, parameters by their op_name."""
+    return tuple(d.attrs(i).get("op_name") or d.op_names[i] if d.opcodes[i] == "parameter"
+                 else d.op_names[i] for i in range(d.n_ops))
+
+
+def compare(g, d) -> list[str]:
+    """What differs between the from_jax graph ``g`` and the dump's graph ``d``."""
+    import numpy as np
+    from cpsched.analysis.memory import simulate
+
+    out = []
+    if g.n_ops != d.n_ops:
+        return [f"n_ops {g.n_ops} != {d.n_ops}"]
+    expected = expected_op_names(d)
+    for label, a, b in (("op names", g.op_names, expected), ("opcodes", g.opcodes, d.opcodes),
+                        ("buffer sizes", g.buffer_sizes, d.buffer_sizes),
+                        ("transient", g.transient, d.transient),
+                        ("original order", g.original_order or (), d.original_order or ())):
+        if tuple(a) != tuple(b):
+            out.append(f"{label}: {_first_difference(tuple(a), tuple(b))}")
+    if dict(g.collectives) != dict(d.collectives):
+        out.append("collectives differ")
+    for arr in ARRAYS:
+        if not np.array_equal(getattr(g, arr), getattr(d, arr)):
+            out.append(f"{arr} differ")
+    if not out:
+        order = list(d.original_order or d.default_order())
+        pg, pd = int(simulate(g, order).peak[0]), int(simulate(d, order).peak[0])
+        if pg != pd:
+            out.append(f"simulated peak {pg} != {pd}")
+    return out
+
+
+def main(argv=None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    memopt = "--memopt" in args
+    name = next(a for a in args if not a.startswith("--"))
+    sys.path[:0] = [str(REPO), str(REPO / "models" / "jax")]
+    import corpus_programs
+    builder, devices, _, _ = corpus_programs.CORPUS[name]
+    flags = ([f"--xla_force_host_platform_device_count={devices}"] if devices > 1 else []) \
+        + ([MEMOPT_FLAG] if memopt else [])
+    # the capture's flags, without the dump ones (they change no compilation pass)
+    os.environ["XLA_FLAGS"] = " ".join(flags)
+    os.environ["JAX_PLATFORMS"] = "cpu"
+    import cpsched
+    from cpsched.analysis.memory import simulate
+
+    fn, fargs, _ = getattr(corpus_programs, builder)()
+    g = cpsched.from_jax(fn, *fargs, stage="optimized")
+    label = name + (".memopt" if memopt else "")
+    d = cpsched.read(str(REPO / "models" / "hlo" / "corpus" / f"{label}.hlo.gz"))
+    diffs = compare(g, d)
+    order = list(d.original_order or d.default_order())
+    renamed = sum(g.op_names[i] != d.op_names[i] for i in range(min(g.n_ops, d.n_ops)))
+    print(json.dumps({"name": label, "equal": not diffs, "differences": diffs,
+                      "n_ops": d.n_ops, "renamed_parameters": renamed,
+                      "peak": int(simulate(d, order).peak[0])}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
