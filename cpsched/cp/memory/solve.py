@@ -54,7 +54,7 @@ others and returns the best order found so far with ``info['interrupted'] = True
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,7 +73,7 @@ from cpsched.analysis.schedule import (
 from cpsched.analysis.validate import validate_order
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
-from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.scenarios import Scenarios, resolve_budget, static
 from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
 from cpsched.cp.memory.builder import run as run_cpsat
 from cpsched.cp.memory.objectives import RES
@@ -490,23 +490,8 @@ def _peak_lower_from_bound(p: Problem, sc: Scalar, bound: float) -> np.ndarray:
 
 
 def _budgets(budget, scenarios: Scenarios) -> np.ndarray:
-    S = len(scenarios)
-    if isinstance(budget, Mapping):
-        try:
-            return np.array([int(budget[n]) for n in scenarios.names], dtype=np.int64)
-        except KeyError as e:
-            raise InputError(f"budget: no value for scenario {e}") from None
-    if isinstance(budget, (int, float, np.integer, np.floating)):
-        return np.full(S, int(budget), dtype=np.int64)
-    if isinstance(budget, str):
-        vals = [int(float(x)) for x in budget.split(",") if x.strip()]
-        return _budgets(vals if len(vals) > 1 else vals[0], scenarios)
-    arr = np.asarray(list(budget), dtype=np.int64)
-    if arr.size == 1:
-        return np.full(S, int(arr[0]), dtype=np.int64)
-    if arr.size != S:
-        raise InputError(f"budget: {arr.size} values for {S} scenarios")
-    return arr
+    """Bytes per scenario (``cpsched.core.scenarios``'s one budget parser)."""
+    return resolve_budget(budget, scenarios)
 
 
 def _candidates(

@@ -14,6 +14,7 @@ from cpsched.analysis.memory import peak
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.scenarios import resolve_budget as resolve_scenario_budget
 from cpsched.cost.model import Costs, async_class, estimate, is_sync_collective
 from cpsched.cost.timeline import default_stream, simulate_timeline
 from cpsched.cp.overlap.bounds import reach_matrix
@@ -265,22 +266,9 @@ def evaluate(
 
 
 def resolve_budget(budget, scenarios: Scenarios) -> np.ndarray | None:
-    if budget is None:
-        return None
-    if isinstance(budget, Mapping):
-        try:
-            vals = [int(budget[k]) for k in scenarios.names]
-        except KeyError as e:
-            raise InputError(f"budget names no value for scenario {e}") from None
-    elif isinstance(budget, (int, float, np.integer, np.floating)):
-        vals = [int(budget)] * len(scenarios)
-    else:
-        vals = [int(v) for v in budget]
-        if len(vals) == 1:
-            vals = vals * len(scenarios)
-    if len(vals) != len(scenarios):
-        raise InputError(f"budget has {len(vals)} values for {len(scenarios)} scenarios")
-    return np.asarray(vals, dtype=np.int64)
+    """Bytes per scenario, or None without a budget (``cpsched.core.scenarios``'s one
+    budget parser)."""
+    return None if budget is None else resolve_scenario_budget(budget, scenarios)
 
 
 def reduced_edges(g: Graph, anc: np.ndarray | None) -> list[tuple[int, int]]:
