@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
@@ -336,7 +336,7 @@ class StableHloConverter:
         self.dim_names: set[str] = set()
 
     # -- errors and dims
-    def err(self, op: Op, msg: str):
+    def err(self, op: Op, msg: str) -> NoReturn:
         raise InputError(msg, path=self.path, line=op.line, column=op.col)
 
     def res(self, p: DimPoly) -> DimPoly:
@@ -614,7 +614,7 @@ class StableHloConverter:
             t = parse_type(ty)
             shape = v.shape
             if t.dims is not None and all(d is not None for d in t.dims):
-                shape = tuple(DimPoly.const(d) for d in t.dims)
+                shape = tuple(DimPoly.const(d) for d in t.dims if d is not None)
             nv = Val(shape, t.etype if t.dims is not None else v.etype, build=v.build,
                      bufs=v.bufs, op=v.op, folded=v.folded, known=v.known, readonly=v.readonly)
             if v.build is b and v.op is not None and b.ops[v.op].kind == OpKind.PARAMETER \
@@ -659,15 +659,15 @@ class StableHloConverter:
                 _attr_list(op.attrs, "broadcast_dimensions") or []
             if out:
                 for i, d in enumerate(dims):
-                    x = ins[0].shape[i] if i < len(ins[0].shape) else None
-                    if x is not None and not x.is_const and d < len(out):
-                        self.unify(x, out[d])
+                    od = ins[0].shape[i] if i < len(ins[0].shape) else None
+                    if od is not None and not od.is_const and d < len(out):
+                        self.unify(od, out[d])
         elif code == "dot_general" and len(ins) == 2 and ins[0].shape and ins[1].shape:
             for key in ("contracting_dims", "batching_dims"):
                 lc, rc = _pair_lists(op.attrs, key)
-                for x, y in zip(lc, rc):
-                    if x < len(ins[0].shape) and y < len(ins[1].shape):
-                        self.unify(ins[0].shape[x], ins[1].shape[y])
+                for li, ri in zip(lc, rc):
+                    if li < len(ins[0].shape) and ri < len(ins[1].shape):
+                        self.unify(ins[0].shape[li], ins[1].shape[ri])
 
     def shareable(self, b: _Build, v: Val, i: int) -> bool:
         if v.build is not b or not v.bufs or v.readonly or v.folded:
@@ -831,14 +831,15 @@ class StableHloConverter:
         return bound
 
     # -- shapes
-    def result_shapes(self, op: Op, code: str, ins: list[Val], types: list[TType]):
-        out = []
+    def result_shapes(self, op: Op, code: str, ins: list[Val], types: list[TType]
+                      ) -> list[tuple[DimPoly, ...] | None]:
+        out: list[tuple[DimPoly, ...] | None] = []
         for k, t in enumerate(types):
             if t.dims is None:
                 out.append(None)
                 continue
             if all(d is not None for d in t.dims):
-                out.append(tuple(DimPoly.const(d) for d in t.dims))
+                out.append(tuple(DimPoly.const(d) for d in t.dims if d is not None))
                 continue
             inferred = self.infer(op, code, ins, t, k)
             if inferred is None or len(inferred) != len(t.dims):
@@ -861,7 +862,14 @@ class StableHloConverter:
             return None
         return [self.res(x) for x in v.known]
 
+    def shape_of(self, op: Op, v: Val | None) -> tuple[DimPoly, ...]:
+        """The shape of an operand that must be a tensor (not a token or tuple)."""
+        if v is None or v.shape is None:
+            self.err(op, f"'{op.name}' needs a tensor operand where it has a token or tuple")
+        return v.shape
+
     def infer(self, op: Op, code: str, ins: list[Val], t: TType, k: int):
+        assert t.dims is not None   # result_shapes infers tensor results only
         rank = len(t.dims)
         a0 = ins[0] if ins else None
         s0 = a0.shape if a0 is not None else None
@@ -869,7 +877,7 @@ class StableHloConverter:
                 "bitcast_convert", "optimization_barrier", "sharding_constraint", "reshard"):
             if code in ("optimization_barrier", "sort", "scatter", "all_reduce",
                         "collective_permute") and k < len(ins) and ins[k].shape and \
-                    len(ins[k].shape) == rank:
+                    len(ins[k].shape or ()) == rank:
                 return ins[k].shape
             for v in ins:
                 if v.shape is not None and len(v.shape) == rank:
@@ -892,7 +900,7 @@ class StableHloConverter:
             perm = _attr_list(op.attrs, "dims") or _attr_list(op.attrs, "permutation")
             return [s0[p] for p in perm] if perm and s0 else None
         if code == "dot_general":
-            s1 = ins[1].shape
+            s0, s1 = self.shape_of(op, a0), self.shape_of(op, ins[1])
             lb, rb = _pair_lists(op.attrs, "batching_dims")
             lc, rc = _pair_lists(op.attrs, "contracting_dims")
             out = [s0[i] for i in lb]
@@ -900,22 +908,22 @@ class StableHloConverter:
             out += [d for i, d in enumerate(s1) if i not in rb and i not in rc]
             return out
         if code == "dot":
-            s1 = ins[1].shape
+            s0, s1 = self.shape_of(op, a0), self.shape_of(op, ins[1])
             return list(s0[:-1]) + (list(s1[1:]) if len(s1) > 1 else [])
         if code == "concatenate":
             dim = _attr_int(op.attrs, "dim")
             if dim is None:
                 dim = _attr_int(op.attrs, "dimension") or 0
-            out = list(s0)
+            out = list(self.shape_of(op, a0))
             total = DimPoly.const(0)
             for v in ins:
-                total = total + v.shape[dim]
+                total = total + self.shape_of(op, v)[dim]
             out[dim] = total
             return out
         if code == "reduce":
             dims = _attr_list(op.attrs, "dimensions") or []
             src = ins[k] if k < len(ins) // 2 else a0
-            return [d for i, d in enumerate(src.shape) if i not in dims]
+            return [d for i, d in enumerate(self.shape_of(op, src)) if i not in dims]
         if code == "real_dynamic_slice":
             st, lim = self.known_vec(ins[1]), self.known_vec(ins[2])
             strides = self.known_vec(ins[3]) if len(ins) > 3 else None
@@ -935,38 +943,40 @@ class StableHloConverter:
             return self.slice_shape(op, s0)
         if code in ("pad", "dynamic_pad"):
             if code == "pad":
-                lo = _attr_list(op.attrs, "low") or _attr_list(op.attrs, "edge_padding_low")
-                hi = _attr_list(op.attrs, "high") or _attr_list(op.attrs, "edge_padding_high")
-                it = _attr_list(op.attrs, "interior") or \
+                lo_i = _attr_list(op.attrs, "low") or _attr_list(op.attrs, "edge_padding_low")
+                hi_i = _attr_list(op.attrs, "high") or _attr_list(op.attrs, "edge_padding_high")
+                it_i = _attr_list(op.attrs, "interior") or \
                     _attr_list(op.attrs, "interior_padding")
-                lo, hi, it = ([DimPoly.const(x) for x in y] if y else None for y in (lo, hi, it))
+                lo, hi, it = ([DimPoly.const(x) for x in y] if y else None
+                              for y in (lo_i, hi_i, it_i))
             else:
                 lo, hi, it = (self.known_vec(ins[j]) for j in (2, 3, 4))
             if lo is None or hi is None or it is None:
                 return None
-            return [d + lo[i] + hi[i] + it[i] * (d - 1) for i, d in enumerate(s0)]
+            return [d + lo[i] + hi[i] + it[i] * (d - 1)
+                    for i, d in enumerate(self.shape_of(op, a0))]
         if code in ("gather", "dynamic_gather"):
             return self.gather_shape(op, code, ins, rank)
         if code == "all_gather":
             dim = _attr_int(op.attrs, "all_gather_dim") or 0
             g = self.group_size(op)
-            out = list(ins[k].shape if k < len(ins) else s0)
+            out = list(self.shape_of(op, ins[k] if k < len(ins) else a0))
             out[dim] = out[dim] * g
             return out
         if code == "reduce_scatter":
             dim = _attr_int(op.attrs, "scatter_dimension") or 0
             g = self.group_size(op)
-            out = list(s0)
+            out = list(self.shape_of(op, a0))
             out[dim] = dx.floordiv(out[dim], g)
             return out
         if code == "all_to_all":
             sd = _attr_int(op.attrs, "split_dimension")
             cd = _attr_int(op.attrs, "concat_dimension")
             sc = _attr_int(op.attrs, "split_count") or self.group_size(op)
-            src = ins[k].shape if k < len(ins) else s0
+            src_shape = ins[k].shape if k < len(ins) else s0
             if sd is None or cd is None:
-                return src
-            out = list(src)
+                return src_shape
+            out = list(self.shape_of(op, ins[k] if k < len(ins) else a0))
             out[sd] = dx.floordiv(out[sd], sc)
             out[cd] = out[cd] * sc
             return out
@@ -985,7 +995,7 @@ class StableHloConverter:
         if code == "set_dimension_size":
             dim = _attr_int(op.attrs, "dimension") or 0
             kv = self.known_vec(ins[1]) if len(ins) > 1 else None
-            out = list(s0)
+            out = list(self.shape_of(op, a0))
             if kv:
                 out[dim] = kv[0]
             return out
@@ -998,8 +1008,8 @@ class StableHloConverter:
             out = []
             for part in m.group(1).split(","):
                 xs = _ints(part)
-                st, lim, stride = xs[0], xs[1], xs[2] if len(xs) > 2 else 1
-                out.append(DimPoly.const(-(-(lim - st) // stride)))
+                start, limit, stride = xs[0], xs[1], xs[2] if len(xs) > 2 else 1
+                out.append(DimPoly.const(-(-(limit - start) // stride)))
             return out
         st = _attr_list(op.attrs, "start_indices")
         lim = _attr_list(op.attrs, "limit_indices")
@@ -1017,13 +1027,13 @@ class StableHloConverter:
         obatch = _attr_list(gd, "operand_batching_dims") or []
         ivd = _attr_int(gd, "index_vector_dim") or 0   # printed only when not 0
         if code == "gather":
-            sizes = _attr_list(op.attrs, "slice_sizes")
-            sizes = [DimPoly.const(x) for x in sizes] if sizes is not None else None
+            sizes_i = _attr_list(op.attrs, "slice_sizes")
+            sizes = [DimPoly.const(x) for x in sizes_i] if sizes_i is not None else None
         else:
             sizes = self.known_vec(ins[2])
         if sizes is None:
             return None
-        batch = [d for i, d in enumerate(idx) if i != ivd]
+        batch = [d for i, d in enumerate(self.shape_of(op, ins[1])) if i != ivd]
         offs = [d for i, d in enumerate(sizes) if i not in collapsed and i not in obatch]
         out: list = [None] * rank
         bi = oi = 0
@@ -1063,8 +1073,10 @@ class StableHloConverter:
         src = ins[0].shape
         wd, ws, bd, wdl = (self.known_vec(ins[j]) for j in (2, 3, 4, 5))
         pad = self.known_vec(ins[6])
-        if None in (wd, ws, bd, wdl, pad):
+        if None in (wd, ws, bd, wdl, pad) or src is None:
             return None
+        assert wd is not None and ws is not None and bd is not None and wdl is not None \
+            and pad is not None
         out = []
         for i, d in enumerate(src):
             full = (d - 1) * bd[i] + 1 + pad[2 * i] + pad[2 * i + 1]
@@ -1240,7 +1252,7 @@ class StableHloConverter:
             lc, _ = _pair_lists(op.attrs, "contracting_dims")
             f = out[0].elements() * 2
             for c in lc:
-                f = f * ins[0].shape[c]
+                f = f * self.shape_of(op, ins[0])[c]
             rec.flops = f
         elif code in ELEMENTWISE and out and out[0].shape is not None:
             rec.flops = out[0].elements()
