@@ -42,16 +42,40 @@ from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.symbolic import SymExpr
 from cpsched.readers.stablehlo import dimexpr as dx
 from cpsched.readers.stablehlo.dimexpr import DimPoly
-from cpsched.readers.stablehlo.parser import Block, Func, Module, Op, parse_mlir_text, \
-    read_mlir_module
+from cpsched.readers.stablehlo.parser import (
+    Block,
+    Func,
+    Module,
+    Op,
+    parse_mlir_text,
+    read_mlir_module,
+)
 
 # -- types -------------------------------------------------------------------------------
 
 ELEMENT_BYTES = {
-    "f64": 8, "f32": 4, "f16": 2, "bf16": 2, "tf32": 4,
-    "i64": 8, "i32": 4, "i16": 2, "i8": 1, "i4": 1, "i2": 1, "i1": 1,
-    "ui64": 8, "ui32": 4, "ui16": 2, "ui8": 1, "ui4": 1, "ui2": 1,
-    "si64": 8, "si32": 4, "si16": 2, "si8": 1,
+    "f64": 8,
+    "f32": 4,
+    "f16": 2,
+    "bf16": 2,
+    "tf32": 4,
+    "i64": 8,
+    "i32": 4,
+    "i16": 2,
+    "i8": 1,
+    "i4": 1,
+    "i2": 1,
+    "i1": 1,
+    "ui64": 8,
+    "ui32": 4,
+    "ui16": 2,
+    "ui8": 1,
+    "ui4": 1,
+    "ui2": 1,
+    "si64": 8,
+    "si32": 4,
+    "si16": 2,
+    "si8": 1,
     "index": 8,
 }
 _TENSOR_RE = re.compile(r"tensor<(.*)>$", re.S)
@@ -59,7 +83,7 @@ _TENSOR_RE = re.compile(r"tensor<(.*)>$", re.S)
 
 @dataclass(frozen=True)
 class TType:
-    dims: tuple[int | None, ...] | None    # None: not a tensor (token, tuple)
+    dims: tuple[int | None, ...] | None  # None: not a tensor (token, tuple)
     etype: str
 
     @property
@@ -84,7 +108,7 @@ def parse_type(text: str) -> TType:
         return TType(None, text.strip())
     body = m.group(1)
     depth = 0
-    for k, ch in enumerate(body):   # cut an encoding: tensor<?x4xf32, #stablehlo.bounds<..>>
+    for k, ch in enumerate(body):  # cut an encoding: tensor<?x4xf32, #stablehlo.bounds<..>>
         if ch in "<(":
             depth += 1
         elif ch in ">)":
@@ -111,17 +135,18 @@ def parse_type(text: str) -> TType:
 
 # -- values --------------------------------------------------------------------------------
 
+
 @dataclass
 class Val:
     shape: tuple[DimPoly, ...] | None
     etype: str
-    build: Any = None                  # the _Build that owns ``bufs``/``op``; None: held outside
+    build: Any = None  # the _Build that owns ``bufs``/``op``; None: held outside
     bufs: tuple[int, ...] = ()
     op: int | None = None
-    folded: bool = False               # known at compile time: no op, no buffer
-    known: list | None = None          # flattened contents (DimPoly / bool / None) if folded
-    eq: tuple[DimPoly, DimPoly] | None = None   # for a folded ``compare EQ``
-    readonly: bool = False             # a non-donated entry parameter
+    folded: bool = False  # known at compile time: no op, no buffer
+    known: list | None = None  # flattened contents (DimPoly / bool / None) if folded
+    eq: tuple[DimPoly, DimPoly] | None = None  # for a folded ``compare EQ``
+    readonly: bool = False  # a non-donated entry parameter
 
     def elements(self) -> DimPoly:
         out = DimPoly.const(1)
@@ -148,6 +173,7 @@ def _static_count(shape) -> int | None:
 
 # -- flat graph under construction -----------------------------------------------------------
 
+
 @dataclass
 class _OpRec:
     name: str
@@ -155,7 +181,7 @@ class _OpRec:
     kind: OpKind
     operands: list[int] = field(default_factory=list)
     control: list[int] = field(default_factory=list)
-    transient: list[DimPoly] = field(default_factory=list)   # candidates: the max counts
+    transient: list[DimPoly] = field(default_factory=list)  # candidates: the max counts
     flops: DimPoly = field(default_factory=lambda: DimPoly.const(0))
     bytes: DimPoly = field(default_factory=lambda: DimPoly.const(0))
     attrs: dict = field(default_factory=dict)
@@ -170,11 +196,11 @@ class _BufRec:
     users: list[int] = field(default_factory=list)
     live_in: bool = False
     live_out: bool = False
-    held: bool = False         # region: the caller holds it (not part of the region's peak)
+    held: bool = False  # region: the caller holds it (not part of the region's peak)
 
 
 class _Build:
-    def __init__(self, parent: "_Build | None" = None):
+    def __init__(self, parent: _Build | None = None):
         self.parent = parent
         self.ops: list[_OpRec] = []
         self.bufs: list[_BufRec] = []
@@ -206,7 +232,7 @@ class _Build:
         elif v.build is not None and not v.folded:
             self.captured.append(v)
 
-    def is_ancestor_of(self, other: "_Build | None") -> bool:
+    def is_ancestor_of(self, other: _Build | None) -> bool:
         while other is not None:
             if other is self:
                 return True
@@ -217,44 +243,187 @@ class _Build:
 # -- op classes ----------------------------------------------------------------------------
 
 ELEMENTWISE = {
-    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert",
-    "cosine", "count_leading_zeros", "divide", "exponential", "exponential_minus_one",
-    "floor", "imag", "is_finite", "log", "log_plus_one", "logistic", "maximum", "minimum",
-    "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce_precision",
-    "remainder", "round_nearest_afz", "round_nearest_even", "rsqrt", "select",
-    "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sine", "sqrt",
-    "subtract", "tan", "tanh", "xor", "map", "uniform_quantize", "uniform_dequantize",
+    "abs",
+    "add",
+    "and",
+    "atan2",
+    "cbrt",
+    "ceil",
+    "clamp",
+    "compare",
+    "complex",
+    "convert",
+    "cosine",
+    "count_leading_zeros",
+    "divide",
+    "exponential",
+    "exponential_minus_one",
+    "floor",
+    "imag",
+    "is_finite",
+    "log",
+    "log_plus_one",
+    "logistic",
+    "maximum",
+    "minimum",
+    "multiply",
+    "negate",
+    "not",
+    "or",
+    "popcnt",
+    "power",
+    "real",
+    "reduce_precision",
+    "remainder",
+    "round_nearest_afz",
+    "round_nearest_even",
+    "rsqrt",
+    "select",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
+    "sign",
+    "sine",
+    "sqrt",
+    "subtract",
+    "tan",
+    "tanh",
+    "xor",
+    "map",
+    "uniform_quantize",
+    "uniform_dequantize",
     # chlo
-    "acos", "acosh", "asin", "asinh", "atan", "atanh", "bessel_i1e", "conj", "cosh",
-    "digamma", "erf", "erf_inv", "erfc", "is_inf", "is_neg_inf", "is_pos_inf", "lgamma",
-    "next_after", "polygamma", "sinh", "zeta", "square", "broadcast_add",
-    "broadcast_subtract", "broadcast_multiply", "broadcast_divide", "broadcast_maximum",
-    "broadcast_minimum", "broadcast_compare", "broadcast_and", "broadcast_or",
-    "broadcast_select", "broadcast_power", "broadcast_remainder", "broadcast_atan2",
-    "broadcast_xor", "broadcast_shift_left", "broadcast_complex",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "bessel_i1e",
+    "conj",
+    "cosh",
+    "digamma",
+    "erf",
+    "erf_inv",
+    "erfc",
+    "is_inf",
+    "is_neg_inf",
+    "is_pos_inf",
+    "lgamma",
+    "next_after",
+    "polygamma",
+    "sinh",
+    "zeta",
+    "square",
+    "broadcast_add",
+    "broadcast_subtract",
+    "broadcast_multiply",
+    "broadcast_divide",
+    "broadcast_maximum",
+    "broadcast_minimum",
+    "broadcast_compare",
+    "broadcast_and",
+    "broadcast_or",
+    "broadcast_select",
+    "broadcast_power",
+    "broadcast_remainder",
+    "broadcast_atan2",
+    "broadcast_xor",
+    "broadcast_shift_left",
+    "broadcast_complex",
 }
-FORWARDING = {"reshape", "dynamic_reshape", "optimization_barrier", "get_tuple_element",
-              "tuple", "sharding_constraint", "reshard"}
-SAME_AS_OPERAND0 = {"reverse", "sort", "scatter", "dynamic_update_slice", "all_reduce",
-                    "collective_permute", "collective_broadcast", "cross_replica_sum",
-                    "select_and_scatter", "cholesky", "triangular_solve", "copy",
-                    "rng_bit_generator", "batch_norm_training", "batch_norm_inference",
-                    "batch_norm_grad", "fft", "top_k", "cumsum", "cumprod", "cummax"}
-COLLECTIVES = {"all_reduce": "all-reduce", "all_gather": "all-gather",
-               "reduce_scatter": "reduce-scatter", "all_to_all": "all-to-all",
-               "collective_permute": "collective-permute",
-               "collective_broadcast": "collective-broadcast",
-               "cross_replica_sum": "all-reduce"}
+FORWARDING = {
+    "reshape",
+    "dynamic_reshape",
+    "optimization_barrier",
+    "get_tuple_element",
+    "tuple",
+    "sharding_constraint",
+    "reshard",
+}
+SAME_AS_OPERAND0 = {
+    "reverse",
+    "sort",
+    "scatter",
+    "dynamic_update_slice",
+    "all_reduce",
+    "collective_permute",
+    "collective_broadcast",
+    "cross_replica_sum",
+    "select_and_scatter",
+    "cholesky",
+    "triangular_solve",
+    "copy",
+    "rng_bit_generator",
+    "batch_norm_training",
+    "batch_norm_inference",
+    "batch_norm_grad",
+    "fft",
+    "top_k",
+    "cumsum",
+    "cumprod",
+    "cummax",
+}
+COLLECTIVES = {
+    "all_reduce": "all-reduce",
+    "all_gather": "all-gather",
+    "reduce_scatter": "reduce-scatter",
+    "all_to_all": "all-to-all",
+    "collective_permute": "collective-permute",
+    "collective_broadcast": "collective-broadcast",
+    "cross_replica_sum": "all-reduce",
+}
 OTHER_KNOWN = {
-    "constant", "iota", "dynamic_iota", "broadcast_in_dim", "dynamic_broadcast_in_dim",
-    "broadcast", "transpose", "dot", "dot_general", "einsum", "unary_einsum", "concatenate",
-    "slice", "dynamic_slice", "real_dynamic_slice", "pad", "dynamic_pad", "gather",
-    "dynamic_gather", "reduce", "reduce_window", "convolution", "dynamic_conv",
-    "get_dimension_size", "set_dimension_size", "custom_call", "while", "case", "if",
-    "call", "return", "bitcast_convert", "partition_id", "replica_id", "after_all",
-    "create_token", "infeed", "outfeed", "send", "recv", "rng", "torch_index_select",
-    "composite", "all_gather", "reduce_scatter", "all_to_all", "constant_like",
-    "rank_specialization_cluster", "minimum_broadcast_shapes", "dynamic_reduce_window",
+    "constant",
+    "iota",
+    "dynamic_iota",
+    "broadcast_in_dim",
+    "dynamic_broadcast_in_dim",
+    "broadcast",
+    "transpose",
+    "dot",
+    "dot_general",
+    "einsum",
+    "unary_einsum",
+    "concatenate",
+    "slice",
+    "dynamic_slice",
+    "real_dynamic_slice",
+    "pad",
+    "dynamic_pad",
+    "gather",
+    "dynamic_gather",
+    "reduce",
+    "reduce_window",
+    "convolution",
+    "dynamic_conv",
+    "get_dimension_size",
+    "set_dimension_size",
+    "custom_call",
+    "while",
+    "case",
+    "if",
+    "call",
+    "return",
+    "bitcast_convert",
+    "partition_id",
+    "replica_id",
+    "after_all",
+    "create_token",
+    "infeed",
+    "outfeed",
+    "send",
+    "recv",
+    "rng",
+    "torch_index_select",
+    "composite",
+    "all_gather",
+    "reduce_scatter",
+    "all_to_all",
+    "constant_like",
+    "rank_specialization_cluster",
+    "minimum_broadcast_shapes",
+    "dynamic_reduce_window",
     "manual_computation",
 }
 KNOWN = ELEMENTWISE | FORWARDING | SAME_AS_OPERAND0 | set(COLLECTIVES) | OTHER_KNOWN
@@ -266,7 +435,7 @@ def _opcode(op: Op) -> str:
     name = op.name
     for d in DIALECTS:
         if name.startswith(d + "."):
-            return name[len(d) + 1:]
+            return name[len(d) + 1 :]
     return name
 
 
@@ -323,6 +492,7 @@ def _dense_values(attrs: str, count: int | None) -> list | None:
 
 # -- the converter -------------------------------------------------------------------------
 
+
 class StableHloConverter:
     def __init__(self, module: Module, max_inline_depth: int = 64):
         self.m = module
@@ -342,7 +512,8 @@ class StableHloConverter:
     def res(self, p: DimPoly) -> DimPoly:
         for _ in range(8):
             if not (p.atoms() & set(self.subst)) and not any(
-                    not isinstance(a, str) for a in p.atoms()):
+                not isinstance(a, str) for a in p.atoms()
+            ):
                 return p
             q = p.subst(self.subst)
             if q == p:
@@ -380,16 +551,16 @@ class StableHloConverter:
             t = parse_type(a.type)
             shape = None
             if t.dims is not None:
-                shape = tuple(DimPoly.const(d) if d is not None else
-                              DimPoly.atom(f"?{a.name[1:]}.{i}") for i, d in enumerate(t.dims))
+                shape = tuple(
+                    DimPoly.const(d) if d is not None else DimPoly.atom(f"?{a.name[1:]}.{i}")
+                    for i, d in enumerate(t.dims)
+                )
             gc = re.search(r'jax\.global_constant\s*=\s*"(\w+)"', a.attrs)
-            if gc:   # a dim passed as an argument (jit(...).lower with symbolic shapes)
+            if gc:  # a dim passed as an argument (jit(...).lower with symbolic shapes)
                 self.dim_names.add(gc.group(1))
-                env[a.name] = Val(shape, t.etype, folded=True,
-                                  known=[DimPoly.atom(gc.group(1))])
+                env[a.name] = Val(shape, t.etype, folded=True, known=[DimPoly.atom(gc.group(1))])
                 continue
-            donated = bool(re.search(r"tf\.aliasing_output|jax\.buffer_donor\s*=\s*true",
-                                     a.attrs))
+            donated = bool(re.search(r"tf\.aliasing_output|jax\.buffer_donor\s*=\s*true", a.attrs))
             name_ = a.loc_name or a.name
             i = b.add_op(name_, "parameter", OpKind.PARAMETER)
             v = Val(shape, t.etype, build=b, op=i, readonly=not donated)
@@ -412,8 +583,14 @@ class StableHloConverter:
         return self.finish(b, func)
 
     # -- walking
-    def walk(self, block: Block, env: dict[str, Val], b: _Build, prefix: str,
-             outer: dict[str, Val] | None = None) -> list[Val]:
+    def walk(
+        self,
+        block: Block,
+        env: dict[str, Val],
+        b: _Build,
+        prefix: str,
+        outer: dict[str, Val] | None = None,
+    ) -> list[Val]:
         uses = _free_uses(block)
         for name, v in list(env.items()):
             if v.build is b:
@@ -470,25 +647,42 @@ class StableHloConverter:
             self.shape_assertion(ins)
             m = re.search(r"symbolic shape constraint (.+?)\. Expected", op.attrs)
             if m and m.group(1) not in self.constraints:
-                self.constraints.append(m.group(1))   # e.g. "s <= 2048", JAX checks it
+                self.constraints.append(m.group(1))  # e.g. "s <= 2048", JAX checks it
             for v in ins:
                 self.consume(b, v)
             return None
         shapes = self.result_shapes(op, code, ins, types)
         # fold compile-time computations
-        if (all(v.folded for v in ins) or code == "get_dimension_size") and code not in ("while", "case", "if", "custom_call",
-                                                        "rng", "rng_bit_generator", "infeed",
-                                                        "recv", "partition_id", "replica_id",
-                                                        "after_all", "create_token") \
-                and code not in COLLECTIVES:
+        if (
+            (all(v.folded for v in ins) or code == "get_dimension_size")
+            and code
+            not in (
+                "while",
+                "case",
+                "if",
+                "custom_call",
+                "rng",
+                "rng_bit_generator",
+                "infeed",
+                "recv",
+                "partition_id",
+                "replica_id",
+                "after_all",
+                "create_token",
+            )
+            and code not in COLLECTIVES
+        ):
             counts = [_static_count(s) for s in shapes]
-            if code == "constant" or all(c is not None and c <= FOLD_MAX_ELEMENTS
-                                         for c in counts):
+            if code == "constant" or all(c is not None and c <= FOLD_MAX_ELEMENTS for c in counts):
                 known = self.fold(op, code, ins, shapes, types)
                 for k, (rname, t) in enumerate(zip(op.results, types)):
-                    v = Val(shapes[k], t.etype, folded=True,
-                            known=known[k] if known else None,
-                            eq=self._eq_of(op, code, ins) if k == 0 else None)
+                    v = Val(
+                        shapes[k],
+                        t.etype,
+                        folded=True,
+                        known=known[k] if known else None,
+                        eq=self._eq_of(op, code, ins) if k == 0 else None,
+                    )
                     self.define(b, rname, v, env, uses)
                 return None
         self.unify_operands(op, code, ins)
@@ -498,13 +692,22 @@ class StableHloConverter:
         if code in ("while", "case", "if"):
             return self.control_flow(op, code, ins, shapes, types, env, b, name, uses, outer)
         kind = OpKind.COMPUTE
-        forwarding = code in FORWARDING or (code == "custom_call" and op.callee in (
-            "Sharding", "sharding_constraint")) or (
-            code == "bitcast_convert" and ins and
-            TType(None, ins[0].etype).elem_bytes == TType(None, types[0].etype).elem_bytes)
-        if code == "broadcast_in_dim" and ins and ins[0].shape is not None and \
-                shapes[0] == ins[0].shape:
-            forwarding = True   # an identity broadcast: XLA removes it
+        forwarding = (
+            code in FORWARDING
+            or (code == "custom_call" and op.callee in ("Sharding", "sharding_constraint"))
+            or (
+                code == "bitcast_convert"
+                and ins
+                and TType(None, ins[0].etype).elem_bytes == TType(None, types[0].etype).elem_bytes
+            )
+        )
+        if (
+            code == "broadcast_in_dim"
+            and ins
+            and ins[0].shape is not None
+            and shapes[0] == ins[0].shape
+        ):
+            forwarding = True  # an identity broadcast: XLA removes it
         if forwarding:
             kind = OpKind.ALIAS
         i = b.add_op(name, op.name, kind)
@@ -515,14 +718,25 @@ class StableHloConverter:
         out: list[Val] = []
         if forwarding:
             for k, t in enumerate(types):
-                src = ins[k] if code == "optimization_barrier" and k < len(ins) else \
-                    (ins[0] if ins else None)
+                src = (
+                    ins[k]
+                    if code == "optimization_barrier" and k < len(ins)
+                    else (ins[0] if ins else None)
+                )
                 if code == "tuple":
                     bufs = tuple(j for v in ins if v.build is b for j in v.bufs)
                 else:
                     bufs = src.bufs if src is not None and src.build is b else ()
-                out.append(Val(shapes[k], t.etype, build=b, bufs=bufs, op=i,
-                               readonly=bool(src and src.readonly)))
+                out.append(
+                    Val(
+                        shapes[k],
+                        t.etype,
+                        build=b,
+                        bufs=bufs,
+                        op=i,
+                        readonly=bool(src and src.readonly),
+                    )
+                )
         else:
             inplace = self.inplace_operands(op, code, ins)
             for k, t in enumerate(types):
@@ -534,8 +748,7 @@ class StableHloConverter:
                 else:
                     size = v.nbytes()
                     if not (size.is_const and size.value == 0):
-                        v.bufs = (b.add_buf(i, size, name if len(types) == 1 else
-                                            f"{name}#{k}"),)
+                        v.bufs = (b.add_buf(i, size, name if len(types) == 1 else f"{name}#{k}"),)
                 out.append(v)
             self.costs(rec, code, op, ins, out)
             if code in COLLECTIVES:
@@ -546,9 +759,16 @@ class StableHloConverter:
 
     # -- pieces of ``op``
     def _eq_of(self, op: Op, code: str, ins: list[Val]):
-        if code == "compare" and re.search(r"\bEQ\b", op.attrs) and len(ins) == 2 and \
-                ins[0].known and ins[1].known and len(ins[0].known) == 1 and \
-                isinstance(ins[0].known[0], DimPoly) and isinstance(ins[1].known[0], DimPoly):
+        if (
+            code == "compare"
+            and re.search(r"\bEQ\b", op.attrs)
+            and len(ins) == 2
+            and ins[0].known
+            and ins[1].known
+            and len(ins[0].known) == 1
+            and isinstance(ins[0].known[0], DimPoly)
+            and isinstance(ins[1].known[0], DimPoly)
+        ):
             return ins[0].known[0], ins[1].known[0]
         return None
 
@@ -570,7 +790,7 @@ class StableHloConverter:
         n = self.call_count[f.name]
         sub_prefix = prefix + f"{f.name}" + (f".{n}" if n > 1 else "") + "/"
         if f.name == "_wrapped_jax_export_main" and not prefix:
-            sub_prefix = ""   # jax.export's wrapper around the user's function: no prefix
+            sub_prefix = ""  # jax.export's wrapper around the user's function: no prefix
         cenv: dict[str, Val] = {}
         for a, v in zip(f.args, ins):
             gc = re.search(r'jax\.global_constant\s*=\s*"(\w+)"', a.attrs)
@@ -580,12 +800,16 @@ class StableHloConverter:
                 if v.known and isinstance(v.known[0], DimPoly):
                     self.unify(v.known[0], dim)
                 v = Val(v.shape, v.etype, folded=True, known=[dim])
-            elif a.loc_name and v.build is b and v.op is not None and \
-                    b.ops[v.op].kind == OpKind.PARAMETER and \
-                    b.ops[v.op].name.startswith("%arg"):
+            elif (
+                a.loc_name
+                and v.build is b
+                and v.op is not None
+                and b.ops[v.op].kind == OpKind.PARAMETER
+                and b.ops[v.op].name.startswith("%arg")
+            ):
                 self.rename(b, v.op, a.loc_name)
             cenv[a.name] = v
-        for v in ins:   # the call's reads are the callee's reads: counted inside
+        for v in ins:  # the call's reads are the callee's reads: counted inside
             self.consume(b, v)
         self.depth += 1
         try:
@@ -593,8 +817,9 @@ class StableHloConverter:
         finally:
             self.depth -= 1
         if len(rets) != len(op.results):
-            self.err(op, f"@{f.name} returns {len(rets)} values, the call expects "
-                         f"{len(op.results)}")
+            self.err(
+                op, f"@{f.name} returns {len(rets)} values, the call expects {len(op.results)}"
+            )
         for rname, v in zip(op.results, rets):
             self.define(b, rname, v, env, uses)
         return None
@@ -607,26 +832,40 @@ class StableHloConverter:
             self.err(op, "manual_computation without a body")
         blk = op.regions[0][0]
         if len(blk.args) != len(ins):
-            self.err(op, f"manual_computation has {len(ins)} operands and "
-                         f"{len(blk.args)} body arguments")
+            self.err(
+                op, f"manual_computation has {len(ins)} operands and {len(blk.args)} body arguments"
+            )
         cenv: dict[str, Val] = {}
         for (an, ty), v in zip(blk.args, ins):
             t = parse_type(ty)
             shape = v.shape
             if t.dims is not None and all(d is not None for d in t.dims):
                 shape = tuple(DimPoly.const(d) for d in t.dims if d is not None)
-            nv = Val(shape, t.etype if t.dims is not None else v.etype, build=v.build,
-                     bufs=v.bufs, op=v.op, folded=v.folded, known=v.known, readonly=v.readonly)
-            if v.build is b and v.op is not None and b.ops[v.op].kind == OpKind.PARAMETER \
-                    and len(v.bufs) == 1:
+            nv = Val(
+                shape,
+                t.etype if t.dims is not None else v.etype,
+                build=v.build,
+                bufs=v.bufs,
+                op=v.op,
+                folded=v.folded,
+                known=v.known,
+                readonly=v.readonly,
+            )
+            if (
+                v.build is b
+                and v.op is not None
+                and b.ops[v.op].kind == OpKind.PARAMETER
+                and len(v.bufs) == 1
+            ):
                 b.bufs[v.bufs[0]].size = nv.nbytes()
             cenv[an] = nv
         for v in ins:
             self.consume(b, v)
         rets = self.walk(blk, cenv, b, prefix)
         if len(rets) != len(op.results):
-            self.err(op, f"manual_computation returns {len(rets)} values for "
-                         f"{len(op.results)} results")
+            self.err(
+                op, f"manual_computation returns {len(rets)} values for {len(op.results)} results"
+            )
         for rname, v in zip(op.results, rets):
             self.define(b, rname, v, env, uses)
         return None
@@ -655,8 +894,9 @@ class StableHloConverter:
         elif code == "dynamic_broadcast_in_dim" and len(ins) > 1 and ins[0].shape:
             # an operand dim that is not 1 is the result dim it maps to
             out = self.known_vec(ins[1])
-            dims = _attr_list(op.attrs, "dims") or \
-                _attr_list(op.attrs, "broadcast_dimensions") or []
+            dims = (
+                _attr_list(op.attrs, "dims") or _attr_list(op.attrs, "broadcast_dimensions") or []
+            )
             if out:
                 for i, d in enumerate(dims):
                     od = ins[0].shape[i] if i < len(ins[0].shape) else None
@@ -688,15 +928,19 @@ class StableHloConverter:
             return {k: k for k in range(n)}
         if code == "custom_call":
             out = {}
-            for m in re.finditer(r"output_tuple_indices\s*=\s*\[([^\]]*)\]\s*,\s*"
-                                 r"operand_index\s*=\s*(\d+)", op.attrs):
+            for m in re.finditer(
+                r"output_tuple_indices\s*=\s*\[([^\]]*)\]\s*,\s*"
+                r"operand_index\s*=\s*(\d+)",
+                op.attrs,
+            ):
                 idx = _ints(m.group(1))
                 out[idx[0] if idx else 0] = int(m.group(2))
             return out
         return {}
 
-    def control_flow(self, op: Op, code: str, ins, shapes, types, env, b: _Build, name,
-                     uses, outer):
+    def control_flow(
+        self, op: Op, code: str, ins, shapes, types, env, b: _Build, name, uses, outer
+    ):
         i = b.add_op(name, op.name, OpKind.CONTROL_FLOW)
         b.ops[i].attrs["line"] = op.line
         for v in ins:
@@ -716,9 +960,13 @@ class StableHloConverter:
                 src = ins[k] if code == "while" and k < len(ins) else None
                 shape = src.shape if src is not None else None
                 et = src.etype if src is not None else ""
-                renv[an] = Val(shape, et, build=None,
-                               folded=bool(src is not None and src.folded and code != "while"),
-                               known=None)
+                renv[an] = Val(
+                    shape,
+                    et,
+                    build=None,
+                    folded=bool(src is not None and src.folded and code != "while"),
+                    known=None,
+                )
             rets = self.walk(blk, renv, sub, name + "/", scope)
             for v in rets:
                 if v.build is sub:
@@ -732,8 +980,9 @@ class StableHloConverter:
                 else:
                     b.captured.append(v)
             # the region's reads of outer values were counted as uses of this op
-            defined = {a for a, _ in blk.args} | set(op.binders) | \
-                {r for o in blk.ops for r in o.results}
+            defined = (
+                {a for a, _ in blk.args} | set(op.binders) | {r for o in blk.ops for r in o.results}
+            )
             for fname, cnt in _free_uses(blk).items():
                 if fname not in defined:
                     v = env.get(fname) or (outer or {}).get(fname)
@@ -743,9 +992,10 @@ class StableHloConverter:
         b.ops[i].transient = temps
         if code in ("case", "if") and branch_rets:
             first = branch_rets[0]
-            shapes = [self.pick_shape(shapes[k], [r[k].shape for r in branch_rets
-                                                  if k < len(r)])
-                      for k in range(len(shapes))]
+            shapes = [
+                self.pick_shape(shapes[k], [r[k].shape for r in branch_rets if k < len(r)])
+                for k in range(len(shapes))
+            ]
             del first
         out: list[Val] = []
         taken: set[int] = set()
@@ -769,9 +1019,12 @@ class StableHloConverter:
         if declared is None:
             return None
         out = []
-        for d, ds in zip(declared, zip(*[c for c in candidates if c is not None]) if
-                         candidates and all(c is not None for c in candidates) else
-                         [()] * len(declared)):
+        for d, ds in zip(
+            declared,
+            zip(*[c for c in candidates if c is not None])
+            if candidates and all(c is not None for c in candidates)
+            else [()] * len(declared),
+        ):
             if not _is_placeholder_free(d) and ds:
                 vals = [self.res(x) for x in ds]
                 m = vals[0]
@@ -831,8 +1084,9 @@ class StableHloConverter:
         return bound
 
     # -- shapes
-    def result_shapes(self, op: Op, code: str, ins: list[Val], types: list[TType]
-                      ) -> list[tuple[DimPoly, ...] | None]:
+    def result_shapes(
+        self, op: Op, code: str, ins: list[Val], types: list[TType]
+    ) -> list[tuple[DimPoly, ...] | None]:
         out: list[tuple[DimPoly, ...] | None] = []
         for k, t in enumerate(types):
             if t.dims is None:
@@ -869,15 +1123,22 @@ class StableHloConverter:
         return v.shape
 
     def infer(self, op: Op, code: str, ins: list[Val], t: TType, k: int):
-        assert t.dims is not None   # result_shapes infers tensor results only
+        assert t.dims is not None  # result_shapes infers tensor results only
         rank = len(t.dims)
         a0 = ins[0] if ins else None
         s0 = a0.shape if a0 is not None else None
-        if code in ELEMENTWISE or code in SAME_AS_OPERAND0 or code in (
-                "bitcast_convert", "optimization_barrier", "sharding_constraint", "reshard"):
-            if code in ("optimization_barrier", "sort", "scatter", "all_reduce",
-                        "collective_permute") and k < len(ins) and ins[k].shape and \
-                    len(ins[k].shape or ()) == rank:
+        if (
+            code in ELEMENTWISE
+            or code in SAME_AS_OPERAND0
+            or code in ("bitcast_convert", "optimization_barrier", "sharding_constraint", "reshard")
+        ):
+            if (
+                code
+                in ("optimization_barrier", "sort", "scatter", "all_reduce", "collective_permute")
+                and k < len(ins)
+                and ins[k].shape
+                and len(ins[k].shape or ()) == rank
+            ):
                 return ins[k].shape
             for v in ins:
                 if v.shape is not None and len(v.shape) == rank:
@@ -888,12 +1149,17 @@ class StableHloConverter:
         if code == "dynamic_iota":
             return self.known_vec(ins[0])
         if code == "broadcast_in_dim":
-            dims = _attr_list(op.attrs, "dims") or _attr_list(op.attrs, "broadcast_dimensions") \
-                or []
+            dims = (
+                _attr_list(op.attrs, "dims") or _attr_list(op.attrs, "broadcast_dimensions") or []
+            )
             out: list = [None] * rank
             for i, d in enumerate(dims):
-                if s0 and i < len(s0) and d < rank and not (s0[i].is_const and s0[i].value == 1
-                                                           and t.dims[d] is None):
+                if (
+                    s0
+                    and i < len(s0)
+                    and d < rank
+                    and not (s0[i].is_const and s0[i].value == 1 and t.dims[d] is None)
+                ):
                     out[d] = s0[i]
             return out
         if code == "transpose":
@@ -945,16 +1211,17 @@ class StableHloConverter:
             if code == "pad":
                 lo_i = _attr_list(op.attrs, "low") or _attr_list(op.attrs, "edge_padding_low")
                 hi_i = _attr_list(op.attrs, "high") or _attr_list(op.attrs, "edge_padding_high")
-                it_i = _attr_list(op.attrs, "interior") or \
-                    _attr_list(op.attrs, "interior_padding")
-                lo, hi, it = ([DimPoly.const(x) for x in y] if y else None
-                              for y in (lo_i, hi_i, it_i))
+                it_i = _attr_list(op.attrs, "interior") or _attr_list(op.attrs, "interior_padding")
+                lo, hi, it = (
+                    [DimPoly.const(x) for x in y] if y else None for y in (lo_i, hi_i, it_i)
+                )
             else:
                 lo, hi, it = (self.known_vec(ins[j]) for j in (2, 3, 4))
             if lo is None or hi is None or it is None:
                 return None
-            return [d + lo[i] + hi[i] + it[i] * (d - 1)
-                    for i, d in enumerate(self.shape_of(op, a0))]
+            return [
+                d + lo[i] + hi[i] + it[i] * (d - 1) for i, d in enumerate(self.shape_of(op, a0))
+            ]
         if code in ("gather", "dynamic_gather"):
             return self.gather_shape(op, code, ins, rank)
         if code == "all_gather":
@@ -1002,8 +1269,11 @@ class StableHloConverter:
         return None
 
     def slice_shape(self, op: Op, s0):
-        m = re.search(r"\[\s*(-?\d+\s*:\s*-?\d+(?:\s*:\s*-?\d+)?(?:\s*,\s*-?\d+\s*:\s*-?\d+"
-                      r"(?:\s*:\s*-?\d+)?)*)\s*\]", op.attrs)
+        m = re.search(
+            r"\[\s*(-?\d+\s*:\s*-?\d+(?:\s*:\s*-?\d+)?(?:\s*,\s*-?\d+\s*:\s*-?\d+"
+            r"(?:\s*:\s*-?\d+)?)*)\s*\]",
+            op.attrs,
+        )
         if m:
             out = []
             for part in m.group(1).split(","):
@@ -1019,13 +1289,12 @@ class StableHloConverter:
         return None
 
     def gather_shape(self, op: Op, code: str, ins: list[Val], rank: int):
-        operand, idx = ins[0].shape, ins[1].shape
         m = re.search(r"#stablehlo\.gather<([^>]*)>", op.attrs)
         gd = m.group(1) if m else op.attrs
         offset_dims = _attr_list(gd, "offset_dims") or []
         collapsed = _attr_list(gd, "collapsed_slice_dims") or []
         obatch = _attr_list(gd, "operand_batching_dims") or []
-        ivd = _attr_int(gd, "index_vector_dim") or 0   # printed only when not 0
+        ivd = _attr_int(gd, "index_vector_dim") or 0  # printed only when not 0
         if code == "gather":
             sizes_i = _attr_list(op.attrs, "slice_sizes")
             sizes = [DimPoly.const(x) for x in sizes_i] if sizes_i is not None else None
@@ -1075,8 +1344,13 @@ class StableHloConverter:
         pad = self.known_vec(ins[6])
         if None in (wd, ws, bd, wdl, pad) or src is None:
             return None
-        assert wd is not None and ws is not None and bd is not None and wdl is not None \
+        assert (
+            wd is not None
+            and ws is not None
+            and bd is not None
+            and wdl is not None
             and pad is not None
+        )
         out = []
         for i, d in enumerate(src):
             full = (d - 1) * bd[i] + 1 + pad[2 * i] + pad[2 * i + 1]
@@ -1100,11 +1374,11 @@ class StableHloConverter:
             vals = _ints(m.group(1))
             g, n = int(m.group(2)), int(m.group(3))
             if len(vals) == g * n:
-                return tuple(tuple(vals[i * n:(i + 1) * n]) for i in range(g))
+                return tuple(tuple(vals[i * n : (i + 1) * n]) for i in range(g))
         m = re.search(r"source_target_pairs\s*=\s*dense<(.*?)>", op.attrs)
         if m:
             vals = _ints(m.group(1))
-            return tuple(tuple(vals[i:i + 2]) for i in range(0, len(vals), 2))
+            return tuple(tuple(vals[i : i + 2]) for i in range(0, len(vals), 2))
         return ()
 
     # -- folding
@@ -1112,8 +1386,9 @@ class StableHloConverter:
         """Contents of a constant-only computation's results (None where unknown)."""
         n = [_static_count(s) for s in shapes]
         try:
-            return [self._fold_one(op, code, ins, shapes, types, k, n[k])
-                    for k in range(len(types))]
+            return [
+                self._fold_one(op, code, ins, shapes, types, k, n[k]) for k in range(len(types))
+            ]
         except (IndexError, TypeError, ValueError, ZeroDivisionError):
             return None
 
@@ -1136,14 +1411,18 @@ class StableHloConverter:
             return None
         if any(x is None for x in kv):
             return None
-        if code in ("convert", "reshape", "bitcast_convert", "dynamic_reshape",
-                    "optimization_barrier"):
+        if code in (
+            "convert",
+            "reshape",
+            "bitcast_convert",
+            "dynamic_reshape",
+            "optimization_barrier",
+        ):
             src = kv[k] if code == "optimization_barrier" else kv[0]
             if code == "convert" and types[0].etype == "i1":
                 return [(_truth(x)) for x in src]
             if code == "convert" and ins[0].etype == "i1":
-                return [DimPoly.const(1 if x else 0) if isinstance(x, bool) else None
-                        for x in src]
+                return [DimPoly.const(1 if x else 0) if isinstance(x, bool) else None for x in src]
             return list(src)
         if code in ("broadcast_in_dim", "dynamic_broadcast_in_dim", "broadcast"):
             if len(kv[0]) == 1 and count is not None:
@@ -1163,7 +1442,7 @@ class StableHloConverter:
             lim = _attr_list(op.attrs, "limit_indices")
             if st and lim and len(st) == 1:
                 strides = _attr_list(op.attrs, "strides") or [1]
-                return kv[0][st[0]:lim[0]:strides[0]]
+                return kv[0][st[0] : lim[0] : strides[0]]
             return None
         if code in ELEMENTWISE:
             width = max(len(x) for x in kv)
@@ -1261,24 +1540,33 @@ class StableHloConverter:
 
     def collective(self, op: Op, code: str, ins: list[Val], out: list[Val]) -> tuple:
         payload = DimPoly.const(0)
-        for v in (out if code == "all_gather" else ins):
+        for v in out if code == "all_gather" else ins:
             if v.shape is not None and not v.folded:
                 payload = payload + v.nbytes()
-        ch = re.search(r"channel_handle\s*=\s*#stablehlo\.channel_handle<\s*handle\s*=\s*(\d+)",
-                       op.attrs)
-        return (COLLECTIVES[code], payload, self.group_size(op), self.replica_groups(op),
-                int(ch.group(1)) if ch else None)
+        ch = re.search(
+            r"channel_handle\s*=\s*#stablehlo\.channel_handle<\s*handle\s*=\s*(\d+)", op.attrs
+        )
+        return (
+            COLLECTIVES[code],
+            payload,
+            self.group_size(op),
+            self.replica_groups(op),
+            int(ch.group(1)) if ch else None,
+        )
 
     # -- to Graph
     def sym(self, p: DimPoly, what: str, note: bool = True) -> SymExpr:
         p = self.res(p)
-        bad = [a for a in p.atoms() if isinstance(a, str) and a.startswith("?")] + \
-            [a for a in _deep_atoms(p) if isinstance(a, str) and a.startswith("?")]
+        bad = [a for a in p.atoms() if isinstance(a, str) and a.startswith("?")] + [
+            a for a in _deep_atoms(p) if isinstance(a, str) and a.startswith("?")
+        ]
         if bad:
-            raise InputError(f"{what}: a '?' dim ({bad[0][1:]}) is not tied to a named dim; "
-                             "export the function with jax.export and "
-                             "jax.export.symbolic_shape so that every '?' has a name",
-                             path=self.path)
+            raise InputError(
+                f"{what}: a '?' dim ({bad[0][1:]}) is not tied to a named dim; "
+                "export the function with jax.export and "
+                "jax.export.symbolic_shape so that every '?' has a name",
+                path=self.path,
+            )
         e, exact = dx.to_symexpr(p)
         if not exact and note:
             self.approx.append(f"{what}: {p} <= {e}")
@@ -1302,9 +1590,15 @@ class StableHloConverter:
             changed = False
             for i in range(n - 1, -1, -1):
                 rec = b.ops[i]
-                if not alive[i] or readers[i] or out_op[i] or rec.kind in (
-                        OpKind.PARAMETER, OpKind.CONTROL_FLOW) or rec.collective is not None \
-                        or "custom_call" in rec.opcode or i in b.returned_ops:
+                if (
+                    not alive[i]
+                    or readers[i]
+                    or out_op[i]
+                    or rec.kind in (OpKind.PARAMETER, OpKind.CONTROL_FLOW)
+                    or rec.collective is not None
+                    or "custom_call" in rec.opcode
+                    or i in b.returned_ops
+                ):
                     continue
                 alive[i] = False
                 changed = True
@@ -1330,12 +1624,17 @@ class StableHloConverter:
         b.bufs = live_bufs
         for rec in b.ops:
             tr = self.max_of(rec.transient, rec.name) if rec.transient else DimPoly.const(0)
-            gb.add_op(rec.name, rec.opcode, rec.kind, operands=rec.operands,
-                      control_preds=rec.control,
-                      flops=self.sym(rec.flops, rec.name, note=False),
-                      bytes_accessed=self.sym(rec.bytes, rec.name, note=False),
-                      transient=self.sym(tr, f"{rec.name} (transient)"),
-                      attrs=rec.attrs)
+            gb.add_op(
+                rec.name,
+                rec.opcode,
+                rec.kind,
+                operands=rec.operands,
+                control_preds=rec.control,
+                flops=self.sym(rec.flops, rec.name, note=False),
+                bytes_accessed=self.sym(rec.bytes, rec.name, note=False),
+                transient=self.sym(tr, f"{rec.name} (transient)"),
+                attrs=rec.attrs,
+            )
         for i, rec in enumerate(b.ops):
             if rec.collective is not None:
                 kind, payload, g, groups, ch = rec.collective
@@ -1344,8 +1643,14 @@ class StableHloConverter:
             size = self.sym(buf.size, buf.name)
             if not size.terms:
                 continue
-            gb.add_buffer(buf.d, size, users=buf.users, name=buf.name, live_in=buf.live_in,
-                          live_out=buf.live_out)
+            gb.add_buffer(
+                buf.d,
+                size,
+                users=buf.users,
+                name=buf.name,
+                live_in=buf.live_in,
+                live_out=buf.live_out,
+            )
         gb.meta["source"] = "stablehlo"
         gb.meta["approximations"] = list(dict.fromkeys(self.approx))
         gb.meta["dim_names"] = sorted(self.dim_names)
@@ -1388,8 +1693,11 @@ def _free_uses(block: Block) -> Counter:
         for region in op.regions:
             for blk in region:
                 inner = _free_uses(blk)
-                defined = {a for a, _ in blk.args} | set(op.binders) | \
-                    {r for o in blk.ops for r in o.results}
+                defined = (
+                    {a for a, _ in blk.args}
+                    | set(op.binders)
+                    | {r for o in blk.ops for r in o.results}
+                )
                 for name, n in inner.items():
                     if name not in defined:
                         c[name] += n
@@ -1398,13 +1706,13 @@ def _free_uses(block: Block) -> Counter:
 
 # -- entry points ----------------------------------------------------------------------------
 
+
 def read_stablehlo_graph(path: str, function: str | None = None) -> Graph:
     """Read MLIR text (StableHLO/MHLO) into the ``Graph`` of its main function."""
     return StableHloConverter(read_mlir_module(path)).graph(function)
 
 
-def read_stablehlo_text(text: str, function: str | None = None, path: str | None = None
-                        ) -> Graph:
+def read_stablehlo_text(text: str, function: str | None = None, path: str | None = None) -> Graph:
     return StableHloConverter(parse_mlir_text(text, path)).graph(function)
 
 
