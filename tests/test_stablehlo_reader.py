@@ -461,3 +461,21 @@ module @m {
                                           "    return %2 : tensor<16xf32>\n  }\n"
                                           "  func.func private"))
     assert "upd/%0" in g2.buffer_names                     # sine's value is read later: copy
+
+
+def test_token_operand_where_a_tensor_is_needed_is_an_input_error():
+    # sizing a '?' result reads each operand's shape: a token has none (was a TypeError)
+    text = (
+        "module @m {\n"
+        "  func.func public @main(%arg0: tensor<?x4xf32>, %arg1: !stablehlo.token)"
+        " -> tensor<?x4xf32> {\n"
+        "    %0 = stablehlo.concatenate %arg0, %arg1, dim = 0 : (tensor<?x4xf32>,"
+        " !stablehlo.token) -> tensor<?x4xf32>\n"
+        "    return %0 : tensor<?x4xf32>\n"
+        "  }\n"
+        "}\n"
+    )
+    with pytest.raises(InputError) as e:
+        read_stablehlo_text(text, path="t.mlir")
+    assert e.value.line == 3
+    assert "needs a tensor operand where it has a token or tuple" in str(e.value)
