@@ -37,6 +37,7 @@ from cpsched.analysis.schedule import Schedule, make_schedule
 from cpsched.analysis.validate import validate_order
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.units import format_bytes
 from cpsched.readers.hlo.convert import HloConverter, call_contexts, scheduled_computations
 from cpsched.readers.hlo.parser import HloModule
 
@@ -234,8 +235,8 @@ def schedule_module(
             info["entry_message"] = info["message"]
         info["message"] = (
             f"{changed} of {len(names)} computations reordered; the input's "
-            f"orders peak at {', '.join(str(int(v)) for v in input_peak)} B; "
-            "the bound lets every called computation take its least"
+            f"orders peak at {', '.join(format_bytes(int(v)) for v in input_peak)}; "
+            "the bound lets every called computation take its least peak"
         )
     final = make_schedule(
         entry_schedule.graph,
