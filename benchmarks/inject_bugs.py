@@ -45,7 +45,7 @@ BUGS = {
           "end[has] = np.maximum(end[has], seg_max)",
           "end[has] = np.maximum(end[has], seg_max - 1)"),
     "f": ("validator checks data operands only (ignores control, buffer and async edges)",
-          "cpsched/analysis/validate.py",
+          "cpsched/core/order.py",  # the order check the validator calls
           "succ_rows = np.repeat(np.arange(n), np.diff(graph.pred_ptr))\n"
           "    bad = pos[graph.pred_idx] >= pos[succ_rows]",
           "succ_rows = np.repeat(np.arange(n), np.diff(graph.operands_ptr))\n"
