@@ -141,7 +141,7 @@ def memory(J: JointVars) -> None:
         const = 0
         ends: dict[tuple[int, ...], Any] = {}
 
-        def add(iv, nbytes: int) -> None:
+        def add(iv, nbytes: int, ivs=ivs, dem=dem) -> None:
             if nbytes > 0:
                 ivs.append(iv)
                 dem.append(int(nbytes))

@@ -70,17 +70,14 @@ def build_joint_problem(
     g, sc = base.graph, base.scenarios
     B = g.n_buffers
     sizes = g.sizes(sc) if B else np.zeros((len(sc), 0), dtype=np.int64)
-    read = np.zeros(B, dtype=bool)
-    for b in range(B):
-        read[b] = g.buffer_users(b).size > 0
+    read = np.array([g.buffer_users(j).size > 0 for j in range(B)], dtype=bool)
     ok = read & (sizes > 0).any(axis=0) if B else read
     rem = np.zeros(B, dtype=bool)
     if remat and B:
         clon = recomputable_ops(g)
-        for b in np.flatnonzero(ok):
-            a = int(g.buffer_def[b])
-            if clon[a] and g.defines(a).size == 1:
-                rem[b] = True
+        for j in np.flatnonzero(ok):
+            a = int(g.buffer_def[j])
+            rem[j] = bool(clon[a] and g.defines(a).size == 1)
     ev = np.zeros(B, dtype=bool)
     if evict and transfer is not None and B:
         ev = ok & evictable_buffers(g)

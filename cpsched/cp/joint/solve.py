@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -439,7 +439,7 @@ def _read_back(J: JointVars, solver) -> tuple[Skeleton, list[list[int]]]:
         st = np.array([solver.value(V.s[c][i]) for i in order], dtype=np.int64)
         st = np.maximum.accumulate(st) if n else st
 
-        def step(x: int) -> int:
+        def step(x: int, st=st) -> int:
             return int(np.searchsorted(st, x, side="left"))
 
         act: list[int] = []
