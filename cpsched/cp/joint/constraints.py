@@ -13,6 +13,7 @@ from cpsched.cp.joint.problem import JointProblem
 from cpsched.cp.joint.variables import JointVars, Reader, make_vars
 from cpsched.cp.overlap import constraints as overlap
 from cpsched.cp.overlap.problem import Infeasible
+from cpsched.remat.policy import inplace_writers
 
 
 def readers(prob: JointProblem) -> dict[int, list[Reader]]:
@@ -50,6 +51,7 @@ def gaps(J: JointVars, rd: dict[int, list[Reader]]) -> None:
     and end before the second copy's end; a clone starts after the drop, a copy-out after
     the definition, the drop after the copy-out, the copy back after the drop."""
     prob, V, m, g = J.prob, J.V, J.m, J.prob.graph
+    writers = inplace_writers(g)
     for b in prob.gap_buffers:
         a = int(g.buffer_def[b])
         for c in range(J.C):
@@ -65,10 +67,13 @@ def gaps(J: JointVars, rd: dict[int, list[Reader]]) -> None:
                 m.add(R >= F).only_enforce_if(rem)
                 m.add(L >= R + int(V.d[c, a])).only_enforce_if(rem)
                 m.add(V.M[c] >= R + int(V.d[c, a])).only_enforce_if(rem)
-                # a clone reads its op's inputs: an offloaded input cannot serve it
+                # a clone reads its op's inputs: an offloaded input cannot serve it, and one
+                # overwritten in place must be read before its writer runs
                 for j in g.uses(a):
                     if int(j) in J.evict:
                         m.add_bool_or([~rem, ~J.evict[int(j)][c]])
+                    for wr in writers[int(j)]:
+                        m.add(V.s[c][wr] >= R + int(V.d[c, a])).only_enforce_if(rem)
             if ev is not False:
                 tau = int(J.host[c, b])
                 O, P = J.out_start[b][c], J.back_start[b][c]

@@ -41,6 +41,7 @@ class Frontier:
     cost model's time unit; ``weights`` combine scenarios into one figure per point."""
 
     graph: str
+    ops: int
     scenarios: list[str]
     unit: str
     points: list[dict[str, Any]]
@@ -50,6 +51,7 @@ class Frontier:
     def to_dict(self) -> dict[str, Any]:
         return {
             "graph": self.graph,
+            "ops": self.ops,
             "scenarios": self.scenarios,
             "unit": self.unit,
             "points": self.points,
@@ -217,6 +219,8 @@ def frontier(
         "workers": int(workers),
         "seed": int(seed),
         "evict": bool(evict),
+        "bandwidth": bandwidth,
+        "profile": profile if isinstance(profile, str) else None,
         "device": str(device),
         "seconds": round(time.perf_counter() - t0, 3),
         "budget_range": {
@@ -226,7 +230,7 @@ def frontier(
             "high_source": "peak of cp-overlap without a memory limit",
         },
     }
-    return Frontier(graph.name, names, costs.unit, pts, rows, settings)
+    return Frontier(graph.name, graph.n_ops, names, costs.unit, pts, rows, settings)
 
 
 __all__ = ["Frontier", "frontier", "DEFAULT_POINTS", "DEFAULT_POINT_TIME_LIMIT"]
