@@ -167,10 +167,12 @@ def memory(J: JointVars) -> None:
                 if b in J.remat:
                     R = J.clone_start[b][c]
                     size = m.new_int_var(0, H, f"rl{b}_{c}")
+                    J.second_sizes.append((c, b, size, "remat"))
                     add(m.new_optional_interval_var(R, size, L, J.remat[b][c], f"rm{b}_{c}"), sz)
                 if b in J.evict:
                     P = J.back_start[b][c]
                     size = m.new_int_var(0, H, f"pl{b}_{c}")
+                    J.second_sizes.append((c, b, size, "evict"))
                     add(m.new_optional_interval_var(P, size, L, J.evict[b][c], f"pm{b}_{c}"), sz)
                 continue
             end: Any
@@ -189,6 +191,7 @@ def memory(J: JointVars) -> None:
                         for u in users:
                             m.add(end >= s[u] + int(V.d[c, u]))
                         ends[users] = end
+                        J.group_ends.append((c, end, users))
             add(V.span(start, end, H, f"m{b}_{c}"), sz)
         for i in range(g.n_ops):
             add(V.iv[c][i], int(trans[c, i]))

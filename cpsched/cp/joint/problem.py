@@ -27,6 +27,7 @@ from cpsched.cp.overlap.problem import OverlapProblem
 from cpsched.remat.events import Event
 from cpsched.remat.policy import evictable_buffers, recomputable_ops
 from cpsched.remat.rewrite import plan_to_graph
+from cpsched.remat.skeleton import Evict, Regen, Skeleton
 from cpsched.remat.timing import TransferModel
 
 # the full model (every pair of independent ops ordered by a literal) up to this many ops;
@@ -139,3 +140,40 @@ def time_plan(prob: JointProblem, events: Sequence[Event], s: int) -> PlanTiming
     rec = float(sum(costs.op[0, i] for i in range(pg.n_ops) if "remat_of" in pg.attrs(i)))
     pk = int(order_peak(pg, order, one)[0])
     return PlanTiming(float(t.makespan), float(t.exposed_comm), float(t.exposed_copy), rec, pk, tl)
+
+
+def skeleton_from_plan_order(
+    graph: Graph, plan_graph: Graph, order: Sequence[int]
+) -> tuple[Skeleton, list[int]]:
+    """A plan graph's order (``plan_to_graph``'s names: ``op.rematK`` clones, ``buf.evictK``
+    and ``buf.prefetchK`` copy pairs) read back as a skeleton of ``graph`` and the active
+    candidates: main ops give the steps, a clone or a copy event sits at the step of the
+    next main op."""
+    ops = {name: i for i, name in enumerate(graph.op_names)}
+    bufs = {name: b for b, name in enumerate(graph.buffer_names)}
+    main: list[int] = []
+    cands: list[Regen | Evict] = []
+    sub: dict[int, int] = {}
+    evict_at: dict[int, list[int]] = {}  # buffer -> [out step, free step]
+    rank: dict[int, int] = {}
+    for i in order:
+        name = plan_graph.op_names[int(i)]
+        attrs = plan_graph.attrs(int(i))
+        step = len(main)
+        if "remat_of" in attrs:
+            sub[step] = sub.get(step, 0) + 1
+            cands.append(Regen(ops[attrs["remat_of"]], step, sub[step] - 1))
+        elif name in ops and plan_graph.opcodes[int(i)] == graph.opcodes[ops[name]]:
+            main.append(ops[name])
+        else:
+            for tag in (".evict", ".prefetch"):
+                if tag not in name:
+                    continue
+                b = bufs[name[: name.rindex(tag)]]
+                if tag == ".evict":
+                    evict_at.setdefault(b, []).append(step)
+                elif name.endswith(".start"):
+                    out_step, free_step = evict_at.pop(b)
+                    rank[step] = rank.get(step, 0) + 1
+                    cands.append(Evict(b, out_step, free_step, step, rank[step] - 1))
+    return Skeleton(tuple(main), tuple(cands)), list(range(len(cands)))

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from ortools.sat.python.cp_model_helper import FlatIntExpr
 
 from cpsched.analysis.schedule import FALLBACK, FEASIBLE, OPTIMAL
 from cpsched.core.errors import InfeasibleError, InputError, ScheduleError
@@ -61,12 +62,14 @@ from cpsched.cost.model import Costs
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp import runtime
 from cpsched.cp.joint import objectives as O
-from cpsched.cp.joint.constraints import build
+from cpsched.cp.joint.constraints import build, readers
 from cpsched.cp.joint.problem import (
     MAX_JOINT_OPS,
     JointProblem,
     PlanTiming,
     build_joint_problem,
+    plan_costs,
+    skeleton_from_plan_order,
     time_plan,
 )
 from cpsched.cp.joint.variables import JointVars
@@ -326,10 +329,12 @@ def _row(p: Plan, sc: Scenarios, bud: np.ndarray) -> dict[str, Any]:
 
 
 def _sequential(prob, graph, sc, bud, evict, transfer, seconds, cfg, errors, device, profile):
-    """``cp-overlap`` at the budget (no added op), and ``cp-remat``'s plan timed with
-    communication: the separate methods, each with half the time."""
+    """The separate methods, a third of ``seconds`` each: ``cp-overlap`` at the budget (no
+    added op), ``cp-remat``'s plan timed with communication, and that plan reordered by
+    ``cp-overlap`` within the budget (order, then remat, then overlap)."""
     out: list[Plan] = []
     n_s = len(sc)
+    share = max(0.5, seconds / 3)
     common = dict(workers=cfg.workers, seed=cfg.seed, deterministic=cfg.deterministic)
     try:
         s = solve_overlap(
@@ -338,7 +343,7 @@ def _sequential(prob, graph, sc, bud, evict, transfer, seconds, cfg, errors, dev
             budget=bud,
             costs=prob.base.costs,
             comm_streams=prob.base.comm_streams,
-            time_limit=max(0.5, seconds / 2),
+            time_limit=share,
             **common,
         )
         # listed over the budget too: the table shows what memory alone could not do
@@ -353,14 +358,43 @@ def _sequential(prob, graph, sc, bud, evict, transfer, seconds, cfg, errors, dev
             evict=evict,
             transfer=transfer,
             durations=prob.base.dur,
-            time_limit=max(0.5, seconds / 2),
+            time_limit=share,
             device=device,
             **common,
         )
-        out.append(_plan(prob, "cp-remat", r.skeleton, [list(a) for a in r.active]))
+        remat_plan = _plan(prob, "cp-remat", r.skeleton, [list(a) for a in r.active])
+        out.append(remat_plan)
     except (InputError, ScheduleError, InfeasibleError) as e:
         errors["cp-remat"] = str(e)
+        return out
+    if n_s == 1 and any(remat_plan.active):
+        try:
+            out.append(_reordered(prob, remat_plan, bud, share, common))
+        except (InputError, ScheduleError, InfeasibleError) as e:
+            errors["cp-remat, then cp-overlap"] = str(e)
     return out
+
+
+def _reordered(prob: JointProblem, plan: Plan, bud, seconds: float, common) -> Plan:
+    """``plan`` written into the graph, reordered by cp-overlap within the budget, and read
+    back as a skeleton (clones, copy-outs, frees and copy-backs at the steps where the new
+    order puts them)."""
+    g = prob.graph
+    ev = materialize(g, plan.skeleton, plan.active[0])
+    pg, porder = plan_to_graph(g, ev)
+    costs = plan_costs(prob, pg, 0)
+    s = solve_overlap(
+        pg,
+        prob.scenarios,
+        budget=bud,
+        costs=costs,
+        comm_streams=prob.base.comm_streams,
+        hint=porder,
+        time_limit=seconds,
+        **common,
+    )
+    skeleton, active = skeleton_from_plan_order(g, pg, s.order)
+    return _plan(prob, "cp-remat, then cp-overlap", skeleton, [active])
 
 
 def _solve_model(prob, hint_plan, scenario_objective, resolution, seconds, cfg, progress, info):
@@ -497,6 +531,9 @@ def _hint(J: JointVars, plan: Plan, d: np.ndarray, t: np.ndarray, host: np.ndarr
     p_of = {int(a): p for p, a in enumerate(base.starts)}
     pairs: list[tuple[Any, Any]] = []
     main_pos = None
+    rd = readers(prob)
+    a_of = g.buffer_def
+    size_of: dict[tuple[int, int, str], int] = {}
     for c in range(J.C):
         ev = materialize(g, plan.skeleton, plan.active[c])
         pg, porder = plan_to_graph(g, ev)
@@ -574,18 +611,67 @@ def _hint(J: JointVars, plan: Plan, d: np.ndarray, t: np.ndarray, host: np.ndarr
                 pairs.append((J.back_start[b][c], second.get(b, 0)))
             a = int(g.buffer_def[b])
             cut = clone_start[b] if on_r else (outs_t[b] if on_e else None)
-            users = [int(u) for u in g.buffer_users(b)]
-            early_end = max(
-                [int(e_main[a])] + [int(e_main[u]) for u in users if cut is None or s_main[u] < cut]
-            )
+            # every reader that runs (main ops, and the clones in the plan) with its span
+            spans = [(int(s_main[r[1]]), int(e_main[r[1]]), r) for r in rd[b] if r[0] == "op"]
+            spans += [
+                (clone_start[r[1]], clone_start[r[1]] + int(d[c, a_of[r[1]]]), r)
+                for r in rd[b]
+                if r[0] == "clone" and r[1] in clone_start
+            ]
+            early_end = max([int(e_main[a])] + [e for st, e, _ in spans if cut is None or st < cut])
             drop = drops.get(b, early_end) if on_e else early_end
             pairs.append((J.drop[b][c], drop))
-            late_end = [int(e_main[u]) for u in users if cut is not None and s_main[u] >= cut]
-            pairs.append((J.second_end[b][c], max(late_end, default=0)))
+            second_end = max((e for st, e, _ in spans if cut is not None and st >= cut), default=0)
+            pairs.append((J.second_end[b][c], second_end))
+            for r in rd[b]:
+                if (b, r) not in J.late:
+                    continue
+                st = s_main[r[1]] if r[0] == "op" else clone_start.get(r[1])
+                late = cut is not None and st is not None and st >= cut
+                pairs.append((J.late[b, r][c], bool(late)))
+            for kind, on, first in (
+                ("remat", on_r, clone_start.get(b)),
+                ("evict", on_e, second.get(b)),
+            ):
+                size_of[(c, b, kind)] = (
+                    max(0, second_end - first) if on and first is not None else 0
+                )
+        for cc, end, users in J.group_ends:
+            if cc == c:
+                pairs.append((end, int(max(e_main[u] for u in users))))
+        for b, ends in J.ends.items():
+            readers_end = [int(e_main[r[1]]) for r in rd[b] if r[0] == "op"]
+            readers_end += [
+                clone_start[r[1]] + int(d[c, a_of[r[1]]])
+                for r in rd[b]
+                if r[0] == "clone" and r[1] in clone_start
+            ]
+            pairs.append((ends[c], max(readers_end, default=0)))
+        for cc, b, size, kind in J.second_sizes:
+            if cc == c:
+                pairs.append((size, size_of.get((c, b, kind), 0)))
+        # spans (start, end) of the overlap variables: their lengths from the values above
+        known = {
+            v.index: val for v, val in pairs if hasattr(v, "index") and not isinstance(val, bool)
+        }
+        for size, st_e, en_e in V.sizes:
+            try:
+                pairs.append((size, max(0, _value(en_e, known) - _value(st_e, known))))
+            except KeyError:
+                continue
     if main_pos is not None:
         for (i, j), lit in V.lit.items():
             pairs.append((lit, bool(main_pos[i] < main_pos[j])))
     runtime.set_hints(m, pairs)
+
+
+def _value(e, known: dict[int, int]) -> int:
+    """Value of a constant or linear expression from known variable values (KeyError if a
+    variable is unknown)."""
+    if isinstance(e, (int, np.integer)):
+        return int(e)
+    f = FlatIntExpr(e)
+    return sum(int(c) * known[v.index] for v, c in zip(f.vars, f.coeffs)) + int(f.offset)
 
 
 def applies(graph: Graph) -> bool:

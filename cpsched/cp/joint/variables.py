@@ -41,6 +41,10 @@ class JointVars:
         self.second_end: dict[int, list[Any]] = {}
         self.late: dict[tuple[int, Reader], list[Any]] = {}
         self.ends: dict[int, list[Any]] = {}
+        # for hints: (copy, end var, users) of buffer groups, (copy, buffer, size var, kind)
+        # of second copies
+        self.group_ends: list[tuple[int, Any, tuple[int, ...]]] = []
+        self.second_sizes: list[tuple[int, int, Any, str]] = []
         self.stats: dict[str, Any] = dict(V.stats)
 
     def lit_or_false(self, d: dict[int, list[Any]], b: int, c: int):
