@@ -1262,12 +1262,6 @@ def write(
     checked first. Otherwise the schedule JSON (or the plan JSON). Returns ``written`` (the
     paths), ``data`` (the JSON written or its summary) and, for remat HLO, ``buckets``."""
     hlo = bool(source) and sniff_format(str(source)) == "hlo"
-    if hlo and async_collectives and result.plan is not None:
-        raise InputError(
-            "--async-collectives with --objective remat cannot be written as "
-            "HLO yet; write the plan for the graph JSON of `cpsched convert "
-            "INPUT --async-collectives -o G.json`"
-        )
     inputs = ((source,) if source else ()) + tuple(p for p in inputs if p)
     if result.plan is not None:
         data = remat_result_to_dict(result.plan)
@@ -1284,6 +1278,7 @@ def write(
                 result.method,
                 data,
                 inputs=inputs,
+                convert=convert_sync_collectives if async_collectives else None,
             )
             return {"written": written, "data": data, "buckets": buckets}
         write_json(output, data, inputs=inputs)
