@@ -3,15 +3,17 @@ proven bound.
 
 ``solve(problem, time_limit=10, workers=2)``:
 
-1. every applicable baseline (``cpsched.pipeline.baselines``) and cpsched's memory-aware
-   greedy list schedule are built and replayed; the fastest one within the caps,
+1. every applicable baseline (``cpsched.pipeline.baselines``), cpsched's memory-aware
+   greedy list schedule and the same greedy ranked by critical path (each action's tail,
+   ``critical_path_greedy``) are built and replayed; the fastest one within the caps,
    microbatch-relabelled (``fifo_relabel``), is the hint and the floor of the result (the
    returned schedule is never slower); when it meets the lower bound the solver is skipped;
-2. the lower bound of ``cpsched.pipeline.schedule.lower_bound`` bounds the makespan variable
-   from below; the horizon is the hint's makespan (or the one-microbatch-at-a-time
+2. the larger of ``cpsched.pipeline.schedule.lower_bound`` and the per-device bound with
+   fill and drain (``bounds.device_bound``) bounds the makespan variable from below; the horizon is the hint's makespan (or the one-microbatch-at-a-time
    schedule's, which fits any cap that one microbatch fits);
 3. the model (``variables``, ``constraints``, ``objectives``) is solved by CP-SAT directly
-   (a small local runner: fixed seed, ``workers`` threads, time limit);
+   (a small local runner: fixed seed, ``workers`` threads); ``time_limit`` is the wall time
+   of the whole call, so the solver gets what the steps before it left;
 4. the solver's order is replayed by the independent validator (times claimed by the solver
    are checked, the replay's makespan is reported).
 
@@ -26,7 +28,8 @@ import time
 
 from ortools.sat.python import cp_model
 
-from cpsched.core.errors import InputError
+from cpsched.core.errors import InputError, ScheduleError
+from cpsched.cp.pipeline.bounds import device_bound, heads_and_tails
 from cpsched.cp.pipeline.constraints import add_all
 from cpsched.cp.pipeline.objectives import add_hint, minimise_makespan
 from cpsched.cp.pipeline.problem import CpData, make_data
@@ -60,16 +63,35 @@ def best_baseline(problem: PipelineProblem) -> tuple[PipelineSchedule | None, di
     results: dict[str, dict] = {}
     best: PipelineSchedule | None = None
     for name in baselines.BASELINES + ("greedy",):
-        why = baselines.applicable(problem, name)
-        if why is not None:
-            results[name] = {"method": name, "status": "NOT_APPLICABLE", "message": why}
+        try:  # built once: applicable() would build it a second time
+            sch = baselines.build(problem, name)
+        except InputError as e:
+            results[name] = {"method": name, "status": "NOT_APPLICABLE", "message": str(e)}
             continue
-        sch = baselines.build(problem, name)
         results[name] = sch.summary()
         assert sch.replay is not None  # summary() replays it
         if sch.replay.memory_ok and (best is None or sch.makespan < best.makespan):
             best = sch
     return best, results
+
+
+def critical_path_greedy(
+    problem: PipelineProblem, data: CpData, tail: dict[Action, int]
+) -> PipelineSchedule | None:
+    """cpsched's greedy ranked by each action's tail (``baselines.greedy(rank=...)``), both
+    admission rules; the faster one within the caps, or None when neither fits."""
+    rank = {a: tail[a] + data.busy[a] for a in data.actions}
+    best: PipelineSchedule | None = None
+    for admission in ("safe", "chunk"):
+        try:
+            acts = baselines.greedy(problem, admission=admission, rank=rank)
+            sch = PipelineSchedule(problem, "greedy-critical-path", acts)
+            rep = sch.validate(check_memory=False)
+        except ScheduleError:  # "chunk" admission may deadlock
+            continue
+        if rep.memory_ok and (best is None or rep.makespan < best.makespan - 1e-9):
+            best = sch
+    return best
 
 
 def _run(model: cp_model.CpModel, time_limit: float, workers: int, seed: int, log: bool):
@@ -94,11 +116,22 @@ def solve(
         raise InputError("the CP model needs concrete sizes: evaluate the problem per scenario")
     problem.check_memory_feasible()
     t0 = time.perf_counter()
+    deadline = t0 + float(time_limit)
     base, base_results = best_baseline(problem)
     data: CpData = make_data(problem)
     sc = data.scale
+    head, tail = heads_and_tails(data)
+    ranked = critical_path_greedy(problem, data, tail)
+    if ranked is not None:
+        base_results[ranked.method] = ranked.summary()
+        if base is None or ranked.makespan < base.makespan - 1e-9:
+            base = ranked
     lb_real = lower_bound(problem)
     lb = int(-(-round(lb_real * sc, 6) // 1)) if data.exact else int(lb_real * sc)
+    if data.exact:
+        # the per-device bound with fill and drain (``bounds``) is in model units
+        lb = max(lb, device_bound(data, head, tail))
+        lb_real = max(lb_real, lb / sc)
     if base is not None:
         base_actions = fifo_relabel(problem, base.actions)
         base_rep = replay(problem, base_actions)
@@ -135,7 +168,11 @@ def solve(
     minimise_makespan(v)
     if hint and base_rep is not None and data.exact:
         add_hint(v, {a: int(round(t * sc)) for a, t in base_rep.start.items()})
-    solver, status = _run(v.model, time_limit, workers, seed, log)
+    # the limit is the wall time of the whole call: what building took is not the solver's;
+    # keep back about what checking the answer takes (one replay per 4000 actions ~ 0.1 s)
+    reserve = 0.05 + len(data.actions) / 40000
+    left = max(0.1, deadline - time.perf_counter() - reserve)
+    solver, status = _run(v.model, left, workers, seed, log)
     seconds = time.perf_counter() - t0
     info = {
         "seconds": round(seconds, 3),
