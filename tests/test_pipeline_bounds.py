@@ -22,8 +22,9 @@ def unbalanced(p, m, v=1, cap="1f1b"):
     S = p * v
     f, b, w = [2.0 / v] * S, [4.0 / v] * S, [2.0 / v] * S
     f[-1], b[-1], w[-1] = 3.0 / v, 6.0 / v, 3.0 / v
-    return PipelineProblem(p=p, m=m, v=v, f=f, b=b, w=w, act=(8 // v,), act_w=(4 // v,),
-                           memory_cap=cap)
+    return PipelineProblem(
+        p=p, m=m, v=v, f=f, b=b, w=w, act=(8 // v,), act_w=(4 // v,), memory_cap=cap
+    )
 
 
 def one_machine_optimum(jobs):
@@ -41,8 +42,9 @@ def one_machine_optimum(jobs):
 @pytest.mark.parametrize("seed", range(40))
 def test_jackson_bound_never_above_the_one_machine_optimum(seed):
     rng = random.Random(seed)
-    jobs = [(rng.randint(0, 8), rng.randint(1, 5), rng.randint(0, 8))
-            for _ in range(rng.randint(1, 6))]
+    jobs = [
+        (rng.randint(0, 8), rng.randint(1, 5), rng.randint(0, 8)) for _ in range(rng.randint(1, 6))
+    ]
     jb = jackson_preemptive(jobs)
     assert jb <= one_machine_optimum(jobs)
     # never below the trivial bounds either
@@ -74,8 +76,15 @@ def test_heads_follow_inputs_microbatch_order_and_in_flight_limits():
 
 
 def _brute_force_optimum(pr):
-    dev = [[a for a in (Action(k, s, j) for s in pr.stages_of(d) for j in range(pr.m)
-                        for k in pr.kinds)] for d in range(pr.p)]
+    dev = [
+        [
+            a
+            for a in (
+                Action(k, s, j) for s in pr.stages_of(d) for j in range(pr.m) for k in pr.kinds
+            )
+        ]
+        for d in range(pr.p)
+    ]
     best = None
     for orders in itertools.product(*(itertools.permutations(x) for x in dev)):
         try:
@@ -86,11 +95,15 @@ def _brute_force_optimum(pr):
     return best
 
 
-@pytest.mark.parametrize("pr", [
-    PipelineProblem(p=2, m=2, f=(1, 2), b=(2, 3), w=(1, 1), act=(2,), act_w=(1,), memory_cap=4),
-    PipelineProblem(p=2, m=2, f=(2, 1), b=(3, 1), w=(1, 2), act=(2,), act_w=(1,), memory_cap=3),
-    PipelineProblem(p=2, m=2, f=(1, 1), b=(1, 3), w=(2, 1), comm=1.0),
-], ids=["cap4", "cap3", "comm"])
+@pytest.mark.parametrize(
+    "pr",
+    [
+        PipelineProblem(p=2, m=2, f=(1, 2), b=(2, 3), w=(1, 1), act=(2,), act_w=(1,), memory_cap=4),
+        PipelineProblem(p=2, m=2, f=(2, 1), b=(3, 1), w=(1, 2), act=(2,), act_w=(1,), memory_cap=3),
+        PipelineProblem(p=2, m=2, f=(1, 1), b=(1, 3), w=(2, 1), comm=1.0),
+    ],
+    ids=["cap4", "cap3", "comm"],
+)
 def test_device_bound_never_above_the_brute_force_optimum(pr):
     data = make_data(pr)
     best = _brute_force_optimum(pr)
@@ -106,8 +119,17 @@ def test_device_bound_at_least_the_simple_bound(p, m, v):
     assert device_bound(data) / data.scale >= lower_bound(pr) - 1e-9
 
 
-@pytest.mark.parametrize("p,m,v,cap", [(2, 8, 4, "1f1b"), (4, 8, 2, "1f1b"), (4, 8, 4, "1f1b"),
-                                       (4, 8, 4, None), (4, 4, 2, 9), (3, 7, 3, 13)])
+@pytest.mark.parametrize(
+    "p,m,v,cap",
+    [
+        (2, 8, 4, "1f1b"),
+        (4, 8, 2, "1f1b"),
+        (4, 8, 4, "1f1b"),
+        (4, 8, 4, None),
+        (4, 4, 2, 9),
+        (3, 7, 3, 13),
+    ],
+)
 def test_critical_path_greedy_fits_the_cap(p, m, v, cap):
     pr = unbalanced(p, m, v, cap)
     data = make_data(pr)
