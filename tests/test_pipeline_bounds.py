@@ -152,3 +152,17 @@ def test_critical_path_greedy_hints_chunked_pipelines_under_the_1f1b_cap():
     s = solve(pr, time_limit=5)
     assert s.replay.makespan <= ranked.makespan + 1e-9
     assert "greedy-critical-path" in s.info["baselines"]
+
+
+def test_restarts_never_worse_and_repeat_with_the_same_seed():
+    pr = unbalanced(4, 8, 2)
+    data = make_data(pr)
+    tail = heads_and_tails(data)[1]
+    plain = critical_path_greedy(pr, data, tail)  # no deadline: the two unperturbed runs
+    far = 1e18  # the run count, not the clock, ends the restarts
+    a = critical_path_greedy(pr, data, tail, deadline=far, seed=3)
+    b = critical_path_greedy(pr, data, tail, deadline=far, seed=3)
+    assert plain is not None and a is not None and b is not None
+    assert a.makespan <= plain.makespan
+    assert a.actions == b.actions
+    replay(pr, a.actions)  # within the cap
