@@ -143,3 +143,21 @@ def test_cli_from_hlo_errors_one_line_exit_2(args, msg, capsys):
     assert rc == 2
     assert msg in err and err.count("\n") == 1
     assert PIPE.read_bytes() == before
+
+
+def test_already_async_input_keeps_its_pairs_and_xla_distance_is_theirs(report):
+    """The written module fed back in: its bodies' pairs are async already, so the input's
+    order is cpsched's placement; it is measured as it stands and re-sequenced in place."""
+    again = place_permutes(parse_hlo_text(report.text), time_limit=3)
+    before = {b.body: b for b in report.bodies}
+    for b in again.bodies:
+        old = before[b.body]
+        assert b.xla_exposed == pytest.approx(old.cp_exposed, abs=1e-12)
+        assert b.cp_exposed <= b.xla_exposed + 1e-12
+        assert b.cp_peak <= b.budget
+        assert [r.xla_distance for r in b.pairs] == [r.cp_distance for r in old.pairs]
+    graphs = module_graphs(parse_hlo_text(again.text))
+    for b in again.bodies:
+        g = graphs[b.body]
+        assert g.original_order is not None
+        assert [g.op_names[i] for i in g.original_order] == b.cp_order

@@ -394,8 +394,8 @@ def format_hlo_report(report: PipelineHloReport) -> str:
                 f"{r.cp_distance:>7} {t(r.cp_hidden):>9}"
             )
     lines.append(
-        "xla: the module's order (each collective-permute split into a start/done pair back "
-        "to back); lhs: cpsched's model of XLA's latency-hiding scheduler; dist: "
+        "xla: the module's order (a synchronous collective-permute as a start/done pair "
+        "back to back); lhs: cpsched's model of XLA's latency-hiding scheduler; dist: "
         "instructions from start to done"
     )
     return "\n".join(lines)

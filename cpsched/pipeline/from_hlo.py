@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cpsched.analysis.schedule import make_schedule
-from cpsched.core.errors import InputError
+from cpsched.analysis.validate import validate_schedule
+from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cost.model import estimate, load_device
@@ -44,10 +45,15 @@ from cpsched.cost.timeline import Timeline, simulate_timeline
 from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.heuristics.common import convert_sync_collectives
 from cpsched.heuristics.lhs import lhs
-from cpsched.readers.hlo.convert import HloConverter, call_contexts, read_hlo_module
+from cpsched.readers.hlo.convert import (
+    HloConverter,
+    call_contexts,
+    module_graphs,
+    read_hlo_module,
+)
 from cpsched.readers.hlo.parser import HloModule, parse_hlo_text
 from cpsched.readers.hlo.verify import verify_module
-from cpsched.writers.hlo import async_module_text, verify_async_module
+from cpsched.writers.hlo import AsyncHlo, async_module_text, verify_async_module, write_hlo
 
 PERMUTES = ("collective-permute", "collective-permute-start")
 
@@ -288,27 +294,41 @@ def place_permutes(
 def write_placements(
     module: HloModule, bodies: list[BodyPlacement], graphs: list[Graph]
 ) -> tuple[str, str]:
-    """The module with every body in cpsched's order, its collectives as start/done pairs;
-    each body read back from the final text: scheduled, order valid, pairs real async
-    pairs, peak as simulated."""
+    """The module with every body in cpsched's order, its split collectives written as
+    start/done pairs (a body whose collective-permutes were async already is re-sequenced
+    as it is); each body read back from the final text: scheduled, order valid, pairs real
+    async pairs, peak as simulated and within the budget."""
     current = module
-    written = []
+    written: list[AsyncHlo | None] = []
     for b, g in zip(bodies, graphs):
-        index = {n: i for i, n in enumerate(g.op_names)}
-        w = async_module_text(current, g, [index[n] for n in b.cp_order], computation=b.body)
+        split = any("converted_from" in a for a in g.op_attrs.values())
+        if split:
+            index = {n: i for i, n in enumerate(g.op_names)}
+            w = async_module_text(current, g, [index[n] for n in b.cp_order], computation=b.body)
+            text = w.text
+        else:
+            w = None
+            text = write_hlo(current, {b.body: b.cp_order})
         written.append(w)
-        current = parse_hlo_text(w.text)
+        current = parse_hlo_text(text)
     text = current.text
+    back = module_graphs(current)
     n_pairs = 0
     for b, w in zip(bodies, written):
-        w.text = text
-        _back, peaks = verify_async_module(text, w, static())
+        if w is not None:
+            w.text = text
+            _g, peaks = verify_async_module(text, w, static())
+        else:
+            g = back[b.body]
+            if g.original_order is None or [g.op_names[i] for i in g.original_order] != b.cp_order:
+                raise ScheduleError(f"{b.body}: the written body is not in cpsched's order")
+            peaks = validate_schedule(g, g.original_order, static(), what="written loop body")
         if int(np.max(peaks)) > b.budget:
-            raise InputError(
+            raise ScheduleError(
                 f"{b.body}: the written body's peak {int(np.max(peaks))} B is over the budget"
             )
-        n_pairs += len(w.pairs)
-    verify_module(parse_hlo_text(text))
+        n_pairs += len(b.pairs)
+    verify_module(current)
     return text, (
         f"{n_pairs} collective-permute(s) in {len(bodies)} loop bod"
         f"{'y' if len(bodies) == 1 else 'ies'} written as start/done pairs; read back: "
