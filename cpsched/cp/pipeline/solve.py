@@ -5,8 +5,8 @@ proven bound.
 
 1. every applicable baseline (``cpsched.pipeline.baselines``), cpsched's memory-aware
    greedy list schedule and the same greedy ranked by critical path (each action's tail,
-   ``critical_path_greedy``, with seeded randomised restarts in up to 40 % of the time
-   limit, 70 % past 2000 actions, while no schedule meets the bound) are built and replayed; the fastest one within the caps,
+   ``critical_path_greedy``, with seeded randomised restarts while no schedule meets the
+   bound: at most 64, in up to 40 % of the time limit, or all of it past 2000 actions) are built and replayed; the fastest one within the caps,
    microbatch-relabelled (``fifo_relabel``), is the hint and the floor of the result (the
    returned schedule is never slower); when it meets the lower bound the solver is skipped;
 2. the larger of ``cpsched.pipeline.schedule.lower_bound`` and the per-device bound with
@@ -80,12 +80,16 @@ def best_baseline(problem: PipelineProblem) -> tuple[PipelineSchedule | None, di
 # randomised restarts of the critical-path greedy: at most this many, and they stop at this
 # share of the time limit (the solver gets the rest); ranks are scaled by 1 + eps * U(0, 1).
 # Past LARGE actions CP-SAT did not improve a hint within 10 s in any grid cell (it often
-# found no solution at all), so the restarts get the larger share there.
+# found no solution at all), so there the restarts may take the whole limit, and the
+# solver runs only on the time they leave.
 RESTARTS = 64
 RESTART_SHARE = 0.4
-RESTART_SHARE_LARGE = 0.7
 LARGE = 2000
 RESTART_NOISE = (0.05, 0.1, 0.2)
+# model building time per action (measured: ~1e-4 s on a loaded 2-core machine; doubled),
+# and the least solver time worth building the model for
+BUILD_SECONDS_PER_ACTION = 2e-4
+MIN_SOLVE = 0.5
 
 
 def critical_path_greedy(
@@ -106,7 +110,9 @@ def critical_path_greedy(
     rng = random.Random(seed)
     best: PipelineSchedule | None = None
     runs = 0
+    slowest = 0.0  # the longest run so far: no run starts that would end past the deadline
     while True:
+        started = time.perf_counter()
         if runs < 2:
             rank, admission = base_rank, ("safe", "chunk")[runs]
         else:
@@ -124,9 +130,12 @@ def critical_path_greedy(
             if best is None or rep.makespan < best.makespan - 1e-9:
                 best = sch
                 best.info["restarts"] = runs
+        slowest = max(slowest, time.perf_counter() - started)
         if best is not None and best.makespan <= target + 1e-9 * max(1.0, target):
             break
-        if runs >= 2 and (deadline is None or runs >= RESTARTS or time.perf_counter() >= deadline):
+        if runs >= 2 and (
+            deadline is None or runs >= RESTARTS or time.perf_counter() + slowest >= deadline
+        ):
             break
     return best
 
@@ -165,13 +174,23 @@ def solve(
         lb = max(lb, device_bound(data, head, tail))
         lb_real = max(lb_real, lb / sc)
     met = base is not None and base.makespan <= lb_real + 1e-9 * max(1.0, lb_real)
-    share = RESTART_SHARE_LARGE if len(data.actions) > LARGE else RESTART_SHARE
+    # the limit is the wall time of the whole call: keep back what checking the answer takes
+    # (a replay: ~0.1 s per 4000 actions), CP-SAT's own overrun of its limit (up to ~5 % on
+    # a loaded machine) and the model's building
+    reserve = 0.05 + 0.05 * float(time_limit) + len(data.actions) / 20000
+    build_s = BUILD_SECONDS_PER_ACTION * len(data.actions)
+    if len(data.actions) > LARGE:
+        restart_deadline = deadline - reserve  # the solver runs only if restarts end early
+    else:
+        restart_deadline = min(
+            t0 + RESTART_SHARE * float(time_limit), deadline - reserve - build_s - MIN_SOLVE
+        )
     ranked = critical_path_greedy(
         problem,
         data,
         tail,
         target=lb_real,
-        deadline=None if met else t0 + share * float(time_limit),
+        deadline=None if met else restart_deadline,
         seed=seed,
     )
     if ranked is not None:
@@ -209,35 +228,36 @@ def solve(
         return result
     if not data.exact:
         horizon += len(data.actions)  # rounding slack
-    v = make_vars(data, horizon, lb)
-    add_all(v)
-    minimise_makespan(v)
-    if hint and base_rep is not None and data.exact:
-        add_hint(v, {a: int(round(t * sc)) for a, t in base_rep.start.items()})
-    # the limit is the wall time of the whole call: what building took is not the solver's;
-    # keep back what checking the answer takes (a replay: ~0.1 s per 4000 actions) and
-    # CP-SAT's own overrun of its limit (up to ~5 % on a loaded machine)
-    reserve = 0.05 + 0.05 * float(time_limit) + len(data.actions) / 20000
-    left = max(0.1, deadline - time.perf_counter() - reserve)
-    solver, status = _run(v.model, left, workers, seed, log)
+    solver: cp_model.CpSolver | None = None
+    status = cp_model.UNKNOWN
+    solver_status = "NOT_RUN"  # no time left to build and run the model within the limit
+    if base is None or deadline - time.perf_counter() - reserve >= build_s + MIN_SOLVE:
+        v = make_vars(data, horizon, lb)
+        add_all(v)
+        minimise_makespan(v)
+        if hint and base_rep is not None and data.exact:
+            add_hint(v, {a: int(round(t * sc)) for a, t in base_rep.start.items()})
+        left = max(0.1, deadline - time.perf_counter() - reserve)
+        solver, status = _run(v.model, left, workers, seed, log)
+        solver_status = solver.StatusName(status)
     seconds = time.perf_counter() - t0
     info = {
         "seconds": round(seconds, 3),
         "scale": sc,
         "baselines": base_results,
         "hint": base.method if base is not None else None,
-        "solver_status": solver.StatusName(status),
+        "solver_status": solver_status,
     }
     if status == cp_model.INFEASIBLE:
         raise InputError("no schedule fits the memory cap (proven by CP-SAT)")
     bound_units = (
         max(lb, int(solver.BestObjectiveBound()))
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+        if solver is not None and status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
         else lb
     )
     bound = bound_units / sc if data.exact else lb_real
     result = None
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if solver is not None and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         claimed = {a: solver.Value(v.start[a]) / sc for a in data.actions}
         order: list[list[Action]] = [[] for _ in range(problem.p)]
         for a in sorted(data.actions, key=lambda a: (claimed[a], a.stage, a.mb, a.kind)):
