@@ -33,7 +33,9 @@ CRASH_RETRIES = 1
 
 
 def ray_installed() -> bool:
-    return importlib.util.find_spec("ray") is not None
+    spec = importlib.util.find_spec("ray")
+    # a folder named ray on the path (a namespace package, no origin) is not Ray
+    return spec is not None and spec.origin is not None
 
 
 def cores() -> int:
