@@ -128,6 +128,11 @@ def _text(r: SweepReport, dry_run: bool) -> str:
             f"  cpu: machine-wide {100 * cpu['machine_busy']:.0f} % busy over "
             f"{cpu['wall_s']:.1f} s wall (other jobs included)"
         )
+    if cpu.get("occupied") is not None:
+        lines.append(
+            f"  solving: the {cpu['cores']:.0f} CPU slots were inside a solve "
+            f"{100 * cpu['occupied']:.0f} % of the wall time"
+        )
     if r.written:
         lines.append(f"  wrote {', '.join(r.written)}")
     lines += [f"  {n}" for n in r.notes]

@@ -20,6 +20,7 @@ from cpsched.api import ortools_version
 from cpsched.core.errors import InputError
 from cpsched.sweep.report import plot_sweep, summary_markdown
 from cpsched.sweep.run import CpuMeter, Progress, cores, local_rows, ray_installed, ray_rows
+from cpsched.sweep.solve import TASK_SECONDS
 from cpsched.sweep.spec import Spec, load_spec
 from cpsched.sweep.table import ERROR, ResultsTable, is_parquet, require_pyarrow
 from cpsched.version import __version__
@@ -133,16 +134,20 @@ def run_sweep(
             "(pip install 'cpsched[ray]' for Ray and clusters)"
         )
     meter = CpuMeter()
+    solving = 0.0  # CPU-slot seconds the workers spent inside solves
     progress = Progress(len(todo), echo)
     rows = ray_rows(todo, jobs, address) if chosen == "ray" else local_rows(todo, n_jobs)
     try:
-        for _task, row in rows:
-            if row is None:  # stopped by a signal: no row, the next run repeats it
-                continue
-            results.append(row)
-            report.ran += 1
-            report.failed += row.get("status") == ERROR
-            progress.step(row.get("status") == ERROR)
+        for batch in rows:
+            for _task, row in batch:
+                if row is None:  # stopped by a signal: no row, the next run repeats it
+                    continue
+                results.append(row, sync=False)
+                solving += float(row.get(TASK_SECONDS) or 0.0) * _task.workers
+                report.ran += 1
+                report.failed += row.get("status") == ERROR
+                progress.step(row.get("status") == ERROR)
+            results.sync()  # one fsync for the rows that finished together
     except KeyboardInterrupt:
         report.interrupted = True
     finally:
@@ -151,7 +156,9 @@ def run_sweep(
             close()
         results.close()
     # the pool's processes have been waited for: their CPU time is in os.times() now
-    report.cpu = meter.read(n_jobs if chosen == "local" else n_jobs, children=(chosen == "local"))
+    report.cpu = meter.read(n_jobs, children=(chosen == "local"))
+    wall = report.cpu["wall_s"] or 0.0
+    report.cpu["occupied"] = solving / (wall * n_jobs) if wall > 0 else None
     if signals is not None and signals.get("signal") == signal.SIGTERM:
         report.interrupted = True
     if report.interrupted:

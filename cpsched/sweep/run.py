@@ -26,7 +26,8 @@ from cpsched.sweep.solve import solve_task
 from cpsched.sweep.spec import Task
 from cpsched.sweep.table import ERROR
 
-Rows = Iterator[tuple[Task, "dict[str, Any] | None"]]
+# Batches of (task, row) that finished together (row None: stopped by a signal).
+Rows = Iterator[list[tuple[Task, "dict[str, Any] | None"]]]
 # A worker process that dies (out of memory, a crash in native code) takes its solve with
 # it; the solve is retried this many times before it becomes an error row.
 CRASH_RETRIES = 1
@@ -82,45 +83,60 @@ def _stop(ex: ProcessPoolExecutor) -> None:
     ex.shutdown(wait=True, cancel_futures=True)
 
 
+def _may_submit(t: Task, busy: int, wide: int, running: int, jobs: int) -> bool:
+    """Start ``t`` now? Within ``jobs`` CPUs, or alone; one-worker tasks are also queued
+    ahead (up to one more per process) while no wider task is out, so that a process never
+    waits for the driver, and still never more than ``jobs`` run at once: the pool has
+    ``jobs`` processes of one thread each."""
+    if busy + t.workers <= jobs or running == 0:
+        return True
+    return t.workers == 1 and wide == 0 and running < 2 * jobs
+
+
 def local_rows(tasks: Sequence[Task], jobs: int) -> Rows:
-    """Solves on ``jobs`` local processes, never more CP-SAT workers than ``jobs`` at once."""
+    """Solves on ``jobs`` local processes, never more CP-SAT workers than ``jobs`` at once;
+    yields the rows that finished together."""
     pending = collections.deque(tasks)
     crashes: collections.Counter[str] = collections.Counter()
     ex = _pool(jobs)
     running: dict[Future, Task] = {}
-    busy = 0
+    busy = wide = 0
     finished = False
     try:
         while pending or running:
-            while pending and (busy + pending[0].workers <= jobs or not running):
+            while pending and _may_submit(pending[0], busy, wide, len(running), jobs):
                 t = pending.popleft()
                 running[ex.submit(solve_task, t.payload())] = t
                 busy += t.workers
+                wide += t.workers > 1
             done, _ = wait(list(running), return_when=FIRST_COMPLETED)
             broken = False
+            batch: list[tuple[Task, dict[str, Any] | None]] = []
             for f in done:
                 t = running.pop(f)
                 busy -= t.workers
+                wide -= t.workers > 1
                 try:
                     row = f.result()
                 except BrokenProcessPool:
                     broken = True
                     crashes[t.key] += 1
                     if crashes[t.key] > CRASH_RETRIES:
-                        yield t, crash_row(t, "the worker process died during this solve")
+                        batch.append((t, crash_row(t, "the worker process died during this solve")))
                     else:
                         pending.appendleft(t)
                     continue
-                yield t, row
+                batch.append((t, row))
             if broken:
                 # every call still on the broken pool is lost: retry them on a new one
                 for t in running.values():
                     crashes[t.key] += 1
                     pending.appendleft(t)
                 running.clear()
-                busy = 0
+                busy = wide = 0
                 _stop(ex)
                 ex = _pool(jobs)
+            yield batch
         finished = True
     finally:
         if finished:
@@ -170,7 +186,10 @@ def ray_rows(tasks: Sequence[Task], jobs: int | None, address: str | None) -> Ro
                     t.payload(), blobs.get(t.graph.path or "")
                 )
                 inflight[ref] = t
-            ready, _ = ray.wait(list(inflight), num_returns=1)
+            ready, rest = ray.wait(list(inflight), num_returns=1)
+            if rest:  # and every other one already done
+                ready += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
+            batch: list[tuple[Task, dict[str, Any] | None]] = []
             for ref in ready:
                 t = inflight.pop(ref)
                 try:
@@ -178,7 +197,8 @@ def ray_rows(tasks: Sequence[Task], jobs: int | None, address: str | None) -> Ro
                 except ray.exceptions.RayError as e:
                     msg = " ".join(str(e).split())[:300]
                     row = crash_row(t, f"Ray task failed: {type(e).__name__}: {msg}")
-                yield t, row
+                batch.append((t, row))
+            yield batch
     finally:
         for ref in inflight:
             try:

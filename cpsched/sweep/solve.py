@@ -21,6 +21,9 @@ from cpsched.core.errors import CpschedError
 from cpsched.core.graph import Graph
 from cpsched.sweep.table import ERROR
 
+# Seconds the worker spent on the task (graph, solve, checks): not a column, it tells the
+# driver how much of the time its workers were solving.
+TASK_SECONDS = "_task_seconds"
 # Messages are one line in the table; past this they are cut.
 MAX_ERROR_CHARS = 400
 
@@ -95,6 +98,7 @@ def solve_task(payload: Mapping[str, Any], data: bytes | None = None) -> dict[st
         return None
     except Exception as e:  # a failing solve is a row, never the end of the sweep
         row.update(status=ERROR, error=_one_line(e), wall_s=round(time.perf_counter() - t0, 6))
+        row[TASK_SECONDS] = time.perf_counter() - t0
         return row
     if r.info.get("interrupted"):
         return None
@@ -112,4 +116,5 @@ def solve_task(payload: Mapping[str, Any], data: bytes | None = None) -> dict[st
         else None,
         wall_s=round(r.seconds, 6),
     )
+    row[TASK_SECONDS] = time.perf_counter() - t0
     return row

@@ -138,17 +138,24 @@ class ResultsTable:
                 self.duplicates += 1
             self.rows[row["key"]] = row
 
-    def _write(self, text: str) -> None:
+    def _write(self, text: str, sync: bool = True) -> None:
         data = text.encode("utf-8")
         while data:
             n = os.write(self._fd, data)
             data = data[n:]
+        if sync:
+            self.sync()
+
+    def sync(self) -> None:
+        """Rows written so far survive a crash of the machine too (a killed process loses
+        nothing that ``write`` returned)."""
         os.fsync(self._fd)
 
-    def append(self, row: Mapping[str, Any]) -> None:
-        """Add one finished solve: one line, on disk when this returns."""
+    def append(self, row: Mapping[str, Any], sync: bool = True) -> None:
+        """Add one finished solve: one line, in one ``write``; on disk when this returns
+        (``sync=False``: after the next ``sync``, for rows that finished together)."""
         line = _line(row)
-        self._write(line)
+        self._write(line, sync)
         self.rows[str(row["key"])] = dict(next(csv.DictReader(io.StringIO(HEADER + line))))
 
     def close(self) -> None:
