@@ -282,3 +282,32 @@ def test_columns_are_the_documented_ones():
     assert COLUMNS[:3] == ("key", "graph", "n_ops") and "error" in COLUMNS
     assert {"method", "options", "seed", "time_limit", "status", "peak_bytes", "bound", "gap",
             "makespan", "wall_s"} <= set(COLUMNS)
+
+
+@pytest.mark.parametrize("sig,code,group", [(signal.SIGINT, 130, True),
+                                            (signal.SIGTERM, 143, False)])
+def test_a_signal_stops_the_sweep_cleanly_and_it_resumes(graphs, sig, code, group):
+    # Ctrl-C reaches the whole process group, SIGTERM only the driver
+    p = spec(graphs, 'graphs = ["layered:n=30,seed=0..99"]\n'
+             'methods = ["xla-dfs", "xla-list", "bladedisc", "cp"]\ntime_limits = [0.5]\n')
+    table = graphs / "s.csv"
+    proc = subprocess.Popen([sys.executable, "-m", "cpsched", "sweep", str(p), "--jobs", "2"],
+                            env=ENV, cwd=graphs, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if table.exists() and table.read_text().count("\n") > 20:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the sweep ended before the signal"
+    (os.killpg if group else os.kill)(proc.pid, sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and "run the same command again" in out
+    done = len(rows(table))
+    assert f"{done} of 400 rows" in out
+    r = subprocess.run([sys.executable, "-m", "cpsched", "sweep", str(p)], env=ENV, cwd=graphs,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and f"{done} were in" in r.stdout
+    keys = [row["key"] for row in rows(table)]
+    assert len(keys) == 400 and len(set(keys)) == 400

@@ -31,6 +31,9 @@ Rows = Iterator[list[tuple[Task, "dict[str, Any] | None"]]]
 # A worker process that dies (out of memory, a crash in native code) takes its solve with
 # it; the solve is retried this many times before it becomes an error row.
 CRASH_RETRIES = 1
+# One-worker tasks in flight per pool process: the queue that keeps a process busy while
+# the driver writes rows (solves of tiny graphs take a few milliseconds).
+QUEUE_AHEAD = 4
 
 
 def ray_installed() -> bool:
@@ -65,8 +68,10 @@ def crash_row(task: Task, reason: str) -> dict[str, Any]:
 
 def _quiet_worker() -> None:
     # Ctrl-C reaches the whole process group: the driver stops the sweep, the workers
-    # must not turn it into an "interrupted" result
+    # must not turn it into an "interrupted" result; SIGTERM (how the driver ends them)
+    # gets its default action back from the driver's handler that a fork copies
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _pool(jobs: int) -> ProcessPoolExecutor:
@@ -85,12 +90,12 @@ def _stop(ex: ProcessPoolExecutor) -> None:
 
 def _may_submit(t: Task, busy: int, wide: int, running: int, jobs: int) -> bool:
     """Start ``t`` now? Within ``jobs`` CPUs, or alone; one-worker tasks are also queued
-    ahead (up to one more per process) while no wider task is out, so that a process never
+    ahead (``QUEUE_AHEAD`` per process) while no wider task is out, so that a process never
     waits for the driver, and still never more than ``jobs`` run at once: the pool has
     ``jobs`` processes of one thread each."""
     if busy + t.workers <= jobs or running == 0:
         return True
-    return t.workers == 1 and wide == 0 and running < 2 * jobs
+    return t.workers == 1 and wide == 0 and running < QUEUE_AHEAD * jobs
 
 
 def local_rows(tasks: Sequence[Task], jobs: int) -> Rows:

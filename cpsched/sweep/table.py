@@ -59,14 +59,18 @@ def require_pyarrow(path: str) -> None:
         )
 
 
-def _line(row: Mapping[str, Any]) -> str:
-    buf = io.StringIO()
+def _values(row: Mapping[str, Any]) -> list[str]:
     values = []
     for c in COLUMNS:
         v = row.get(c)
         text = "" if v is None else str(v)
         # one row, one line: no line breaks inside a field
         values.append(" ".join(text.split()) if c == "error" else re.sub(r"[\r\n]", " ", text))
+    return values
+
+
+def _line(values: list[str]) -> str:
+    buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerow(values)
     return buf.getvalue()
 
@@ -154,9 +158,9 @@ class ResultsTable:
     def append(self, row: Mapping[str, Any], sync: bool = True) -> None:
         """Add one finished solve: one line, in one ``write``; on disk when this returns
         (``sync=False``: after the next ``sync``, for rows that finished together)."""
-        line = _line(row)
-        self._write(line, sync)
-        self.rows[str(row["key"])] = dict(next(csv.DictReader(io.StringIO(HEADER + line))))
+        values = _values(row)
+        self._write(_line(values), sync)
+        self.rows[values[0]] = dict(zip(COLUMNS, values))
 
     def close(self) -> None:
         if self._fd >= 0:
