@@ -20,6 +20,7 @@ import os
 import platform
 import shlex
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -78,13 +79,16 @@ def phase(cmd: list[str], cwd: Path, table: Path, stop_at: int | None) -> dict:
     )
     seen: dict[int, tuple[float, float]] = {}
     killed = False
+    start_rows = table.read_bytes().count(b"\n") if table.exists() else 0
+    first = last = None  # (time, CPU + wait) at the first new row, and at the last sample
     while proc.poll() is None:
         group_sample(proc.pid, seen)
-        if (
-            stop_at is not None
-            and table.exists()
-            and table.read_bytes().count(b"\n") - 1 >= stop_at
-        ):
+        now = (time.perf_counter(), sum(c + w for c, w in seen.values()))
+        n = table.read_bytes().count(b"\n") if table.exists() else 0
+        if n > start_rows:
+            first = first or now
+            last = now
+        if stop_at is not None and n - 1 >= stop_at:
             os.killpg(proc.pid, signal.SIGKILL)
             killed = True
             break
@@ -102,31 +106,27 @@ def phase(cmd: list[str], cwd: Path, table: Path, stop_at: int | None) -> dict:
         "stdout": out,
         "stderr": err,
         "rows": len(rows(table)),
+        # cores wanted from the first row written to the last sample: solving, not starting
+        "steady": (last[1] - first[1]) / (last[0] - first[0])
+        if first and last and last[0] > first[0]
+        else float("nan"),
     }
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--spec", default=str(SPEC), help="the sweep spec (default: many_small)")
-    ap.add_argument("--quick", action="store_true", help="the first 25 graphs only (200 solves)")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--out", default=None, help="markdown results (default: print only)")
-    args = ap.parse_args()
-    cores = len(os.sched_getaffinity(0))
+def one_run(args, cmd_tail: list[str]) -> dict:
+    """The spec in a fresh folder: run, kill -9 halfway, resume; the table checked."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        spec = work / "sweep.toml"
         text = Path(args.spec).read_text()
         if args.quick:
             text = text.replace("seed=0..249", "seed=0..24")
-        spec.write_text(text)
+        (work / "sweep.toml").write_text(text)
         table = work / "sweep.csv"
-        cmd = [sys.executable, "-m", "cpsched", "sweep", "sweep.toml", "--jobs", str(args.jobs)]
-        total = int(
-            subprocess.run(
-                cmd + ["--dry-run"], cwd=work, env=ENV, capture_output=True, text=True, check=True
-            ).stdout.split()[2]
+        cmd = [sys.executable, "-m", "cpsched", "sweep", "sweep.toml"] + cmd_tail
+        dry = subprocess.run(
+            cmd + ["--dry-run"], cwd=work, env=ENV, capture_output=True, text=True, check=True
         )
+        total = int(dry.stdout.split()[2])
         load = os.getloadavg()
         first = phase(cmd, work, table, stop_at=total // 2)
         second = phase(cmd, work, table, stop_at=None)
@@ -135,48 +135,82 @@ def main() -> int:
         for p in (first, second):  # no temporary paths in the results
             p["stdout"] = p["stdout"].replace(str(work) + os.sep, "")
     ok = second["rc"] == 0 and len(keys) == total and len(set(keys)) == total
+    return {
+        "first": first,
+        "second": second,
+        "keys": keys,
+        "errors": errors,
+        "ok": ok,
+        "total": total,
+        "load": load,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--spec", default=str(SPEC), help="the sweep spec (default: many_small)")
+    ap.add_argument("--quick", action="store_true", help="the first 25 graphs only (200 solves)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--repeat", type=int, default=1, help="whole runs (kill + resume) to make")
+    ap.add_argument("--out", default=None, help="markdown results (default: print only)")
+    args = ap.parse_args()
+    cores = len(os.sched_getaffinity(0))
+    runs = [one_run(args, ["--jobs", str(args.jobs)]) for _ in range(args.repeat)]
+    total = runs[0]["total"]
     shown = "cpsched sweep " + os.path.relpath(args.spec, REPO) + f" --jobs {args.jobs}"
+    loads = ", ".join(f"{r['load'][0]:.1f}" for r in runs)
+    backend = "Ray (local)" if "on Ray" in runs[0]["second"]["stdout"] else "a local process pool"
     lines = [
         "# `cpsched sweep`: kill -9 halfway, resume, cores busy",
         "",
         "Made by `python benchmarks/bench_sweep.py"
         + (" --quick" if args.quick else "")
+        + (f" --repeat {args.repeat}" if args.repeat != 1 else "")
         + (f" --out {shlex.quote(os.path.relpath(args.out, REPO))}" if args.out else "")
         + "`, "
-        f"which runs `{shown}` ({total} solves) in a new process group, kills the whole group "
-        "with SIGKILL once half the rows are in the table, and runs the same command again.",
+        f"which runs `{shown}` ({total} solves: cp at a 1 s limit with one CP-SAT worker and "
+        "seven heuristics on 250 random layered graphs of 30 ops) in a new process group, "
+        "kills the whole group with SIGKILL once half the rows are in the table, and runs the "
+        f"same command again to the end; {args.repeat} such run(s), in a fresh folder each.",
         "",
-        f"Machine: {cores} cores ({platform.machine()}), **shared with other jobs** (load "
-        f"average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} when it started), so the "
-        "machine-wide share counts their work too; Python "
-        f"{platform.python_version()}, "
-        + (
-            "Ray (local)."
-            if "on Ray" in second["stdout"]
-            else "local process pool (ray not installed)."
-        ),
+        f"Machine: {cores} cores ({platform.machine()}), **shared with other jobs** (1-minute "
+        f"load average {loads} at the start of each run: several other processes wanted the "
+        "same 2 cores), so the machine-wide share counts their work too; Python "
+        f"{platform.python_version()}, {backend}.",
         "",
-        "| phase | rows in the table after | wall | CPU time of the sweep's processes | "
-        "their wait for a CPU | cores used | cores wanted (used + waiting) | machine-wide busy |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| run | phase | rows in the table after | wall | CPU time of the sweep's processes | "
+        "their wait for a CPU | cores used | cores wanted (used + waiting) | cores wanted "
+        "from the first row on | machine-wide busy |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, p in (
-        ("first run, killed halfway (kill -9)", first),
-        ("second run, resumed", second),
-    ):
-        lines.append(
-            f"| {name} | {p['rows']} | {p['wall']:.1f} s | {p['cpu']:.1f} s | "
-            f"{p['waiting']:.1f} s | {p['cpu'] / p['wall']:.2f} of {cores} | "
-            f"{(p['cpu'] + p['waiting']) / p['wall']:.2f} of {cores} | {100 * p['machine']:.0f} % |"
-        )
-    resumed = [ln.strip() for ln in second["stdout"].splitlines() if ln.strip()]
+    for k, r in enumerate(runs, start=1):
+        for name, p in (("killed halfway (kill -9)", r["first"]), ("resumed", r["second"])):
+            lines.append(
+                f"| {k} | {name} | {p['rows']} | {p['wall']:.1f} s | {p['cpu']:.1f} s | "
+                f"{p['waiting']:.1f} s | {p['cpu'] / p['wall']:.2f} of {cores} | "
+                f"{(p['cpu'] + p['waiting']) / p['wall']:.2f} of {cores} | "
+                f"{p['steady']:.2f} of {cores} | {100 * p['machine']:.0f} % |"
+            )
+    wanted = [
+        (p["cpu"] + p["waiting"]) / p["wall"] for r in runs for p in (r["first"], r["second"])
+    ]
+    steady = [p["steady"] for r in runs for p in (r["first"], r["second"])]
+    ok = all(r["ok"] for r in runs)
+    resumed = [ln.strip() for ln in runs[-1]["second"]["stdout"].splitlines() if ln.strip()]
     lines += [
         "",
-        f"After the resume: {len(keys)} rows, {len(set(keys))} distinct keys, {total} solves "
-        f"in the spec: **{'complete, no duplicates' if ok else 'NOT complete'}**; "
-        f"{errors} error rows.",
+        "After each resume: "
+        + "; ".join(
+            f"{len(r['keys'])} rows, {len(set(r['keys']))} distinct keys, {r['errors']} errors"
+            for r in runs
+        )
+        + f" for {total} solves in the spec: **"
+        + ("complete, no duplicates" if ok else "NOT complete")
+        + f"**. Median cores wanted over all phases: {statistics.median(wanted):.2f} of "
+        f"{cores} over the whole wall time, {statistics.median(steady):.2f} of {cores} from "
+        "the first row on (the rest of the wall time is starting Python and the pool).",
         "",
-        "What the resumed run printed:",
+        "What the last resumed run printed:",
         "",
         "```",
         *resumed,
@@ -187,7 +221,9 @@ def main() -> int:
         "0.1 s while they run; the killed run cannot report its own). Cores used = CPU time "
         "over wall; cores wanted = (CPU time + wait) over wall: what the sweep would use "
         "on an idle machine, so a value at or above the core count means the sweep kept "
-        "every core supplied with work and other jobs took the rest. The resumed run's own "
+        "every core supplied with work and other jobs took the rest (the driver is a process "
+        "too: with 2 pool processes it can pass 2). From the first row on: the same between "
+        "the first row this phase wrote and the last sample. The resumed run's own "
         "`cpu:` line is the driver's resource usage of its finished workers; `solving:` is "
         "the share of the wall time the pool's CPU slots spent inside a solve (the rest: "
         "start-up, dispatch and writing rows).",
@@ -198,7 +234,8 @@ def main() -> int:
     if args.out:
         Path(args.out).write_text(text)
     if not ok:
-        print(first["stderr"][-2000:], second["stderr"][-2000:], file=sys.stderr)
+        for r in runs:
+            print(r["first"]["stderr"][-2000:], r["second"]["stderr"][-2000:], file=sys.stderr)
     return 0 if ok else 1
 
 
