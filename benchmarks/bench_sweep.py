@@ -1,15 +1,17 @@
 """A sweep killed halfway resumes, and keeps every core busy: `cpsched sweep` under kill -9.
 
-    python benchmarks/bench_sweep.py --out benchmarks/results_sweep.md
-    python benchmarks/bench_sweep.py --quick        # 200 solves, writes quick_sweep.md
+    python benchmarks/bench_sweep.py --repeat 3 --out benchmarks/results_sweep.md --section local
+    .venv-ray/bin/python benchmarks/bench_sweep.py --out benchmarks/results_sweep.md --section ray
+    python benchmarks/bench_sweep.py --quick        # 200 solves, printed
 
 Runs ``cpsched sweep benchmarks/sweeps/many_small.toml`` (2,000 solves: 250 random layered
-graphs of 30 ops x 8 methods) in a new process group, kills the whole group with SIGKILL
+graphs of 30 ops x 8 methods) in a new session, kills all its processes with SIGKILL
 once half the rows are in the table, then runs the same command again to the end. It
 checks that the table then has every key exactly once, and reports for each phase the wall
-time, the CPU seconds of the sweep's processes (driver and pool, read from /proc while
-they run) over wall time and cores, and the machine-wide busy share from /proc/stat
-(which counts other jobs on the machine too).
+time, the CPU seconds and run-queue wait of the sweep's processes (driver, pool or Ray,
+read from /proc while they run) over wall time and cores, and the machine-wide busy share
+from /proc/stat (which counts other jobs on the machine too). With ray installed in the
+Python that runs it (``make ray-env``), the sweep runs on a local Ray.
 """
 
 from __future__ import annotations
@@ -32,23 +34,42 @@ SPEC = REPO / "benchmarks" / "sweeps" / "many_small.toml"
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
 
 
-def group_sample(pgid: int, seen: dict[int, tuple[float, float]]) -> None:
-    """For every live process of group ``pgid``: (seconds on a CPU, seconds runnable but
-    waiting for one) from /proc/PID/schedstat, kept in ``seen`` by pid (the last sample of
-    a process that has exited stays)."""
+def session_pids(sid: int) -> list[int]:
+    """Every process of session ``sid``: the driver, its pool, and Ray's processes (Ray
+    puts its workers in process groups of their own, in the driver's session)."""
+    out = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
             with open(f"/proc/{d}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            if int(fields[2]) != pgid:  # fields after the name: state ppid pgrp ...
-                continue
-            with open(f"/proc/{d}/schedstat") as f:
+        except OSError:
+            continue
+        if int(fields[3]) == sid:  # fields after the name: state ppid pgrp session ...
+            out.append(int(d))
+    return out
+
+
+def kill_session(sid: int) -> None:
+    for pid in session_pids(sid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def session_sample(sid: int, seen: dict[int, tuple[float, float]]) -> None:
+    """For every live process of session ``sid``: (seconds on a CPU, seconds runnable but
+    waiting for one) from /proc/PID/schedstat, kept in ``seen`` by pid (the last sample of
+    a process that has exited stays)."""
+    for pid in session_pids(sid):
+        try:
+            with open(f"/proc/{pid}/schedstat") as f:
                 on_cpu, waiting = (int(v) / 1e9 for v in f.read().split()[:2])
         except (OSError, ValueError):
             continue
-        seen[int(d)] = (on_cpu, waiting)
+        seen[pid] = (on_cpu, waiting)
 
 
 def machine_ticks() -> tuple[int, int]:
@@ -65,8 +86,9 @@ def rows(path: Path) -> list[dict[str, str]]:
 
 
 def phase(cmd: list[str], cwd: Path, table: Path, stop_at: int | None) -> dict:
-    """Run ``cmd``; with ``stop_at``, kill its process group once the table has that many
-    rows. CPU time is sampled from /proc every 0.1 s (a killed group cannot be asked after)."""
+    """Run ``cmd`` in a new session; with ``stop_at``, kill every process of it once the
+    table has that many rows. CPU time is sampled from /proc every 0.1 s (killed processes
+    cannot be asked after)."""
     m0, t0 = machine_ticks(), time.perf_counter()
     proc = subprocess.Popen(
         cmd,
@@ -82,14 +104,14 @@ def phase(cmd: list[str], cwd: Path, table: Path, stop_at: int | None) -> dict:
     start_rows = table.read_bytes().count(b"\n") if table.exists() else 0
     first = last = None  # (time, CPU + wait) at the first new row, and at the last sample
     while proc.poll() is None:
-        group_sample(proc.pid, seen)
+        session_sample(proc.pid, seen)
         now = (time.perf_counter(), sum(c + w for c, w in seen.values()))
         n = table.read_bytes().count(b"\n") if table.exists() else 0
         if n > start_rows:
             first = first or now
             last = now
         if stop_at is not None and n - 1 >= stop_at:
-            os.killpg(proc.pid, signal.SIGKILL)
+            kill_session(proc.pid)  # the driver, its pool or Ray, all at once
             killed = True
             break
         time.sleep(0.1)
@@ -153,6 +175,12 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--repeat", type=int, default=1, help="whole runs (kill + resume) to make")
     ap.add_argument("--out", default=None, help="markdown results (default: print only)")
+    ap.add_argument(
+        "--section",
+        default=None,
+        help="replace only this section of --out (between <!-- auto:NAME --> markers), "
+        "keeping the rest of the file",
+    )
     args = ap.parse_args()
     cores = len(os.sched_getaffinity(0))
     runs = [one_run(args, ["--jobs", str(args.jobs)]) for _ in range(args.repeat)]
@@ -160,17 +188,22 @@ def main() -> int:
     shown = "cpsched sweep " + os.path.relpath(args.spec, REPO) + f" --jobs {args.jobs}"
     loads = ", ".join(f"{r['load'][0]:.1f}" for r in runs)
     backend = "Ray (local)" if "on Ray" in runs[0]["second"]["stdout"] else "a local process pool"
+    python = "python" if backend.startswith("a local") else ".venv-ray/bin/python"
     lines = [
-        "# `cpsched sweep`: kill -9 halfway, resume, cores busy",
+        f"## {backend[0].upper() + backend[1:]}"
+        if args.section
+        else "# `cpsched sweep`: kill -9 halfway, resume, cores busy",
         "",
-        "Made by `python benchmarks/bench_sweep.py"
+        f"Made by `{python} benchmarks/bench_sweep.py"
         + (" --quick" if args.quick else "")
         + (f" --repeat {args.repeat}" if args.repeat != 1 else "")
         + (f" --out {shlex.quote(os.path.relpath(args.out, REPO))}" if args.out else "")
+        + (f" --section {args.section}" if args.section else "")
         + "`, "
         f"which runs `{shown}` ({total} solves: cp at a 1 s limit with one CP-SAT worker and "
-        "seven heuristics on 250 random layered graphs of 30 ops) in a new process group, "
-        "kills the whole group with SIGKILL once half the rows are in the table, and runs the "
+        "seven heuristics on 250 random layered graphs of 30 ops) in a new session, "
+        "kills all its processes (driver, pool or Ray) with SIGKILL once half the rows are in "
+        "the table, and runs the "
         f"same command again to the end; {args.repeat} such run(s), in a fresh folder each.",
         "",
         f"Machine: {cores} cores ({platform.machine()}), **shared with other jobs** (1-minute "
@@ -216,8 +249,9 @@ def main() -> int:
         *resumed,
         "```",
         "",
-        "CPU time and wait: the driver's and its pool processes' time on a CPU and time "
-        "runnable but queued behind other processes (`/proc/PID/schedstat`, sampled every "
+        "CPU time and wait: the time on a CPU and the time runnable but queued of every "
+        "process of the sweep's session (driver, pool processes, Ray's processes) "
+        "(`/proc/PID/schedstat`, sampled every "
         "0.1 s while they run; the killed run cannot report its own). Cores used = CPU time "
         "over wall; cores wanted = (CPU time + wait) over wall: what the sweep would use "
         "on an idle machine, so a value at or above the core count means the sweep kept "
@@ -231,7 +265,17 @@ def main() -> int:
     ]
     text = "\n".join(lines)
     print(text)
-    if args.out:
+    if args.out and args.section:
+        begin, end = f"<!-- auto:{args.section} -->", f"<!-- /auto:{args.section} -->"
+        old = Path(args.out).read_text() if Path(args.out).exists() else ""
+        block = f"{begin}\n{text}{end}\n"
+        if begin in old and end in old:
+            head, rest = old.split(begin, 1)
+            text = head + block + rest.split(end, 1)[1].lstrip("\n")
+        else:
+            text = old + ("\n" if old else "") + block
+        Path(args.out).write_text(text)
+    elif args.out:
         Path(args.out).write_text(text)
     if not ok:
         for r in runs:

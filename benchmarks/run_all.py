@@ -36,7 +36,7 @@ FULL = [
     ["bench_overlap.py", "--time-limit", "20", "--repeats", "3", "--distance"],
     ["bench_remat.py", "--repeats", "3"],
     ["reliability.py", "--out", str(HERE / "results_reliability.md")],
-    ["bench_sweep.py", "--repeat", "3", "--out", str(HERE / "results_sweep.md")],
+    ["bench_sweep.py", "--repeat", "3", "--out", str(HERE / "results_sweep.md"), "--section", "local"],
 ]
 
 

@@ -99,6 +99,9 @@ BAD = [
      "method = NAME"),
     ('graphs = ["tiny.json"]\nmethods = [{method = "xla-dfs", objective = "overlap"}]\n',
      "methods[0]", "solved by cp-overlap"),
+    ('graphs = ["tiny.json"]\nmethods = [""]\n', "methods[0]", "method = NAME"),
+    ('graphs = ["tiny.json"]\nmethods = ["cp"]\n[options]\ntime_limit = 3\n', "s.toml:4: options",
+     "set by the spec's time_limits"),
 ]
 
 
@@ -311,3 +314,19 @@ def test_a_signal_stops_the_sweep_cleanly_and_it_resumes(graphs, sig, code, grou
     assert r.returncode == 0 and f"{done} were in" in r.stdout
     keys = [row["key"] for row in rows(table)]
     assert len(keys) == 400 and len(set(keys)) == 400
+
+
+def test_parquet_table_needs_pyarrow(capsys, graphs):
+    p = spec(graphs, SMALL)
+    out = graphs / "r.parquet"
+    rc, _, err = run(capsys, "sweep", p, "-o", out)
+    if importlib.util.find_spec("pyarrow") is None:
+        assert rc == 2 and err.count("\n") == 1 and "pyarrow" in err
+        assert not out.exists() and not (graphs / "r.parquet.journal.csv").exists()
+    else:
+        import pyarrow.parquet as pq
+
+        assert rc == 0, err
+        t = pq.read_table(out)
+        assert t.num_rows == 4 and t.column_names == list(COLUMNS)
+        assert len(rows(graphs / "r.parquet.journal.csv")) == 4

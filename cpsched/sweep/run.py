@@ -14,6 +14,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -75,8 +76,9 @@ def _quiet_worker() -> None:
 
 
 def _pool(jobs: int) -> ProcessPoolExecutor:
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    # fork: the workers start with cpsched imported (Linux; elsewhere fork is not safe
+    # with the native libraries loaded, and spawn imports it again in each worker)
+    ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_quiet_worker)
 
 

@@ -58,6 +58,17 @@ KEYS = {
     "output": "the results table, relative to the spec (default: the spec's name with .csv)",
 }
 METHOD_KEYS = ("method", "label", "objective")
+# Settings that are axes of the sweep, not method options.
+SET_BY_SPEC = {
+    "time_limit": "time_limits",
+    "seed": "seeds",
+    "workers": "workers",
+    "budget": "budgets",
+    "scenarios": "scenarios",
+    "deterministic": "deterministic key",
+    "log": "runs (no solver log in a sweep)",
+    "progress": "runs (no progress in a sweep)",
+}
 # Where a sweep does not say: one CP-SAT thread per solve (solves run side by side).
 DEFAULT_WORKERS = 1
 DEFAULT_SEED = api.DEFAULT_SEED
@@ -293,7 +304,7 @@ def load_spec(path: str) -> Spec:
     if output is not None:
         if not isinstance(output, str) or not output.strip():
             raise where.error("output", f"a file name (got {output!r})")
-        output = os.path.join(base, os.path.expanduser(output))
+        output = os.path.normpath(os.path.join(base, os.path.expanduser(output)))
     for k in ("name", "description"):
         if not isinstance(data.get(k, ""), str):
             raise where.error(k, "must be a string")
@@ -445,7 +456,7 @@ def _graphs(
             for g in _generated(item, where, key):
                 out.setdefault(g.digest + g.label, g)
             continue
-        full = os.path.join(base, os.path.expandvars(os.path.expanduser(item)))
+        full = os.path.normpath(os.path.join(base, os.path.expandvars(os.path.expanduser(item))))
         matches = sorted(glob.glob(full, recursive=True)) if glob.has_magic(full) else [full]
         matches = [m for m in matches if os.path.isfile(m)]
         if not matches:
@@ -456,9 +467,8 @@ def _graphs(
             )
             raise where.error(key, f"{item!r} matches no file{hint}", item)
         for m in matches:
+            # a glob's files are named relative to the spec's folder, like the glob
             label = os.path.relpath(m, base) if glob.has_magic(full) else item
-            if glob.has_magic(full):
-                label = os.path.join(os.path.dirname(item), os.path.basename(m))
             digest = _file_digest(m, label, where, key)
             inputs.append(m)
             out.setdefault(digest + label, GraphSource(label=label, digest=digest, path=m))
@@ -533,9 +543,13 @@ def _methods(data: Mapping[str, Any], where: _Where) -> list[MethodEntry]:
         key = f"methods[{i}]"
         if isinstance(item, str):
             item = {"method": item}
-        if not isinstance(item, Mapping) or not isinstance(item.get("method"), str):
+        if (
+            not isinstance(item, Mapping)
+            or not isinstance(item.get("method"), str)
+            or not item["method"].strip()
+        ):
             raise where.error(key, f"a method name or a table with method = NAME (got {item!r})")
-        name = api.resolve_method(item["method"].strip() or None)
+        name = api.resolve_method(item["method"].strip())
         if name not in registry:
             raise where.error(
                 key,
@@ -556,6 +570,10 @@ def _methods(data: Mapping[str, Any], where: _Where) -> list[MethodEntry]:
                 raise where.error(key, e.reason, objective) from None
         opts = {**dict(common), **{k: v for k, v in item.items() if k not in METHOD_KEYS}}
         for k, v in opts.items():
+            if k in SET_BY_SPEC:
+                raise where.error(
+                    key if k in item else "options", f"{k} is set by the spec's {SET_BY_SPEC[k]}", k
+                )
             if not isinstance(v, (str, int, float, bool)):
                 raise where.error(key, f"option {k}: a number, string or boolean (got {v!r})")
         label = item.get("label")
@@ -597,7 +615,7 @@ def _scenarios(
         elif isinstance(item, str) and "=" in item:
             dims = item.replace(";", " ").split()
         elif isinstance(item, str):
-            full = os.path.join(base, os.path.expanduser(item))
+            full = os.path.normpath(os.path.join(base, os.path.expanduser(item)))
             digest = _file_digest(full, item, where, key)
             try:
                 with open(full, encoding="utf-8") as f:
