@@ -112,7 +112,7 @@ def _text(r: SweepReport, dry_run: bool) -> str:
             "run the same command again to go on"
         )
         return "\n".join(lines)
-    cpu = r.cpu
+    cpu = r.cpu if r.ran else {}
     if cpu.get("cores_busy") is not None:
         lines.append(
             f"  cpu: {cpu['cores_busy']:.2f} of {cpu['cores']:.0f} cores busy "

@@ -171,7 +171,7 @@ def run_sweep(
         "",
         f"- {len(mine)} of {len(tasks)} solves in `{os.path.basename(table)}`; this run: "
         f"{report.ran} solves ({report.failed} failed) on {_backend_text(report, n_jobs)}",
-        f"- {_cpu_text(report.cpu)}" if report.cpu else "",
+        f"- {_cpu_text(report.cpu)}" if report.cpu and report.ran else "",
         f"- cpsched {__version__}, OR-Tools {ortools_version()}",
     ]
     if command:

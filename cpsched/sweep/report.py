@@ -180,8 +180,8 @@ def plot_sweep(rows: Sequence[Mapping[str, str]], path: str, title: str, inputs=
         shown = [(m, d) for m, d in zip(methods, data) if d]
         if shown:
             bp = ax.boxplot([d for _, d in shown], patch_artist=True)
-            for k, box in enumerate(bp["boxes"]):
-                box.set_facecolor(COLORS[k % len(COLORS)])
+            for (m, _), box in zip(shown, bp["boxes"]):  # one colour per method, both panels
+                box.set_facecolor(COLORS[methods.index(m) % len(COLORS)])
                 box.set_alpha(0.6)
             ax.set_xticks(range(1, len(shown) + 1))
             ax.set_xticklabels([m for m, _ in shown], rotation=30, ha="right")

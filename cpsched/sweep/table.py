@@ -175,11 +175,19 @@ class ResultsTable:
         import pyarrow.parquet as pq
 
         rows = list(self.rows.values())
-        cols: dict[str, list[Any]] = {c: [r[c] for r in rows] for c in COLUMNS}
-        for c in ("n_ops", "seed", "peak_bytes", "bound"):
-            cols[c] = [int(v) if v not in ("", None) else None for v in cols[c]]
-        for c in ("time_limit", "gap", "makespan", "wall_s"):
-            cols[c] = [float(v) if v not in ("", None) else None for v in cols[c]]
+        ints, floats = (
+            ("n_ops", "seed", "peak_bytes", "bound"),
+            ("time_limit", "gap", "makespan", "wall_s"),
+        )
+        arrays = {}
+        for c in COLUMNS:
+            values = [r[c] for r in rows]
+            if c in ints:
+                arrays[c] = pa.array([int(v) if v else None for v in values], type=pa.int64())
+            elif c in floats:
+                arrays[c] = pa.array([float(v) if v else None for v in values], type=pa.float64())
+            else:
+                arrays[c] = pa.array(values, type=pa.string())
         sink = pa.BufferOutputStream()
-        pq.write_table(pa.table(cols), sink)
+        pq.write_table(pa.table(arrays), sink)
         write_bytes(self.path, sink.getvalue().to_pybytes(), tuple(inputs))
