@@ -207,7 +207,7 @@ class Spec:
                     opts["workers"] = w
                 if b is not None:
                     opts["budget"] = b
-                key = task_key(g.digest, m.label, opts)
+                key = task_key(g.digest, m.name, opts)
                 out.setdefault(
                     key,
                     Task(key, g, m, sc, tl, seed, w, b, self.deterministic, opts),
