@@ -81,7 +81,7 @@ ray-env: $(RAY_STAMP)
 
 test-ray: $(STAMP)
 	@if $(MAKE) -s ray-env; then \
-	  CPSCHED_RAY_PYTHON=$(RAY_VENV)/bin/python $(BIN)/python -m pytest tests/ray -rs; \
+	  CPSCHED_RAY_PYTHON=$(abspath $(RAY_VENV))/bin/python $(BIN)/python -m pytest tests/ray -rs; \
 	else \
 	  echo "test-ray: SKIPPED: .venv-ray could not be created (ray from the package registry); sweeps on Ray were not checked"; \
 	fi

@@ -25,6 +25,7 @@ def ray_python() -> str | None:
     py = os.environ.get("CPSCHED_RAY_PYTHON")
     if not py or not Path(py).exists():
         return None
+    py = os.path.abspath(py)  # the sweeps run in other folders (not resolve: a venv's python is a link)
     probe = subprocess.run([py, "-c", "import ray, cpsched"], capture_output=True, cwd=REPO)
     return py if probe.returncode == 0 else None
 
