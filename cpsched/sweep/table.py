@@ -1,7 +1,8 @@
 """The results table: one CSV line per solve, appended as solves finish.
 
-Each line is written with one ``write`` call, then flushed to disk (``fsync``), so a sweep
-killed at any moment leaves every finished row intact and at most a torn last line, which
+Each line is written with one ``write`` call (unbuffered), and the rows that finished
+together are then flushed to disk with one ``fsync``, so a sweep killed at any moment
+leaves every finished row intact and at most a torn last line, which
 the next run trims before it appends. Rows never span lines (newlines in messages become
 spaces), so a torn line is always the last one. A ``.parquet`` output (needs pyarrow) is
 written from the CSV journal beside it (``OUT.journal.csv``) at the end of each run.
