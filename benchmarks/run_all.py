@@ -23,6 +23,7 @@ QUICK = [
     ["bench_remat.py", "--quick", "--repeats", "1", "--only", "rlg250-90", "fcn8-80",
      "--out", str(HERE / "quick_remat.md")],
     ["reliability.py"],
+    ["bench_sweep.py", "--quick", "--out", str(HERE / "quick_sweep.md")],
 ]
 FULL = [
     ["bench_core.py", "--repeat", "5"],
@@ -35,6 +36,7 @@ FULL = [
     ["bench_overlap.py", "--time-limit", "20", "--repeats", "3", "--distance"],
     ["bench_remat.py", "--repeats", "3"],
     ["reliability.py", "--out", str(HERE / "results_reliability.md")],
+    ["bench_sweep.py", "--repeat", "3", "--out", str(HERE / "results_sweep.md"), "--section", "local"],
 ]
 
 
