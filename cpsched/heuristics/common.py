@@ -456,17 +456,17 @@ def convert_sync_collectives(graph: Graph, keep_inputs_live: bool = True) -> Gra
         n_ops = len(graph.operands(i))
         opc = graph.opcodes[i]
         if opc == "all-reduce":
-            extra = 0
+            state = 0
         elif opc == "all-gather":
-            extra = 8 * 2
+            state = 8 * 2
         elif opc == "collective-permute":
-            extra = 8 * 4 + 4 + 4
+            state = 8 * 4 + 4 + 4
         else:
-            extra = 8 * 2 + 8 * max(n_ops, 1)
-        if extra:
+            state = 8 * 2 + 8 * max(n_ops, 1)
+        if state:
             b.add_buffer(
                 int(start_of[i]),
-                extra,
+                state,
                 users=[int(new_of[i])],
                 name=fresh(f"{graph.op_names[i]}.async_state"),
             )

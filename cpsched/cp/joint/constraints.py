@@ -215,9 +215,12 @@ def build(
     horizon: np.ndarray,
     *,
     fifo_order: bool = True,
+    window=None,
 ) -> JointVars:
-    """The joint model over one time copy per scenario sharing one order."""
-    J = make_vars(prob, d, t, host, horizon)
+    """The joint model over one time copy per scenario sharing one order; ``window =
+    (order, a, b)``: the ops outside positions ``a..b-1`` keep their order (clones, copies
+    and every gap decision stay free)."""
+    J = make_vars(prob, d, t, host, horizon, window)
     V = J.V
     for c in range(J.C):
         V.iv[c].extend(J.clone_iv[b][c] for b in J.remat)  # clones run on the compute stream

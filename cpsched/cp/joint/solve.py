@@ -103,6 +103,11 @@ SEQUENTIAL_SHARE = 0.4  # of the time limit, for the separate methods (hints, fa
 # and taken off the bound
 RESOLUTION = 5_000
 TICKS_PER_OP = 50
+# after the whole model (this share of its time), windows of the best order re-solved
+LNS_MIN_OPS = 40
+LNS_MAIN_SHARE = 0.7
+LNS_WINDOW = 40
+LNS_WINDOW_SECONDS = 3.0
 
 
 @dataclass
@@ -421,8 +426,6 @@ def _solve_model(prob, hint_plan, scenario_objective, resolution, seconds, cfg, 
     for b in gap:
         serial = serial + d1[:, a_of[b]] * int(prob.remat_buffers[b]) + 2 * host[:, b]
     horizon = serial.astype(np.int64) + 1
-    J = build(prob, d1, t, host, horizon)
-    m = J.m
     is_coll = np.array([c.startswith("collective:") for c in base.classes], dtype=bool)
     lb_t = overlap_lower_bound(
         prob.graph,
@@ -435,41 +438,104 @@ def _solve_model(prob, hint_plan, scenario_objective, resolution, seconds, cfg, 
         is_coll,
         base.anc,
     ).makespan
-    for c in range(C):
-        m.add(J.V.M[c] >= int(math.ceil(lb_t[c] - 1e-6)))
-    obj, coef = O.makespan(J, scenario_objective, tick, ref)
-    if hint_plan is not None:
-        _hint(J, hint_plan, d1, t, host)
+    w = prob.scenarios.weights
+
+    def model(window, hint: Plan | None):
+        J = build(prob, d1, t, host, horizon, window=window)
+        for c in range(C):
+            J.m.add(J.V.M[c] >= int(math.ceil(lb_t[c] - 1e-6)))
+        _, coef = O.makespan(J, scenario_objective, tick, ref)
+        if hint is not None:
+            _hint(J, hint, d1, t, host)
+        return J, coef
+
+    def read(J, solver) -> Plan:
+        skeleton, active = _read_back(J, solver)
+        for c in range(C):  # the replay checks the read-back plan (raises ScheduleError)
+            ev = materialize(prob.graph, skeleton, active[c])
+            check_plan(prob.graph, ev, prob.scenarios.only(c), int(prob.budget[c]), what=METHOD)
+        return _plan(prob, METHOD, skeleton, active)
+
+    clock = Clock(seconds, cfg.deterministic)
+    J, coef = model(None, hint_plan)
     info["model"] = {
         **{k: v for k, v in J.stats.items() if not k.startswith("memory_intervals_")},
         "tick": [float(x) for x in tick],
         "rounding_slack": [float(x) for x in over],
         "hint": hint_plan.name if hint_plan is not None else None,
     }
-    run = runtime.solve(m, cfg, max(0.1, seconds), progress=progress)
+    n = prob.graph.n_ops
+    use_lns = hint_plan is not None and n > LNS_MIN_OPS
+    t_main = seconds * (LNS_MAIN_SHARE if use_lns else 1.0)
+    run = runtime.solve(J.m, cfg, max(0.1, t_main), progress=progress)
+    clock.spend(t_main)
     info["model"]["status"] = run.status
-    if not run.solved:
+    if not run.solved and not use_lns:
         if run.status == runtime.INFEASIBLE:
             raise Infeasible("the joint model is infeasible under the budget")
         return None, False, None, None, run.status
+    if run.status == runtime.INFEASIBLE:
+        raise Infeasible("the joint model is infeasible under the budget")
     solver = run.solver
-    skeleton, active = _read_back(J, solver)
-    for c in range(C):  # the replay checks the read-back plan (raises ScheduleError)
-        ev = materialize(prob.graph, skeleton, active[c])
-        check_plan(prob.graph, ev, prob.scenarios.only(c), int(prob.budget[c]), what=METHOD)
-    plan = _plan(prob, METHOD, skeleton, active)
+    plan = read(J, solver) if run.solved else None
     bound = None
     wbound = None
-    if C == 1:
+    if run.solved and C == 1:
         bound = np.array([max(0.0, solver.best_objective_bound * tick[0] - over[0])])
-    elif scenario_objective == "weighted":
+    elif run.solved and scenario_objective == "weighted":
         # the objective is sum(coef_k * M_k) with coef proportional to w_k * tick_k
-        scale = float((prob.scenarios.weights * tick)[0] / coef[0]) if coef[0] else 0.0
-        wbound = max(
-            0.0, solver.best_objective_bound * scale - float(prob.scenarios.weights @ over)
-        )
-    info["model"]["claimed_makespan"] = [float(solver.value(J.V.M[c]) * tick[c]) for c in range(C)]
+        scale = float((w * tick)[0] / coef[0]) if coef[0] else 0.0
+        wbound = max(0.0, solver.best_objective_bound * scale - float(w @ over))
+    if run.solved:
+        info["model"]["claimed_makespan"] = [
+            float(solver.value(J.V.M[c]) * tick[c]) for c in range(C)
+        ]
+    if use_lns and not run.optimal:
+        best = plan if plan is not None and _score(plan, w) < _score(hint_plan, w) else hint_plan
+        best, lns_info = _lns(prob, model, read, best, w, clock, cfg)
+        info["model"]["lns"] = lns_info
+        if best is not hint_plan:
+            plan = best
     return plan, bool(run.optimal), bound, wbound, run.status
+
+
+def _score(p: Plan, w: np.ndarray) -> float:
+    return float(w @ p.makespan())
+
+
+def _lns(prob, model, read, best: Plan, w, clock, cfg):
+    """Windows of the best plan's order re-solved by the joint model (the order outside
+    fixed; clones, copies and collective times free), centred on random positions; a plan
+    is kept when the simulator says it is faster. Monotone: never worse than ``best``."""
+    rng = np.random.default_rng(cfg.seed)
+    n = prob.graph.n_ops
+    k = min(n, LNS_WINDOW)
+    tried = improved = 0
+    start = _score(best, w)
+    while clock.left() > 1.0 and not runtime.interrupted():
+        order = list(best.skeleton.order)
+        a = int(rng.integers(0, max(1, n - k + 1)))
+        J, _ = model((order, a, a + k), best)
+        t_win = min(clock.left(), max(1.0, LNS_WINDOW_SECONDS))
+        run = runtime.solve(J.m, cfg, t_win)
+        clock.spend(t_win)
+        tried += 1
+        if not run.solved:
+            continue
+        try:
+            cand = read(J, run.solver)
+        except ScheduleError:
+            continue
+        if (cand.peak() <= prob.budget).all() and _score(cand, w) < _score(best, w) - 1e-15:
+            best = cand
+            improved += 1
+    return best, {
+        "windows": tried,
+        "improved": improved,
+        "window_ops": k,
+        "makespan_before": start,
+        "makespan_after": _score(best, w),
+    }
 
 
 def _read_back(J: JointVars, solver) -> tuple[Skeleton, list[list[int]]]:

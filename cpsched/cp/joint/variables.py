@@ -51,9 +51,12 @@ class JointVars:
         return d[b][c] if b in d else False
 
 
-def make_vars(prob: JointProblem, d: np.ndarray, t: np.ndarray, host: np.ndarray, horizon):
-    """The overlap model's variables, then the gap variables of every gap buffer."""
-    V = overlap.make_vars(prob.base, d, t, horizon)
+def make_vars(
+    prob: JointProblem, d: np.ndarray, t: np.ndarray, host: np.ndarray, horizon, window=None
+):
+    """The overlap model's variables (``window``: only those ops of the order move), then
+    the gap variables of every gap buffer."""
+    V = overlap.make_vars(prob.base, d, t, horizon, window=window)
     J = JointVars(prob, V, host)
     m, g = J.m, prob.graph
     for b in prob.gap_buffers:
