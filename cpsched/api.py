@@ -1105,20 +1105,23 @@ def compare(
 # ``compare`` solves cp-overlap again at the peak of at most this many baseline rows that
 # used more memory than its default budget: timing rows are then compared at equal memory
 MAX_EQUAL_MEMORY_ROWS = 4
+# ...that used at least this much more memory (a few bytes more would repeat cp-overlap's row)
+EQUAL_MEMORY_MARGIN = 0.01
 
 
 def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts) -> None:
     """Rows ``cp-overlap@ROW``: cp-overlap with ROW's own peak as its budget, for each
-    baseline row that had more memory than cp-overlap's default budget (the best memory-only
+    baseline row that had at least 1 % more memory than cp-overlap's default budget (the best memory-only
     peak), so every timing row has a solver row at its own memory beside it."""
-    own = results["cp-overlap"].peak
+    ov = results["cp-overlap"]
+    own = dict(ov.budget or ov.info.get("budget") or ov.peak)  # what it was held to
     seen: set[tuple[int, ...]] = set()
     for row in list(results):
         if is_solver(row) or row.startswith("cp-"):
             continue
         peak = results[row].peak
         key = tuple(int(peak[n]) for n in sc.names)
-        if key in seen or all(peak[n] <= own[n] for n in sc.names):
+        if key in seen or all(peak[n] <= own[n] * (1 + EQUAL_MEMORY_MARGIN) for n in sc.names):
             continue
         if len(seen) >= MAX_EQUAL_MEMORY_ROWS:
             break
