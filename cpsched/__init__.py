@@ -1,7 +1,7 @@
 """cpsched: constraint-solver schedules for ML compiler graphs, beside the compilers' heuristics.
 
 The Python API (``cpsched.api``): ``read``, ``schedule``, ``compare``, ``simulate``,
-``methods``, ``from_networkx``, ``from_jax`` (needs ``cpsched[jax]``); every method returns one ``Result``.
+``frontier``, ``methods``, ``from_networkx``, ``from_jax`` (needs ``cpsched[jax]``); every method returns one ``Result``.
 """
 
 from cpsched import generators  # noqa: E402
@@ -11,6 +11,7 @@ from cpsched.api import (  # noqa: E402
     compare,
     from_jax,
     from_networkx,
+    frontier,
     methods,
     read,
     schedule,
@@ -32,6 +33,7 @@ __all__ = [
     "read",
     "schedule",
     "compare",
+    "frontier",
     "simulate",
     "methods",
     "from_networkx",

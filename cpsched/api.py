@@ -47,6 +47,8 @@ from cpsched.core.scenarios import (
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
+from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, Frontier
+from cpsched.cp.joint.frontier import frontier as joint_frontier
 from cpsched.heuristics.common import convert_sync_collectives
 from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, load_all
@@ -79,12 +81,13 @@ OBJECTIVES: dict[str, tuple[str, str]] = {
     "overlap": ("cp-overlap", "makespan"),
     "distance": ("cp-overlap", "distance"),
     "remat": ("cp-remat", "time"),
+    "time": ("cp-joint", "time"),
 }
 # The min-peak solver is registered as ``cp``; in tables it sits beside ``cp-overlap``.
 ROW_NAMES = {"cp": "cp-memory"}
 DEFAULT_TIME_LIMIT = 10.0
 # Methods whose own default differs (remat searches order and plan: longer).
-DEFAULT_TIME_LIMITS = {"cp-remat": 60.0, "remat-fixed-order": 60.0}
+DEFAULT_TIME_LIMITS = {"cp-remat": 60.0, "remat-fixed-order": 60.0, "cp-joint": 30.0}
 DEFAULT_WORKERS = 2
 DEFAULT_SEED = 0
 # A percentage budget is a share of the least peak that ``cp`` finds for each scenario
@@ -558,7 +561,9 @@ def schedule(
         raise InputError("--objective budget needs --budget (bytes, 8GiB or 90%)")
     if m.family == "remat":
         if budget is None:
-            raise InputError("--objective remat needs --budget (bytes, 8GiB or 90%)")
+            raise InputError(
+                f"--objective {objective or 'remat'} needs --budget (bytes, 8GiB or 90%)"
+            )
         return _remat_result(g, sc, m, opts, budget_bytes, reference, t0)
     for flag in ("reorder", "bandwidth", "evict"):
         if opts.get(flag) not in (None, False) or (flag == "reorder" and flag in opts):
@@ -848,6 +853,7 @@ class Comparison:
                 "gap": {n: round(v, 6) for n, v in r.gap.items()},
                 "seconds": round(r.seconds, 6),
             }
+            row["budget"] = _row_budget(name, r)
             tl = self.timelines.get(name)
             if tl is not None:
                 row["makespan"] = {n: float(v) for n, v in zip(self.scenarios.names, tl.makespan)}
@@ -908,6 +914,18 @@ class Comparison:
         return self.table()
 
 
+def _row_budget(name: str, r: Result) -> dict[str, Any] | None:
+    """The memory budget a row was solved under (None: the method's own peak, no budget)."""
+    b = r.budget or r.info.get("budget")
+    if not b:
+        return None
+    if "@" in name:
+        source = f"{name.split('@', 1)[1]}'s peak"
+    else:
+        source = str(r.info.get("budget_source", "given"))
+    return {"bytes": {k: int(v) for k, v in dict(b).items()}, "source": source}
+
+
 def format_comparison(c: Comparison) -> str:
     """The comparison as a text table: bytes in KiB/MiB/GiB, times with units."""
     sc = c.scenarios
@@ -918,7 +936,7 @@ def format_comparison(c: Comparison) -> str:
     header = (
         ["method", "status"]
         + [f"peak {n}" if multi else "peak" for n in sc.names]
-        + ["vs bound", "makespan", "exposed comm", "time"]
+        + ["vs bound", "makespan", "exposed comm", "budget", "time"]
     )
     table: list[list[str]] = []
     for row in c.rows:
@@ -934,6 +952,8 @@ def format_comparison(c: Comparison) -> str:
             cells.append(format_time(max(row["exposed_comm"].values()), c.time_unit))
         else:
             cells += ["-", "-"]
+        bud = row.get("budget")
+        cells.append(format_bytes(max(bud["bytes"].values())) if bud else "none")
         cells.append(format_seconds(row["seconds"]))
         table.append(cells)
     widths = [
@@ -943,7 +963,10 @@ def format_comparison(c: Comparison) -> str:
     lines = [head, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
     for r in table:
         lines.append("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
-    note = "vs bound: (peak - bound) / peak, worst scenario"
+    note = (
+        "vs bound: (peak - bound) / peak, worst scenario; budget: the memory a row was "
+        "held to (none: its own peak); cp-overlap@ROW: cp-overlap at ROW's peak"
+    )
     if multi:
         note += "; makespan, exposed comm: worst scenario"
     if c.time_unit == "xla":
@@ -1012,6 +1035,14 @@ def compare(
     timelines: dict[str, Any] = {}
     errors: dict[str, str] = {}
     rows: list[str] = []
+    opts = dict(
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        deterministic=deterministic,
+        device=device,
+        profile=profile,
+    )
     for name in names:
         row = ROW_NAMES.get(name, name)
         rows.append(row)
@@ -1037,6 +1068,8 @@ def compare(
             continue
         results[row] = r
         timelines[row] = simulate_timeline(g, r.order, costs, sc)
+    if solvers and methods is None and "cp-overlap" in results:
+        _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
     module = hlo_module_of(g)
     if module is not None:
         lb = module_lower_bound(module, sc)
@@ -1067,6 +1100,89 @@ def compare(
     unit = next(iter(timelines.values())).unit if timelines else "s"
     c = Comparison(g, sc, results, best, timelines, settings, errors, unit)
     return c.to_pandas() if as_dataframe else c
+
+
+# ``compare`` solves cp-overlap again at the peak of at most this many baseline rows that
+# used more memory than its default budget: timing rows are then compared at equal memory
+MAX_EQUAL_MEMORY_ROWS = 4
+# ...that used at least this much more memory (a few bytes more would repeat cp-overlap's row)
+EQUAL_MEMORY_MARGIN = 0.01
+
+
+def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts) -> None:
+    """Rows ``cp-overlap@ROW``: cp-overlap with ROW's own peak as its budget, for each
+    baseline row that had at least 1 % more memory than cp-overlap's default budget (the best memory-only
+    peak), so every timing row has a solver row at its own memory beside it."""
+    ov = results["cp-overlap"]
+    own = dict(ov.budget or ov.info.get("budget") or ov.peak)  # what it was held to
+    seen: set[tuple[int, ...]] = set()
+    for row in list(results):
+        if is_solver(row) or row.startswith("cp-"):
+            continue
+        peak = results[row].peak
+        key = tuple(int(peak[n]) for n in sc.names)
+        if key in seen or all(peak[n] <= own[n] * (1 + EQUAL_MEMORY_MARGIN) for n in sc.names):
+            continue
+        if len(seen) >= MAX_EQUAL_MEMORY_ROWS:
+            break
+        seen.add(key)
+        label = f"cp-overlap@{row}"
+        rows.append(label)
+        if progress is not None:
+            progress(label)
+        try:
+            r = schedule(g, "cp-overlap", scenarios=sc, budget=list(key), **opts)
+        except CpschedError as e:
+            errors[label] = str(e)
+            continue
+        results[label] = r
+        timelines[label] = simulate_timeline(g, r.order, costs, sc)
+
+
+def frontier(
+    graph,
+    *,
+    points: int = DEFAULT_POINTS,
+    scenarios=None,
+    time_limit: float = DEFAULT_POINT_TIME_LIMIT,
+    evict: bool = False,
+    bandwidth: float | None = None,
+    device: str = "h100",
+    profile: str | None = None,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = DEFAULT_SEED,
+    async_collectives: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> Frontier:
+    """The memory-time frontier of ``graph``: ``cp-joint`` at ``points`` budgets from the
+    least peak a plan reaches to the fastest order's peak (``time_limit`` seconds each),
+    with every heuristic's (peak, makespan); see ``cpsched.cp.joint.frontier``.
+
+    Examples
+    --------
+    >>> import cpsched
+    >>> f = frontier(cpsched.generators.random_layered(n=10, seed=1), points=3, time_limit=2)
+    >>> [p["status"] != "ERROR" for p in f.points]
+    [True, True, True]
+    """
+    _check_solver_options(None, time_limit, workers)
+    if int(points) < 2:
+        raise InputError(f"--points must be at least 2 (got {points})")
+    g = read(graph, async_collectives=async_collectives)
+    sc = scenarios_for(g, scenarios)
+    return joint_frontier(
+        g,
+        sc,
+        points=int(points),
+        time_limit=float(time_limit),
+        evict=evict,
+        bandwidth=bandwidth,
+        device=device,
+        profile=profile,
+        workers=int(workers),
+        seed=int(seed),
+        progress=progress,
+    )
 
 
 def _compare_methods(g: Graph, methods: Iterable[str] | None, solvers: bool) -> list[str]:
@@ -1109,6 +1225,8 @@ __all__ = [
     "read",
     "schedule",
     "compare",
+    "frontier",
+    "Frontier",
     "simulate",
     "methods",
     "from_networkx",
@@ -1147,12 +1265,6 @@ def write(
     checked first. Otherwise the schedule JSON (or the plan JSON). Returns ``written`` (the
     paths), ``data`` (the JSON written or its summary) and, for remat HLO, ``buckets``."""
     hlo = bool(source) and sniff_format(str(source)) == "hlo"
-    if hlo and async_collectives and result.plan is not None:
-        raise InputError(
-            "--async-collectives with --objective remat cannot be written as "
-            "HLO yet; write the plan for the graph JSON of `cpsched convert "
-            "INPUT --async-collectives -o G.json`"
-        )
     inputs = ((source,) if source else ()) + tuple(p for p in inputs if p)
     if result.plan is not None:
         data = remat_result_to_dict(result.plan)
@@ -1169,6 +1281,7 @@ def write(
                 result.method,
                 data,
                 inputs=inputs,
+                convert=convert_sync_collectives if async_collectives else None,
             )
             return {"written": written, "data": data, "buckets": buckets}
         write_json(output, data, inputs=inputs)

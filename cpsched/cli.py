@@ -35,9 +35,10 @@ from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import _unit, load_device
+from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS
 from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
-from cpsched.plot import plot_memory, require_matplotlib
+from cpsched.plot import plot_frontier, plot_memory, require_matplotlib
 from cpsched.readers import sniff_format
 from cpsched.sweep import cli as sweep_cli
 from cpsched.version import __version__
@@ -130,9 +131,9 @@ def _outputs(args) -> list[tuple[str, str]]:
     out = []
     if getattr(args, "output", None):
         out.append(("-o", args.output))
-        if getattr(args, "objective", None) == "remat" or (
+        if getattr(args, "objective", None) in ("remat", "time") or (
             getattr(args, "method", None) or ""
-        ).startswith(("remat", "cp-remat")):
+        ).startswith(("remat", "cp-remat", "cp-joint")):
             out.append(("-o (plan JSON)", args.output + ".plan.json"))
     if getattr(args, "trace", None):
         out.append(("--trace", args.trace))
@@ -602,6 +603,23 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
         )
     if data.get("breakpoints"):
         lines.append(f"  breakpoints: {data['breakpoints']}")
+    if res.info.get("objective") == "time" and res.info.get("makespan"):
+        mb = res.info.get("makespan_bound") or {}
+        for n in sc.names:
+            line = (
+                f"  {n}: makespan {format_time(res.info['makespan'][n], unit)}, exposed comm "
+                f"{format_time(res.info['exposed_comm'][n], unit)}, exposed copies "
+                f"{format_time(res.info['exposed_copy'][n], unit)}"
+            )
+            if n in mb:
+                line += f", makespan lower bound {format_time(mb[n], unit)}"
+            lines.append(line)
+        for row in res.info.get("sequential") or []:
+            lines.append(
+                f"  separate methods: {row['method']}: makespan "
+                + ", ".join(format_time(v, unit) for v in row["makespan"].values())
+                + ("" if row["fits"] else " (over the budget)")
+            )
     bound = res.info.get("added_time_lower_bound_pct")
     if bound is not None:
         lines.append(
@@ -681,7 +699,7 @@ def _add_solver_options(q: argparse.ArgumentParser, default_limit: str) -> None:
 def add_schedule(sub) -> None:
     q = sub.add_parser("schedule", help="run one method (default: cp), validate, write")
     _add_input(q)
-    _add_solver_options(q, "10 s; 60 s for cp-remat and remat-fixed-order")
+    _add_solver_options(q, "10 s; 30 s for cp-joint; 60 s for cp-remat and remat-fixed-order")
     q.add_argument(
         "-o",
         "--output",
@@ -702,7 +720,9 @@ def add_schedule(sub) -> None:
         choices=list(OBJECTIVES),
         help="weighted/minimax/lexicographic/budget: min-peak order (cp); "
         "overlap/distance: collective overlap (cp-overlap); remat: "
-        "recompute/evict to fit --budget (cp-remat) (default: weighted)",
+        "recompute/evict to fit --budget (cp-remat); time: least makespan "
+        "within --budget deciding order, collective overlap, recompute and "
+        "(--evict) offload in one model (cp-joint) (default: weighted)",
     )
     q.add_argument(
         "--budget",
@@ -834,6 +854,103 @@ def add_compare(sub) -> None:
     q.set_defaults(fn=cmd_compare)
 
 
+def cmd_frontier(args) -> int:
+    g = _read(args)
+    sc = _scenarios(args, g)
+    progress = None if args.json else (lambda line: print(line, file=sys.stderr))
+    f = api.frontier(
+        g,
+        points=args.points,
+        scenarios=sc,
+        time_limit=args.time_limit if args.time_limit is not None else DEFAULT_POINT_TIME_LIMIT,
+        evict=bool(args.evict),
+        bandwidth=args.bandwidth,
+        device=args.device,
+        profile=args.profile,
+        workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
+        seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
+        progress=progress,
+    )
+    data = f.to_dict()
+    data["input"] = args.input
+    data["settings"]["command"] = ["cpsched"] + list(args.argv)
+    if args.plot:
+        plot_frontier(
+            f.points, f.baselines, args.plot, title=g.name, unit=f.unit, inputs=tuple(_inputs(args))
+        )
+    _emit(args, data, _frontier_table(f) + (f"\nwrote {args.plot}" if args.plot else ""))
+    return 0
+
+
+def _frontier_table(f) -> str:
+    """Points and baselines, bytes and times with units (first scenario's figures)."""
+
+    def first(v):
+        return next(iter(v.values())) if isinstance(v, dict) else v
+
+    rng = f.settings["budget_range"]
+    lines = [
+        f"{f.graph}: memory-time frontier, {len(f.points)} budgets from "
+        f"{_bytes(first(rng['low']))} ({rng['low_source']}) to {_bytes(first(rng['high']))} "
+        f"({rng['high_source']}), {f.settings['time_limit_per_point']:g} s each",
+        f"{'budget':>11}  {'status':<18} {'peak':>11} {'makespan':>10} {'bound':>10} "
+        f"{'exposed comm':>12}",
+    ]
+    for p in f.points:
+        if p.get("makespan") is None:
+            lines.append(f"{_bytes(first(p['budget_bytes'])):>11}  {p['status']:<18} no plan")
+            continue
+        b = p.get("makespan_bound")
+        lines.append(
+            f"{_bytes(first(p['budget_bytes'])):>11}  {p['status']:<18} "
+            f"{_bytes(first(p['peak_bytes'])):>11} {format_time(first(p['makespan']), f.unit):>10} "
+            f"{format_time(first(b), f.unit) if b is not None else '-':>10} "
+            f"{format_time(first(p['exposed_comm']), f.unit):>12}"
+            + (" (plan of a tighter budget)" if "carried_from" in p else "")
+        )
+    lines.append("heuristics (their own peak, no budget):")
+    for r in f.baselines:
+        lines.append(
+            f"  {r['method']:<16} peak {_bytes(first(r['peak_bytes'])):>11}, makespan "
+            f"{format_time(first(r['makespan']), f.unit)}, exposed comm "
+            f"{format_time(first(r['exposed_comm']), f.unit)}"
+        )
+    lines.append(f"time {format_seconds(f.settings['seconds'])}")
+    return "\n".join(lines)
+
+
+def add_frontier(sub) -> None:
+    q = sub.add_parser(
+        "frontier", help="makespan against memory budget: cp-joint at K budgets, heuristics beside"
+    )
+    _add_input(q)
+    _add_solver_options(q, f"{DEFAULT_POINT_TIME_LIMIT:g} s per point")
+    q.add_argument(
+        "--points",
+        type=int,
+        default=DEFAULT_POINTS,
+        metavar="K",
+        help=f"number of budgets (default: {DEFAULT_POINTS})",
+    )
+    q.add_argument(
+        "--evict",
+        action="store_true",
+        help="allow host offload (copy out and back) as well as recompute (default: off)",
+    )
+    q.add_argument(
+        "--bandwidth",
+        type=float,
+        metavar="B",
+        help="host link bytes per time unit for --evict (default: the device's PCIe)",
+    )
+    q.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="makespan against budget with bounds and heuristics (needs matplotlib; default: none)",
+    )
+    q.set_defaults(fn=cmd_frontier)
+
+
 # -- entry point ----------------------------------------------------------------------------
 
 SUBCOMMANDS: list[Callable] = [
@@ -843,6 +960,7 @@ SUBCOMMANDS: list[Callable] = [
     add_methods,
     add_schedule,
     add_compare,
+    add_frontier,
     add_capture,
     pipeline_cli.add_parser,
     sweep_cli.add_parser,

@@ -118,3 +118,53 @@ def plot_memory(
     finally:
         plt.close(fig)
     write_bytes(path, buf.getvalue(), inputs)
+
+
+def plot_frontier(
+    points: list[dict],
+    baselines: list[dict],
+    path: str,
+    title: str = "",
+    unit: str = "s",
+    inputs: tuple[str, ...] = (),
+) -> None:
+    """Makespan against the memory budget: the frontier's points with their lower bounds,
+    every heuristic as one point at its own peak (first scenario, or the figures given)."""
+    _check_target(path, inputs)
+    plt = _pyplot()
+
+    def first(v):
+        return next(iter(v.values())) if isinstance(v, dict) else v
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ok = [p for p in points if p.get("makespan") is not None]
+    xs = [first(p["budget_bytes"]) / 2**20 for p in ok]
+    ax.step(
+        xs, [first(p["makespan"]) for p in ok], where="post", marker="o", label="cp-joint (plan)"
+    )
+    lb = [(x, first(p["makespan_bound"])) for x, p in zip(xs, ok) if p.get("makespan_bound")]
+    if lb:
+        ax.plot(*zip(*lb), linestyle=":", marker="v", label="lower bound")
+    for row in baselines:
+        ax.scatter(first(row["peak_bytes"]) / 2**20, first(row["makespan"]), marker="x")
+        ax.annotate(
+            row["method"],
+            (first(row["peak_bytes"]) / 2**20, first(row["makespan"])),
+            fontsize=7,
+            xytext=(3, 3),
+            textcoords="offset points",
+        )
+    ax.set_xlabel("memory budget / peak (MiB)")
+    ax.set_ylabel(f"makespan ({unit})")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    try:
+        ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
+        fig.savefig(buf, dpi=110, format=ext)
+    except ValueError as e:
+        raise InputError(f"cannot write: {e}", path=path) from None
+    finally:
+        plt.close(fig)
+    write_bytes(path, buf.getvalue(), inputs)

@@ -112,6 +112,10 @@ TESTED = {
     "compare": {"--dim", "--weights", "--scenarios", "--json", "--time-limit", "--workers",
                 "--seed", "--deterministic", "--async-collectives", "--device", "--profile",
                 "--csv", "--plot", "--no-solver"},
+    # tests/test_joint.py
+    "frontier": {"--dim", "--weights", "--scenarios", "--json", "--time-limit", "--workers",
+                 "--seed", "--deterministic", "--async-collectives", "--device", "--profile",
+                 "--points", "--evict", "--bandwidth", "--plot"},
     "sweep": {"--out", "--summary", "--plot", "--backend", "--address", "--jobs",
               "--max-solves", "--dry-run"},
 }

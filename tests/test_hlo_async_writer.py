@@ -111,10 +111,13 @@ def test_cli_convert_async_collectives(tmp_path, capsys):
     assert len(starts) == len(KINDS) and starts.count("async-start") == 2
 
 
-def test_cli_remat_with_async_collectives_on_hlo_is_one_line(tmp_path, capsys):
+def test_cli_remat_with_async_collectives_on_hlo_writes_async_pairs(tmp_path, capsys):
     out = tmp_path / "r.hlo"
     rc = main(["schedule", str(SYNC), "--objective", "remat", "--budget", "100000",
                "--async-collectives", "-o", str(out)])
-    err = capsys.readouterr().err.strip()
-    assert rc == 2 and not out.exists()
-    assert len(err.splitlines()) == 1 and "cpsched convert" in err
+    assert rc == 0, capsys.readouterr().err
+    text = out.read_text()
+    # every split kind is written in XLA's async form, and the plan JSON records the pairs
+    assert "all-reduce-start" in text and "async-start" in text
+    plan = json.loads((tmp_path / "r.hlo.plan.json").read_text())
+    assert len(plan["hlo_module"]["async_pairs"]) == len(KINDS)

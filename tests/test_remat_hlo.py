@@ -266,12 +266,20 @@ def test_cli_remat_json_input_unchanged(tmp_path, capsys):
     assert not Path(out + ".plan.json").exists()
 
 
-def test_cli_remat_refuses_async_collectives_on_hlo(tmp_path, capsys):
-    src = _write(tmp_path, "chain.hlo", CHAIN)
-    assert main(["schedule", src, "--objective", "remat", "--budget", "13000",
-                 "--async-collectives", "-o", str(tmp_path / "o.hlo")]) == 2
-    assert "--async-collectives" in capsys.readouterr().err
-    assert _files(tmp_path) == ["chain.hlo"]
+@pytest.mark.parametrize("objective", ["remat", "time"])
+def test_cli_plan_with_async_collectives_is_written_as_async_pairs(tmp_path, capsys, objective):
+    src = Path(__file__).parent / "data" / "hlo" / "collectives_sync.hlo"
+    out = tmp_path / "o.hlo"
+    assert main(["schedule", str(src), "--objective", objective, "--budget", "100%",
+                 "--async-collectives", "--time-limit", "5", "-o", str(out)]) == 0, \
+        capsys.readouterr().err
+    text = out.read_text()
+    assert "all-reduce-start" in text and "all-gather-start" in text
+    plan = json.loads(Path(str(out) + ".plan.json").read_text())
+    mod = plan["hlo_module"]
+    assert mod["async_pairs"] and mod["peak_bytes"] <= mod["budget_bytes"]
+    g, peak = _read_back(text)
+    assert peak <= mod["budget_bytes"]
 
 
 def test_cli_remat_hlo_names_the_scenario_it_writes(tmp_path, capsys):

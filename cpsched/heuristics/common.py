@@ -449,6 +449,27 @@ def convert_sync_collectives(graph: Graph, keep_inputs_live: bool = True) -> Gra
             live_out=bool(graph.buffer_live_out[j]),
             space=int(graph.buffer_space[j]),
         )
+    # what XLA's async form allocates besides the result, in flight from start to done:
+    # the start's tuple table (8 bytes a pointer), collective-permute's two u32 contexts,
+    # and an async-start's operand tuple
+    for i in split:
+        n_ops = len(graph.operands(i))
+        opc = graph.opcodes[i]
+        if opc == "all-reduce":
+            state = 0
+        elif opc == "all-gather":
+            state = 8 * 2
+        elif opc == "collective-permute":
+            state = 8 * 4 + 4 + 4
+        else:
+            state = 8 * 2 + 8 * max(n_ops, 1)
+        if state:
+            b.add_buffer(
+                int(start_of[i]),
+                state,
+                users=[int(new_of[i])],
+                name=fresh(f"{graph.op_names[i]}.async_state"),
+            )
     # existing async pairs
     for k in map(int, np.flatnonzero(graph.async_start >= 0)):
         b.pair_async(int(new_of[graph.async_start[k]]), int(new_of[k]))

@@ -81,6 +81,9 @@ def plan_to_graph(
             )
             if not again and x in graph.collectives:
                 gb.set_collective(i, graph.collectives[x])
+            if not again and int(graph.async_start[x]) in first_inst:
+                # an async pair of the graph stays a pair (its done waits for the transfer)
+                gb.pair_async(first_inst[int(graph.async_start[x])], i)
             for b in graph.uses(x):
                 if int(b) in cur:
                     gb.add_buffer_user(cur[int(b)], i)

@@ -1,7 +1,8 @@
 """Every module cpsched writes is accepted by XLA's own parser and schedule check.
 
 Writes modules with every method and objective (each heuristic, cp, overlap with
-``--async-collectives``, remat with and without eviction) for the bundled dumps in
+``--async-collectives``, remat with and without eviction, the joint model with
+``--async-collectives``) for the bundled dumps in
 models/hlo/ (the corpus in models/hlo/corpus/ included) and XLA's scheduler-test modules
 in ../shared/peer-cases/xla, and runs
 ``tests/xla/xla_accepts.py`` on them with the jax environment's Python, named by
@@ -111,10 +112,11 @@ def write_all(src: Path, out: Path) -> tuple[list[Path], dict[str, str]]:
         run(name, args)
     # remat needs a budget it can meet: the tightest of these that a plan is found for (the
     # given order's own peak, the last, always fits: then the plan adds nothing)
-    for name, more in (("remat", []), ("remat-evict", ["--evict"])):
+    for name, objective, more in (("remat", "remat", []), ("remat-evict", "remat", ["--evict"]),
+                                  ("joint", "time", ["--async-collectives"])):
         for fraction in (0.8, 0.9, 0.97, 1.0):
             budget = str(int(peak * fraction))
-            if run(name, ["--objective", "remat", "--budget", budget,
+            if run(name, ["--objective", objective, "--budget", budget,
                           "--time-limit", TIME_LIMIT, *more]):
                 break
     return written, refused

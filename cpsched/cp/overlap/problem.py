@@ -304,9 +304,15 @@ def ticks(values: np.ndarray, tick: float, floor1: bool) -> np.ndarray:
 
 
 def copy_durations(
-    prob: OverlapProblem, mode: str, scenario_objective: str, ref: np.ndarray, resolution: int
+    prob: OverlapProblem,
+    mode: str,
+    scenario_objective: str,
+    ref: np.ndarray,
+    resolution: int,
+    per_op: int = 200,
 ):
-    """Time copies: ``(d[C, n], t[C, P], tick[C], copy scenario weights)``."""
+    """Time copies: ``(d[C, n], t[C, P], tick[C], copy scenario weights)``; the total work is
+    ``max(resolution, per_op * n)`` ticks."""
     n_s = len(prob.scenarios)
     if mode == "aggregate" and n_s > 1:
         if scenario_objective == "weighted":
@@ -317,7 +323,7 @@ def copy_durations(
         tt = (c[:, None] * prob.ttime).sum(axis=0)[None, :]
     else:
         dur, tt = prob.dur, prob.ttime
-    res = max(int(resolution), 200 * prob.n)
+    res = max(int(resolution), int(per_op) * prob.n)
     total = dur.sum(axis=1) + tt.sum(axis=1)
     tick = np.where(total > 0, total / res, 1.0)
     d = np.stack([ticks(dur[c], tick[c], True) for c in range(dur.shape[0])])

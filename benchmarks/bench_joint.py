@@ -1,0 +1,233 @@
+"""The joint model (cp-joint) against the separate methods in sequence, at equal budgets.
+
+    python benchmarks/bench_joint.py [--time-limit S] [--fracs 0.9,0.8,0.7] [--out FILE.md]
+        [--frontier PROGRAM --points K --point-limit S]
+
+Sharded training steps (the bundled dp x tp module, the corpus's 3-axis-mesh and MoE
+all-to-all programs with their collectives split into async pairs, and the generator's
+Megatron-style step). For each, the least peak of the min-peak order (``cp``, 10 s) and
+budgets at ``--fracs`` of it. At each budget, each separate method gets ``--time-limit``
+seconds and cp-joint ``--joint-time-limit`` (default: their total, three times as much):
+
+- ``cp-overlap``: the order alone (collective placement within the budget, no added op);
+- ``cp-remat``: recompute (time without communication), then timed with communication;
+- ``remat, then overlap``: cp-overlap on cp-remat's plan written into the graph, within the
+  budget (the separate methods in sequence: order, remat, overlap);
+- ``cp-joint``: one model for all three.
+
+Makespans are the timeline simulator's on the plan written into the graph; every plan was
+replayed against the budget. "best sequential" is the least makespan of the first three
+that fit. Cost model: the h100 preset (``cpsched.cost.model``).
+
+``--frontier PROGRAM`` instead runs ``cpsched.api.frontier`` with ``--points`` budgets and
+``--point-limit`` seconds each, and reports the wall time and every point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from cpsched import api  # noqa: E402
+from cpsched.core.errors import CpschedError  # noqa: E402
+from cpsched.core.scenarios import from_dim_specs, static  # noqa: E402
+from cpsched.cp.joint.problem import build_joint_problem, time_plan  # noqa: E402
+from cpsched.cp.joint.solve import solve_joint  # noqa: E402
+from cpsched.cp.overlap.problem import build_problem  # noqa: E402
+from cpsched.cp.overlap.solve import solve_overlap  # noqa: E402
+from cpsched.cp.remat.solve import solve_remat  # noqa: E402
+from cpsched.generators import transformer_parallel  # noqa: E402
+from cpsched.heuristics.common import convert_sync_collectives  # noqa: E402
+from cpsched.remat.rewrite import plan_to_graph  # noqa: E402
+from cpsched.remat.skeleton import materialize  # noqa: E402
+
+ROOT = os.path.dirname(HERE)
+PROGRAMS = {
+    "sharded_dp_tp": (os.path.join(ROOT, "models/hlo/sharded_dp_tp.hlo"), None),
+    "mesh3_named": (os.path.join(ROOT, "models/hlo/corpus/mesh3_named.hlo.gz"), None),
+    "moe_all_to_all": (os.path.join(ROOT, "models/hlo/corpus/moe_all_to_all.hlo.gz"), None),
+    "megatron_dp2_tp4": (None, ["b=4", "s=1024"]),
+}
+
+
+def load(name: str):
+    path, dims = PROGRAMS[name]
+    if path is None:
+        g = convert_sync_collectives(transformer_parallel(layers=2))
+        return g, from_dim_specs(dims)
+    g = api.read(path, async_collectives=True)
+    return g, static()
+
+
+def one(name: str, fracs, limit: float, joint_limit: float) -> list[dict]:
+    g, sc = load(name)
+    least = api.schedule(g, scenarios=sc, time_limit=10).peak[sc.names[0]]
+    base = build_problem(g, sc, reach=False)
+    rows = []
+    for f in fracs:
+        bud = np.array([int(f * least)])
+        prob = build_joint_problem(base, bud, None)
+        row: dict = {
+            "program": name,
+            "ops": g.n_ops,
+            "least_peak": int(least),
+            "frac": f,
+            "budget": int(bud[0]),
+        }
+        t0 = time.perf_counter()
+        s = solve_overlap(g, sc, budget=bud, costs=base.costs, time_limit=limit)
+        ev = materialize(g, _skeleton(s.order), [])
+        t = time_plan(prob, ev, 0)
+        row["cp-overlap"] = (t.makespan, bool(int(s.peak_bytes[0]) <= bud[0]))
+        row["cp-overlap_s"] = time.perf_counter() - t0
+        try:
+            t0 = time.perf_counter()
+            r = solve_remat(g, sc, bud, durations=base.dur, time_limit=limit)
+            ev = materialize(g, r.skeleton, r.active[0])
+            t = time_plan(prob, ev, 0)
+            row["cp-remat"] = (t.makespan, True)
+            # order, remat, then overlap: cp-overlap on the plan written into the graph
+            pg, porder = plan_to_graph(g, ev)
+            o = solve_overlap(pg, sc, budget=bud, hint=porder, time_limit=limit)
+            from cpsched.cost.timeline import simulate_timeline
+
+            costs = _plan_costs(prob, pg)
+            tl = simulate_timeline(pg, o.order, costs, sc)
+            row["remat, then overlap"] = (
+                float(tl.makespan[0]),
+                bool(int(o.peak_bytes[0]) <= bud[0]),
+            )
+            row["cp-remat_s"] = time.perf_counter() - t0
+        except CpschedError as e:
+            row["cp-remat"] = (None, False)
+            row["remat, then overlap"] = (None, False)
+            row["remat_error"] = str(e)
+        t0 = time.perf_counter()
+        try:
+            j = solve_joint(g, sc, bud, time_limit=joint_limit)
+            n = sc.names[0]
+            row["cp-joint"] = (j.info["makespan"][n], True)
+            row["joint_status"] = j.status
+            mb = j.info.get("makespan_bound")
+            row["joint_bound"] = mb[n] if mb else None
+            row["joint_from"] = j.info.get("chosen")
+        except CpschedError as e:
+            row["cp-joint"] = (None, False)
+            row["joint_error"] = str(e)
+        row["cp-joint_s"] = time.perf_counter() - t0
+        seq = [
+            row[k][0]
+            for k in ("cp-overlap", "cp-remat", "remat, then overlap")
+            if row[k][1] and row[k][0] is not None
+        ]
+        row["best_sequential"] = min(seq) if seq else None
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def _skeleton(order):
+    from cpsched.remat.skeleton import Skeleton
+
+    return Skeleton(tuple(int(i) for i in order))
+
+
+def _plan_costs(prob, pg):
+    from cpsched.cp.joint.problem import plan_costs
+
+    return plan_costs(prob, pg, 0)
+
+
+def fmt_us(x):
+    return "-" if x is None else f"{x * 1e6:.1f}"
+
+
+def table(rows: list[dict]) -> str:
+    out = [
+        "| program | budget (of least peak) | cp-overlap | cp-remat | remat, then overlap | "
+        "best sequential | cp-joint (status) | joint bound | joint vs best sequential |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cells = []
+        for k in ("cp-overlap", "cp-remat", "remat, then overlap"):
+            v, ok = r[k]
+            cells.append(fmt_us(v) + ("" if ok or v is None else " (over)"))
+        j = r["cp-joint"][0]
+        b = r["best_sequential"]
+        gain = f"{100 * (b - j) / b:+.1f} %" if (j is not None and b) else "-"
+        out.append(
+            f"| {r['program']} ({r['ops']} ops) | {r['budget']:,} B ({r['frac']:.0%}) | "
+            + " | ".join(cells)
+            + f" | {fmt_us(b)} | {fmt_us(j)} ({r.get('joint_status', '-')}) | "
+            f"{fmt_us(r.get('joint_bound'))} | {gain} |"
+        )
+    return "\n".join(out)
+
+
+def frontier_run(name: str, points: int, limit: float) -> str:
+    g, sc = load(name)
+    t0 = time.perf_counter()
+    f = api.frontier(g, scenarios=sc, points=points, time_limit=limit)
+    wall = time.perf_counter() - t0
+    lines = [
+        f"frontier of {name} ({g.n_ops} ops): {points} points, {limit:g} s each, wall {wall:.0f} s",
+        "",
+        "| budget (B) | status | peak (B) | makespan (us) | bound (us) | exposed comm (us) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for p in f.points:
+        if p.get("makespan") is None:
+            lines.append(f"| {p['budget_bytes']:,} | {p['status']} | - | - | - | - |")
+            continue
+        lines.append(
+            f"| {p['budget_bytes']:,} | {p['status']} | {p['peak_bytes']:,} | "
+            f"{p['makespan'] * 1e6:.1f} | {fmt_us(p.get('makespan_bound'))} | "
+            f"{p['exposed_comm'] * 1e6:.1f} |"
+        )
+    lines += ["", "| heuristic | peak (B) | makespan (us) |", "|---|---|---|"]
+    for r in f.baselines:
+        lines.append(f"| {r['method']} | {r['peak_bytes']:,} | {r['makespan'] * 1e6:.1f} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--time-limit", type=float, default=30.0)
+    ap.add_argument(
+        "--joint-time-limit",
+        type=float,
+        help="cp-joint's limit (default: 3 x --time-limit, the separate methods' total)",
+    )
+    ap.add_argument("--fracs", default="0.9,0.8,0.7")
+    ap.add_argument("--programs", default=",".join(PROGRAMS))
+    ap.add_argument("--frontier")
+    ap.add_argument("--points", type=int, default=20)
+    ap.add_argument("--point-limit", type=float, default=20.0)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    if a.frontier:
+        text = frontier_run(a.frontier, a.points, a.point_limit)
+    else:
+        fracs = [float(x) for x in a.fracs.split(",")]
+        rows = []
+        for name in a.programs.split(","):
+            rows += one(name, fracs, a.time_limit, a.joint_time_limit or 3 * a.time_limit)
+        text = table(rows)
+    print(text)
+    if a.out:
+        with open(a.out, "w") as fh:
+            fh.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,236 @@
+"""The memory-time frontier: the joint model solved at budgets from the least memory any
+plan needs to the peak of the fastest schedule, with every heuristic on the same axes.
+
+Budgets run from the proven minimum (``cpsched.cp.remat.problem.min_memory_bound``: no
+plan, with recomputation and offload, goes below it) up to the peak of ``cp-overlap``
+without a memory limit (the fastest order the overlap model finds), evenly spaced. The
+points are solved from the tightest budget up; a plan that fits a tighter budget also fits
+a looser one, so each point keeps the better of its own plan and the previous point's
+(the frontier never rises as the budget grows). Each point's plan was replayed against the
+memory simulator and timed by the timeline simulator (``solve_joint``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cpsched.analysis.memory import peak as order_peak
+from cpsched.core.errors import CpschedError, InfeasibleError
+from cpsched.core.graph import Graph
+from cpsched.core.scenarios import Scenarios, static
+from cpsched.cost.timeline import simulate_timeline
+from cpsched.cp.joint.solve import solve_joint
+from cpsched.cp.overlap.problem import build_problem
+from cpsched.cp.overlap.solve import solve_overlap
+from cpsched.cp.remat.problem import min_memory_bound
+from cpsched.cp.remat.solve import solve_remat
+from cpsched.methods import load_all
+
+DEFAULT_POINTS = 10
+DEFAULT_POINT_TIME_LIMIT = 20.0
+
+
+@dataclass
+class Frontier:
+    """Points (one per budget) and baselines (one per heuristic order), in bytes and the
+    cost model's time unit; ``weights`` combine scenarios into one figure per point."""
+
+    graph: str
+    ops: int
+    scenarios: list[str]
+    unit: str
+    points: list[dict[str, Any]]
+    baselines: list[dict[str, Any]]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "graph": self.graph,
+            "ops": self.ops,
+            "scenarios": self.scenarios,
+            "unit": self.unit,
+            "points": self.points,
+            "baselines": self.baselines,
+            "settings": self.settings,
+        }
+
+
+def _scalar(values: np.ndarray, names: Sequence[str]) -> Any:
+    """One number for one scenario, else ``{scenario: value}``."""
+    vals = [v.item() if hasattr(v, "item") else v for v in values]
+    return vals[0] if len(names) == 1 else dict(zip(names, vals))
+
+
+def frontier(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    *,
+    points: int = DEFAULT_POINTS,
+    time_limit: float = DEFAULT_POINT_TIME_LIMIT,
+    evict: bool = False,
+    bandwidth: float | None = None,
+    device: Any = "h100",
+    profile: Any = None,
+    workers: int = 2,
+    seed: int = 0,
+    baselines: Sequence[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Frontier:
+    """Solve ``cp-joint`` at ``points`` budgets; ``time_limit`` seconds per point.
+
+    Examples
+    --------
+    >>> from cpsched.generators import random_layered
+    >>> f = frontier(random_layered(n=10, seed=1), points=3, time_limit=2)
+    >>> len(f.points), all(p["status"] != "ERROR" for p in f.points)
+    (3, True)
+    """
+    t0 = time.perf_counter()
+    sc = scenarios if scenarios is not None and len(scenarios) else static()
+    names = list(sc.names)
+    w = sc.weights
+    base = build_problem(graph, sc, device=device, profile=profile, reach=False)
+    costs = base.costs
+    rows: list[dict[str, Any]] = []
+    registry = load_all()
+    todo = (
+        list(baselines)
+        if baselines is not None
+        else [
+            m.name
+            for m in registry.values()
+            if m.family in ("memory", "overlap")
+            and m.applies(graph)
+            and not m.name.startswith("cp")
+        ]
+    )
+    orders: dict[str, list[int]] = {}
+    if graph.original_order is not None:
+        orders["given"] = list(graph.original_order)
+    for name in todo:
+        try:
+            out = registry[name].fn(graph, sc, device=device, seed=seed)
+            orders[name] = list(getattr(out, "order", out))
+        except CpschedError:
+            continue
+    for name, order in orders.items():
+        tl = simulate_timeline(graph, order, costs, sc)
+        pk = order_peak(graph, order, sc)
+        rows.append(
+            {
+                "method": name,
+                "peak_bytes": _scalar(pk, names),
+                "makespan": _scalar(np.asarray(tl.makespan), names),
+                "exposed_comm": _scalar(np.asarray(tl.exposed_comm), names),
+            }
+        )
+    # the range: the proven minimum up to the fastest unconstrained order's peak
+    lo, _ = min_memory_bound(graph, sc)
+    low_source = "proven minimum with recompute and offload"
+    try:
+        # the least peak a plan reaches (recompute allowed to double the work): the
+        # proven minimum is often far below anything feasible
+        least = solve_remat(
+            graph,
+            sc,
+            None,
+            objective="peak",
+            overhead_cap=1.0,
+            evict=evict,
+            bandwidth=bandwidth,
+            device=device,
+            durations=base.dur,
+            time_limit=time_limit,
+            workers=workers,
+            seed=seed,
+        )
+        if (np.asarray(least.peak) > lo).any():
+            lo = np.maximum(lo, np.asarray(least.peak, dtype=np.int64))
+            low_source = "least peak of cp-remat (objective peak, up to 100 % added time)"
+    except CpschedError:
+        pass
+    total = graph.sizes(sc).sum(axis=1) + graph.transient_bytes(sc).sum(axis=1) + 1
+    fast = solve_overlap(
+        graph, sc, budget=total, costs=costs, time_limit=time_limit, workers=workers, seed=seed
+    )
+    hi = np.maximum(np.asarray(fast.peak_bytes, dtype=np.int64), lo)
+    k = max(2, int(points))
+    budgets = [np.rint(lo + (hi - lo) * i / (k - 1)).astype(np.int64) for i in range(k)]
+    pts: list[dict[str, Any]] = []
+    prev: dict[str, Any] | None = None  # the best plan of the tighter budgets so far
+    for i, bud in enumerate(budgets):
+        if progress is not None:
+            progress(f"point {i + 1}/{k}: budget " + ", ".join(str(int(b)) for b in bud))
+        row: dict[str, Any] = {"budget_bytes": _scalar(bud, names)}
+        try:
+            res = solve_joint(
+                graph,
+                sc,
+                bud,
+                evict=evict,
+                bandwidth=bandwidth,
+                device=device,
+                profile=profile,
+                costs=costs,
+                time_limit=time_limit,
+                workers=workers,
+                seed=seed,
+            )
+        except InfeasibleError as e:
+            res = None
+            row["message"] = str(e)
+            proven = "proven minimum" in str(e) and "not proven" not in str(e)
+            row["status"] = "INFEASIBLE" if proven else "NO_PLAN"
+        mine: dict[str, Any] | None = None
+        bound = None
+        if res is not None:
+            info = res.info
+            ms = np.array([info["makespan"][n] for n in names])
+            mb = info.get("makespan_bound")
+            bound = (
+                _scalar(np.array([mb[n] for n in names]), names) if mb else info["weighted_bound"]
+            )
+            mine = {
+                "status": res.status,
+                "peak_bytes": _scalar(np.asarray(res.peak), names),
+                "makespan": _scalar(ms, names),
+                "exposed_comm": _scalar(np.array([info["exposed_comm"][n] for n in names]), names),
+                "score": float(w @ ms),
+                "plan_from": info.get("chosen"),
+            }
+        if prev is not None and (mine is None or prev["score"] < mine["score"]):
+            # a plan of a tighter budget fits this one and is faster: keep it
+            mine = dict(prev, carried_from=prev["budget_bytes"])
+        if mine is None:
+            pts.append(row)
+            continue
+        row.update({key: v for key, v in mine.items() if key not in ("score", "budget_bytes")})
+        row["makespan_bound"] = bound
+        pts.append(row)
+        prev = dict(mine, budget_bytes=mine.get("budget_bytes", row["budget_bytes"]))
+    settings = {
+        "points": k,
+        "time_limit_per_point": float(time_limit),
+        "workers": int(workers),
+        "seed": int(seed),
+        "evict": bool(evict),
+        "bandwidth": bandwidth,
+        "profile": profile if isinstance(profile, str) else None,
+        "device": str(device),
+        "seconds": round(time.perf_counter() - t0, 3),
+        "budget_range": {
+            "low": _scalar(lo, names),
+            "low_source": low_source,
+            "high": _scalar(hi, names),
+            "high_source": "peak of cp-overlap without a memory limit",
+        },
+    }
+    return Frontier(graph.name, graph.n_ops, names, costs.unit, pts, rows, settings)
+
+
+__all__ = ["Frontier", "frontier", "DEFAULT_POINTS", "DEFAULT_POINT_TIME_LIMIT"]

@@ -1,0 +1,179 @@
+"""The joint problem's data: the overlap problem (op and transfer times, streams,
+reachability), the memory budget, the host link, and which buffers may leave the device
+for a while (a *gap*) by recomputation or by a host round trip; plus the exact evaluation of
+a plan (replay for memory, the timeline simulator on the plan written into the graph for
+time).
+
+A gap of buffer ``b`` (defined by op ``a``): the device copy is dropped at ``F_b`` after the
+readers that come before it (*early* readers) and a second copy serves the others (*late*
+readers): either a clone of ``a`` run on the compute stream after ``F_b`` (remat), or a
+copy to the host after ``a`` and back before the first late reader (offload). One gap per
+buffer and scenario; every plan of ``cp-remat`` with one copy per buffer is of this form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cpsched.analysis.memory import peak as order_peak
+from cpsched.core.graph import Graph
+from cpsched.core.scenarios import Scenarios
+from cpsched.cost.model import Costs, async_class
+from cpsched.cost.timeline import Timelines, simulate_timeline
+from cpsched.cp.overlap.problem import OverlapProblem
+from cpsched.remat.events import Event
+from cpsched.remat.policy import evictable_buffers, recomputable_ops
+from cpsched.remat.rewrite import plan_to_graph
+from cpsched.remat.skeleton import Evict, Regen, Skeleton
+from cpsched.remat.timing import TransferModel
+
+# the full model (every pair of independent ops ordered by a literal) up to this many ops;
+# larger graphs get the separate methods in sequence
+MAX_JOINT_OPS = 400
+
+
+@dataclass
+class JointProblem:
+    base: OverlapProblem  # graph, scenarios, costs, op and transfer times, reachability
+    budget: np.ndarray  # [S] bytes
+    transfer: TransferModel | None  # host link (None: no offload)
+    host_time: np.ndarray  # [S, B] one host copy of each buffer, in the costs' unit
+    remat_buffers: np.ndarray  # [B] bool: a clone of its defining op may serve late readers
+    evict_buffers: np.ndarray  # [B] bool: a host round trip may serve late readers
+
+    @property
+    def graph(self) -> Graph:
+        return self.base.graph
+
+    @property
+    def scenarios(self) -> Scenarios:
+        return self.base.scenarios
+
+    @property
+    def gap_buffers(self) -> list[int]:
+        return [int(b) for b in np.flatnonzero(self.remat_buffers | self.evict_buffers)]
+
+
+def build_joint_problem(
+    base: OverlapProblem,
+    budget: np.ndarray,
+    transfer: TransferModel | None,
+    *,
+    remat: bool = True,
+    evict: bool = True,
+) -> JointProblem:
+    """Which buffers may have a gap: read by some op other than their definition, and
+    defined by a recomputable op that defines only them (remat), or evictable with a host
+    link given (offload)."""
+    g, sc = base.graph, base.scenarios
+    B = g.n_buffers
+    sizes = g.sizes(sc) if B else np.zeros((len(sc), 0), dtype=np.int64)
+    read = np.array([g.buffer_users(j).size > 0 for j in range(B)], dtype=bool)
+    ok = read & (sizes > 0).any(axis=0) if B else read
+    rem = np.zeros(B, dtype=bool)
+    if remat and B:
+        clon = recomputable_ops(g)
+        for j in np.flatnonzero(ok):
+            a = int(g.buffer_def[j])
+            rem[j] = bool(clon[a] and g.defines(a).size == 1)
+    ev = np.zeros(B, dtype=bool)
+    if evict and transfer is not None and B:
+        ev = ok & evictable_buffers(g)
+    host = transfer.times(sizes) if transfer is not None and B else np.zeros_like(sizes, float)
+    return JointProblem(base, np.asarray(budget, dtype=np.int64), transfer, host, rem, ev)
+
+
+# -- evaluation of a plan -------------------------------------------------------------------
+
+
+@dataclass
+class PlanTiming:
+    """One scenario's plan, run by the timeline simulator on the plan written as a graph."""
+
+    makespan: float
+    exposed_comm: float
+    exposed_copy: float
+    recompute: float
+    peak: int
+    timeline: Timelines
+
+
+def plan_costs(prob: JointProblem, plan_graph: Graph, s: int) -> Costs:
+    """Times of the plan graph's ops in scenario ``s``: a main op or a clone takes its
+    original op's time, a host copy ``host_time`` of its buffer, copy-start/done ops none."""
+    g, base = prob.graph, prob.base
+    index = {name: i for i, name in enumerate(g.op_names)}
+    n = plan_graph.n_ops
+    op = np.zeros((1, n))
+    tr: dict[int, np.ndarray] = {}
+    sizes = plan_graph.sizes(prob.scenarios.only(s)) if plan_graph.n_buffers else None
+    for i in range(n):
+        name = plan_graph.op_names[i]
+        orig = plan_graph.attrs(i).get("remat_of", name)
+        k = index.get(orig)
+        if k is not None and plan_graph.opcodes[i] == g.opcodes[k]:
+            op[0, i] = base.costs.op[s, k]
+            if k in base.costs.transfer:
+                v = np.asarray(base.costs.transfer[k], dtype=float).reshape(-1)
+                tr[i] = v[[s if v.size > 1 else 0]]
+        elif async_class(plan_graph, i) == "copy" and plan_graph.async_done[i] >= 0:
+            assert sizes is not None and prob.transfer is not None
+            out = plan_graph.defines(i)
+            nbytes = int(sizes[0, out].sum()) if out.size else 0
+            tr[i] = np.array([float(prob.transfer.times(np.array([nbytes]))[0])])
+    return Costs(op, tr, base.costs.unit, base.costs.device)
+
+
+def time_plan(prob: JointProblem, events: Sequence[Event], s: int) -> PlanTiming:
+    """Makespan, exposed communication and copies, recompute time and peak of one scenario's
+    event list (the events as ``cpsched.remat`` materializes them)."""
+    pg, order = plan_to_graph(prob.graph, events)
+    one = prob.scenarios.only(s)
+    costs = plan_costs(prob, pg, s)
+    tl = simulate_timeline(
+        pg, order, costs, one, comm_streams=prob.base.comm_streams, validate=True
+    )
+    t = tl[0]
+    rec = float(sum(costs.op[0, i] for i in range(pg.n_ops) if "remat_of" in pg.attrs(i)))
+    pk = int(order_peak(pg, order, one)[0])
+    return PlanTiming(float(t.makespan), float(t.exposed_comm), float(t.exposed_copy), rec, pk, tl)
+
+
+def skeleton_from_plan_order(
+    graph: Graph, plan_graph: Graph, order: Sequence[int]
+) -> tuple[Skeleton, list[int]]:
+    """A plan graph's order (``plan_to_graph``'s names: ``op.rematK`` clones, ``buf.evictK``
+    and ``buf.prefetchK`` copy pairs) read back as a skeleton of ``graph`` and the active
+    candidates: main ops give the steps, a clone or a copy event sits at the step of the
+    next main op."""
+    ops = {name: i for i, name in enumerate(graph.op_names)}
+    bufs = {name: b for b, name in enumerate(graph.buffer_names)}
+    main: list[int] = []
+    cands: list[Regen | Evict] = []
+    sub: dict[int, int] = {}
+    evict_at: dict[int, list[int]] = {}  # buffer -> [out step, free step]
+    rank: dict[int, int] = {}
+    for i in order:
+        name = plan_graph.op_names[int(i)]
+        attrs = plan_graph.attrs(int(i))
+        step = len(main)
+        if "remat_of" in attrs:
+            sub[step] = sub.get(step, 0) + 1
+            cands.append(Regen(ops[attrs["remat_of"]], step, sub[step] - 1))
+        elif name in ops and plan_graph.opcodes[int(i)] == graph.opcodes[ops[name]]:
+            main.append(ops[name])
+        else:
+            for tag in (".evict", ".prefetch"):
+                if tag not in name:
+                    continue
+                b = bufs[name[: name.rindex(tag)]]
+                if tag == ".evict":
+                    evict_at.setdefault(b, []).append(step)
+                elif name.endswith(".start"):
+                    out_step, free_step = evict_at.pop(b)
+                    rank[step] = rank.get(step, 0) + 1
+                    cands.append(Evict(b, out_step, free_step, step, rank[step] - 1))
+    return Skeleton(tuple(main), tuple(cands)), list(range(len(cands)))
