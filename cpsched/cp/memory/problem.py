@@ -126,14 +126,23 @@ class Problem:
         return out
 
     # -- memory -----------------------------------------------------------------------------
+    @cached_property
+    def user_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(buffer, user)`` of every use, as two flat arrays (vectorised live ranges)."""
+        counts = np.fromiter((len(u) for u in self.buf_users), dtype=np.int64, count=self.nb)
+        users = np.fromiter(
+            (u for us in self.buf_users for u in us), dtype=np.int64, count=int(counts.sum())
+        )
+        return np.repeat(np.arange(self.nb, dtype=np.int64), counts), users
+
     def live_ranges(self, order: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = self.n
         pos = positions(order, n)
         start = np.where(self.buf_def >= 0, pos[np.maximum(self.buf_def, 0)], 0)
         end = start.copy()
-        for b, us in enumerate(self.buf_users):
-            if us:
-                end[b] = max(end[b], int(pos[us].max()))
+        bufs, users = self.user_pairs
+        if len(users):
+            np.maximum.at(end, bufs, pos[users])
         end = np.where(self.buf_out, n - 1, end)
         return start, end
 
@@ -197,12 +206,15 @@ class Problem:
         reachability matrices)."""
         if not self.dense:
             lb = np.zeros((self.n_scenarios, self.n), dtype=np.int64)
-            for b in range(self.nb):
-                touch = set(self.buf_users[b])
-                if self.buf_def[b] >= 0:
-                    touch.add(int(self.buf_def[b]))
-                for v in touch:
-                    lb[:, v] += self.sizes[:, b]
+            bufs, users = self.user_pairs
+            d = np.flatnonzero(self.buf_def >= 0)
+            # (buffer, op) pairs: every user, and the defining op unless it is a user too
+            b_all = np.concatenate([bufs, d])
+            v_all = np.concatenate([users, self.buf_def[d]])
+            key = np.unique(b_all * max(self.n, 1) + v_all)
+            b_all, v_all = key // max(self.n, 1), key % max(self.n, 1)
+            for s in range(self.n_scenarios):
+                np.add.at(lb[s], v_all, self.sizes[s, b_all])
             return lb + self.transient + self.base[:, None]
         lb = (self.forced_live.astype(np.int64) @ self.sizes.T).T
         return lb + self.transient + self.base[:, None]

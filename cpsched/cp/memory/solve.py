@@ -79,7 +79,14 @@ from cpsched.cp.memory.builder import run as run_cpsat
 from cpsched.cp.memory.objectives import RES
 from cpsched.cp.memory.problem import Problem, from_graph
 from cpsched.cp.memory.scaling import make_scale
-from cpsched.cp.runtime import UNKNOWN, Clock, SolverConfig, interrupted, stoppable
+from cpsched.cp.runtime import (
+    UNKNOWN,
+    Clock,
+    SolverConfig,
+    interrupted,
+    outer_deadline,
+    stoppable,
+)
 from cpsched.cp.search import decompose as D
 from cpsched.cp.search.bounds import projection_bound
 from cpsched.cp.search.exact import beam, best_first
@@ -112,6 +119,9 @@ BEAM_MAX_WIDTH = 2000
 # 24/32/40 with 0.2/0.3/0.2 s per window gave peaks 12.3 / 10.7 / 10.9 % below the greedy)
 LNS_WIDTH = 24
 LNS_PER_WINDOW = 0.2
+# Time kept for the final exact re-check of the result, per op (on top of 2 % of the limit,
+# at most 0.5 s)
+FINISH_SECONDS_PER_OP = 5e-6
 # Warm start: the share of the time left that the registered heuristics may use, and each
 # one's time per op (measured on 100k-op layered graphs on a loaded 2-core machine): one
 # runs only if n times its rate fits in what is left of that share.
@@ -680,11 +690,20 @@ def solve(
         time_limit=time_limit, workers=workers, seed=seed, deterministic=deterministic, log=log
     )
     # leave a little time for the final exact re-check
-    margin = min(0.5, 0.02 * float(time_limit))
+    margin = min(0.5, 0.02 * float(time_limit)) + FINISH_SECONDS_PER_OP * graph.n_ops
     ctx = Ctx(
         Clock(float(time_limit) - margin, deterministic, t0), cfg, progress, model or ModelOptions()
     )
     ctx.window_engine = window_engine
+    # the budget every phase's deadline comes from (cut short by the command's deadline,
+    # ``runtime.deadline``, where one is set)
+    ctx.phases.append(
+        {
+            "phase": "clock",
+            "limit": round(ctx.clock.limit, 3),
+            "command_deadline": outer_deadline() is not None and not deterministic,
+        }
+    )
     P = from_graph(graph, scenarios)
     if not P.dense:
         # too large for reachability: heuristics + windows only (cheap bound)
