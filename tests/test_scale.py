@@ -212,3 +212,21 @@ def test_sigint_during_the_lns_returns_the_best_order_marked_interrupted(large_g
     best = min(pk[0] for pk in r.info["baselines"].values())
     assert int(simulate_peak(g, r.order, static())[0]) < best
     assert r.info["objective_value"] <= calls[1]
+
+
+def test_lns_with_several_scenarios_never_raises_the_scalarised_peak():
+    g = transformer_train(layers=2)
+    sc = api.scenarios_for(g, {"b": [1, 8], "s": [64, 256]})
+    P = from_graph(g, sc)
+    coef = 1.0 / np.maximum(P.lower_bound, 1)
+    start, _ = greedy(P, coef=coef)
+    order, st = lns(
+        P, start, deadline=float("inf"), coef=coef, width=16, max_windows=30, max_expansions=3000
+    )
+    assert P.is_valid(order)
+
+    def scalar(o):
+        return float((P.usage(o) * coef[:, None]).max())
+
+    assert scalar(order) <= scalar(start)
+    assert st.history[-1][1] == pytest.approx(scalar(order))

@@ -19,9 +19,10 @@ Objectives (``objective=``):
 
 Pipeline (each step stops as soon as the gap is closed):
 
-1. heuristics: the graph's own order, the registered memory heuristics
-   (``cpsched.methods``), a greedy and a beam search; the best one is the hint and the
-   floor of the result: the returned order is never worse;
+1. heuristics: the graph's own order, a greedy (``cpsched.cp.search.greedy``, linear),
+   the registered memory heuristics (``cpsched.methods``, cheapest first, each only if its
+   expected time fits) and a beam search (up to ``DENSE_MAX_OPS`` ops); the best one is
+   the hint and the floor of the result: the returned order is never worse;
 2. lower bounds: per-op forced-live bytes (``Problem.lower_bound``);
 3. decomposition at cut points (``cpsched.cp.search.decompose``) for objectives that are a max
    over steps (one scenario, minimax, budget): segments are solved independently;
@@ -29,7 +30,8 @@ Pipeline (each step stops as soon as the gap is closed):
    CP-SAT model (``cpsched.cp.memory.builder``: positions + cumulative or per-op memory rows,
    hinted, with the best bound as the peak's lower bound), then windowed refinement of
    the best order (``cpsched.cp.search.windows``), then projection lower bounds
-   (``cpsched.cp.search.bounds``);
+   (``cpsched.cp.search.bounds``); above ``DENSE_MAX_OPS`` ops only the large-neighbourhood
+   search (``cpsched.cp.search.lns``: windows at a cost independent of the graph's size);
 5. the final order is re-checked with the exact simulator (``make_schedule``).
 
 Statuses: ``OPTIMAL`` (objective equals its proven bound), ``FEASIBLE`` (the solvers
@@ -43,6 +45,11 @@ Progress: ``progress(objective, bound, gap, elapsed)`` is called whenever the be
 or the proven bound moves (objective in bytes for one scenario; ``gap`` relative to the
 objective; ``elapsed`` seconds): the command line prints it as one updating line.
 ``log=True`` writes CP-SAT's own search log to stderr.
+
+Time: every phase gets its deadline from one ``Clock``, which ends at the command's
+deadline where the command line set one (``runtime.deadline``: the time limit counts from
+the process's start, reading and writing included); ``info['phases']`` records the clock
+and each phase's deadline and outcome.
 
 Determinism and interruption follow ``cpsched.cp.runtime``: with ``deterministic=True`` every
 limit is counted in work units (search expansions, CP-SAT deterministic time on one worker)
@@ -1136,7 +1143,7 @@ def _solve_multi(
             coef = weights / np.maximum(weights.max(), 1e-12)
             det = ctx.cfg.deterministic
             alloc = ctx.left()
-            new, st = refine(
+            new, st = (refine if P.dense else _lns_multi)(
                 P,
                 order,
                 deadline=float("inf") if det else ctx.deadline,
@@ -1199,6 +1206,19 @@ def _solve_multi(
         )
     )
     return finish(order, status, lower, engine, None, msg)
+
+
+def _lns_multi(P: Problem, order, *, width: int, per_window: float, **kw):
+    """``refine``'s call for graphs above DENSE_MAX_OPS: the LNS, whose windows do not
+    cost time linear in the graph, with its own window width and time per window."""
+    return lns(
+        P,
+        order,
+        width=min(width, LNS_WIDTH),
+        per_window=min(per_window, LNS_PER_WINDOW),
+        clock=time.perf_counter,
+        **kw,
+    )
 
 
 @register("cp", "CP-SAT + exact search: minimum-peak order across scenarios, with proofs", "solver")
