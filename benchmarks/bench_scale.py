@@ -214,10 +214,10 @@ def render(rows, sig_row, args, argv) -> str:
     out.append("|---|---|---|---|---|---|---|")
     for row in rows:
         r = row["runs"][len(row["runs"]) // 2]
-        clock, gr, ws, lns = (_phase(r, x) for x in ("clock", "greedy", "warm-start", "lns"))
+        ws, lns = _phase(r, "heuristics"), _phase(r, "lns")
         out.append(
-            f"| {row['n']:,} | {row['limit']:g} s | {clock.get('limit', '-')} s | "
-            f"{gr.get('seconds', '-')} s | {ws.get('seconds', '-')} s "
+            f"| {row['n']:,} | {row['limit']:g} s | {ws.get('clock_limit', '-')} s | "
+            f"{ws.get('greedy_seconds', '-')} s | {ws.get('warm_start_seconds', '-')} s "
             f"({', '.join(ws.get('skipped', [])) or 'none'}) | "
             f"{lns.get('at', '-')} s | {lns.get('stopped', '-')} |"
         )

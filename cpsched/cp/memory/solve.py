@@ -217,6 +217,7 @@ class Ctx:
     phase: str = ""
     combine: Callable | None = None  # segment (cost, bound) -> whole-problem (cost, bound)
     window_engine: str = "search"
+    warm_start: dict = field(default_factory=dict)  # what the warm start did, for the record
     stop_cost: float | None = None  # stop once a scalar cost is at or below this, or the
     #                                   bound proves it out of reach
 
@@ -580,6 +581,7 @@ def _candidates(
         out["hint"] = [int(v) for v in hint]
     n = P.n
     t_start = ctx.now()
+    notes = ctx.warm_start
     # the heuristics' own deadline (a share of what is left); the greedy may use the rest
     # of the time limit, since without it a large graph has only the given order
     h_deadline = t_start + HEURISTIC_SHARE * max(0.0, ctx.left())
@@ -597,9 +599,7 @@ def _candidates(
         per_width = max(1e-6, time.perf_counter() - t)
         if go is not None:
             out["greedy"] = go
-        ctx.phases.append(
-            {"phase": "greedy", "seconds": round(per_width, 3), "complete": go is not None}
-        )
+        notes.update(greedy_seconds=round(per_width, 3), greedy_complete=go is not None)
     skipped = []
     if heuristics:
         try:
@@ -641,13 +641,10 @@ def _candidates(
         skipped.append("beam")
     if bo is not None:
         out["beam"] = bo
-    ctx.phases.append(
-        {
-            "phase": "warm-start",
-            "seconds": round(ctx.now() - t_start, 3),
-            "deadline": round(h_deadline - ctx.clock.t0, 3),
-            "skipped": skipped,
-        }
+    notes.update(
+        warm_start_seconds=round(ctx.now() - t_start, 3),
+        deadline=round(h_deadline - ctx.clock.t0, 3),
+        skipped=skipped,
     )
     return out
 
@@ -704,15 +701,6 @@ def solve(
         Clock(float(time_limit) - margin, deterministic, t0), cfg, progress, model or ModelOptions()
     )
     ctx.window_engine = window_engine
-    # the budget every phase's deadline comes from (cut short by the command's deadline,
-    # ``runtime.deadline``, where one is set)
-    ctx.phases.append(
-        {
-            "phase": "clock",
-            "limit": round(ctx.clock.limit, 3),
-            "command_deadline": outer_deadline() is not None and not deterministic,
-        }
-    )
     P = from_graph(graph, scenarios)
     if not P.dense:
         # too large for reachability: heuristics + windows only (cheap bound)
@@ -773,7 +761,16 @@ def solve(
     assert best_name is not None and best_order is not None and best_peaks is not None
     heur_key = key(best_peaks)
     ctx.phases.append(
-        {"phase": "heuristics", "seconds": round(time.perf_counter() - t0, 3), "best": best_name}
+        {
+            "phase": "heuristics",
+            "seconds": round(time.perf_counter() - t0, 3),
+            "best": best_name,
+            # the budget every phase's deadline comes from (cut short by the command's
+            # deadline, ``runtime.deadline``, where one is set), and the warm start's record
+            "clock_limit": round(ctx.clock.limit, 3),
+            "command_deadline": outer_deadline() is not None and not deterministic,
+            **ctx.warm_start,
+        }
     )
     info: dict[str, Any] = {
         "objective": objective,
