@@ -148,18 +148,29 @@ def test_clock_ends_at_the_command_deadline():
 
 def test_an_expired_deadline_reaches_every_phase_and_a_valid_order_comes_back(large_graph):
     g = large_graph
-    with runtime.deadline(time.perf_counter()):
-        r = solve(g, time_limit=600.0)
+    r = solve(g, time_limit=1e-3)  # less than the time kept for the final check
     validate_order(g, r.order)
     phases = {p["phase"]: p for p in r.info["phases"]}
     warm = phases["heuristics"]
-    assert warm["command_deadline"] and warm["clock_limit"] == 0.0
+    assert not warm["command_deadline"] and warm["clock_limit"] < 0
     # the greedy was stopped, every heuristic and the beam skipped, the LNS never started
     assert warm["greedy_complete"] is False
     assert set(warm["skipped"]) >= {"bladedisc", "xla-bfs", "beam"}
     assert "lns" not in phases
     assert r.info["best_heuristic"] == "given" and r.status == FALLBACK
     assert "time limit" in r.info["message"]
+
+
+def test_no_time_left_at_the_start_gives_the_inputs_order_checked(large_graph):
+    g = large_graph
+    with runtime.deadline(time.perf_counter() - 1.0):  # reading took the whole limit
+        r = solve(g, time_limit=600.0)
+    assert list(r.order) == list(g.default_order())
+    validate_order(g, r.order)
+    (phase,) = r.info["phases"]
+    assert phase["clock_limit"] == 0.0 and "greedy" in phase["skipped"]
+    assert r.status == FALLBACK and "before the solver began" in r.info["message"]
+    assert r.peak_bytes[0] == simulate_peak(g, r.order, static())[0]
 
 
 def test_each_phase_deadline_lies_within_the_limit(large_graph):
