@@ -163,7 +163,18 @@ def _phase(run: dict, name: str) -> dict:
 
 
 def render(rows, sig_row, args, argv) -> str:
-    cmd = "python benchmarks/bench_scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    given = list(argv if argv is not None else sys.argv[1:])
+    # where the graphs and raw rows went is this machine's business, not the command's
+    shown: list[str] = []
+    skip = False
+    for a in given:
+        if skip:
+            skip = False
+        elif a in ("--workdir", "--json-out", "--out"):
+            skip = True
+        elif a.split("=", 1)[0] not in ("--workdir", "--json-out", "--out"):
+            shown.append(a)
+    cmd = "python benchmarks/bench_scale.py " + " ".join(shown)
     out = [
         "# Anytime at scale: time limits, memory and LNS on 1k to 1M ops",
         "",
