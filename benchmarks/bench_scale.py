@@ -112,6 +112,15 @@ def main(argv=None) -> int:
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results_scale.md"))
     ap.add_argument("--json-out", default=None, help="raw rows as JSON (default: none)")
+    ap.add_argument(
+        "--rows-from",
+        default=None,
+        help="raw rows (--json-out) of an earlier run: rows of sizes and limits not run now "
+        "are taken from it, and its command is shown (default: none)",
+    )
+    ap.add_argument(
+        "--earlier-command", default="", help="the command that made --rows-from (default: none)"
+    )
     args = ap.parse_args(argv)
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="cpsched-scale-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -140,6 +149,16 @@ def main(argv=None) -> int:
             )
         rows.append({"n": n, "limit": limit, "runs": runs})
     sig_row = None
+    if args.rows_from:
+        old = json.loads(Path(args.rows_from).read_text())
+        done = {(r["n"], r["limit"]) for r in rows}
+        for r in old["rows"]:
+            if (r["n"], r["limit"]) not in done:
+                r["earlier"] = True
+                rows.append(r)
+        rows.sort(key=lambda r: (r["n"], r["limit"]))
+        if not args.signal:
+            sig_row = old.get("signal")
     if args.signal:
         n_s, t_s, s_s = args.signal.split(":")
         n, limit, after = int(n_s), float(t_s), float(s_s)
@@ -162,6 +181,9 @@ def _phase(run: dict, name: str) -> dict:
     return next((p for p in run.get("phases", []) if p.get("phase") == name), {})
 
 
+HIDDEN = ("--workdir", "--json-out", "--out", "--rows-from", "--earlier-command")
+
+
 def render(rows, sig_row, args, argv) -> str:
     given = list(argv if argv is not None else sys.argv[1:])
     # where the graphs and raw rows went is this machine's business, not the command's
@@ -170,15 +192,21 @@ def render(rows, sig_row, args, argv) -> str:
     for a in given:
         if skip:
             skip = False
-        elif a in ("--workdir", "--json-out", "--out"):
+        elif a in HIDDEN:
             skip = True
-        elif a.split("=", 1)[0] not in ("--workdir", "--json-out", "--out"):
+        elif a.split("=", 1)[0] not in HIDDEN:
             shown.append(a)
     cmd = "python benchmarks/bench_scale.py " + " ".join(shown)
+    made = f"Made by `{cmd}`."
+    if getattr(args, "earlier_command", ""):
+        made += (
+            f" Rows marked * come from an earlier run, `{args.earlier_command}`, with the same "
+            "code for those sizes."
+        )
     out = [
         "# Anytime at scale: time limits, memory and LNS on 1k to 1M ops",
         "",
-        f"Made by `{cmd}`.",
+        made,
         "",
         "Graphs: `cpsched.generators.layered(n, preds=5, seed=0)`. Each run is "
         "`python -m cpsched schedule G.json -o S.json --time-limit T --json` (method `cp`, "
@@ -210,8 +238,9 @@ def render(rows, sig_row, args, argv) -> str:
         h = int(statistics.median(hp)) if hp else None
         gain = f"{100 * (pk - h) / h:+.2f} %" if pk and h else "-"
         lns = _phase(last, "lns")
+        star = "*" if row.get("earlier") else ""
         out.append(
-            f"| {n:,} | {limit:g} s | {len(runs)} | {wall:.2f} s "
+            f"| {n:,}{star} | {limit:g} s | {len(runs)} | {wall:.2f} s "
             f"(max {max(walls):.2f}) | {wall - limit:+.2f} s | {'yes' if ok else 'NO'} | "
             f"{rss:,.0f} MB | {'yes' if valid else 'NO'} | {last.get('status')} | "
             f"{last.get('best_heuristic')} {fmt_bytes(h) if h else '-'} | "

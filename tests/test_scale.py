@@ -4,6 +4,7 @@ the tests read the phases' recorded deadlines and statuses."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -12,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from cpsched import api
+from cpsched import api, cli
 from cpsched.analysis.memory import peak as simulate_peak
 from cpsched.analysis.schedule import FALLBACK
 from cpsched.analysis.validate import validate_order
@@ -243,3 +244,14 @@ def test_lns_with_several_scenarios_never_raises_the_scalarised_peak():
 
     assert scalar(order) <= scalar(start)
     assert st.history[-1][1] == pytest.approx(scalar(order))
+
+
+def test_solve_deadline_only_for_solvers_in_wall_clock_mode(large_graph):
+    args = argparse.Namespace(time_limit=20.0, deterministic=False, started=100.0)
+    at = cli._solve_deadline(args, "cp", large_graph)
+    reserve = cli.FINISH_SECONDS + cli.FINISH_SECONDS_PER_OP * large_graph.n_ops
+    assert at == pytest.approx(100.0 + 20.0 - reserve)
+    assert cli._solve_deadline(args, "xla-bfs", large_graph) is None
+    args.deterministic = True
+    assert cli._solve_deadline(args, "cp", large_graph) is None
+    assert runtime.process_start() <= time.perf_counter()
