@@ -200,8 +200,8 @@ def render(rows, sig_row, args, argv) -> str:
     made = f"Made by `{cmd}`."
     if getattr(args, "earlier_command", ""):
         made += (
-            f" Rows marked * come from an earlier run, `{args.earlier_command}`, with the same "
-            "code for those sizes."
+            f" Rows marked * come from an earlier run, `{args.earlier_command}` (which code "
+            "each run used is noted below)."
         )
     out = [
         "# Anytime at scale: time limits, memory and LNS on 1k to 1M ops",
