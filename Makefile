@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install bench clean jax-env corpus test-xla lint mutation
+.PHONY: demo test install bench clean jax-env corpus test-xla lint mutation ray-env test-ray
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,29 @@ test-xla: $(STAMP)
 	  CPSCHED_JAX_PYTHON=$(JAX_VENV)/bin/python $(BIN)/python -m pytest tests/xla -rs; \
 	else \
 	  echo "test-xla: SKIPPED: .venv-jax could not be created (jax==$(JAX_VERSION) from the package registry); XLA's acceptance of written modules was not checked"; \
+	fi
+
+# Ray lives in its own environment too (`make ray-env`: .venv-ray, about 70 MB from the
+# package registry). `make test-ray` runs tests/ray/ (`cpsched sweep` on a local Ray) with
+# it; where it cannot be made it says so and passes.
+RAY_VENV := .venv-ray
+RAY_STAMP := $(RAY_VENV)/.installed-ray
+
+$(RAY_VENV)/bin/python:
+	$(PYTHON) -m venv $(RAY_VENV)
+
+$(RAY_STAMP): $(RAY_VENV)/bin/python pyproject.toml
+	$(RAY_VENV)/bin/python -m pip install -q --upgrade pip
+	$(RAY_VENV)/bin/python -m pip install -q -e ".[ray]"
+	touch $@
+
+ray-env: $(RAY_STAMP)
+
+test-ray: $(STAMP)
+	@if $(MAKE) -s ray-env; then \
+	  CPSCHED_RAY_PYTHON=$(abspath $(RAY_VENV))/bin/python $(BIN)/python -m pytest tests/ray -rs; \
+	else \
+	  echo "test-ray: SKIPPED: .venv-ray could not be created (ray from the package registry); sweeps on Ray were not checked"; \
 	fi
 
 # Mutation testing of the core (dev tool, its own environment; the tests run in .venv).

@@ -10,6 +10,10 @@
     python benchmarks/bench_cp_memory.py hlo --limits 60,300
     python benchmarks/bench_cp_memory.py buckets --time-limit 60
 
+The checkmate and rlg suites are also sweep specs (``benchmarks/sweeps/checkmate.toml``,
+``rlg.toml``): ``cpsched sweep benchmarks/sweeps/checkmate.toml`` runs the cp and heuristic
+columns, resumably, on Ray or a local pool (``benchmarks/sweeps/README.md``).
+
 Each suite prints a markdown table and, with ``--write``, replaces its own section of
 ``benchmarks/results_cp_memory.md`` (between ``<!-- auto:SUITE -->`` markers), keeping the
 rest of the file. Every order is re-checked by the exact simulator (``make_schedule``);

@@ -25,6 +25,7 @@ QUICK = [
     ["reliability.py"],
     ["bench_scale.py", "--sizes", "10000", "--limits", "10000:10", "--repeat", "1",
      "--out", str(HERE / "quick_scale.md")],
+    ["bench_sweep.py", "--quick", "--out", str(HERE / "quick_sweep.md")],
 ]
 FULL = [
     ["bench_core.py", "--repeat", "5"],
@@ -40,6 +41,7 @@ FULL = [
     ["bench_scale.py", "--sizes", "1000,10000,100000,1000000", "--limits",
      "1000:10,10000:30,100000:60,100000:300,1000000:600", "--repeat", "3",
      "--signal", "100000:300:60"],
+    ["bench_sweep.py", "--repeat", "3", "--out", str(HERE / "results_sweep.md"), "--section", "local"],
 ]
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``cpsched info | simulate | convert | methods | schedule | compare``.
+"""Command line: ``cpsched info | simulate | convert | methods | schedule | compare | sweep``.
 
 Argument parsing and presentation only: the work is done by ``cpsched.api``. Every error the
 user can cause is one line on stderr (file:line:col: reason) and exit code 2; options are
@@ -40,6 +40,7 @@ from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
 from cpsched.plot import plot_memory, require_matplotlib
 from cpsched.readers import sniff_format
+from cpsched.sweep import cli as sweep_cli
 from cpsched.version import __version__
 from cpsched.writers import check_target, write_json
 from cpsched.writers.json_graph import graph_to_dict
@@ -865,6 +866,7 @@ SUBCOMMANDS: list[Callable] = [
     add_compare,
     add_capture,
     pipeline_cli.add_parser,
+    sweep_cli.add_parser,
 ]
 
 

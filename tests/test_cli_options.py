@@ -3,12 +3,15 @@ no output option may name any input (the file is left byte for byte as it was)."
 
 from __future__ import annotations
 
+import csv
+import importlib.util
 import json
 import math
 
 import pytest
 
 from cpsched.cli import build_parser, main
+from cpsched.sweep.run import ray_installed
 
 # p (kept parameter) feeds a -> all-reduce pair and b -> c -> d; e joins both. Sizes in s.
 GRAPH = {
@@ -109,6 +112,8 @@ TESTED = {
     "compare": {"--dim", "--weights", "--scenarios", "--json", "--time-limit", "--workers",
                 "--seed", "--deterministic", "--async-collectives", "--device", "--profile",
                 "--csv", "--plot", "--no-solver"},
+    "sweep": {"--out", "--summary", "--plot", "--backend", "--address", "--jobs",
+              "--max-solves", "--dry-run"},
 }
 
 
@@ -369,3 +374,85 @@ def test_no_output_option_overwrites_any_input(capsys, g, tmp_path):
     # and the trace may not be the schedule output either
     rc, _, err = run(capsys, "schedule", g, "--dim", "s=2", "-o", out, "--trace", out)
     assert rc == 2 and not out.exists()
+
+
+# -- sweep --------------------------------------------------------------------------------------
+
+HAS_RAY = ray_installed()
+HAS_MPL = importlib.util.find_spec("matplotlib") is not None
+
+
+@pytest.fixture
+def sweep_spec(tmp_path, tiny):
+    p = tmp_path / "sw.toml"
+    p.write_text('graphs = ["tiny.json"]\nmethods = ["cp", "xla-dfs", "xla-list"]\n'
+                 'time_limits = [2]\n')
+    return p
+
+
+def _table(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_sweep_out_and_summary_name_the_files(capsys, sweep_spec, tmp_path):
+    table, md = tmp_path / "r.csv", tmp_path / "r-summary.md"
+    rc, out, err = run(capsys, "sweep", sweep_spec, "--out", table, "--summary", md,
+                       "--backend", "local")
+    assert rc == 0, err
+    assert len(_table(table)) == 3 and not (tmp_path / "sw.csv").exists()
+    assert "| tiny.json | 5 | cp |" in md.read_text() and f"wrote {md}" in out
+    # default: the table beside the spec, the summary beside the table
+    rc, _, _ = run(capsys, "sweep", sweep_spec, "--backend", "local")
+    assert rc == 0 and len(_table(tmp_path / "sw.csv")) == 3 and (tmp_path / "sw.md").exists()
+
+
+def test_sweep_plot_needs_matplotlib(capsys, sweep_spec, tmp_path):
+    png = tmp_path / "p.png"
+    rc, out, err = run(capsys, "sweep", sweep_spec, "--plot", png, "--backend", "local")
+    if HAS_MPL:
+        assert rc == 0 and png.read_bytes()[:4] == b"\x89PNG"
+    else:
+        assert rc == 2 and "matplotlib" in err and not png.exists()
+        assert not (tmp_path / "sw.csv").exists()  # refused before any work
+        rc, out, _ = run(capsys, "sweep", sweep_spec, "--backend", "local")
+        assert rc == 0 and "matplotlib is not installed: no plot" in out
+
+
+def test_sweep_backend_local_or_ray(capsys, sweep_spec):
+    rc, _, err = run(capsys, "sweep", sweep_spec, "--backend", "local", "--max-solves", "1")
+    assert rc == 0 and "ray is not installed" not in err
+    rc, out, err = run(capsys, "sweep", sweep_spec, "--backend", "auto", "--max-solves", "1")
+    assert rc == 0
+    if not HAS_RAY:
+        assert err.count("ray is not installed: running on a local pool") == 1
+        rc, _, err = run(capsys, "sweep", sweep_spec, "--backend", "ray")
+        assert rc == 2 and err.count("\n") == 1 and "needs ray" in err
+
+
+def test_sweep_address_needs_ray_and_not_the_local_pool(capsys, sweep_spec):
+    rc, _, err = run(capsys, "sweep", sweep_spec, "--address", "auto", "--backend", "local")
+    assert rc == 2 and "--address needs --backend ray" in err
+    if not HAS_RAY:
+        rc, _, err = run(capsys, "sweep", sweep_spec, "--address", "ray://head:10001")
+        assert rc == 2 and err.count("\n") == 1 and "--address needs ray" in err
+
+
+def test_sweep_jobs_must_be_positive_and_bounds_the_pool(capsys, sweep_spec):
+    rc, _, err = run(capsys, "sweep", sweep_spec, "--jobs", "0")
+    assert rc == 2 and "--jobs must be at least 1" in err
+    rc, out, err = run(capsys, "sweep", sweep_spec, "--jobs", "1", "--backend", "local")
+    assert rc == 0 and "of 1 cores busy" in out
+
+
+def test_sweep_max_solves_stops_early(capsys, sweep_spec, tmp_path):
+    rc, out, _ = run(capsys, "sweep", sweep_spec, "--max-solves", "2", "--backend", "local")
+    assert rc == 0 and len(_table(tmp_path / "sw.csv")) == 2
+    rc, _, err = run(capsys, "sweep", sweep_spec, "--max-solves", "0")
+    assert rc == 2 and "--max-solves" in err
+
+
+def test_sweep_dry_run_counts_and_writes_nothing(capsys, sweep_spec, tmp_path):
+    rc, out, _ = run(capsys, "sweep", sweep_spec, "--dry-run")
+    assert rc == 0 and "3 solves, 0 already in" in out and "3 solves to run" in out
+    assert not (tmp_path / "sw.csv").exists() and not (tmp_path / "sw.md").exists()

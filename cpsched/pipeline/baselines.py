@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.pipeline.problem import PipelineProblem
@@ -292,6 +292,7 @@ def greedy(
     b_order: str = "mb",
     w_policy: str = "lazy",
     admission: str = "safe",
+    rank: Mapping[Action, float] | None = None,
 ) -> list[list[Action]]:
     """cpsched's memory-aware list schedule (not a published baseline; a hint for the CP
     model where no baseline fits the cap, e.g. interleaved chunks under the 1F1B cap).
@@ -306,7 +307,13 @@ def greedy(
     Variants: ``f_order`` "depth" (deepest chunk first) or "mb"; ``b_order`` "mb" or
     "stage"; ``w_policy`` "lazy" (W only when nothing else is ready) or "eager" (W right
     after its B); ``admission`` "safe" (above) or "chunk" (room for the new chunk only: more
-    in flight, may deadlock)."""
+    in flight, may deadlock).
+
+    With ``rank`` (a number per action, e.g. its tail: the longest path from its end to the
+    end of the step), the kinds lose their fixed precedence: among the ready B's, the F's
+    that fit and the oldest pending W, the highest rank runs (a W last on ties). Ranked by
+    tail this is critical-path list scheduling, which keeps the bottleneck device fed; the
+    admission rule still guards memory."""
     problem.check_memory_feasible()
     p, v = problem.p, problem.v
     caps = problem.caps()
@@ -324,9 +331,14 @@ def greedy(
     out: list[list[Action]] = [[] for _ in range(p)]
     chunk_act = [int(problem.act[s]) for s in range(S)]
 
+    dep_cache: dict[Action, list[Action]] = {}
+
     def ready_at(a: Action):
         r = 0.0
-        for q in deps(problem, a):
+        qs = dep_cache.get(a)
+        if qs is None:
+            qs = dep_cache[a] = deps(problem, a)
+        for q in qs:
             if q not in end:
                 return None
             r = max(r, end[q] + problem.delay(q.kind, q.stage))
@@ -390,6 +402,26 @@ def greedy(
                 if stalled[e] and free[e] <= t + 1e-12:
                     free[e] = min(later)
                     stalled[e] = False
+            continue
+        if rank is not None:
+            cands = [
+                a
+                for a in heads(d, next_b, "B") + heads(d, next_f, "F")
+                if (r := ready_at(a)) is not None
+                and r <= t + 1e-12
+                and (a.kind == "B" or fits(d, a))
+            ]
+            if pending[d]:
+                b = pending[d][0]
+                cands.append(Action("W", b.stage, b.mb))
+            if not cands:
+                stalled[d] = True
+                continue
+            a = max(cands, key=lambda a: (rank[a], a.kind != "W"))
+            if a.kind == "W":
+                pending[d].popleft()
+            run(d, a, t)
+            stalled = [False] * p
             continue
         if w_policy == "eager" and pending[d]:
             b = pending[d].popleft()

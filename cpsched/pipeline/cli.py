@@ -6,15 +6,19 @@ Registered from ``cpsched.cli`` with ``add_parser(subparsers)``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 
 from cpsched.core.errors import InputError
 from cpsched.core.scenarios import from_dim_specs
+from cpsched.core.units import format_bytes, format_seconds, parse_bytes
 from cpsched.cp.pipeline.solve import solve
 from cpsched.pipeline import baselines
 from cpsched.pipeline.export import write_torch_csv, write_trace
+from cpsched.pipeline.from_hlo import PipelineHloReport, place_permutes
 from cpsched.pipeline.problem import CAP_1F1B, PipelineProblem
+from cpsched.writers import check_target, write_text
 
 METHODS = ("gpipe", "1f1b", "interleaved", "circular", "zb-h1", "zb-h2", "cp", "all")
 
@@ -25,18 +29,54 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="pipeline-parallel schedules: GPipe, 1F1B, interleaved, circular, "
         "zero-bubble and CP-SAT",
         description="Schedule p stages x m microbatches (x v virtual stages per device); "
-        "every schedule is checked by an independent replay.",
+        "every schedule is checked by an independent replay. With --from-hlo FILE: place "
+        "the collective-permutes of a ppermute pipeline program's loop bodies (cp-overlap) "
+        "against XLA's order.",
     )
     q.add_argument(
-        "--stages", "-p", type=int, required=True, metavar="P", help="devices (required)"
+        "--stages",
+        "-p",
+        type=int,
+        default=None,
+        metavar="P",
+        help="devices (required, unless --from-hlo)",
     )
     q.add_argument(
         "--microbatches",
         "-m",
         type=int,
-        required=True,
+        default=None,
         metavar="M",
-        help="microbatches per step (required)",
+        help="microbatches per step (required, unless --from-hlo)",
+    )
+    q.add_argument(
+        "--from-hlo",
+        metavar="FILE",
+        default=None,
+        help="HLO of a pipeline program (ppermute in a scan): report each loop body's "
+        "collective-permute placement by cp-overlap against XLA's order (default none)",
+    )
+    q.add_argument(
+        "--output",
+        "-o",
+        metavar="OUT",
+        default=None,
+        help="with --from-hlo: write the module with cpsched's placement, the "
+        "collective-permutes as start/done pairs, read back and checked (default none)",
+    )
+    q.add_argument(
+        "--budget",
+        metavar="BYTES",
+        default=None,
+        help="with --from-hlo: peak bytes a loop body may reach, e.g. 2MiB (default: the "
+        "peak of XLA's order of that body)",
+    )
+    q.add_argument(
+        "--device",
+        default="h100",
+        metavar="DEVICE",
+        help="with --from-hlo: cost-model preset (h100, a100, xla-approx) or a TOML/JSON "
+        "file (default h100)",
     )
     q.add_argument(
         "--virtual",
@@ -238,6 +278,13 @@ def _scenarios(args, problem: PipelineProblem) -> list[dict]:
 
 
 def run(args) -> int:
+    if args.from_hlo:
+        return run_from_hlo(args)
+    for opt, val in (("--output", args.output), ("--budget", args.budget)):
+        if val is not None:
+            raise InputError(f"{opt} applies to --from-hlo only")
+    if args.stages is None or args.microbatches is None:
+        raise InputError("--stages and --microbatches are required (or --from-hlo FILE)")
     if args.stages < 1 or args.microbatches < 1 or args.virtual < 1:
         raise InputError("--stages, --microbatches and --virtual must be >= 1")
     problem = make_problem(args)
@@ -268,6 +315,96 @@ def run(args) -> int:
     else:
         _print_table(problem, reports, sys.stdout)
     return 0
+
+
+def run_from_hlo(args) -> int:
+    """``--from-hlo FILE``: the loop bodies' collective-permute placement (``from_hlo``)."""
+    given = [
+        opt
+        for opt, val in (
+            ("--stages", args.stages),
+            ("--microbatches", args.microbatches),
+            ("--costs", args.costs),
+            ("--costs-file", args.costs_file),
+            ("--memory-cap", args.memory_cap),
+            ("--csv", args.csv),
+            ("--trace", args.trace),
+        )
+        if val is not None
+    ]
+    if given:
+        raise InputError(
+            f"{given[0]} does not apply to --from-hlo (the program fixes the pipeline)"
+        )
+    if args.output:
+        check_target(args.output, (args.from_hlo,), "--output")
+    budget = parse_bytes(args.budget, "--budget") if args.budget is not None else None
+    report = place_permutes(
+        args.from_hlo,
+        device=args.device,
+        budget=budget,
+        time_limit=args.time_limit,
+        workers=args.workers,
+        seed=args.seed,
+    )
+    if args.output:
+        write_text(args.output, report.text, inputs=(args.from_hlo,))
+    if args.json:
+        out = report.to_dict()
+        if args.output:
+            out["written"] = args.output
+        print(json.dumps(out, indent=1))
+    else:
+        print(format_hlo_report(report))
+        if args.output:
+            print(f"wrote {args.output}: {report.read_back}")
+    return 0
+
+
+def format_hlo_report(report: PipelineHloReport) -> str:
+    """Per loop body: the three orders' peak, time and exposed communication, then one row
+    per collective-permute (distance in instructions, 1 = back to back)."""
+    lines = []
+    for b in report.bodies:
+        t = functools.partial(_time_text, unit=b.unit)
+        trips = f"{b.trip_count} iterations" if b.trip_count is not None else "trip count unknown"
+        lines.append(
+            f"loop body {b.body} ({b.loop}, {trips}): {b.n_ops} ops, budget "
+            f"{format_bytes(b.budget)}"
+        )
+        lines.append(
+            f"  {'order':<12} {'peak':>11} {'time/iter':>11} {'exposed/iter':>13} "
+            f"{'exposed total':>14}"
+        )
+        for who, label in (("xla", "xla"), ("lhs", "lhs"), ("cp", "cp-overlap")):
+            exp = getattr(b, f"{who}_exposed")
+            lines.append(
+                f"  {label:<12} {format_bytes(getattr(b, f'{who}_peak')):>11} "
+                f"{t(getattr(b, f'{who}_makespan')):>11} {t(exp):>13} {t(b.total(exp)):>14}"
+                + (f"  {b.status}" if who == "cp" else "")
+            )
+        lines.append(
+            f"  {'collective-permute':<20} {'transfer':>9}  {'xla dist':>8} {'hidden':>9}  "
+            f"{'lhs dist':>8} {'hidden':>9}  {'cp dist':>7} {'hidden':>9}"
+        )
+        for r in b.pairs:
+            lines.append(
+                f"  {r.collective:<20} {t(r.transfer):>9}  {r.xla_distance:>8} "
+                f"{t(r.xla_hidden):>9}  {r.lhs_distance:>8} {t(r.lhs_hidden):>9}  "
+                f"{r.cp_distance:>7} {t(r.cp_hidden):>9}"
+            )
+    lines.append(
+        "xla: the module's order (a synchronous collective-permute as a start/done pair "
+        "back to back); lhs: cpsched's model of XLA's latency-hiding scheduler; dist: "
+        "instructions from start to done"
+    )
+    return "\n".join(lines)
+
+
+def _time_text(x: float | None, unit: str) -> str:
+    if x is None:
+        return "n/a"
+    return format_seconds(x) if unit == "s" else f"{x:.4g} {unit}"
 
 
 def _run_methods(pr: PipelineProblem, args):
@@ -317,4 +454,4 @@ def _print_table(problem, reports, out) -> None:
             )
 
 
-__all__ = ["add_parser", "run", "make_problem"]
+__all__ = ["add_parser", "run", "make_problem", "run_from_hlo", "format_hlo_report"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from cpsched.core.errors import ScheduleError
 from cpsched.pipeline.problem import PipelineProblem
@@ -29,8 +30,10 @@ from cpsched.pipeline.problem import PipelineProblem
 EPS = 1e-6
 
 
-@dataclass(frozen=True, order=True)
-class Action:
+class Action(NamedTuple):
+    """One F, B or W of one stage and microbatch; a named tuple (ordered, hashed and
+    compared as ``(kind, stage, mb)``) because the schedulers hash millions of them."""
+
     kind: str
     stage: int
     mb: int

@@ -195,3 +195,18 @@ def test_xla_accepts_every_written_module(src, tmp_path):
     assert all(r["scheduled"] for r in recs)
     if refused:     # shown with -rs / in the log, not a failure of XLA's acceptance
         print(f"{src.name}: cpsched refused {sorted(refused)}: {refused}", file=sys.stderr)
+
+
+@needs_jax
+@pytest.mark.parametrize("name", ["pipeline_circular.hlo.gz", "pipeline_circular.memopt.hlo.gz"])
+def test_xla_accepts_the_pipeline_loop_body_placement(name, tmp_path):
+    """``cpsched pipeline --from-hlo``: the loop bodies' collective-permutes written as
+    start/done pairs at cp-overlap's positions; XLA parses the module, verifies its schedule
+    and finds both pairs."""
+    out = tmp_path / f"{name}.placed.hlo"
+    rc, err = _cli(["pipeline", "--from-hlo", str(REPO / "models" / "hlo" / "corpus" / name),
+                    "--time-limit", TIME_LIMIT, "-o", str(out)])
+    assert rc == 0, err
+    (rec,) = check([out])
+    assert rec["ok"], rec
+    assert rec["scheduled"] and rec["async_pairs"] == 2
