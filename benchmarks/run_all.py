@@ -23,6 +23,8 @@ QUICK = [
     ["bench_remat.py", "--quick", "--repeats", "1", "--only", "rlg250-90", "fcn8-80",
      "--out", str(HERE / "quick_remat.md")],
     ["reliability.py"],
+    ["bench_scale.py", "--sizes", "10000", "--limits", "10000:10", "--repeat", "1",
+     "--out", str(HERE / "quick_scale.md")],
     ["bench_sweep.py", "--quick", "--out", str(HERE / "quick_sweep.md")],
 ]
 FULL = [
@@ -36,6 +38,9 @@ FULL = [
     ["bench_overlap.py", "--time-limit", "20", "--repeats", "3", "--distance"],
     ["bench_remat.py", "--repeats", "3"],
     ["reliability.py", "--out", str(HERE / "results_reliability.md")],
+    ["bench_scale.py", "--sizes", "1000,10000,100000,1000000", "--limits",
+     "1000:10,10000:30,100000:60,100000:300,1000000:600", "--repeat", "3",
+     "--signal", "100000:300:60"],
     ["bench_sweep.py", "--repeat", "3", "--out", str(HERE / "results_sweep.md"), "--section", "local"],
 ]
 

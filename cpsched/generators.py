@@ -55,6 +55,7 @@ __all__ = [
     "unet",
     "random_layered",
     "transformer_parallel",
+    "layered",
     "FAMILIES",
 ]
 
@@ -896,6 +897,98 @@ def random_layered(
 
 
 # ----------------------------------------------------------------------------------------
+# 4b. layered: large sparse layered DAGs for scale tests
+# ----------------------------------------------------------------------------------------
+
+
+def layered(
+    n: int = 1000,
+    preds: int = 5,
+    seed: int = 0,
+    width: int | None = None,
+    max_skip: int = 4,
+    size_range: tuple[int, int] = (80, 6150),
+    name: str | None = None,
+) -> Graph:
+    """A layered DAG with about ``preds`` predecessors per op, built in time linear in ``n``
+    (``random_layered`` draws every pair of adjacent layers, quadratic in the width).
+
+    Layers hold ``width`` ops (default ``2 * 0.3 * sqrt(n)``, the mean width of
+    ``random_layered``). Every op of a later layer reads one op of the layer before it and
+    ``preds - 1`` more drawn from the ``max_skip`` layers before it (duplicates dropped);
+    an op nobody reads feeds a random op of the next layer. Each op defines one buffer of
+    a uniform size (multiples of 10 in ``size_range``) that its readers use; the last
+    layer's buffers are outputs. The original order is layer by layer (op index order).
+    Deterministic per ``seed``.
+    """
+    _check(n >= 2, "n must be >= 2")
+    _check(preds >= 1, "preds must be >= 1")
+    rng = np.random.default_rng(seed)
+    w = int(width) if width else max(2, int(round(0.6 * np.sqrt(n))))
+    w = max(1, min(w, n))
+    layer = np.arange(n, dtype=np.int64) // w
+    n_layers = int(layer[-1]) + 1
+    first = np.arange(n_layers, dtype=np.int64) * w  # first op of each layer
+    lsize = np.minimum(w, n - first)
+    inner = np.flatnonzero(layer > 0)
+    # one predecessor in the layer before, the others up to max_skip layers back
+    back = np.ones((len(inner), preds), dtype=np.int64)
+    if preds > 1:
+        lim = np.minimum(layer[inner], max_skip)[:, None]
+        back[:, 1:] = 1 + (rng.random((len(inner), preds - 1)) * lim).astype(np.int64)
+    src_layer = layer[inner][:, None] - back
+    src = first[src_layer] + (rng.random(src_layer.shape) * lsize[src_layer]).astype(np.int64)
+    dst = np.repeat(inner, preds)
+    src = src.ravel()
+    # ops that nobody reads (except in the last layer) feed a random op of the next layer
+    unread = np.ones(n, dtype=bool)
+    unread[src] = False
+    orphan = np.flatnonzero(unread & (layer < n_layers - 1))
+    nxt = layer[orphan] + 1
+    extra = first[nxt] + (rng.random(len(orphan)) * lsize[nxt]).astype(np.int64)
+    src = np.concatenate([src, orphan])
+    dst = np.concatenate([dst, extra])
+    key = np.unique(dst * n + src)  # sorted by reader, then by operand
+    dst, src = key // n, key % n
+    sizes = rng.integers(size_range[0] // 10, size_range[1] // 10 + 1, size=n) * 10
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum(np.bincount(dst, minlength=n))
+    by_src = np.argsort(src, kind="stable")
+    uptr = np.zeros(n + 1, dtype=np.int64)
+    uptr[1:] = np.cumsum(np.bincount(src, minlength=n))
+    users = dst[by_src]
+    g = GraphBuilder(name or f"layered_n{n}_p{preds}_s{seed}")
+    for v in range(n):
+        ps = src[ptr[v] : ptr[v + 1]].tolist()
+        g.add_op(
+            f"v{v}",
+            "node",
+            OpKind.COMPUTE,
+            operands=ps,
+            bytes_accessed=int(sizes[ps].sum() + sizes[v]),
+        )
+    for v in range(n):
+        us = users[uptr[v] : uptr[v + 1]].tolist()
+        g.add_buffer(v, int(sizes[v]), users=us, name=f"v{v}", live_out=not us)
+    g.original_order = list(range(n))
+    g.meta.update(
+        {
+            "generator": "layered",
+            "params": dict(
+                n=n,
+                preds=preds,
+                seed=seed,
+                width=w,
+                max_skip=max_skip,
+                size_range=list(size_range),
+            ),
+            "layers": n_layers,
+        }
+    )
+    return g.build()
+
+
+# ----------------------------------------------------------------------------------------
 # 5. transformer_parallel
 # ----------------------------------------------------------------------------------------
 
@@ -1117,5 +1210,6 @@ FAMILIES = {
     "mlp_train": mlp_train,
     "unet": unet,
     "random_layered": random_layered,
+    "layered": layered,
     "transformer_parallel": transformer_parallel,
 }

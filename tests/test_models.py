@@ -32,6 +32,7 @@ SMALL = {
     "unet_train": dict(levels=2, channels=8, hw=32, backward=True),
     "unet_spatial": dict(levels=2, channels=8, spatial="h", backward=True),
     "random_layered": dict(n=60, seed=3),
+    "layered": dict(n=300, preds=5, seed=1),
     "transformer_parallel": dict(layers=2, dp=2, tp=2, d_model=64, heads=4, d_ff=256,
                                  vocab=512),
     "transformer_parallel_sp": dict(layers=2, dp=2, tp=2, sp=True, d_model=64, heads=4,

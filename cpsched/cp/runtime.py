@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import signal
 import socket
 import sys
@@ -59,6 +60,9 @@ __all__ = [
     "interruptible",
     "interrupted",
     "stoppable",
+    "deadline",
+    "outer_deadline",
+    "process_start",
     "OPTIMAL",
     "FEASIBLE",
     "INFEASIBLE",
@@ -372,14 +376,64 @@ def _stop_on_sigint(solver: cp_model.CpSolver) -> Iterator[dict]:
 # -- time --------------------------------------------------------------------------------------
 
 
+# The deadline (perf_counter seconds) of the whole command, set by ``deadline()``: a
+# pipeline's own limit never runs past it, so that the time spent reading the input before
+# the solve and writing the result after it counts against the user's time limit too.
+_outer_deadline: float | None = None
+
+
+_process_start: float | None = None
+
+
+def process_start() -> float:
+    """When this process started, on the ``perf_counter`` clock (from ``/proc`` where there
+    is one, else the first call), so that a command's time limit counts the interpreter's
+    start and the imports too."""
+    global _process_start
+    if _process_start is None:
+        now = time.perf_counter()
+        try:
+            with open("/proc/self/stat") as f:
+                ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+            with open("/proc/uptime") as f:
+                uptime = float(f.read().split()[0])
+            age = uptime - ticks / os.sysconf("SC_CLK_TCK")
+            _process_start = now - min(max(0.0, age), 60.0)
+        except (OSError, ValueError, IndexError):
+            _process_start = now
+    return _process_start
+
+
+def outer_deadline() -> float | None:
+    """The command's deadline set by ``deadline()`` (None outside such a block)."""
+    return _outer_deadline
+
+
+@contextlib.contextmanager
+def deadline(at: float | None) -> Iterator[None]:
+    """Inside this block every ``Clock`` (wall-clock mode) ends at ``at`` at the latest
+    (perf_counter seconds; nested blocks keep the earlier deadline)."""
+    global _outer_deadline
+    old = _outer_deadline
+    if at is not None:
+        _outer_deadline = at if old is None else min(old, at)
+    try:
+        yield
+    finally:
+        _outer_deadline = old
+
+
 class Clock:
     """Time left of a pipeline's budget. Wall-clock seconds normally; in deterministic mode
     the sum of the budgets handed to phases (``spend``), so that how the time is split does
-    not depend on the machine. ``left()`` is 0 once the run was interrupted."""
+    not depend on the machine. ``left()`` is 0 once the run was interrupted. In wall-clock
+    mode the budget ends at the command's deadline (``deadline()``) if that comes first."""
 
     def __init__(self, time_limit: float, deterministic: bool = False, t0: float | None = None):
         self.t0 = time.perf_counter() if t0 is None else t0
         self.limit = float(time_limit)
+        if not deterministic and _outer_deadline is not None:
+            self.limit = max(0.0, min(self.limit, _outer_deadline - self.t0))
         self.deterministic = bool(deterministic)
         self.spent = 0.0
 

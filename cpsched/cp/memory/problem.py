@@ -126,14 +126,23 @@ class Problem:
         return out
 
     # -- memory -----------------------------------------------------------------------------
+    @cached_property
+    def user_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(buffer, user)`` of every use, as two flat arrays (vectorised live ranges)."""
+        counts = np.fromiter((len(u) for u in self.buf_users), dtype=np.int64, count=self.nb)
+        users = np.fromiter(
+            (u for us in self.buf_users for u in us), dtype=np.int64, count=int(counts.sum())
+        )
+        return np.repeat(np.arange(self.nb, dtype=np.int64), counts), users
+
     def live_ranges(self, order: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = self.n
         pos = positions(order, n)
         start = np.where(self.buf_def >= 0, pos[np.maximum(self.buf_def, 0)], 0)
         end = start.copy()
-        for b, us in enumerate(self.buf_users):
-            if us:
-                end[b] = max(end[b], int(pos[us].max()))
+        bufs, users = self.user_pairs
+        if len(users):
+            np.maximum.at(end, bufs, pos[users])
         end = np.where(self.buf_out, n - 1, end)
         return start, end
 
@@ -197,12 +206,15 @@ class Problem:
         reachability matrices)."""
         if not self.dense:
             lb = np.zeros((self.n_scenarios, self.n), dtype=np.int64)
-            for b in range(self.nb):
-                touch = set(self.buf_users[b])
-                if self.buf_def[b] >= 0:
-                    touch.add(int(self.buf_def[b]))
-                for v in touch:
-                    lb[:, v] += self.sizes[:, b]
+            bufs, users = self.user_pairs
+            d = np.flatnonzero(self.buf_def >= 0)
+            # (buffer, op) pairs: every user, and the defining op unless it is a user too
+            b_all = np.concatenate([bufs, d])
+            v_all = np.concatenate([users, self.buf_def[d]])
+            key = np.unique(b_all * max(self.n, 1) + v_all)
+            b_all, v_all = key // max(self.n, 1), key % max(self.n, 1)
+            for s in range(self.n_scenarios):
+                np.add.at(lb[s], v_all, self.sizes[s, b_all])
             return lb + self.transient + self.base[:, None]
         lb = (self.forced_live.astype(np.int64) @ self.sizes.T).T
         return lb + self.transient + self.base[:, None]
@@ -227,38 +239,36 @@ class Problem:
 # -- constructors ---------------------------------------------------------------------------
 
 
+def _split(flat: np.ndarray, ptr: np.ndarray) -> list[list[int]]:
+    """CSR rows as lists of Python ints (one ``tolist`` instead of a numpy slice per row)."""
+    values, bounds = flat.tolist(), ptr.tolist()
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
 def from_graph(graph: Graph, scenarios: Scenarios) -> Problem:
     """The whole graph as a problem."""
     n = graph.n_ops
-    preds = [[int(u) for u in graph.preds(v)] for v in range(n)]
+    preds = _split(graph.pred_idx, graph.pred_ptr)
     sizes = np.asarray(graph.sizes(scenarios), dtype=np.int64)
     trans = np.asarray(graph.transient_bytes(scenarios), dtype=np.int64)
-    defs, users, outs, keep = [], [], [], []
-    base = np.zeros(len(scenarios), dtype=np.int64)
-    for b in range(graph.n_buffers):
-        if not sizes[:, b].any():
-            continue
-        d = int(graph.buffer_def[b])
-        us = [int(u) for u in graph.buffer_users(b)]
-        live_in, live_out = bool(graph.buffer_live_in[b]), bool(graph.buffer_live_out[b])
-        if live_in and live_out:
-            base += sizes[:, b]
-            continue
-        if live_in:
-            # live from step 0 to the later of its def and its users
-            us = sorted(set(us) | {d})
-            d = -1
-        defs.append(d)
-        users.append(us)
-        outs.append(live_out)
-        keep.append(b)
-    keep_arr = np.asarray(keep, dtype=np.int64)
+    all_users = _split(graph.buffer_users_idx, graph.buffer_users_ptr)
+    nonzero = sizes.any(axis=0)
+    live_in, live_out = graph.buffer_live_in, graph.buffer_live_out
+    both = nonzero & live_in & live_out
+    base = sizes[:, both].sum(axis=1).astype(np.int64)
+    keep_arr = np.flatnonzero(nonzero & ~both).astype(np.int64)
+    defs = graph.buffer_def[keep_arr].astype(np.int64)
+    users = [all_users[b] for b in keep_arr.tolist()]
+    for i in np.flatnonzero(live_in[keep_arr]).tolist():
+        # live from step 0 to the later of its def and its users
+        users[i] = sorted(set(users[i]) | {int(defs[i])})
+        defs[i] = -1
     return Problem(
         ops=np.arange(n, dtype=np.int64),
         preds=preds,
-        buf_def=np.asarray(defs, dtype=np.int64),
+        buf_def=defs,
         buf_users=users,
-        buf_out=np.asarray(outs, dtype=bool),
+        buf_out=np.asarray(live_out[keep_arr], dtype=bool),
         sizes=sizes[:, keep_arr].reshape(len(scenarios), -1),
         transient=trans,
         base=base,

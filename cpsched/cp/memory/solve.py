@@ -19,9 +19,10 @@ Objectives (``objective=``):
 
 Pipeline (each step stops as soon as the gap is closed):
 
-1. heuristics: the graph's own order, the registered memory heuristics
-   (``cpsched.methods``), a greedy and a beam search; the best one is the hint and the
-   floor of the result: the returned order is never worse;
+1. heuristics: the graph's own order, a greedy (``cpsched.cp.search.greedy``, linear),
+   the registered memory heuristics (``cpsched.methods``, cheapest first, each only if its
+   expected time fits) and a beam search (up to ``DENSE_MAX_OPS`` ops); the best one is
+   the hint and the floor of the result: the returned order is never worse;
 2. lower bounds: per-op forced-live bytes (``Problem.lower_bound``);
 3. decomposition at cut points (``cpsched.cp.search.decompose``) for objectives that are a max
    over steps (one scenario, minimax, budget): segments are solved independently;
@@ -29,7 +30,8 @@ Pipeline (each step stops as soon as the gap is closed):
    CP-SAT model (``cpsched.cp.memory.builder``: positions + cumulative or per-op memory rows,
    hinted, with the best bound as the peak's lower bound), then windowed refinement of
    the best order (``cpsched.cp.search.windows``), then projection lower bounds
-   (``cpsched.cp.search.bounds``);
+   (``cpsched.cp.search.bounds``); above ``DENSE_MAX_OPS`` ops only the large-neighbourhood
+   search (``cpsched.cp.search.lns``: windows at a cost independent of the graph's size);
 5. the final order is re-checked with the exact simulator (``make_schedule``).
 
 Statuses: ``OPTIMAL`` (objective equals its proven bound), ``FEASIBLE`` (the solvers
@@ -43,6 +45,11 @@ Progress: ``progress(objective, bound, gap, elapsed)`` is called whenever the be
 or the proven bound moves (objective in bytes for one scenario; ``gap`` relative to the
 objective; ``elapsed`` seconds): the command line prints it as one updating line.
 ``log=True`` writes CP-SAT's own search log to stderr.
+
+Time: every phase gets its deadline from one ``Clock``, which ends at the command's
+deadline where the command line set one (``runtime.deadline``: the time limit counts from
+the process's start, reading and writing included); ``info['phases']`` records the clock
+and each phase's deadline and outcome.
 
 Determinism and interruption follow ``cpsched.cp.runtime``: with ``deterministic=True`` every
 limit is counted in work units (search expansions, CP-SAT deterministic time on one worker)
@@ -79,10 +86,19 @@ from cpsched.cp.memory.builder import run as run_cpsat
 from cpsched.cp.memory.objectives import RES
 from cpsched.cp.memory.problem import Problem, from_graph
 from cpsched.cp.memory.scaling import make_scale
-from cpsched.cp.runtime import UNKNOWN, Clock, SolverConfig, interrupted, stoppable
+from cpsched.cp.runtime import (
+    UNKNOWN,
+    Clock,
+    SolverConfig,
+    interrupted,
+    outer_deadline,
+    stoppable,
+)
 from cpsched.cp.search import decompose as D
 from cpsched.cp.search.bounds import projection_bound
 from cpsched.cp.search.exact import beam, best_first
+from cpsched.cp.search.greedy import greedy
+from cpsched.cp.search.lns import lns
 from cpsched.cp.search.windows import refine
 from cpsched.methods import load_all, register
 
@@ -105,6 +121,30 @@ WINDOW_STARTS = 3
 BEAM_WIDTH = 256
 BEAM_SHARE = 0.12
 BEAM_MAX_WIDTH = 2000
+# Time to build the whole-problem CP-SAT model, per op squared (layered graphs on a loaded
+# 2-core machine: 0.23 s at 250 ops, 0.88 s at 500, 5.6 s at 1,000)
+CP_BUILD_SECONDS_PER_OP2 = 4e-6
+# Large-neighbourhood search (problems above DENSE_MAX_OPS ops): window width and the time
+# each window's exact search may take (measured on a 10k-op layered graph, 20 s: widths
+# 24/32/40 with 0.2/0.3/0.2 s per window gave peaks 12.3 / 10.7 / 10.9 % below the greedy)
+LNS_WIDTH = 24
+LNS_PER_WINDOW = 0.2
+# Time kept for the final exact re-check of the result, per op (on top of 2 % of the limit,
+# at most 0.5 s): 1M ops took about 13 s on a loaded 2-core machine
+FINISH_SECONDS_PER_OP = 1.5e-5
+# Warm start: the share of the time left that the registered heuristics may use, and each
+# one's time per op (measured on 100k-op layered graphs on a loaded 2-core machine): one
+# runs only if n times its rate fits in what is left of that share.
+HEURISTIC_SHARE = 0.3
+HEURISTIC_SECONDS_PER_OP = {
+    "xla-bfs": 1.5e-6,
+    "xla-postorder": 2.5e-6,
+    "xla-dfs": 1e-5,
+    "xla-list": 1.5e-5,
+    "xla-default": 3e-5,
+    "bladedisc": 2.5e-4,
+}
+DEFAULT_SECONDS_PER_OP = 1e-4
 
 
 # -- scalar objectives (a max over steps) -----------------------------------------------------
@@ -180,6 +220,7 @@ class Ctx:
     phase: str = ""
     combine: Callable | None = None  # segment (cost, bound) -> whole-problem (cost, bound)
     window_engine: str = "search"
+    warm_start: dict = field(default_factory=dict)  # what the warm start did, for the record
     stop_cost: float | None = None  # stop once a scalar cost is at or below this, or the
     #                                   bound proves it out of reach
 
@@ -324,8 +365,47 @@ def solve_scalar(
         ctx.report(disp(best_cost), disp(bound), "search")
         if done():
             return _outcome(best, best_cost, bound, engine, proven)
-    # 2. windowed refinement of the best order (exact search on windows of 40 steps)
-    if use_refine and p.n > 8:
+    # 2. windowed refinement of the best order (exact search on windows of 40 steps); above
+    # DENSE_MAX_OPS ops the large-neighbourhood search, whose windows cost the same at any
+    # size, gets all the time
+    if use_refine and p.n > 8 and not p.dense:
+        t = time.perf_counter()
+        started = ctx.elapsed()
+        det = ctx.cfg.deterministic
+        alloc = left()
+        ctx.spend(alloc)
+        new, lst = lns(
+            p,
+            best,
+            deadline=float("inf") if det else deadline,
+            coef=coef,
+            width=LNS_WIDTH,
+            per_window=1e9 if det else LNS_PER_WINDOW,
+            max_expansions=ctx.work(LNS_PER_WINDOW) if det else None,
+            max_windows=int(max(1, alloc / LNS_PER_WINDOW)) if det else None,
+            engine=ctx.window_engine,
+            workers=ctx.cfg.workers,
+            seed=ctx.cfg.seed,
+            on_improve=lambda pk, el: ctx.report(disp(pk), None, "lns"),
+            clock=ctx.now,
+        )
+        c = _scalar_cost_local(p, new, sc)
+        if c < best_cost:
+            best, best_cost, engine = new, c, engine + "+lns"
+        note(
+            "lns",
+            t,
+            at=round(started, 3),
+            deadline=round(deadline - ctx.clock.t0, 3),
+            windows=lst.windows,
+            improved=lst.improved,
+            stopped=lst.stopped,
+            cost=best_cost,
+            history=[(round(e, 3), v) for e, v in lst.history],
+        )
+        if done():
+            return _outcome(best, best_cost, bound, engine, proven)
+    elif use_refine and p.n > 8:
         t = time.perf_counter()
         share = 0.35 if (use_cpsat or use_bounds) else 1.0
         alloc = share * left()
@@ -372,8 +452,12 @@ def solve_scalar(
         note("window", t, windows=n_win, improved=n_imp, starts=len(runs), cost=best_cost)
         if done():
             return _outcome(best, best_cost, bound, engine, proven)
-    # 3. CP-SAT on the whole problem, hinted with the best order
-    if use_cpsat and p.n <= CP_MAX_OPS:
+    # 3. CP-SAT on the whole problem, hinted with the best order; skipped when building the
+    # model alone would outlast the time left (wall-clock mode only)
+    build_guess = CP_BUILD_SECONDS_PER_OP2 * p.n * p.n
+    if use_cpsat and p.n <= CP_MAX_OPS and not ctx.cfg.deterministic and build_guess > left():
+        note("cp-sat", time.perf_counter(), status="skipped", build_guess=round(build_guess, 3))
+    elif use_cpsat and p.n <= CP_MAX_OPS:
         t = time.perf_counter()
         # measured: after the windows, CP-SAT rarely improves graphs of a few hundred ops
         # within minutes and its bound stays at the static one, so it gets less there
@@ -403,6 +487,9 @@ def solve_scalar(
         if ctx.stop_cost is not None and sc.kind == "peak" and built.objective.coefs is not None:
             # model units are rounded up: at most this many units fit the target
             stop = float(built.objective.coefs[0] * scale.units_floor(0, int(ctx.stop_cost)))
+        if not ctx.cfg.deterministic:
+            # building the model took time too (seconds at 1,000 ops on a loaded machine)
+            tl = min(tl, max(0.01, left()))
         run = run_cpsat(built, ctx.cfg, tl, on_solution=on_sol, on_bound=on_bnd, stop_at=stop)
         if run.order is not None:
             c = _scalar_cost_local(p, run.order, sc)
@@ -497,13 +584,45 @@ def _budgets(budget, scenarios: Scenarios) -> np.ndarray:
 def _candidates(
     graph: Graph, scenarios: Scenarios, P: Problem, hint, ctx: Ctx, heuristics: bool, coef
 ) -> dict[str, list[int]]:
+    """The warm-start orders, cheapest first, each only if its expected time fits the part
+    of the time limit the heuristics may use (``HEURISTIC_SHARE``); the given order always."""
     out: dict[str, list[int]] = {"given": graph.default_order()}
     if hint is not None:
         out["hint"] = [int(v) for v in hint]
+    n = P.n
+    t_start = ctx.now()
+    notes = ctx.warm_start
+    # the heuristics' own deadline (a share of what is left); the greedy may use the rest
+    # of the time limit, since without it a large graph has only the given order
+    h_deadline = t_start + HEURISTIC_SHARE * max(0.0, ctx.left())
+
+    def fits(seconds: float, until: float) -> bool:
+        return ctx.cfg.deterministic or (ctx.now() + seconds <= until and ctx.left() > 0)
+
+    if n:
+        t = time.perf_counter()
+        # the same order either way; the bitset beam's time predicts its wider runs below
+        if P.dense:
+            go, _ = beam(P, 1, coef=coef)
+        else:
+            go, _ = greedy(P, coef=coef, should_stop=lambda: ctx.left() <= 0)
+        per_width = max(1e-6, time.perf_counter() - t)
+        if go is not None:
+            out["greedy"] = go
+        notes.update(greedy_seconds=round(per_width, 3), greedy_complete=go is not None)
+    skipped = []
     if heuristics:
         try:
-            for name, m in sorted(load_all().items()):
+            methods = sorted(
+                load_all().items(),
+                key=lambda kv: (HEURISTIC_SECONDS_PER_OP.get(kv[0], DEFAULT_SECONDS_PER_OP), kv[0]),
+            )
+            for name, m in methods:
                 if m.family != "memory" or name == "cp":
+                    continue
+                guess = n * HEURISTIC_SECONDS_PER_OP.get(name, DEFAULT_SECONDS_PER_OP)
+                if not fits(guess, h_deadline):
+                    skipped.append(name)
                     continue
                 try:
                     if not m.applies(graph):
@@ -515,25 +634,28 @@ def _candidates(
                     continue
         except Exception:
             pass
-    if P.n:
-        t = time.perf_counter()
-        go, _ = beam(P, 1, coef=coef)
-        per_width = max(1e-6, time.perf_counter() - t)
-        if go is not None:
-            out["greedy"] = go
-        # beam: the greedy's time (width 1) predicts the cost per unit of width; the widest
-        # beam that fits in BEAM_SHARE of the time limit (fixed width when deterministic)
-        bo = None
+    # beam: the greedy's time (width 1) predicts the cost per unit of width; the widest
+    # beam that fits in BEAM_SHARE of the time limit (fixed width when deterministic). Its
+    # downsets are bitsets of n bits, so above DENSE_MAX_OPS ops it is left out.
+    bo = None
+    if n and P.dense:
         if ctx.cfg.deterministic:
-            width = max(8, min(BEAM_WIDTH, BEAM_WIDTH * 250 // max(P.n, 1)))
+            width = max(8, min(BEAM_WIDTH, BEAM_WIDTH * 250 // max(n, 1)))
             bo, _ = beam(P, width, coef=coef, time_limit=1e9)
         else:
-            budget = BEAM_SHARE * ctx.cfg.time_limit
+            budget = min(BEAM_SHARE * ctx.cfg.time_limit, max(0.0, h_deadline - ctx.now()))
             width = int(min(BEAM_MAX_WIDTH, 0.6 * budget / per_width))
             if width >= 2:
                 bo, _ = beam(P, width, coef=coef, time_limit=max(0.2, budget))
-        if bo is not None:
-            out["beam"] = bo
+    elif n:
+        skipped.append("beam")
+    if bo is not None:
+        out["beam"] = bo
+    notes.update(
+        warm_start_seconds=round(ctx.now() - t_start, 3),
+        deadline=round(h_deadline - ctx.clock.t0, 3),
+        skipped=skipped,
+    )
     return out
 
 
@@ -584,16 +706,25 @@ def solve(
         time_limit=time_limit, workers=workers, seed=seed, deterministic=deterministic, log=log
     )
     # leave a little time for the final exact re-check
-    margin = min(0.5, 0.02 * float(time_limit))
+    margin = min(0.5, 0.02 * float(time_limit)) + FINISH_SECONDS_PER_OP * graph.n_ops
     ctx = Ctx(
         Clock(float(time_limit) - margin, deterministic, t0), cfg, progress, model or ModelOptions()
     )
     ctx.window_engine = window_engine
+    if not deterministic and outer_deadline() is not None and ctx.left() <= 0:
+        # the command's deadline passed before the solve began (reading a large graph on a
+        # loaded machine): the input's own order, without building the problem
+        return _given_order_only(graph, scenarios, objective, ctx, seed, t0)
     P = from_graph(graph, scenarios)
     if not P.dense:
         # too large for reachability: heuristics + windows only (cheap bound)
         decompose = search = cpsat = bounds = False
-    lb_static = np.maximum(static_lower_bound(graph, scenarios), P.lower_bound).astype(np.int64)
+    # the graph's crossing bound needs n x n reachability (6.5 s at 5,000 ops on a loaded
+    # machine): only where the problem is dense, above that the cheap bound
+    crossing = None if P.dense else False
+    lb_static = np.maximum(
+        static_lower_bound(graph, scenarios, crossing=crossing), P.lower_bound
+    ).astype(np.int64)
     weights = np.asarray(scenarios.weights, dtype=float)
     budgets = _budgets(budget, scenarios) if objective == "budget" else None
     den = np.maximum(lb_static, 1).astype(float)
@@ -644,7 +775,16 @@ def solve(
     assert best_name is not None and best_order is not None and best_peaks is not None
     heur_key = key(best_peaks)
     ctx.phases.append(
-        {"phase": "heuristics", "seconds": round(time.perf_counter() - t0, 3), "best": best_name}
+        {
+            "phase": "heuristics",
+            "seconds": round(time.perf_counter() - t0, 3),
+            "best": best_name,
+            # the budget every phase's deadline comes from (cut short by the command's
+            # deadline, ``runtime.deadline``, where one is set), and the warm start's record
+            "clock_limit": round(ctx.clock.limit, 3),
+            "command_deadline": outer_deadline() is not None and not deterministic,
+            **ctx.warm_start,
+        }
     )
     info: dict[str, Any] = {
         "objective": objective,
@@ -1014,7 +1154,7 @@ def _solve_multi(
             coef = weights / np.maximum(weights.max(), 1e-12)
             det = ctx.cfg.deterministic
             alloc = ctx.left()
-            new, st = refine(
+            new, st = (refine if P.dense else _lns_multi)(
                 P,
                 order,
                 deadline=float("inf") if det else ctx.deadline,
@@ -1077,6 +1217,62 @@ def _solve_multi(
         )
     )
     return finish(order, status, lower, engine, None, msg)
+
+
+def _given_order_only(graph, scenarios, objective, ctx: Ctx, seed, t0) -> Schedule:
+    """The schedule of the graph's own order, checked, with the cheap lower bound: what is
+    returned when no time is left when the solve begins."""
+    order = graph.default_order()
+    lower = np.asarray(static_lower_bound(graph, scenarios, crossing=False), dtype=np.int64)
+    pk = simulate_peak(graph, order, scenarios)
+    info: dict[str, Any] = {
+        "objective": objective,
+        "baselines": {"given": [int(x) for x in pk]},
+        "best_heuristic": "given",
+        "seed": seed,
+        "deterministic": False,
+        "phases": [
+            {
+                "phase": "heuristics",
+                "seconds": round(time.perf_counter() - t0, 3),
+                "best": "given",
+                "clock_limit": round(ctx.clock.limit, 3),
+                "command_deadline": outer_deadline() is not None,
+                "skipped": ["problem", "greedy", "heuristics", "beam", "lns"],
+            }
+        ],
+        "engine": "heuristic:given",
+        "objective_value": None,
+        "objective_bound": None,
+        "gap": None,
+        "message": "the time limit was reached before the solver began; returning the "
+        "input's own order",
+    }
+    if interrupted():
+        info["interrupted"] = True
+    return make_schedule(
+        graph,
+        order,
+        "cp",
+        scenarios,
+        status=FALLBACK,
+        seconds=time.perf_counter() - t0,
+        lower_bound=lower,
+        info=info,
+    )
+
+
+def _lns_multi(P: Problem, order, *, width: int, per_window: float, **kw):
+    """``refine``'s call for graphs above DENSE_MAX_OPS: the LNS, whose windows do not
+    cost time linear in the graph, with its own window width and time per window."""
+    return lns(
+        P,
+        order,
+        width=min(width, LNS_WIDTH),
+        per_window=min(per_window, LNS_PER_WINDOW),
+        clock=time.perf_counter,
+        **kw,
+    )
 
 
 @register("cp", "CP-SAT + exact search: minimum-peak order across scenarios, with proofs", "solver")
