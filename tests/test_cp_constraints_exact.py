@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from helpers import random_dag
 from test_brute_force_remat import TIME_TOL
-from test_cp_memory import random_graph
+from test_cp_memory import random_graph, topo_orders
 from test_cp_overlap import random_async
 from test_remat_cp import FULL, brute_force
 
@@ -38,7 +38,9 @@ def test_memory_precedence_reduction_is_the_transitive_reduction(seed):
     want = set(nx.transitive_reduction(_dag(g)).edges())
     assert set(C.transitive_reduction(p)) == want
     # every mode's pair count is what the model reports
+    direct = sum(len(g.preds(v)) for v in range(g.n_ops))
     for mode, n_pairs in (
+        ("direct", direct),
         ("reduction", len(want)),
         ("distance", len(want)),
         ("closure", sum(len(nx.ancestors(_dag(g), v)) for v in range(g.n_ops))),
@@ -50,6 +52,17 @@ def test_memory_precedence_reduction_is_the_transitive_reduction(seed):
             hint=g.default_order(),
         )
         assert built.info["precedences"] == n_pairs
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_min_distance_is_the_least_gap_over_every_order(seed):
+    g = random_graph(600 + seed, 7)
+    p = from_graph(g, static())
+    orders = topo_orders(g)
+    pos = np.argsort(np.array(orders), axis=1)  # [order, op] -> step
+    for v in range(g.n_ops):
+        for u in np.flatnonzero(p.anc[v]):
+            assert C.min_distance(p, int(u), v) == int((pos[:, v] - pos[:, u]).min())
 
 
 def test_overlap_model_reports_the_reduced_precedences():
