@@ -9,19 +9,21 @@ import numpy as np
 import pytest
 from helpers import random_dag
 from test_brute_force_remat import TIME_TOL
+from test_cp_memory import brute_force as memory_brute_force
 from test_cp_memory import random_graph, topo_orders
 from test_cp_overlap import random_async
 from test_remat_cp import FULL, brute_force
 
-from cpsched.analysis.memory import simulate
+from cpsched.analysis.memory import peak, simulate
 from cpsched.core.graph import GraphBuilder
 from cpsched.core.scenarios import static
 from cpsched.cost.model import Costs
 from cpsched.cp.memory import constraints as C
-from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
+from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build, run
 from cpsched.cp.memory.problem import from_graph
 from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.cp.remat.solve import min_memory_bound, solve_remat
+from cpsched.cp.runtime import SolverConfig
 
 
 def _dag(g):
@@ -126,3 +128,28 @@ def test_remat_with_a_live_in_buffer_matches_brute_force(seed):
     assert res.time.recompute[0] == pytest.approx(want)
     assert res.peak[0] <= budget
     assert res.info["cp"]["objective"] == pytest.approx(want, abs=TIME_TOL)
+
+
+@pytest.mark.parametrize("mode", ["direct", "reduction", "distance", "closure"])
+@pytest.mark.parametrize("seed", range(3))
+def test_every_precedence_mode_is_exact(seed, mode):
+    """Each precedence encoding alone gives the brute-force optimum (a gap forced between
+    two ops that may run back to back would lose it on some graphs)."""
+    g = random_graph(700 + seed, 7)
+    _, peaks = memory_brute_force(g, static())
+    p = from_graph(g, static())
+    built = build(
+        p,
+        ObjectiveSpec("weighted", weights=np.ones(1)),
+        ModelOptions(precedence=mode),
+        hint=g.default_order(),
+    )
+    r = run(built, SolverConfig(time_limit=10, workers=1, seed=0))
+    assert r.status == "OPTIMAL"
+    assert int(peak(g, r.order)[0]) == int(peaks.min())
+
+
+def test_unknown_precedence_mode_is_refused():
+    p = from_graph(random_graph(700, 5), static())
+    with pytest.raises(ValueError, match=r"^unknown precedence mode 'nearest'$"):
+        build(p, ObjectiveSpec("weighted", weights=np.ones(1)), ModelOptions(precedence="nearest"))
