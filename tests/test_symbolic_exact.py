@@ -249,6 +249,12 @@ def test_compare_box_budget():
     # the root's interval decides at once: one box is enough
     assert compare(p("x"), p("3"), box, max_boxes=1) == ALWAYS_LE
     assert compare(p("x + 1"), p("2"), box, max_boxes=1) == ALWAYS_GE
+    # ... also when a term's bound is taken away from the box's low corner above 1: each
+    # term counts at full weight (2x - 3 >= 1 on 2..5; 3 - 2x <= -1; x^2 - x >= 2 on 2..4)
+    wide = {"x": (2, 5)}
+    assert compare(p("2*x"), p("3"), wide, max_boxes=1) == ALWAYS_GE
+    assert compare(p("3"), p("2*x"), wide, max_boxes=1) == ALWAYS_LE
+    assert compare(p("x^2"), p("x"), {"x": (2, 4)}, max_boxes=1) == ALWAYS_GE
 
 
 def test_size_limit_is_two_to_the_62():
