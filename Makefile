@@ -97,19 +97,33 @@ MUT_TESTS_memory := tests/test_graph_memory.py tests/test_memory_model.py tests/
 MUT_TESTS_validate := tests/test_validate.py tests/test_oracles.py::test_validator_accepts_exactly_the_reference_orders tests/test_oracles.py::test_validator_enforces_each_kind_of_edge tests/test_oracles.py::test_claimed_peak_is_checked_in_every_scenario
 MUT_TESTS_symbolic := tests/test_symbolic.py tests/test_symbolic_exact.py tests/test_scenarios.py
 MUT_TESTS_scenarios := tests/test_scenarios.py tests/test_scenarios_exact.py tests/test_symbolic.py tests/test_oracles.py::test_claimed_peak_is_checked_in_every_scenario
-MUTATE ?= cpsched/analysis/memory.py cpsched/analysis/validate.py cpsched/core/symbolic.py cpsched/core/scenarios.py
+# the CP models' constraints and objectives: their hand-computed and brute-force tests
+MUT_TESTS_cp_memory := tests/test_cp_memory.py tests/test_oracles.py tests/test_cp_constraints_exact.py -k "precedence or min_distance or alone_are_exact or single_scenario_optimum or weighted_multi or minimax_equals or lexicographic_equals or budget_multi or budget_feasible or budget_infeasible or rounded_scaling or naive_model or cp_model_alone or peak_variables or order_fixed or fan_out or live_in_and_host"
+MUT_TESTS_cp_overlap := tests/test_cp_overlap.py tests/test_brute_force_overlap.py tests/test_cp_constraints_exact.py -k "reduced_precedences or tiny_hides or exposure_the or forbids_overlap or overlap_limit_and or matches_brute_force_under_budget or two_scenarios or distance_objective_matches or model_alone_is_optimal_under_the_budget and (5-4 or 5-5 or 6-1 or 6-2) or one_transfer_in_flight and 5-1-3"
+MUT_TESTS_cp_remat := tests/test_remat_cp.py tests/test_brute_force_remat.py tests/test_cp_constraints_exact.py -k "live_in_buffer or fixed_order_matches or joint_order_matches or order_alone or eviction_model_time or least_peak_under_an or per_bucket or least_clone_time and 6-18 or least_peak_under_a_clone and 6-18 or objective_is_the_replayed"
+# the HLO converter's aliasing (in-place pairs, donation, input/output aliases, shared
+# buffers) and control flow (while/conditional/call values, costs and temporaries): only
+# these functions are mutated (a patch file from benchmarks/mutation_patch.py)
+MUT_TESTS_hlo := tests/test_hlo_contexts.py tests/test_hlo_reader.py tests/test_hlo_live_range.py
+MUT_HLO_FUNCS := call_contexts inplace_pairs _trip_count HloConverter.op_cost HloConverter._comp_cost HloConverter.temporaries HloConverter.callee_transients HloConverter.excess_lower_bound _GraphBuild.__init__ _GraphBuild.shareable _GraphBuild.write_in_place _GraphBuild.share_loop_state _GraphBuild.resolve_shares _GraphBuild.parameter _GraphBuild.set_transient _GraphBuild.while_values _GraphBuild.conditional_values _GraphBuild.call_values
+MUTATE ?= cpsched/analysis/memory.py cpsched/analysis/validate.py cpsched/core/symbolic.py cpsched/core/scenarios.py cpsched/cp/memory/constraints.py,cpsched/cp/memory/objectives.py cpsched/cp/overlap/constraints.py,cpsched/cp/overlap/objectives.py cpsched/cp/remat/constraints.py,cpsched/cp/remat/objectives.py cpsched/readers/hlo/convert.py
 
 $(MUT_STAMP):
 	$(PYTHON) -m venv $(MUT_VENV)
-	$(MUT_VENV)/bin/python -m pip install -q "mutmut>=2.4,<3"
+	$(MUT_VENV)/bin/python -m pip install -q "mutmut>=2.4,<3" whatthepatch
 	touch $@
 
 mutation: $(STAMP) $(MUT_STAMP)
 	@for f in $(MUTATE); do \
-	  m=$$(basename $$f .py); \
-	  case $$m in memory) t='$(MUT_TESTS_memory)';; validate) t='$(MUT_TESTS_validate)';; \
-	    symbolic) t='$(MUT_TESTS_symbolic)';; scenarios) t='$(MUT_TESTS_scenarios)';; \
+	  extra=''; \
+	  case $$f in */analysis/memory.py) t='$(MUT_TESTS_memory)';; */validate.py) t='$(MUT_TESTS_validate)';; \
+	    */symbolic.py) t='$(MUT_TESTS_symbolic)';; */scenarios.py) t='$(MUT_TESTS_scenarios)';; \
+	    cpsched/cp/memory/*) t='$(MUT_TESTS_cp_memory)';; cpsched/cp/overlap/*) t='$(MUT_TESTS_cp_overlap)';; \
+	    cpsched/cp/remat/*) t='$(MUT_TESTS_cp_remat)';; \
+	    */hlo/convert.py) t='$(MUT_TESTS_hlo)'; \
+	      $(BIN)/python benchmarks/mutation_patch.py $$f $(MUT_HLO_FUNCS) > $(MUT_VENV)/hlo.patch; \
+	      extra="--use-patch-file $(MUT_VENV)/hlo.patch";; \
 	    *) t='tests';; esac; \
 	  echo "== $$f: $$t"; \
-	  $(MUT_VENV)/bin/mutmut run --paths-to-mutate $$f --runner "$(MUT_PYTEST) $$t" --no-progress; \
+	  $(MUT_VENV)/bin/mutmut run --paths-to-mutate $$f --runner "$(MUT_PYTEST) $$t" --no-progress $$extra; \
 	done; $(MUT_VENV)/bin/mutmut results

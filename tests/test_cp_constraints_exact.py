@@ -1,0 +1,155 @@
+"""Constraint-level checks of the CP models, written against survivors of mutation testing:
+the precedence reductions against networkx, a two-op memory model, and the remat model on
+a graph with a live-in buffer against brute force over every plan."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+from helpers import random_dag
+from test_brute_force_remat import TIME_TOL
+from test_cp_memory import brute_force as memory_brute_force
+from test_cp_memory import random_graph, topo_orders
+from test_cp_overlap import random_async
+from test_remat_cp import FULL, brute_force
+
+from cpsched.analysis.memory import peak, simulate
+from cpsched.core.graph import GraphBuilder
+from cpsched.core.scenarios import static
+from cpsched.cost.model import Costs
+from cpsched.cp.memory import constraints as C
+from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build, run
+from cpsched.cp.memory.problem import from_graph
+from cpsched.cp.overlap.solve import solve_overlap
+from cpsched.cp.remat.solve import min_memory_bound, solve_remat
+from cpsched.cp.runtime import SolverConfig
+
+
+def _dag(g):
+    d = nx.DiGraph()
+    d.add_nodes_from(range(g.n_ops))
+    d.add_edges_from((int(u), v) for v in range(g.n_ops) for u in g.preds(v))
+    return d
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_memory_precedence_reduction_is_the_transitive_reduction(seed):
+    g = random_graph(500 + seed, 9)
+    p = from_graph(g, static())
+    want = set(nx.transitive_reduction(_dag(g)).edges())
+    assert set(C.transitive_reduction(p)) == want
+    # every mode's pair count is what the model reports
+    direct = sum(len(g.preds(v)) for v in range(g.n_ops))
+    for mode, n_pairs in (
+        ("direct", direct),
+        ("reduction", len(want)),
+        ("distance", len(want)),
+        ("closure", sum(len(nx.ancestors(_dag(g), v)) for v in range(g.n_ops))),
+    ):
+        built = build(
+            p,
+            ObjectiveSpec("weighted", weights=np.ones(1)),
+            ModelOptions(precedence=mode),
+            hint=g.default_order(),
+        )
+        assert built.info["precedences"] == n_pairs
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_min_distance_is_the_least_gap_over_every_order(seed):
+    g = random_graph(600 + seed, 7)
+    p = from_graph(g, static())
+    orders = topo_orders(g)
+    pos = np.argsort(np.array(orders), axis=1)  # [order, op] -> step
+    for v in range(g.n_ops):
+        for u in np.flatnonzero(p.anc[v]):
+            assert C.min_distance(p, int(u), v) == int((pos[:, v] - pos[:, u]).min())
+
+
+def test_overlap_model_reports_the_reduced_precedences():
+    g, op, tr = random_async(6, 2, 1)
+    costs = Costs(op, {k: np.array([v]) for k, v in tr.items()})
+    s = solve_overlap(
+        g,
+        costs=costs,
+        budget=10**9,
+        heuristics=(),
+        budget_methods=(),
+        hoist=False,
+        lns=False,
+        time_limit=10,
+        workers=1,
+    )
+    assert s.info["model"]["precedences"] == nx.transitive_reduction(_dag(g)).number_of_edges()
+
+
+def with_live_in(n, seed):
+    """``weighted_dag(n, seed)`` with a live-in parameter buffer read by the last op; the
+    parameter op runs just before it, but its buffer is live from step 0 (where the remat
+    model must start it, not at the parameter's step)."""
+    g0 = random_dag(n, seed, p=0.45)
+    rng = np.random.default_rng(seed + 1000)
+    b = GraphBuilder(g0.name + "-livein")
+    for i in range(n):
+        b.add_op(
+            g0.op_names[i],
+            "op",
+            operands=[int(x) for x in g0.operands(i)],
+            attrs={"duration": float(rng.integers(1, 10))},
+        )
+    prm = b.add_op("param", "parameter", attrs={"duration": 0.0})
+    b.add_operand(n - 1, prm)
+    b.add_buffer(prm, int(rng.integers(20, 60)), users=[n - 1], live_in=True)
+    for j in range(g0.n_buffers):
+        b.add_buffer(
+            int(g0.buffer_def[j]),
+            g0.buffer_sizes[j],
+            users=[int(u) for u in g0.buffer_users(j)],
+            live_out=bool(g0.buffer_live_out[j]),
+        )
+    b.original_order = [*range(n - 1), prm, n - 1]
+    return b.build()
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3])
+def test_remat_with_a_live_in_buffer_matches_brute_force(seed):
+    g = with_live_in(6, seed)
+    dur = np.array([[g.attrs(i)["duration"] for i in range(g.n_ops)]])
+    order = g.default_order()
+    pk = int(simulate(g, order).peak[0])
+    lb = int(min_memory_bound(g, None, order)[0][0])
+    budget = (lb + pk) // 2
+    assert budget < pk
+    want = brute_force(g, [order], budget, dur)
+    assert want is not None and want > 0
+    res = solve_remat(g, None, budget, reorder=False, time_limit=20, **FULL)
+    assert res.info["cp"]["status"] == "OPTIMAL"
+    assert res.time.recompute[0] == pytest.approx(want)
+    assert res.peak[0] <= budget
+    assert res.info["cp"]["objective"] == pytest.approx(want, abs=TIME_TOL)
+
+
+@pytest.mark.parametrize("mode", ["direct", "reduction", "distance", "closure"])
+@pytest.mark.parametrize("seed", range(3))
+def test_every_precedence_mode_is_exact(seed, mode):
+    """Each precedence encoding alone gives the brute-force optimum (a gap forced between
+    two ops that may run back to back would lose it on some graphs)."""
+    g = random_graph(700 + seed, 7)
+    _, peaks = memory_brute_force(g, static())
+    p = from_graph(g, static())
+    built = build(
+        p,
+        ObjectiveSpec("weighted", weights=np.ones(1)),
+        ModelOptions(precedence=mode),
+        hint=g.default_order(),
+    )
+    r = run(built, SolverConfig(time_limit=10, workers=1, seed=0))
+    assert r.status == "OPTIMAL"
+    assert int(peak(g, r.order)[0]) == int(peaks.min())
+
+
+def test_unknown_precedence_mode_is_refused():
+    p = from_graph(random_graph(700, 5), static())
+    with pytest.raises(ValueError, match=r"^unknown precedence mode 'nearest'$"):
+        build(p, ObjectiveSpec("weighted", weights=np.ones(1)), ModelOptions(precedence="nearest"))
