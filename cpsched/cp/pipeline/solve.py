@@ -70,6 +70,9 @@ def best_baseline(problem: PipelineProblem) -> tuple[PipelineSchedule | None, di
         except InputError as e:
             results[name] = {"method": name, "status": "NOT_APPLICABLE", "message": str(e)}
             continue
+        except ScheduleError as e:  # the greedy may deadlock with transfer delays
+            results[name] = {"method": name, "status": "FAILED", "message": str(e)}
+            continue
         results[name] = sch.summary()
         assert sch.replay is not None  # summary() replays it
         if sch.replay.memory_ok and (best is None or sch.makespan < best.makespan):
