@@ -400,7 +400,10 @@ def interrupting_method():
         raise AssertionError("the signal did not stop the method")
 
     method_registry.register("test-interrupt", "test only", "memory")(fn)
+    # as in a terminal: a suite started as a background job inherits SIGINT ignored
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield calls
+    signal.signal(signal.SIGINT, old_int)
     method_registry._REGISTRY.pop("test-interrupt", None)
 
 

@@ -294,9 +294,11 @@ def test_a_signal_stops_the_sweep_cleanly_and_it_resumes(graphs, sig, code, grou
     p = spec(graphs, 'graphs = ["layered:n=30,seed=0..99"]\n'
              'methods = ["xla-dfs", "xla-list", "bladedisc", "cp"]\ntime_limits = [0.5]\n')
     table = graphs / "s.csv"
+    # a background job inherits SIGINT ignored (as a shell's `cmd &` does): restore it
     proc = subprocess.Popen([sys.executable, "-m", "cpsched", "sweep", str(p), "--jobs", "2"],
                             env=ENV, cwd=graphs, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         if table.exists() and table.read_text().count("\n") > 20:
