@@ -2,6 +2,7 @@
 the baselines."""
 
 import itertools
+import time
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,8 @@ from ortools.sat.python import cp_model
 from cpsched.cp.remat.solve import min_memory_bound, solve_remat
 from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import GraphBuilder
-from cpsched.heuristics.remat import dtr_remat, offload_remat, sqrt_remat, xla_remat
+from cpsched.heuristics.remat import (_fits, _greedy_regens, _setup, dtr_remat, offload_remat,
+                                      prune_clones, span_remat, sqrt_remat, xla_remat)
 from cpsched.analysis.memory import simulate
 from cpsched.methods import load_all
 from cpsched.remat.plan import (Evict, PlanError, Regen, Skeleton, TransferModel,
@@ -152,20 +154,51 @@ def test_baselines_give_checked_plans():
     order = g.default_order()
     peak = int(simulate(g, order).peak[0])
     budget = max(int(min_memory_bound(g, None, order)[0][0]), int(0.8 * peak))
-    for fn in (xla_remat, sqrt_remat, dtr_remat):
+    for fn in (xla_remat, span_remat, sqrt_remat, dtr_remat):
         r = fn(g, None, budget)
         assert replay(g, r.events[0]).ok
         assert r.status in ("HEURISTIC", "OVER_BUDGET")
         assert (r.status == "HEURISTIC") == bool(r.peak[0] <= budget)
     res = solve_remat(g, None, budget, reorder=False, time_limit=5)
-    feasible = [fn(g, None, budget) for fn in (xla_remat, sqrt_remat, dtr_remat)]
+    feasible = [fn(g, None, budget) for fn in (xla_remat, span_remat, sqrt_remat, dtr_remat)]
     feasible = [r.added_time[0] for r in feasible if r.status == "HEURISTIC"]
     if feasible:
         assert res.added_time[0] <= min(feasible) + 1e-9
     fams = {m.name: m.family for m in load_all().values()}
-    for name in ("cp-remat", "remat-xla", "remat-sqrt", "remat-dtr", "remat-fixed-order",
-                 "remat-offload"):
+    for name in ("cp-remat", "remat-xla", "remat-span", "remat-sqrt", "remat-dtr",
+                 "remat-fixed-order", "remat-offload"):
         assert fams[name] == "remat"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pruned_clones_still_fit_and_none_can_go(seed):
+    """prune_clones keeps a subset of the greedy's clones that meets the budget, and
+    dropping any one more of them breaks it (the pruned plan is minimal)."""
+    g = weighted_dag(20, seed, p=0.2)
+    order = g.default_order()
+    peak = int(simulate(g, order).peak[0])
+    budget = max(int(min_memory_bound(g, None, order)[0][0]), int(0.8 * peak))
+    _, bud, order, dur, sizes, trans = _setup(g, None, budget, order, None)
+    regens, _ = _greedy_regens(g, bud, order, dur, sizes, trans, "gain", [], (), None, 30.0,
+                               time.perf_counter())
+    assert _fits(g, bud, order, regens, sizes, trans)  # at 80 % on these seeds it does
+    kept = prune_clones(g, bud, order, regens, dur, sizes, trans)
+    assert set(kept) <= set(regens)
+    assert _fits(g, bud, order, kept, sizes, trans)
+    for i in range(len(kept)):
+        assert not _fits(g, bud, order, kept[:i] + kept[i + 1:], sizes, trans)
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3, 4, 6])
+def test_span_greedy_never_below_the_brute_force_optimum(seed):
+    """The span greedy's plan is a real plan: its clone time is never below the least one
+    over all single-clone placements (brute force), and it meets the budget when it says so."""
+    for g, dur, order, budget, want in fixed_order_cases(seed):
+        r = span_remat(g, None, budget, order=order, durations=dur)
+        assert replay(g, r.events[0]).ok
+        if r.status == "HEURISTIC":
+            assert r.peak[0] <= budget
+            assert want is not None and r.added_time[0] >= want - 1e-9
 
 
 def _train_chain(L, size, dur, costly=()):
