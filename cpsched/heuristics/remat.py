@@ -174,6 +174,8 @@ def _greedy_regens(
     max_iters: int | None,
     time_limit: float,
     t0: float,
+    rng: np.random.Generator | None = None,
+    noise: float = 0.0,
 ) -> tuple[list[tuple[int, int, float]], int]:
     """Add single-op clones to ``regens`` at the first over-budget event until none is left.
 
@@ -232,7 +234,10 @@ def _greedy_regens(
             key: tuple
             if score == "span":
                 useful = float(np.minimum(excess[k:k2], gain).sum())
-                key = (float(dur[s, p]) / max(useful, 1e-9), -gain, b)
+                sc_ = float(dur[s, p]) / max(useful, 1e-9)
+                if rng is not None and noise > 0:
+                    sc_ *= 1.0 + noise * float(rng.random())
+                key = (sc_, -gain, b)
             else:
                 key = (-gain, float(dur[s, p]), b)
             if best is None or key < best[0]:
@@ -315,6 +320,94 @@ def span_remat(
         "remat-span",
         t0,
         {"iterations": it, "greedy_clones": n_greedy},
+        transfer,
+    )
+
+
+def lns_remat(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    budget=None,
+    *,
+    order: Sequence[int] | None = None,
+    start: Sequence[Regen] = (),
+    durations: np.ndarray | None = None,
+    transfer: TransferModel | None = None,
+    time_limit: float = 30.0,
+    seed: int = 0,
+    window: float = 0.1,
+    noise: float = 1.0,
+    **_unused: Any,
+) -> RematResult:
+    """Large-neighbourhood search over the clones of a plan on a fixed order.
+
+    Start: the clones ``start`` (else ``span_remat``'s). Each round drops the clones placed
+    in a random window of ``window`` x n main steps, repairs with the span greedy (scores
+    perturbed by up to ``noise``, so repairs differ), prunes, and keeps the result when it
+    adds no more time. Measured on RLG n1000 at 486,895 (min-peak order): 2.14 % -> 1.96 %
+    in 90 s, where CP-SAT's fixed-order model, hinted with the 2.14 % plan, found nothing
+    better in 150 s."""
+    t0 = time.perf_counter()
+    sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
+    weights = np.asarray(sc.weights, dtype=np.float64)
+    if start:
+        regens = [(int(c.op), int(c.step), float(c.sub)) for c in start]
+    else:
+        regens, _ = _greedy_regens(
+            graph, bud, order, dur, sizes, trans, "span", [], (), None, time_limit, t0
+        )
+        regens = prune_clones(graph, bud, order, regens, dur, sizes, trans, time_limit)
+
+    def cost(rs: list[tuple[int, int, float]]) -> float:
+        return float(sum(weights @ dur[:, v] for v, _, _ in rs))
+
+    fits = _fits(graph, bud, order, regens, sizes, trans)
+    best, best_cost = regens, cost(regens)
+    rng = np.random.default_rng(seed)
+    n = len(order)
+    w = max(1, min(n, int(round(window * n))))
+    rounds = better = 0
+    while fits and best and time.perf_counter() - t0 < time_limit:
+        rounds += 1
+        a = int(rng.integers(0, max(1, n - w + 1)))
+        keep = [c for c in best if not a <= c[1] < a + w]
+        if len(keep) == len(best):
+            continue
+        left = time_limit - (time.perf_counter() - t0)
+        new, _ = _greedy_regens(
+            graph,
+            bud,
+            order,
+            dur,
+            sizes,
+            trans,
+            "span",
+            keep,
+            (),
+            None,
+            left,
+            time.perf_counter(),
+            rng,
+            noise,
+        )
+        if not _fits(graph, bud, order, new, sizes, trans):
+            continue
+        new = prune_clones(graph, bud, order, new, dur, sizes, trans, left)
+        c = cost(new)
+        if c < best_cost - 1e-12:
+            better += 1
+        if c <= best_cost:
+            best, best_cost = new, c
+    return _finish(
+        graph,
+        sc,
+        bud,
+        order,
+        best,
+        dur,
+        "remat-lns",
+        t0,
+        {"rounds": rounds, "improved": better},
         transfer,
     )
 
@@ -858,6 +951,7 @@ BASELINES = {
 __all__ = [
     "xla_remat",
     "span_remat",
+    "lns_remat",
     "prune_clones",
     "sqrt_remat",
     "dtr_remat",
