@@ -2,6 +2,7 @@
 the baselines."""
 
 import itertools
+import time
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,9 @@ from ortools.sat.python import cp_model
 from cpsched.cp.remat.solve import min_memory_bound, solve_remat
 from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import GraphBuilder
-from cpsched.heuristics.remat import dtr_remat, offload_remat, sqrt_remat, xla_remat
+from cpsched.heuristics.remat import (_fits, _greedy_regens, _setup, dtr_remat, lns_remat,
+                                      offload_remat, prune_clones, span_remat, sqrt_remat,
+                                      xla_remat)
 from cpsched.analysis.memory import simulate
 from cpsched.methods import load_all
 from cpsched.remat.plan import (Evict, PlanError, Regen, Skeleton, TransferModel,
@@ -152,20 +155,84 @@ def test_baselines_give_checked_plans():
     order = g.default_order()
     peak = int(simulate(g, order).peak[0])
     budget = max(int(min_memory_bound(g, None, order)[0][0]), int(0.8 * peak))
-    for fn in (xla_remat, sqrt_remat, dtr_remat):
+    for fn in (xla_remat, span_remat, sqrt_remat, dtr_remat):
         r = fn(g, None, budget)
         assert replay(g, r.events[0]).ok
         assert r.status in ("HEURISTIC", "OVER_BUDGET")
         assert (r.status == "HEURISTIC") == bool(r.peak[0] <= budget)
     res = solve_remat(g, None, budget, reorder=False, time_limit=5)
-    feasible = [fn(g, None, budget) for fn in (xla_remat, sqrt_remat, dtr_remat)]
+    feasible = [fn(g, None, budget) for fn in (xla_remat, span_remat, sqrt_remat, dtr_remat)]
     feasible = [r.added_time[0] for r in feasible if r.status == "HEURISTIC"]
     if feasible:
         assert res.added_time[0] <= min(feasible) + 1e-9
     fams = {m.name: m.family for m in load_all().values()}
-    for name in ("cp-remat", "remat-xla", "remat-sqrt", "remat-dtr", "remat-fixed-order",
-                 "remat-offload"):
+    for name in ("cp-remat", "remat-xla", "remat-span", "remat-sqrt", "remat-dtr",
+                 "remat-fixed-order", "remat-offload"):
         assert fams[name] == "remat"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pruned_clones_still_fit_and_none_can_go(seed):
+    """prune_clones keeps a subset of the greedy's clones that meets the budget, and
+    dropping any one more of them breaks it (the pruned plan is minimal)."""
+    g = weighted_dag(20, seed, p=0.2)
+    order = g.default_order()
+    peak = int(simulate(g, order).peak[0])
+    budget = max(int(min_memory_bound(g, None, order)[0][0]), int(0.8 * peak))
+    _, bud, order, dur, sizes, trans = _setup(g, None, budget, order, None)
+    regens, _ = _greedy_regens(g, bud, order, dur, sizes, trans, "gain", [], (), None, 30.0,
+                               time.perf_counter())
+    assert _fits(g, bud, order, regens, sizes, trans)  # at 80 % on these seeds it does
+    kept = prune_clones(g, bud, order, regens, dur, sizes, trans)
+    assert set(kept) <= set(regens)
+    assert _fits(g, bud, order, kept, sizes, trans)
+    for i in range(len(kept)):
+        assert not _fits(g, bud, order, kept[:i] + kept[i + 1:], sizes, trans)
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3, 4, 6])
+def test_span_greedy_never_below_the_brute_force_optimum(seed):
+    """The span greedy's plan is a real plan: its clone time is never below the least one
+    over all single-clone placements (brute force), and it meets the budget when it says so."""
+    for g, dur, order, budget, want in fixed_order_cases(seed):
+        r = span_remat(g, None, budget, order=order, durations=dur)
+        assert replay(g, r.events[0]).ok
+        if r.status == "HEURISTIC":
+            assert r.peak[0] <= budget
+            assert want is not None and r.added_time[0] >= want - 1e-9
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3, 4, 6])
+def test_clone_search_keeps_the_budget_and_never_loses(seed):
+    """lns_remat returns a plan that meets the budget, adds no more time than the plan it
+    started from, and no less than the brute-force optimum."""
+    for g, dur, order, budget, want in fixed_order_cases(seed):
+        start = span_remat(g, None, budget, order=order, durations=dur)
+        if start.status != "HEURISTIC":
+            continue
+        regens = [start.skeleton.candidates[c] for c in start.active[0]]
+        r = lns_remat(g, None, budget, order=order, start=regens, durations=dur,
+                      time_limit=0.5, window=0.5, seed=seed)
+        assert replay(g, r.events[0], budget=budget).ok
+        assert r.peak[0] <= budget
+        assert r.added_time[0] <= start.added_time[0] + 1e-9
+        assert r.added_time[0] >= want - 1e-9
+
+
+def test_clone_search_runs_inside_cp_remat_on_large_graphs(monkeypatch):
+    """With the size threshold lowered, cp-remat runs the clone search after the baselines,
+    reports it, and its result is never worse than any baseline that meets the budget."""
+    import cpsched.cp.remat.solve as remat_solve
+    monkeypatch.setattr(remat_solve, "LNS_MIN_OPS", 1)
+    g = weighted_dag(20, 3, p=0.2)
+    order = g.default_order()
+    budget = int(0.8 * int(simulate(g, order).peak[0]))
+    res = solve_remat(g, None, budget, reorder=False, time_limit=4, workers=2)
+    assert "remat-lns" in res.info["baselines"]
+    assert res.peak[0] <= budget
+    ok = [v["added_time_pct"][0] for v in res.info["baselines"].values()
+          if v["peak_bytes"][0] <= budget]
+    assert res.added_time_pct[0] <= min(ok) + 1e-3  # the info rounds to 4 decimals
 
 
 def _train_chain(L, size, dur, costly=()):

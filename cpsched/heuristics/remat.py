@@ -5,6 +5,10 @@
   running op, clone the producer of the one whose recomputation frees the most bytes at
   that step (its size minus the inputs it keeps alive longer), right before its next
   reader; repeat. Single-op remat (no blocks), like XLA with ``block_size_limit=1``.
+- ``remat-span``: the same walk, but the clone chosen is the one with the least recompute
+  time per byte-step of excess it removes (its gain counts at every step until its next
+  reader, capped by the excess there), and at the end every clone that later ones made
+  unnecessary is dropped, the most expensive first.
 - ``remat-sqrt``: Chen et al. checkpointing. The stashed activations (forward buffers
   that the backward reads; without phase labels: buffers live across the peak step and
   not touched there) are kept every ``k``-th; the others are dropped after their last
@@ -149,9 +153,40 @@ def xla_remat(
 ) -> RematResult:
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
+    regens, it = _greedy_regens(
+        graph, bud, order, dur, sizes, trans, "gain", [], base, max_iters, time_limit, t0
+    )
+    return _finish(
+        graph, sc, bud, order, regens, dur, "remat-xla", t0, {"iterations": it}, transfer, base
+    )
+
+
+def _greedy_regens(
+    graph: Graph,
+    bud: np.ndarray,
+    order: Sequence[int],
+    dur: np.ndarray,
+    sizes: np.ndarray,
+    trans: np.ndarray,
+    score: str,
+    regens: list[tuple[int, int, float]],
+    base: tuple,
+    max_iters: int | None,
+    time_limit: float,
+    t0: float,
+    rng: np.random.Generator | None = None,
+    noise: float = 0.0,
+) -> tuple[list[tuple[int, int, float]], int]:
+    """Add single-op clones to ``regens`` at the first over-budget event until none is left.
+
+    ``score='gain'`` (XLA): the clone that frees the most bytes there, then the cheapest.
+    ``score='span'``: the least recompute time per byte-event of excess it removes: a
+    clone before the next reader frees its bytes (less the inputs it keeps alive) over
+    every event up to that reader, so it is credited with ``min(gain, excess)`` summed
+    over those events, where ``excess`` is the usage above the budget."""
     clon = recomputable_ops(graph)
     pos = {op: t for t, op in enumerate(order)}
-    regens: list[tuple[int, int, float]] = []
+    regens = list(regens)
     max_iters = max_iters or 2 * graph.n_ops + 10
     banned: set[tuple[int, int]] = set()
     it = 0
@@ -172,6 +207,7 @@ def xla_remat(
             break
         k = int(np.argmax(over))
         s = int(np.argmax(use[:, k] - bud))
+        excess = np.maximum(use[s] - bud[s], 0)
         code, x = events[k]
         # resident set at event k and the next reader of each resident buffer
         resident = _resident_at(graph, events, k)
@@ -195,7 +231,15 @@ def xla_remat(
             gain = int(sizes[s, b]) - extra
             if gain <= 0:
                 continue
-            key = (-gain, float(dur[s, p]), b)
+            key: tuple
+            if score == "span":
+                useful = float(np.minimum(excess[k:k2], gain).sum())
+                sc_ = float(dur[s, p]) / max(useful, 1e-9)
+                if rng is not None and noise > 0:
+                    sc_ *= 1.0 + noise * float(rng.random())
+                key = (sc_, -gain, b)
+            else:
+                key = (-gain, float(dur[s, p]), b)
             if best is None or key < best[0]:
                 best = (key, p, k2)
         if best is None:
@@ -204,8 +248,167 @@ def xla_remat(
         step, sub = _slot_before(events, tags, k2, sk, pos)
         regens.append((p, step, sub))
         banned.add((p, k2))
+    return regens, it
+
+
+def _fits(graph, bud, order, regens, sizes, trans, base: tuple = ()) -> bool:
+    sk = Skeleton(tuple(order), tuple(base) + normalize_regens(regens))
+    try:
+        events, _, _ = materialize_tagged(graph, sk)
+    except PlanError:
+        return False
+    return not (_usage_trace(graph, events, sizes, trans) > bud[:, None]).any()
+
+
+def prune_clones(
+    graph: Graph,
+    bud: np.ndarray,
+    order: Sequence[int],
+    regens: list[tuple[int, int, float]],
+    dur: np.ndarray,
+    sizes: np.ndarray,
+    trans: np.ndarray,
+    time_limit: float = 30.0,
+) -> list[tuple[int, int, float]]:
+    """Drop clones, the most expensive first, while the plan still meets the budget.
+
+    A greedy adds clones one over-budget step at a time; later clones often make earlier
+    ones unnecessary (on RLG n1000 at 486,895 this removes 60-90 % of XLA's greedy clones)."""
+    t0 = time.perf_counter()
+    if not _fits(graph, bud, order, regens, sizes, trans):
+        return list(regens)
+    cost = dur.max(axis=0)
+    keep = [True] * len(regens)
+    for i in sorted(range(len(regens)), key=lambda i: (-float(cost[regens[i][0]]), i)):
+        if time.perf_counter() - t0 > time_limit:
+            break
+        keep[i] = False
+        if not _fits(graph, bud, order, [c for c, k in zip(regens, keep) if k], sizes, trans):
+            keep[i] = True
+    return [c for c, k in zip(regens, keep) if k]
+
+
+def span_remat(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    budget=None,
+    *,
+    order: Sequence[int] | None = None,
+    durations: np.ndarray | None = None,
+    transfer: TransferModel | None = None,
+    time_limit: float = 30.0,
+    **_unused: Any,
+) -> RematResult:
+    """Greedy remat that weighs recompute time against the excess a clone removes over its
+    whole span (``_greedy_regens`` with ``score='span'``), then drops the clones that later
+    ones made unnecessary (``prune_clones``)."""
+    t0 = time.perf_counter()
+    sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
+    regens, it = _greedy_regens(
+        graph, bud, order, dur, sizes, trans, "span", [], (), None, time_limit, t0
+    )
+    n_greedy = len(regens)
+    left = max(0.0, time_limit - (time.perf_counter() - t0))
+    regens = prune_clones(graph, bud, order, regens, dur, sizes, trans, left)
     return _finish(
-        graph, sc, bud, order, regens, dur, "remat-xla", t0, {"iterations": it}, transfer, base
+        graph,
+        sc,
+        bud,
+        order,
+        regens,
+        dur,
+        "remat-span",
+        t0,
+        {"iterations": it, "greedy_clones": n_greedy},
+        transfer,
+    )
+
+
+def lns_remat(
+    graph: Graph,
+    scenarios: Scenarios | None = None,
+    budget=None,
+    *,
+    order: Sequence[int] | None = None,
+    start: Sequence[Regen] = (),
+    durations: np.ndarray | None = None,
+    transfer: TransferModel | None = None,
+    time_limit: float = 30.0,
+    seed: int = 0,
+    window: float = 0.1,
+    noise: float = 1.0,
+    **_unused: Any,
+) -> RematResult:
+    """Large-neighbourhood search over the clones of a plan on a fixed order.
+
+    Start: the clones ``start`` (else ``span_remat``'s). Each round drops the clones placed
+    in a random window of ``window`` x n main steps, repairs with the span greedy (scores
+    perturbed by up to ``noise``, so repairs differ), prunes, and keeps the result when it
+    adds no more time. Measured on RLG n1000 at 486,895 (min-peak order): 2.14 % -> 1.96 %
+    in 90 s, where CP-SAT's fixed-order model, hinted with the 2.14 % plan, found nothing
+    better in 150 s."""
+    t0 = time.perf_counter()
+    sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
+    weights = np.asarray(sc.weights, dtype=np.float64)
+    if start:
+        regens = [(int(c.op), int(c.step), float(c.sub)) for c in start]
+    else:
+        regens, _ = _greedy_regens(
+            graph, bud, order, dur, sizes, trans, "span", [], (), None, time_limit, t0
+        )
+        regens = prune_clones(graph, bud, order, regens, dur, sizes, trans, time_limit)
+
+    def cost(rs: list[tuple[int, int, float]]) -> float:
+        return float(sum(weights @ dur[:, v] for v, _, _ in rs))
+
+    fits = _fits(graph, bud, order, regens, sizes, trans)
+    best, best_cost = regens, cost(regens)
+    rng = np.random.default_rng(seed)
+    n = len(order)
+    w = max(1, min(n, int(round(window * n))))
+    rounds = better = 0
+    while fits and best and time.perf_counter() - t0 < time_limit:
+        rounds += 1
+        a = int(rng.integers(0, max(1, n - w + 1)))
+        keep = [c for c in best if not a <= c[1] < a + w]
+        if len(keep) == len(best):
+            continue
+        left = time_limit - (time.perf_counter() - t0)
+        new, _ = _greedy_regens(
+            graph,
+            bud,
+            order,
+            dur,
+            sizes,
+            trans,
+            "span",
+            keep,
+            (),
+            None,
+            left,
+            time.perf_counter(),
+            rng,
+            noise,
+        )
+        if not _fits(graph, bud, order, new, sizes, trans):
+            continue
+        new = prune_clones(graph, bud, order, new, dur, sizes, trans, left)
+        c = cost(new)
+        if c < best_cost - 1e-12:
+            better += 1
+        if c <= best_cost:
+            best, best_cost = new, c
+    return _finish(
+        graph,
+        sc,
+        bud,
+        order,
+        best,
+        dur,
+        "remat-lns",
+        t0,
+        {"rounds": rounds, "improved": better},
+        transfer,
     )
 
 
@@ -717,6 +920,12 @@ def with_budget(fn):
 register("remat-xla", "XLA HloRematerialization-style greedy remat to a memory limit", "remat")(
     with_budget(xla_remat)
 )
+register(
+    "remat-span",
+    "greedy remat by recompute time per byte of excess removed over the clone's span, "
+    "then unneeded clones dropped",
+    "remat",
+)(with_budget(span_remat))
 register("remat-sqrt", "Chen et al. checkpoint every sqrt(n) stashed activations", "remat")(
     with_budget(sqrt_remat)
 )
@@ -732,10 +941,18 @@ register(
     "remat",
 )(with_budget(offload_remat))
 
-BASELINES = {"remat-xla": xla_remat, "remat-sqrt": sqrt_remat, "remat-dtr": dtr_remat}
+BASELINES = {
+    "remat-xla": xla_remat,
+    "remat-span": span_remat,
+    "remat-sqrt": sqrt_remat,
+    "remat-dtr": dtr_remat,
+}
 
 __all__ = [
     "xla_remat",
+    "span_remat",
+    "lns_remat",
+    "prune_clones",
     "sqrt_remat",
     "dtr_remat",
     "offload_remat",

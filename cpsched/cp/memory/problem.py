@@ -387,7 +387,10 @@ def induced(full: Problem, subset: Sequence[int] | np.ndarray) -> Problem:
 
 
 def project(
-    full: Problem, subset: Sequence[int] | np.ndarray, ref_order: Sequence[int] | None = None
+    full: Problem,
+    subset: Sequence[int] | np.ndarray,
+    ref_order: Sequence[int] | None = None,
+    early: bool = True,
 ) -> Problem:
     """A relaxation on a subset ``W`` of ops that keeps the buffers crossing it.
 
@@ -398,6 +401,11 @@ def project(
     ``W`` ancestors (each one runs before it). Every buffer's live steps in the relaxation
     are live in the full order too, so ``opt(project) <= opt(full)``. Among candidate
     ``y``, the one earliest in ``ref_order`` is taken (any choice is valid).
+
+    ``early``: a buffer whose defining op precedes every ``W`` op is live from the
+    relaxation's first step instead (it is live at every ``W`` op's step up to its last
+    user in every full order), which counts it also at the ``W`` ops that an order of the
+    relaxation runs before ``y``.
     """
     subset = np.asarray(sorted(set(int(v) for v in subset)), dtype=np.int64)
     n = full.n
@@ -438,9 +446,12 @@ def project(
             c = np.flatnonzero(cand)
             if c.size == 0:
                 continue
-            y = int(c[np.argmin(rank[c])])
-            dl = int(local[y])
-            rel_users = {u for u in rel_users if u != y}
+            if early and bool(anc[subset, d].all()):
+                dl = -1
+            else:
+                y = int(c[np.argmin(rank[c])])
+                dl = int(local[y])
+                rel_users = {u for u in rel_users if u != y}
         else:
             dl = int(local[d]) if d >= 0 else -1
             if d < 0 and not rel_users and not out:
