@@ -82,7 +82,7 @@ from cpsched.cp.overlap.problem import (
     ticks,
 )
 from cpsched.cp.overlap.solve import solve_overlap
-from cpsched.cp.remat.problem import min_memory_bound
+from cpsched.cp.remat.problem import check_budget
 from cpsched.cp.remat.solve import solve_remat
 from cpsched.cp.runtime import Clock, SolverConfig, stoppable
 from cpsched.heuristics.common import convert_sync_collectives
@@ -192,14 +192,7 @@ def solve_joint(
         graph = convert_sync_collectives(graph)
     n_s = len(sc)
     bud = _budget_array(budget, n_s)
-    lb_mem, why = min_memory_bound(graph, sc)
-    bad = np.flatnonzero(bud < lb_mem)
-    if bad.size:
-        s = int(bad[0])
-        raise InfeasibleError(
-            f"budget {int(bud[s])} B is below the proven minimum {int(lb_mem[s])} B in "
-            f"scenario {sc.names[s]}: {why[s]}"
-        )
+    lb_mem = check_budget(graph, sc, bud)
     small = graph.n_ops <= (MAX_JOINT_OPS if n_s == 1 else MAX_JOINT_OPS_SCENARIOS)
     base = build_problem(
         graph,

@@ -12,6 +12,7 @@ from functools import reduce
 import numpy as np
 
 from cpsched.analysis.memory import live_ranges, simulate
+from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.heuristics.remat import eviction_windows
@@ -96,6 +97,25 @@ def min_memory_bound(
                     + ")"
                 )
     return best, why
+
+
+def check_budget(
+    graph: Graph,
+    scenarios: Scenarios,
+    budget: np.ndarray,
+    order: Sequence[int] | None = None,
+) -> np.ndarray:
+    """The proven minimum per scenario (``min_memory_bound``); raises ``InfeasibleError``
+    naming the scenario and the reason when ``budget`` is below it."""
+    lb, why = min_memory_bound(graph, scenarios, order)
+    bad = np.flatnonzero(np.asarray(budget) < lb)
+    if bad.size:
+        s = int(bad[0])
+        raise InfeasibleError(
+            f"budget {int(budget[s])} B is below the proven minimum {int(lb[s])} B "
+            f"in scenario {scenarios.names[s]}: {why[s]}"
+        )
+    return lb
 
 
 @dataclass

@@ -55,6 +55,7 @@ from cpsched.cp.remat import objectives as O
 from cpsched.cp.remat.constraints import build
 from cpsched.cp.remat.problem import (
     Spec,
+    check_budget,
     clone_candidates,
     min_memory_bound,
     regens_per_op,
@@ -241,14 +242,7 @@ def solve_remat(
         )
     bud = _budget_array(budget, n_s)
     # proven minimum
-    lb, why = min_memory_bound(graph, sc, None if reorder else base_order)
-    bad = np.flatnonzero(bud < lb)
-    if bad.size:
-        s = int(bad[0])
-        raise InfeasibleError(
-            f"budget {int(bud[s])} B is below the proven minimum {int(lb[s])} B "
-            f"in scenario {sc.names[s]}: {why[s]}"
-        )
+    lb = check_budget(graph, sc, bud, None if reorder else base_order)
     info: dict[str, Any] = {"proven_min_bytes": {n: int(v) for n, v in zip(sc.names, lb)}}
     if not reorder and graph.n_ops <= BOUND_MAX_OPS:
         # what no plan on this order can beat: tells a weak search from a hopeless target
