@@ -214,3 +214,33 @@ def test_compare_solves_overlap_at_each_baselines_memory(capsys, tmp_path):
             assert r["makespan"]["s=2"] <= base["makespan"]["s=2"] * (1 + 1e-9)
         elif not name.startswith("cp"):
             assert r["budget"] is None
+
+
+@pytest.mark.parametrize("n,seed", [(5, 6), (5, 10), (5, 30), (6, 2), (6, 11)])
+def test_joint_model_matches_brute_force(n, seed):
+    """Graphs where no order fits the budget without a clone: the brute force over every
+    order and every placement of one clone per op (``test_remat_cp.brute_force``, checked
+    by the replay) gives the least clone time; the joint model alone (no sequential hints)
+    must prove the makespan ops + that clone time optimal, and the method must return it."""
+    from test_remat_cp import brute_force, weighted_dag
+
+    from helpers import all_topological_orders
+    from cpsched.analysis.memory import simulate
+
+    g = weighted_dag(n, seed, p=0.5)
+    dur = np.array([[g.attrs(i)["duration"] for i in range(g.n_ops)]])
+    orders = list(all_topological_orders(g))
+    best_peak = min(int(simulate(g, o).peak[0]) for o in orders)
+    budget = max(int(min_memory_bound(g)[0][0]), best_peak - 1)
+    want = brute_force(g, orders, budget, dur)
+    assert want and want > 0
+    costs = (dur, {})
+    alone = solve_joint(g, static(), budget, costs=costs, sequential=False, time_limit=20)
+    assert alone.status == "OPTIMAL" and alone.info["chosen"] == "cp-joint"
+    ms = alone.info["makespan"]["static"]
+    assert ms == pytest.approx(dur.sum() + want)
+    # proven: the bound (ticks, less the rounding slack) is sound and within 0.1 % of it
+    assert ms * (1 - 1e-3) <= alone.info["makespan_bound"]["static"] <= ms + 1e-9
+    assert alone.peak[0] <= budget
+    full = solve_joint(g, static(), budget, costs=costs, time_limit=20)
+    assert full.info["makespan"]["static"] == pytest.approx(dur.sum() + want)
