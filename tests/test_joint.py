@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 
+from cpsched.analysis.memory import simulate
 from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import GraphBuilder, OpKind
 from cpsched.core.scenarios import static
@@ -18,8 +19,9 @@ from cpsched.cp.joint.solve import solve_joint
 from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.generators import random_layered
 from cpsched.remat.skeleton import materialize
+from tests.helpers import all_topological_orders
 from tests.test_cli_options import GRAPH, SYNC, ok_json, run
-
+from tests.test_remat_cp import brute_force, weighted_dag
 
 
 def chain_with_far_use():
@@ -222,11 +224,6 @@ def test_joint_model_matches_brute_force(n, seed):
     order and every placement of one clone per op (``test_remat_cp.brute_force``, checked
     by the replay) gives the least clone time; the joint model alone (no sequential hints)
     must prove the makespan ops + that clone time optimal, and the method must return it."""
-    from test_remat_cp import brute_force, weighted_dag
-
-    from helpers import all_topological_orders
-    from cpsched.analysis.memory import simulate
-
     g = weighted_dag(n, seed, p=0.5)
     dur = np.array([[g.attrs(i)["duration"] for i in range(g.n_ops)]])
     orders = list(all_topological_orders(g))
