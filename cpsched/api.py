@@ -1115,17 +1115,27 @@ def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progre
     peak), so every timing row has a solver row at its own memory beside it."""
     ov = results["cp-overlap"]
     own = dict(ov.budget or ov.info.get("budget") or ov.peak)  # what it was held to
-    seen: set[tuple[int, ...]] = set()
-    for row in list(results):
+    seen: list[tuple[int, ...]] = []
+    registry = load_all()
+
+    def timing_first(row: str) -> int:  # the overlap heuristics are what this row is for
+        m = registry.get(row)
+        return 0 if m is not None and m.family == "overlap" else 1
+
+    for row in sorted(results, key=timing_first):
         if is_solver(row) or row.startswith("cp-"):
             continue
         peak = results[row].peak
         key = tuple(int(peak[n]) for n in sc.names)
-        if key in seen or all(peak[n] <= own[n] * (1 + EQUAL_MEMORY_MARGIN) for n in sc.names):
+        if all(peak[n] <= own[n] * (1 + EQUAL_MEMORY_MARGIN) for n in sc.names):
             continue
+        if any(
+            all(abs(a - b) <= EQUAL_MEMORY_MARGIN * b for a, b in zip(key, other)) for other in seen
+        ):
+            continue  # about the memory of a row already solved
         if len(seen) >= MAX_EQUAL_MEMORY_ROWS:
             break
-        seen.add(key)
+        seen.append(key)
         label = f"cp-overlap@{row}"
         rows.append(label)
         if progress is not None:
