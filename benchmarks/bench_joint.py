@@ -39,7 +39,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 from cpsched import api  # noqa: E402
 from cpsched.core.errors import CpschedError  # noqa: E402
 from cpsched.core.scenarios import from_dim_specs, static  # noqa: E402
-from cpsched.cp.joint.problem import build_joint_problem, time_plan  # noqa: E402
+from cpsched.cost.timeline import simulate_timeline  # noqa: E402
+from cpsched.cp.joint.problem import build_joint_problem, plan_costs, time_plan  # noqa: E402
 from cpsched.cp.joint.solve import solve_joint  # noqa: E402
 from cpsched.cp.overlap.problem import build_problem  # noqa: E402
 from cpsched.cp.overlap.solve import solve_overlap  # noqa: E402
@@ -47,7 +48,7 @@ from cpsched.cp.remat.solve import solve_remat  # noqa: E402
 from cpsched.generators import transformer_parallel  # noqa: E402
 from cpsched.heuristics.common import convert_sync_collectives  # noqa: E402
 from cpsched.remat.rewrite import plan_to_graph  # noqa: E402
-from cpsched.remat.skeleton import materialize  # noqa: E402
+from cpsched.remat.skeleton import Skeleton, materialize  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 PROGRAMS = {
@@ -97,9 +98,7 @@ def one(name: str, fracs, limit: float, joint_limit: float) -> list[dict]:
             # order, remat, then overlap: cp-overlap on the plan written into the graph
             pg, porder = plan_to_graph(g, ev)
             o = solve_overlap(pg, sc, budget=bud, hint=porder, time_limit=limit)
-            from cpsched.cost.timeline import simulate_timeline
-
-            costs = _plan_costs(prob, pg)
+            costs = plan_costs(prob, pg, 0)
             tl = simulate_timeline(pg, o.order, costs, sc)
             row["remat, then overlap"] = (
                 float(tl.makespan[0]),
@@ -135,15 +134,7 @@ def one(name: str, fracs, limit: float, joint_limit: float) -> list[dict]:
 
 
 def _skeleton(order):
-    from cpsched.remat.skeleton import Skeleton
-
     return Skeleton(tuple(int(i) for i in order))
-
-
-def _plan_costs(prob, pg):
-    from cpsched.cp.joint.problem import plan_costs
-
-    return plan_costs(prob, pg, 0)
 
 
 def fmt_us(x):
