@@ -480,8 +480,14 @@ def test_writing_back_in_place_computations_and_nested_instructions():
     assert again.is_scheduled and [c.inline for c in again.computations] == [False, True]
     nested = read(module("  p = f32[2]{0} parameter(0)\n"
                          "  ROOT a = f32[2]{0} add(p, f32[2]{0} negate(p))"))
-    with pytest.raises(InputError, match="written inside the operands of another instruction"):
-        write_hlo(nested, {"main": [i.name for i in nested.entry.instructions]})
+    # a nested instruction has no line of its own: it stays inside its user, wherever the
+    # order puts it, and reads back just before that user
+    names = [i.name for i in nested.entry.instructions]
+    assert nested.entry.instructions[1].synthetic
+    for order in (names, [names[1], names[0], names[2]]):
+        out = write_hlo(nested, {"main": order})
+        assert "add(p, f32[2]{0} negate(p))" in out
+        assert [i.name for i in read(out).entry.instructions] == names
 
 
 # -- the captured corpus (models/hlo/corpus) -------------------------------------------------------

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cpsched.analysis.memory import lower_bound, peak
-from cpsched.analysis.schedule import Schedule, make_schedule
+from cpsched.analysis.schedule import Schedule, make_schedule, place_inline_ops
 from cpsched.analysis.validate import validate_order
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
@@ -154,7 +154,8 @@ def schedule_module(
             left_t -= dt
         left_w -= weights[name]
         status = out.status if isinstance(out, Schedule) else "HEURISTIC"
-        order = [int(i) for i in (out.order if isinstance(out, Schedule) else out)]
+        # compared and kept as they will be written (inline ops before their first user)
+        order = place_inline_ops(g, out.order if isinstance(out, Schedule) else out)
         validate_order(g, order, what=f"the schedule of {name}")
         base = [g.op_index(n) for n in given[name]]
 
@@ -166,7 +167,7 @@ def schedule_module(
         if never_worse:
             for k, alt in enumerate(alternatives):
                 alt_out = alt(g, sc, None)  # an order or a Schedule, as for the scheduler
-                o = [int(i) for i in (alt_out.order if isinstance(alt_out, Schedule) else alt_out)]
+                o = place_inline_ops(g, alt_out.order if isinstance(alt_out, Schedule) else alt_out)
                 validate_order(g, o, what=f"the schedule of {name}")
                 c = cost(o)
                 if _score(c) < _score(mine):

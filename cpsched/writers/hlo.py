@@ -145,11 +145,10 @@ def _computation_text(
     prev_end = comp.body_open
     for ins in comp.instructions:
         if ins.synthetic:
-            raise InputError(
-                f"cannot reorder {comp.name!r}: {ins.name!r} is written inside the "
-                "operands of another instruction (a nested instruction or a t#i "
-                "operand); write it as an instruction of its own first"
-            )
+            # Written inside its user's operands (a nested instruction, or the
+            # get-tuple-element of a ``t#i`` operand, as newer XLA prints them): it has no
+            # line of its own and goes wherever its user goes, after its operands.
+            continue
         trivia = text[prev_end : ins.span[0]]
         body = text[ins.span[0] : ins.span[1]]
         if ins.name in replace:
@@ -162,11 +161,14 @@ def _computation_text(
             trivia = "\n" + _indent(trivia) + trivia.lstrip(" \t")
         chunks[ins.name] = trivia + body
         prev_end = ins.span[1]
-    indent = _indent(text[comp.body_open : comp.instructions[0].span[0]])
+    first = min(i.span[0] for i in comp.instructions if not i.synthetic)
+    indent = _indent(text[comp.body_open : first])
     for name, snippet in extras.items():
         chunks[name] = "\n" + indent + snippet
-    tail = text[comp.instructions[-1].span[1] : comp.span[1]]
-    return text[comp.span[0] : comp.body_open] + "".join(chunks[n] for n in names) + tail
+    last = max(i.span[1] for i in comp.instructions if not i.synthetic)
+    tail = text[last : comp.span[1]]
+    body = "".join(chunks[n] for n in names if n in chunks)
+    return text[comp.span[0] : comp.body_open] + body + tail
 
 
 def write_hlo(
@@ -271,8 +273,11 @@ def write_module_schedule(
     text = write_hlo(module, {n: list(orders[n]) for n in need})
     back = parse_hlo_text(text)
     for n in need:
-        got = [i.name for i in back.by_name[n].instructions]
-        if got != [str(x).lstrip("%") for x in orders[n]]:
+        # Instructions written inside another's operands have no line of their own: the
+        # reader places them just before their user, so only the others are compared.
+        inline = {i.name for i in back.by_name[n].instructions if i.synthetic}
+        got = [i.name for i in back.by_name[n].instructions if i.name not in inline]
+        if got != [str(x).lstrip("%") for x in orders[n] if str(x).lstrip("%") not in inline]:
             raise ScheduleError(f"the written module's sequence of {n!r} is not the order given")
     if expected_peak is not None:
         g = HloConverter(back).graph(back.entry.name)
