@@ -679,7 +679,7 @@ class HloConverter:
         its caller counts at the calling op (its parameters and results). The callee's
         parameters and root values are simulated with XLA's live ranges: a while body's
         loop state is live until its last read and again from the write of the new value
-        (the gap in between is free), a branch's result from its definition on. Negative
+        (the gap in between is free), a branch's result from its definition on. Zero
         when the caller already counts more than the callee ever has live."""
         if name in self._excess:
             return self._excess[name]
@@ -694,7 +694,9 @@ class HloConverter:
         else:
             usage = self.usage(name, self._order_for(g, name))
             held = sum(int(g.buffer_sizes[b].constant_value) for b in np.flatnonzero(res.held))
-            val = SymExpr.const(int(usage.max()) - held)
+            # the caller may count more than the callee ever has live (its parameters stay
+            # live across the call): no excess then
+            val = SymExpr.const(max(0, int(usage.max()) - held))
         self._excess[name] = val
         return val
 
@@ -849,6 +851,9 @@ class _GraphBuild:
         self.is_entry = comp is self.m.entry
         self.is_while_body = comp.name in conv.while_bodies
         self.b = GraphBuilder(comp.name)
+        inline = [i.name for i in comp.instructions if i.synthetic]
+        if inline:  # no line of their own in the text: a writer places them (schedule.py)
+            self.b.meta["inline_ops"] = inline
         self.trees: dict[str, Tree] = {}
         self.vals: list[_Value] = []
         self.readonly: set[int] = set()  # entry parameters that are not donated
