@@ -1,0 +1,157 @@
+"""XLA:GPU's own modules (models/hlo/gpu/, captured on an H100 by models/jax/capture_gpu.py)
+read, scheduled, written back and read again.
+
+These modules were not written for cpsched: fused, with cuBLAS/cuDNN custom calls, async
+collectives placed by XLA:GPU's latency-hiding scheduler, and get-tuple-elements printed as
+``t#i`` operands (no line of their own), which the writer must let follow their user.
+Whether XLA:GPU then keeps the order cpsched wrote is checked on a GPU by
+tests/xla/xla_gpu_keeps.py (benchmarks/results_gpu.md); here, without one, every module
+goes through the command line and the validator, and the text written is read back.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from cpsched.analysis.memory import simulate
+from cpsched.analysis.schedule import make_schedule, place_inline_ops
+from cpsched.cli import main
+from cpsched.heuristics.module import input_orders, module_peak
+from cpsched.readers.hlo.convert import HloConverter, read_hlo_text
+from cpsched.readers.hlo.parser import parse_hlo_text, read_hlo_module
+
+GPU = Path(__file__).resolve().parents[1] / "models" / "hlo" / "gpu"
+MANIFEST = GPU / "manifest.json"
+
+
+def _programs() -> list[str]:
+    if not MANIFEST.exists():
+        return []
+    return sorted(json.loads(MANIFEST.read_text())["programs"])
+
+
+pytestmark = pytest.mark.skipif(not _programs(), reason="models/hlo/gpu not present")
+
+
+def _text(name: str) -> str:
+    with gzip.open(GPU / f"{name}.hlo.gz", "rt", encoding="utf-8") as f:
+        return f.read()
+
+
+def test_manifest_matches_the_files():
+    m = json.loads(MANIFEST.read_text())
+    assert "H100" in m["device_kind"]
+    listed = {f for p in m["programs"].values() for f in p["files"]}
+    assert listed == {p.name for p in GPU.iterdir() if p.name != "manifest.json"}
+    for name, p in m["programs"].items():
+        text = _text(name)
+        assert re.search(r"^HloModule \S+, is_scheduled=true", text), name
+        starts = len(re.findall(r"\s[a-z\-]*-start\(", text))
+        assert starts == p["async_starts"], name
+        head = text.split("\n", 1)[0]
+        parts = int((re.search(r"num_partitions=(\d+)", head) or [0, 1])[1])
+        assert parts == p["devices"], name
+    # the collectives programs carry XLA:GPU's async pairs
+    assert all(m["programs"][n]["async_starts"] > 0
+               for n in ("sharded_dp_tp", "fsdp_scan", "mesh3_named", "ring_attention"))
+
+
+@pytest.mark.parametrize("name", _programs())
+def test_every_module_schedules_and_reads_back(name, tmp_path):
+    src = tmp_path / f"{name}.hlo"
+    src.write_text(_text(name))
+    out = tmp_path / "out.hlo"
+    assert main(["schedule", str(src), "--method", "xla-list", "-o", str(out), "--json"]) == 0
+    back = read_hlo_module(str(out))
+    orders = input_orders(back)
+    # the module's peak under the orders written is the peak read back from the text
+    assert int(module_peak(back, orders)[0]) == int(module_peak(parse_hlo_text(out.read_text()),
+                                                                orders)[0])
+
+
+@pytest.mark.parametrize("name", ["mlp_train", "scan_switch_layers", "sharded_dp_tp"])
+def test_default_schedule_never_worse_than_xla_gpu(name, tmp_path, capsys):
+    src = tmp_path / f"{name}.hlo"
+    src.write_text(_text(name))
+    out = tmp_path / "out.hlo"
+    assert main(["schedule", str(src), "-o", str(out), "--time-limit", "2", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["method"] == "cp"
+    given = module_peak(parse_hlo_text(src.read_text()), input_orders(parse_hlo_text(
+        src.read_text())))
+    assert data["peak_bytes"]["static"] <= int(given[0])
+    back = read_hlo_module(str(out))
+    assert int(module_peak(back, input_orders(back))[0]) == data["peak_bytes"]["static"]
+
+
+# A tuple read through ``t#1`` by two users: the reader makes one get-tuple-element, ``t#1``,
+# and puts it just before its first user in the text.
+TUPLE = """HloModule m
+ENTRY e {
+  p = f32[64] parameter(0)
+  t = (f32[64], f32[64]) tuple(p, p)
+  a = f32[64] negate(p)
+  b = f32[64] exponential(a)
+  c = f32[64] add(t#1, b)
+  ROOT r = f32[64] add(c, t#1)
+}"""
+
+
+def test_inline_ops_go_right_before_their_first_user():
+    g = read_hlo_text(TUPLE)
+    assert g.meta["inline_ops"] == ["t#1"]
+    gte, c = g.op_index("t#1"), g.op_index("c")
+    rng = random.Random(0)
+    seen = set()
+    for _ in range(40):  # random topological orders
+        order, placed_ops, ready = [], set(), None
+        while len(order) < g.n_ops:
+            ready = [i for i in range(g.n_ops) if i not in placed_ops
+                     and all(int(q) in placed_ops for q in g.preds(i))]
+            i = rng.choice(ready)
+            order.append(i)
+            placed_ops.add(i)
+        seen.add(order.index(gte) + 1 == order.index(c))
+        placed = place_inline_ops(g, order)
+        assert sorted(placed) == sorted(order)
+        assert placed.index(gte) + 1 == placed.index(c)
+        others = [i for i in order if i != gte]
+        assert [i for i in placed if i != gte] == others
+        s = make_schedule(g, order, "test")
+        assert list(s.order) == placed
+        assert int(s.peak_bytes[0]) == int(simulate(g, placed).peak[0])
+    assert seen == {True, False}  # some orders needed the move
+
+
+def test_inline_ops_in_a_real_module_written_where_the_reader_puts_them(tmp_path):
+    # XLA:GPU's mlp_train prints its multi-output fusions' elements as t#i operands
+    text = _text("mlp_train")
+    m = parse_hlo_text(text)
+    g = HloConverter(m).graph()
+    inline = set(g.meta.get("inline_ops", ()))
+    assert inline
+    # a valid order that puts every inline op right after its operand, as early as it can be
+    order = []
+    for i in range(g.n_ops):
+        if g.op_names[i] in inline:
+            continue
+        order.append(i)
+        order.extend(int(u) for u in g.succs(i) if g.op_names[int(u)] in inline
+                     and all(int(q) in order for q in g.preds(int(u))))
+    rest = [i for i in range(g.n_ops) if i not in order]
+    order += rest
+    s = make_schedule(g, order, "test")
+    src = tmp_path / "m.hlo"
+    src.write_text(text)
+    from cpsched.writers.hlo import write_hlo
+
+    back = parse_hlo_text(write_hlo(m, {m.entry.name: s.order_names()}))
+    g2 = HloConverter(back).graph()
+    assert list(g2.original_order or ()) and [g2.op_names[i] for i in g2.original_order] == \
+        s.order_names()
