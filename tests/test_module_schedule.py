@@ -212,3 +212,28 @@ def test_cli_schedules_every_computation(tmp_path):
     # compare reports module peaks: the given orders and every method's, all computations
     rc = main(["compare", str(src), "--no-solver", "--json"])
     assert rc == 0
+
+
+def test_reaching_the_peak_bound_proves_only_a_peak_objective():
+    # the cp orders reach the module's peak bound; a timing scheduler that did not prove its
+    # own objective must not come out OPTIMAL because of that
+    from dataclasses import replace
+
+    m = parse_hlo_text("""HloModule s, is_scheduled=true
+ENTRY e {
+  p = f32[64] parameter(0)
+  a = f32[64] negate(p)
+  ROOT b = f32[64] exponential(a)
+}""")
+
+    def unproven(g, sc, seconds):
+        return replace(cp(g, sc, seconds), status="HEURISTIC_FALLBACK")
+
+    by_peak = schedule_module(m, cp, time_limit=4.0, method="cp")
+    assert by_peak.schedule.status == "OPTIMAL"
+    assert int(by_peak.peak[0]) <= int(module_lower_bound(m)[0])
+    timing = schedule_module(m, unproven, time_limit=4.0, method="t", peak_objective=False)
+    assert int(timing.peak[0]) == int(by_peak.peak[0])
+    assert timing.schedule.status != "OPTIMAL"
+    peak_kind = schedule_module(m, unproven, time_limit=4.0, method="t")
+    assert peak_kind.schedule.status == "OPTIMAL"

@@ -107,13 +107,16 @@ def schedule_module(
     method: str = "module",
     never_worse: bool = True,
     alternatives: Sequence[ComputationScheduler] = (),
+    peak_objective: bool = True,
 ) -> ModuleSchedule:
     """Schedule every sequential computation of ``module`` with ``scheduler``, callees
     first; see the module docstring. ``never_worse=False`` keeps the scheduler's orders even
     where the input's are better (a heuristic reproducing a compiler's scheduler).
     ``alternatives`` (with ``never_worse``): more schedulers tried on every computation, the
     best order by XLA's accounting kept (a solver's objective counts a loop body's state
-    through the free gap XLA's ranges leave, so a heuristic's order can come out ahead)."""
+    through the free gap XLA's ranges leave, so a heuristic's order can come out ahead).
+    ``peak_objective``: the scheduler minimizes the peak, so reaching the module's lower bound
+    proves its result optimal (not so for a timing objective)."""
     sc = scenarios or static()
     names = scheduled_computations(module)
     ctx = call_contexts(module)
@@ -224,8 +227,8 @@ def schedule_module(
     # takes each callee at the least it could need in any order
     lb = module_lower_bound(module, sc)
     status = entry_schedule.status
-    if np.all(entry_schedule.peak_bytes <= lb):
-        status = "OPTIMAL"
+    if peak_objective and np.all(entry_schedule.peak_bytes <= lb):
+        status = "OPTIMAL"  # the least peak any orders can have: proven, whatever the entry said
     elif status == "OPTIMAL" or (
         status == "HEURISTIC_FALLBACK" and _score(entry_schedule.peak_bytes) < _score(input_peak)
     ):
