@@ -31,7 +31,7 @@ import time
 from ortools.sat.python import cp_model
 
 from cpsched.core.errors import InputError, ScheduleError
-from cpsched.cp.pipeline.bounds import device_bound, heads_and_tails
+from cpsched.cp.pipeline.bounds import device_bound, heads_and_tails, load_tails
 from cpsched.cp.pipeline.constraints import add_all
 from cpsched.cp.pipeline.objectives import add_hint, minimise_makespan
 from cpsched.cp.pipeline.problem import CpData, make_data
@@ -170,6 +170,9 @@ def solve(
     data: CpData = make_data(problem)
     sc = data.scale
     head, tail = heads_and_tails(data)
+    # tails raised by the work each action leaves to other devices (the drain): a stronger
+    # bound, and a better rank for the critical-path greedy
+    tail = load_tails(data, tail)
     lb_real = lower_bound(problem)
     lb = int(-(-round(lb_real * sc, 6) // 1)) if data.exact else int(lb_real * sc)
     if data.exact:
