@@ -4,13 +4,13 @@ proven bound.
 ``solve(problem, time_limit=10, workers=2)``:
 
 1. every applicable baseline (``cpsched.pipeline.baselines``), cpsched's memory-aware
-   greedy list schedule and the same greedy ranked by critical path (each action's tail,
-   ``critical_path_greedy``, with seeded randomised restarts while no schedule meets the
+   greedy list schedule and the same greedy ranked by critical path (each action's tail
+   raised by the load it leaves to other devices, ``bounds.load_tails``; ``critical_path_greedy``, with seeded randomised restarts while no schedule meets the
    bound: at most 64, in up to 40 % of the time limit, or all of it past 2000 actions) are built and replayed; the fastest one within the caps,
    microbatch-relabelled (``fifo_relabel``), is the hint and the floor of the result (the
    returned schedule is never slower); when it meets the lower bound the solver is skipped;
 2. the larger of ``cpsched.pipeline.schedule.lower_bound`` and the per-device bound with
-   fill and drain (``bounds.device_bound``) bounds the makespan variable from below; the horizon is the hint's makespan (or the one-microbatch-at-a-time
+   fill and drain over the same tails (``bounds.device_bound``) bounds the makespan variable from below; the horizon is the hint's makespan (or the one-microbatch-at-a-time
    schedule's, which fits any cap that one microbatch fits);
 3. the model (``variables``, ``constraints``, ``objectives``) is solved by CP-SAT directly
    (a small local runner: fixed seed, ``workers`` threads); ``time_limit`` is the wall time
@@ -31,7 +31,7 @@ import time
 from ortools.sat.python import cp_model
 
 from cpsched.core.errors import InputError, ScheduleError
-from cpsched.cp.pipeline.bounds import device_bound, heads_and_tails
+from cpsched.cp.pipeline.bounds import device_bound, heads_and_tails, load_tails
 from cpsched.cp.pipeline.constraints import add_all
 from cpsched.cp.pipeline.objectives import add_hint, minimise_makespan
 from cpsched.cp.pipeline.problem import CpData, make_data
@@ -170,6 +170,9 @@ def solve(
     data: CpData = make_data(problem)
     sc = data.scale
     head, tail = heads_and_tails(data)
+    # tails raised by the work each action leaves to other devices (the drain): a stronger
+    # bound, and a better rank for the critical-path greedy
+    tail = load_tails(data, tail)
     lb_real = lower_bound(problem)
     lb = int(-(-round(lb_real * sc, 6) // 1)) if data.exact else int(lb_real * sc)
     if data.exact:
