@@ -175,3 +175,33 @@ def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more(tmp_path,
     assert again
     assert max(r["budget"]["bytes"]["static"] for r in again) >= min(
             rows[n]["peak_bytes"]["static"] for n in better)
+
+
+def _keeps():
+    import importlib.util
+
+    path = Path(__file__).resolve().parent / "xla" / "xla_gpu_keeps.py"
+    spec = importlib.util.spec_from_file_location("xla_gpu_keeps", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_keep_check_reads_the_optimized_program_and_compares_orders():
+    # the parts of the GPU check that need no GPU: the HloModuleProtoWithConfig wrapper XLA
+    # returns, and the order comparison
+    k = _keeps()
+    inner = b"\x0a\x03abc\x10\x05"  # a message: field 1 "abc", field 2 = 5
+    outer = b"\x08\x01" + b"\x0a" + bytes([len(inner)]) + inner + b"\x12\x02\x08\x01"
+    assert k._field(outer, 1) == inner
+    assert k._field(inner, 1) == b"abc"
+    with pytest.raises(ValueError):
+        k._field(inner, 7)
+    before = {"main": ["p", "a", "b", "r"], "body": ["x", "y"]}
+    same = {"main": ["p", "a", "cb", "b", "r"], "body": ["x", "y"]}  # XLA added one
+    assert k.compare(before, same) == {"kept": True, "out_of_order": [], "dropped_by_xla": 0,
+                                       "added_by_xla": 1}
+    swapped = {"main": ["p", "b", "a", "r"], "body": ["x"]}
+    res = k.compare(before, swapped)
+    assert not res["kept"] and res["dropped_by_xla"] == 1
+    assert res["out_of_order"] == ["main: 1 out of order, first b"]  # b now before a
