@@ -62,6 +62,7 @@ from cpsched.cost.model import Costs
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp import runtime
 from cpsched.cp.joint import objectives as O
+from cpsched.cp.joint.bounds import analytic_bound, no_memory_bound
 from cpsched.cp.joint.constraints import build, readers
 from cpsched.cp.joint.problem import (
     MAX_JOINT_OPS,
@@ -97,6 +98,9 @@ METHOD = "cp-joint"
 DEFAULT_TIME_LIMIT = 30.0
 MAX_JOINT_OPS_SCENARIOS = 120  # several scenarios: order literals between every pair
 SEQUENTIAL_SHARE = 0.4  # of the time limit, for the separate methods (hints, fallback)
+# of the time limit, for the overlap model without a memory limit when no order fits the
+# budget: its proven bound holds for every plan (``bounds``)
+NO_MEMORY_SHARE = 0.1
 # ticks for the whole work: coarser than the overlap model's (100,000 and 200 per op), as
 # the gap decisions make fine time domains slow to propagate (a 5-op case proves its budget
 # infeasible in 0.1 s at 5,000 ticks and 8 s at 100,000); the rounding slack is reported
@@ -218,10 +222,21 @@ def solve_joint(
     plans: list[Plan] = []
     if sequential or not small:
         t_seq = SEQUENTIAL_SHARE * time_limit if small else clock.left()
-        plans += _sequential(
-            prob, graph, sc, bud, evict, transfer, t_seq, cfg, errors, device, profile
+        relax_s = NO_MEMORY_SHARE * time_limit if small else 0.0
+        seq_plans, relax = _sequential(
+            prob, graph, sc, bud, evict, transfer, t_seq, cfg, errors, device, profile, relax_s
         )
+        t_seq += relax_s if relax is not None else 0.0
+        plans += seq_plans
         clock.spend(t_seq)
+    else:
+        relax = None
+    # bounds for every plan at every budget (``cpsched.cp.joint.bounds``)
+    lb_free = analytic_bound(base) if small else np.zeros(n_s)
+    if relax is not None:
+        lb_free = np.maximum(lb_free, relax[0])
+        info["no_memory"] = relax[1]
+    info["budget_free_bound"] = {k: float(v) for k, v in zip(sc.names, lb_free)}
     w = sc.weights
 
     def score(p: Plan) -> float:
@@ -245,7 +260,15 @@ def solve_joint(
     else:
         try:
             out = _solve_model(
-                prob, best_seq, scenario_objective, resolution, clock.left(), cfg, progress, info
+                prob,
+                best_seq,
+                scenario_objective,
+                resolution,
+                clock.left(),
+                cfg,
+                progress,
+                info,
+                lb_free,
             )
             sol, proven, bound, weighted_bound, solver_status = out
         except Infeasible as e:
@@ -277,8 +300,15 @@ def solve_joint(
     else:
         status = FALLBACK
     ms = final.makespan()
+    if small:
+        # per scenario: the solver's (one scenario) and the budget-free bounds
+        bound = lb_free if bound is None else np.maximum(bound, lb_free)
+        if n_s > 1 and scenario_objective == "weighted":
+            weighted_bound = max(weighted_bound or 0.0, float(w @ lb_free))
     if bound is not None:
         bound = np.minimum(bound, ms)
+        if (ms <= bound * (1 + 1e-9)).all():
+            status = OPTIMAL  # the plan meets a proven bound
     info.update(
         {
             "chosen": final.name,
@@ -326,11 +356,17 @@ def _row(p: Plan, sc: Scenarios, bud: np.ndarray) -> dict[str, Any]:
     }
 
 
-def _sequential(prob, graph, sc, bud, evict, transfer, seconds, cfg, errors, device, profile):
+def _sequential(
+    prob, graph, sc, bud, evict, transfer, seconds, cfg, errors, device, profile, relax_s=0.0
+):
     """The separate methods, a third of ``seconds`` each: ``cp-overlap`` at the budget (no
     added op), ``cp-remat``'s plan timed with communication, and that plan reordered by
-    ``cp-overlap`` within the budget (order, then remat, then overlap)."""
+    ``cp-overlap`` within the budget (order, then remat, then overlap). When no order fits
+    the budget, ``relax`` seconds go to the overlap model without a memory limit, whose
+    bound holds for every plan (``bounds.no_memory_bound``). Returns (plans, (bound [S],
+    info) or None)."""
     out: list[Plan] = []
+    relax = None
     n_s = len(sc)
     share = max(0.5, seconds / 3)
     common = dict(workers=cfg.workers, seed=cfg.seed, deterministic=cfg.deterministic)
@@ -348,6 +384,9 @@ def _sequential(prob, graph, sc, bud, evict, transfer, seconds, cfg, errors, dev
         out.append(_plan(prob, "cp-overlap", Skeleton(tuple(s.order)), [[]] * n_s))
     except (InputError, ScheduleError, InfeasibleError) as e:
         errors["cp-overlap"] = str(e)
+    if relax_s >= 1.0 and (not out or not (out[-1].peak() <= bud).all()):
+        lb, _, rinfo = no_memory_bound(prob.base, relax_s, common)
+        relax = (lb, {**rinfo, "seconds": relax_s})
     try:
         r = solve_remat(
             graph,
@@ -364,13 +403,13 @@ def _sequential(prob, graph, sc, bud, evict, transfer, seconds, cfg, errors, dev
         out.append(remat_plan)
     except (InputError, ScheduleError, InfeasibleError) as e:
         errors["cp-remat"] = str(e)
-        return out
+        return out, relax
     if n_s == 1 and any(remat_plan.active):
         try:
             out.append(_reordered(prob, remat_plan, bud, share, common))
         except (InputError, ScheduleError, InfeasibleError) as e:
             errors["cp-remat, then cp-overlap"] = str(e)
-    return out
+    return out, relax
 
 
 def _reordered(prob: JointProblem, plan: Plan, bud, seconds: float, common) -> Plan:
@@ -395,7 +434,9 @@ def _reordered(prob: JointProblem, plan: Plan, bud, seconds: float, common) -> P
     return _plan(prob, "cp-remat, then cp-overlap", skeleton, [active])
 
 
-def _solve_model(prob, hint_plan, scenario_objective, resolution, seconds, cfg, progress, info):
+def _solve_model(
+    prob, hint_plan, scenario_objective, resolution, seconds, cfg, progress, info, lb_free=None
+):
     base = prob.base
     C = len(prob.scenarios)
     ref = np.maximum(base.dur.sum(axis=1), 1e-30)
@@ -415,6 +456,18 @@ def _solve_model(prob, hint_plan, scenario_objective, resolution, seconds, cfg, 
             over = over + np.maximum(d1[:, a] * tick - base.dur[:, a], 0)
         if prob.evict_buffers[b]:
             over = over + 2 * np.maximum(host[:, b] * tick - prob.host_time[:, b], 0)
+    # and the other way: how much faster than the true times the tick model can be (times
+    # rounded down), for the budget-free bound as a cut on the tick makespan: a tick plan's
+    # true makespan is at most its tick makespan plus every rounding-down of what may run
+    under = np.maximum(base.dur - d1 * tick[:, None], 0).sum(axis=1)
+    if base.P:
+        under = under + np.maximum(base.ttime - t * tick[:, None], 0).sum(axis=1)
+    for b in gap:
+        if prob.remat_buffers[b]:
+            a = int(a_of[b])
+            under = under + np.maximum(base.dur[:, a] - d1[:, a] * tick, 0)
+        if prob.evict_buffers[b]:
+            under = under + 2 * np.maximum(prob.host_time[:, b] - host[:, b] * tick, 0)
     serial = d1.sum(axis=1) + t.sum(axis=1)
     for b in gap:
         serial = serial + d1[:, a_of[b]] * int(prob.remat_buffers[b]) + 2 * host[:, b]
@@ -437,6 +490,10 @@ def _solve_model(prob, hint_plan, scenario_objective, resolution, seconds, cfg, 
         J = build(prob, d1, t, host, horizon, window=window)
         for c in range(C):
             J.m.add(J.V.M[c] >= int(math.ceil(lb_t[c] - 1e-6)))
+            if lb_free is not None:  # one tick of margin for float rounding
+                cut = int(math.floor((float(lb_free[c]) - under[c]) / tick[c])) - 1
+                if cut > 0:
+                    J.m.add(J.V.M[c] >= cut)
         _, coef = O.makespan(J, scenario_objective, tick, ref)
         if hint is not None:
             _hint(J, hint, d1, t, host)
