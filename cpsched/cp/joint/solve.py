@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 from ortools.sat.python.cp_model_helper import FlatIntExpr
 
+from cpsched.analysis.memory import simulate
 from cpsched.analysis.schedule import FALLBACK, FEASIBLE, OPTIMAL
 from cpsched.core.errors import InfeasibleError, InputError, ScheduleError
 from cpsched.core.graph import Graph
@@ -553,18 +554,60 @@ def _score(p: Plan, w: np.ndarray) -> float:
     return float(w @ p.makespan())
 
 
+def _hot_positions(prob: JointProblem, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
+    """Where a window of ``plan``'s main order is most worth re-solving, per main position:
+    the compute stream's wait before it (an exposed collective or copy: a done that stalls,
+    in the first scenario's timeline) and the memory at it (the plan graph's usage at the
+    step, the peak of which is where the budget binds). Returns (wait [n], usage [n], the
+    position of the peak)."""
+    g = prob.graph
+    n = g.n_ops
+    wait = np.zeros(n)
+    usage = np.zeros(n)
+    t = plan.timing[0].timeline[0]
+    pg = t.graph
+    index = {name: i for i, name in enumerate(g.op_names)}
+    mem = simulate(pg, t.order, prob.scenarios.only(0)).usage[0]
+    pos = 0
+    prev_end = 0.0
+    for step, i in enumerate(t.order):
+        i = int(i)
+        k = index.get(pg.op_names[i])
+        main = k is not None and "remat_of" not in pg.attrs(i) and pg.opcodes[i] == g.opcodes[k]
+        p = min(pos, n - 1)
+        wait[p] += max(0.0, float(t.start[i]) - prev_end)
+        usage[p] = max(usage[p], float(mem[step]))
+        prev_end = max(prev_end, float(t.end[i]))
+        pos += int(main)
+    return wait, usage, int(np.argmax(usage)) if n else 0
+
+
 def _lns(prob, model, read, best: Plan, w, clock, cfg):
     """Windows of the best plan's order re-solved by the joint model (the order outside
-    fixed; clones, copies and collective times free), centred on random positions; a plan
-    is kept when the simulator says it is faster. Monotone: never worse than ``best``."""
+    fixed; clones, copies and collective times free); a plan is kept when the simulator
+    says it is faster. Monotone: never worse than ``best``. The windows' centres take
+    turns: a position where the compute stream waits (drawn in proportion to the wait: the
+    exposed collectives), the memory peak (shifted at random within half a window: where
+    the budget forces clones), and a position drawn uniformly."""
     rng = np.random.default_rng(cfg.seed)
     n = prob.graph.n_ops
     k = min(n, LNS_WINDOW)
     tried = improved = 0
     start = _score(best, w)
+    kinds = {"wait": 0, "peak": 0, "random": 0}
+    hot = _hot_positions(prob, best)
     while clock.left() > 1.0 and not runtime.interrupted():
         order = list(best.skeleton.order)
-        a = int(rng.integers(0, max(1, n - k + 1)))
+        wait, _, peak_at = hot
+        kind = ("wait", "peak", "random")[tried % 3]
+        if kind == "wait" and wait.sum() > 0:
+            centre = int(rng.choice(n, p=wait / wait.sum()))
+        elif kind == "peak":
+            centre = peak_at + int(rng.integers(-(k // 2), k // 2 + 1))
+        else:
+            kind = "random"
+            centre = int(rng.integers(0, n))
+        a = int(np.clip(centre - k // 2, 0, max(0, n - k)))
         J, _ = model((order, a, a + k), best)
         t_win = min(clock.left(), max(1.0, LNS_WINDOW_SECONDS))
         run = runtime.solve(J.m, cfg, t_win)
@@ -579,9 +622,12 @@ def _lns(prob, model, read, best: Plan, w, clock, cfg):
         if (cand.peak() <= prob.budget).all() and _score(cand, w) < _score(best, w) - 1e-15:
             best = cand
             improved += 1
+            kinds[kind] += 1
+            hot = _hot_positions(prob, best)
     return best, {
         "windows": tried,
         "improved": improved,
+        "improved_by_kind": kinds,
         "window_ops": k,
         "makespan_before": start,
         "makespan_after": _score(best, w),
