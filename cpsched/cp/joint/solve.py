@@ -38,9 +38,13 @@ communication). The best of them is the hint and the fallback: the result is nev
 Graphs above ``MAX_JOINT_OPS`` ops (``MAX_JOINT_OPS_SCENARIOS`` with several scenarios)
 get the sequential result only.
 
-Bound: ``makespan_bound`` is the solver's bound over the model's plans (one gap per
-buffer and scenario; times rounded to ticks, the rounding slack taken off), never above
-the result; with several scenarios it bounds the weighted makespan (``weighted_bound``).
+Bound: ``makespan_bound`` is the largest of the solver's bound over the model's plans
+(one gap per buffer and scenario; times rounded to ticks, the rounding slack taken off;
+one scenario only) and the budget-free bounds of ``cpsched.cp.joint.bounds``, which hold
+for every plan (``budget_free_bound``: the analytic overlap bound, and the overlap model
+without a memory limit when no order fits the budget, ``NO_MEMORY_SHARE`` of the time);
+never above the result. With several scenarios ``weighted_bound`` bounds the weighted
+makespan. A result that meets its bound is ``OPTIMAL`` whichever method found it.
 """
 
 from __future__ import annotations
