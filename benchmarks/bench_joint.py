@@ -40,6 +40,7 @@ from cpsched import api  # noqa: E402
 from cpsched.core.errors import CpschedError  # noqa: E402
 from cpsched.core.scenarios import from_dim_specs, static  # noqa: E402
 from cpsched.cost.timeline import simulate_timeline  # noqa: E402
+from cpsched.cp.joint.bounds import no_memory_bound  # noqa: E402
 from cpsched.cp.joint.problem import build_joint_problem, plan_costs, time_plan  # noqa: E402
 from cpsched.cp.joint.solve import solve_joint  # noqa: E402
 from cpsched.cp.overlap.problem import build_problem  # noqa: E402
@@ -56,6 +57,7 @@ PROGRAMS = {
     "mesh3_named": (os.path.join(ROOT, "models/hlo/corpus/mesh3_named.hlo.gz"), None),
     "moe_all_to_all": (os.path.join(ROOT, "models/hlo/corpus/moe_all_to_all.hlo.gz"), None),
     "megatron_dp2_tp4": (None, ["b=4", "s=1024"]),
+    "mesh3_shard_map": (os.path.join(ROOT, "models/hlo/corpus/mesh3_shard_map.hlo.gz"), None),
 }
 
 
@@ -68,10 +70,18 @@ def load(name: str):
     return g, static()
 
 
-def one(name: str, fracs, limit: float, joint_limit: float) -> list[dict]:
+def one(name: str, fracs, limit: float, joint_limit: float, relax_limit: float) -> list[dict]:
     g, sc = load(name)
     least = api.schedule(g, scenarios=sc, time_limit=10).peak[sc.names[0]]
     base = build_problem(g, sc, reach=False)
+    # the budget-free bound (every plan at every budget; cpsched.cp.joint.bounds): the
+    # overlap model without a memory limit, once per program
+    free_lb, free_ms, _ = no_memory_bound(build_problem(g, sc), relax_limit, {})
+    free = {
+        "no_memory_bound": float(free_lb[0]),
+        "no_memory_makespan": None if free_ms is None else float(free_ms[0]),
+        "relax_limit": relax_limit,
+    }
     rows = []
     for f in fracs:
         bud = np.array([int(f * least)])
@@ -82,6 +92,7 @@ def one(name: str, fracs, limit: float, joint_limit: float) -> list[dict]:
             "least_peak": int(least),
             "frac": f,
             "budget": int(bud[0]),
+            **free,
         }
         t0 = time.perf_counter()
         s = solve_overlap(g, sc, budget=bud, costs=base.costs, time_limit=limit)
@@ -116,7 +127,9 @@ def one(name: str, fracs, limit: float, joint_limit: float) -> list[dict]:
             row["cp-joint"] = (j.info["makespan"][n], True)
             row["joint_status"] = j.status
             mb = j.info.get("makespan_bound")
-            row["joint_bound"] = mb[n] if mb else None
+            row["joint_bound"] = max(mb[n] if mb else 0.0, free["no_memory_bound"])
+            row["budget_free_bound"] = j.info.get("budget_free_bound", {}).get(n)
+            row["no_memory"] = j.info.get("no_memory")
             row["joint_from"] = j.info.get("chosen")
         except CpschedError as e:
             row["cp-joint"] = (None, False)
@@ -139,6 +152,39 @@ def _skeleton(order):
 
 def fmt_us(x):
     return "-" if x is None else f"{x * 1e6:.1f}"
+
+
+def gap_table(rows: list[dict], limit: float, joint_limit: float) -> str:
+    """Program, fraction, budget, best sequential, joint, bound, gap, and what the bound
+    says about the 10 % target."""
+    out = [
+        "| program | fraction | budget (B) | best sequential (us) | cp-joint (us) | "
+        "joint bound (us) | gap (%) | joint vs best sequential | 10 % target |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        b, j, lb = r["best_sequential"], r["cp-joint"][0], r.get("joint_bound")
+        gap = f"{100 * (j - lb) / j:.1f}" if (j is not None and lb) else "-"
+        gain = f"{100 * (b - j) / b:+.1f} %" if (j is not None and b) else "-"
+        if b is None or j is None:
+            verdict = "no plan"
+        elif j <= 0.9 * b:
+            verdict = "met"
+        elif lb is not None and lb > 0.9 * b:
+            verdict = f"unreachable (bound {100 * (b - lb) / b:.1f} % below)"
+        else:
+            verdict = "open"
+        out.append(
+            f"| {r['program']} | {r['frac']:.0%} | {r['budget']:,} | {fmt_us(b)} | "
+            f"{fmt_us(j)} ({r.get('joint_status', '-')}) | {fmt_us(lb)} | {gap} | {gain} | "
+            f"{verdict} |"
+        )
+    out.append("")
+    out.append(
+        f"time limits: each separate method {limit:g} s, cp-joint {joint_limit:g} s; "
+        f"budget-free bound {rows[0]['relax_limit'] if rows else 0:g} s per program"
+    )
+    return "\n".join(out)
 
 
 def table(rows: list[dict]) -> str:
@@ -199,6 +245,12 @@ def main() -> int:
         help="cp-joint's limit (default: 3 x --time-limit, the separate methods' total)",
     )
     ap.add_argument("--fracs", default="0.9,0.8,0.7")
+    ap.add_argument(
+        "--relax-limit",
+        type=float,
+        default=60.0,
+        help="seconds for the budget-free bound (overlap model without memory), per program",
+    )
     ap.add_argument("--programs", default=",".join(PROGRAMS))
     ap.add_argument("--frontier")
     ap.add_argument("--points", type=int, default=20)
@@ -211,8 +263,14 @@ def main() -> int:
         fracs = [float(x) for x in a.fracs.split(",")]
         rows = []
         for name in a.programs.split(","):
-            rows += one(name, fracs, a.time_limit, a.joint_time_limit or 3 * a.time_limit)
-        text = table(rows)
+            rows += one(
+                name, fracs, a.time_limit, a.joint_time_limit or 3 * a.time_limit, a.relax_limit
+            )
+        text = (
+            table(rows)
+            + "\n\n"
+            + gap_table(rows, a.time_limit, a.joint_time_limit or 3 * a.time_limit)
+        )
     print(text)
     if a.out:
         with open(a.out, "w") as fh:

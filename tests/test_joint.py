@@ -10,17 +10,24 @@ import json
 import numpy as np
 import pytest
 
-from cpsched.analysis.memory import simulate
+from cpsched.analysis.memory import peak, simulate
 from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import GraphBuilder, OpKind
 from cpsched.core.scenarios import static
-from cpsched.cp.joint.problem import time_plan
+from cpsched.cost.model import Costs
+from cpsched.cost.timeline import simulate_timeline
+from cpsched.cp.joint.bounds import analytic_bound, no_memory_bound
+from cpsched.cp.joint.problem import build_joint_problem, time_plan
 from cpsched.cp.joint.solve import solve_joint
+from cpsched.cp.overlap.problem import build_problem
 from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.generators import random_layered
-from cpsched.remat.skeleton import materialize
+from cpsched.remat.policy import recomputable_ops
+from cpsched.remat.replay import replay
+from cpsched.remat.skeleton import PlanError, Regen, Skeleton, materialize
 from tests.helpers import all_topological_orders
 from tests.test_cli_options import GRAPH, SYNC, ok_json, run
+from tests.test_cp_overlap import random_async
 from tests.test_remat_cp import brute_force, weighted_dag
 
 
@@ -126,8 +133,19 @@ def test_random_graphs_plans_fit_and_bounds_hold(seed):
 def test_budget_below_the_proven_minimum_is_an_input_error(capsys, tmp_path):
     p = tmp_path / "g.json"
     p.write_text(json.dumps(GRAPH))
-    rc, out, err = run(capsys, "schedule", p, "--dim", "s=2", "--objective", "time",
-                       "--budget", "10", "-o", tmp_path / "o.json")
+    rc, out, err = run(
+        capsys,
+        "schedule",
+        p,
+        "--dim",
+        "s=2",
+        "--objective",
+        "time",
+        "--budget",
+        "10",
+        "-o",
+        tmp_path / "o.json",
+    )
     assert rc == 2 and "proven minimum" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o.json").exists()
 
@@ -135,8 +153,21 @@ def test_budget_below_the_proven_minimum_is_an_input_error(capsys, tmp_path):
 def test_objective_time_json_reports_timing_per_scenario(capsys, tmp_path):
     p = tmp_path / "g.json"
     p.write_text(json.dumps(GRAPH))
-    d = ok_json(capsys, "schedule", p, "--dim", "s=2,8", "--objective", "time", "--budget",
-                "100%", "--time-limit", "4", "-o", tmp_path / "o.json")
+    d = ok_json(
+        capsys,
+        "schedule",
+        p,
+        "--dim",
+        "s=2,8",
+        "--objective",
+        "time",
+        "--budget",
+        "100%",
+        "--time-limit",
+        "4",
+        "-o",
+        tmp_path / "o.json",
+    )
     for key in ("makespan", "exposed_comm", "peak_bytes"):
         assert set(d[key]) == {"s=2", "s=8"}
     assert all(d["peak_bytes"][n] <= d["budget_bytes"][n] for n in ("s=2", "s=8"))
@@ -146,13 +177,34 @@ def test_objective_time_json_reports_timing_per_scenario(capsys, tmp_path):
 def test_frontier_options_have_effects(capsys, tmp_path):
     p = tmp_path / "g.json"
     p.write_text(json.dumps(GRAPH))
-    d = ok_json(capsys, "frontier", p, "--dim", "s=2,8", "--weights", "1,3", "--points", "3",
-                "--time-limit", "1", "--workers", "1", "--seed", "3", "--deterministic",
-                "--device", "a100")
+    d = ok_json(
+        capsys,
+        "frontier",
+        p,
+        "--dim",
+        "s=2,8",
+        "--weights",
+        "1,3",
+        "--points",
+        "3",
+        "--time-limit",
+        "1",
+        "--workers",
+        "1",
+        "--seed",
+        "3",
+        "--deterministic",
+        "--device",
+        "a100",
+    )
     assert d["scenarios"] == ["s=2", "s=8"] and len(d["points"]) == 3
     st = d["settings"]
     assert (st["workers"], st["seed"], st["device"], st["time_limit_per_point"]) == (
-        1, 3, "a100", 1.0)
+        1,
+        3,
+        "a100",
+        1.0,
+    )
     budgets = [p["budget_bytes"]["s=8"] for p in d["points"]]
     assert budgets == sorted(budgets)
     ms = [p["makespan"]["s=8"] for p in d["points"] if p.get("makespan")]
@@ -163,24 +215,48 @@ def test_frontier_options_have_effects(capsys, tmp_path):
     sc.write_text(json.dumps({"dims": ["s"], "scenarios": [{"name": "one", "values": {"s": 4}}]}))
     prof = tmp_path / "prof.json"
     prof.write_text(json.dumps({"c": 1000.0, "d": 1000.0}))
-    e = ok_json(capsys, "frontier", p, "--scenarios", sc, "--profile", prof, "--points", "2",
-                "--time-limit", "1")
+    e = ok_json(
+        capsys,
+        "frontier",
+        p,
+        "--scenarios",
+        sc,
+        "--profile",
+        prof,
+        "--points",
+        "2",
+        "--time-limit",
+        "1",
+    )
     assert e["scenarios"] == ["one"]
     assert min(r["makespan"] for r in e["baselines"]) >= 2000e-6
     # --async-collectives splits the sync all-reduce into a pair (one more op)
     s = tmp_path / "sync.json"
     s.write_text(json.dumps(SYNC))
     plain = ok_json(capsys, "frontier", s, "--points", "2", "--time-limit", "1")
-    split = ok_json(capsys, "frontier", s, "--points", "2", "--time-limit", "1",
-                    "--async-collectives")
+    split = ok_json(
+        capsys, "frontier", s, "--points", "2", "--time-limit", "1", "--async-collectives"
+    )
     assert split["ops"] == plain["ops"] + 1
 
 
 def test_frontier_evict_bandwidth_and_bad_points(capsys, tmp_path):
     p = tmp_path / "g.json"
     p.write_text(json.dumps(GRAPH))
-    d = ok_json(capsys, "frontier", p, "--dim", "s=2", "--points", "2", "--time-limit", "1",
-                "--evict", "--bandwidth", "1e9")
+    d = ok_json(
+        capsys,
+        "frontier",
+        p,
+        "--dim",
+        "s=2",
+        "--points",
+        "2",
+        "--time-limit",
+        "1",
+        "--evict",
+        "--bandwidth",
+        "1e9",
+    )
     assert d["settings"]["evict"] is True and d["settings"]["bandwidth"] == 1e9
     rc, _, err = run(capsys, "frontier", p, "--dim", "s=2", "--points", "1")
     assert rc == 2 and "--points" in err
@@ -190,8 +266,9 @@ def test_frontier_plot(capsys, tmp_path):
     p = tmp_path / "g.json"
     p.write_text(json.dumps(GRAPH))
     png = tmp_path / "f.png"
-    rc, out, err = run(capsys, "frontier", p, "--dim", "s=2", "--points", "2",
-                       "--time-limit", "1", "--plot", png)
+    rc, out, err = run(
+        capsys, "frontier", p, "--dim", "s=2", "--points", "2", "--time-limit", "1", "--plot", png
+    )
     if importlib.util.find_spec("matplotlib") is None:
         assert rc == 2 and "matplotlib" in err and not png.exists()
     else:
@@ -241,3 +318,58 @@ def test_joint_model_matches_brute_force(n, seed):
     assert alone.peak[0] <= budget
     full = solve_joint(g, static(), budget, costs=costs, time_limit=20)
     assert full.info["makespan"]["static"] == pytest.approx(dur.sum() + want)
+
+
+# -- lower bounds on the makespan (cpsched.cp.joint.bounds) against brute force -------------
+
+
+def _async_case(n, colls, seed):
+    g, op, tr = random_async(n, colls, seed)
+    costs = Costs(op, {k: np.array([v]) for k, v in tr.items()})
+    return g, costs, list(all_topological_orders(g))
+
+
+@pytest.mark.parametrize("n,colls,seed", [(5, 2, 1), (5, 2, 3), (5, 2, 7)])
+def test_budget_free_bounds_against_every_order(n, colls, seed):
+    """Graphs with two async all-reduces where the analytic bound is below the best order:
+    the overlap model without a memory limit proves the best of all orders (brute force),
+    so its bound is tight there, and neither bound is above it."""
+    g, costs, orders = _async_case(n, colls, seed)
+    best = min(simulate_timeline(g, o, costs, static()).makespan[0] for o in orders)
+    base = build_problem(g, static(), costs=costs)
+    lb_a = float(analytic_bound(base)[0])
+    assert lb_a < best - 1e-9  # the solver has something to add
+    lb, ms, info = no_memory_bound(base, 10, {"workers": 1})
+    assert lb_a - 1e-9 <= lb[0] <= best + 1e-9
+    assert lb[0] >= best * (1 - 1e-3) and ms[0] == pytest.approx(best)
+
+
+@pytest.mark.parametrize("n,colls,seed", [(5, 1, 2), (5, 1, 7)])
+def test_joint_bound_under_a_budget_against_brute_force(n, colls, seed):
+    """No order fits the budget: brute force over every order and every clone of a
+    recomputable op at every later step (replayed against the budget, timed with the
+    collective) gives the optimum; the method reaches it, its bound is never above it and
+    is at least the best order without memory limit (which bounds every plan)."""
+    g, costs, orders = _async_case(n, colls, seed)
+    budget = min(int(peak(g, o)[0]) for o in orders) - 1
+    prob = build_joint_problem(build_problem(g, static(), costs=costs), np.array([budget]), None)
+    free = min(simulate_timeline(g, o, costs, static()).makespan[0] for o in orders)
+    want = None
+    for order in orders:
+        pos = {v: t for t, v in enumerate(order)}
+        for v in np.flatnonzero(recomputable_ops(g)):
+            for t in range(pos[int(v)] + 1, g.n_ops):
+                try:
+                    ev = materialize(g, Skeleton(tuple(order), (Regen(int(v), t, pos[int(v)]),)))
+                except PlanError:
+                    continue
+                if replay(g, ev, budget=budget).errors:
+                    continue
+                m = time_plan(prob, ev, 0).makespan
+                want = m if want is None else min(want, m)
+    assert want is not None and want > free  # the budget costs time
+    res = solve_joint(g, static(), budget, costs=costs, time_limit=10)
+    ms, lb = res.info["makespan"]["static"], res.info["makespan_bound"]["static"]
+    assert res.peak[0] <= budget and ms == pytest.approx(want)
+    assert free * (1 - 1e-3) <= lb <= want + 1e-9
+    assert res.info["budget_free_bound"]["static"] <= free + 1e-9

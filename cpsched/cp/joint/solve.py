@@ -38,9 +38,13 @@ communication). The best of them is the hint and the fallback: the result is nev
 Graphs above ``MAX_JOINT_OPS`` ops (``MAX_JOINT_OPS_SCENARIOS`` with several scenarios)
 get the sequential result only.
 
-Bound: ``makespan_bound`` is the solver's bound over the model's plans (one gap per
-buffer and scenario; times rounded to ticks, the rounding slack taken off), never above
-the result; with several scenarios it bounds the weighted makespan (``weighted_bound``).
+Bound: ``makespan_bound`` is the largest of the solver's bound over the model's plans
+(one gap per buffer and scenario; times rounded to ticks, the rounding slack taken off;
+one scenario only) and the budget-free bounds of ``cpsched.cp.joint.bounds``, which hold
+for every plan (``budget_free_bound``: the analytic overlap bound, and the overlap model
+without a memory limit when no order fits the budget, ``NO_MEMORY_SHARE`` of the time);
+never above the result. With several scenarios ``weighted_bound`` bounds the weighted
+makespan. A result that meets its bound is ``OPTIMAL`` whichever method found it.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from typing import Any
 import numpy as np
 from ortools.sat.python.cp_model_helper import FlatIntExpr
 
+from cpsched.analysis.memory import simulate
 from cpsched.analysis.schedule import FALLBACK, FEASIBLE, OPTIMAL
 from cpsched.core.errors import InfeasibleError, InputError, ScheduleError
 from cpsched.core.graph import Graph
@@ -62,6 +67,7 @@ from cpsched.cost.model import Costs
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp import runtime
 from cpsched.cp.joint import objectives as O
+from cpsched.cp.joint.bounds import analytic_bound, no_memory_bound
 from cpsched.cp.joint.constraints import build, readers
 from cpsched.cp.joint.problem import (
     MAX_JOINT_OPS,
@@ -97,6 +103,9 @@ METHOD = "cp-joint"
 DEFAULT_TIME_LIMIT = 30.0
 MAX_JOINT_OPS_SCENARIOS = 120  # several scenarios: order literals between every pair
 SEQUENTIAL_SHARE = 0.4  # of the time limit, for the separate methods (hints, fallback)
+# of the time limit, for the overlap model without a memory limit when no order fits the
+# budget: its proven bound holds for every plan (``bounds``)
+NO_MEMORY_SHARE = 0.1
 # ticks for the whole work: coarser than the overlap model's (100,000 and 200 per op), as
 # the gap decisions make fine time domains slow to propagate (a 5-op case proves its budget
 # infeasible in 0.1 s at 5,000 ticks and 8 s at 100,000); the rounding slack is reported
@@ -218,10 +227,21 @@ def solve_joint(
     plans: list[Plan] = []
     if sequential or not small:
         t_seq = SEQUENTIAL_SHARE * time_limit if small else clock.left()
-        plans += _sequential(
-            prob, graph, sc, bud, evict, transfer, t_seq, cfg, errors, device, profile
+        relax_s = NO_MEMORY_SHARE * time_limit if small else 0.0
+        seq_plans, relax = _sequential(
+            prob, graph, sc, bud, evict, transfer, t_seq, cfg, errors, device, profile, relax_s
         )
+        t_seq += relax_s if relax is not None else 0.0
+        plans += seq_plans
         clock.spend(t_seq)
+    else:
+        relax = None
+    # bounds for every plan at every budget (``cpsched.cp.joint.bounds``)
+    lb_free = analytic_bound(base) if small else np.zeros(n_s)
+    if relax is not None:
+        lb_free = np.maximum(lb_free, relax[0])
+        info["no_memory"] = relax[1]
+    info["budget_free_bound"] = {k: float(v) for k, v in zip(sc.names, lb_free)}
     w = sc.weights
 
     def score(p: Plan) -> float:
@@ -245,7 +265,15 @@ def solve_joint(
     else:
         try:
             out = _solve_model(
-                prob, best_seq, scenario_objective, resolution, clock.left(), cfg, progress, info
+                prob,
+                best_seq,
+                scenario_objective,
+                resolution,
+                clock.left(),
+                cfg,
+                progress,
+                info,
+                lb_free,
             )
             sol, proven, bound, weighted_bound, solver_status = out
         except Infeasible as e:
@@ -277,8 +305,15 @@ def solve_joint(
     else:
         status = FALLBACK
     ms = final.makespan()
+    if small:
+        # per scenario: the solver's (one scenario) and the budget-free bounds
+        bound = lb_free if bound is None else np.maximum(bound, lb_free)
+        if n_s > 1 and scenario_objective == "weighted":
+            weighted_bound = max(weighted_bound or 0.0, float(w @ lb_free))
     if bound is not None:
         bound = np.minimum(bound, ms)
+        if (ms <= bound * (1 + 1e-9)).all():
+            status = OPTIMAL  # the plan meets a proven bound
     info.update(
         {
             "chosen": final.name,
@@ -326,11 +361,17 @@ def _row(p: Plan, sc: Scenarios, bud: np.ndarray) -> dict[str, Any]:
     }
 
 
-def _sequential(prob, graph, sc, bud, evict, transfer, seconds, cfg, errors, device, profile):
+def _sequential(
+    prob, graph, sc, bud, evict, transfer, seconds, cfg, errors, device, profile, relax_s=0.0
+):
     """The separate methods, a third of ``seconds`` each: ``cp-overlap`` at the budget (no
     added op), ``cp-remat``'s plan timed with communication, and that plan reordered by
-    ``cp-overlap`` within the budget (order, then remat, then overlap)."""
+    ``cp-overlap`` within the budget (order, then remat, then overlap). When no order fits
+    the budget, ``relax`` seconds go to the overlap model without a memory limit, whose
+    bound holds for every plan (``bounds.no_memory_bound``). Returns (plans, (bound [S],
+    info) or None)."""
     out: list[Plan] = []
+    relax = None
     n_s = len(sc)
     share = max(0.5, seconds / 3)
     common = dict(workers=cfg.workers, seed=cfg.seed, deterministic=cfg.deterministic)
@@ -348,6 +389,9 @@ def _sequential(prob, graph, sc, bud, evict, transfer, seconds, cfg, errors, dev
         out.append(_plan(prob, "cp-overlap", Skeleton(tuple(s.order)), [[]] * n_s))
     except (InputError, ScheduleError, InfeasibleError) as e:
         errors["cp-overlap"] = str(e)
+    if relax_s >= 1.0 and (not out or not (out[-1].peak() <= bud).all()):
+        lb, _, rinfo = no_memory_bound(prob.base, relax_s, common)
+        relax = (lb, {**rinfo, "seconds": relax_s})
     try:
         r = solve_remat(
             graph,
@@ -364,13 +408,13 @@ def _sequential(prob, graph, sc, bud, evict, transfer, seconds, cfg, errors, dev
         out.append(remat_plan)
     except (InputError, ScheduleError, InfeasibleError) as e:
         errors["cp-remat"] = str(e)
-        return out
+        return out, relax
     if n_s == 1 and any(remat_plan.active):
         try:
             out.append(_reordered(prob, remat_plan, bud, share, common))
         except (InputError, ScheduleError, InfeasibleError) as e:
             errors["cp-remat, then cp-overlap"] = str(e)
-    return out
+    return out, relax
 
 
 def _reordered(prob: JointProblem, plan: Plan, bud, seconds: float, common) -> Plan:
@@ -395,7 +439,9 @@ def _reordered(prob: JointProblem, plan: Plan, bud, seconds: float, common) -> P
     return _plan(prob, "cp-remat, then cp-overlap", skeleton, [active])
 
 
-def _solve_model(prob, hint_plan, scenario_objective, resolution, seconds, cfg, progress, info):
+def _solve_model(
+    prob, hint_plan, scenario_objective, resolution, seconds, cfg, progress, info, lb_free=None
+):
     base = prob.base
     C = len(prob.scenarios)
     ref = np.maximum(base.dur.sum(axis=1), 1e-30)
@@ -415,6 +461,18 @@ def _solve_model(prob, hint_plan, scenario_objective, resolution, seconds, cfg, 
             over = over + np.maximum(d1[:, a] * tick - base.dur[:, a], 0)
         if prob.evict_buffers[b]:
             over = over + 2 * np.maximum(host[:, b] * tick - prob.host_time[:, b], 0)
+    # and the other way: how much faster than the true times the tick model can be (times
+    # rounded down), for the budget-free bound as a cut on the tick makespan: a tick plan's
+    # true makespan is at most its tick makespan plus every rounding-down of what may run
+    under = np.maximum(base.dur - d1 * tick[:, None], 0).sum(axis=1)
+    if base.P:
+        under = under + np.maximum(base.ttime - t * tick[:, None], 0).sum(axis=1)
+    for b in gap:
+        if prob.remat_buffers[b]:
+            a = int(a_of[b])
+            under = under + np.maximum(base.dur[:, a] - d1[:, a] * tick, 0)
+        if prob.evict_buffers[b]:
+            under = under + 2 * np.maximum(prob.host_time[:, b] - host[:, b] * tick, 0)
     serial = d1.sum(axis=1) + t.sum(axis=1)
     for b in gap:
         serial = serial + d1[:, a_of[b]] * int(prob.remat_buffers[b]) + 2 * host[:, b]
@@ -437,6 +495,10 @@ def _solve_model(prob, hint_plan, scenario_objective, resolution, seconds, cfg, 
         J = build(prob, d1, t, host, horizon, window=window)
         for c in range(C):
             J.m.add(J.V.M[c] >= int(math.ceil(lb_t[c] - 1e-6)))
+            if lb_free is not None:  # one tick of margin for float rounding
+                cut = int(math.floor((float(lb_free[c]) - under[c]) / tick[c])) - 1
+                if cut > 0:
+                    J.m.add(J.V.M[c] >= cut)
         _, coef = O.makespan(J, scenario_objective, tick, ref)
         if hint is not None:
             _hint(J, hint, d1, t, host)
@@ -496,18 +558,60 @@ def _score(p: Plan, w: np.ndarray) -> float:
     return float(w @ p.makespan())
 
 
+def _hot_positions(prob: JointProblem, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
+    """Where a window of ``plan``'s main order is most worth re-solving, per main position:
+    the compute stream's wait before it (an exposed collective or copy: a done that stalls,
+    in the first scenario's timeline) and the memory at it (the plan graph's usage at the
+    step, the peak of which is where the budget binds). Returns (wait [n], usage [n], the
+    position of the peak)."""
+    g = prob.graph
+    n = g.n_ops
+    wait = np.zeros(n)
+    usage = np.zeros(n)
+    t = plan.timing[0].timeline[0]
+    pg = t.graph
+    index = {name: i for i, name in enumerate(g.op_names)}
+    mem = simulate(pg, t.order, prob.scenarios.only(0)).usage[0]
+    pos = 0
+    prev_end = 0.0
+    for step, i in enumerate(t.order):
+        i = int(i)
+        k = index.get(pg.op_names[i])
+        main = k is not None and "remat_of" not in pg.attrs(i) and pg.opcodes[i] == g.opcodes[k]
+        p = min(pos, n - 1)
+        wait[p] += max(0.0, float(t.start[i]) - prev_end)
+        usage[p] = max(usage[p], float(mem[step]))
+        prev_end = max(prev_end, float(t.end[i]))
+        pos += int(main)
+    return wait, usage, int(np.argmax(usage)) if n else 0
+
+
 def _lns(prob, model, read, best: Plan, w, clock, cfg):
     """Windows of the best plan's order re-solved by the joint model (the order outside
-    fixed; clones, copies and collective times free), centred on random positions; a plan
-    is kept when the simulator says it is faster. Monotone: never worse than ``best``."""
+    fixed; clones, copies and collective times free); a plan is kept when the simulator
+    says it is faster. Monotone: never worse than ``best``. The windows' centres take
+    turns: a position where the compute stream waits (drawn in proportion to the wait: the
+    exposed collectives), the memory peak (shifted at random within half a window: where
+    the budget forces clones), and a position drawn uniformly."""
     rng = np.random.default_rng(cfg.seed)
     n = prob.graph.n_ops
     k = min(n, LNS_WINDOW)
     tried = improved = 0
     start = _score(best, w)
+    kinds = {"wait": 0, "peak": 0, "random": 0}
+    hot = _hot_positions(prob, best)
     while clock.left() > 1.0 and not runtime.interrupted():
         order = list(best.skeleton.order)
-        a = int(rng.integers(0, max(1, n - k + 1)))
+        wait, _, peak_at = hot
+        kind = ("wait", "peak", "random")[tried % 3]
+        if kind == "wait" and wait.sum() > 0:
+            centre = int(rng.choice(n, p=wait / wait.sum()))
+        elif kind == "peak":
+            centre = peak_at + int(rng.integers(-(k // 2), k // 2 + 1))
+        else:
+            kind = "random"
+            centre = int(rng.integers(0, n))
+        a = int(np.clip(centre - k // 2, 0, max(0, n - k)))
         J, _ = model((order, a, a + k), best)
         t_win = min(clock.left(), max(1.0, LNS_WINDOW_SECONDS))
         run = runtime.solve(J.m, cfg, t_win)
@@ -522,9 +626,12 @@ def _lns(prob, model, read, best: Plan, w, clock, cfg):
         if (cand.peak() <= prob.budget).all() and _score(cand, w) < _score(best, w) - 1e-15:
             best = cand
             improved += 1
+            kinds[kind] += 1
+            hot = _hot_positions(prob, best)
     return best, {
         "windows": tried,
         "improved": improved,
+        "improved_by_kind": kinds,
         "window_ops": k,
         "makespan_before": start,
         "makespan_after": _score(best, w),
