@@ -1,0 +1,106 @@
+"""The overlap model's LNS window (``build(window=(order, a, b))``) against brute force: its
+optimum is the least tick makespan over the topological orders that keep ``order``'s ops
+at positions ``< a`` and ``>= b`` in place and permute only the window, under the budget.
+Checked with the times before the window fixed from the order's timeline (as the LNS
+builds it) and free, on every window of a few random graphs with two async all-reduces."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_brute_force_overlap import case
+
+from cpsched.analysis.memory import peak
+from cpsched.analysis.validate import validate_order
+from cpsched.cp.overlap.constraints import build
+from cpsched.cp.overlap.problem import build_problem, floor1
+from cpsched.cp.runtime import SolverConfig, solve
+
+CASES = [(5, 4), (6, 1), (6, 3)]
+
+
+def _setup(n, seed):
+    g, costs, orders, pk, _, budget = case(n, seed)
+    prob = build_problem(g, costs=costs)
+    # integer costs: ticks are the costs themselves, every op at least one tick
+    d = floor1(np.rint(prob.dur).astype(np.int64))
+    t = np.rint(prob.ttime).astype(np.int64)
+    assert np.allclose(prob.ttime, t) and (t > 0).all()
+    tms = np.array([prob.tick_timeline(o, d, t).makespan[0] for o in orders])
+    return g, prob, orders, pk, budget, d, t, tms
+
+
+def _window_opt(orders, pk, tms, cur, a, b, budget):
+    """Least makespan (and the orders reaching it) among the budget-feasible orders equal
+    to ``cur`` outside positions ``a..b-1``."""
+    keep = [
+        k
+        for k, o in enumerate(orders)
+        if o[:a] == cur[:a] and o[b:] == cur[b:] and (budget is None or pk[k] <= budget)
+    ]
+    best = min(tms[k] for k in keep)
+    return best, [orders[k] for k in keep if tms[k] == best]
+
+
+def _solve_window(prob, d, t, cur, a, b, budget, fixed_prefix):
+    tl = prob.tick_timeline(cur, d, t)
+    horizon = np.atleast_1d(np.rint(tl.makespan)).astype(np.int64)
+    V = build(
+        prob,
+        d,
+        t,
+        horizon,
+        budget=None if budget is None else np.array([budget]),
+        limits={},
+        transfers_on=True,
+        fifo_order=True,
+        window=(cur, a, b),
+        prefix_times=tl if fixed_prefix else None,
+    )
+    V.m.minimize(V.M[0])
+    V.hint(cur, tl)
+    run = solve(V.m, SolverConfig(time_limit=10, workers=1, seed=0))
+    assert run.optimal
+    return int(round(run.solver.objective_value)), V.order_from(run.solver)
+
+
+def _pick(orders, pk, tms, budget):
+    """The worst order by makespan under the median-peak budget (the LNS has something to
+    improve), and its own peak as the budget (tight: it binds in many windows)."""
+    feas = [k for k in range(len(orders)) if pk[k] <= budget]
+    k = max(feas, key=lambda k: (tms[k], k))
+    return list(orders[k]), int(pk[k])
+
+
+@pytest.mark.parametrize("fixed_prefix", [True, False])
+@pytest.mark.parametrize("n,seed", CASES)
+def test_window_model_is_the_best_order_of_the_window(n, seed, fixed_prefix):
+    g, prob, orders, pk, budget, d, t, tms = _setup(n, seed)
+    cur, budget = _pick(orders, pk, tms, budget)
+    N = g.n_ops
+    strict = binds = 0  # windows above the unrestricted optimum / where the budget binds
+    for a in range(N - 1):
+        for b in range(a + 2, N + 1):
+            want, best = _window_opt(orders, pk, tms, cur, a, b, budget)
+            got, order = _solve_window(prob, d, t, cur, a, b, budget, fixed_prefix)
+            assert got == want, (a, b)
+            validate_order(g, order)
+            assert order[:a] == cur[:a] and order[b:] == cur[b:], (a, b)
+            assert int(peak(g, order)[0]) <= budget
+            assert prob.tick_timeline(order, d, t).makespan[0] == want
+            strict += want > tms[pk <= budget].min()
+            binds += want > _window_opt(orders, pk, tms, cur, a, b, None)[0]
+    assert strict > 0 and binds > 0
+
+
+@pytest.mark.parametrize("n,seed", CASES[:2])
+def test_window_without_a_budget(n, seed):
+    """No budget (no memory constraints): the window optimum over every permutation."""
+    g, prob, orders, pk, budget, d, t, tms = _setup(n, seed)
+    cur = list(orders[int(np.argmax(tms))])
+    N = g.n_ops
+    for a, b in [(0, N // 2), (1, N - 1), (N // 3, N), (2, 6)]:
+        want, _ = _window_opt(orders, pk, tms, cur, a, b, None)
+        got, order = _solve_window(prob, d, t, cur, a, b, None, True)
+        assert got == want
+        assert order[:a] == cur[:a] and order[b:] == cur[b:]
