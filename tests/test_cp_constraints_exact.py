@@ -153,3 +153,57 @@ def test_unknown_precedence_mode_is_refused():
     p = from_graph(random_graph(700, 5), static())
     with pytest.raises(ValueError, match=r"^unknown precedence mode 'nearest'$"):
         build(p, ObjectiveSpec("weighted", weights=np.ones(1)), ModelOptions(precedence="nearest"))
+
+
+def _precedence_gaps(p, mode):
+    """``{(u, v): d}`` of the precedence constraints ``pos[u] + d <= pos[v]`` one mode adds
+    to an empty model (read back from the model's proto), and the default mode's."""
+    from cpsched.cp.memory.scaling import make_scale
+    from cpsched.cp.memory.variables import make_vars
+
+    out = []
+    for args in ((mode,), ()):
+        V = make_vars(p, make_scale(p), domains=False)
+        idx = {v.index: k for k, v in enumerate(V.pos)}
+        cts = V.model.proto.constraints
+        before = len(cts)
+        C.precedences(V, *args)
+        gaps = {}
+        for k in range(before, len(cts)):
+            lin = cts[k].linear
+            assert len(lin.vars) == 2 and sorted(lin.coeffs) == [-1, 1]
+            co = [int(c) for c in lin.coeffs]
+            u = idx[lin.vars[co.index(1)]]
+            v = idx[lin.vars[co.index(-1)]]
+            # pos[u] - pos[v] in [lo, hi] with hi = -d
+            gaps[u, v] = -int(lin.domain[len(lin.domain) - 1])
+        out.append(gaps)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_distance_precedences_are_the_least_gap_of_every_order(seed):
+    """``distance`` (the default) and ``closure`` put on each edge the least
+    ``pos[v] - pos[u]`` over every topological order (valid and tight); ``direct`` and
+    ``reduction`` put 1. On the reduction's edges no op must lie between the two ends, so
+    ``distance`` puts 1 as well (only ``direct`` and ``closure`` have pairs further apart)."""
+    g = random_graph(800 + seed, 8)
+    p = from_graph(g, static())
+    pos = np.argsort(np.array(topo_orders(g)), axis=1)
+    least = {
+        (int(u), v): int((pos[:, v] - pos[:, u]).min())
+        for v in range(g.n_ops)
+        for u in np.flatnonzero(p.anc[v])
+    }
+    reduction = set(nx.transitive_reduction(_dag(g)).edges())
+    for mode, edges, tight in (
+        ("direct", set(_dag(g).edges()), False),
+        ("reduction", reduction, False),
+        ("distance", reduction, True),
+        ("closure", set(least), True),
+    ):
+        gaps, default = _precedence_gaps(p, mode)
+        assert set(gaps) == edges, mode
+        assert gaps == {e: least[e] if tight else 1 for e in edges}, mode
+        assert any(least[e] > 1 for e in edges) == (mode in ("direct", "closure")), mode
+    assert default == _precedence_gaps(p, "distance")[0]
