@@ -207,3 +207,26 @@ def test_distance_precedences_are_the_least_gap_of_every_order(seed):
         assert gaps == {e: least[e] if tight else 1 for e in edges}, mode
         assert any(least[e] > 1 for e in edges) == (mode in ("direct", "closure")), mode
     assert default == _precedence_gaps(p, "distance")[0]
+
+
+@pytest.mark.parametrize(
+    "opts",
+    [
+        ModelOptions(exact_liveness=False),
+        ModelOptions(symmetry=False, domains=False, peak_bound=False),
+        ModelOptions(memory="per-op"),
+        ModelOptions(memory="both", exact_liveness=False),
+    ],
+    ids=["relaxed-liveness", "bare", "per-op", "both-relaxed"],
+)
+@pytest.mark.parametrize("seed", range(3))
+def test_every_model_option_is_exact(seed, opts):
+    """The relaxed liveness (``end >= each last user``), the model without its redundant
+    parts, and the per-op memory model each give the brute-force least peak."""
+    g = random_graph(900 + seed, 8)
+    _, peaks = memory_brute_force(g, static())
+    p = from_graph(g, static())
+    built = build(p, ObjectiveSpec("weighted", weights=np.ones(1)), opts, hint=g.default_order())
+    r = run(built, SolverConfig(time_limit=10, workers=1, seed=0))
+    assert r.status == "OPTIMAL"
+    assert int(peak(g, r.order)[0]) == int(peaks.min())
