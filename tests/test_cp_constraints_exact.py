@@ -7,7 +7,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
-from helpers import random_dag
+from helpers import random_dag, train_chain
 from test_brute_force_remat import TIME_TOL
 from test_cp_memory import brute_force as memory_brute_force
 from test_cp_memory import random_graph, topo_orders
@@ -15,6 +15,7 @@ from test_cp_overlap import random_async
 from test_remat_cp import FULL, brute_force
 
 from cpsched.analysis.memory import peak, simulate
+from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import GraphBuilder
 from cpsched.core.scenarios import static
 from cpsched.cost.model import Costs
@@ -24,6 +25,7 @@ from cpsched.cp.memory.problem import from_graph
 from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.cp.remat.solve import min_memory_bound, solve_remat
 from cpsched.cp.runtime import SolverConfig
+from cpsched.remat.plan import Evict, TransferModel, replay
 
 
 def _dag(g):
@@ -230,3 +232,21 @@ def test_every_model_option_is_exact(seed, opts):
     r = run(built, SolverConfig(time_limit=10, workers=1, seed=0))
     assert r.status == "OPTIMAL"
     assert int(peak(g, r.order)[0]) == int(peaks.min())
+
+
+def test_remat_eviction_alone_without_clones():
+    """``copies=1`` leaves eviction as the only way under the budget: the CP model (no
+    baselines) frees one forward activation across the backward pass, fast copies hide
+    it, and the plan replays under the budget."""
+    g = train_chain(6, 100, 10.0)
+    peak0 = int(simulate(g, g.default_order()).peak[0])
+    budget = peak0 - 100
+    kw = dict(reorder=False, baselines=False, margin=0.0, time_limit=10, workers=1, seed=0)
+    with pytest.raises(InfeasibleError):
+        solve_remat(g, None, budget, copies=1, **kw)
+    res = solve_remat(g, None, budget, copies=1, evict=True, transfer=TransferModel(1000.0), **kw)
+    assert res.info["cp"]["status"] == "OPTIMAL"
+    assert res.added_time[0] == 0 and res.peak[0] <= budget
+    assert replay(g, res.events[0], budget=budget).ok
+    cands = [res.skeleton.candidates[c] for c in res.active[0]]
+    assert cands and all(isinstance(c, Evict) for c in cands)
