@@ -9,9 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_brute_force_overlap import case
+from test_cp_overlap import _pair
 
 from cpsched.analysis.memory import peak
 from cpsched.analysis.validate import validate_order
+from cpsched.core.graph import GraphBuilder, OpKind
+from cpsched.cost.model import Costs
 from cpsched.cp.overlap.constraints import build
 from cpsched.cp.overlap.problem import build_problem, floor1
 from cpsched.cp.runtime import SolverConfig, solve
@@ -104,3 +107,44 @@ def test_window_without_a_budget(n, seed):
         got, order = _solve_window(prob, d, t, cur, a, b, None, True)
         assert got == want
         assert order[:a] == cur[:a] and order[b:] == cur[b:]
+
+
+def _two_roots(x_first: bool):
+    """An all-reduce chain ``p -> ar -> u`` and an independent 5-tick op ``x``: ``x`` reads
+    nothing and is read by ``u`` (``x_first``), or reads ``p`` and is read by nobody."""
+    b = GraphBuilder("two-roots" if x_first else "two-sinks")
+    p = b.add_op("p", "parameter", OpKind.PARAMETER)
+    bp = b.add_buffer(p, 8, live_in=True)
+    s, d, bs = _pair(b, "ar", p, bp, 8)
+    x = b.add_op("x", "fusion", operands=[] if x_first else [p])
+    if not x_first:
+        b.add_buffer_user(bp, x)
+    bx = b.add_buffer(x, 8, live_out=not x_first)
+    u = b.add_op("u", "add", operands=[d, x] if x_first else [d])
+    b.add_buffer_user(bs, u)
+    if x_first:
+        b.add_buffer_user(bx, u)
+    b.add_buffer(u, 8, live_out=True)
+    g = b.build()
+    op = np.zeros((1, g.n_ops))
+    op[0, x] = 5.0
+    order = [x, p, s, d, u] if x_first else [p, s, d, u, x]
+    return g, Costs(op, {s: np.array([4.0])}), order
+
+
+@pytest.mark.parametrize("fixed_prefix", [True, False])
+@pytest.mark.parametrize("x_first", [True, False])
+def test_window_keeps_its_neighbours_on_their_side(x_first, fixed_prefix):
+    """By hand (1 tick per op, ``x`` 5, the transfer 4): with ``x`` outside the window (first,
+    or last) the transfer cannot hide under it, 1 + 1 + 4 + 1 + 1 + 5 = 13 ticks; the whole
+    order as the window hides it: 1 + 1 + 5 + 1 + 1 = 9."""
+    g, costs, cur = _two_roots(x_first)
+    prob = build_problem(g, costs=costs)
+    d = floor1(np.rint(prob.dur).astype(np.int64))
+    t = np.rint(prob.ttime).astype(np.int64)
+    n = g.n_ops
+    a, b = (1, n) if x_first else (0, n - 1)
+    got, order = _solve_window(prob, d, t, cur, a, b, None, fixed_prefix)
+    assert got == 13 and order == cur
+    got, order = _solve_window(prob, d, t, cur, 0, n, None, fixed_prefix)
+    assert got == 9 and g.op_names[order[2]] == "x"
