@@ -17,7 +17,7 @@ from test_remat_cp import FULL, brute_force
 from cpsched.analysis.memory import peak, simulate
 from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import GraphBuilder
-from cpsched.core.scenarios import static
+from cpsched.core.scenarios import Scenarios, static
 from cpsched.cost.model import Costs
 from cpsched.cp.memory import constraints as C
 from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build, run
@@ -250,3 +250,23 @@ def test_remat_eviction_alone_without_clones():
     assert replay(g, res.events[0], budget=budget).ok
     cands = [res.skeleton.candidates[c] for c in res.active[0]]
     assert cands and all(isinstance(c, Evict) for c in cands)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_remat_with_two_scenarios_matches_brute_force_in_each(seed):
+    """Two scenarios of the same sizes (the model keeps per-scenario copies of every retention end,
+    program outputs included): each gets the single-scenario brute-force optimum."""
+    g = with_live_in(6, seed)
+    assert g.buffer_live_out.any()
+    dur = np.array([[g.attrs(i)["duration"] for i in range(g.n_ops)]])
+    order = g.default_order()
+    pk = int(simulate(g, order).peak[0])
+    lb = int(min_memory_bound(g, None, order)[0][0])
+    budget = (lb + pk) // 2
+    want = brute_force(g, [order], budget, dur)
+    assert want is not None and want > 0
+    two = Scenarios(("a", "b"), ("s",), np.array([[1], [2]]), np.array([0.5, 0.5]))
+    res = solve_remat(g, two, budget, reorder=False, time_limit=20, **FULL)
+    assert res.info["cp"]["status"] == "OPTIMAL"
+    assert res.time.recompute == pytest.approx([want, want])
+    assert (res.peak <= budget).all()
