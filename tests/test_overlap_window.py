@@ -148,3 +148,44 @@ def test_window_keeps_its_neighbours_on_their_side(x_first, fixed_prefix):
     assert got == 13 and order == cur
     got, order = _solve_window(prob, d, t, cur, 0, n, None, fixed_prefix)
     assert got == 9 and g.op_names[order[2]] == "x"
+
+
+@pytest.mark.parametrize("fixed_prefix", [True, False])
+def test_window_with_two_time_copies(fixed_prefix):
+    """Two time copies (other op and transfer times in the second) share one order: the
+    window's optimum of the summed makespans is the best single permutation for both."""
+    g, prob, orders, pk, budget, d, t, _ = _setup(5, 5)
+    N = g.n_ops
+    d2 = np.vstack([d, np.roll(d[0], 3)])
+    t2 = np.vstack([t, 2 * t[0, ::-1]])
+    tms = np.array([prob.tick_timeline(o, d2, t2).makespan.sum() for o in orders])
+    cur = list(orders[int(np.argmax(tms))])
+    apart = 0  # windows where no single copy's own best order is best for the sum
+    for a, b in [(0, N), (1, N - 1), (2, N), (0, N - 3), (3, N)]:
+        want, _ = _window_opt(orders, pk, tms, cur, a, b, None)
+        tl = prob.tick_timeline(cur, d2, t2)
+        V = build(
+            prob,
+            d2,
+            t2,
+            np.rint(tl.makespan).astype(np.int64),
+            budget=None,
+            limits={},
+            transfers_on=True,
+            fifo_order=True,
+            window=(cur, a, b),
+            prefix_times=tl if fixed_prefix else None,
+        )
+        V.m.minimize(V.M[0] + V.M[1])
+        run = solve(V.m, SolverConfig(time_limit=10, workers=1, seed=0))
+        assert run.optimal
+        assert int(round(run.solver.objective_value)) == want, (a, b)
+        order = V.order_from(run.solver)
+        assert order[:a] == cur[:a] and order[b:] == cur[b:]
+        assert prob.tick_timeline(order, d2, t2).makespan.sum() == want
+        keep = [k for k, o in enumerate(orders) if o[:a] == cur[:a] and o[b:] == cur[b:]]
+        each = [
+            min(prob.tick_timeline(orders[k], d2, t2).makespan[c] for k in keep) for c in (0, 1)
+        ]
+        apart += want > sum(each)
+    assert apart > 0
