@@ -270,3 +270,48 @@ def test_remat_with_two_scenarios_matches_brute_force_in_each(seed):
     assert res.info["cp"]["status"] == "OPTIMAL"
     assert res.time.recompute == pytest.approx([want, want])
     assert (res.peak <= budget).all()
+
+
+def _near_twins():
+    """``r`` feeds six ops that all read ``r``'s first buffer and feed ``z``: ``c`` and
+    ``d`` are identical; ``a`` defines more bytes, ``e`` has a transient, ``o``'s output is
+    a program output, ``h`` also reads ``r``'s second buffer; ``q`` runs after ``z``."""
+    b = GraphBuilder("near-twins")
+    b.add_op("r", "op")
+    mids = ["a", "c", "d", "e", "o", "h"]
+    for x in mids:
+        b.add_op(x, "op", operands=["r"], transient=3 if x == "e" else 0)
+    b.add_op("z", "op", operands=mids)
+    b.add_op("q", "op", operands=["z"])
+    b.add_buffer("r", 10, users=mids)
+    b.add_buffer("r", 20, users=["h"])
+    for x in mids:
+        b.add_buffer(x, 7 if x == "a" else 5, users=["z"], live_out=x == "o")
+    b.add_buffer("z", 1, users=["q"])
+    b.add_buffer("q", 1, live_out=True)
+    return b.build()
+
+
+def test_identical_groups_hold_only_interchangeable_ops():
+    """Only ``c`` and ``d`` form a group. Swapping them keeps every step's bytes in every
+    order tried; swapping ``c`` with ``a``, ``e`` or ``h`` (same predecessors and
+    successors) changes some step's bytes in some order, so none of them may join the
+    group (``o`` differs only after the last use, where it happens not to matter)."""
+    g = _near_twins()
+    p = from_graph(g, static())
+    name = g.op_names
+    assert [sorted(name[v] for v in grp) for grp in C.identical_groups(p)] == [["c", "d"]]
+    orders = topo_orders(g, limit=400)
+
+    def swapped(o, u, v):
+        return [v if x == u else u if x == v else x for x in o]
+
+    def changes(u, v):
+        return any(
+            (simulate(g, o).usage != simulate(g, swapped(o, u, v)).usage).any() for o in orders
+        )
+
+    ids = {name[v]: v for v in range(g.n_ops)}
+    assert not changes(ids["c"], ids["d"])
+    for x in ("a", "e", "h"):
+        assert changes(ids["c"], ids[x]), x
