@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import all_topological_orders
 from test_brute_force_overlap import case
 from test_cp_overlap import _pair
 
 from cpsched.analysis.memory import peak
 from cpsched.analysis.validate import validate_order
-from cpsched.core.graph import GraphBuilder, OpKind
+from cpsched.core.graph import Collective, GraphBuilder, OpKind
+from cpsched.core.symbolic import SymExpr
 from cpsched.cost.model import Costs
 from cpsched.cp.overlap.constraints import build
 from cpsched.cp.overlap.problem import build_problem, floor1
@@ -189,3 +191,47 @@ def test_window_with_two_time_copies(fixed_prefix):
         ]
         apart += want > sum(each)
     assert apart > 0
+
+
+def test_transfer_without_a_done_ends_within_the_makespan():
+    """An all-reduce start with no done: its transfer still ends within the makespan. By
+    hand (1 tick for ``p`` and the start, ``x`` 5, the transfer 7): start first, the
+    transfer runs under ``x``: 1 + 1 + 7 = 9; ``x`` first: 1 + 5 + 1 + 7 = 14. The model's
+    optimum is the least over every order (and is not ``x``'s end alone), also in windows
+    whose prefix holds the start."""
+    b = GraphBuilder("no-done")
+    p = b.add_op("p", "parameter", OpKind.PARAMETER)
+    bp = b.add_buffer(p, 8, live_in=True)
+    s = b.add_op("ar-start", "all-reduce-start", OpKind.ASYNC_START, operands=[p])
+    b.add_buffer_user(bp, s)
+    b.add_buffer(s, 8, live_out=True)
+    b.set_collective(s, Collective("all-reduce", SymExpr.parse("8"), 8))
+    x = b.add_op("x", "fusion", operands=[p])
+    b.add_buffer_user(bp, x)
+    b.add_buffer(x, 8, live_out=True)
+    g = b.build()
+    op = np.zeros((1, g.n_ops))
+    op[0, x] = 5.0
+    prob = build_problem(g, costs=Costs(op, {s: np.array([7.0])}))
+    assert prob.dones.tolist() == [-1]
+    d = floor1(np.rint(prob.dur).astype(np.int64))
+    t = np.rint(prob.ttime).astype(np.int64)
+    ms = {tuple(o): prob.tick_timeline(o, d, t).makespan[0] for o in all_topological_orders(g)}
+    assert sorted(ms.values()) == [9, 14]
+    for fifo in (True, False):
+        V = build(
+            prob, d, t, np.array([20]), budget=None, limits={}, transfers_on=True, fifo_order=fifo
+        )
+        V.m.minimize(V.M[0])
+        run = solve(V.m, SolverConfig(time_limit=10, workers=1, seed=0))
+        assert run.optimal and int(round(run.solver.objective_value)) == 9
+        assert V.order_from(run.solver) == [p, s, x]
+    # windows after the start (its transfer time fixed from the timeline) or around it
+    for cur, a, want in (
+        ([p, s, x], 2, 9),
+        ([p, s, x], 1, 9),
+        ([p, x, s], 1, 9),
+        ([p, x, s], 2, 14),
+    ):
+        got, order = _solve_window(prob, d, t, cur, a, 3, None, True)
+        assert got == want and ms[tuple(order)] == want, (cur, a)
