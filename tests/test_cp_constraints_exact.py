@@ -224,7 +224,8 @@ def test_distance_precedences_are_the_least_gap_of_every_order(seed):
 @pytest.mark.parametrize("seed", range(3))
 def test_every_model_option_is_exact(seed, opts):
     """The relaxed liveness (``end >= each last user``), the model without its redundant
-    parts, and the per-op memory model each give the brute-force least peak."""
+    parts, and the per-op memory model each give the brute-force least peak, and claim
+    it."""
     g = random_graph(900 + seed, 8)
     _, peaks = memory_brute_force(g, static())
     p = from_graph(g, static())
@@ -232,6 +233,10 @@ def test_every_model_option_is_exact(seed, opts):
     r = run(built, SolverConfig(time_limit=10, workers=1, seed=0))
     assert r.status == "OPTIMAL"
     assert int(peak(g, r.order)[0]) == int(peaks.min())
+    # the model's own peak is its order's (exact units here)
+    scale = built.vars.scale
+    assert scale.exact[0]
+    assert int(r.peaks_units[0]) == scale.units(0, int(peaks.min()))
 
 
 def test_remat_eviction_alone_without_clones():
@@ -315,3 +320,20 @@ def test_identical_groups_hold_only_interchangeable_ops():
     assert not changes(ids["c"], ids["d"])
     for x in ("a", "e", "h"):
         assert changes(ids["c"], ids[x]), x
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_per_op_memory_alone_is_exact_and_claims_its_peak(seed):
+    """The per-op memory rows with nothing redundant beside them (no cumulative, symmetry,
+    position domains or forced-live bound) on sparser graphs, where fewer buffers are
+    forced live and more rows decide: the brute-force least peak, claimed exactly."""
+    g = random_graph(950 + seed, 7, p_edge=0.25)
+    _, peaks = memory_brute_force(g, static())
+    p = from_graph(g, static())
+    opts = ModelOptions(memory="per-op", symmetry=False, domains=False, peak_bound=False)
+    built = build(p, ObjectiveSpec("weighted", weights=np.ones(1)), opts, hint=g.default_order())
+    r = run(built, SolverConfig(time_limit=10, workers=1, seed=0))
+    assert r.status == "OPTIMAL"
+    assert int(peak(g, r.order)[0]) == int(peaks.min())
+    assert built.vars.scale.exact[0]
+    assert int(r.peaks_units[0]) == built.vars.scale.units(0, int(peaks.min()))
