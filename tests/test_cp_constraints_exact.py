@@ -4,6 +4,8 @@ a graph with a live-in buffer against brute force over every plan."""
 
 from __future__ import annotations
 
+import random
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -337,3 +339,43 @@ def test_per_op_memory_alone_is_exact_and_claims_its_peak(seed):
     assert int(peak(g, r.order)[0]) == int(peaks.min())
     assert built.vars.scale.exact[0]
     assert int(r.peaks_units[0]) == built.vars.scale.units(0, int(peaks.min()))
+
+
+def _unit_graph(seed, n=7, odd=False):
+    """A random DAG whose buffers take ``64 c`` bytes at ``s = 1`` and ``64 c + 9 a`` at
+    ``s = 10``: model units of 64 and 1 bytes, and scenarios that prefer other orders
+    (``odd``: ``1..63`` bytes more, so that both units are 1)."""
+    rng = random.Random(seed)
+    b = GraphBuilder(f"units{seed}")
+    names = [f"v{i}" for i in range(n)]
+    preds = {i: [j for j in range(i) if rng.random() < 0.35] for i in range(n)}
+    for i in range(n):
+        b.add_op(names[i], "op", operands=[names[j] for j in preds[i]])
+    for i in range(n):
+        users = [names[k] for k in range(n) if i in preds[k]]
+        a, c = rng.randint(0, 200), rng.randint(4, 8)
+        extra = rng.randint(1, 63) if odd else 0
+        b.add_buffer(names[i], f"{a}*s + {64 * c - a + extra}", users=users, live_out=not users)
+    return b.build()
+
+
+@pytest.mark.parametrize("seed,odd", [(0, False), (8, False), (12, False), (0, True), (8, True)])
+def test_weighted_objective_counts_bytes_across_unequal_units(seed, odd):
+    """The weighted objective is over bytes with the scenario weights, whatever each
+    scenario's model unit: the model's order has the brute-force least weighted peak. On
+    these graphs an objective over units (units 64 and 1), or one with equal weights
+    (units 1 and 1), would pick a worse order."""
+    g = _unit_graph(seed, odd=odd)
+    sc = Scenarios(("s=1", "s=10"), ("s",), np.array([[1], [10]]), np.array([0.9, 0.1]))
+    p = from_graph(g, sc)
+    _, peaks = memory_brute_force(g, sc)
+    w = sc.weights
+    best = float((peaks @ w).min())
+    built = build(p, ObjectiveSpec("weighted", weights=w), hint=g.default_order())
+    unit = built.vars.scale.unit
+    assert unit.tolist() == ([1, 1] if odd else [64, 1])
+    r = run(built, SolverConfig(time_limit=10, workers=1, seed=0))
+    assert r.status == "OPTIMAL"
+    assert float(peak(g, r.order, sc) @ w) == pytest.approx(best)
+    wrong = np.ones(2) if odd else w / unit
+    assert float(peaks[np.argmin(peaks @ wrong)] @ w) > best + 1
