@@ -54,7 +54,8 @@ def minimax(V: Vars, lower_bounds_bytes: np.ndarray) -> Objective:
     lbs = np.array(
         [max(1, sc.units(s, int(b))) for s, b in enumerate(lower_bounds_bytes)], dtype=np.int64
     )
-    ub = max(-(-RES * int(pk.proto.domain[-1]) // int(l)) for pk, l in zip(V.peak, lbs))
+    # the peak's upper bound: list() first, the proto's repeated field reads [-1] as 0
+    ub = max(-(-RES * int(list(pk.proto.domain)[-1]) // int(l)) for pk, l in zip(V.peak, lbs))
     z = V.model.new_int_var(0, max(RES, ub), "z")
     for pk, l in zip(V.peak, lbs):
         V.model.add(RES * pk <= z * int(l))
