@@ -22,6 +22,7 @@ from cpsched.core.graph import GraphBuilder
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cost.model import Costs
 from cpsched.cp.memory import constraints as C
+from cpsched.cp.memory import objectives as O
 from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build, run
 from cpsched.cp.memory.problem import from_graph
 from cpsched.cp.overlap.solve import solve_overlap
@@ -379,3 +380,50 @@ def test_weighted_objective_counts_bytes_across_unequal_units(seed, odd):
     assert float(peak(g, r.order, sc) @ w) == pytest.approx(best)
     wrong = np.ones(2) if odd else w / unit
     assert float(peaks[np.argmin(peaks @ wrong)] @ w) > best + 1
+
+
+@pytest.mark.parametrize("seed,odd", [(0, False), (8, False), (0, True), (8, True)])
+def test_minimax_stage_and_budget_objectives_match_brute_force(seed, odd):
+    """The CP model alone (no exact search, no fallback) under each other objective, two
+    scenarios with model units of 64 and 1 (or 1 and 1) bytes, against every order:
+    minimax (the least largest peak over its scenario's lower bound, to 1 part in RES),
+    a lexicographic stage (one scenario's least peak with the other capped at its own
+    optimum) and budgets (the least weighted peak among the orders within them)."""
+    g = _unit_graph(seed, odd=odd)
+    sc = Scenarios(("s=1", "s=10"), ("s",), np.array([[1], [10]]), np.array([0.9, 0.1]))
+    p = from_graph(g, sc)
+    _, peaks = memory_brute_force(g, sc)
+    cfg = SolverConfig(time_limit=10, workers=1, seed=0)
+
+    def solved(spec):
+        built = build(p, spec, hint=g.default_order())
+        r = run(built, cfg)
+        assert r.status == "OPTIMAL", spec.kind
+        return built, r, peak(g, r.order, sc)
+
+    # minimax over lower bounds of 60 % / 40 % of each scenario's least peak
+    lb = np.array([int(0.6 * peaks[:, 0].min()), int(0.4 * peaks[:, 1].min())])
+    built, r, got = solved(ObjectiveSpec("minimax", minimax_lbs=lb))
+    unit = built.vars.scale.unit
+    lbu = -(-lb // unit)
+    ratio = lambda pk: max(-(-O.RES * int(-(-x // u)) // int(d)) for x, u, d in zip(pk, unit, lbu))
+    want = min(ratio(pk) for pk in peaks)
+    assert ratio(got) == want and int(r.objective) == want
+    assert want > O.RES
+    # stage 1 with scenario 0 capped at its optimum (units)
+    cap0 = -(-int(peaks[:, 0].min()) // int(unit[0]))
+    _, r, got = solved(ObjectiveSpec("stage", stage=1, stage_caps={0: cap0}))
+    fit = peaks[:, 0] <= cap0 * unit[0]
+    assert int(got[0]) <= cap0 * unit[0] and int(got[1]) == int(peaks[fit, 1].min())
+    # budgets: the peaks of the best order by weighted peak that the weighted optimum
+    # does not fit under; then budgets no order meets
+    wp = peaks @ sc.weights
+    best = peaks[np.argmin(wp)]
+    bud = next(peaks[k] for k in np.argsort(wp, kind="stable") if (best > peaks[k]).any())
+    _, r, got = solved(ObjectiveSpec("budget", budgets=bud, weights=sc.weights))
+    ok = (peaks <= bud).all(axis=1)
+    assert (got <= bud).all() and not ok[np.argmin(wp)]
+    assert float(got @ sc.weights) == pytest.approx(float(wp[ok].min()))
+    low = np.array([peaks[:, 0].min(), peaks[(peaks[:, 0] == peaks[:, 0].min()), 1].min() - 1])
+    built = build(p, ObjectiveSpec("budget", budgets=low, weights=sc.weights))
+    assert run(built, cfg).status == "INFEASIBLE"
