@@ -173,27 +173,6 @@ def memory_per_op(V: Vars, ops: list[int] | None = None) -> int:
     return count
 
 
-def op_signature(p: Problem, v: int) -> tuple:
-    defs = tuple(
-        sorted(
-            (
-                tuple(int(x) for x in p.sizes[:, b]),
-                tuple(sorted(p.buf_users[b])),
-                bool(p.buf_out[b]),
-            )
-            for b in np.flatnonzero(p.buf_def == v)
-        )
-    )
-    used = tuple(sorted(b for b, us in enumerate(p.buf_users) if v in us))
-    return (
-        tuple(sorted(p.preds[v])),
-        tuple(sorted(p.succs[v])),
-        defs,
-        used,
-        tuple(int(x) for x in p.transient[:, v]),
-    )
-
-
 def identical_groups(p: Problem) -> list[list[int]]:
     """Groups of interchangeable ops: swapping two of them maps every order to one of
     equal usage at every step."""

@@ -30,16 +30,6 @@ class Objective:
     z: object | None = None  # minimax variable
     lbs: np.ndarray | None = None  # [S] minimax denominators (units)
 
-    def value_of_peaks(self, peaks_units: np.ndarray) -> float:
-        """The objective value this model would give to per-scenario peaks (units)."""
-        if self.kind == "minimax":
-            assert self.lbs is not None  # set by minimax()
-            return float(max(-(-RES * int(p) // int(l)) for p, l in zip(peaks_units, self.lbs)))
-        if self.kind.startswith("stage"):
-            return float(peaks_units[int(self.kind[5:])])
-        assert self.coefs is not None  # weighted and budget objectives have coefficients
-        return float(np.dot(self.coefs, peaks_units))
-
 
 def weight_coefs(V: Vars, weights: np.ndarray) -> np.ndarray:
     w = np.asarray(weights, dtype=float) * V.scale.unit.astype(float)
@@ -64,7 +54,8 @@ def minimax(V: Vars, lower_bounds_bytes: np.ndarray) -> Objective:
     lbs = np.array(
         [max(1, sc.units(s, int(b))) for s, b in enumerate(lower_bounds_bytes)], dtype=np.int64
     )
-    ub = max(-(-RES * int(pk.proto.domain[-1]) // int(l)) for pk, l in zip(V.peak, lbs))
+    # the peak's upper bound: list() first, the proto's repeated field reads [-1] as 0
+    ub = max(-(-RES * int(list(pk.proto.domain)[-1]) // int(l)) for pk, l in zip(V.peak, lbs))
     z = V.model.new_int_var(0, max(RES, ub), "z")
     for pk, l in zip(V.peak, lbs):
         V.model.add(RES * pk <= z * int(l))
