@@ -319,11 +319,12 @@ def _span_plan(
     t0: float,
     chain_depth: int,
 ) -> tuple[list[tuple[int, int, float]], dict[str, Any]]:
-    """The span greedy's pruned clones, without and with clone chains (``chain_depth``):
-    the cheaper of the plans that meet the budget (else the one without chains). Chains
-    win on RLG n1000 at 486,895 and lose on its given order at 547,757, hence both."""
+    """The span greedy's pruned clones, with and without clone chains (``chain_depth``):
+    the cheaper of the plans that meet the budget (else the first). Chains win on RLG
+    n1000 at 486,895 and lose on its given order at 547,757, hence both; the walk with
+    chains goes first, so that it is the one kept when the time limit cuts the second."""
     best: tuple | None = None
-    for depth in dict.fromkeys((0, max(0, int(chain_depth)))):
+    for depth in dict.fromkeys((max(0, int(chain_depth)), 0)):
         t1 = time.perf_counter()
         left = max(0.0, time_limit - (t1 - t0))
         regens, it = _greedy_regens(
