@@ -157,24 +157,42 @@ def test_inline_ops_in_a_real_module_written_where_the_reader_puts_them(tmp_path
         s.order_names()
 
 
-def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more(tmp_path, capsys):
-    # XLA:GPU's mesh3_named: several heuristics land a few bytes above cp-overlap's default
-    # budget (the least peak) and hide more communication; each such row gets a cp-overlap
-    # row at its own memory, so no timing row is compared at unequal memory
-    src = tmp_path / "m.hlo"
-    src.write_text(_text("mesh3_named"))
-    assert main(["compare", str(src), "--time-limit", "2", "--json"]) == 0
-    rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
-    ov = rows["cp-overlap"]
-    own = ov["budget"]["bytes"]["static"]
-    better = [n for n, r in rows.items() if not n.startswith("cp") and r.get("exposed_comm")
-              and r["peak_bytes"]["static"] > own
-              and r["exposed_comm"]["static"] < ov["exposed_comm"]["static"]]
-    again = [r for n, r in rows.items() if n.startswith("cp-overlap@")]
-    assert better  # at 64 bytes less than XLA's own peak, no order hides as much as XLA's
-    assert again
-    assert max(r["budget"]["bytes"]["static"] for r in again) >= min(
-            rows[n]["peak_bytes"]["static"] for n in better)
+def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more():
+    # A baseline a byte above cp-overlap's budget that hides more communication gets its own
+    # cp-overlap row at its memory (on XLA:GPU's mesh3_named, XLA's order used 64 bytes more
+    # than the least peak and exposed 54 us against cp-overlap's 69-76 us); one a byte above
+    # that hides less, or 1 % above, keeps the old rule. The rows' figures are set here, so
+    # the rule is tested whatever the solver finds in its time.
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from cpsched.api import _overlap_at_baselines
+
+    src = parse_hlo_text(_text("mesh3_named"))
+    g = HloConverter(src).graph()
+    from cpsched.core.scenarios import static
+
+    sc = static()
+    own = 2_526_468
+
+    def row(peak, exposed):
+        return (SimpleNamespace(peak={"static": peak}, budget=None, info={}),
+                SimpleNamespace(exposed_comm=np.array([exposed])))
+
+    made = {"cp-overlap": row(own, 70e-6), "hides_more": row(own + 64, 54e-6),
+            "hides_less": row(own + 64, 80e-6), "far_above": row(int(own * 1.05), 90e-6)}
+    results = {k: v[0] for k, v in made.items()}
+    results["cp-overlap"].budget = {"static": own}
+    timelines = {k: v[1] for k, v in made.items()}
+    rows, errors = list(made), {}
+    _overlap_at_baselines(g, sc, results, timelines, errors, rows, None, None,
+                          {"time_limit": 1.0, "workers": 1})
+    assert "cp-overlap@hides_more" in rows and "cp-overlap@far_above" in rows
+    assert "cp-overlap@hides_less" not in rows
+    r = results["cp-overlap@hides_more"]
+    assert dict(r.budget) == {"static": own + 64}
+    assert int(r.peak["static"]) <= own + 64
 
 
 def _keeps():
