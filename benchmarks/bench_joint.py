@@ -40,7 +40,7 @@ from cpsched import api  # noqa: E402
 from cpsched.core.errors import CpschedError  # noqa: E402
 from cpsched.core.scenarios import from_dim_specs, static  # noqa: E402
 from cpsched.cost.timeline import simulate_timeline  # noqa: E402
-from cpsched.cp.joint.bounds import no_memory_bound  # noqa: E402
+from cpsched.cp.joint.bounds import memory_cut_bound, no_memory_bound  # noqa: E402
 from cpsched.cp.joint.problem import build_joint_problem, plan_costs, time_plan  # noqa: E402
 from cpsched.cp.joint.solve import solve_joint  # noqa: E402
 from cpsched.cp.overlap.problem import build_problem  # noqa: E402
@@ -76,7 +76,8 @@ def one(name: str, fracs, limit: float, joint_limit: float, relax_limit: float) 
     base = build_problem(g, sc, reach=False)
     # the budget-free bound (every plan at every budget; cpsched.cp.joint.bounds): the
     # overlap model without a memory limit, once per program
-    free_lb, free_ms, _ = no_memory_bound(build_problem(g, sc), relax_limit, {})
+    full = build_problem(g, sc)
+    free_lb, free_ms, _ = no_memory_bound(full, relax_limit, {})
     free = {
         "no_memory_bound": float(free_lb[0]),
         "no_memory_makespan": None if free_ms is None else float(free_ms[0]),
@@ -94,6 +95,12 @@ def one(name: str, fracs, limit: float, joint_limit: float, relax_limit: float) 
             "budget": int(bud[0]),
             **free,
         }
+        # the cut bound at this budget (every plan; inf: none fits)
+        t0 = time.perf_counter()
+        cut, cut_info = memory_cut_bound(build_joint_problem(full, bud, None))
+        row["cut_bound"] = float(cut[0])
+        row["cut_at"] = cut_info["cuts"][0]
+        row["cut_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         s = solve_overlap(g, sc, budget=bud, costs=base.costs, time_limit=limit)
         ev = materialize(g, _skeleton(s.order), [])
@@ -127,13 +134,16 @@ def one(name: str, fracs, limit: float, joint_limit: float, relax_limit: float) 
             row["cp-joint"] = (j.info["makespan"][n], True)
             row["joint_status"] = j.status
             mb = j.info.get("makespan_bound")
-            row["joint_bound"] = max(mb[n] if mb else 0.0, free["no_memory_bound"])
+            row["joint_bound"] = max(
+                mb[n] if mb else 0.0, free["no_memory_bound"], row["cut_bound"]
+            )
             row["budget_free_bound"] = j.info.get("budget_free_bound", {}).get(n)
             row["no_memory"] = j.info.get("no_memory")
             row["joint_from"] = j.info.get("chosen")
         except CpschedError as e:
             row["cp-joint"] = (None, False)
             row["joint_error"] = str(e)
+            row["joint_bound"] = max(free["no_memory_bound"], row["cut_bound"])
         row["cp-joint_s"] = time.perf_counter() - t0
         seq = [
             row[k][0]
@@ -154,20 +164,28 @@ def fmt_us(x):
     return "-" if x is None else f"{x * 1e6:.1f}"
 
 
+def fmt_cut(x):
+    return "-" if x is None else ("inf (no plan)" if not np.isfinite(x) else fmt_us(x))
+
+
 def gap_table(rows: list[dict], limit: float, joint_limit: float) -> str:
     """Program, fraction, budget, best sequential, joint, bound, gap, and what the bound
     says about the 10 % target."""
     out = [
         "| program | fraction | budget (B) | best sequential (us) | cp-joint (us) | "
-        "joint bound (us) | gap (%) | joint vs best sequential | 10 % target |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "cut bound (us) | joint bound (us) | gap (%) | joint vs best sequential | "
+        "10 % target |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         b, j, lb = r["best_sequential"], r["cp-joint"][0], r.get("joint_bound")
+        cut = r.get("cut_bound")
         gap = f"{100 * (j - lb) / j:.1f}" if (j is not None and lb) else "-"
         gain = f"{100 * (b - j) / b:+.1f} %" if (j is not None and b) else "-"
-        if b is None or j is None:
-            verdict = "no plan"
+        if cut is not None and not np.isfinite(cut):
+            verdict = f"no plan exists (proven at {r['cut_at'][0]})"
+        elif b is None or j is None:
+            verdict = "no plan found"
         elif j <= 0.9 * b:
             verdict = "met"
         elif lb is not None and lb > 0.9 * b:
@@ -176,7 +194,8 @@ def gap_table(rows: list[dict], limit: float, joint_limit: float) -> str:
             verdict = "open"
         out.append(
             f"| {r['program']} | {r['frac']:.0%} | {r['budget']:,} | {fmt_us(b)} | "
-            f"{fmt_us(j)} ({r.get('joint_status', '-')}) | {fmt_us(lb)} | {gap} | {gain} | "
+            f"{fmt_us(j)} ({r.get('joint_status', '-')}) | {fmt_cut(cut)} | "
+            f"{fmt_us(lb) if lb is None or np.isfinite(lb) else 'inf'} | {gap} | {gain} | "
             f"{verdict} |"
         )
     out.append("")

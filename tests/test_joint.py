@@ -16,7 +16,7 @@ from cpsched.core.graph import GraphBuilder, OpKind
 from cpsched.core.scenarios import static
 from cpsched.cost.model import Costs
 from cpsched.cost.timeline import simulate_timeline
-from cpsched.cp.joint.bounds import analytic_bound, no_memory_bound
+from cpsched.cp.joint.bounds import analytic_bound, memory_cut_bound, no_memory_bound
 from cpsched.cp.joint.problem import build_joint_problem, time_plan
 from cpsched.cp.joint.solve import solve_joint
 from cpsched.cp.overlap.problem import build_problem
@@ -25,9 +25,10 @@ from cpsched.generators import random_layered
 from cpsched.remat.policy import recomputable_ops
 from cpsched.remat.replay import replay
 from cpsched.remat.skeleton import PlanError, Regen, Skeleton, materialize
+from cpsched.remat.timing import TransferModel
 from tests.helpers import all_topological_orders
 from tests.test_cli_options import GRAPH, SYNC, ok_json, run
-from tests.test_cp_overlap import random_async
+from tests.test_cp_overlap import _pair, random_async
 from tests.test_remat_cp import brute_force, weighted_dag
 
 
@@ -71,8 +72,9 @@ def test_hand_computed_case_is_optimal_with_one_clone():
     slack = res.info["model"]["rounding_slack"][0]
     assert 0 <= slack < 0.01
     assert 32.0 - slack <= res.info["makespan_bound"]["static"] <= 32.0
-    # at w, p + z + x + w = 165 is needed whatever the plan: 164 is proven impossible
-    with pytest.raises(InfeasibleError, match="proven by the joint model"):
+    # at w, p + z + x + w = 165 is needed whatever the plan: 164 is proven impossible (by
+    # the cut bound at w, before any model runs)
+    with pytest.raises(InfeasibleError, match="at w the bytes that no clone"):
         solve_joint(g, static(), 164, time_limit=10, costs=costs)
 
 
@@ -373,3 +375,156 @@ def test_joint_bound_under_a_budget_against_brute_force(n, colls, seed):
     assert res.peak[0] <= budget and ms == pytest.approx(want)
     assert free * (1 - 1e-3) <= lb <= want + 1e-9
     assert res.info["budget_free_bound"]["static"] <= free + 1e-9
+
+
+# -- the budget-dependent cut bound (cpsched.cp.joint.bounds.memory_cut_bound) -------------
+
+
+def far_use_across_a_collective():
+    """p -> x -> y -> all-reduce(y) -> z -> w, and w also reads x (the far use). Sizes p 4
+    (live in and out), x 100, y 60, the all-reduce's buffer 60, z 60, w 1; x takes 1 unit,
+    y, z and w 10, the transfer 20. Below 224 bytes x cannot stay over z: its clone must
+    come after z, where nothing hides it."""
+    gb = GraphBuilder("far-collective")
+    p = gb.add_op("p", "parameter", OpKind.PARAMETER)
+    x = gb.add_op("x", "add", OpKind.COMPUTE, operands=[p])
+    y = gb.add_op("y", "add", OpKind.COMPUTE, operands=[x])
+    bp = gb.add_buffer(p, 4, name="p", live_in=True, live_out=True)
+    gb.add_buffer_user(bp, x)
+    bx = gb.add_buffer(x, 100, name="x")
+    gb.add_buffer_user(bx, y)
+    by = gb.add_buffer(y, 60, name="y")
+    s, d, bs = _pair(gb, "ar", y, by, 60)
+    z = gb.add_op("z", "add", OpKind.COMPUTE, operands=[d])
+    gb.add_buffer_user(bs, z)
+    bz = gb.add_buffer(z, 60, name="z")
+    w = gb.add_op("w", "add", OpKind.COMPUTE, operands=[z, x])
+    gb.add_buffer_user(bz, w)
+    gb.add_buffer_user(bx, w)
+    gb.set_live_out(gb.add_buffer(w, 1, name="w"))
+    g = gb.build()
+    op = np.zeros((1, g.n_ops))
+    for name, t in (("x", 1.0), ("y", 10.0), ("z", 10.0), ("w", 10.0)):
+        op[0, g.op_index(name)] = t
+    return g, Costs(op, {s: np.array([20.0])})
+
+
+def _least_makespan_one_clone(g, costs, budget):
+    """Brute force: every order, with no clone or one clone of a recomputable op at any
+    later step, replayed against the budget and timed with its transfers (None: none fits)."""
+    prob = build_joint_problem(build_problem(g, static(), costs=costs), np.array([budget]), None)
+    best = None
+    for order in all_topological_orders(g):
+        pos = {v: t for t, v in enumerate(order)}
+        plans = [Skeleton(tuple(order))]
+        for v in np.flatnonzero(recomputable_ops(g)):
+            plans += [
+                Skeleton(tuple(order), (Regen(int(v), t, pos[int(v)]),))
+                for t in range(pos[int(v)] + 1, g.n_ops)
+            ]
+        for sk in plans:
+            try:
+                ev = materialize(g, sk)
+            except PlanError:
+                continue
+            if replay(g, ev, budget=budget).errors:
+                continue
+            m = time_plan(prob, ev, 0).makespan
+            best = m if best is None else min(best, m)
+    return best
+
+
+def test_cut_bound_is_exact_where_a_clone_cannot_hide():
+    """The hand case: 51 units with memory to spare (the chain through the transfer); at
+    200 bytes the clone of x costs its unit after z (brute force 52) and the cut bound
+    proves 52, above every budget-free bound; at 164 bytes w's own step needs 165: no plan,
+    and the cut bound says so."""
+    g, costs = far_use_across_a_collective()
+    base = build_problem(g, static(), costs=costs)
+    free, _, _ = no_memory_bound(base, 5, {"workers": 1})
+    assert free[0] == pytest.approx(51.0, rel=1e-3)
+    for budget, want in ((224, 51.0), (200, 52.0), (165, 52.0)):
+        assert _least_makespan_one_clone(g, costs, budget) == pytest.approx(want)
+        lb, info = memory_cut_bound(build_joint_problem(base, np.array([budget]), None))
+        assert lb[0] == pytest.approx(want)
+    assert _least_makespan_one_clone(g, costs, 164) is None
+    lb, info = memory_cut_bound(build_joint_problem(base, np.array([164]), None))
+    assert lb[0] == np.inf and info["cuts"][0][0] == "w"
+    # offload would take x off the device at no compute cost: the bound drops to the chain
+    host = build_joint_problem(base, np.array([200]), TransferModel(1.0, 0.0))
+    assert host.evict_buffers[g.buffer_names.index("x")]
+    assert memory_cut_bound(host)[0][0] == pytest.approx(51.0)
+
+
+def clone_on_the_chain():
+    """p -> x -> u -> v -> q -> all-reduce(q) -> z, and q also reads x. Sizes p 4 (live in
+    and out), x 100, u 50, v 50, q 1, the all-reduce's buffer 1, z 1 (out); x takes 1
+    unit, u, v, q and z 10, the transfer 30: 71 units with memory to spare. At v's step
+    p + u + v + x = 204 bytes: below that, x's clone comes after v and before q, on the
+    chain to the transfer, where nothing can hide it."""
+    gb = GraphBuilder("clone-on-chain")
+    p = gb.add_op("p", "parameter", OpKind.PARAMETER)
+    bp = gb.add_buffer(p, 4, name="p", live_in=True, live_out=True)
+    ops, bufs = {}, {}
+    for name, src, nbytes in (("x", "p", 100), ("u", "x", 50), ("v", "u", 50), ("q", "v", 1)):
+        ops[name] = gb.add_op(name, "add", OpKind.COMPUTE, operands=[ops.get(src, p)])
+        gb.add_buffer_user(bufs.get(src, bp), ops[name])
+        bufs[name] = gb.add_buffer(ops[name], nbytes, name=name)
+    gb.add_operand(ops["q"], ops["x"])
+    gb.add_buffer_user(bufs["x"], ops["q"])
+    s, d, bs = _pair(gb, "ar", ops["q"], bufs["q"], 1)
+    z = gb.add_op("z", "add", OpKind.COMPUTE, operands=[d])
+    gb.add_buffer_user(bs, z)
+    gb.set_live_out(gb.add_buffer(z, 1, name="z"))
+    g = gb.build()
+    op = np.zeros((1, g.n_ops))
+    for name, t in (("x", 1.0), ("u", 10.0), ("v", 10.0), ("q", 10.0), ("z", 10.0)):
+        op[0, g.op_index(name)] = t
+    return g, Costs(op, {s: np.array([30.0])})
+
+
+def test_cut_bound_counts_clones_forced_before_a_transfer():
+    """The clone of x must come before q, hence before the transfer: the cut at v adds it
+    to the chain v, q, transfer, z (brute force and bound 72), where the plain tail after
+    v (v, q, z and the clone: 31 after 11) says much less."""
+    g, costs = clone_on_the_chain()
+    base = build_problem(g, static(), costs=costs)
+    assert float(analytic_bound(base)[0]) == pytest.approx(71.0)
+    for budget, want in ((204, 71.0), (203, 72.0)):
+        assert _least_makespan_one_clone(g, costs, budget) == pytest.approx(want)
+        lb, info = memory_cut_bound(build_joint_problem(base, np.array([budget]), None))
+        assert lb[0] == pytest.approx(want)
+    assert info["cuts"][0][0] == "v"
+
+
+@pytest.mark.parametrize("n,colls,seed", [(5, 1, 0), (5, 1, 2), (5, 2, 7), (5, 1, 9)])
+def test_cut_bound_against_brute_force_with_collectives(n, colls, seed):
+    """Random graphs with async all-reduces, at a budget below every order's peak: the cut
+    bound is never above the least makespan of the plans with at most one clone (brute
+    force), and says no plan fits only where none of those fits."""
+    g, costs, orders = _async_case(n, colls, seed)
+    budget = min(int(peak(g, o)[0]) for o in orders) - 1
+    want = _least_makespan_one_clone(g, costs, budget)
+    base = build_problem(g, static(), costs=costs)
+    lb, _ = memory_cut_bound(build_joint_problem(base, np.array([budget]), None))
+    assert lb[0] >= float(analytic_bound(base)[0]) - 1e-9
+    if want is None:
+        return
+    assert lb[0] <= want + 1e-9
+
+
+@pytest.mark.parametrize("n,seed", [(5, 6), (5, 10), (6, 4)])
+def test_cut_bound_against_brute_force_with_several_clones(n, seed):
+    """Weighted DAGs (one stream, no transfer: the makespan is the ops' time plus the
+    clones'): brute force over every order and at most one clone per op gives the least
+    clone time; the cut bound never exceeds ops + that time."""
+    g = weighted_dag(n, seed, p=0.5)
+    dur = np.array([[g.attrs(i)["duration"] for i in range(g.n_ops)]])
+    orders = list(all_topological_orders(g))
+    best_peak = min(int(simulate(g, o).peak[0]) for o in orders)
+    budget = max(int(min_memory_bound(g)[0][0]), best_peak - 1)
+    want = brute_force(g, orders, budget, dur)
+    assert want is not None and want > 0
+    base = build_problem(g, static(), costs=(dur, {}))
+    lb, _ = memory_cut_bound(build_joint_problem(base, np.array([budget]), None))
+    assert dur.sum() - 1e-9 <= lb[0] <= dur.sum() + want + 1e-9

@@ -22,18 +22,48 @@ every plan at every budget:
 Neither depends on the budget: on programs whose communication sets the makespan they
 show how much any plan, joint or sequential, can gain over the order alone (the issue's
 10 % target is out of reach wherever ``bound > 0.9 * best sequential``).
+
+``memory_cut_bound`` depends on the budget: a cut through one op ``v`` of every plan. In
+any plan (an order of the main ops with any number of clones, each timed and replayed as
+``cpsched.remat`` writes it), at the step of ``v``:
+
+- every buffer defined by an ancestor of ``v`` (or a program input) and read by ``v``, by
+  a descendant of ``v`` (or a program output) has a copy on the device, unless a clone of
+  its defining op comes after ``v`` in the order; ``v``'s own inputs, outputs and transient
+  are there too. A clone after ``v`` reads its op's inputs after ``v``: each is on the
+  device at ``v`` as well, unless it is itself made again after ``v``. So the set of ops
+  cloned after ``v`` must bring those bytes within the budget;
+- the compute stream runs in the order: ``v`` starts no earlier than ``ES_v`` (the sum of
+  its ancestors' times, and, for each async transfer whose done is an ancestor of ``v``,
+  the transfer's earliest end, ``overlap_lower_bound``'s chained heads, plus the ops
+  forced between the done and ``v``). After that come ``v``, its descendants and every
+  clone after ``v`` (``tail_v + R``), the rest of the compute load with the clones
+  (``compute - ES_v + R``), and for each transfer started by ``v`` or a descendant ``a``
+  of it: the ops from ``v`` to ``a``, the clones that must come before ``a`` (of a buffer
+  off the device at ``v`` that is read before ``a``), the transfer and its done's tail.
+  ``T_v`` is the least over the clone sets of the largest of these (a small CP-SAT model;
+  its proven bound, times rounded down), and ``makespan >= ES_v + T_v``.
+
+Buffers a host round trip may serve (when the problem has a host link) leave the device
+at no compute cost here, so offload only weakens the bound. The bound is the largest over
+``v``; where no set of clones brings some ``v``'s step within the budget, no plan fits
+(``inf``).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+from ortools.sat.python import cp_model
 
 from cpsched.core.errors import CpschedError
-from cpsched.cp.overlap.bounds import overlap_lower_bound
+from cpsched.cp.joint.problem import JointProblem
+from cpsched.cp.overlap.bounds import heads_tails, overlap_lower_bound, reach_matrix
 from cpsched.cp.overlap.problem import OverlapProblem
 from cpsched.cp.overlap.solve import solve_overlap
+from cpsched.remat.policy import recomputable_ops
 
 
 def analytic_bound(base: OverlapProblem) -> np.ndarray:
@@ -80,4 +110,221 @@ def no_memory_bound(
     return lb, ms, {"status": s.status, "makespan": [float(x) for x in ms]}
 
 
-__all__ = ["analytic_bound", "no_memory_bound"]
+def memory_cut_bound(
+    prob: JointProblem, seconds_per_cut: float = 1.0, *, workers: int = 1
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """The budget-dependent cut bound (module docstring): per scenario the largest over
+    ops ``v`` of ``ES_v + T_v`` (``inf``: no plan fits), with the cut that gives it:
+    (op, ES_v, T_v) in the costs' unit."""
+    base = prob.base
+    g, sc = base.graph, base.scenarios
+    n_s, n = base.dur.shape
+    anc = base.anc if base.anc is not None else reach_matrix(g)
+    if anc is None or not g.n_buffers:
+        return analytic_bound(base), {"note": "no reachability"}
+    dur = base.dur
+    head, tail = heads_tails(anc, dur)
+    es = _earliest_starts(base, anc, head)
+    sizes = g.sizes(sc)
+    trans = g.transient_bytes(sc)
+    clon = recomputable_ops(g)
+    users = [g.buffer_users(b) for b in range(g.n_buffers)]
+    free = prob.evict_buffers if prob.transfer is not None else np.zeros(g.n_buffers, bool)
+    pairs = [
+        (int(a), int(d), c) for c, (a, d) in enumerate(zip(base.starts, base.dones)) if int(d) >= 0
+    ]
+    out = np.zeros(n_s)
+    info: dict[str, Any] = {"cuts": []}
+    for s in range(n_s):
+        best, arg = float(dur[s].sum()), None
+        for v in range(n):
+            after = anc[:, v].copy()  # v and its descendants
+            after[v] = True
+            # after v: its descendants; the compute load; each transfer whose start is v
+            # or after it (the work forced from v to the start, the transfer, the tail)
+            floors = [float(tail[s, v]), float(dur[s].sum() - es[s, v])]
+            chains = []
+            for a, d, c in pairs:
+                if after[a]:
+                    w = float(dur[s, after & (anc[a] | (np.arange(n) == a))].sum())
+                    floors.append(w + float(base.ttime[s, c]) + float(tail[s, d]))
+                    chains.append((a, len(floors) - 1))
+            t = _cut_tail(
+                g,
+                anc,
+                v,
+                after,
+                sizes[s],
+                int(trans[s, v]),
+                dur[s],
+                clon,
+                users,
+                free,
+                int(prob.budget[s]),
+                floors,
+                chains,
+                seconds_per_cut,
+                workers,
+            )
+            if t is None:  # no set of clones brings v's step within the budget
+                best, arg = math.inf, (g.op_names[v], float(es[s, v]), None)
+                break
+            val = float(es[s, v]) + t
+            if val > best:
+                best, arg = val, (g.op_names[v], float(es[s, v]), t)
+        out[s] = best
+        info["cuts"].append(arg)
+    return np.maximum(out, analytic_bound(base)), info
+
+
+def _earliest_starts(base: OverlapProblem, anc: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """``ES[s, v]``: the sum of ``v``'s ancestors' times, and for each async transfer whose
+    done is ``v`` or an ancestor of it, its earliest end plus the ops forced between."""
+    g, dur = base.graph, base.dur
+    es = head.copy()
+    if not len(base.starts):
+        return es
+    is_coll = np.array([c.startswith("collective:") for c in base.classes], dtype=bool)
+    ob = overlap_lower_bound(
+        g, dur, base.starts, base.dones, base.ttime, base.stream, base.sync, is_coll, anc
+    )
+    _, tail = heads_tails(anc, dur)
+    for c, d in enumerate(np.asarray(base.dones, dtype=np.int64)):
+        if d < 0:
+            continue
+        end = ob.per_pair[:, c] - tail[:, d]  # earliest begin + transfer time
+        after = anc[:, d].copy()  # d and its descendants
+        after[d] = True
+        for v in np.flatnonzero(after):
+            mask = after & anc[v]
+            es[:, v] = np.maximum(es[:, v], end + dur[:, mask].sum(axis=1))
+    return es
+
+
+TIME_SCALE = 1e12  # times as integers for CP-SAT, rounded down (a bound stays one)
+
+
+def _cut_tail(
+    g,
+    anc,
+    v,
+    after,
+    size,
+    transient,
+    dur,
+    clon,
+    users,
+    free,
+    budget,
+    floors,
+    chains,
+    seconds,
+    workers,
+) -> float | None:
+    """``T_v``: the least time from ``v``'s start to the end over the sets of ops cloned
+    after ``v`` that bring the bytes on the device at ``v``'s step within ``budget``: at
+    least ``floors[0]`` (v and its descendants) and ``floors[1]`` (the rest of the compute
+    load) plus every clone after ``v``, and ``floors[k]`` for ``(a, k)`` in ``chains`` (a
+    transfer started by ``a``) plus the clones that must come before ``a``: those of a
+    buffer off the device at ``v`` that a descendant of ``v`` reads before ``a``. None
+    when no set of clones fits (the proven bound of a small CP-SAT model)."""
+    before = anc[v].copy()
+    before[v] = True
+    reads_v = set(int(b) for b in g.uses(v))
+    fixed = transient  # bytes at v's step in every plan
+    counted: set[int] = set()  # the buffers in ``fixed``
+    cand: dict[int, int] = {}  # buffer -> bytes, removable by a clone of its definer
+    for b in range(g.n_buffers):
+        if size[b] <= 0 or free[b]:
+            continue
+        d = int(g.buffer_def[b])
+        if d == v or b in reads_v:
+            fixed += int(size[b])
+            counted.add(b)
+            continue
+        made = bool(g.buffer_live_in[b]) or bool(before[d])
+        read = bool(g.buffer_live_out[b]) or bool(after[users[b]].any())
+        if not (made and read):
+            continue
+        if clon[d] and not g.buffer_live_in[b]:
+            cand[b] = int(size[b])
+        else:
+            fixed += int(size[b])
+            counted.add(b)
+    if fixed + sum(cand.values()) <= budget:
+        return max(floors)
+    if fixed > budget:
+        return None
+    m = cp_model.CpModel()
+    y: dict[int, Any] = {}  # op cloned after v
+    off = {b: m.new_bool_var(f"g{b}") for b in cand}  # buffer off the device at v
+
+    def clone(a: int):
+        if a not in y:
+            y[a] = m.new_bool_var(f"y{a}")
+        return y[a]
+
+    for b, gb in off.items():
+        m.add_implication(gb, clone(int(g.buffer_def[b])))
+    # inputs of clones: on the device at v unless made again after v (clones of clones)
+    extra: dict[int, Any] = {}
+    todo = list(y)
+    while todo:
+        a = todo.pop()
+        for x in g.uses(a):
+            x = int(x)
+            if size[x] <= 0 or free[x] or x in cand or x in counted:
+                continue  # counted already, or free
+            d = int(g.buffer_def[x])
+            z = extra.get(x)
+            if z is None:
+                z = extra[x] = m.new_bool_var(f"z{x}")
+                if clon[d] and not g.buffer_live_in[x] and before[d]:
+                    if d not in y:
+                        clone(d)
+                        todo.append(d)
+            # x on the device at v if a clone reads it and its definer is not cloned
+            if clon[d] and not g.buffer_live_in[x] and d in y:
+                m.add(z >= y[a] - y[d])
+            else:
+                m.add(z >= y[a])
+    kept = sum(int(size[b]) * (1 - gb) for b, gb in off.items())
+    m.add(kept + sum(int(size[x]) * z for x, z in extra.items()) <= budget - fixed)
+
+    def ticks(x: float) -> int:
+        return int(math.floor(x * TIME_SCALE))
+
+    T = m.new_int_var(0, ticks(max(floors) + float(dur.sum())) + 1, "T")
+    every = sum(ticks(dur[a]) * y[a] for a in y)
+    m.add(T >= ticks(floors[0]) + every)
+    m.add(T >= ticks(floors[1]) + every)
+    for a_start, k in chains:
+        reach = anc[a_start].copy()  # the ops that come before the start
+        reach[a_start] = True
+        early: dict[int, list[Any]] = {}
+        for b, gb in off.items():
+            if (after & reach)[users[b]].any():
+                early.setdefault(int(g.buffer_def[b]), []).append(gb)
+        if not early:
+            m.add(T >= ticks(floors[k]))
+            continue
+        forced = []
+        for a, gbs in early.items():
+            f = m.new_bool_var(f"f{a}_{k}")
+            for gb in gbs:
+                m.add_implication(gb, f)
+            forced.append(ticks(dur[a]) * f)
+        m.add(T >= ticks(floors[k]) + sum(forced))
+    m.minimize(T)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = seconds
+    solver.parameters.num_workers = workers
+    st = solver.solve(m)
+    if st == cp_model.INFEASIBLE:
+        return None
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.UNKNOWN):
+        return max(floors)
+    return max(max(floors), float(solver.best_objective_bound) / TIME_SCALE)
+
+
+__all__ = ["analytic_bound", "memory_cut_bound", "no_memory_bound"]

@@ -40,7 +40,9 @@ get the sequential result only.
 
 Bound: ``makespan_bound`` is the largest of the solver's bound over the model's plans
 (one gap per buffer and scenario; times rounded to ticks, the rounding slack taken off;
-one scenario only) and the budget-free bounds of ``cpsched.cp.joint.bounds``, which hold
+one scenario only), the cut bound at the budget (``memory_cut_bound``: the clones that
+memory forces after one op, with the time that op cannot start before and the work after
+it) and the budget-free bounds of ``cpsched.cp.joint.bounds``, all of which hold
 for every plan (``budget_free_bound``: the analytic overlap bound, and the overlap model
 without a memory limit when no order fits the budget, ``NO_MEMORY_SHARE`` of the time);
 never above the result. With several scenarios ``weighted_bound`` bounds the weighted
@@ -67,7 +69,7 @@ from cpsched.cost.model import Costs
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp import runtime
 from cpsched.cp.joint import objectives as O
-from cpsched.cp.joint.bounds import analytic_bound, no_memory_bound
+from cpsched.cp.joint.bounds import analytic_bound, memory_cut_bound, no_memory_bound
 from cpsched.cp.joint.constraints import build, readers
 from cpsched.cp.joint.problem import (
     MAX_JOINT_OPS,
@@ -223,6 +225,20 @@ def solve_joint(
     }
     errors: dict[str, str] = {}
 
+    # the cut bound at this budget (``bounds.memory_cut_bound``): every plan, not only the
+    # model's; also a cut on the model's makespan
+    lb_cut = np.zeros(n_s)
+    if small:
+        lb_cut, cut_info = memory_cut_bound(prob)
+        info["memory_cut_bound"] = {k: float(v) for k, v in zip(sc.names, lb_cut)}
+        info["memory_cut"] = cut_info["cuts"]
+        if not np.isfinite(lb_cut).all():
+            k = int(np.flatnonzero(~np.isfinite(lb_cut))[0])
+            raise InfeasibleError(
+                f"no plan fits the budget in {sc.names[k]}: at {cut_info['cuts'][k][0]} the "
+                "bytes that no clone can take off the device exceed it (memory_cut_bound)"
+            )
+
     # 1. the separate methods in sequence: hints and fallback -----------------------------------
     plans: list[Plan] = []
     if sequential or not small:
@@ -273,7 +289,7 @@ def solve_joint(
                 cfg,
                 progress,
                 info,
-                lb_free,
+                np.maximum(lb_free, np.where(np.isfinite(lb_cut), lb_cut, 0.0)),
             )
             sol, proven, bound, weighted_bound, solver_status = out
         except Infeasible as e:
@@ -308,8 +324,9 @@ def solve_joint(
     if small:
         # per scenario: the solver's (one scenario) and the budget-free bounds
         bound = lb_free if bound is None else np.maximum(bound, lb_free)
+        bound = np.maximum(bound, lb_cut)
         if n_s > 1 and scenario_objective == "weighted":
-            weighted_bound = max(weighted_bound or 0.0, float(w @ lb_free))
+            weighted_bound = max(weighted_bound or 0.0, float(w @ lb_free), float(w @ lb_cut))
     if bound is not None:
         bound = np.minimum(bound, ms)
         if (ms <= bound * (1 + 1e-9)).all():
