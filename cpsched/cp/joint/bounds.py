@@ -136,7 +136,8 @@ def memory_cut_bound(
     out = np.zeros(n_s)
     info: dict[str, Any] = {"cuts": []}
     for s in range(n_s):
-        best, arg = float(dur[s].sum()), None
+        best = float(dur[s].sum())
+        arg: tuple[str, float, float | None] | None = None
         for v in range(n):
             after = anc[:, v].copy()  # v and its descendants
             after[v] = True
