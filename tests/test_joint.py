@@ -11,20 +11,27 @@ import numpy as np
 import pytest
 
 from cpsched.analysis.memory import peak, simulate
-from cpsched.core.errors import InfeasibleError
+from cpsched.analysis.validate import validate_order
+from cpsched.core.errors import InfeasibleError, ScheduleError
 from cpsched.core.graph import GraphBuilder, OpKind
 from cpsched.core.scenarios import static
 from cpsched.cost.model import Costs
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp.joint.bounds import analytic_bound, memory_cut_bound, no_memory_bound
-from cpsched.cp.joint.problem import build_joint_problem, time_plan
+from cpsched.cp.joint.problem import (
+    build_joint_problem,
+    copy_out_before_back,
+    skeleton_from_plan_order,
+    time_plan,
+)
 from cpsched.cp.joint.solve import solve_joint
 from cpsched.cp.overlap.problem import build_problem
 from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.generators import random_layered
 from cpsched.remat.policy import recomputable_ops
 from cpsched.remat.replay import replay
-from cpsched.remat.skeleton import PlanError, Regen, Skeleton, materialize
+from cpsched.remat.rewrite import plan_to_graph
+from cpsched.remat.skeleton import Evict, PlanError, Regen, Skeleton, materialize
 from cpsched.remat.timing import TransferModel
 from tests.helpers import all_topological_orders
 from tests.test_cli_options import GRAPH, SYNC, ok_json, run
@@ -528,3 +535,39 @@ def test_cut_bound_against_brute_force_with_several_clones(n, seed):
     base = build_problem(g, static(), costs=(dur, {}))
     lb, _ = memory_cut_bound(build_joint_problem(base, np.array([budget]), None))
     assert dur.sum() - 1e-9 <= lb[0] <= dur.sum() + want + 1e-9
+
+
+def test_reordered_copies_read_back_as_the_plan():
+    """A plan with x copied to the host after y (its early reader) and back before w,
+    written as a graph: the plan graph lets an order issue the copy back before the
+    copy-out's done, or start the copy-out before y. Read back as they are, both are
+    refused (ScheduleError, not a crash); after ``copy_out_before_back`` both read back as
+    the plan itself."""
+    g = chain_with_far_use()
+    bx = g.buffer_names.index("x")
+    plan = Skeleton(tuple(range(g.n_ops)), (Evict(bx, 3, 3, 4),))
+    pg, porder = plan_to_graph(g, materialize(g, plan))
+    idx = {pg.op_names[i]: i for i in porder}
+    assert [pg.op_names[i] for i in porder] == ["p", "x", "y", "x.evict1.start",
+        "x.evict1.done", "z", "x.prefetch1.start", "x.prefetch1.done", "w"]  # fmt: skip
+    early_back = ["p", "x", "y", "x.evict1.start", "x.prefetch1.start", "z",
+                  "x.evict1.done", "x.prefetch1.done", "w"]  # fmt: skip
+    early_out = ["p", "x", "x.evict1.start", "y", "x.evict1.done", "z",
+                 "x.prefetch1.start", "x.prefetch1.done", "w"]  # fmt: skip
+    cases = (
+        # the copy-out's done moves up to the copy back: x comes back before z
+        (early_back, "copy to the host is done", Evict(bx, 3, 3, 3)),
+        # the copy-out's start moves down past y: the plan itself
+        (early_out, "y reads", plan.candidates[0]),
+    )
+    for order, why, want in cases:
+        o = [idx[n] for n in order]
+        validate_order(pg, o)
+        with pytest.raises(ScheduleError, match=why):
+            skeleton_from_plan_order(g, pg, o)
+        fixed = copy_out_before_back(pg, o)
+        validate_order(pg, fixed)
+        sk, active = skeleton_from_plan_order(g, pg, fixed)
+        assert sk == Skeleton(plan.order, (want,)) and active == [0]
+        # the plan read back has the repaired order's peak
+        assert replay(g, materialize(g, sk)).peak[0] == peak(pg, fixed)[0]

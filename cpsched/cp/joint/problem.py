@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cpsched.analysis.memory import peak as order_peak
+from cpsched.core.errors import ScheduleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios
 from cpsched.cost.model import Costs, async_class
@@ -142,6 +143,42 @@ def time_plan(prob: JointProblem, events: Sequence[Event], s: int) -> PlanTiming
     return PlanTiming(float(t.makespan), float(t.exposed_comm), float(t.exposed_copy), rec, pk, tl)
 
 
+def copy_out_before_back(plan_graph: Graph, order: Sequence[int]) -> list[int]:
+    """``order`` with each host round trip put in the form a skeleton has: the copy-out's
+    start (``buf.evictK.start``) after the last reader of the device copy, its done after
+    that, and the copy back (``buf.prefetchK.start``) after the done. The plan graph orders
+    a copy-out only after the buffer's definition and a copy back only after the copy-out's
+    start, so an order may break this. Moving the copy-out later and its done earlier
+    keeps the order valid and the device copy's life no longer (the host copy takes no
+    device memory). A round trip whose copy back comes before a reader of the device copy
+    is left as it is (the read-back refuses it)."""
+    out = [int(v) for v in order]
+    names = {plan_graph.op_names[v]: v for v in out}
+    for name, q in names.items():
+        if ".prefetch" not in name or not name.endswith(".start"):
+            continue
+        base = name.replace(".prefetch", ".evict")[: -len(".start")]
+        s, d = names.get(base + ".start"), names.get(base + ".done")
+        if s is None or d is None:
+            continue
+        dev = [int(x) for x in plan_graph.uses(s) if plan_graph.buffer_space[int(x)] == 0]
+        readers = [int(u) for x in dev for u in plan_graph.buffer_users(x) if u not in (s, d)]
+        pos = {v: k for k, v in enumerate(out)}
+        last = max((pos[u] for u in readers), default=-1)
+        if last > pos[q]:
+            continue
+        if pos[s] < last:
+            out.remove(s)
+            out.insert(out.index(readers[[pos[u] for u in readers].index(last)]) + 1, s)
+        if out.index(d) < out.index(s):
+            out.remove(d)
+            out.insert(out.index(s) + 1, d)
+        if out.index(d) > out.index(q):
+            out.remove(d)
+            out.insert(out.index(q), d)
+    return out
+
+
 def skeleton_from_plan_order(
     graph: Graph, plan_graph: Graph, order: Sequence[int]
 ) -> tuple[Skeleton, list[int]]:
@@ -155,11 +192,18 @@ def skeleton_from_plan_order(
     cands: list[Regen | Evict] = []
     sub: dict[int, int] = {}
     evict_at: dict[int, list[int]] = {}  # buffer -> [out step, free step]
+    device: dict[int, list[int]] = {}  # buffer -> its device copy read by the copy-out
     rank: dict[int, int] = {}
+    off: set[int] = set()  # plan-graph device copies whose copy to the host has started
     for i in order:
         name = plan_graph.op_names[int(i)]
         attrs = plan_graph.attrs(int(i))
         step = len(main)
+        if ".evict" not in name and off.intersection(int(x) for x in plan_graph.uses(int(i))):
+            raise ScheduleError(
+                f"{name} reads a device copy after its copy to the host started: not a plan "
+                "of this form"
+            )
         if "remat_of" in attrs:
             sub[step] = sub.get(step, 0) + 1
             cands.append(Regen(ops[attrs["remat_of"]], step, sub[step] - 1))
@@ -172,8 +216,22 @@ def skeleton_from_plan_order(
                 b = bufs[name[: name.rindex(tag)]]
                 if tag == ".evict":
                     evict_at.setdefault(b, []).append(step)
+                    if name.endswith(".start"):
+                        device[b] = [
+                            int(x)
+                            for x in plan_graph.uses(int(i))
+                            if plan_graph.buffer_space[int(x)] == 0
+                        ]
+                        off.update(device[b])
                 elif name.endswith(".start"):
+                    if len(evict_at.get(b, ())) != 2:  # the copy back before the copy-out ends
+                        raise ScheduleError(
+                            f"{name} comes before {graph.buffer_names[b]}'s copy to the host "
+                            "is done: not a plan of this form"
+                        )
                     out_step, free_step = evict_at.pop(b)
+                    for x in device.pop(b, []):
+                        off.discard(x)
                     rank[step] = rank.get(step, 0) + 1
                     cands.append(Evict(b, out_step, free_step, step, rank[step] - 1))
     return Skeleton(tuple(main), tuple(cands)), list(range(len(cands)))

@@ -76,6 +76,7 @@ from cpsched.cp.joint.problem import (
     JointProblem,
     PlanTiming,
     build_joint_problem,
+    copy_out_before_back,
     plan_costs,
     skeleton_from_plan_order,
     time_plan,
@@ -452,7 +453,8 @@ def _reordered(prob: JointProblem, plan: Plan, bud, seconds: float, common) -> P
         time_limit=seconds,
         **common,
     )
-    skeleton, active = skeleton_from_plan_order(g, pg, s.order)
+    order = copy_out_before_back(pg, s.order)
+    skeleton, active = skeleton_from_plan_order(g, pg, order)
     return _plan(prob, "cp-remat, then cp-overlap", skeleton, [active])
 
 
