@@ -12,7 +12,7 @@ from cpsched.core.graph import GraphBuilder
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cp.memory.problem import from_graph, project, window
 from cpsched.cp.memory.solve import solve
-from cpsched.cp.search.cuts import cut_op_bounds
+from cpsched.cp.search.cuts import cut_op_bounds, pair_bound
 
 
 def _graph(seed: int, n: int, symbolic: bool = False):
@@ -122,3 +122,22 @@ def test_cut_bound_proves_an_update_pile_up():
     s = solve(g, time_limit=5, workers=1)
     assert s.status == OPTIMAL
     assert int(s.lower_bound_bytes[0]) == int(s.peak_bytes[0]) == 10 * (k + 1) + 1
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pair_bound_is_below_the_brute_force_optimum(seed):
+    """The pair case split never exceeds the best order's peak, and never falls below the
+    single cut bound."""
+    g = _graph(300 + seed, 8)
+    p = from_graph(g, static())
+    opt = min(int(p.peak(o)[0]) for o in _orders(p.preds))
+    b, tried = pair_bound(p, top=8)
+    assert int(p.cut_lower_bounds.max()) <= b <= opt
+
+
+def test_pair_bound_is_stronger_than_the_cut_bound_somewhere():
+    raised = 0
+    for seed in range(40):
+        p = from_graph(_graph(300 + seed, 8), static())
+        raised += int(pair_bound(p, top=8)[0] > int(p.cut_lower_bounds.max()))
+    assert raised >= 2

@@ -22,6 +22,9 @@ minimum s-t cut (Picard 1976): one max-flow per op and scenario.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+
 import numpy as np
 from ortools.graph.python import max_flow
 
@@ -30,85 +33,164 @@ from cpsched.cp.memory.problem import Problem
 # Above this many ops the cut bounds are not computed (one max-flow per op and scenario:
 # 0.1 s at 250 ops, 1.5 s at 1,000, growing about as n squared).
 CUT_MAX_OPS = 1500
+# Ops (largest single cut bounds first) among which ``pair_bound`` splits on pairs.
+PAIR_TOP_OPS = 40
+INF = 1 << 62
+
+
+class CutBounds:
+    """The minimum-cut bound of op ``v``'s step, optionally with more ops forced into or out
+    of the downset ``D`` (for case splits on the relative order of two ops)."""
+
+    def __init__(self, p: Problem) -> None:
+        n, nb = p.n, p.nb
+        self.p = p
+        self.selfanc = p.anc | np.eye(n, dtype=bool)
+        self.selfdesc = p.desc | np.eye(n, dtype=bool)
+        defs = np.asarray(p.buf_def, dtype=np.int64)
+        self.defs = defs
+        bufs, users = p.user_pairs
+        has_users = np.zeros(nb, dtype=bool)
+        has_users[bufs] = True
+        self.outs = outs = np.asarray(p.buf_out, dtype=bool)
+        # buffers that can be live at a step other than their own def's: needed after it
+        self.counted = has_users | outs
+        # buffers each op touches (uses or defines): live at its step (see ``late``)
+        touch_ops = np.concatenate([users, defs[defs >= 0]])
+        touch_bufs = np.concatenate([bufs, np.flatnonzero(defs >= 0)])
+        key = np.unique(touch_ops * max(nb, 1) + touch_bufs)
+        self.t_ops, self.t_bufs = key // max(nb, 1), key % max(nb, 1)
+        self.t_ptr = np.searchsorted(self.t_ops, np.arange(n + 1))
+        # node ids: ops 0..n-1, buffers n..n+nb-1, source n+nb, sink n+nb+1
+        self.src, self.snk = n + nb, n + nb + 1
+        prec_t = np.fromiter((v for v, ps in enumerate(p.preds) for _ in ps), dtype=np.int64)
+        prec_h = np.fromiter((u for ps in p.preds for u in ps), dtype=np.int64)
+        # y_b <= x_user, and y_b <= x_def (users follow the def in a graph; kept explicit so
+        # that in a relaxation a buffer whose users are not after its def earns nothing)
+        prof_all = self.counted & ~outs  # buffers no longer live once all users are in D
+        sel = prof_all[bufs]
+        with_def = prof_all & (defs >= 0)
+        self.inf_t = np.concatenate([prec_t, n + bufs[sel], n + np.flatnonzero(with_def)])
+        self.inf_h = np.concatenate([prec_h, users[sel], defs[with_def]])
+
+    def value(
+        self, v: int, s: int = 0, into: Sequence[int] = (), out_of: Sequence[int] = ()
+    ) -> int | None:
+        """Least usage at ``v``'s step over downsets holding ``v``, its ancestors and the
+        ops ``into`` (with their ancestors), and none of ``v``'s descendants nor of the ops
+        ``out_of`` (with their descendants); None when no such downset exists.
+        ``floor`` is not included."""
+        p, n, defs, outs = self.p, self.p.n, self.defs, self.outs
+        size = p.sizes[s].astype(np.int64)
+        inf = int(size.sum()) + 1
+        forced_in = self.selfanc[[v, *into]].any(axis=0)
+        forced_out = self.selfdesc[list(out_of)].any(axis=0) | p.desc[v]
+        if (forced_in & forced_out).any():
+            return None
+        tb = self.t_bufs[self.t_ptr[v] : self.t_ptr[v + 1]]
+        # a buffer v uses is live at v's step if it is defined at or before it; in a
+        # relaxation its def may be unordered with v: then it is live iff its def is in D
+        late = tb[(defs[tb] >= 0) & ~self.selfanc[v, np.maximum(defs[tb], 0)]]
+        live_const = int(size[tb].sum()) - int(size[late].sum())
+        free = self.counted & (size > 0)
+        free[tb] = False
+        # x_def costs size (the buffer becomes live); y_b earns it back when no longer
+        # needed after D; live-from-start buffers pay their size whatever D is
+        d_sel = free & (defs >= 0)
+        w_op = np.bincount(defs[d_sel], weights=size[d_sel], minlength=n).astype(np.int64)
+        np.add.at(w_op, defs[late], size[late])
+        c0 = int(size[free & (defs < 0)].sum())
+        prof = np.where(free & ~outs, size, 0)
+        f_in, f_out = np.flatnonzero(forced_in), np.flatnonzero(forced_out)
+        wo, pb = np.flatnonzero(w_op > 0), np.flatnonzero(prof > 0)
+        src, snk = self.src, self.snk
+        tails = np.concatenate(
+            [self.inf_t, wo, np.full(pb.size, src), np.full(f_in.size, src), f_out]
+        )
+        heads = np.concatenate(
+            [self.inf_h, np.full(wo.size, snk), n + pb, f_in, np.full(f_out.size, snk)]
+        )
+        caps = np.concatenate(
+            [
+                np.full(self.inf_t.size, inf),
+                w_op[wo],
+                prof[pb],
+                np.full(f_in.size + f_out.size, inf),
+            ]
+        )
+        m = max_flow.SimpleMaxFlow()
+        m.add_arcs_with_capacity(
+            tails.astype(np.int32), heads.astype(np.int32), caps.astype(np.int64)
+        )
+        if m.solve(src, snk) != m.OPTIMAL:
+            return 0  # a solver failure gives no bound (0 is one); None means infeasible
+        cut = int(m.optimal_flow()) - int(prof.sum()) + c0
+        return int(p.base[s]) + int(p.transient[s, v]) + live_const + cut
 
 
 def cut_op_bounds(p: Problem) -> np.ndarray:
     """``[S, n]``: a lower bound on the usage at op v's step in every order of ``p``
     (``floor`` not included); never below ``p.op_lower_bounds``."""
-    n, nb, S = p.n, p.nb, p.n_scenarios
     out = p.op_lower_bounds.astype(np.int64).copy()
-    if n == 0:
+    if p.n == 0:
         return out
-    anc, desc = p.anc, p.desc
-    selfanc = anc | np.eye(n, dtype=bool)
-    defs = np.asarray(p.buf_def, dtype=np.int64)
-    bufs, users = p.user_pairs
-    has_users = np.zeros(nb, dtype=bool)
-    has_users[bufs] = True
-    outs = np.asarray(p.buf_out, dtype=bool)
-    # buffers that can be live at a step other than their own def's: needed after it
-    counted = has_users | outs
-    # buffers each op touches (uses or defines): live at its step whatever D is
-    touch_ops = np.concatenate([users, defs[defs >= 0]])
-    touch_bufs = np.concatenate([bufs, np.flatnonzero(defs >= 0)])
-    key = np.unique(touch_ops * max(nb, 1) + touch_bufs)
-    t_ops, t_bufs = key // max(nb, 1), key % max(nb, 1)
-    t_ptr = np.searchsorted(t_ops, np.arange(n + 1))
-    # node ids: ops 0..n-1, buffers n..n+nb-1, source n+nb, sink n+nb+1
-    src, snk = n + nb, n + nb + 1
-    prec_t = np.fromiter((v for v, ps in enumerate(p.preds) for _ in ps), dtype=np.int64)
-    prec_h = np.fromiter((u for ps in p.preds for u in ps), dtype=np.int64)
-    # y_b <= x_user, and y_b <= x_def (users follow the def; kept explicit so that a buffer
-    # whose users are not ordered after its def cannot earn a negative cost)
-    prof_all = counted & ~outs  # buffers whose liveness ends once all users are in D
-    sel = prof_all[bufs]
-    yb_t = np.concatenate([n + bufs[sel], n + np.flatnonzero(prof_all & (defs >= 0))])
-    yb_h = np.concatenate([users[sel], defs[prof_all & (defs >= 0)]])
-    inf_t = np.concatenate([prec_t, yb_t])
-    inf_h = np.concatenate([prec_h, yb_h])
-    for s in range(S):
-        size = p.sizes[s].astype(np.int64)
-        inf = int(size.sum()) + 1
-        for v in range(n):
-            tb = t_bufs[t_ptr[v] : t_ptr[v + 1]]
-            # a buffer v uses is live at v's step if it is defined at or before it; in a
-            # relaxation its def may be unordered with v: then it is live iff its def is in D
-            late = tb[(defs[tb] >= 0) & ~selfanc[v, np.maximum(defs[tb], 0)]]
-            live_const = int(size[tb].sum()) - int(size[late].sum())
-            free = counted & (size > 0)
-            free[tb] = False
-            # x_def costs size (the buffer becomes live); y_b earns it back when not needed
-            # after D; live-from-start buffers pay their size whatever D is
-            d_sel = free & (defs >= 0)
-            w_op = np.bincount(defs[d_sel], weights=size[d_sel], minlength=n).astype(np.int64)
-            np.add.at(w_op, defs[late], size[late])
-            c0 = int(size[free & (defs < 0)].sum())
-            prof = np.where(free & ~outs, size, 0)
-            forced_in = np.flatnonzero(anc[v])
-            forced_out = np.flatnonzero(desc[v])
-            wo = np.flatnonzero(w_op > 0)
-            pb = np.flatnonzero(prof > 0)
-            tails = np.concatenate(
-                [inf_t, wo, np.full(pb.size, src), np.full(forced_in.size + 1, src), forced_out]
-            )
-            heads = np.concatenate(
-                [inf_h, np.full(wo.size, snk), n + pb, forced_in, [v], np.full(forced_out.size, snk)]
-            )
-            caps = np.concatenate(
-                [
-                    np.full(inf_t.size, inf),
-                    w_op[wo],
-                    prof[pb],
-                    np.full(forced_in.size + 1 + forced_out.size, inf),
-                ]
-            )
-            m = max_flow.SimpleMaxFlow()
-            m.add_arcs_with_capacity(
-                tails.astype(np.int32), heads.astype(np.int32), caps.astype(np.int64)
-            )
-            if m.solve(src, snk) != m.OPTIMAL:
-                continue  # keep the forced-live bound
-            cut = int(m.optimal_flow()) - int(prof.sum()) + c0
-            val = int(p.base[s]) + int(p.transient[s, v]) + live_const + cut
-            out[s, v] = max(out[s, v], val)
+    cb = CutBounds(p)
+    for s in range(p.n_scenarios):
+        for v in range(p.n):
+            val = cb.value(v, s)
+            if val is not None:
+                out[s, v] = max(out[s, v], val)
     return out
+
+
+def pair_bound(
+    p: Problem,
+    *,
+    s: int = 0,
+    upper: float = float("inf"),
+    deadline: float = float("inf"),
+    top: int = PAIR_TOP_OPS,
+    max_pairs: int | None = None,
+) -> tuple[int, int]:
+    """A peak bound from case splits on the order of two unordered ops ``u``, ``v``.
+
+    If ``u`` runs before ``v``, the downset at ``v``'s step holds ``u`` and the one at
+    ``u``'s step lacks ``v``; else the reverse. So every order's peak is at least
+    ``min(max(C_v[u in], C_u[v out]), max(C_v[u out], C_u[v in]))``, which is never below
+    ``max(C_u, C_v)`` and often above. Pairs are taken among the ``top`` ops with the
+    largest single cut bounds, most promising first, until ``deadline`` (wall clock) or
+    ``max_pairs``. Returns ``(bound, pairs tried)``; ``floor`` is not included.
+    """
+    base = p.cut_lower_bounds[s]
+    best = int(base.max()) if p.n else 0
+    if p.n < 2:
+        return best, 0
+    cb = CutBounds(p)
+    cand = [int(v) for v in np.argsort(-base, kind="stable")[:top]]
+    comp = p.comparable
+    pairs = [
+        (int(base[u]) + int(base[v]), u, v)
+        for i, v in enumerate(cand)
+        for u in cand[i + 1 :]
+        if not comp[u, v]
+    ]
+    pairs.sort(key=lambda x: -x[0])
+    tried = 0
+    for _, u, v in pairs:
+        if best >= upper or (max_pairs is not None and tried >= max_pairs):
+            break
+        if time.perf_counter() > deadline:
+            break
+        tried += 1
+        # case u before v, then v before u; a case that cannot beat ``best`` ends the pair
+        # (None: the case is impossible)
+        a, b = cb.value(v, s, into=[u]), cb.value(u, s, out_of=[v])
+        first = INF if a is None or b is None else max(a, b)
+        if first <= best:
+            continue
+        c, d = cb.value(v, s, out_of=[u]), cb.value(u, s, into=[v])
+        second = INF if c is None or d is None else max(c, d)
+        val = min(first, second)
+        if val < INF:
+            best = max(best, val)
+    return best, tried
