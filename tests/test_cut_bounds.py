@@ -141,3 +141,21 @@ def test_pair_bound_is_stronger_than_the_cut_bound_somewhere():
         p = from_graph(_graph(300 + seed, 8), static())
         raised += int(pair_bound(p, top=8)[0] > int(p.cut_lower_bounds.max()))
     assert raised >= 2
+
+
+def test_module_bound_uses_the_cuts():
+    """The module bound (what ``cpsched schedule`` reports for HLO) takes the entry's cut
+    bound: on our CNN training step it rises above the forced-live bound, and stays at or
+    below the peak of the module's own orders."""
+    from pathlib import Path
+
+    from cpsched.analysis.memory import lower_bound
+    from cpsched.heuristics.module import input_orders, module_lower_bound, module_peak
+    from cpsched.readers.hlo.convert import HloConverter, read_hlo_module
+
+    path = Path(__file__).resolve().parents[1] / "models" / "hlo" / "cnn_train.hlo"
+    m = read_hlo_module(str(path))
+    lb = int(module_lower_bound(m)[0])
+    g = HloConverter(m).graph(m.entry.name)
+    assert lb > int(lower_bound(g)[0])
+    assert lb <= int(module_peak(m, input_orders(m))[0])
