@@ -541,13 +541,13 @@ def solve_scalar(
         det = ctx.cfg.deterministic
         tl = PAIR_SHARE * left()
         ctx.spend(tl)
-        pb, tried = pair_bound(
+        pair, tried = pair_bound(
             p,
             upper=best_cost,
             deadline=float("inf") if det else time.perf_counter() + tl,
             max_pairs=PAIR_DET_PAIRS if det else None,
         )
-        pb = max(float(pb), float(p.floor[0]))
+        pb = max(float(pair), float(p.floor[0]))
         if pb > bound:
             bound = pb
             ctx.report(disp(best_cost), disp(bound), "pairs")
