@@ -12,7 +12,7 @@ from cpsched.core.graph import GraphBuilder
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cp.memory.problem import from_graph, project, window
 from cpsched.cp.memory.solve import solve
-from cpsched.cp.search.cuts import cut_op_bounds, pair_bound
+from cpsched.cp.search.cuts import cut_op_bounds, order_split_bound, pair_bound
 
 
 def _graph(seed: int, n: int, symbolic: bool = False):
@@ -159,3 +159,18 @@ def test_module_bound_uses_the_cuts():
     g = HloConverter(m).graph(m.entry.name)
     assert lb > int(lower_bound(g)[0])
     assert lb <= int(module_peak(m, input_orders(m))[0])
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_order_split_over_every_op_is_the_optimum(seed):
+    """Split on the relative order of *all* ops: every downset is then fixed, so the bound
+    is the brute-force optimum exactly; over fewer ops it stays between the cut bound and
+    the optimum."""
+    g = _graph(400 + seed, 7 + seed % 2, symbolic=seed % 2 == 1)
+    sc = TWO if seed % 2 else static()
+    p = from_graph(g, sc)
+    for s in range(p.n_scenarios):
+        opt = min(int(p.usage(o)[s].max()) for o in _orders(p.preds))
+        assert order_split_bound(p, s=s, top=p.n)[0] == opt
+        b = order_split_bound(p, s=s, top=4)[0]
+        assert int(p.cut_lower_bounds[s].max()) <= b <= opt

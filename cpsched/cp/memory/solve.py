@@ -96,7 +96,7 @@ from cpsched.cp.runtime import (
 )
 from cpsched.cp.search import decompose as D
 from cpsched.cp.search.bounds import projection_bound
-from cpsched.cp.search.cuts import pair_bound
+from cpsched.cp.search.cuts import order_split_bound, pair_bound
 from cpsched.cp.search.exact import beam, best_first
 from cpsched.cp.search.greedy import greedy
 from cpsched.cp.search.lns import lns
@@ -117,10 +117,13 @@ CP_FULL_SHARE_OPS = 200
 # how many starting orders (the best ones, by the objective) the refinement tries.
 WINDOW_PATIENCE = 40
 WINDOW_STARTS = 3
-# Pair case splits (``cuts.pair_bound``): share of the bound phase's time, and the pairs
-# tried in deterministic mode (RLG n1000: 528 pairs in about 2 s)
+# Case splits (``cuts.order_split_bound`` for half, then ``cuts.pair_bound``): share of the
+# bound phase's time, and the pairs tried in deterministic mode (RLG n1000: 528 pairs in
+# about 2 s)
 PAIR_SHARE = 0.25
 PAIR_DET_PAIRS = 200
+# cuts of the order split over the top ops (``cuts.order_split_bound``) in deterministic mode
+SPLIT_DET_CUTS = 1000
 # Time of the per-op minimum-cut bounds, per op squared and scenario (layered graphs on a
 # loaded 2-core machine: 0.5 s at 500 ops, 1.9 s at 1,000), and the most of the time limit
 # they may take before the solve skips them
@@ -535,23 +538,30 @@ def solve_scalar(
         ctx.report(disp(best_cost), disp(bound), "cp-sat")
         if done():
             return _outcome(best, best_cost, bound, engine, proven)
-    # 4. lower bounds: case splits on pairs of ops (minimum cuts), then projections
+    # 4. lower bounds: case splits on the relative order of the ops with the largest cut
+    # bounds (minimum cuts), on pairs of them, then projections
     if use_bounds and p.n > 8 and sc.kind == "peak" and sc.coef is None and p.dense:
         t = time.perf_counter()
         det = ctx.cfg.deterministic
         tl = PAIR_SHARE * left()
         ctx.spend(tl)
+        split, cuts = order_split_bound(
+            p,
+            upper=best_cost,
+            deadline=float("inf") if det else time.perf_counter() + tl / 2,
+            max_cuts=SPLIT_DET_CUTS if det else None,
+        )
         pair, tried = pair_bound(
             p,
             upper=best_cost,
-            deadline=float("inf") if det else time.perf_counter() + tl,
+            deadline=float("inf") if det else t + tl,
             max_pairs=PAIR_DET_PAIRS if det else None,
         )
-        pb = max(float(pair), float(p.floor[0]))
+        pb = max(float(split), float(pair), float(p.floor[0]))
         if pb > bound:
             bound = pb
             ctx.report(disp(best_cost), disp(bound), "pairs")
-        note("pairs", t, tried=tried, bound=bound)
+        note("pairs", t, split=split, cuts=cuts, pair=pair, tried=tried, bound=bound)
         if done():
             return _outcome(best, best_cost, bound, engine, proven)
     if use_bounds and p.n > 8:
