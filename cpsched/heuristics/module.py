@@ -38,6 +38,8 @@ from cpsched.analysis.validate import validate_order
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.core.units import format_bytes
+from cpsched.cp.memory.problem import from_graph
+from cpsched.cp.search.cuts import CUT_MAX_OPS
 from cpsched.readers.hlo.convert import HloConverter, call_contexts, scheduled_computations
 from cpsched.readers.hlo.parser import HloModule
 
@@ -270,7 +272,14 @@ def module_lower_bound(module: HloModule, scenarios: Scenarios | None = None) ->
             b = conv.excess_lower_bound(name, bounds)
             bounds[name] = 0 if b is None else max(0, b)
     g = conv.graph(entry)
-    return lower_bound(g.with_(transient=conv.callee_transients(g, bounds)), sc)
+    g = g.with_(transient=conv.callee_transients(g, bounds))
+    lb = lower_bound(g, sc)
+    # the entry's minimum-cut bound (``cpsched.cp.search.cuts``) with those transients: as
+    # sound for the module as the forced-live one, and far stronger where parameters and
+    # their updates must pile up (an optimizer step); skipped on large entries (its cost)
+    if 0 < g.n_ops <= CUT_MAX_OPS:
+        lb = np.maximum(lb, from_graph(g, sc).lower_bound)
+    return lb
 
 
 def _peaks(g: Graph, order: Sequence[int], sc: Scenarios) -> np.ndarray:

@@ -220,11 +220,22 @@ class Problem:
         return lb + self.transient + self.base[:, None]
 
     @cached_property
+    def cut_lower_bounds(self) -> np.ndarray:
+        """``[S, n]`` bytes live at op v's step in every order, from one minimum cut per op
+        (``cpsched.cp.search.cuts``); never below ``op_lower_bounds``. Above
+        ``CUT_MAX_OPS`` ops it is ``op_lower_bounds``."""
+        from cpsched.cp.search.cuts import CUT_MAX_OPS, cut_op_bounds
+
+        if not self.dense or self.n > CUT_MAX_OPS:
+            return self.op_lower_bounds
+        return cut_op_bounds(self)
+
+    @cached_property
     def lower_bound(self) -> np.ndarray:
         """``[S]`` a peak no order can beat (``floor`` included)."""
         if self.n == 0:
             return self.floor.copy()
-        lb = np.maximum(self.op_lower_bounds.max(axis=1), self.floor)
+        lb = np.maximum(self.cut_lower_bounds.max(axis=1), self.floor)
         # everything defined before the problem is live at step 0, everything needed after
         # it at the last step
         first = self.base + self.sizes[:, self.buf_def < 0].sum(axis=1)
