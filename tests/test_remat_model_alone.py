@@ -29,10 +29,10 @@ from cpsched.remat.plan import (
     PlanError,
     Regen,
     Skeleton,
-    TransferModel,
     inplace_writers,
     materialize,
     plan_time,
+    recomputable_ops,
     replay,
 )
 
@@ -125,7 +125,7 @@ def evict_choices(spec):
 
 def every_plan(spec):
     """Every skeleton (with its active list) of the spec's candidate space."""
-    g, order = spec.graph, spec.order
+    order = spec.order
     pos = {v: t for t, v in enumerate(order)}
     cc = clone_choices(spec, pos)
     ec = evict_choices(spec)
@@ -273,11 +273,18 @@ def rebuild(g0, *, transient=None, size=None, live_out_read=False):
             users=[int(u) for u in g0.buffer_users(j)],
             live_out=bool(g0.buffer_live_out[j]),
         )
-    b.original_order = list(range(n))
+    if live_out_read:
+        b.add_op("z", "op", attrs={"duration": 1.0})
+        # ... and every buffer no op reads, so that it comes last
+        for j in range(g0.n_buffers):
+            if g0.buffer_live_out[j] or not len(g0.buffer_users(j)):
+                b.add_buffer_user(j, n)
+        b.add_buffer(n, 1, live_out=True)
+    b.original_order = list(range(n + int(live_out_read)))
     return b.build()
 
 
-def with_transients(n, seed):
+def with_transients(n, seed, live_out_read=False):
     """``weighted_dag(n, seed)`` with transient bytes on every other op (clonable ones
     included), of the order of a buffer, and 1 byte on op 1."""
     g0 = weighted_dag(n, seed)
@@ -288,13 +295,15 @@ def with_transients(n, seed):
         transient=lambda i: (
             1 if i == 1 else (int(rng.integers(1, max(sizes) + 1)) if i % 2 == 0 else 0)
         ),
+        live_out_read=live_out_read,
     )
 
 
-@pytest.mark.parametrize("seed", [0, 2, 3, 5])
-def test_clone_model_with_transients_matches_brute_force(seed):
-    """Transient bytes at the main op's slot and at each present clone's slot."""
-    g = with_transients(6, seed)
+@pytest.mark.parametrize("seed,unit", [(0, False), (2, False), (3, False), (5, False), (0, True)])
+def test_clone_model_with_transients_matches_brute_force(seed, unit):
+    """Transient bytes at the main op's slot and at each present clone's slot (``unit``:
+    1 byte on every op)."""
+    g = rebuild(weighted_dag(6, seed), transient=lambda i: 1) if unit else with_transients(6, seed)
     order = g.default_order()
     pk = int(simulate(g, order).peak[0])
     lb = int(min_memory_bound(g, None, order)[0][0])
@@ -427,3 +436,87 @@ def test_one_copy_stream_holds_each_copy_at_least_one_tick():
     assert st == "OPTIMAL"
     peaks, added = check_decoded(spec, sk, active, tr)
     assert peaks[0] <= 410 and added[0] <= obj
+
+
+def two_scenarios(g, budget, *, regen, dom, ev=None, transfer=None):
+    """Scenario ``a`` (every size times 0: nothing to do) then ``b`` (times 1), weights 1 and
+    3: the model's optimum is 3 x ``b``'s alone, ``a`` has no candidate active."""
+    sc = Scenarios(("a", "b"), ("s",), np.array([[0], [1]]), np.array([0.25, 0.75]))
+    one = Scenarios(("b",), ("s",), np.array([[1]]), np.ones(1))
+    kw = dict(regen=regen, dom=dom, ev=ev, transfer=transfer)
+    want = least(
+        brute_force(make_spec(g, g.default_order(), budget, sc=one, **kw), transfer, one), budget
+    )
+    assert want is not None and want > 0
+    spec = make_spec(g, g.default_order(), [1, budget], sc=sc, weights=[1, 3], **kw)
+    st, obj, sk, active, _ = solve_model(spec)
+    assert st == "OPTIMAL" and obj == 3 * want
+    assert active[0] == []
+    peaks, added = check_decoded(spec, sk, active, transfer, sc)
+    assert peaks[1] <= budget and added == [0.0, want]
+
+
+@pytest.mark.parametrize("seed", [0, 3, 6])
+def test_two_scenarios_clone_model_alone(seed):
+    g0 = weighted_dag(6, seed)
+    sizes = g0.sizes(static())[0]
+    g = rebuild(g0, size=lambda j, sz: f"{int(sizes[j])}*s")
+    order = g.default_order()
+    pk = int(simulate(g0, order).peak[0])
+    lb = int(min_memory_bound(g0, None, order)[0][0])
+    budget = lb + (pk - lb) // 2
+    regen, dom, _ = candidates(g0, budget)
+    two_scenarios(g, budget, regen=regen, dom=dom)
+
+
+def test_two_scenarios_eviction_model_alone():
+    g0 = train_chain(3, 100, 1.0, fw_dur=lambda i: 2.0 + i)
+    g = train_chain(3, sym="100*s", fw_dur=lambda i: 2.0 + i)
+    tr = CeilTransfer(25, 1)
+    budget = int(simulate(g0, g0.default_order()).peak[0]) - 100
+    regen, dom, ev = candidates(g0, budget, tr)
+    two_scenarios(g, budget, regen=regen, dom=dom, ev=ev, transfer=tr)
+
+
+def joint_brute_force(g, orders, budget, dur, clon):
+    """Least clone time over every order and every placement of at most one clone of each
+    op of ``clon`` (clones of one step in the order of their ops' positions), or None."""
+    n, best = g.n_ops, None
+    for order in orders:
+        pos = {v: t for t, v in enumerate(order)}
+        for pick in itertools.product(*[[None, *range(pos[v] + 1, n)] for v in clon]):
+            cands = tuple(Regen(v, t, pos[v]) for v, t in zip(clon, pick) if t is not None)
+            try:
+                events = materialize(g, Skeleton(tuple(order), cands))
+            except PlanError:
+                continue
+            if replay(g, events, budget=budget).errors:
+                continue
+            cost = float(plan_time(g, events, dur).recompute[0])
+            best = cost if best is None else min(best, cost)
+    return best
+
+
+@pytest.mark.parametrize("n,seed,skip_first", [(5, 10, False), (6, 2, False), (6, 2, True)])
+def test_joint_model_alone_matches_brute_force(n, seed, skip_first):
+    """Order and clones together (no order fixed), with transients and a program output
+    that the last op reads again: the least clone time over every order and clone
+    placement, and the decoded plan replays to it. ``skip_first``: op 0 is not a clone
+    candidate, so clones read a buffer that has one copy and a variable retention end."""
+    from helpers import all_topological_orders
+
+    g = with_transients(n, seed, live_out_read=True)
+    orders = list(all_topological_orders(g))
+    assert all(o[-1] == n for o in orders)  # the reader of the program output is last
+    best_peak = min(int(simulate(g, o).peak[0]) for o in orders)
+    budget = max(int(min_memory_bound(g)[0][0]), best_peak - 1)
+    dur = np.array([[g.attrs(i)["duration"] for i in range(g.n_ops)]])
+    clon = [int(v) for v in np.flatnonzero(recomputable_ops(g)) if not (skip_first and v == 0)]
+    want = joint_brute_force(g, orders, budget, dur, clon)
+    assert want is not None and want > 0
+    spec = make_spec(g, g.default_order(), budget, regen=clon)
+    spec.order = None
+    st, obj, sk, active, _ = solve_model(spec)
+    assert st == "OPTIMAL" and obj == want
+    peaks, added = check_decoded(spec, sk, active)
+    assert peaks[0] <= budget and added[0] == want
