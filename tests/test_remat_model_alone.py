@@ -520,3 +520,44 @@ def test_joint_model_alone_matches_brute_force(n, seed, skip_first):
     assert st == "OPTIMAL" and obj == want
     peaks, added = check_decoded(spec, sk, active)
     assert peaks[0] <= budget and added[0] == want
+
+
+def test_two_scenarios_peak_model_alone():
+    """Peak objective, scenario ``a`` of zero sizes (weight 1) and ``b`` (weight 3): the
+    optimum is 3 x ``b``'s least peak under the cap, ``a`` adds nothing."""
+    g0 = with_transients(6, 0)
+    sizes = g0.sizes(static())[0]
+    trans = g0.transient_bytes(static())[0]
+    g = rebuild(
+        g0, size=lambda j, sz: f"{int(sizes[j])}*s", transient=lambda i: f"{int(trans[i])}*s"
+    )
+    sc = Scenarios(("a", "b"), ("s",), np.array([[0], [1]]), np.array([0.25, 0.75]))
+    one = Scenarios(("b",), ("s",), np.array([[1]]), np.ones(1))
+    regen, dom, _ = candidates(g0, int(simulate(g0, g0.default_order()).peak[0]) - 1)
+    kw = dict(regen=regen, dom=dom, objective="peak")
+    rows = brute_force(make_spec(g, g.default_order(), None, sc=one, **kw), None, one)
+    cap = sorted({float(a[0]) for a, _ in rows})[1]
+    want = min(int(p[0]) for a, p in rows if a[0] <= cap)
+    spec = make_spec(
+        g, g.default_order(), None, sc=sc, weights=[1, 3], overhead_cap=[0, int(cap)], **kw
+    )
+    st, obj, sk, active, _ = solve_model(spec)
+    assert st == "OPTIMAL" and obj == 3 * want
+    peaks, added = check_decoded(spec, sk, active, None, sc)
+    assert peaks == [0, want] and added[1] <= cap
+
+
+@pytest.mark.parametrize("bw", [100, 25])
+def test_eviction_with_one_slot_per_step_prefetches_at_the_next_read(bw):
+    """One slot per step (no clone slots): on this chain every plan under the budget brings
+    the buffer back only before its next reader, whose slot is then the prefetched copy's
+    only one."""
+    g = train_chain(3, 100, 1.0, fw_dur=lambda i: 2.0 + i)
+    tr = CeilTransfer(bw, 2)
+    order = g.default_order()
+    budget = int(simulate(g, order).peak[0]) - 100
+    _, _, ev = candidates(g, budget, tr)
+    spec = make_spec(g, order, budget, ev=ev, transfer=tr, G=1)
+    assert_model_is_the_brute_force(spec, budget, tr)
+    st, _, sk, _, _ = solve_model(spec)
+    assert [c.in_step for c in sk.candidates] == [ev[0][1]]
