@@ -561,3 +561,62 @@ def test_eviction_with_one_slot_per_step_prefetches_at_the_next_read(bw):
     assert_model_is_the_brute_force(spec, budget, tr)
     st, _, sk, _, _ = solve_model(spec)
     assert [c.in_step for c in sk.candidates] == [ev[0][1]]
+
+
+def crossing():
+    """``a`` (100 B) is off the device over ``h1`` (50 B transient) and back for ``v``; ``b``
+    (100 B) is copied out after ``v`` and off over ``h3`` (320 B transient): under 410 B
+    both must be. ``a``'s copy-in (before step 5, at 6) overlaps ``b``'s copy-out (issued
+    at 7)."""
+    b = GraphBuilder("crossing")
+    for name, ins, d, tr in [
+        ("a", [], 1, 0),
+        ("b", [], 1, 0),
+        ("u", ["a", "b"], 1, 0),
+        ("f", ["u"], 2, 0),
+        ("h1", ["f"], 1, 50),
+        ("v", ["a", "h1", "b"], 1, 0),
+        ("g", ["v"], 2, 0),
+        ("h3", ["g"], 2, 320),
+        ("w", ["b", "h3"], 1, 0),
+    ]:
+        b.add_op(name, "op", operands=ins, attrs={"duration": float(d)}, transient=tr)
+    for name, size, users in [
+        ("a", 100, ["u", "v"]),
+        ("b", 100, ["u", "v", "w"]),
+        ("u", 10, ["f"]),
+        ("f", 10, ["h1"]),
+        ("h1", 200, ["v"]),
+        ("v", 10, ["g"]),
+        ("g", 10, ["h3"]),
+        ("h3", 10, ["w"]),
+    ]:
+        b.add_buffer(name, size, users=users)
+    b.add_buffer("w", 10, live_out=True)
+    b.original_order = list(range(9))
+    return b.build()
+
+
+@pytest.mark.parametrize("streams", [1, 2])
+def test_one_shared_copy_stream_serializes_copy_in_and_copy_out(streams):
+    """Copies of 2 time units. Two engines: ``a`` comes back over [6, 8) (2 exposed at
+    step 5), ``b`` goes out over [7, 9), done as step 7 starts, and comes back before step 8
+    (2 exposed): 4. One shared stream: ``b``'s copy-out waits for ``a``'s copy-in, is done
+    at 10, after step 7 starts, so the model has no plan."""
+    from cpsched.heuristics.remat import eviction_windows
+
+    g = crossing()
+    order = g.default_order()
+    tr = CeilTransfer(50, streams)
+    dur = np.array([[g.attrs(i)["duration"] for i in range(g.n_ops)]])
+    tau = tr.times(g.sizes(static())).max(axis=0)
+    ev = eviction_windows(g, order, np.ones(g.n_ops, dtype=bool), dur, tau, 6)
+    assert ev[0][:2] == (2, 5) and ev[1][:2] == (5, 8)
+    spec = make_spec(g, order, 410, ev=ev, transfer=tr)
+    st, obj, sk, active, _ = solve_model(spec)
+    if streams == 1:
+        assert st == "INFEASIBLE"
+        return
+    assert st == "OPTIMAL" and obj == 4
+    peaks, added = check_decoded(spec, sk, active, tr)
+    assert peaks[0] <= 410 and added[0] <= obj
