@@ -620,3 +620,44 @@ def test_one_shared_copy_stream_serializes_copy_in_and_copy_out(streams):
     assert st == "OPTIMAL" and obj == 4
     peaks, added = check_decoded(spec, sk, active, tr)
     assert peaks[0] <= 410 and added[0] <= obj
+
+
+def test_joint_model_holds_an_unread_program_input_until_its_parameter_op():
+    """A program input no op reads (as large as the budget) stays until its parameter op
+    has run (so the plan says, and the replay checks): the joint model puts that op first,
+    and its optimum is the brute force's (it used to free the input at once wherever the
+    op ran, and its plan replayed over the budget)."""
+    from helpers import all_topological_orders
+
+    g0 = weighted_dag(5, 10)
+    budget = min(int(simulate(g0, o).peak[0]) for o in all_topological_orders(g0)) - 1
+    b = GraphBuilder("unread-input")
+    for i in range(g0.n_ops):
+        b.add_op(
+            g0.op_names[i],
+            "op",
+            operands=[int(x) for x in g0.operands(i)],
+            attrs={"duration": g0.attrs(i)["duration"]},
+        )
+    prm = b.add_op("p", "parameter", attrs={"duration": 0.0})
+    b.add_buffer(prm, budget, live_in=True)
+    for j in range(g0.n_buffers):
+        b.add_buffer(
+            int(g0.buffer_def[j]),
+            g0.buffer_sizes[j],
+            users=[int(u) for u in g0.buffer_users(j)],
+            live_out=bool(g0.buffer_live_out[j]),
+        )
+    b.original_order = [prm, *range(g0.n_ops)]
+    g = b.build()
+    dur = np.array([[g.attrs(i)["duration"] for i in range(g.n_ops)]])
+    clon = [int(v) for v in np.flatnonzero(recomputable_ops(g))]
+    want = joint_brute_force(g, list(all_topological_orders(g)), budget, dur, clon)
+    assert want is not None and want > 0
+    spec = make_spec(g, g.default_order(), budget, regen=clon, G=2)
+    spec.order = None
+    st, obj, sk, active, _ = solve_model(spec)
+    assert st == "OPTIMAL" and obj == want
+    assert sk.order[0] == prm
+    peaks, added = check_decoded(spec, sk, active)
+    assert peaks[0] == budget and added[0] == want
