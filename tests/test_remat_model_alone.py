@@ -661,3 +661,18 @@ def test_joint_model_holds_an_unread_program_input_until_its_parameter_op():
     assert sk.order[0] == prm
     peaks, added = check_decoded(spec, sk, active)
     assert peaks[0] == budget and added[0] == want
+
+
+@pytest.mark.parametrize("objective", ["time", "peak"])
+def test_model_without_candidates_adds_nothing(objective):
+    """No clone or eviction candidate and an order within the budget: the model's added time
+    is 0 (time objective), and under a cap of 0 its least peak is the order's (peak)."""
+    g = weighted_dag(6, 0)
+    pk = int(simulate(g, g.default_order()).peak[0])
+    if objective == "time":
+        spec = make_spec(g, g.default_order(), pk)
+    else:
+        spec = make_spec(g, g.default_order(), None, objective="peak", overhead_cap=[0])
+    st, obj, sk, active, _ = solve_model(spec)
+    assert st == "OPTIMAL" and obj == (0 if objective == "time" else pk)
+    assert sk.candidates == () and check_decoded(spec, sk, active) == ([pk], [0.0])
