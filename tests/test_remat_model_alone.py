@@ -440,7 +440,8 @@ def test_one_copy_stream_holds_each_copy_at_least_one_tick():
 
 def two_scenarios(g, budget, *, regen, dom, ev=None, transfer=None):
     """Scenario ``a`` (every size times 0: nothing to do) then ``b`` (times 1), weights 1 and
-    3: the model's optimum is 3 x ``b``'s alone, ``a`` has no candidate active."""
+    3: the model's optimum is 3 x ``b``'s alone, ``a`` adds nothing (a free eviction there may
+    be on or off)."""
     sc = Scenarios(("a", "b"), ("s",), np.array([[0], [1]]), np.array([0.25, 0.75]))
     one = Scenarios(("b",), ("s",), np.array([[1]]), np.ones(1))
     kw = dict(regen=regen, dom=dom, ev=ev, transfer=transfer)
@@ -451,7 +452,6 @@ def two_scenarios(g, budget, *, regen, dom, ev=None, transfer=None):
     spec = make_spec(g, g.default_order(), [1, budget], sc=sc, weights=[1, 3], **kw)
     st, obj, sk, active, _ = solve_model(spec)
     assert st == "OPTIMAL" and obj == 3 * want
-    assert active[0] == []
     peaks, added = check_decoded(spec, sk, active, transfer, sc)
     assert peaks[1] <= budget and added == [0.0, want]
 
