@@ -284,4 +284,9 @@ def make_vars(spec: Spec) -> Vars:
             mdl.reads.setdefault(int(b), []).append((mdl.A0[w], None, (w, 0)))
             for k in range(1, int(mdl.K[w])):
                 mdl.reads[int(b)].append((mdl.R[w, k], mdl.P[w, k], (w, k)))
+    # a program input stays until its parameter op has run (the plan's rule, as the replay
+    # checks it): a "read" at that op's slot, which matters only for an input no op reads
+    for b in map(int, np.flatnonzero(g.buffer_live_in)):
+        d = int(g.buffer_def[b])
+        mdl.reads.setdefault(b, []).append((mdl.A0[d], None, (d, 0)))
     return mdl
