@@ -44,10 +44,20 @@ any plan (an order of the main ops with any number of clones, each timed and rep
   ``T_v`` is the least over the clone sets of the largest of these (a small CP-SAT model;
   its proven bound, times rounded down), and ``makespan >= ES_v + T_v``.
 
-Buffers a host round trip may serve (when the problem has a host link) leave the device
-at no compute cost here, so offload only weakens the bound. The bound is the largest over
-``v``; where no set of clones brings some ``v``'s step within the budget, no plan fits
-(``inf``).
+With a host link, a buffer a host round trip may serve can instead be on the host at
+``v``'s step. Its device copy was then freed before ``v`` by the copy-out's done, which
+waits for the copy: ``v`` starts no earlier than the copies to the host of all such
+buffers, one at a time on their stream, each from its op's earliest end (the one-machine
+bound with release dates). No clone of its op after ``v`` (else it counts as cloned), so
+every descendant of ``v`` that reads it reads a copy back issued after ``v``'s step: the
+copies back run one at a time from ``v``'s end, and after each the longest of its
+readers' tails (the reader and its descendants, or the reader's chain to a later
+transfer, the transfer and its done's tail) follows (Jackson's bound, all released at
+``v``'s end). The copies are timed as ``cpsched.cp.joint.problem.time_plan`` times them
+(a copy to the host: the link's latency only, as the simulator charges it today; a copy
+back: latency + bytes / bandwidth). The choice per buffer (kept, cloned, on the host) is
+one small CP-SAT model per ``v``, its proven bound. The bound is the largest over ``v``;
+where no choice brings some ``v``'s step within the budget, no plan fits (``inf``).
 """
 
 from __future__ import annotations
