@@ -41,15 +41,23 @@ from cpsched.core.errors import CpschedError  # noqa: E402
 from cpsched.core.scenarios import from_dim_specs, static  # noqa: E402
 from cpsched.cost.timeline import simulate_timeline  # noqa: E402
 from cpsched.cp.joint.bounds import memory_cut_bound, no_memory_bound  # noqa: E402
-from cpsched.cp.joint.problem import build_joint_problem, plan_costs, time_plan  # noqa: E402
+from cpsched.cp.joint.problem import (  # noqa: E402
+    build_joint_problem,
+    copy_out_before_back,
+    plan_costs,
+    skeleton_from_plan_order,
+    time_plan,
+)
 from cpsched.cp.joint.solve import solve_joint  # noqa: E402
 from cpsched.cp.overlap.problem import build_problem  # noqa: E402
 from cpsched.cp.overlap.solve import solve_overlap  # noqa: E402
 from cpsched.cp.remat.solve import solve_remat  # noqa: E402
 from cpsched.generators import transformer_parallel  # noqa: E402
 from cpsched.heuristics.common import convert_sync_collectives  # noqa: E402
+from cpsched.remat.replay import replay  # noqa: E402
 from cpsched.remat.rewrite import plan_to_graph  # noqa: E402
 from cpsched.remat.skeleton import Skeleton, materialize  # noqa: E402
+from cpsched.remat.timing import host_link  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 PROGRAMS = {
@@ -70,8 +78,12 @@ def load(name: str):
     return g, static()
 
 
-def one(name: str, fracs, limit: float, joint_limit: float, relax_limit: float) -> list[dict]:
+def one(
+    name: str, fracs, limit: float, joint_limit: float, relax_limit: float, evict: bool = False
+) -> list[dict]:
     g, sc = load(name)
+    # host offload (the device's PCIe link) for every method and the cut bound, or none
+    link = host_link(g, "h100") if evict else None
     least = api.schedule(g, scenarios=sc, time_limit=10).peak[sc.names[0]]
     base = build_problem(g, sc, reach=False)
     # the budget-free bound (every plan at every budget; cpsched.cp.joint.bounds): the
@@ -86,18 +98,19 @@ def one(name: str, fracs, limit: float, joint_limit: float, relax_limit: float) 
     rows = []
     for f in fracs:
         bud = np.array([int(f * least)])
-        prob = build_joint_problem(base, bud, None)
+        prob = build_joint_problem(base, bud, link)
         row: dict = {
             "program": name,
             "ops": g.n_ops,
             "least_peak": int(least),
             "frac": f,
             "budget": int(bud[0]),
+            "evict": evict,
             **free,
         }
         # the cut bound at this budget (every plan; inf: none fits)
         t0 = time.perf_counter()
-        cut, cut_info = memory_cut_bound(build_joint_problem(full, bud, None))
+        cut, cut_info = memory_cut_bound(build_joint_problem(full, bud, link))
         row["cut_bound"] = float(cut[0])
         row["cut_at"] = cut_info["cuts"][0]
         row["cut_s"] = time.perf_counter() - t0
@@ -109,19 +122,29 @@ def one(name: str, fracs, limit: float, joint_limit: float, relax_limit: float) 
         row["cp-overlap_s"] = time.perf_counter() - t0
         try:
             t0 = time.perf_counter()
-            r = solve_remat(g, sc, bud, durations=base.dur, time_limit=limit)
-            ev = materialize(g, r.skeleton, r.active[0])
+            r = solve_remat(
+                g, sc, bud, durations=base.dur, time_limit=limit, evict=evict, transfer=link
+            )
+            ev = r.events[0]
             t = time_plan(prob, ev, 0)
             row["cp-remat"] = (t.makespan, True)
             # order, remat, then overlap: cp-overlap on the plan written into the graph
             pg, porder = plan_to_graph(g, ev)
             o = solve_overlap(pg, sc, budget=bud, hint=porder, time_limit=limit)
             costs = plan_costs(prob, pg, 0)
-            tl = simulate_timeline(pg, o.order, costs, sc)
-            row["remat, then overlap"] = (
-                float(tl.makespan[0]),
-                bool(int(o.peak_bytes[0]) <= bud[0]),
-            )
+            if evict:
+                # a reader of a copy back depends on its start only: read the order back as
+                # a plan (as cp-joint does) so that it waits for the copy's done
+                sk, act = skeleton_from_plan_order(g, pg, copy_out_before_back(pg, o.order))
+                ev2 = materialize(g, sk, act)
+                rp = replay(g, ev2, budget=int(bud[0]))
+                row["remat, then overlap"] = (time_plan(prob, ev2, 0).makespan, not rp.errors)
+            else:
+                tl = simulate_timeline(pg, o.order, costs, sc)
+                row["remat, then overlap"] = (
+                    float(tl.makespan[0]),
+                    bool(int(o.peak_bytes[0]) <= bud[0]),
+                )
             row["cp-remat_s"] = time.perf_counter() - t0
         except CpschedError as e:
             row["cp-remat"] = (None, False)
@@ -129,7 +152,7 @@ def one(name: str, fracs, limit: float, joint_limit: float, relax_limit: float) 
             row["remat_error"] = str(e)
         t0 = time.perf_counter()
         try:
-            j = solve_joint(g, sc, bud, time_limit=joint_limit)
+            j = solve_joint(g, sc, bud, evict=evict, transfer=link, time_limit=joint_limit)
             n = sc.names[0]
             row["cp-joint"] = (j.info["makespan"][n], True)
             row["joint_status"] = j.status
@@ -275,6 +298,9 @@ def main() -> int:
     ap.add_argument("--points", type=int, default=20)
     ap.add_argument("--point-limit", type=float, default=20.0)
     ap.add_argument("--out")
+    ap.add_argument(
+        "--evict", action="store_true", help="allow host offload (the h100 PCIe link) everywhere"
+    )
     a = ap.parse_args()
     if a.frontier:
         text = frontier_run(a.frontier, a.points, a.point_limit)
@@ -283,7 +309,12 @@ def main() -> int:
         rows = []
         for name in a.programs.split(","):
             rows += one(
-                name, fracs, a.time_limit, a.joint_time_limit or 3 * a.time_limit, a.relax_limit
+                name,
+                fracs,
+                a.time_limit,
+                a.joint_time_limit or 3 * a.time_limit,
+                a.relax_limit,
+                a.evict,
             )
         text = (
             table(rows)

@@ -28,7 +28,7 @@ from cpsched.cp.joint.solve import solve_joint
 from cpsched.cp.overlap.problem import build_problem
 from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.generators import random_layered
-from cpsched.remat.policy import recomputable_ops
+from cpsched.remat.policy import evictable_buffers, recomputable_ops
 from cpsched.remat.replay import replay
 from cpsched.remat.rewrite import plan_to_graph
 from cpsched.remat.skeleton import Evict, PlanError, Regen, Skeleton, materialize
@@ -416,11 +416,16 @@ def far_use_across_a_collective():
     return g, Costs(op, {s: np.array([20.0])})
 
 
-def _least_makespan_one_clone(g, costs, budget):
+def _least_makespan_one_clone(g, costs, budget, transfer=None):
     """Brute force: every order, with no clone or one clone of a recomputable op at any
-    later step, replayed against the budget and timed with its transfers (None: none fits)."""
-    prob = build_joint_problem(build_problem(g, static(), costs=costs), np.array([budget]), None)
+    later step (or, with ``transfer``, one host round trip of an evictable buffer: every
+    copy-out, free and copy-back step), replayed against the budget and timed with its
+    transfers (None: none fits)."""
+    prob = build_joint_problem(
+        build_problem(g, static(), costs=costs), np.array([budget]), transfer
+    )
     best = None
+    n = g.n_ops
     for order in all_topological_orders(g):
         pos = {v: t for t, v in enumerate(order)}
         plans = [Skeleton(tuple(order))]
@@ -428,6 +433,14 @@ def _least_makespan_one_clone(g, costs, budget):
             plans += [
                 Skeleton(tuple(order), (Regen(int(v), t, pos[int(v)]),))
                 for t in range(pos[int(v)] + 1, g.n_ops)
+            ]
+        for x in np.flatnonzero(evictable_buffers(g)) if transfer is not None else ():
+            d = pos[int(g.buffer_def[x])]
+            plans += [
+                Skeleton(tuple(order), (Evict(int(x), o, f, i),))
+                for o in range(d + 1, n + 1)
+                for f in range(o, n + 1)
+                for i in range(f, n + 1)
             ]
         for sk in plans:
             try:
@@ -457,10 +470,13 @@ def test_cut_bound_is_exact_where_a_clone_cannot_hide():
     assert _least_makespan_one_clone(g, costs, 164) is None
     lb, info = memory_cut_bound(build_joint_problem(base, np.array([164]), None))
     assert lb[0] == np.inf and info["cuts"][0][0] == "w"
-    # offload would take x off the device at no compute cost: the bound drops to the chain
-    host = build_joint_problem(base, np.array([200]), TransferModel(1.0, 0.0))
+    # offload takes x off the device at no compute cost, but its copy back (100 units on
+    # this link) comes after z: the clone stays the best plan and the bound stays exact
+    slow = TransferModel(1.0, 0.0)
+    host = build_joint_problem(base, np.array([200]), slow)
     assert host.evict_buffers[g.buffer_names.index("x")]
-    assert memory_cut_bound(host)[0][0] == pytest.approx(51.0)
+    assert _least_makespan_one_clone(g, costs, 200, slow) == pytest.approx(52.0)
+    assert memory_cut_bound(host)[0][0] == pytest.approx(52.0)
 
 
 def clone_on_the_chain():
@@ -535,6 +551,87 @@ def test_cut_bound_against_brute_force_with_several_clones(n, seed):
     base = build_problem(g, static(), costs=(dur, {}))
     lb, _ = memory_cut_bound(build_joint_problem(base, np.array([budget]), None))
     assert dur.sum() - 1e-9 <= lb[0] <= dur.sum() + want + 1e-9
+
+
+# -- the cut bound with host offload ------------------------------------------------------
+
+
+def test_cut_bound_with_host_copies_is_exact_on_hand_cases():
+    """x now takes 5 units, so its clone costs more than a host round trip on a link of 50
+    bytes per unit (2 units back for x's 100 bytes). Far use across the collective: x is
+    on the host at z's step, its copy back after z delays w: 35 + z 10 + 2 + w 10 = 57
+    (the clone: 60). Clone on the chain: the copy back after v delays q and so the
+    transfer: 15 + v 10 + 2 + q 10 + 30 + z 10 = 77 (the clone: 80). With 4 units of
+    latency per copy the clone is the better plan again (60 and 80). Brute force (every
+    order, one clone or one round trip) and the bound agree on each."""
+    cases = (
+        (far_use_across_a_collective, 200, "z", (57.0, 60.0)),
+        (clone_on_the_chain, 203, "v", (77.0, 80.0)),
+    )
+    for make, budget, at, wants in cases:
+        g, costs = make()
+        costs.op[0, g.op_index("x")] = 5.0
+        base = build_problem(g, static(), costs=costs)
+        for link, want in zip((TransferModel(50.0, 0.0), TransferModel(50.0, 4.0)), wants):
+            assert _least_makespan_one_clone(g, costs, budget, link) == pytest.approx(want)
+            lb, info = memory_cut_bound(build_joint_problem(base, np.array([budget]), link))
+            assert lb[0] == pytest.approx(want) and info["cuts"][0][0] == at
+
+
+def far_uses(seed, n=6):
+    """A chain of ``n`` ops (1-9 units, 10-99 bytes each) with random far uses and one
+    async all-reduce (1-7 units) after a random op of the chain."""
+    rng = np.random.default_rng(seed)
+    gb = GraphBuilder(f"far{seed}")
+    p = gb.add_op("p", "parameter", OpKind.PARAMETER)
+    ops, bufs = [p], [gb.add_buffer(p, 4, name="p", live_in=True, live_out=True)]
+    times, tr = {}, {}
+    coll = int(rng.integers(1, n - 1))
+    for k in range(n):
+        far = {int(i) for i in rng.integers(0, len(ops), size=2) if rng.random() < 0.5}
+        srcs = sorted({len(ops) - 1} | far)
+        o = gb.add_op(f"c{k}", "fusion", operands=[ops[i] for i in srcs])
+        for i in srcs:
+            gb.add_buffer_user(bufs[i], o)
+        times[o] = float(rng.integers(1, 10))
+        ops.append(o)
+        bufs.append(gb.add_buffer(o, int(rng.integers(10, 100)), name=f"c{k}"))
+        if k == coll:
+            s, d, bs = _pair(gb, "ar", o, bufs[-1], int(rng.integers(10, 60)))
+            tr[s] = float(rng.integers(1, 8))
+            ops.append(d)
+            bufs.append(bs)
+    gb.set_live_out(bufs[-1])
+    g = gb.build()
+    op = np.zeros((1, g.n_ops))
+    for i, t in times.items():
+        op[0, i] = t
+    return g, Costs(op, {s: np.array([t]) for s, t in tr.items()})
+
+
+@pytest.mark.parametrize("seed", [4, 10, 21, 22, 27, 28])
+def test_cut_bound_with_host_copies_against_brute_force(seed):
+    """Chains with far uses and a collective, below the peak, with a slow and a fast host
+    link: the cut bound is never above the least makespan of the plans with one clone or
+    one host round trip (brute force), nor below the bound that takes copies as free; on
+    these seeds the copies raise it at least once."""
+    g, costs = far_uses(seed)
+    base = build_problem(g, static(), costs=costs)
+    pk = min(int(peak(g, o)[0]) for o in all_topological_orders(g))
+    floor = int(min_memory_bound(g)[0][0])
+    gained = False
+    for budget in sorted({pk - 1, max(floor, pk - 20), max(floor, pk - 40)}):
+        for link in (TransferModel(5.0, 1.0), TransferModel(20.0, 1.0)):
+            want = _least_makespan_one_clone(g, costs, budget, link)
+            lb, _ = memory_cut_bound(build_joint_problem(base, np.array([budget]), link))
+            free_copy = TransferModel(1e12, 0.0)
+            lb0, _ = memory_cut_bound(build_joint_problem(base, np.array([budget]), free_copy))
+            assert lb[0] >= lb0[0] - 1e-9
+            if want is None:
+                continue
+            assert lb[0] <= want + 1e-9
+            gained |= bool(lb[0] > lb0[0] + 1e-6)
+    assert gained == (seed in (10, 21, 22, 27, 28))
 
 
 def test_reordered_copies_read_back_as_the_plan():

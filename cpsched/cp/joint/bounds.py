@@ -44,15 +44,26 @@ any plan (an order of the main ops with any number of clones, each timed and rep
   ``T_v`` is the least over the clone sets of the largest of these (a small CP-SAT model;
   its proven bound, times rounded down), and ``makespan >= ES_v + T_v``.
 
-Buffers a host round trip may serve (when the problem has a host link) leave the device
-at no compute cost here, so offload only weakens the bound. The bound is the largest over
-``v``; where no set of clones brings some ``v``'s step within the budget, no plan fits
-(``inf``).
+With a host link, a buffer a host round trip may serve can instead be on the host at
+``v``'s step. Its device copy was then freed before ``v`` by the copy-out's done, which
+waits for the copy: ``v`` starts no earlier than the copies to the host of all such
+buffers, one at a time on their stream, each from its op's earliest end (the one-machine
+bound with release dates). No clone of its op after ``v`` (else it counts as cloned), so
+every descendant of ``v`` that reads it reads a copy back issued after ``v``'s step: the
+copies back run one at a time from ``v``'s end, and after each the longest of its
+readers' tails (the reader and its descendants, or the reader's chain to a later
+transfer, the transfer and its done's tail) follows (Jackson's bound, all released at
+``v``'s end). The copies are timed as ``cpsched.cp.joint.problem.time_plan`` times them
+(a copy to the host: the link's latency only, as the simulator charges it today; a copy
+back: latency + bytes / bandwidth). The choice per buffer (kept, cloned, on the host) is
+one small CP-SAT model per ``v``, its proven bound. The bound is the largest over ``v``;
+where no choice brings some ``v``'s step within the budget, no plan fits (``inf``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -129,7 +140,11 @@ def memory_cut_bound(
     trans = g.transient_bytes(sc)
     clon = recomputable_ops(g)
     users = [g.buffer_users(b) for b in range(g.n_buffers)]
-    free = prob.evict_buffers if prob.transfer is not None else np.zeros(g.n_buffers, bool)
+    host = prob.evict_buffers if prob.transfer is not None else np.zeros(g.n_buffers, bool)
+    # a copy to the host as ``time_plan`` charges it: ``plan_costs`` times a copy by the
+    # device bytes of the buffer its start defines, and the host copy has none there, so
+    # the latency only (were it charged in full, this would still be a lower figure)
+    out_time = float(prob.transfer.times(np.zeros(1))[0]) if prob.transfer is not None else 0.0
     pairs = [
         (int(a), int(d), c) for c, (a, d) in enumerate(zip(base.starts, base.dones)) if int(d) >= 0
     ]
@@ -160,7 +175,7 @@ def memory_cut_bound(
                 dur[s],
                 clon,
                 users,
-                free,
+                _HostCopies(host, prob.host_time[s], out_time, es[s], tail[s]),
                 int(prob.budget[s]),
                 floors,
                 chains,
@@ -205,6 +220,21 @@ def _earliest_starts(base: OverlapProblem, anc: np.ndarray, head: np.ndarray) ->
 TIME_SCALE = 1e12  # times as integers for CP-SAT, rounded down (a bound stays one)
 
 
+@dataclass(frozen=True)
+class _HostCopies:
+    """What a host round trip costs in one scenario: ``ok[b]``: ``b`` may go to the host;
+    ``time[b]``: its copy back to the device; ``out``: a copy to the host (the copies to
+    the host share one stream, and so do the copies back: the one ``copy`` stream of the
+    timeline simulator, or one per direction); ``es`` and ``tail``: the earliest starts
+    and the tails (an op and its descendants) of the ops."""
+
+    ok: np.ndarray
+    time: np.ndarray
+    out: float
+    es: np.ndarray
+    tail: np.ndarray
+
+
 def _cut_tail(
     g,
     anc,
@@ -215,28 +245,36 @@ def _cut_tail(
     dur,
     clon,
     users,
-    free,
+    host: _HostCopies,
     budget,
     floors,
     chains,
     seconds,
     workers,
 ) -> float | None:
-    """``T_v``: the least time from ``v``'s start to the end over the sets of ops cloned
-    after ``v`` that bring the bytes on the device at ``v``'s step within ``budget``: at
-    least ``floors[0]`` (v and its descendants) and ``floors[1]`` (the rest of the compute
-    load) plus every clone after ``v``, and ``floors[k]`` for ``(a, k)`` in ``chains`` (a
-    transfer started by ``a``) plus the clones that must come before ``a``: those of a
-    buffer off the device at ``v`` that a descendant of ``v`` reads before ``a``. None
-    when no set of clones fits (the proven bound of a small CP-SAT model)."""
+    """``T_v``: the least time from ``ES_v`` to the end over the ways to bring the bytes on
+    the device at ``v``'s step within ``budget``: each buffer there is kept, made again by
+    a clone of its op after ``v``, or (``host.ok``) on the host at ``v``. Clones: at least
+    ``floors[0]`` (v and its descendants) after ``v``'s start and ``floors[1]`` (the rest of
+    the compute load) after ``ES_v``, plus every clone after ``v``, and ``floors[k]`` for
+    ``(a, k)`` in ``chains`` (a transfer started by ``a``) plus the clones that must come
+    before ``a``: those of a buffer off the device at ``v`` that a descendant of ``v`` reads
+    before ``a``. Host copies: a buffer on the host at ``v`` was copied out before ``v``'s
+    step (the copy-out's done, which waits for it, frees the device copy) after its op
+    ended, so ``v`` starts after those copies, one at a time on the copy stream
+    (the one-machine bound with release dates); each is copied back after ``v`` (its
+    copy-in is issued after ``v``'s step), and a descendant of ``v`` that reads it waits
+    for that copy-in, then runs with its own descendants: after ``v`` the copy-ins run one
+    at a time, each followed by its reader's tail (Jackson's bound, all released at
+    ``v``'s end). None when no choice fits (the proven bound of a small CP-SAT model)."""
     before = anc[v].copy()
     before[v] = True
     reads_v = set(int(b) for b in g.uses(v))
     fixed = transient  # bytes at v's step in every plan
     counted: set[int] = set()  # the buffers in ``fixed``
-    cand: dict[int, int] = {}  # buffer -> bytes, removable by a clone of its definer
+    cand: dict[int, int] = {}  # buffer -> bytes, removable by a clone or a host copy
     for b in range(g.n_buffers):
-        if size[b] <= 0 or free[b]:
+        if size[b] <= 0:
             continue
         d = int(g.buffer_def[b])
         if d == v or b in reads_v:
@@ -247,7 +285,7 @@ def _cut_tail(
         read = bool(g.buffer_live_out[b]) or bool(after[users[b]].any())
         if not (made and read):
             continue
-        if clon[d] and not g.buffer_live_in[b]:
+        if (clon[d] and not g.buffer_live_in[b]) or host.ok[b]:
             cand[b] = int(size[b])
         else:
             fixed += int(size[b])
@@ -258,24 +296,53 @@ def _cut_tail(
         return None
     m = cp_model.CpModel()
     y: dict[int, Any] = {}  # op cloned after v
-    off = {b: m.new_bool_var(f"g{b}") for b in cand}  # buffer off the device at v
+    off: dict[int, Any] = {}  # buffer off the device at v, made again by a clone
+    out: dict[int, Any] = {}  # buffer on the host at v
+    q: dict[int, float] = {}  # the tail after its copy back
 
     def clone(a: int):
         if a not in y:
             y[a] = m.new_bool_var(f"y{a}")
         return y[a]
 
-    for b, gb in off.items():
-        m.add_implication(gb, clone(int(g.buffer_def[b])))
-    # inputs of clones: on the device at v unless made again after v (clones of clones)
+    def to_host(b: int, tail_after: float):
+        out[b] = m.new_bool_var(f"h{b}")
+        q[b] = tail_after
+        return out[b]
+
+    for b in cand:
+        d = int(g.buffer_def[b])
+        ways = []
+        if clon[d] and not g.buffer_live_in[b]:
+            off[b] = m.new_bool_var(f"g{b}")
+            m.add_implication(off[b], clone(d))
+            ways.append(off[b])
+        if host.ok[b]:
+            # every descendant of v that reads it waits for a copy back: the longest of
+            # their tails, and of their chains to a later transfer's end and its tail
+            ds = [int(u) for u in users[b] if after[u]]
+            tails = [float(host.tail[u]) for u in ds]
+            for a_start, k in chains:
+                reach = anc[a_start].copy()
+                reach[a_start] = True
+                w_v = float(dur[after & reach].sum())
+                for u in ds:
+                    if reach[u]:
+                        from_u = anc[:, u].copy()
+                        from_u[u] = True
+                        tails.append(floors[k] - w_v + float(dur[from_u & reach].sum()))
+            ways.append(to_host(b, max(tails, default=0.0)))
+        m.add(sum(ways) <= 1)
+    # inputs of clones: on the device at v unless made again after v (clones of clones) or
+    # on the host at v (then copied back for the clone: no reader's tail counted)
     extra: dict[int, Any] = {}
     todo = list(y)
     while todo:
         a = todo.pop()
         for x in g.uses(a):
             x = int(x)
-            if size[x] <= 0 or free[x] or x in cand or x in counted:
-                continue  # counted already, or free
+            if size[x] <= 0 or x in cand or x in counted:
+                continue  # counted already
             d = int(g.buffer_def[x])
             z = extra.get(x)
             if z is None:
@@ -284,21 +351,31 @@ def _cut_tail(
                     if d not in y:
                         clone(d)
                         todo.append(d)
-            # x on the device at v if a clone reads it and its definer is not cloned
+                if host.ok[x] and before[d]:
+                    to_host(x, 0.0)
+            # x on the device at v if a clone reads it, its definer is not cloned and it
+            # is not on the host
+            gone = -out[x] if x in out else 0
             if clon[d] and not g.buffer_live_in[x] and d in y:
-                m.add(z >= y[a] - y[d])
+                m.add(z >= y[a] - y[d] + gone)
             else:
-                m.add(z >= y[a])
-    kept = sum(int(size[b]) * (1 - gb) for b, gb in off.items())
+                m.add(z >= y[a] + gone)
+    removed = {b: off.get(b, 0) + out.get(b, 0) for b in cand}
+    kept = sum(int(size[b]) * (1 - r) for b, r in removed.items())
     m.add(kept + sum(int(size[x]) * z for x, z in extra.items()) <= budget - fixed)
 
     def ticks(x: float) -> int:
         return int(math.floor(x * TIME_SCALE))
 
-    T = m.new_int_var(0, ticks(max(floors) + float(dur.sum())) + 1, "T")
+    es_v = float(host.es[v])
+    top = ticks(es_v + max(floors) + float(dur.sum()) + float(host.time.sum()) * 2) + 1
+    for b in out:
+        top += ticks(q[b])
+    M = m.new_int_var(0, top, "M")  # the makespan
+    S = m.new_int_var(ticks(es_v), top, "S")  # v's start
     every = sum(ticks(dur[a]) * y[a] for a in y)
-    m.add(T >= ticks(floors[0]) + every)
-    m.add(T >= ticks(floors[1]) + every)
+    m.add(M >= ticks(es_v + floors[1]) + every)
+    m.add(M >= S + ticks(floors[0]) + every)
     for a_start, k in chains:
         reach = anc[a_start].copy()  # the ops that come before the start
         reach[a_start] = True
@@ -307,7 +384,7 @@ def _cut_tail(
             if (after & reach)[users[b]].any():
                 early.setdefault(int(g.buffer_def[b]), []).append(gb)
         if not early:
-            m.add(T >= ticks(floors[k]))
+            m.add(M >= S + ticks(floors[k]))
             continue
         forced = []
         for a, gbs in early.items():
@@ -315,8 +392,22 @@ def _cut_tail(
             for gb in gbs:
                 m.add_implication(gb, f)
             forced.append(ticks(dur[a]) * f)
-        m.add(T >= ticks(floors[k]) + sum(forced))
-    m.minimize(T)
+        m.add(M >= S + ticks(floors[k]) + sum(forced))
+    if out:
+        h = {b: ticks(float(host.time[b])) for b in out}
+        ho = ticks(host.out)
+        # copies out, before v: from the end of the buffer's op, one at a time
+        r = {
+            b: ticks(float(host.es[int(g.buffer_def[b])] + dur[int(g.buffer_def[b])])) for b in out
+        }
+        for k in out:
+            m.add(S >= r[k] * out[k] + sum(ho * out[b] for b in out if r[b] >= r[k]))
+        # copies back, after v's end: one at a time, each followed by its reader's tail
+        qt = {b: ticks(q[b]) for b in out}
+        dv = ticks(float(dur[v]))
+        for k in out:
+            m.add(M >= S + dv + qt[k] * out[k] + sum(h[b] * out[b] for b in out if qt[b] >= qt[k]))
+    m.minimize(M)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = seconds
     solver.parameters.num_workers = workers
@@ -325,7 +416,7 @@ def _cut_tail(
         return None
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.UNKNOWN):
         return max(floors)
-    return max(max(floors), float(solver.best_objective_bound) / TIME_SCALE)
+    return max(max(floors), float(solver.best_objective_bound) / TIME_SCALE - es_v)
 
 
 __all__ = ["analytic_bound", "memory_cut_bound", "no_memory_bound"]

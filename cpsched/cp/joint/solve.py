@@ -237,7 +237,8 @@ def solve_joint(
             k = int(np.flatnonzero(~np.isfinite(lb_cut))[0])
             raise InfeasibleError(
                 f"no plan fits the budget in {sc.names[k]}: at {cut_info['cuts'][k][0]} the "
-                "bytes that no clone can take off the device exceed it (memory_cut_bound)"
+                "bytes that no clone or host copy can take off the device exceed it "
+                "(memory_cut_bound)"
             )
 
     # 1. the separate methods in sequence: hints and fallback -----------------------------------
