@@ -558,15 +558,18 @@ def test_cut_bound_against_brute_force_with_several_clones(n, seed):
 
 def test_cut_bound_with_host_copies_is_exact_on_hand_cases():
     """x now takes 5 units, so its clone costs more than a host round trip on a link of 50
-    bytes per unit (2 units back for x's 100 bytes). Far use across the collective: x is
-    on the host at z's step, its copy back after z delays w: 35 + z 10 + 2 + w 10 = 57
-    (the clone: 60). Clone on the chain: the copy back after v delays q and so the
-    transfer: 15 + v 10 + 2 + q 10 + 30 + z 10 = 77 (the clone: 80). With 4 units of
-    latency per copy the clone is the better plan again (60 and 80). Brute force (every
-    order, one clone or one round trip) and the bound agree on each."""
+    bytes per unit (2 units each way for x's 100 bytes). Far use across the collective: x
+    is on the host at z's step, its copy back after z delays w: 35 + z 10 + 2 + w 10 = 57,
+    and the copy-out, which starts after y (the device copy's last reader) and whose done
+    must come before the all-reduce starts, holds the compute stream 2 more: 59 (the
+    clone: 60). Clone on the chain: 15 + v 10 + 2 + q 10 + 30 + z 10 = 77, + 2 for the
+    copy-out: 79 (the clone: 80). The bound sees the copy back but not a copy-out's done
+    holding the stream: 57 and 77, within one copy of the best plan. With 4 units of
+    latency per copy the clone is the better plan again (60 and 80) and the bound is exact.
+    Brute force: every order, one clone or one round trip."""
     cases = (
-        (far_use_across_a_collective, 200, "z", (57.0, 60.0)),
-        (clone_on_the_chain, 203, "v", (77.0, 80.0)),
+        (far_use_across_a_collective, 200, "z", (59.0, 60.0)),
+        (clone_on_the_chain, 203, "v", (79.0, 80.0)),
     )
     for make, budget, at, wants in cases:
         g, costs = make()
@@ -575,7 +578,10 @@ def test_cut_bound_with_host_copies_is_exact_on_hand_cases():
         for link, want in zip((TransferModel(50.0, 0.0), TransferModel(50.0, 4.0)), wants):
             assert _least_makespan_one_clone(g, costs, budget, link) == pytest.approx(want)
             lb, info = memory_cut_bound(build_joint_problem(base, np.array([budget]), link))
-            assert lb[0] == pytest.approx(want) and info["cuts"][0][0] == at
+            copy = float(link.times(np.array([100]))[0])
+            exact = link.latency > 0  # the clone is the best plan
+            assert lb[0] <= want + 1e-9 and info["cuts"][0][0] == at
+            assert lb[0] == pytest.approx(want if exact else want - copy)
 
 
 def far_uses(seed, n=6):
@@ -631,7 +637,7 @@ def test_cut_bound_with_host_copies_against_brute_force(seed):
                 continue
             assert lb[0] <= want + 1e-9
             gained |= bool(lb[0] > lb0[0] + 1e-6)
-    assert gained == (seed in (10, 21, 22, 27, 28))
+    assert gained
 
 
 def test_reordered_copies_read_back_as_the_plan():

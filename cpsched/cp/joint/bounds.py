@@ -54,8 +54,7 @@ copies back run one at a time from ``v``'s end, and after each the longest of it
 readers' tails (the reader and its descendants, or the reader's chain to a later
 transfer, the transfer and its done's tail) follows (Jackson's bound, all released at
 ``v``'s end). The copies are timed as ``cpsched.cp.joint.problem.time_plan`` times them
-(a copy to the host: the link's latency only, as the simulator charges it today; a copy
-back: latency + bytes / bandwidth). The choice per buffer (kept, cloned, on the host) is
+(either way: latency + bytes / bandwidth). The choice per buffer (kept, cloned, on the host) is
 one small CP-SAT model per ``v``, its proven bound. The bound is the largest over ``v``;
 where no choice brings some ``v``'s step within the budget, no plan fits (``inf``).
 """
@@ -141,10 +140,6 @@ def memory_cut_bound(
     clon = recomputable_ops(g)
     users = [g.buffer_users(b) for b in range(g.n_buffers)]
     host = prob.evict_buffers if prob.transfer is not None else np.zeros(g.n_buffers, bool)
-    # a copy to the host as ``time_plan`` charges it: ``plan_costs`` times a copy by the
-    # device bytes of the buffer its start defines, and the host copy has none there, so
-    # the latency only (were it charged in full, this would still be a lower figure)
-    out_time = float(prob.transfer.times(np.zeros(1))[0]) if prob.transfer is not None else 0.0
     pairs = [
         (int(a), int(d), c) for c, (a, d) in enumerate(zip(base.starts, base.dones)) if int(d) >= 0
     ]
@@ -175,7 +170,7 @@ def memory_cut_bound(
                 dur[s],
                 clon,
                 users,
-                _HostCopies(host, prob.host_time[s], out_time, es[s], tail[s]),
+                _HostCopies(host, prob.host_time[s], es[s], tail[s]),
                 int(prob.budget[s]),
                 floors,
                 chains,
@@ -223,14 +218,13 @@ TIME_SCALE = 1e12  # times as integers for CP-SAT, rounded down (a bound stays o
 @dataclass(frozen=True)
 class _HostCopies:
     """What a host round trip costs in one scenario: ``ok[b]``: ``b`` may go to the host;
-    ``time[b]``: its copy back to the device; ``out``: a copy to the host (the copies to
-    the host share one stream, and so do the copies back: the one ``copy`` stream of the
-    timeline simulator, or one per direction); ``es`` and ``tail``: the earliest starts
+    ``time[b]``: one copy of it, either way (the copies to the host share one stream, and
+    so do the copies back: the one ``copy`` stream of the timeline simulator, or one per
+    direction); ``es`` and ``tail``: the earliest starts
     and the tails (an op and its descendants) of the ops."""
 
     ok: np.ndarray
     time: np.ndarray
-    out: float
     es: np.ndarray
     tail: np.ndarray
 
@@ -395,13 +389,12 @@ def _cut_tail(
         m.add(M >= S + ticks(floors[k]) + sum(forced))
     if out:
         h = {b: ticks(float(host.time[b])) for b in out}
-        ho = ticks(host.out)
         # copies out, before v: from the end of the buffer's op, one at a time
         r = {
             b: ticks(float(host.es[int(g.buffer_def[b])] + dur[int(g.buffer_def[b])])) for b in out
         }
         for k in out:
-            m.add(S >= r[k] * out[k] + sum(ho * out[b] for b in out if r[b] >= r[k]))
+            m.add(S >= r[k] * out[k] + sum(h[b] * out[b] for b in out if r[b] >= r[k]))
         # copies back, after v's end: one at a time, each followed by its reader's tail
         qt = {b: ticks(q[b]) for b in out}
         dv = ticks(float(dur[v]))

@@ -122,8 +122,13 @@ def plan_costs(prob: JointProblem, plan_graph: Graph, s: int) -> Costs:
                 tr[i] = v[[s if v.size > 1 else 0]]
         elif async_class(plan_graph, i) == "copy" and plan_graph.async_done[i] >= 0:
             assert sizes is not None and prob.transfer is not None
-            out = plan_graph.defines(i)
-            nbytes = int(sizes[0, out].sum()) if out.size else 0
+            # A copy moves the buffer it reads or the one it writes, whichever lives on the
+            # device: a copy-out's result is the host copy, which holds no device bytes.
+            out, inp = plan_graph.defines(i), plan_graph.uses(i)
+            nbytes = max(
+                int(sizes[0, out].sum()) if out.size else 0,
+                int(sizes[0, inp].sum()) if inp.size else 0,
+            )
             tr[i] = np.array([float(prob.transfer.times(np.array([nbytes]))[0])])
     return Costs(op, tr, base.costs.unit, base.costs.device)
 
