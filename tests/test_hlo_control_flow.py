@@ -1,0 +1,395 @@
+"""The HLO reader's control flow and aliasing on tiny modules, against hand-computed figures
+(costs of while loops, conditionals and calls; which values share a buffer; transients of
+called computations; the module lower bound)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cpsched.readers.hlo.convert import read_hlo_text
+
+WHILE = """HloModule w
+
+cond {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  y = f32[8] exponential(x)
+  y2 = f32[8] negate(y)
+  ROOT t = (s32[], f32[8]) tuple(i2, y2)
+}
+
+ENTRY e {
+  a = f32[8] parameter(0)
+  z = s32[] constant(0)
+  t0 = (s32[], f32[8]) tuple(z, a)
+  w = (s32[], f32[8]) while(t0), condition=cond, body=body, backend_config=TRIP
+  ROOT r = f32[8] get-tuple-element(w), index=1
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "trip,times",
+    [('{"known_trip_count":{"n":"4"}}', 4), ('{"known_trip_count":{"n":"x"}}', 1), ("{}", 1)],
+)
+def test_while_cost_is_the_trip_count_times_condition_and_body(trip, times):
+    """One iteration: the condition's compare (1 element; 4 + 4 B in, 1 B out) and the
+    body's add (1; 12 B), exponential and negate (8 each; 64 B each): 18 flops, 149 B. A
+    known trip count multiplies them; an unreadable or missing one counts once."""
+    g = read_hlo_text(WHILE.replace("TRIP", trip))
+    w = g.op_index("w")
+    assert g.flops[w].constant_value == 18 * times
+    assert g.bytes_accessed[w].constant_value == 149 * times
+
+
+INPLACE = """HloModule inplace
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  idx = s32[2,1] parameter(1)
+  u = f32[2] parameter(2)
+  q = f32[8] negate(p)
+  s = f32[8] scatter(q, idx, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  q2 = f32[8] negate(s)
+  q3 = f32[4] negate(u)
+  ars = f32[8] all-reduce-start(q2), replica_groups={}, to_apply=add
+  ard = f32[8] all-reduce-done(ars)
+  ars2 = (f32[8], f32[4]) all-reduce-start(q2, q3), replica_groups={}, to_apply=add
+  ard2 = (f32[8], f32[4]) all-reduce-done(ars2)
+  ROOT r = (f32[8], (f32[8], f32[4])) tuple(ard, ard2)
+}
+"""
+
+
+def users(g, name):
+    return sorted(g.op_names[u] for u in g.buffer_users(g.buffer_names.index(name)))
+
+
+def test_scatter_and_all_reduce_start_write_over_their_operands():
+    """A scatter writes over its operand (``q``); an all-reduce-start over its one operand
+    (``q2``), or over each of two operands at the same tuple index (``q3``; ``q2``, already
+    written over by the first, keeps a copy ``ars2{0}``, and its other reader is ordered
+    before the writer)."""
+    g = read_hlo_text(INPLACE)
+    assert sorted(g.buffer_names) == sorted(
+        ["p", "idx", "u", "q", "q2", "q3", "ars2{}", "ars2{0}", "r{}"]
+    )
+    assert users(g, "q") == ["q2", "s"]
+    assert users(g, "q2") == ["ard", "ars", "ars2", "r"]
+    assert users(g, "q3") == ["ard2", "ars2", "r"]
+    assert g.meta["alias_order_edges"] == [("ars2", "ars")]
+
+
+COLLECTIVES = """HloModule coll
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  idx = s32[2,1] parameter(1)
+  u = f32[2] parameter(2)
+  q = f32[8] negate(p)
+  q1 = f32[8] abs(p)
+  v = f32[2] negate(u)
+  sc = (f32[8], f32[8]) scatter(q, q1, idx, u, v), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  a = f32[8] get-tuple-element(sc), index=0
+  b = f32[8] get-tuple-element(sc), index=1
+  o = f32[8] exponential(a)
+  i0 = s32[] constant(0)
+  cp = f32[8] collective-permute(a, o, i0, i0), source_target_pairs={{0,1}}
+  o2 = f32[8] exponential(b)
+  cps = (f32[8], f32[8], u32[], u32[]) collective-permute-start(b, o2, i0, i0), source_target_pairs={{0,1}}
+  cpd = f32[8] collective-permute-done(cps)
+  o3 = f32[8] sine(cp)
+  ra = f32[8] ragged-all-to-all(cp, o3, i0, i0, i0, i0), replica_groups={{0,1}}
+  o4 = f32[8] cosine(ra)
+  n = s32[] parameter(3)
+  sds = f32[8] set-dimension-size(o4, n), dimensions={0}
+  ROOT r = (f32[8], f32[8]) tuple(sds, cpd)
+}
+"""
+
+
+def test_variadic_scatter_and_in_place_collectives():
+    """A scatter of two operands writes over both (``q`` at index 0, ``q1`` at 1); an
+    in-place collective-permute (four operands) writes over its output operand ``o``, its
+    start form over ``o2`` at tuple index 1; a ragged all-to-all over ``o3``; a
+    set-dimension-size over its operand ``o4``."""
+    g = read_hlo_text(COLLECTIVES)
+    own = {x for x in g.buffer_names if not x.startswith(("p", "idx", "u", "r{", "n"))}
+    assert own == {"q", "q1", "v", "sc{}", "o", "o2", "cps{}", "cps{2}", "cps{3}", "o3", "o4"}
+    assert users(g, "q") == ["a", "cp", "o", "sc"]
+    assert users(g, "q1") == ["b", "cpd", "cps", "o2", "sc"]
+    assert users(g, "o") == ["cp", "o3", "ra"]
+    assert users(g, "o2") == ["cpd", "cps", "r"]
+    assert users(g, "o3") == ["o4", "ra"]
+    assert users(g, "o4") == ["r", "sds"]
+
+
+COSTS = """HloModule costs
+
+sum {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+fused {
+  fa = f32[4,8] parameter(0)
+  ROOT fn = f32[4,8] negate(fa)
+}
+
+callee {
+  ca = f32[4,8] parameter(0)
+  ROOT ce = f32[4,8] exponential(ca)
+}
+
+br0 {
+  b0 = f32[4,8] parameter(0)
+  ROOT b0n = f32[4,8] negate(b0)
+}
+
+br1 {
+  b1 = f32[4,8] parameter(0)
+  b1n = f32[4,8] negate(b1)
+  ROOT b1m = f32[4,8] multiply(b1n, b1)
+}
+
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  w = f32[8,2] parameter(1)
+  k = s32[] parameter(2)
+  d = f32[4,2] dot(p, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  f = f32[4,8] fusion(p), kind=kLoop, calls=fused
+  c = f32[4,8] call(f), to_apply=callee
+  cd = f32[4,8] conditional(k, c, c), branch_computations={br0, br1}
+  z = f32[] constant(0)
+  r = f32[4] reduce(cd, z), dimensions={1}, to_apply=sum
+  rw = f32[4,4] reduce-window(cd, z), window={size=1x2 stride=1x2}, to_apply=sum
+  ROOT t = (f32[4,2], f32[4], f32[4,4]) tuple(d, r, rw)
+}
+"""
+
+
+def test_costs_of_calls_conditionals_fusions_and_reductions():
+    """(flops, bytes accessed) by hand, f32 (4 B): the dot 2 * 8 outputs * 8 contracted,
+    reading 128 + 64 B and writing 32; the fusion its body's 32 negations, 128 B in and
+    out; the call its callee's (32 exponentials, 128 B in and out); the conditional the
+    larger branch (negate then multiply: 64 flops; 128 + 128 + 256 + 128 B); the reduce
+    one flop per input element (32 + the 1 init) and 128 + 4 + 16 B; the reduce-window
+    16 outputs * a 2-wide window and 128 + 4 + 64 B."""
+    g = read_hlo_text(COSTS)
+    got = {
+        x: (g.flops[g.op_index(x)].constant_value, g.bytes_accessed[g.op_index(x)].constant_value)
+        for x in ("d", "f", "c", "cd", "r", "rw", "p", "z")
+    }
+    assert got == {
+        "d": (128, 224),
+        "f": (32, 256),
+        "c": (32, 256),
+        "cd": (64, 640),
+        "r": (33, 148),
+        "rw": (32, 196),
+        "p": (0, 0),
+        "z": (0, 0),
+    }
+
+
+CALL_BOUND = """HloModule cb
+
+callee {
+  a = f32[8] parameter(0)
+  x1 = f32[8] negate(a)
+  x2 = f32[8] exponential(a)
+  s1 = f32[2] slice(x1), slice={[0:2]}
+  s2 = f32[2] slice(x2), slice={[0:2]}
+  ROOT t = f32[2] add(s1, s2)
+}
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  c = f32[2] call(p), to_apply=callee
+  ROOT o = f32[2] negate(c)
+}
+"""
+
+
+def test_module_lower_bound_lets_the_callee_take_its_least_peak():
+    """The callee in its text order holds ``a``, ``x1``, ``x2`` and ``s1`` at once (104 B),
+    64 B beyond what the caller counts at the call (``a`` and the 8 B result): the call's
+    transient. Any order needs ``a`` with ``x1`` and ``s1`` (or ``x2`` and ``s2``): 72 B,
+    32 B beyond, so no schedule of the module goes below ``p + c + 32`` = 72 B, where the
+    given orders peak at 104 B."""
+    from cpsched.analysis.memory import simulate
+    from cpsched.heuristics.module import module_lower_bound
+    from cpsched.readers.hlo.parser import parse_hlo_text
+
+    m = parse_hlo_text(CALL_BOUND)
+    g = read_hlo_text(CALL_BOUND)
+    assert g.transient[g.op_index("c")].constant_value == 64
+    assert int(simulate(g, range(g.n_ops)).peak[0]) == 104
+    assert int(module_lower_bound(m)[0]) == 72
+
+
+DONATION = """HloModule don, input_output_alias={ {0}: (0, {1}, may-alias), {1}: (2, {}, may-alias) }, buffer_donor={ (1, {}) }
+
+ENTRY e {
+  p = (f32[8], f32[8]) parameter(0)
+  q = f32[8] parameter(1)
+  r = f32[8] parameter(2)
+  s = f32[8] parameter(3)
+  a = f32[8] get-tuple-element(p), index=0
+  b = f32[8] get-tuple-element(p), index=1
+  u = f32[8] add(a, b)
+  v = f32[8] add(q, s)
+  w = f32[8] multiply(r, v)
+  ROOT t = (f32[8], f32[8], f32[8]) tuple(u, w, v)
+}
+"""
+
+
+def test_donated_parameters_are_written_over_and_freed():
+    """``p{1}`` and ``r`` are aliased to outputs ``u`` and ``w``, which read them: the
+    outputs are written over them (no buffers of their own; the parameters' buffers reach
+    the root). ``q`` is a buffer donor: freed after its last reader. ``p{0}``, ``p{}`` and
+    ``s`` are not donated: the caller keeps them (live to the end)."""
+    g = read_hlo_text(DONATION)
+    assert sorted(g.buffer_names) == ["p{0}", "p{1}", "p{}", "q", "r", "s", "t{}", "v"]
+    out = {x: bool(g.buffer_live_out[g.buffer_names.index(x)]) for x in g.buffer_names}
+    assert out == {x: x != "q" for x in g.buffer_names}
+    assert users(g, "p{1}") == ["b", "t", "u"]
+    assert users(g, "r") == ["t", "w"]
+    assert users(g, "q") == ["v"]
+
+
+LOOP = """HloModule wl
+
+cond {
+  p = (s32[], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8] get-tuple-element(p), index=1
+  y = f32[8] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  x2 = f32[8] add(x, y)
+  ROOT t = (s32[], f32[8], f32[8]) tuple(i2, x2, y)
+}
+
+ENTRY e {
+  a = f32[8] parameter(0)
+  z = s32[] parameter(1)
+  b = f32[8] negate(a)
+  c = f32[8] exponential(a)
+  t0 = (s32[], f32[8], f32[8]) tuple(z, b, SECOND)
+  w = (s32[], f32[8], f32[8]) while(t0), condition=cond, body=body
+  r1 = f32[8] get-tuple-element(w), index=1
+  r2 = f32[8] get-tuple-element(w), index=2
+  ROOT o = f32[8] add(r1, r2)
+}
+"""
+
+
+def test_while_state_shares_the_init_buffers_except_copies():
+    """The loop state lives in its init buffers: ``w{1}`` in ``b``, the tuple table in
+    ``t0``'s, and ``w{2}``, which the body passes through unchanged, is ``c`` itself. The
+    read-only parameter ``z`` is copied (``w{0}``). In the body the new counter and the
+    new ``x`` are written over the parameter's (no buffers of their own). With ``b`` in
+    the state twice, the pass-through keeps ``b`` and index 1 gets a copy."""
+    from cpsched.readers.hlo.convert import module_graphs
+    from cpsched.readers.hlo.parser import parse_hlo_text
+
+    gs = module_graphs(parse_hlo_text(LOOP.replace("SECOND", "c")))
+    e, body = gs["e"], gs["body"]
+    assert sorted(e.buffer_names) == ["a", "b", "c", "o", "t0{}", "w{0}", "z"]
+    assert users(e, "b") == ["o", "r1", "t0", "w"]
+    assert users(e, "c") == ["o", "r2", "t0", "w"]
+    assert users(e, "t0{}") == ["r1", "r2", "w"]
+    assert sorted(body.buffer_names) == ["p{0}", "p{1}", "p{2}", "p{}"]
+    assert users(body, "p{1}") == ["t", "x", "x2"]
+    assert users(body, "p{0}") == ["i", "i2", "t"]
+    twice = module_graphs(parse_hlo_text(LOOP.replace("SECOND", "b")))["e"]
+    assert sorted(twice.buffer_names) == ["a", "b", "c", "o", "t0{}", "w{0}", "w{1}", "z"]
+    assert users(twice, "b") == ["o", "r2", "t0", "w"]
+    assert users(twice, "w{1}") == ["o", "r1"]
+
+
+BRANCH_CALL = """HloModule bc
+
+br0 {
+  x = f32[8] parameter(0)
+  ROOT y = f32[8] negate(x)
+}
+
+br1 {
+  ROOT x1 = f32[8] parameter(0)
+}
+
+callee {
+  ca = f32[8] parameter(0)
+  cb = f32[8] parameter(1)
+  cu = f32[2] parameter(2)
+  ci = s32[] parameter(3)
+  d = f32[8] dynamic-update-slice(cb, cu, ci)
+  n = f32[8] negate(ca)
+  ROOT ct = (f32[8], f32[8], f32[8]) tuple(ca, n, d)
+}
+
+ENTRY e {
+  a = f32[8] parameter(0)
+  k = s32[] parameter(1)
+  u = f32[2] parameter(2)
+  i = s32[] parameter(3)
+  b = f32[8] negate(a)
+  c = f32[8] exponential(a)
+  cd = f32[8] conditional(k, b, c), branch_computations={br0, br1}
+  q = f32[8] sine(a)
+  r = f32[8] cosine(a)
+  cl = (f32[8], f32[8], f32[8]) call(q, r, u, i), to_apply=callee
+  g0 = f32[8] get-tuple-element(cl), index=0
+  g2 = f32[8] get-tuple-element(cl), index=2
+  ROOT o = (f32[8], f32[8], f32[8], f32[8]) tuple(cd, b, g0, g2)
+}
+"""
+
+
+def test_conditional_and_call_results_written_over_their_operands():
+    """Branch ``br1`` returns its parameter: the conditional's result goes in operand 2's
+    buffer (``c``, read by nobody else); operand 1 (``b``, which ``br0`` does not return
+    and ``o`` reads after the conditional) keeps its own. The call passes ``q`` through
+    (``cl{0}`` is ``q``), updates ``r`` in place (``cl{2}``) and defines ``cl{1}``."""
+    g = read_hlo_text(BRANCH_CALL)
+    assert sorted(g.buffer_names) == sorted(
+        ["a", "k", "u", "i", "b", "c", "q", "r", "cl{}", "cl{1}", "o{}"]
+    )
+    assert users(g, "c") == ["cd", "o"] and users(g, "b") == ["cd", "o"]
+    assert users(g, "q") == ["cl", "g0", "o"]
+    assert users(g, "r") == ["cl", "g2", "o"]
+    out = {x: bool(g.buffer_live_out[g.buffer_names.index(x)]) for x in ("b", "c", "q", "r")}
+    assert out == {"b": True, "c": True, "q": True, "r": True}
