@@ -393,3 +393,110 @@ def test_conditional_and_call_results_written_over_their_operands():
     assert users(g, "r") == ["cl", "g2", "o"]
     out = {x: bool(g.buffer_live_out[g.buffer_names.index(x)]) for x in ("b", "c", "q", "r")}
     assert out == {"b": True, "c": True, "q": True, "r": True}
+
+
+ASYNC_COSTS = """HloModule ac
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+wrapped {
+  wa = f32[4] parameter(0)
+  ROOT wn = f32[4] negate(wa)
+}
+
+ENTRY e {
+  p = f32[4] parameter(0)
+  s = ((f32[4]), f32[4], s32[]) async-start(p), calls=wrapped
+  d = f32[4] async-done(s)
+  ags = (f32[4], f32[8]) all-gather-start(d), replica_groups={{0,1}}, dimensions={0}
+  agd = f32[8] all-gather-done(ags)
+  cps = (f32[8], f32[8], u32[], u32[]) collective-permute-start(agd), source_target_pairs={{0,1}}
+  cpd = f32[8] collective-permute-done(cps)
+  ars = f32[8] all-reduce-start(cpd), replica_groups={}, to_apply=add
+  ard = f32[8] all-reduce-done(ars)
+  c = f32[8] custom-call(ard), custom_call_target="foo"
+  e2 = f32[8] exponential(c)
+  ROOT r = f32[8] negate(e2)
+}
+"""
+
+
+def test_costs_of_async_pairs_and_collectives():
+    """An async start costs its wrapped computation's flops (4 negations) and moves its
+    operand in and its result out (16 + 16 B); its done costs nothing. A collective start
+    moves its operand and its result (the all-gather's and collective-permute's tuple
+    element 1: 16 + 32 B, 32 + 32 B; the all-reduce's array: 32 + 32 B)."""
+    g = read_hlo_text(ASYNC_COSTS)
+    got = {
+        g.op_names[i]: (g.flops[i].constant_value, g.bytes_accessed[i].constant_value)
+        for i in range(g.n_ops)
+    }
+    assert got == {
+        "p": (0, 0),
+        "s": (4, 32),
+        "d": (0, 0),
+        "ags": (0, 48),
+        "agd": (0, 0),
+        "cps": (0, 64),
+        "cpd": (0, 0),
+        "ars": (0, 64),
+        "ard": (0, 0),
+        "c": (0, 64),
+        "e2": (8, 64),
+        "r": (8, 64),
+    }
+
+
+SYMBOLIC = """HloModule sym
+
+callee {
+  a = f32[?] parameter(0)
+  t1 = f32[?] negate(a)
+  t2 = f32[?] exponential(t1)
+  ROOT s = f32[?] add(t2, a)
+}
+
+br0 {
+  x = f32[?] parameter(0)
+  y = f32[?] negate(x)
+  ROOT z = f32[?] negate(y)
+}
+
+br1 {
+  x1 = f32[?] parameter(0)
+  y1 = f32[?] abs(x1)
+  y2 = f32[?] abs(y1)
+  ROOT z1 = f32[?] abs(y2)
+}
+
+ENTRY e {
+  p = f32[?] parameter(0)
+  k = s32[] parameter(1)
+  c = f32[?] call(p), to_apply=callee
+  cd = f32[?] conditional(k, c, c), branch_computations={br0, br1}
+  ROOT o = f32[?] negate(cd)
+}
+"""
+
+
+def test_symbolic_callees_take_the_sum_of_their_temporaries():
+    """With symbolic sizes (``dyn`` elements) there is no max of polynomials: a call's
+    transient is the sum of its callee's values that the caller does not hold (``t1``,
+    ``t2``: 8 dyn B), a conditional's the sum over its branches (``y``; ``y1``, ``y2``:
+    12 dyn B). The module bound then gives the callees nothing: at ``dyn = 10`` it is
+    ``p``, ``k``, ``c`` and ``cd`` at the conditional (40 + 4 + 40 + 40 = 124 B)."""
+    import numpy as np
+
+    from cpsched.core.scenarios import Scenarios
+    from cpsched.heuristics.module import module_lower_bound
+    from cpsched.readers.hlo.parser import parse_hlo_text
+
+    g = read_hlo_text(SYMBOLIC)
+    got = {g.op_names[i]: str(g.transient[i]) for i in range(g.n_ops)}
+    assert got == {"p": "0", "k": "0", "c": "8*dyn", "cd": "12*dyn", "o": "0"}
+    sc = Scenarios(("dyn=10",), ("dyn",), np.array([[10]]), np.array([1.0]))
+    assert int(module_lower_bound(parse_hlo_text(SYMBOLIC), sc)[0]) == 124
