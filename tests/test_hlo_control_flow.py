@@ -500,3 +500,62 @@ def test_symbolic_callees_take_the_sum_of_their_temporaries():
     assert got == {"p": "0", "k": "0", "c": "8*dyn", "cd": "12*dyn", "o": "0"}
     sc = Scenarios(("dyn=10",), ("dyn",), np.array([[10]]), np.array([1.0]))
     assert int(module_lower_bound(parse_hlo_text(SYMBOLIC), sc)[0]) == 124
+
+
+LOOP_STATE = """HloModule ls
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+cond {
+  cp = (f32[8], f32[8], f32[8], f32[8], f32[8]) parameter(0)
+  ROOT cc = pred[] constant(false)
+}
+
+body {
+  p = (f32[8], f32[8], f32[8], f32[8], f32[8]) parameter(0)
+  a = f32[8] get-tuple-element(p), index=0
+  b = f32[8] get-tuple-element(p), index=1
+  c = f32[8] get-tuple-element(p), index=2
+  a2 = f32[8] negate(a)
+  m = f32[8] abs(a)
+  b2 = f32[8] all-reduce(b), replica_groups={}, to_apply=add
+  n = f32[8] sine(b)
+  tw = f32[8] add(m, n)
+  ROOT t = (f32[8], f32[8], f32[8], f32[8], f32[8]) tuple(a2, b2, tw, tw, c)
+}
+
+ENTRY e {
+  x = f32[8] parameter(0)
+  x0 = f32[8] negate(x)
+  x1 = f32[8] abs(x)
+  x2 = f32[8] sine(x)
+  x3 = f32[8] cosine(x)
+  x4 = f32[8] exponential(x)
+  t0 = (f32[8], f32[8], f32[8], f32[8], f32[8]) tuple(x0, x1, x2, x3, x4)
+  w = (f32[8], f32[8], f32[8], f32[8], f32[8]) while(t0), condition=cond, body=body
+  ROOT r = f32[8] get-tuple-element(w), index=0
+}
+"""
+
+
+def test_loop_state_written_over_the_parameter_only_where_safe():
+    """The body's root over its parameter: ``b2`` (a sync all-reduce, which becomes an
+    async pair) is written over ``p{1}`` and the other reader ``n`` is ordered before it;
+    ``a2`` (a negate) would need the same of ``m``, which is not already before it, so it
+    keeps its own buffer (XLA's copy); ``tw``, placed twice, and ``c``, the parameter's
+    own value moved to index 4, keep theirs; the tuple table is written over ``p{}``."""
+    from cpsched.readers.hlo.convert import module_graphs
+    from cpsched.readers.hlo.parser import parse_hlo_text
+
+    g = module_graphs(parse_hlo_text(LOOP_STATE))["body"]
+    assert sorted(g.buffer_names) == sorted(
+        ["p{}", "p{0}", "p{1}", "p{2}", "p{3}", "p{4}", "a2", "m", "n", "tw"]
+    )
+    assert users(g, "p{1}") == ["b", "b2", "n", "t"]
+    assert users(g, "p{0}") == ["a", "a2", "m"]
+    assert g.meta["alias_order_edges"] == [("n", "b2")]
+    assert g.op_index("n") in g.control_preds(g.op_index("b2"))
