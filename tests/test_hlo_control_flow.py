@@ -559,3 +559,27 @@ def test_loop_state_written_over_the_parameter_only_where_safe():
     assert users(g, "p{0}") == ["a", "a2", "m"]
     assert g.meta["alias_order_edges"] == [("n", "b2")]
     assert g.op_index("n") in g.control_preds(g.op_index("b2"))
+
+
+SCHEDULED = """HloModule s, HEADER
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  u = f32[2] parameter(1)
+  i = s32[] parameter(2)
+  q = f32[8] negate(p)
+  d = f32[8] dynamic-update-slice(q, u, i)
+  m = f32[8] abs(q)
+  ROOT o = f32[8] add(d, m)
+}
+"""
+
+
+@pytest.mark.parametrize("scheduled", [False, True])
+def test_a_reader_after_the_writer_in_a_schedule_keeps_a_copy(scheduled):
+    """``d`` updates ``q`` in place while ``m`` also reads ``q``. Unscheduled, ``m`` is
+    ordered before ``d`` and ``d`` writes over ``q``; in a scheduled module ``m`` comes
+    after ``d``, so XLA keeps a copy: ``d`` has its own buffer and no edge is added."""
+    g = read_hlo_text(SCHEDULED.replace("HEADER", f"is_scheduled={str(scheduled).lower()}"))
+    assert ("d" in g.buffer_names) == scheduled
+    assert g.meta.get("alias_order_edges") == (None if scheduled else [("m", "d")])
