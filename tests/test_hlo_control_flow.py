@@ -583,3 +583,51 @@ def test_a_reader_after_the_writer_in_a_schedule_keeps_a_copy(scheduled):
     g = read_hlo_text(SCHEDULED.replace("HEADER", f"is_scheduled={str(scheduled).lower()}"))
     assert ("d" in g.buffer_names) == scheduled
     assert g.meta.get("alias_order_edges") == (None if scheduled else [("m", "d")])
+
+
+XFUSION = """HloModule xf
+
+Xdus {
+  fp0 = f32[16] parameter(0)
+  fp1 = f32[4] parameter(1)
+  fp2 = s32[] parameter(2)
+  ROOT d = f32[16] dynamic-update-slice(fp0, fp1, fp2)
+}
+
+ENTRY e {
+  p = f32[16] parameter(0)
+  u = f32[4] parameter(1)
+  i = s32[] parameter(2)
+  q = f32[16] negate(p)
+  f = f32[16] fusion(q, u, i), kind=kLoop, calls=%Xdus
+  ROOT o = f32[16] negate(f)
+}
+"""
+
+
+def _x_names(text, names):
+    """Callee names that start with ``X`` and are referred to with a ``%``."""
+    for n in names:
+        text = text.replace(f"\n{n} {{", f"\nX{n} {{")
+        for attr in ("condition", "body", "calls", "to_apply"):
+            text = text.replace(f"{attr}={n}", f"{attr}=%X{n}")
+        text = text.replace(f"{{{n},", f"{{%X{n},").replace(f" {n}}}", f" %X{n}}}")
+    return text
+
+
+def test_callee_names_with_a_percent_sign_and_a_leading_x():
+    """``%`` before a callee's name is dropped, nothing else: computations named ``X...``
+    cost and share as in the tests above (an in-place fusion ``%Xdus`` writes over ``q``)."""
+    g = read_hlo_text(
+        _x_names(WHILE.replace("TRIP", '{"known_trip_count":{"n":"4"}}'), ["cond", "body"])
+    )
+    w = g.op_index("w")
+    assert (g.flops[w].constant_value, g.bytes_accessed[w].constant_value) == (72, 596)
+    text = _x_names(COSTS, ["fused", "callee", "br0", "br1"])
+    assert "calls=%Xfused" in text and "{%Xbr0, %Xbr1}" in text
+    g = read_hlo_text(text)
+    got = {x: g.flops[g.op_index(x)].constant_value for x in ("f", "c", "cd")}
+    assert got == {"f": 32, "c": 32, "cd": 64}
+    assert g.transient[g.op_index("c")].constant_value == 0
+    g = read_hlo_text(XFUSION)
+    assert "f" not in g.buffer_names and users(g, "q") == ["f", "o"]
