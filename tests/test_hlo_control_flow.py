@@ -631,3 +631,61 @@ def test_callee_names_with_a_percent_sign_and_a_leading_x():
     assert g.transient[g.op_index("c")].constant_value == 0
     g = read_hlo_text(XFUSION)
     assert "f" not in g.buffer_names and users(g, "q") == ["f", "o"]
+
+
+NESTED_FUSIONS = """HloModule mf
+
+inner {
+  ip0 = f32[16] parameter(0)
+  ip1 = f32[4] parameter(1)
+  ip2 = s32[] parameter(2)
+  ROOT id = f32[16] dynamic-update-slice(ip0, ip1, ip2)
+}
+
+multi {
+  mp0 = f32[16] parameter(0)
+  mp1 = f32[4] parameter(1)
+  mp2 = s32[] parameter(2)
+  mp3 = f32[16] parameter(3)
+  n = f32[16] negate(mp3)
+  d = f32[16] fusion(mp0, mp1, mp2), kind=kLoop, calls=inner
+  ROOT t = (f32[16], f32[16]) tuple(n, d)
+}
+
+chain {
+  a0 = f32[16] parameter(0)
+  a1 = f32[4] parameter(1)
+  a2 = s32[] parameter(2)
+  io = f32[16] fusion(a0, a1, a2), kind=kLoop, calls=inner
+  ROOT dd = f32[16] dynamic-update-slice(io, a1, a2)
+}
+
+ENTRY e {
+  p = f32[16] parameter(0)
+  u = f32[4] parameter(1)
+  i = s32[] parameter(2)
+  q = f32[16] negate(p)
+  r = f32[16] abs(p)
+  f = (f32[16], f32[16]) fusion(q, u, i, r), kind=kLoop, calls=multi
+  f0 = f32[16] get-tuple-element(f), index=0
+  f1 = f32[16] get-tuple-element(f), index=1
+  s = f32[16] sine(p)
+  h = f32[16] fusion(s, u, i), kind=kLoop, calls=chain
+  ROOT o = (f32[16], f32[16], f32[16]) tuple(f0, f1, h)
+}
+"""
+
+
+def test_in_place_through_multi_output_and_nested_fusions():
+    """A two-output fusion whose element 1 is an inner in-place fusion on its parameter 0:
+    that element is written over ``q``. A fusion whose root updates, in place, the output
+    of an inner in-place fusion of its parameter 0: written over ``s``."""
+    from cpsched.readers.hlo.convert import inplace_pairs
+    from cpsched.readers.hlo.parser import parse_hlo_text
+
+    m = parse_hlo_text(NESTED_FUSIONS)
+    assert inplace_pairs(m, m.entry.index["f"]) == [(0, (), (1,))]
+    assert inplace_pairs(m, m.entry.index["h"]) == [(0, (), ())]
+    g = read_hlo_text(NESTED_FUSIONS)
+    assert sorted(g.buffer_names) == sorted(["p", "u", "i", "q", "r", "s", "f{}", "f{0}", "o{}"])
+    assert users(g, "q") == ["f", "f1", "o"] and users(g, "s") == ["h", "o"]
