@@ -201,7 +201,7 @@ def test_costs_of_calls_conditionals_fusions_and_reductions():
     g = read_hlo_text(COSTS)
     got = {
         x: (g.flops[g.op_index(x)].constant_value, g.bytes_accessed[g.op_index(x)].constant_value)
-        for x in ("d", "f", "c", "cd", "r", "rw", "p", "z")
+        for x in ("d", "f", "c", "cd", "r", "rw", "p", "z", "t")
     }
     assert got == {
         "d": (128, 224),
@@ -212,6 +212,7 @@ def test_costs_of_calls_conditionals_fusions_and_reductions():
         "rw": (32, 196),
         "p": (0, 0),
         "z": (0, 0),
+        "t": (0, 0),
     }
 
 
