@@ -690,3 +690,47 @@ def test_in_place_through_multi_output_and_nested_fusions():
     g = read_hlo_text(NESTED_FUSIONS)
     assert sorted(g.buffer_names) == sorted(["p", "u", "i", "q", "r", "s", "f{}", "f{0}", "o{}"])
     assert users(g, "q") == ["f", "f1", "o"] and users(g, "s") == ["h", "o"]
+
+
+FUSED_SCATTER = """HloModule fs
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+fsc {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  idx = s32[2,1] parameter(2)
+  u = f32[2] parameter(3)
+  v = f32[2] parameter(4)
+  ROOT sc = (f32[8], f32[8]) scatter(a, b, idx, u, v), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  idx = s32[2,1] parameter(1)
+  u = f32[2] parameter(2)
+  q = f32[8] negate(p)
+  q1 = f32[8] abs(p)
+  f = (f32[8], f32[8]) fusion(q, q1, idx, u, u), kind=kLoop, calls=fsc
+  f0 = f32[8] get-tuple-element(f), index=0
+  f1 = f32[8] get-tuple-element(f), index=1
+  ROOT o = f32[8] add(f0, f1)
+}
+"""
+
+
+def test_a_fused_variadic_scatter_pairs_each_output_with_its_own_operand():
+    """The fusion's root is a two-operand scatter: output 0 is written over parameter 0
+    (``q``) and output 1 over parameter 1 (``q1``), each only at its own index."""
+    from cpsched.readers.hlo.convert import inplace_pairs
+    from cpsched.readers.hlo.parser import parse_hlo_text
+
+    m = parse_hlo_text(FUSED_SCATTER)
+    assert inplace_pairs(m, m.entry.index["f"]) == [(0, (), (0,)), (1, (), (1,))]
+    g = read_hlo_text(FUSED_SCATTER)
+    assert sorted(g.buffer_names) == sorted(["p", "idx", "u", "q", "q1", "f{}", "o"])
+    assert users(g, "q") == ["f", "f0", "o"] and users(g, "q1") == ["f", "f1", "o"]
