@@ -734,3 +734,30 @@ def test_a_fused_variadic_scatter_pairs_each_output_with_its_own_operand():
     g = read_hlo_text(FUSED_SCATTER)
     assert sorted(g.buffer_names) == sorted(["p", "idx", "u", "q", "q1", "f{}", "o"])
     assert users(g, "q") == ["f", "f0", "o"] and users(g, "q1") == ["f", "f1", "o"]
+
+
+INLINE = """HloModule inl
+
+sum {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  ROOT r = f32[] reduce(p, f32[] constant(0)), dimensions={0}, to_apply=sum
+}
+"""
+
+
+def test_operands_written_inline_are_listed_for_the_writer():
+    """A constant written inside an operand list has no line of its own: the graph names
+    it under ``inline_ops`` (a writer places it before its user); with its own line it
+    is not listed."""
+    g = read_hlo_text(INLINE)
+    assert g.meta["inline_ops"] == ["_nested.1.constant"]
+    own = INLINE.replace("f32[] constant(0))", "z)").replace(
+        "  ROOT r", "  z = f32[] constant(0)\n  ROOT r"
+    )
+    assert "inline_ops" not in read_hlo_text(own).meta
