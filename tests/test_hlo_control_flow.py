@@ -761,3 +761,28 @@ def test_operands_written_inline_are_listed_for_the_writer():
         "  ROOT r", "  z = f32[] constant(0)\n  ROOT r"
     )
     assert "inline_ops" not in read_hlo_text(own).meta
+
+
+BAD_ALIASES = """HloModule bad, input_output_alias={ {5}: (0, {}, may-alias), {1}: (1, {}, may-alias) }
+
+ENTRY e {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  a = f32[8] negate(p0)
+  b = f32[8] abs(p1)
+  c = f32[8] custom-call(a), custom_call_target="foo", output_to_operand_aliasing={{}: (1, {})}
+  ROOT t = (f32[8], f32[8]) tuple(c, b)
+}
+"""
+
+
+def test_aliases_that_point_nowhere_are_skipped_not_the_rest():
+    """An input/output alias at an output index the root does not have is skipped (``p0``
+    is still donated: freed after ``a``) and the next alias still writes ``b`` over
+    ``p1``; an output-to-operand alias naming a missing operand leaves ``c`` its own
+    buffer."""
+    g = read_hlo_text(BAD_ALIASES)
+    assert sorted(g.buffer_names) == ["a", "c", "p0", "p1", "t{}"]
+    assert users(g, "p1") == ["b", "t"] and users(g, "p0") == ["a"]
+    out = {x: bool(g.buffer_live_out[g.buffer_names.index(x)]) for x in g.buffer_names}
+    assert out == {"p0": False, "p1": True, "a": False, "c": True, "t{}": True}
