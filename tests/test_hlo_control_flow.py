@@ -786,3 +786,40 @@ def test_aliases_that_point_nowhere_are_skipped_not_the_rest():
     assert users(g, "p1") == ["b", "t"] and users(g, "p0") == ["a"]
     out = {x: bool(g.buffer_live_out[g.buffer_names.index(x)]) for x in g.buffer_names}
     assert out == {"p0": False, "p1": True, "a": False, "c": True, "t{}": True}
+
+
+CONSTANT_STATE = """HloModule lc
+
+cond {
+  cp = (f32[8], f32[8]) parameter(0)
+  ROOT cc = pred[] constant(false)
+}
+
+body {
+  p = (f32[8], f32[8]) parameter(0)
+  x = f32[8] get-tuple-element(p), index=1
+  c0 = f32[8] constant({0, 0, 0, 0, 0, 0, 0, 0})
+  y = f32[8] negate(x)
+  ROOT t = (f32[8], f32[8]) tuple(c0, y)
+}
+
+ENTRY e {
+  a = f32[8] parameter(0)
+  b0 = f32[8] negate(a)
+  b1 = f32[8] abs(a)
+  t0 = (f32[8], f32[8]) tuple(b0, b1)
+  w = (f32[8], f32[8]) while(t0), condition=cond, body=body
+  ROOT r = f32[8] get-tuple-element(w), index=1
+}
+"""
+
+
+def test_a_constant_in_the_loop_state_does_not_stop_the_sharing():
+    """The body puts a constant (no buffer) at index 0 and a new value at index 1: index 0
+    is skipped, ``y`` is still written over ``p{1}``."""
+    from cpsched.readers.hlo.convert import module_graphs
+    from cpsched.readers.hlo.parser import parse_hlo_text
+
+    g = module_graphs(parse_hlo_text(CONSTANT_STATE))["body"]
+    assert sorted(g.buffer_names) == ["p{0}", "p{1}", "p{}"]
+    assert users(g, "p{1}") == ["t", "x", "y"]
