@@ -103,8 +103,11 @@ MUT_TESTS_cp_overlap := tests/test_cp_overlap.py tests/test_cp_constraints_exact
 MUT_TESTS_cp_remat := tests/test_remat_cp.py tests/test_brute_force_remat.py tests/test_cp_constraints_exact.py -k "live_in_buffer or fixed_order_matches or joint_order_matches or order_alone or eviction_model_time or least_peak_under_an or per_bucket or least_clone_time and 6-18 or least_peak_under_a_clone and 6-18 or objective_is_the_replayed or eviction_alone or two_scenarios_matches"
 # the HLO converter's aliasing (in-place pairs, donation, input/output aliases, shared
 # buffers) and control flow (while/conditional/call values, costs and temporaries): only
-# these functions are mutated (a patch file from benchmarks/mutation_patch.py)
-MUT_TESTS_hlo := tests/test_hlo_contexts.py tests/test_hlo_reader.py tests/test_hlo_live_range.py
+# these functions are mutated (a patch file from benchmarks/mutation_patch.py). The tests,
+# one per line in benchmarks/mutation_hlo.args, run in the order that kills soonest with -x:
+# the hand-made modules first, then XLA's per-step figures, the rest last (parse-only tests
+# of the peer models left out: they cannot fail on a converter mutant)
+MUT_TESTS_hlo := @benchmarks/mutation_hlo.args
 MUT_HLO_FUNCS := call_contexts inplace_pairs _trip_count HloConverter.op_cost HloConverter._comp_cost HloConverter.temporaries HloConverter.callee_transients HloConverter.excess_lower_bound _GraphBuild.__init__ _GraphBuild.shareable _GraphBuild.write_in_place _GraphBuild.share_loop_state _GraphBuild.resolve_shares _GraphBuild.parameter _GraphBuild.set_transient _GraphBuild.while_values _GraphBuild.conditional_values _GraphBuild.call_values
 MUTATE ?= cpsched/analysis/memory.py cpsched/analysis/validate.py cpsched/core/symbolic.py cpsched/core/scenarios.py cpsched/cp/memory/constraints.py,cpsched/cp/memory/objectives.py cpsched/cp/overlap/constraints.py,cpsched/cp/overlap/objectives.py cpsched/cp/remat/constraints.py,cpsched/cp/remat/objectives.py cpsched/readers/hlo/convert.py
 
