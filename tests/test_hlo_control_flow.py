@@ -823,3 +823,32 @@ def test_a_constant_in_the_loop_state_does_not_stop_the_sharing():
     g = module_graphs(parse_hlo_text(CONSTANT_STATE))["body"]
     assert sorted(g.buffer_names) == ["p{0}", "p{1}", "p{}"]
     assert users(g, "p{1}") == ["t", "x", "y"]
+
+
+SAME_OPERAND_TWICE = """HloModule twice
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  q = f32[8] negate(p)
+  ars = (f32[8], f32[8]) all-reduce-start(q, q), replica_groups={}, to_apply=add
+  ard = (f32[8], f32[8]) all-reduce-done(ars)
+  a = f32[8] get-tuple-element(ard), index=0
+  b = f32[8] get-tuple-element(ard), index=1
+  ROOT o = f32[8] add(a, b)
+}
+"""
+
+
+def test_one_value_is_written_over_once():
+    """An all-reduce-start of ``q`` twice: output 0 is written over ``q``, output 1 gets
+    its own buffer (two outputs cannot share one)."""
+    g = read_hlo_text(SAME_OPERAND_TWICE)
+    assert sorted(g.buffer_names) == ["ars{1}", "ars{}", "o", "p", "q"]
+    assert users(g, "q") == ["a", "ard", "ars", "o"]
+    assert users(g, "ars{1}") == ["ard", "b", "o"]
