@@ -571,7 +571,10 @@ ENTRY e {
   q = f32[8] negate(p)
   d = f32[8] dynamic-update-slice(q, u, i)
   m = f32[8] abs(q)
-  ROOT o = f32[8] add(d, m)
+  o1 = f32[8] add(d, m)
+  q5 = f32[8] sine(p)
+  d5 = f32[8] dynamic-update-slice(q5, u, i)
+  ROOT o = f32[8] add(o1, d5)
 }
 """
 
@@ -580,9 +583,11 @@ ENTRY e {
 def test_a_reader_after_the_writer_in_a_schedule_keeps_a_copy(scheduled):
     """``d`` updates ``q`` in place while ``m`` also reads ``q``. Unscheduled, ``m`` is
     ordered before ``d`` and ``d`` writes over ``q``; in a scheduled module ``m`` comes
-    after ``d``, so XLA keeps a copy: ``d`` has its own buffer and no edge is added."""
+    after ``d``, so XLA keeps a copy: ``d`` has its own buffer and no edge is added.
+    ``d5`` writes over ``q5`` either way."""
     g = read_hlo_text(SCHEDULED.replace("HEADER", f"is_scheduled={str(scheduled).lower()}"))
     assert ("d" in g.buffer_names) == scheduled
+    assert "d5" not in g.buffer_names and users(g, "q5") == ["d5", "o"]
     assert g.meta.get("alias_order_edges") == (None if scheduled else [("m", "d")])
 
 
