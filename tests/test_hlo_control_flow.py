@@ -857,3 +857,38 @@ def test_one_value_is_written_over_once():
     assert sorted(g.buffer_names) == ["ars{1}", "ars{}", "o", "p", "q"]
     assert users(g, "q") == ["a", "ard", "ars", "o"]
     assert users(g, "ars{1}") == ["ard", "b", "o"]
+
+
+CROSSED = """HloModule crossed
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  u = f32[2] parameter(1)
+  i = s32[] parameter(2)
+  v1 = f32[8] negate(p)
+  v2 = f32[8] abs(p)
+  w1 = f32[8] dynamic-update-slice(v1, u, i)
+  r2 = f32[8] add(w1, v2)
+  w2 = f32[8] dynamic-update-slice(v2, u, i)
+  r1 = f32[8] add(w2, v1)
+  q = f32[8] negate(p)
+  d = f32[8] dynamic-update-slice(q, u, i)
+  late = f32[8] add(d, q)
+  q5 = f32[8] sine(p)
+  d5 = f32[8] dynamic-update-slice(q5, u, i)
+  ROOT o = (f32[8], f32[8], f32[8], f32[8]) tuple(r1, r2, late, d5)
+}
+"""
+
+
+def test_an_added_order_edge_is_seen_by_the_later_share_checks():
+    """``w1`` writes over ``v1`` once ``r1`` (its other reader, later in the text) is
+    ordered before it; then ``w2 -> r1 -> w1 -> r2``, so ``r2`` (the other reader of
+    ``v2``) can only run after ``w2``: ``w2`` keeps its own buffer (writing over ``v2``
+    would need ``r2`` first: a cycle). ``late`` reads ``q`` after ``d``: a copy, and the
+    next request, ``d5`` over ``q5``, is still granted."""
+    g = read_hlo_text(CROSSED)
+    names = set(g.buffer_names)
+    assert {"w2", "d", "late"} <= names and not {"w1", "d5"} & names
+    assert g.meta["alias_order_edges"] == [("r1", "w1")]
+    assert users(g, "v1") == ["r1", "r2", "w1"] and users(g, "q5") == ["d5", "o"]
