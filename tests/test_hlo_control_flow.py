@@ -892,3 +892,25 @@ def test_an_added_order_edge_is_seen_by_the_later_share_checks():
     assert {"w2", "d", "late"} <= names and not {"w1", "d5"} & names
     assert g.meta["alias_order_edges"] == [("r1", "w1")]
     assert users(g, "v1") == ["r1", "r2", "w1"] and users(g, "q5") == ["d5", "o"]
+
+
+DONOR_IN_PLACE = """HloModule dd, buffer_donor={ (0, {}) }
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  r = f32[8] parameter(1)
+  u = f32[2] parameter(2)
+  i = s32[] parameter(3)
+  d = f32[8] dynamic-update-slice(p, u, i)
+  e = f32[8] dynamic-update-slice(r, u, i)
+  ROOT o = (f32[8], f32[8]) tuple(d, e)
+}
+"""
+
+
+def test_an_in_place_op_writes_over_a_donated_parameter_only():
+    """``p`` is a buffer donor: ``d`` updates it in place. ``r`` is not donated: ``e``
+    gets its own buffer (XLA's copy) and ``r`` stays the caller's."""
+    g = read_hlo_text(DONOR_IN_PLACE)
+    assert sorted(g.buffer_names) == ["e", "i", "o{}", "p", "r", "u"]
+    assert users(g, "p") == ["d", "o"] and users(g, "r") == ["e"]
