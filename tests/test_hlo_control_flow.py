@@ -629,6 +629,7 @@ def test_callee_names_with_a_percent_sign_and_a_leading_x():
     )
     w = g.op_index("w")
     assert (g.flops[w].constant_value, g.bytes_accessed[w].constant_value) == (72, 596)
+    assert g.transient[w].constant_value == 16
     text = _x_names(COSTS, ["fused", "callee", "br0", "br1"])
     assert "calls=%Xfused" in text and "{%Xbr0, %Xbr1}" in text
     g = read_hlo_text(text)
@@ -914,3 +915,45 @@ def test_an_in_place_op_writes_over_a_donated_parameter_only():
     g = read_hlo_text(DONOR_IN_PLACE)
     assert sorted(g.buffer_names) == ["e", "i", "o{}", "p", "r", "u"]
     assert users(g, "p") == ["d", "o"] and users(g, "r") == ["e"]
+
+
+COND_HEAVY = """HloModule cw
+
+cond {
+  p = (s32[], f32[8]) parameter(0)
+  x = f32[8] get-tuple-element(p), index=1
+  e = f32[8] exponential(x)
+  e2 = f32[8] negate(e)
+  sl = f32[1] slice(e2), slice={[0:1]}
+  r = f32[] reshape(sl)
+  z = f32[] constant(0)
+  ROOT lt = pred[] compare(r, z), direction=LT
+}
+
+body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[8]) tuple(i2, x)
+}
+
+ENTRY e {
+  a = f32[8] parameter(0)
+  z = s32[] constant(0)
+  t0 = (s32[], f32[8]) tuple(z, a)
+  w = (s32[], f32[8]) while(t0), condition=cond, body=body
+  ROOT r = f32[8] get-tuple-element(w), index=1
+}
+"""
+
+
+def test_a_while_carries_its_condition_temporaries():
+    """The condition holds ``e`` and ``e2`` (64 B) beside the state it reads (52 B) and the
+    1-byte predicate it returns: the while op's transient is 64 - 1 = 63 B (the body needs
+    nothing beyond its state); with the callees named ``%X...`` too."""
+    g = read_hlo_text(COND_HEAVY)
+    assert g.transient[g.op_index("w")].constant_value == 63
+    g = read_hlo_text(_x_names(COND_HEAVY, ["cond", "body"]))
+    assert g.transient[g.op_index("w")].constant_value == 63
