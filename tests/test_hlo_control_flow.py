@@ -339,6 +339,8 @@ def test_while_state_shares_the_init_buffers_except_copies():
     assert sorted(twice.buffer_names) == ["a", "b", "c", "o", "t0{}", "w{0}", "w{1}", "z"]
     assert users(twice, "b") == ["o", "r2", "t0", "w"]
     assert users(twice, "w{1}") == ["o", "r1"]
+    named = module_graphs(parse_hlo_text(_x_names(LOOP.replace("SECOND", "b"), ["cond", "body"])))
+    assert sorted(named["e"].buffer_names) == sorted(twice.buffer_names)
 
 
 BRANCH_CALL = """HloModule bc
