@@ -959,3 +959,42 @@ def test_a_while_carries_its_condition_temporaries():
     assert g.transient[g.op_index("w")].constant_value == 63
     g = read_hlo_text(_x_names(COND_HEAVY, ["cond", "body"]))
     assert g.transient[g.op_index("w")].constant_value == 63
+
+
+PASS_FIRST = """HloModule pt
+
+cond {
+  cp = (f32[8], f32[8]) parameter(0)
+  ROOT cc = pred[] constant(false)
+}
+
+body {
+  p = (f32[8], f32[8]) parameter(0)
+  x0 = f32[8] get-tuple-element(p), index=0
+  x1 = f32[8] get-tuple-element(p), index=1
+  y = f32[8] negate(x1)
+  ROOT t = (f32[8], f32[8]) tuple(x0, y)
+}
+
+ENTRY e {
+  a = f32[8] parameter(0)
+  b0 = f32[8] negate(a)
+  b1 = f32[8] abs(a)
+  t0 = (f32[8], f32[8]) tuple(b0, b1)
+  w = (f32[8], f32[8]) while(t0), condition=cond, body=body
+  r0 = f32[8] get-tuple-element(w), index=0
+  r1 = f32[8] get-tuple-element(w), index=1
+  ROOT o = f32[8] add(r0, r1)
+}
+"""
+
+
+def test_a_pass_through_before_a_new_value_in_the_loop_state():
+    """The body passes index 0 through and writes index 1: ``w{0}`` is ``b0`` and ``w{1}``
+    still lives in ``b1`` (no buffers of the while's own)."""
+    from cpsched.readers.hlo.convert import module_graphs
+    from cpsched.readers.hlo.parser import parse_hlo_text
+
+    g = module_graphs(parse_hlo_text(PASS_FIRST))["e"]
+    assert sorted(g.buffer_names) == ["a", "b0", "b1", "o", "t0{}"]
+    assert users(g, "b1") == ["o", "r1", "t0", "w"]
