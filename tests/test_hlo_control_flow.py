@@ -396,6 +396,8 @@ def test_conditional_and_call_results_written_over_their_operands():
     assert users(g, "r") == ["cl", "g2", "o"]
     out = {x: bool(g.buffer_live_out[g.buffer_names.index(x)]) for x in ("b", "c", "q", "r")}
     assert out == {"b": True, "c": True, "q": True, "r": True}
+    named = read_hlo_text(_x_names(BRANCH_CALL, ["br0", "br1", "callee"]))
+    assert sorted(named.buffer_names) == sorted(g.buffer_names)
 
 
 ASYNC_COSTS = """HloModule ac
