@@ -100,13 +100,16 @@ MUT_TESTS_validate := tests/test_validate.py tests/test_oracles.py::test_validat
 MUT_TESTS_symbolic := tests/test_symbolic.py tests/test_symbolic_exact.py tests/test_scenarios.py
 MUT_TESTS_scenarios := tests/test_scenarios.py tests/test_scenarios_exact.py tests/test_symbolic.py tests/test_oracles.py::test_claimed_peak_is_checked_in_every_scenario
 # the CP models' constraints and objectives: their hand-computed and brute-force tests
-MUT_TESTS_cp_memory := tests/test_cp_memory.py tests/test_oracles.py tests/test_cp_constraints_exact.py -k "precedence or min_distance or alone_are_exact or single_scenario_optimum or weighted_multi or minimax_equals or lexicographic_equals or budget_multi or budget_feasible or budget_infeasible or rounded_scaling or naive_model or cp_model_alone or peak_variables or order_fixed or fan_out or live_in_and_host or every_model_option or identical_groups or per_op_memory_alone or unequal_units or minimax_stage"
+MUT_TESTS_cp_memory := tests/test_cp_memory_rows.py tests/test_cp_memory.py tests/test_oracles.py tests/test_cp_constraints_exact.py -k "hand_made or precedence or min_distance or alone_are_exact or single_scenario_optimum or weighted_multi or minimax_equals or lexicographic_equals or budget_multi or budget_feasible or budget_infeasible or rounded_scaling or naive_model or cp_model_alone or peak_variables or order_fixed or fan_out or live_in_and_host or every_model_option or identical_groups or per_op_memory_alone or unequal_units or minimax_stage"
 MUT_TESTS_cp_overlap := tests/test_cp_overlap.py tests/test_cp_constraints_exact.py tests/test_brute_force_overlap.py tests/test_overlap_window.py -k "reduced_precedences or tiny_hides or exposure_the or forbids_overlap or overlap_limit_and or matches_brute_force_under_budget or two_scenarios_weighted or distance_objective_matches or model_alone_is_optimal_under_the_budget and (5-4 or 5-5 or 6-1 or 6-2) or one_transfer_in_flight and 5-1-3 or window"
 MUT_TESTS_cp_remat := tests/test_remat_model_alone.py tests/test_remat_cp.py tests/test_brute_force_remat.py tests/test_cp_constraints_exact.py -k "remat_model_alone or live_in_buffer or fixed_order_matches or joint_order_matches or order_alone or eviction_model_time or least_peak_under_an or per_bucket or least_clone_time and 6-18 or least_peak_under_a_clone and 6-18 or objective_is_the_replayed or eviction_alone or two_scenarios_matches"
 # the HLO converter's aliasing (in-place pairs, donation, input/output aliases, shared
 # buffers) and control flow (while/conditional/call values, costs and temporaries): only
-# these functions are mutated (a patch file from benchmarks/mutation_patch.py)
-MUT_TESTS_hlo := tests/test_hlo_contexts.py tests/test_hlo_reader.py tests/test_hlo_live_range.py
+# these functions are mutated (a patch file from benchmarks/mutation_patch.py). The tests,
+# one per line in benchmarks/mutation_hlo.args, run in the order that kills soonest with -x:
+# the hand-made modules first, then XLA's per-step figures, the rest last (parse-only tests
+# of the peer models left out: they cannot fail on a converter mutant)
+MUT_TESTS_hlo := @benchmarks/mutation_hlo.args
 MUT_HLO_FUNCS := call_contexts inplace_pairs _trip_count HloConverter.op_cost HloConverter._comp_cost HloConverter.temporaries HloConverter.callee_transients HloConverter.excess_lower_bound _GraphBuild.__init__ _GraphBuild.shareable _GraphBuild.write_in_place _GraphBuild.share_loop_state _GraphBuild.resolve_shares _GraphBuild.parameter _GraphBuild.set_transient _GraphBuild.while_values _GraphBuild.conditional_values _GraphBuild.call_values
 MUTATE ?= cpsched/analysis/memory.py cpsched/analysis/validate.py cpsched/core/symbolic.py cpsched/core/scenarios.py cpsched/cp/memory/constraints.py,cpsched/cp/memory/objectives.py cpsched/cp/overlap/constraints.py,cpsched/cp/overlap/objectives.py cpsched/cp/remat/constraints.py,cpsched/cp/remat/objectives.py cpsched/readers/hlo/convert.py
 

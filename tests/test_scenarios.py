@@ -45,3 +45,23 @@ def test_buckets_cover_every_length_and_pick():
 
 def test_static():
     assert len(static()) == 1 and static().dims == ()
+
+
+def test_tables_without_dims_keep_their_rows():
+    """Two rows and no dims (sizes without symbols): every evaluation has two rows, also
+    after a one-row table was evaluated first (both tables' values are empty bytes), and
+    the remat lower bound reads both."""
+    from helpers import train_chain
+
+    from cpsched.core.scenarios import Scenarios
+    from cpsched.cp.remat.problem import min_memory_bound
+
+    g = train_chain(4, 100, 10.0)
+    two = Scenarios(("a", "b"), (), np.zeros((2, 0), dtype=np.int64), np.array([0.5, 0.5]))
+    assert g.sizes(static()).shape == (1, g.n_buffers)
+    assert g.sizes(two).shape == (2, g.n_buffers)
+    assert g.transient_bytes(static()).shape == (1, g.n_ops)
+    assert g.transient_bytes(two).shape == (2, g.n_ops)
+    one, _ = min_memory_bound(g, static())
+    both, why = min_memory_bound(g, two)
+    assert both.tolist() == [int(one[0])] * 2 and len(why) == 2

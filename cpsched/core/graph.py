@@ -271,7 +271,8 @@ class Graph:
         return self._eval(self.transient, scenarios)
 
     def _eval(self, exprs, scenarios: Scenarios, device_only: bool = False) -> np.ndarray:
-        key = (id(exprs), scenarios.dims, scenarios.values.tobytes())
+        # the shape too: with no dims every table's bytes are empty, whatever its rows
+        key = (id(exprs), scenarios.dims, scenarios.values.shape, scenarios.values.tobytes())
         hit = self._size_cache.get(key)
         if hit is None:
             # floating point first: it does not wrap, so it finds what int64 cannot hold
