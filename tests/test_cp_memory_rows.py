@@ -260,7 +260,9 @@ def test_hand_made_minimax_with_a_zero_lower_bound():
     assert int(p.peak(r.order)[0]) == best and int(r.objective) == O.RES * best
 
 
-@pytest.mark.parametrize("seed", [0, 2, 3, 4, 5, 6])
+# seeds whose least peak is above the problem's bound (the minimum-cut bound closes the
+# gap on most 4-op graphs)
+@pytest.mark.parametrize("seed", [0, 6, 9, 11, 12, 13])
 def test_hand_made_minimax_over_the_forced_live_bound(seed):
     """Minimax with the problem's own lower bound as the denominator (the peak variable's
     lower bound too), where the least peak is above it: ``z`` must be allowed above RES."""
