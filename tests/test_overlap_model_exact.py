@@ -24,6 +24,7 @@ from cpsched.cost.model import Costs
 from cpsched.cp.overlap import objectives as O
 from cpsched.cp.overlap.constraints import build
 from cpsched.cp.overlap.problem import (
+    Infeasible,
     build_problem,
     floor1,
     inflight_ok,
@@ -37,14 +38,18 @@ KINDS = ("all-reduce", "all-gather", "reduce-scatter")
 
 def streams_graph(seed: int, n_compute: int = 4, kinds=("all-reduce", "all-gather", "all-reduce")):
     """Random DAG of compute ops, one async pair of each of ``kinds`` on random compute
-    outputs (unequal transfer times), one buffer read by two independent ops, a live-out
-    buffer and a live-in-and-out one."""
+    outputs (unequal transfer times). Memory: buffers read by two independent ops, a
+    live-out buffer, two live-in-and-out ones (7 constant bytes), a second output of ``c1``
+    with the same readers as its first (one group of two buffers), transient bytes on
+    ``c2`` and ``c3``."""
     rng = np.random.default_rng(seed)
     b = GraphBuilder(f"st{seed}")
     prm = b.add_op("param", "parameter", OpKind.PARAMETER)
     bp = b.add_buffer(prm, 16, live_in=True)
-    b.add_buffer(prm, 4, live_in=True, live_out=True)  # constant bytes
+    b.add_buffer(prm, 4, live_in=True, live_out=True)
+    b.add_buffer(prm, 3, live_in=True, live_out=True)
     avail = [(prm, bp)]
+    twin: dict[int, int] = {}
     times, tr = {}, {}
     hosts = rng.choice(np.arange(n_compute), size=len(kinds), replace=False).tolist()
     for k in range(n_compute):
@@ -53,18 +58,28 @@ def streams_graph(seed: int, n_compute: int = 4, kinds=("all-reduce", "all-gathe
         i = b.add_op(f"c{k}", "fusion", operands=[o for o, _ in preds])
         for _, buf in preds:
             b.add_buffer_user(buf, i)
+            if buf in twin:
+                b.add_buffer_user(twin[buf], i)
         size = int(rng.integers(1, 40))
         bi = b.add_buffer(i, size, live_out=k == 0)
+        if k == 1:
+            twin[bi] = b.add_buffer(i, 6)
+        if k >= 2:
+            b.set_transient(i, int(rng.integers(1, 20)))
         times[i] = int(rng.integers(1, 8))
         avail.append((i, bi))
         for j, h in enumerate(hosts):
             if h == k:
                 s, d, bs = _pair(b, f"x{k}{j}", i, bi, str(int(rng.integers(1, 40))), kinds[j])
+                if bi in twin:
+                    b.add_buffer_user(twin[bi], s)
                 tr[s] = float(rng.integers(2, 16))
                 avail.append((d, bs))
     last = b.add_op("out", "tuple", operands=[o for o, _ in avail[-3:]])
     for _, buf in avail[-3:]:
         b.add_buffer_user(buf, last)
+        if buf in twin:
+            b.add_buffer_user(twin[buf], last)
     g = b.build()
     op = np.zeros((1, g.n_ops))
     for i, t in times.items():
@@ -157,7 +172,7 @@ def brute_min(ms, pk=None, budget=None, ok=None):
     return ms[keep].min()
 
 
-SEEDS = [0, 1, 6, 7, 3, 4]  # at most ~1000 orders each
+SEEDS = [0, 1, 12, 7, 3, 4]  # at most ~1000 orders each
 
 
 def fifo_graph(reverse: bool):
@@ -275,7 +290,14 @@ def test_model_alone_under_tight_budgets(seed, lits):
         assert int(peak(g, order)[0]) <= budget
         assert prob.tick_timeline(order, d, t).makespan[0] == want
         binds += want > ms.min()
+        assert V.peak_vars == [] and V.inflight is None  # no tie-breaker by default
     assert binds > 0
+    # one byte below the least peak: no schedule (the model refuses it, or finds none)
+    try:
+        V, run = run_model(prob, d, t, budget=levels[0] - 1, order_literals_all=lits)
+    except Infeasible:
+        return
+    assert run.status == "INFEASIBLE"
 
 
 @pytest.mark.parametrize("seed", SEEDS[:4])
@@ -290,10 +312,10 @@ def test_least_peak_variable_is_the_least_peak(seed):
 
     for cap in (None, int(np.median(ms))):
         horizon = d.sum(axis=1) + t.sum(axis=1) if cap is None else np.array([cap])
-        V, run = run_model(prob, d, t, least_peak, horizon, budget=int(pk.max()), peak_vars=True)
+        V, run = run_model(prob, d, t, least_peak, horizon, budget=10**6, peak_vars=True)
         assert run.optimal and len(V.peak_vars) == 1
         v, gcd, const = V.peak_vars[0]
-        assert const == 4
+        assert const == 7
         want = pk[ms <= horizon[0]].min()
         got = run.solver.value(v) * gcd + const
         assert got == want, cap
@@ -306,7 +328,7 @@ def test_least_peak_variable_is_the_least_peak(seed):
             t,
             lambda V: O.secondary(V, "peak"),
             horizon,
-            budget=int(pk.max()),
+            budget=10**6,
             peak_vars=True,
         )
         assert run.optimal and run.solver.objective_value * gcd + const == want
@@ -376,6 +398,19 @@ def _with_weights(prob, weights):
 
     sc = Scenarios(("a", "b"), (), np.zeros((2, 0), np.int64), np.asarray(weights))
     return dataclasses.replace(prob, scenarios=sc)
+
+
+def test_objective_coefficients_are_at_least_one():
+    """A scenario of tiny weight (or tiny makespan ratio) still counts once: its integer
+    coefficient is 1, the others are scaled to 1000 (weighted) or 10^6 (minimax)."""
+    g, prob, d, t, orders, ms, pk = case(0)
+    prob2 = _with_weights(prob, [0.0004, 0.9996])
+    V, _ = run_model(prob2, np.vstack([d, d]), np.vstack([t, t]), lambda V: None)
+    tick = np.array([1.0, 1.0])
+    _, coef, z = O.makespan(V, prob2, "weighted", tick, None, V.H)
+    assert coef.tolist() == [1, 1000] and z is None
+    _, coef, z = O.makespan(V, prob2, "minimax", tick, np.array([1e7, 1.0]), V.H)
+    assert coef.tolist() == [1, 10**6] and z is not None
 
 
 def test_one_copy_objective_is_the_makespan():
