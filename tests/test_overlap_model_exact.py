@@ -467,3 +467,50 @@ def test_distance_objective_alone_matches_brute_force(seed):
         assert run.optimal and round(run.solver.objective_value) == want.max(), budget
         order = V.order_from(run.solver)
         assert total_distance(prob, order) == want.max()
+
+
+@pytest.mark.parametrize("fixed_prefix", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_window_with_two_copies_matches_brute_force(seed, fixed_prefix):
+    """LNS windows (``build(window=(order, a, b))``) with two time copies: the least summed
+    makespan over the orders that keep ``order`` outside positions ``a..b-1``, without
+    and with a budget; the copies may not order the window's ops differently."""
+    g, prob, d, t, orders, ms, pk = case(seed)
+    rng = np.random.default_rng(200 + seed)
+    d2 = np.vstack([d, rng.integers(1, 9, size=d.shape[1])])
+    t2 = np.vstack([t, rng.integers(2, 16, size=t.shape[1])])
+    mc = np.array([prob.tick_timeline(o, d2, t2).makespan for o in orders])
+    tot = mc.sum(axis=1)
+    cur = orders[int(np.argmax(tot))]
+    N = g.n_ops
+    apart = 0
+    for budget in (None, int(np.median(pk))):
+        if budget is not None:
+            feas = np.flatnonzero(pk <= budget)
+            cur = orders[int(feas[np.argmax(tot[feas])])]
+        tl = prob.tick_timeline(cur, d2, t2)
+        for a, b in [(0, N), (1, N - 1), (3, N), (0, N - 4)]:
+            keep = np.array([o[:a] == cur[:a] and o[b:] == cur[b:] for o in orders])
+            if budget is not None:
+                keep &= pk <= budget
+            want = tot[keep].min()
+            V = build(
+                prob,
+                d2,
+                t2,
+                np.rint(tl.makespan).astype(np.int64),
+                budget=None if budget is None else np.array([budget]),
+                limits={},
+                transfers_on=True,
+                fifo_order=True,
+                window=(cur, a, b),
+                prefix_times=tl if fixed_prefix else None,
+            )
+            V.m.minimize(V.M[0] + V.M[1])
+            run = solve(V.m, SolverConfig(time_limit=20, workers=1, seed=0))
+            assert run.optimal and round(run.solver.objective_value) == want, (budget, a, b)
+            order = check_schedule(V, run)
+            assert order[:a] == cur[:a] and order[b:] == cur[b:]
+            assert prob.tick_timeline(order, d2, t2).makespan.sum() == want
+            apart += want > mc[keep].min(axis=0).sum()
+    assert apart > 0
