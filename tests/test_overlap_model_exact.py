@@ -231,6 +231,32 @@ def test_fifo_stream_when_the_starts_are_ordered(reverse, lits):
     check_schedule(V, run, fifo=False)
 
 
+@pytest.mark.parametrize("lits", [False, True])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_model_alone_under_tight_budgets(seed, lits):
+    """Budgets at the least peak and between: the least makespan among the orders within
+    the budget; the order read back is within it."""
+    g, prob, d, t, orders, ms, pk = case(seed)
+    levels = sorted(set(pk.tolist()))
+    binds = 0
+    for budget in sorted({levels[0], levels[len(levels) // 3], levels[len(levels) // 2]}):
+        want = brute_min(ms, pk, budget)
+        V, run = run_model(prob, d, t, budget=budget, order_literals_all=lits)
+        assert run.optimal and round(run.solver.objective_value) == want, budget
+        order = check_schedule(V, run)
+        assert int(peak(g, order)[0]) <= budget
+        assert prob.tick_timeline(order, d, t).makespan[0] == want
+        binds += want > ms.min()
+        assert V.peak_vars == [] and V.inflight is None  # no tie-breaker by default
+    assert binds > 0
+    # one byte below the least peak: no schedule (the model refuses it, or finds none)
+    try:
+        V, run = run_model(prob, d, t, budget=levels[0] - 1, order_literals_all=lits)
+    except Infeasible:
+        return
+    assert run.status == "INFEASIBLE"
+
+
 def _fifo_pairs(prob):
     """Pairs of transfers on one stream whose starts the graph leaves unordered."""
     n = 0
@@ -272,32 +298,6 @@ def test_three_streams_and_a_shared_one(seed):
         assert run.optimal and round(run.solver.objective_value) == ms.min(), streams
         order = check_schedule(V, run)
         assert prob.tick_timeline(order, d, t).makespan[0] == ms.min()
-
-
-@pytest.mark.parametrize("lits", [False, True])
-@pytest.mark.parametrize("seed", SEEDS)
-def test_model_alone_under_tight_budgets(seed, lits):
-    """Budgets at the least peak and between: the least makespan among the orders within
-    the budget; the order read back is within it."""
-    g, prob, d, t, orders, ms, pk = case(seed)
-    levels = sorted(set(pk.tolist()))
-    binds = 0
-    for budget in sorted({levels[0], levels[len(levels) // 3], levels[len(levels) // 2]}):
-        want = brute_min(ms, pk, budget)
-        V, run = run_model(prob, d, t, budget=budget, order_literals_all=lits)
-        assert run.optimal and round(run.solver.objective_value) == want, budget
-        order = check_schedule(V, run)
-        assert int(peak(g, order)[0]) <= budget
-        assert prob.tick_timeline(order, d, t).makespan[0] == want
-        binds += want > ms.min()
-        assert V.peak_vars == [] and V.inflight is None  # no tie-breaker by default
-    assert binds > 0
-    # one byte below the least peak: no schedule (the model refuses it, or finds none)
-    try:
-        V, run = run_model(prob, d, t, budget=levels[0] - 1, order_literals_all=lits)
-    except Infeasible:
-        return
-    assert run.status == "INFEASIBLE"
 
 
 @pytest.mark.parametrize("seed", SEEDS[:4])
