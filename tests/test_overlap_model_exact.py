@@ -514,3 +514,43 @@ def test_window_with_two_copies_matches_brute_force(seed, fixed_prefix):
             assert prob.tick_timeline(order, d2, t2).makespan.sum() == want
             apart += want > mc[keep].min(axis=0).sum()
     assert apart > 0
+
+
+def test_inflight_variable_counts_only_collectives():
+    """A host copy and an async fusion whose spans enclose an all-reduce's (control edges):
+    with per-kind limits on the copy and the fusion, the in-flight variable still counts
+    collectives only, so its least value is 1; the brute force over every order agrees."""
+    b = GraphBuilder("kinds")
+    p = b.add_op("p", "parameter", OpKind.PARAMETER)
+    bp = b.add_buffer(p, 8, live_in=True)
+    outer = []
+    for name, opcode in (("cp", "copy"), ("fu", "fusion")):
+        s = b.add_op(f"{name}-start", f"{opcode}-start", OpKind.ASYNC_START, operands=[p])
+        b.add_buffer_user(bp, s)
+        bs = b.add_buffer(s, 8)
+        d = b.add_op(f"{name}-done", f"{opcode}-done", OpKind.ASYNC_DONE, operands=[s])
+        b.add_buffer_user(bs, d)
+        b.add_buffer(d, 8, live_out=True)
+        b.pair_async(s, d)
+        outer.append((s, d))
+    sa, da, ba = _pair(b, "ar", p, bp, 8)
+    b.add_buffer(da, 8, live_out=True)
+    b.add_buffer_user(ba, da)
+    for s, d in outer:
+        b.add_control_pred(sa, s)
+        b.add_control_pred(d, da)
+    g = b.build()
+    costs = Costs(
+        np.zeros((1, g.n_ops)), {s: np.array([3.0]) for s in (sa, *[s for s, _ in outer])}
+    )
+    prob = build_problem(g, costs=costs)
+    assert sorted(prob.kind_of(q) for q in range(prob.P)) == ["all-reduce", "async-compute", "copy"]
+    d = floor1(np.rint(prob.dur).astype(np.int64))
+    t = np.rint(prob.ttime).astype(np.int64)
+    fl = [max_inflight(prob, np.argsort(np.asarray(o))) for o in all_topological_orders(g)]
+    assert min(fl) == 1
+    limits = {"copy": 1, "async-compute": 1}
+    V, run = run_model(
+        prob, d, t, lambda V: O.secondary(V, "inflight"), limits=limits, inflight_var=True
+    )
+    assert run.optimal and round(run.solver.objective_value) == 1
