@@ -286,6 +286,15 @@ def test_model_alone_on_several_streams_matches_brute_force(seed, lits):
         assert V.stats["order_literals"] == len(V.lit) == free
     else:
         assert "order_literals" not in V.stats
+    # the optimum as the horizon (as the solver sets it from a hint): still found; one
+    # tick less: no schedule
+    V, run = run_model(prob, d, t, horizon=[want], order_literals_all=lits)
+    assert run.optimal and round(run.solver.objective_value) == want
+    try:
+        V, run = run_model(prob, d, t, horizon=[want - 1], order_literals_all=lits)
+    except Infeasible:
+        return
+    assert run.status == "INFEASIBLE"
 
 
 @pytest.mark.parametrize("seed", SEEDS[:4])
