@@ -297,7 +297,7 @@ def test_model_alone_on_several_streams_matches_brute_force(seed, lits):
     assert run.status == "INFEASIBLE"
 
 
-@pytest.mark.parametrize("seed", SEEDS[:4])
+@pytest.mark.parametrize("seed", SEEDS[:2])
 def test_three_streams_and_a_shared_one(seed):
     """Three kinds on three streams, and the same graph on one shared stream."""
     for streams in ("per-kind", "shared"):
@@ -343,7 +343,7 @@ def test_least_peak_variable_is_the_least_peak(seed):
         assert run.optimal and run.solver.objective_value * gcd + const == want
 
 
-@pytest.mark.parametrize("seed", SEEDS[:4])
+@pytest.mark.parametrize("seed", SEEDS[:2])
 def test_two_time_copies_share_one_order(seed):
     """Two copies with other op and transfer times: the least summed makespan of one order
     (a copy alone may prefer another order), and the weighted / minimax objectives with
@@ -434,7 +434,7 @@ def test_one_copy_objective_is_the_makespan():
     assert O.tick_objective(np.array([7, 5]), np.array([2, 3]), False) == 29
 
 
-@pytest.mark.parametrize("seed", SEEDS[:4])
+@pytest.mark.parametrize("seed", SEEDS[:2])
 def test_inflight_limits_match_brute_force(seed):
     """Per-kind limits of one transfer in flight (start..done, both ends included) on one
     shared stream: the least makespan among the orders within the limits; and the
@@ -478,8 +478,7 @@ def test_distance_objective_alone_matches_brute_force(seed):
         assert total_distance(prob, order) == want.max()
 
 
-@pytest.mark.parametrize("fixed_prefix", [True, False])
-@pytest.mark.parametrize("seed", [0, 1, 7])
+@pytest.mark.parametrize("seed,fixed_prefix", [(0, True), (1, False), (7, True)])
 def test_window_with_two_copies_matches_brute_force(seed, fixed_prefix):
     """LNS windows (``build(window=(order, a, b))``) with two time copies: the least summed
     makespan over the orders that keep ``order`` outside positions ``a..b-1``, without
