@@ -514,6 +514,11 @@ def test_window_with_two_copies_matches_brute_force(seed, fixed_prefix):
                 window=(cur, a, b),
                 prefix_times=tl if fixed_prefix else None,
             )
+            w = cur[a:b]
+            free = sum(
+                not (prob.anc[i, j] or prob.anc[j, i]) for k, i in enumerate(w) for j in w[k + 1 :]
+            )
+            assert V.stats["order_literals"] == free  # one per independent pair of the window
             V.m.minimize(V.M[0] + V.M[1])
             run = solve(V.m, SolverConfig(time_limit=20, workers=1, seed=0))
             assert run.optimal and round(run.solver.objective_value) == want, (budget, a, b)
