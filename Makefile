@@ -92,7 +92,7 @@ test-ray: $(STAMP)
 # MUTATE=cpsched/analysis/validate.py picks one module. Results: benchmarks/results_tests.md.
 MUT_VENV := .venv-mutation
 MUT_STAMP := $(MUT_VENV)/.installed
-MUT_PYTEST := $(abspath $(BIN))/python -m pytest -x -q -p no:cacheprovider -p no:randomly
+MUT_PYTEST := env CPSCHED_BRUTE_CACHE=$(abspath $(MUT_VENV))/brute-cache $(abspath $(BIN))/python -m pytest -x -q -p no:cacheprovider -p no:randomly
 MUT_TESTS_memory := tests/test_graph_memory.py tests/test_memory_model.py tests/test_oracles.py::test_simulator_matches_reference_at_every_step tests/test_oracles.py::test_live_ranges_match_reference tests/test_oracles.py::test_live_in_parameter_counts_from_step_zero tests/test_oracles.py::test_buffer_is_freed_after_its_last_use_not_at_it tests/test_oracles.py::test_host_buffers_and_transients_by_hand tests/test_oracles.py::test_lower_bounds_hold_for_every_order
 MUT_TESTS_validate := tests/test_validate.py tests/test_oracles.py::test_validator_accepts_exactly_the_reference_orders tests/test_oracles.py::test_validator_enforces_each_kind_of_edge tests/test_oracles.py::test_claimed_peak_is_checked_in_every_scenario
 MUT_TESTS_symbolic := tests/test_symbolic.py tests/test_symbolic_exact.py tests/test_scenarios.py

@@ -12,6 +12,10 @@ order for every time copy), and the order read back is re-simulated."""
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
+import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +24,7 @@ from test_cp_overlap import _pair
 
 from cpsched.analysis.memory import peak
 from cpsched.core.graph import GraphBuilder, OpKind
+from cpsched.core.scenarios import static
 from cpsched.cost.model import Costs
 from cpsched.cp.overlap import objectives as O
 from cpsched.cp.overlap.constraints import build
@@ -87,6 +92,58 @@ def streams_graph(seed: int, n_compute: int = 4, kinds=("all-reduce", "all-gathe
     return g, Costs(op, {k: np.array([v]) for k, v in tr.items()})
 
 
+# The brute force runs the timeline simulator and the peak over every order, which the CP
+# model's code does not touch: a mutation run (one process per mutant) may keep its results
+# in this folder, keyed by the graph, the orders' ticks and the question.
+BRUTE_CACHE = os.environ.get("CPSCHED_BRUTE_CACHE")
+
+
+def _cached(key, compute):
+    if not BRUTE_CACHE:
+        return compute()
+    path = Path(BRUTE_CACHE) / (hashlib.sha256(pickle.dumps(key)).hexdigest() + ".pkl")
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    value = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(value))
+    return value
+
+
+def _gkey(g) -> tuple:
+    """What the brute force reads of a graph: ops, dependences, buffers and their bytes."""
+    users = tuple(tuple(int(u) for u in g.buffer_users(j)) for j in range(g.n_buffers))
+    preds = tuple(tuple(int(u) for u in g.preds(i)) for i in range(g.n_ops))
+    sc = static()
+    return (
+        tuple(g.op_names),
+        tuple(g.opcodes),
+        g.kinds.tolist(),
+        preds,
+        g.buffer_def.tolist(),
+        users,
+        g.buffer_live_in.tolist(),
+        g.buffer_live_out.tolist(),
+        g.sizes(sc).tolist(),
+        g.transient_bytes(sc).tolist(),
+        g.async_start.tolist(),
+    )
+
+
+def makespans(prob, orders, d, t) -> np.ndarray:
+    """[orders, copies] tick makespans of the timeline."""
+    key = (
+        "ms",
+        _gkey(prob.graph),
+        prob.stream.tolist(),
+        prob.starts.tolist(),
+        d.tobytes(),
+        t.tobytes(),
+        d.shape,
+    )
+    return _cached(key, lambda: np.array([prob.tick_timeline(o, d, t).makespan for o in orders]))
+
+
 @functools.cache
 def case(seed: int, n_compute: int = 4, streams: str = "per-kind", kinds=KINDS[:2] + KINDS[:1]):
     """Problem, integer ticks (every op at least one), and per order: the tick makespan,
@@ -95,9 +152,9 @@ def case(seed: int, n_compute: int = 4, streams: str = "per-kind", kinds=KINDS[:
     prob = build_problem(g, costs=costs, comm_streams=streams)
     d = floor1(np.rint(prob.dur).astype(np.int64))
     t = np.rint(prob.ttime).astype(np.int64)
-    orders = [list(o) for o in all_topological_orders(g)]
-    ms = np.array([prob.tick_timeline(o, d, t).makespan[0] for o in orders])
-    pk = np.array([int(peak(g, o)[0]) for o in orders])
+    orders = _cached(("orders", _gkey(g)), lambda: [list(o) for o in all_topological_orders(g)])
+    ms = makespans(prob, orders, d, t)[:, 0]
+    pk = _cached(("peak", _gkey(g)), lambda: np.array([int(peak(g, o)[0]) for o in orders]))
     return g, prob, d, t, orders, ms, pk
 
 
@@ -352,7 +409,7 @@ def test_two_time_copies_share_one_order(seed):
     rng = np.random.default_rng(100 + seed)
     d2 = np.vstack([d, rng.integers(1, 9, size=d.shape[1])])
     t2 = np.vstack([t, rng.integers(2, 16, size=t.shape[1])])
-    mc = np.array([prob.tick_timeline(o, d2, t2).makespan for o in orders])  # [orders, 2]
+    mc = makespans(prob, orders, d2, t2)  # [orders, 2]
     each = mc.min(axis=0)
     apart = 0
     for budget in (None, int(np.median(pk))):
@@ -487,7 +544,7 @@ def test_window_with_two_copies_matches_brute_force(seed, fixed_prefix):
     rng = np.random.default_rng(200 + seed)
     d2 = np.vstack([d, rng.integers(1, 9, size=d.shape[1])])
     t2 = np.vstack([t, rng.integers(2, 16, size=t.shape[1])])
-    mc = np.array([prob.tick_timeline(o, d2, t2).makespan for o in orders])
+    mc = makespans(prob, orders, d2, t2)
     tot = mc.sum(axis=1)
     cur = orders[int(np.argmax(tot))]
     N = g.n_ops
