@@ -286,6 +286,11 @@ def test_fifo_stream_when_the_starts_are_ordered(reverse, lits):
     V, run = run_model(prob, d, t, fifo_order=False, order_literals_all=lits)
     assert run.optimal and round(run.solver.objective_value) == 20
     check_schedule(V, run, fifo=False)
+    # B's transfer in no tick (too short for the tick): without FIFO it may sit inside A's,
+    # at 5; the dones end at 6 and 17, k at 16, the output at 18
+    t0 = np.where(t == 1, 0, t)
+    V, run = run_model(prob, d, t0, fifo_order=False, order_literals_all=lits)
+    assert run.optimal and round(run.solver.objective_value) == 18
 
 
 @pytest.mark.parametrize("lits", [False, True])
