@@ -53,6 +53,7 @@ def streams_graph(seed: int, n_compute: int = 4, kinds=("all-reduce", "all-gathe
     bp = b.add_buffer(prm, 16, live_in=True)
     b.add_buffer(prm, 4, live_in=True, live_out=True)
     b.add_buffer(prm, 3, live_in=True, live_out=True)
+    b.add_buffer(prm, 0)  # no bytes: the memory model skips it, and goes on
     avail = [(prm, bp)]
     twin: dict[int, int] = {}
     times, tr = {}, {}
@@ -365,10 +366,12 @@ def test_three_streams_and_a_shared_one(seed):
     for streams in ("per-kind", "shared"):
         g, prob, d, t, orders, ms, pk = case(seed, 4, streams, KINDS)
         assert len(prob.streams) == (3 if streams == "per-kind" else 1)
+        assert (_fifo_pairs(prob) >= 2) == (streams == "shared")
         V, run = run_model(prob, d, t)
         assert run.optimal and round(run.solver.objective_value) == ms.min(), streams
         order = check_schedule(V, run)
         assert prob.tick_timeline(order, d, t).makespan[0] == ms.min()
+        assert V.stats["fifo_literals"] == _fifo_pairs(prob)
 
 
 @pytest.mark.parametrize("seed", SEEDS[:4])
