@@ -233,7 +233,7 @@ def brute_min(ms, pk=None, budget=None, ok=None):
 SEEDS = [0, 1, 12, 7, 3, 4]  # at most ~1000 orders each
 
 
-def fifo_graph(reverse: bool):
+def fifo_graph(reverse: bool, unused_input: int = 0):
     """Two all-reduces on one stream whose starts are ordered by a control edge, A (12
     ticks) before B (1 tick); B's done gates a 10-tick op, A's done only the output.
     ``reverse``: B's pair is built first (the lower index), so the pair's order is the
@@ -241,6 +241,8 @@ def fifo_graph(reverse: bool):
     b = GraphBuilder("fifo")
     p = b.add_op("p", "parameter", OpKind.PARAMETER)
     bp = b.add_buffer(p, 8, live_in=True)
+    if unused_input:
+        b.add_buffer(p, unused_input, live_in=True)  # an input nobody reads: freed after p
     c0 = b.add_op("c0", "fusion", operands=[p])
     c1 = b.add_op("c1", "fusion", operands=[p])
     for c in (c0, c1):
@@ -318,6 +320,37 @@ def test_model_alone_under_tight_budgets(seed, lits):
     except Infeasible:
         return
     assert run.status == "INFEASIBLE"
+
+
+def test_memory_of_the_first_op_and_of_zero_tick_ops():
+    """An unread input of 100 bytes makes the first step (``p``, at tick 0) the peak (108): one
+    byte less is infeasible with and without order literals. With zero ticks for the ops
+    without a cost (no floor), steps of zero-tick ops hold memory too: the optimum under
+    each budget is the brute force's over the orders within it."""
+    g, costs = fifo_graph(False, unused_input=100)
+    prob = build_problem(g, costs=costs)
+    orders = [list(o) for o in all_topological_orders(g)]
+    pk = np.array([int(peak(g, o)[0]) for o in orders])
+    d = floor1(np.rint(prob.dur).astype(np.int64))
+    t = np.rint(prob.ttime).astype(np.int64)
+    assert pk.min() == pk.max() == 108  # 100 + 8 bytes at p, more than any later step
+    for lits in (False, True):
+        V, run = run_model(prob, d, t, budget=108, order_literals_all=lits)
+        assert run.optimal and round(run.solver.objective_value) == 28
+        try:
+            V, run = run_model(prob, d, t, budget=107, order_literals_all=lits)
+        except Infeasible:
+            continue
+        assert run.status == "INFEASIBLE", lits
+    g, prob, d, t, orders, ms, pk = case(0, streams="shared")
+    d0 = np.rint(prob.dur).astype(np.int64)
+    assert (d0 == 0).any()
+    m0 = makespans(prob, orders, d0, t)[:, 0]
+    levels = sorted(set(pk.tolist()))
+    for budget in levels[:3]:
+        V, run = run_model(prob, d0, t, budget=budget)
+        assert V.lit  # FIFO literals: the step memory model is on
+        assert run.optimal and round(run.solver.objective_value) == brute_min(m0, pk, budget)
 
 
 def _fifo_pairs(prob):
