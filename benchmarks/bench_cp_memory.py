@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("CPSCHED_SHARED", REPO.parent / "shared"))
+SHARED = Path(os.environ.get("CPSCHED_SHARED_DIR", REPO.parent / "shared"))
 MOCCASIN = SHARED / "peer-cases" / "moccasin"
 RESULTS = REPO / "benchmarks" / "results_cp_memory.md"
 if str(REPO) not in sys.path:
