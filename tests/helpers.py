@@ -35,16 +35,23 @@ def random_dag(n: int, seed: int, p: float = 0.3, max_size: int = 100, live_out_
     return b.build()
 
 
-def all_topological_orders(graph):
-    n = graph.n_ops
-    preds = [set(map(int, graph.preds(i))) for i in range(n)]
+def orders_from_preds(preds, limit=None):
+    """Every order in which each op comes after its ``preds`` (lexicographic, at most
+    ``limit``)."""
+    n = len(preds)
+    ps = [set(map(int, x)) for x in preds]
+    count = 0
 
     def rec(done, placed):
+        nonlocal count
+        if limit is not None and count >= limit:
+            return
         if len(done) == n:
+            count += 1
             yield list(done)
             return
         for i in range(n):
-            if i not in placed and preds[i] <= placed:
+            if i not in placed and ps[i] <= placed:
                 done.append(i)
                 placed.add(i)
                 yield from rec(done, placed)
@@ -52,6 +59,10 @@ def all_topological_orders(graph):
                 placed.discard(i)
 
     yield from rec([], set())
+
+
+def all_topological_orders(graph):
+    yield from orders_from_preds([graph.preds(i) for i in range(graph.n_ops)])
 
 
 def brute_force_peak(sizes_by_step):

@@ -18,6 +18,7 @@ from cpsched.cp.memory.problem import from_graph, induced, project, window
 from cpsched.cp.search.exact import beam, best_first
 from cpsched.cp.memory.solve import solve
 from cpsched.core.graph import GraphBuilder
+from helpers import orders_from_preds
 from cpsched.analysis.memory import lower_bound, op_lower_bounds, peak
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.analysis.schedule import FALLBACK, FEASIBLE, INFEASIBLE, OPTIMAL
@@ -57,25 +58,7 @@ def random_graph(seed: int, n: int, p_edge: float = 0.35, symbolic: bool = False
 
 
 def topo_orders(graph, limit: int = 50_000):
-    n = graph.n_ops
-    preds = [set(int(u) for u in graph.preds(v)) for v in range(n)]
-    out = []
-
-    def rec(done, seq):
-        if len(out) >= limit:
-            return
-        if len(seq) == n:
-            out.append(list(seq))
-            return
-        for v in range(n):
-            if v not in done and preds[v] <= done:
-                done.add(v)
-                seq.append(v)
-                rec(done, seq)
-                seq.pop()
-                done.discard(v)
-    rec(set(), [])
-    return out
+    return list(orders_from_preds([graph.preds(v) for v in range(graph.n_ops)], limit))
 
 
 def brute_force(graph, scenarios):

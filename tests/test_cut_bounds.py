@@ -13,6 +13,7 @@ from cpsched.core.scenarios import Scenarios, static
 from cpsched.cp.memory.problem import from_graph, project, window
 from cpsched.cp.memory.solve import solve
 from cpsched.cp.search.cuts import cut_op_bounds, order_split_bound, pair_bound
+from helpers import orders_from_preds
 
 
 def _graph(seed: int, n: int, symbolic: bool = False):
@@ -41,26 +42,7 @@ def _graph(seed: int, n: int, symbolic: bool = False):
 
 
 def _orders(preds: list[list[int]], limit: int = 20_000) -> list[list[int]]:
-    n = len(preds)
-    ps = [set(x) for x in preds]
-    out: list[list[int]] = []
-
-    def rec(done: set[int], seq: list[int]) -> None:
-        if len(out) >= limit:
-            return
-        if len(seq) == n:
-            out.append(list(seq))
-            return
-        for v in range(n):
-            if v not in done and ps[v] <= done:
-                done.add(v)
-                seq.append(v)
-                rec(done, seq)
-                seq.pop()
-                done.discard(v)
-
-    rec(set(), [])
-    return out
+    return list(orders_from_preds(preds, limit))
 
 
 def _assert_pointwise(p) -> None:
