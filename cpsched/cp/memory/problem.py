@@ -28,6 +28,7 @@ import numpy as np
 from cpsched.analysis.memory import positions, simulate
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios
+from cpsched.cp.search.cuts import CUT_MAX_OPS, cut_op_bounds
 
 # Above this many ops the n x n reachability matrices (forced-live bound, CP model domains,
 # decomposition) are not built; only heuristics and windows run.
@@ -224,8 +225,6 @@ class Problem:
         """``[S, n]`` bytes live at op v's step in every order, from one minimum cut per op
         (``cpsched.cp.search.cuts``); never below ``op_lower_bounds``. Above
         ``CUT_MAX_OPS`` ops it is ``op_lower_bounds``."""
-        from cpsched.cp.search.cuts import CUT_MAX_OPS, cut_op_bounds
-
         if not self.dense or self.n > CUT_MAX_OPS:
             return self.op_lower_bounds
         return cut_op_bounds(self)

@@ -25,11 +25,13 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from ortools.graph.python import max_flow
 
-from cpsched.cp.memory.problem import Problem
+if TYPE_CHECKING:  # the problem module calls these bounds, so no import at run time
+    from cpsched.cp.memory.problem import Problem
 
 # Above this many ops the cut bounds are not computed (one max-flow per op and scenario:
 # 0.1 s at 250 ops, 1.5 s at 1,000, growing about as n squared).
