@@ -8,6 +8,15 @@ import pytest
 
 from cpsched.readers.hlo.convert import read_hlo_text
 
+# the scalar reducer the collectives and reduces below call
+ADD = """
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+"""
+
 WHILE = """HloModule w
 
 cond {
@@ -52,14 +61,11 @@ def test_while_cost_is_the_trip_count_times_condition_and_body(trip, times):
     assert g.bytes_accessed[w].constant_value == 149 * times
 
 
-INPLACE = """HloModule inplace
-
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-
+INPLACE = (
+    """HloModule inplace
+"""
+    + ADD
+    + """
 ENTRY e {
   p = f32[8] parameter(0)
   idx = s32[2,1] parameter(1)
@@ -75,6 +81,7 @@ ENTRY e {
   ROOT r = (f32[8], (f32[8], f32[4])) tuple(ard, ard2)
 }
 """
+)
 
 
 def users(g, name):
@@ -96,14 +103,11 @@ def test_scatter_and_all_reduce_start_write_over_their_operands():
     assert g.meta["alias_order_edges"] == [("ars2", "ars")]
 
 
-COLLECTIVES = """HloModule coll
-
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-
+COLLECTIVES = (
+    """HloModule coll
+"""
+    + ADD
+    + """
 ENTRY e {
   p = f32[8] parameter(0)
   idx = s32[2,1] parameter(1)
@@ -128,6 +132,7 @@ ENTRY e {
   ROOT r = (f32[8], f32[8]) tuple(sds, cpd)
 }
 """
+)
 
 
 def test_variadic_scatter_and_in_place_collectives():
@@ -400,14 +405,11 @@ def test_conditional_and_call_results_written_over_their_operands():
     assert sorted(named.buffer_names) == sorted(g.buffer_names)
 
 
-ASYNC_COSTS = """HloModule ac
-
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-
+ASYNC_COSTS = (
+    """HloModule ac
+"""
+    + ADD
+    + """
 wrapped {
   wa = f32[4] parameter(0)
   ROOT wn = f32[4] negate(wa)
@@ -428,6 +430,7 @@ ENTRY e {
   ROOT r = f32[8] negate(e2)
 }
 """
+)
 
 
 def test_costs_of_async_pairs_and_collectives():
@@ -507,14 +510,11 @@ def test_symbolic_callees_take_the_sum_of_their_temporaries():
     assert int(module_lower_bound(parse_hlo_text(SYMBOLIC), sc)[0]) == 124
 
 
-LOOP_STATE = """HloModule ls
-
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-
+LOOP_STATE = (
+    """HloModule ls
+"""
+    + ADD
+    + """
 cond {
   cp = (f32[8], f32[8], f32[8], f32[8], f32[8]) parameter(0)
   ROOT cc = pred[] constant(false)
@@ -545,6 +545,7 @@ ENTRY e {
   ROOT r = f32[8] get-tuple-element(w), index=0
 }
 """
+)
 
 
 def test_loop_state_written_over_the_parameter_only_where_safe():
@@ -702,14 +703,11 @@ def test_in_place_through_multi_output_and_nested_fusions():
     assert users(g, "q") == ["f", "f1", "o"] and users(g, "s") == ["h", "o"]
 
 
-FUSED_SCATTER = """HloModule fs
-
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-
+FUSED_SCATTER = (
+    """HloModule fs
+"""
+    + ADD
+    + """
 fsc {
   a = f32[8] parameter(0)
   b = f32[8] parameter(1)
@@ -731,6 +729,7 @@ ENTRY e {
   ROOT o = f32[8] add(f0, f1)
 }
 """
+)
 
 
 def test_a_fused_variadic_scatter_pairs_each_output_with_its_own_operand():
@@ -835,14 +834,11 @@ def test_a_constant_in_the_loop_state_does_not_stop_the_sharing():
     assert users(g, "p{1}") == ["t", "x", "y"]
 
 
-SAME_OPERAND_TWICE = """HloModule twice
-
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-
+SAME_OPERAND_TWICE = (
+    """HloModule twice
+"""
+    + ADD
+    + """
 ENTRY e {
   p = f32[8] parameter(0)
   q = f32[8] negate(p)
@@ -853,6 +849,7 @@ ENTRY e {
   ROOT o = f32[8] add(a, b)
 }
 """
+)
 
 
 def test_one_value_is_written_over_once():
