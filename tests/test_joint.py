@@ -556,7 +556,7 @@ def test_cut_bound_against_brute_force_with_several_clones(n, seed):
 # -- the cut bound with host offload ------------------------------------------------------
 
 
-def test_cut_bound_with_host_copies_is_exact_on_hand_cases():
+def test_cut_bound_with_host_copies_on_hand_cases():
     """x now takes 5 units, so its clone costs more than a host round trip on a link of 50
     bytes per unit (2 units each way for x's 100 bytes). Far use across the collective: x
     is on the host at z's step, its copy back after z delays w: 35 + z 10 + 2 + w 10 = 57,
