@@ -112,10 +112,11 @@ def suite_rlg(args) -> str:
     rows = [f"| graph | time limit | given | best heuristic | cp peak | proven bound | gap | "
             f"status | vs given | vs best heuristic | elapsed | engines |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    details = []
+    details, medians = [], []
     for n in args.sizes:
         path = rlg_file(n)
         g = read_nx_json(str(path))
+        gaps = []
         for r in range(args.runs):
             s = solve(g, time_limit=args.time_limit, workers=2, seed=r)
             base = s.info["baselines"]
@@ -124,6 +125,7 @@ def suite_rlg(args) -> str:
             bh = min(heur, key=heur.get)
             pk, lb = int(s.peak_bytes[0]), int(s.lower_bound_bytes[0])
             gap = (pk - lb) / pk
+            gaps.append(100 * gap)
             engines = s.info.get("engine", "")
             rows.append(f"| {short(path)} | {args.time_limit:.0f} s | {given:,} | {bh} {heur[bh]:,} | "
                         f"{pk:,} | {lb:,} | {100 * gap:.1f} % | {s.status} | "
@@ -133,7 +135,10 @@ def suite_rlg(args) -> str:
                            + ", ".join(f"{k} {v:,}" for k, v in sorted(heur.items(), key=lambda kv: kv[1]))
                            + "; phases " + "; ".join(_phase_txt(ph) for ph in s.info["phases"]
                                                      if ph.get("phase") != "heuristics"))
-    return "\n".join(rows) + "\n\n" + "\n".join(details)
+        if args.runs > 1:
+            medians.append(f"- {short(path)}: median gap {statistics.median(gaps):.1f} % over "
+                           f"{args.runs} runs (seeds 0-{args.runs - 1})")
+    return "\n".join(rows) + "\n\n" + "\n".join(medians + details)
 
 
 def _phase_txt(ph: dict) -> str:
@@ -243,18 +248,27 @@ def suite_xla(args) -> str:
     from cpsched.readers import read_graph
     rows = [f"| graph | ops | given | best heuristic | cp peak | proven bound | gap | status | "
             f"vs best heuristic | elapsed |", "|---|---|---|---|---|---|---|---|---|---|"]
-    details = []
+    details, medians = [], []
     for path in sorted((SHARED / "peer-cases" / "xla-models").glob("*.hlo")):
+        if args.graphs and not any(k in path.stem for k in args.graphs):
+            continue
         g = read_graph(str(path))
-        s = solve(g, time_limit=args.time_limit, workers=2)
-        bh, bpk = _best_heuristic(s, skip=("hint",))
-        pk, lb = int(s.peak_bytes[0]), int(s.lower_bound_bytes[0])
-        rows.append(f"| {path.stem} | {g.n_ops} | {s.info['baselines']['given'][0]:,} | "
-                    f"{bh} {bpk:,} | {pk:,} | {lb:,} | {100 * (pk - lb) / pk:.1f} % | "
-                    f"{s.status} | {pct(pk, bpk)} | {s.seconds:.0f} s |")
-        print(rows[-1], flush=True)
-        details.append(f"- {path.stem}: " + "; ".join(_phase_txt(ph) for ph in s.info["phases"]))
-    return "\n".join(rows) + "\n\n" + "\n".join(details)
+        gaps = []
+        for r in range(args.runs):
+            s = solve(g, time_limit=args.time_limit, workers=2, seed=r)
+            bh, bpk = _best_heuristic(s, skip=("hint",))
+            pk, lb = int(s.peak_bytes[0]), int(s.lower_bound_bytes[0])
+            gaps.append(100 * (pk - lb) / pk)
+            rows.append(f"| {path.stem} | {g.n_ops} | {s.info['baselines']['given'][0]:,} | "
+                        f"{bh} {bpk:,} | {pk:,} | {lb:,} | {gaps[-1]:.1f} % | "
+                        f"{s.status} | {pct(pk, bpk)} | {s.seconds:.0f} s |")
+            print(rows[-1], flush=True)
+            details.append(f"- {path.stem} run {r}: "
+                           + "; ".join(_phase_txt(ph) for ph in s.info["phases"]))
+        if args.runs > 1:
+            medians.append(f"- {path.stem}: median gap {statistics.median(gaps):.1f} % over "
+                           f"{args.runs} runs (seeds 0-{args.runs - 1})")
+    return "\n".join(rows) + "\n\n" + "\n".join(medians + details)
 
 
 HLO_DUMPS = ("gpt2l_train", "mlp_train", "cnn_train", "sharded_dp_tp")
@@ -376,11 +390,14 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=5.0)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--sizes", default="100,250,500,1000")
+    ap.add_argument("--graphs", default="",
+                    help="xla: comma-separated parts of module names to run (default: all)")
     ap.add_argument("--limits", default="60,300", help="hlo: time limits to run in turn")
     ap.add_argument("--write", action="store_true", help="update results_cp_memory.md")
     ap.add_argument("--section", default=None, help="section name (default: the suite)")
     args = ap.parse_args(argv)
     args.sizes = [int(x) for x in args.sizes.split(",")]
+    args.graphs = [x for x in args.graphs.split(",") if x]
     if not MOCCASIN.exists():
         print("shared peer cases not found; nothing to do", file=sys.stderr)
         return 0
