@@ -12,7 +12,7 @@ from cpsched.analysis.memory import simulate
 from cpsched.core.graph import GraphBuilder
 from cpsched.cp.remat.solve import min_memory_bound
 from cpsched.heuristics.remat import (
-    _fits,
+    regens_fit,
     _greedy_regens,
     _setup,
     _slots_before,
@@ -143,7 +143,7 @@ def test_chain_greedy_plans_are_valid_on_larger_graphs(seed):
     new = span_remat(g, None, budget, order=order, chain_depth=2)
     assert replay(g, new.events[0]).ok
     if old.status == "HEURISTIC":
-        assert _fits(
+        assert regens_fit(
             g, bud, order, [(c.op, c.step, c.sub) for c in new.skeleton.candidates], sizes, trans
         )
         assert new.added_time[0] <= old.added_time[0] + 1e-9

@@ -12,7 +12,7 @@ from ortools.sat.python import cp_model
 from cpsched.cp.remat.solve import min_memory_bound, solve_remat
 from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import GraphBuilder
-from cpsched.heuristics.remat import (_fits, _greedy_regens, _setup, dtr_remat, lns_remat,
+from cpsched.heuristics.remat import (regens_fit, _greedy_regens, _setup, dtr_remat, lns_remat,
                                       offload_remat, prune_clones, span_remat, sqrt_remat,
                                       xla_remat)
 from cpsched.analysis.memory import simulate
@@ -182,12 +182,12 @@ def test_pruned_clones_still_fit_and_none_can_go(seed):
     _, bud, order, dur, sizes, trans = _setup(g, None, budget, order, None)
     regens, _ = _greedy_regens(g, bud, order, dur, sizes, trans, "gain", [], (), None, 30.0,
                                time.perf_counter())
-    assert _fits(g, bud, order, regens, sizes, trans)  # at 80 % on these seeds it does
+    assert regens_fit(g, bud, order, regens, sizes, trans)  # at 80 % on these seeds it does
     kept = prune_clones(g, bud, order, regens, dur, sizes, trans)
     assert set(kept) <= set(regens)
-    assert _fits(g, bud, order, kept, sizes, trans)
+    assert regens_fit(g, bud, order, kept, sizes, trans)
     for i in range(len(kept)):
-        assert not _fits(g, bud, order, kept[:i] + kept[i + 1:], sizes, trans)
+        assert not regens_fit(g, bud, order, kept[:i] + kept[i + 1:], sizes, trans)
 
 
 @pytest.mark.parametrize("seed", [0, 2, 3, 4, 6])
@@ -220,8 +220,8 @@ def test_clone_search_keeps_the_budget_and_never_loses(seed):
 
 
 def test_clone_search_runs_inside_cp_remat_on_large_graphs(monkeypatch):
-    """With the size threshold lowered, cp-remat runs the clone search after the baselines,
-    reports it, and its result is never worse than any baseline that meets the budget."""
+    """With the size threshold lowered, cp-remat runs the clone search and the exact-repair
+    search after the baselines, reports both, and its result is never worse than any baseline that meets the budget."""
     import cpsched.cp.remat.solve as remat_solve
     monkeypatch.setattr(remat_solve, "LNS_MIN_OPS", 1)
     g = weighted_dag(20, 3, p=0.2)
@@ -229,6 +229,8 @@ def test_clone_search_runs_inside_cp_remat_on_large_graphs(monkeypatch):
     budget = int(0.8 * int(simulate(g, order).peak[0]))
     res = solve_remat(g, None, budget, reorder=False, time_limit=4, workers=2)
     assert "remat-lns" in res.info["baselines"]
+    assert "remat-segments" in res.info["baselines"]
+    assert "remat-segments" not in res.info.get("baseline_errors", {})
     assert res.peak[0] <= budget
     ok = [v["added_time_pct"][0] for v in res.info["baselines"].values()
           if v["peak_bytes"][0] <= budget]

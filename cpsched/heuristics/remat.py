@@ -110,6 +110,22 @@ def _finish(graph, sc, bud, order, regens, dur, method, t0, info, transfer=None,
     return res
 
 
+def with_regens(
+    graph: Graph,
+    sc: Scenarios,
+    bud: np.ndarray,
+    order: Sequence[int],
+    regens: Sequence[tuple[int, int, float]],
+    dur: np.ndarray,
+    method: str,
+    t0: float,
+    info: dict[str, Any],
+) -> RematResult:
+    """The replay-checked result of the clones ``regens`` (op, step, sub) on ``order``
+    (status ``OVER_BUDGET`` where the replay goes over ``bud``)."""
+    return _finish(graph, sc, bud, order, list(regens), dur, method, t0, info)
+
+
 def _usage_trace(graph: Graph, events, sizes: np.ndarray, trans: np.ndarray) -> np.ndarray:
     """``[S, E]`` usage at each event (after allocations, with the op's transient)."""
     n_s = sizes.shape[0]
@@ -270,7 +286,9 @@ def _greedy_regens(
     return regens, it
 
 
-def _fits(graph, bud, order, regens, sizes, trans, base: tuple = ()) -> bool:
+def regens_fit(graph, bud, order, regens, sizes, trans, base: tuple = ()) -> bool:
+    """Whether the clones ``regens`` on ``order`` (plus ``base`` candidates) replay under
+    ``bud`` in every scenario."""
     sk = Skeleton(tuple(order), tuple(base) + normalize_regens(regens))
     try:
         events, _, _ = materialize_tagged(graph, sk)
@@ -294,7 +312,7 @@ def prune_clones(
     A greedy adds clones one over-budget step at a time; later clones often make earlier
     ones unnecessary (on RLG n1000 at 486,895 this removes 60-90 % of XLA's greedy clones)."""
     t0 = time.perf_counter()
-    if not _fits(graph, bud, order, regens, sizes, trans):
+    if not regens_fit(graph, bud, order, regens, sizes, trans):
         return list(regens)
     cost = dur.max(axis=0)
     keep = [True] * len(regens)
@@ -302,7 +320,7 @@ def prune_clones(
         if time.perf_counter() - t0 > time_limit:
             break
         keep[i] = False
-        if not _fits(graph, bud, order, [c for c, k in zip(regens, keep) if k], sizes, trans):
+        if not regens_fit(graph, bud, order, [c for c, k in zip(regens, keep) if k], sizes, trans):
             keep[i] = True
     return [c for c, k in zip(regens, keep) if k]
 
@@ -345,7 +363,7 @@ def _span_plan(
         n_greedy = len(regens)
         left = max(0.0, time_limit - (time.perf_counter() - t0))
         regens = prune_clones(graph, bud, order, regens, dur, sizes, trans, left)
-        fits = _fits(graph, bud, order, regens, sizes, trans)
+        fits = regens_fit(graph, bud, order, regens, sizes, trans)
         cost = float(sum(weights @ dur[:, v] for v, _, _ in regens))
         info = {"iterations": it, "greedy_clones": n_greedy, "chain_depth": depth}
         key = (not fits, cost)
@@ -417,7 +435,7 @@ def lns_remat(
     def cost(rs: list[tuple[int, int, float]]) -> float:
         return float(sum(weights @ dur[:, v] for v, _, _ in rs))
 
-    fits = _fits(graph, bud, order, regens, sizes, trans)
+    fits = regens_fit(graph, bud, order, regens, sizes, trans)
     best, best_cost = regens, cost(regens)
     rng = np.random.default_rng(seed)
     n = len(order)
@@ -447,7 +465,7 @@ def lns_remat(
             noise,
             chain_depth if rounds % 2 == 0 else 0,
         )
-        if not _fits(graph, bud, order, new, sizes, trans):
+        if not regens_fit(graph, bud, order, new, sizes, trans):
             continue
         new = prune_clones(graph, bud, order, new, dur, sizes, trans, left)
         c = cost(new)

@@ -1,0 +1,455 @@
+"""Fixed-order clone model over liveness segments (Boolean, linear).
+
+The interval model of ``cpsched.cp.remat.constraints`` gives every copy a retention
+interval and puts them all in one cumulative; on 1,000-op graphs CP-SAT finds nothing
+better than its hint with it. With the order fixed, a copy's residency only changes at
+a few points (its producer's step, the steps of its readers and of the candidate clones),
+so each buffer's lifetime splits into **segments** between consecutive points, and one
+Boolean per segment says whether a copy is resident there. Memory at a step is then a
+plain linear sum, which gives CP-SAT a useful LP relaxation (the model proves bounds
+and its LNS workers improve plans on RLG n1000, where the interval model did neither).
+
+**Data.** Main order ``order`` (step ``t`` runs ``order[t]``). Op ``v`` may be cloned
+right before main step ``q`` for ``q`` in ``Q_v``: the steps of its outputs' readers
+(a clone serves the reader after a gap) and, one producer deep, the candidate steps of
+its consumers (a clone chain: the inputs of a clone re-computed just before it).
+
+**Variables.** ``x[v, q]``: the clone of ``v`` before step ``q``. Per buffer ``b`` with
+points ``p_0 < p_1 < ... < p_m`` (``p_0`` its producer's step, ``-1`` for a program
+input; the others the steps where ``b`` may be read or re-made): ``L[b, j]`` (a copy
+is resident strictly between ``p_{j-1}`` and ``p_j``) and ``P[b, j]`` (resident at
+step ``p_j``).
+
+**Constraints.** A read of ``b`` at ``p_j`` (a main reader: always; a clone's: when that
+clone is made) needs ``L[b, j]`` or a clone of ``b``'s producer at ``p_j``; a resident
+segment after ``p_j`` needs ``L[b, j]`` or that clone (``L[b, j+1] <= L[b, j] + x``);
+``P[b, j]`` is at least every read there, the segment after it and the clone itself. A
+program output needs a copy through the last step. Memory at step ``t`` (every
+scenario): sizes times the variables covering ``t``, plus the transients of the main op
+and of the clones there, at most the budget.
+
+**Why it is safe.** The model counts a buffer at every step from the copy that serves a
+read to that read, the whole step included; the replay (``materialize``) frees each copy
+right after its last reader and allocates in order within a step, so its usage at any
+event is at most the model's at that event's step. Plans are re-checked by the replay
+all the same.
+
+**Objective.** Least weighted recompute time (sum of the clones' op times, scenario
+weights), in integer units of ``resolution`` of the mean op time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence, Set
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from cpsched.core.graph import Graph
+from cpsched.remat.policy import recomputable_ops
+
+# a Boolean variable, its negation (CP-SAT types) or a constant True / False
+Lit = Any
+
+
+@dataclass
+class _Buffer:
+    """One buffer's points and variables (for hints and decoding)."""
+
+    points: list[int]  # p_1 < ... < p_m (``n`` for a program output's virtual read)
+    seg: list[cp_model.IntVar]  # L[b, j], j = 1..m
+    at: list[cp_model.IntVar | None]  # P[b, j] (None at the virtual read)
+    main: list[bool]  # a main reader (or the program end) at p_j
+    reads: list[list[tuple[int, int]]]  # clones (op, step) reading b at p_j
+    remade: list[tuple[int, int] | None]  # the clone of b's producer at p_j
+
+    def residency(self, clones: Set[tuple[int, int]]) -> tuple[list[bool], list[bool]]:
+        """Least residency (L, P per point) with the clones ``clones`` made: backwards,
+        a segment is resident when a read after it comes before the next re-make."""
+        m = len(self.points)
+        seg, at = [False] * m, [False] * m
+        nxt = False
+        for j in range(m - 1, -1, -1):
+            need = self.main[j] or any(k in clones for k in self.reads[j])
+            made = self.remade[j] is not None and self.remade[j] in clones
+            seg[j] = (need or nxt) and not made
+            at[j] = need or made or nxt
+            nxt = seg[j]
+        return seg, at
+
+
+@dataclass
+class SegmentModel:
+    """The built model and what hints and decoding need."""
+
+    model: cp_model.CpModel
+    clones: dict[tuple[int, int], cp_model.IntVar]  # (op, step) -> x
+    cost: dict[tuple[int, int], int]  # (op, step) -> integer objective coefficient
+    unit: float  # weighted op time per objective unit
+    buffers: list[_Buffer]
+    stats: dict[str, int] = field(default_factory=dict)
+
+    def hint(self, clones: Set[tuple[int, int]]) -> None:
+        """A complete hint: the clones ``clones`` and the least residency they allow."""
+        self.model.clear_hints()
+        for key, var in self.clones.items():
+            self.model.add_hint(var, key in clones)
+        for buf in self.buffers:
+            seg_on, at_on = buf.residency(clones)
+            for j, var in enumerate(buf.seg):
+                self.model.add_hint(var, seg_on[j])
+                at = buf.at[j]
+                if at is not None:
+                    self.model.add_hint(at, at_on[j])
+
+    def chosen(self, solver: cp_model.CpSolver) -> set[tuple[int, int]]:
+        return {k for k, lit in self.clones.items() if solver.boolean_value(lit)}
+
+
+def candidate_steps(
+    graph: Graph,
+    order: Sequence[int],
+    clonable: np.ndarray,
+    chain_depth: int = 1,
+    hot: np.ndarray | None = None,
+) -> dict[int, set[int]]:
+    """``Q_v`` per clonable op ``v``: the steps of its outputs' readers after the first
+    step past ``v``, plus (``chain_depth`` producers deep) the candidate steps of the
+    clonable ops that read them. With ``hot`` (``[n]`` bool, the steps that may be over
+    the budget) a reader step is kept only if the gap it ends (from the read or the
+    compute before it) covers a hot step: elsewhere a clone frees nothing that counts."""
+    pos = np.empty(graph.n_ops, dtype=np.int64)
+    pos[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+    hot_before = None if hot is None else np.concatenate([[0], np.cumsum(hot)])
+    cand: dict[int, set[int]] = {}
+    for v in map(int, np.flatnonzero(clonable)):
+        steps = sorted(
+            {int(pos[int(w)]) for b in graph.defines(v) for w in graph.buffer_users(int(b))}
+        )
+        keep = set()
+        prev = int(pos[v])
+        for q in steps:
+            if q > pos[v] + 1 and (hot_before is None or hot_before[q] > hot_before[prev + 1]):
+                keep.add(q)
+            prev = q
+        cand[v] = keep
+    for _ in range(max(0, chain_depth)):
+        grown = {v: set(s) for v, s in cand.items()}
+        for v in cand:
+            for b in graph.defines(v):
+                for w in map(int, graph.buffer_users(int(b))):
+                    if w in cand:
+                        grown[v] |= {q for q in cand[w] if q > pos[v] + 1}
+        cand = grown
+    return cand
+
+
+def build_segment_model(
+    graph: Graph,
+    order: Sequence[int],
+    budgets: np.ndarray,
+    sizes: np.ndarray,
+    trans: np.ndarray,
+    cost: np.ndarray,
+    *,
+    chain_depth: int = 1,
+    extra: Iterable[tuple[int, int]] = (),
+    window: tuple[int, int] | None = None,
+    ops: Set[int] | None = None,
+    fixed: Set[tuple[int, int]] = frozenset(),
+    hot: np.ndarray | None = None,
+    resolution: float = 1e-3,
+) -> SegmentModel:
+    """The segment model of clones on the fixed ``order``.
+
+    ``budgets`` ``[S]``, ``sizes`` ``[S, n_buffers]`` and ``trans`` ``[S, n_ops]`` in bytes;
+    ``cost`` ``[n_ops]`` the weighted time of one clone of each op; ``extra`` more
+    candidate clones (op, step), e.g. those of a plan used as the hint. With ``window``
+    ``(a, b)`` only the clones before steps ``a .. b-1`` are decided, with ``ops`` only
+    the clones of those ops; the others are those of ``fixed`` (constants, so buffers
+    they alone touch become constant bytes)."""
+    n = len(order)
+    n_s = sizes.shape[0]
+    pos = np.empty(graph.n_ops, dtype=np.int64)
+    pos[np.asarray(order, dtype=np.int64)] = np.arange(n)
+    clonable = recomputable_ops(graph)
+    cand = candidate_steps(graph, order, clonable, chain_depth, hot)
+    for v, q in list(extra) + list(fixed):
+        if clonable[v] and pos[v] < q < n:
+            cand.setdefault(int(v), set()).add(int(q))
+    m = cp_model.CpModel()
+    pos_cost = cost[cost > 0]
+    unit = max(float(pos_cost.mean()) if pos_cost.size else 1.0, 1e-12) * resolution
+    x: dict[tuple[int, int], cp_model.IntVar] = {}
+    coef: dict[tuple[int, int], int] = {}
+    for v, qs in cand.items():
+        for q in sorted(qs):
+            if (window is None or window[0] <= q < window[1]) and (ops is None or v in ops):
+                x[v, q] = m.new_bool_var(f"x{v}_{q}")
+                coef[v, q] = int(round(float(cost[v]) / unit))
+
+    def lit(key: tuple[int, int] | None, negate: bool = False) -> Lit:
+        if key is None:
+            return negate  # no clone there: "not made" is true
+        var = x.get(key)
+        if var is None:
+            return (key in fixed) != negate
+        return var.Not() if negate else var
+
+    def clause(lits: list[Lit]) -> None:
+        if any(a is True for a in lits):
+            return
+        m.add_bool_or([a for a in lits if a is not False])
+
+    terms: list[list[tuple[int, Any]]] = [[] for _ in range(n)]
+    const = np.zeros((n_s, n), dtype=np.int64)
+    buffers: list[_Buffer] = []
+    for b in range(graph.n_buffers):
+        p = int(graph.buffer_def[b])
+        start = -1 if graph.buffer_live_in[b] else int(pos[p])
+        main_reads = {int(pos[int(w)]) for w in graph.buffer_users(b)}
+        reads: dict[int, list[tuple[int, int]]] = {}
+        for w in map(int, graph.buffer_users(b)):
+            for q in cand.get(w, ()):
+                reads.setdefault(q, []).append((w, q))
+        remade = {q: (p, q) for q in cand.get(p, ())}
+        pts = sorted(q for q in main_reads | set(reads) | set(remade) if q > start)
+        if graph.buffer_live_out[b]:
+            pts.append(n)
+        if start >= 0:
+            const[:, start] += sizes[:, b]
+        buf = _Buffer(
+            pts,
+            [],
+            [],
+            [q in main_reads or q == n for q in pts],
+            [list(reads.get(q, ())) for q in pts],
+            [remade.get(q) for q in pts],
+        )
+        keys = [k for ks in buf.reads for k in ks] + [k for k in buf.remade if k is not None]
+        if not any(k in x for k in keys):
+            # nothing decided here touches this buffer: its residency is fixed
+            seg_on, at_on = buf.residency(fixed)
+            prev = start
+            for j, q in enumerate(pts):
+                if seg_on[j]:
+                    const[:, max(prev + 1, 0) : min(q, n)] += sizes[:, b : b + 1]
+                if q < n and at_on[j]:
+                    const[:, q] += sizes[:, b]
+                prev = q
+            continue
+        buffers.append(buf)
+        prev = start
+        for j, q in enumerate(pts):
+            seg = m.new_bool_var(f"L{b}_{j}")
+            r = buf.remade[j]
+            if j > 0:
+                # a copy between p_{j-1} and p_j came through the segment before p_{j-1}
+                # or is the clone made at p_{j-1}
+                clause([seg.Not(), buf.seg[j - 1], lit(buf.remade[j - 1])])
+            if buf.main[j]:
+                clause([seg, lit(r)])
+            for k in buf.reads[j]:
+                clause([seg, lit(k, True), lit(r)])
+            for t in range(max(prev + 1, 0), min(q, n)):
+                terms[t].append((b, seg))
+            at = None
+            if q < n:
+                at = m.new_bool_var(f"P{b}_{j}")
+                if buf.main[j]:
+                    m.add(at == 1)
+                for k in buf.reads[j]:
+                    clause([lit(k, True), at])
+                clause([lit(r, True), at])
+                terms[q].append((b, at))
+            at_before = buf.at[j - 1] if j > 0 else None
+            if at_before is not None:
+                m.add_implication(seg, at_before)  # resident after p_{j-1}: also at it
+            buf.seg.append(seg)
+            buf.at.append(at)
+            prev = q
+    # transients: the main op's, and the clones' made at that step
+    clone_at: dict[int, list[tuple[int, Any]]] = {}
+    for (v, q), var in x.items():
+        clone_at.setdefault(q, []).append((v, var))
+    for v, q in fixed:
+        if (v, q) not in x and 0 <= q < n:
+            const[:, q] += trans[:, v]
+    rows = 0
+    for t in range(n):
+        const[:, t] += trans[:, int(order[t])]
+        for s in range(n_s):
+            expr = [(int(sizes[s, b]), var) for b, var in terms[t] if sizes[s, b]]
+            expr += [(int(trans[s, v]), var) for v, var in clone_at.get(t, ()) if trans[s, v]]
+            if const[s, t] + sum(c for c, _ in expr) <= budgets[s]:
+                continue  # cannot bind
+            m.add(sum(c * var for c, var in expr) <= int(budgets[s]) - int(const[s, t]))
+            rows += 1
+    m.minimize(sum(coef[k] * var for k, var in x.items()))
+    stats = {
+        "clone_candidates": len(x),
+        "segments": sum(len(bf.seg) for bf in buffers),
+        "memory_rows": rows,
+    }
+    return SegmentModel(m, x, coef, unit, buffers, stats)
+
+
+@dataclass
+class SegmentResult:
+    """Clones (op, step, sub) of the best plan found, its status and the proven bound on
+    the weighted recompute time (same units as ``cost``)."""
+
+    regens: list[tuple[int, int, float]]
+    status: str
+    objective: float
+    bound: float
+    seconds: float
+    stats: dict[str, int]
+
+
+def solve_segments(
+    graph: Graph,
+    order: Sequence[int],
+    budgets: np.ndarray,
+    sizes: np.ndarray,
+    trans: np.ndarray,
+    cost: np.ndarray,
+    *,
+    start: Sequence[tuple[int, int, float]] = (),
+    time_limit: float = 60.0,
+    workers: int = 2,
+    seed: int = 0,
+    log: bool = False,
+    chain_depth: int = 1,
+    hot: np.ndarray | None = None,
+    params: dict[str, Any] | None = None,
+) -> SegmentResult | None:
+    """Least weighted recompute time of clones on ``order`` under ``budgets``, hinted with
+    the clones ``start`` (op, step, sub). None when no plan was found in time."""
+    t0 = time.perf_counter()
+    pos = np.empty(graph.n_ops, dtype=np.int64)
+    pos[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+    start_keys = {(int(v), int(q)) for v, q, _ in start}
+    sm = build_segment_model(
+        graph,
+        order,
+        budgets,
+        sizes,
+        trans,
+        cost,
+        chain_depth=chain_depth,
+        extra=sorted(start_keys),
+        hot=hot,
+    )
+    if start_keys:
+        sm.hint(start_keys)
+    solver = cp_model.CpSolver()
+    prm = solver.parameters
+    prm.max_time_in_seconds = max(0.1, time_limit - (time.perf_counter() - t0))
+    prm.num_workers = workers
+    prm.random_seed = seed
+    prm.log_search_progress = log
+    for k, v in (params or {}).items():
+        setattr(prm, k, v)
+    st = solver.solve(sm.model)
+    name = solver.status_name(st)
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    chosen = sm.chosen(solver)
+    # clones of one step in main-order position: a chain's producer before its reader
+    regens = sorted(((v, q, float(pos[v])) for v, q in chosen), key=lambda c: (c[1], c[2]))
+    return SegmentResult(
+        regens,
+        name,
+        float(solver.objective_value) * sm.unit,
+        float(solver.best_objective_bound) * sm.unit,
+        time.perf_counter() - t0,
+        sm.stats,
+    )
+
+
+def hot_steps(usage: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+    """``[n]`` bool: steps where the order without clones is over some scenario's budget
+    (``usage`` ``[S, n]``); clones whose gap covers none of them free nothing that counts."""
+    over = np.atleast_2d(usage) > np.asarray(budgets)[:, None]
+    return np.asarray(over.any(axis=0), dtype=bool)
+
+
+def lns_segments(
+    graph: Graph,
+    order: Sequence[int],
+    budgets: np.ndarray,
+    sizes: np.ndarray,
+    trans: np.ndarray,
+    cost: np.ndarray,
+    start: Sequence[tuple[int, int, float]],
+    *,
+    hot: np.ndarray | None = None,
+    time_limit: float = 60.0,
+    round_limit: float = 5.0,
+    extra_ops: int = 100,
+    workers: int = 2,
+    seed: int = 0,
+    fits=None,
+) -> tuple[list[tuple[int, int, float]], dict[str, Any]]:
+    """Large-neighbourhood search over a plan's clones with exact repairs.
+
+    Each round frees the clones of a random share (30-100 %) of the ops the plan clones
+    plus ``extra_ops`` random other ops that have a candidate, keeps every other clone,
+    and solves that neighbourhood of the segment model to optimality (or for
+    ``round_limit`` s) from the current plan; the plan it returns is kept when it costs
+    no more and ``fits(regens)`` (the replay check) holds. The greedy search
+    (``heuristics.remat.lns_remat``) repairs by walking the program, so it stalls once no
+    single window can be re-walked better (RLG n1000 at 486,895: 1 improvement in 749
+    rounds); exact repairs trade clones between ops anywhere in the program.
+
+    Returns the best clones (op, step, sub) and ``{'rounds', 'improved'}``."""
+    t0 = time.perf_counter()
+    pos = np.empty(graph.n_ops, dtype=np.int64)
+    pos[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+
+    def as_regens(keys: Set[tuple[int, int]]) -> list[tuple[int, int, float]]:
+        # clones of one step in main-order position: a chain's producer before its reader
+        return sorted(((v, q, float(pos[v])) for v, q in keys), key=lambda c: (c[1], c[2]))
+
+    def price(keys: Set[tuple[int, int]]) -> float:
+        return float(sum(cost[v] for v, _ in keys))
+
+    inc = {(int(v), int(q)) for v, q, _ in start}
+    best = price(inc)
+    clonable = recomputable_ops(graph)
+    pool = sorted(v for v, qs in candidate_steps(graph, order, clonable, 0, hot).items() if qs)
+    rng = np.random.default_rng(seed)
+    rounds = improved = 0
+    while inc and time.perf_counter() - t0 < time_limit - 1.0:
+        rounds += 1
+        mine = sorted({v for v, _ in inc})
+        k = max(1, int(round(len(mine) * rng.uniform(0.3, 1.0))))
+        ops = set(rng.choice(mine, size=k, replace=False).tolist())
+        if pool:
+            ops |= set(rng.choice(pool, size=min(extra_ops, len(pool)), replace=False).tolist())
+        sm = build_segment_model(
+            graph, order, budgets, sizes, trans, cost, chain_depth=0, ops=ops, fixed=inc, hot=hot
+        )
+        sm.hint(inc)
+        solver = cp_model.CpSolver()
+        left = time_limit - (time.perf_counter() - t0)
+        solver.parameters.max_time_in_seconds = max(0.1, min(round_limit, left))
+        solver.parameters.num_workers = workers
+        solver.parameters.random_seed = seed + rounds
+        st = solver.solve(sm.model)
+        if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            continue
+        new = {k for k in inc if k[0] not in ops} | sm.chosen(solver)
+        c = price(new)
+        if new == inc or c > best + 1e-9:
+            continue
+        if fits is not None and not fits(as_regens(new)):
+            continue
+        if c < best - 1e-9:
+            improved += 1
+        inc, best = new, c
+    return as_regens(inc), {"rounds": rounds, "improved": improved}
