@@ -378,3 +378,29 @@ def test_a_baseline_plan_is_a_complete_hint_for_the_joint_model():
     sv.parameters.num_workers = 2
     sv.parameters.fix_variables_to_their_hinted_value = True
     assert sv.solve(model.m) in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+
+
+def test_reorder_phase_keeps_lowering_the_peak_when_no_order_fits(monkeypatch):
+    """When the min-peak model proves that no order meets the budget before it has found
+    a good order (on RLG n1000 the cut bound does so in seconds), the first phase goes on
+    lowering the peak for the rest of its time: the remat after it starts from there."""
+    import types
+
+    import cpsched.cp.remat.solve as remat_solve
+    g = weighted_dag(8, 2)
+    orders = list(all_topological_orders(g))
+    peaks = [int(simulate(g, o).peak[0]) for o in orders]
+    worst, best = orders[int(np.argmax(peaks))], orders[int(np.argmin(peaks))]
+    calls = []
+
+    def fake(graph, sc, budget=None, stop_when_fits=False, **opts):
+        calls.append((budget is not None, list(opts["hint"])))
+        o = worst if budget is not None else best  # the proof first, then the search
+        st = "INFEASIBLE" if budget is not None else "FEASIBLE"
+        return types.SimpleNamespace(order=o, status=st,
+                                     peak_bytes=simulate(graph, o, sc).peak)
+
+    monkeypatch.setattr(remat_solve, "solve_min_peak", fake)
+    o, pk, st = remat_solve.min_peak_order(g, None, target=1, hint=worst, time_limit=10)
+    assert int(pk[0]) == min(peaks) and list(o) == list(best)
+    assert calls == [(True, list(worst)), (False, list(worst))]
