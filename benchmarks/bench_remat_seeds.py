@@ -14,13 +14,14 @@ Prints one line per run and the medians; the results file is written by hand fro
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("CPSCHED_SHARED_DIR", REPO.parent / "shared"))
 RLG1000 = (
     SHARED / "peer-cases" / "moccasin" / "random_layered_n1000_w0.31_nlv0.75_ed0.2_scd0.14.json"
 )
@@ -75,7 +76,14 @@ def main(argv=None) -> int:
             print(
                 f"{b} seed {seed}: {tdis[-1]:.3f} % {r.status} in "
                 f"{time.perf_counter() - t0:.0f} s; best baseline {best_base[1]} "
-                f"{best_base[0]:.3f} %; cp fixed {r.info.get('cp_fixed_status')}, joint "
+                f"{best_base[0]:.3f} %; searches "
+                + ", ".join(
+                    f"{k} {v['added_time_pct'][0]:.3f} %"
+                    for k, v in base.items()
+                    if k.startswith(("remat-lns", "remat-segments"))
+                )
+                + f"; order peaks {r.info.get('order_peaks')}"
+                f"; cp fixed {r.info.get('cp_fixed_status')}, joint "
                 f"{r.info.get('cp_joint_status')}; timings {r.info.get('timings')}",
                 flush=True,
             )

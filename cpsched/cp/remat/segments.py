@@ -391,6 +391,7 @@ def lns_segments(
     time_limit: float = 60.0,
     round_limit: float = 5.0,
     extra_ops: int = 100,
+    chain_depth: int = 0,
     workers: int = 2,
     seed: int = 0,
     fits=None,
@@ -432,7 +433,16 @@ def lns_segments(
         if pool:
             ops |= set(rng.choice(pool, size=min(extra_ops, len(pool)), replace=False).tolist())
         sm = build_segment_model(
-            graph, order, budgets, sizes, trans, cost, chain_depth=0, ops=ops, fixed=inc, hot=hot
+            graph,
+            order,
+            budgets,
+            sizes,
+            trans,
+            cost,
+            chain_depth=chain_depth,
+            ops=ops,
+            fixed=inc,
+            hot=hot,
         )
         sm.hint(inc)
         solver = cp_model.CpSolver()
