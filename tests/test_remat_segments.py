@@ -23,23 +23,7 @@ from cpsched.cp.remat.segments import (
 from cpsched.heuristics.remat import regens_fit, span_remat
 from cpsched.remat.policy import recomputable_ops
 
-from helpers import random_dag
-
-
-def weighted_dag(n, seed, p=0.45):
-    """A random DAG with integer durations and sizes; the last op is the program output."""
-    g0 = random_dag(n, seed, p=p)
-    rng = np.random.default_rng(seed + 1000)
-    b = GraphBuilder(g0.name)
-    for i in range(n):
-        b.add_op(g0.op_names[i], "op", operands=[int(x) for x in g0.operands(i)],
-                 attrs={"duration": float(rng.integers(1, 10))})
-    for j in range(g0.n_buffers):
-        b.add_buffer(int(g0.buffer_def[j]), g0.buffer_sizes[j],
-                     users=[int(u) for u in g0.buffer_users(j)],
-                     live_out=bool(g0.buffer_live_out[j]))
-    b.original_order = list(range(n))
-    return b.build()
+from test_remat_cp import weighted_dag
 
 
 def setup(g, frac):

@@ -310,6 +310,31 @@ class SegmentResult:
     stats: dict[str, int]
 
 
+def _as_regens(pos: np.ndarray, keys: Set[tuple[int, int]]) -> list[tuple[int, int, float]]:
+    """Clones (op, step, sub), those of one step in main-order position: a chain's
+    producer before its reader."""
+    return sorted(((v, q, float(pos[v])) for v, q in keys), key=lambda c: (c[1], c[2]))
+
+
+def _solve(
+    sm: SegmentModel,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    log: bool = False,
+    params: dict[str, Any] | None = None,
+) -> tuple[cp_model.CpSolver, Any]:
+    solver = cp_model.CpSolver()
+    prm = solver.parameters
+    prm.max_time_in_seconds = max(0.1, time_limit)
+    prm.num_workers = workers
+    prm.random_seed = seed
+    prm.log_search_progress = log
+    for k, v in (params or {}).items():
+        setattr(prm, k, v)
+    return solver, solver.solve(sm.model)
+
+
 def solve_segments(
     graph: Graph,
     order: Sequence[int],
@@ -341,28 +366,18 @@ def solve_segments(
         trans,
         cost,
         chain_depth=chain_depth,
-        extra=sorted(start_keys),
+        extra=start_keys,
         hot=hot,
     )
     if start_keys:
         sm.hint(start_keys)
-    solver = cp_model.CpSolver()
-    prm = solver.parameters
-    prm.max_time_in_seconds = max(0.1, time_limit - (time.perf_counter() - t0))
-    prm.num_workers = workers
-    prm.random_seed = seed
-    prm.log_search_progress = log
-    for k, v in (params or {}).items():
-        setattr(prm, k, v)
-    st = solver.solve(sm.model)
+    left = time_limit - (time.perf_counter() - t0)
+    solver, st = _solve(sm, left, workers, seed, log, params)
     name = solver.status_name(st)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
-    chosen = sm.chosen(solver)
-    # clones of one step in main-order position: a chain's producer before its reader
-    regens = sorted(((v, q, float(pos[v])) for v, q in chosen), key=lambda c: (c[1], c[2]))
     return SegmentResult(
-        regens,
+        _as_regens(pos, sm.chosen(solver)),
         name,
         float(solver.objective_value) * sm.unit,
         float(solver.best_objective_bound) * sm.unit,
@@ -412,10 +427,6 @@ def lns_segments(
     pos = np.empty(graph.n_ops, dtype=np.int64)
     pos[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
 
-    def as_regens(keys: Set[tuple[int, int]]) -> list[tuple[int, int, float]]:
-        # clones of one step in main-order position: a chain's producer before its reader
-        return sorted(((v, q, float(pos[v])) for v, q in keys), key=lambda c: (c[1], c[2]))
-
     def price(keys: Set[tuple[int, int]]) -> float:
         return float(sum(cost[v] for v, _ in keys))
 
@@ -445,21 +456,17 @@ def lns_segments(
             hot=hot,
         )
         sm.hint(inc)
-        solver = cp_model.CpSolver()
         left = time_limit - (time.perf_counter() - t0)
-        solver.parameters.max_time_in_seconds = max(0.1, min(round_limit, left))
-        solver.parameters.num_workers = workers
-        solver.parameters.random_seed = seed + rounds
-        st = solver.solve(sm.model)
+        solver, st = _solve(sm, min(round_limit, left), workers, seed + rounds)
         if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             continue
         new = {k for k in inc if k[0] not in ops} | sm.chosen(solver)
         c = price(new)
         if new == inc or c > best + 1e-9:
             continue
-        if fits is not None and not fits(as_regens(new)):
+        if fits is not None and not fits(_as_regens(pos, new)):
             continue
         if c < best - 1e-9:
             improved += 1
         inc, best = new, c
-    return as_regens(inc), {"rounds": rounds, "improved": improved}
+    return _as_regens(pos, inc), {"rounds": rounds, "improved": improved}
