@@ -358,17 +358,8 @@ def solve_segments(
     pos = np.empty(graph.n_ops, dtype=np.int64)
     pos[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
     start_keys = {(int(v), int(q)) for v, q, _ in start}
-    sm = build_segment_model(
-        graph,
-        order,
-        budgets,
-        sizes,
-        trans,
-        cost,
-        chain_depth=chain_depth,
-        extra=start_keys,
-        hot=hot,
-    )
+    data = (graph, order, budgets, sizes, trans, cost)
+    sm = build_segment_model(*data, chain_depth=chain_depth, extra=start_keys, hot=hot)
     if start_keys:
         sm.hint(start_keys)
     left = time_limit - (time.perf_counter() - t0)
@@ -432,6 +423,7 @@ def lns_segments(
 
     inc = {(int(v), int(q)) for v, q, _ in start}
     best = price(inc)
+    data = (graph, order, budgets, sizes, trans, cost)
     clonable = recomputable_ops(graph)
     pool = sorted(v for v, qs in candidate_steps(graph, order, clonable, 0, hot).items() if qs)
     rng = np.random.default_rng(seed)
@@ -443,18 +435,7 @@ def lns_segments(
         ops = set(rng.choice(mine, size=k, replace=False).tolist())
         if pool:
             ops |= set(rng.choice(pool, size=min(extra_ops, len(pool)), replace=False).tolist())
-        sm = build_segment_model(
-            graph,
-            order,
-            budgets,
-            sizes,
-            trans,
-            cost,
-            chain_depth=chain_depth,
-            ops=ops,
-            fixed=inc,
-            hot=hot,
-        )
+        sm = build_segment_model(*data, chain_depth=chain_depth, ops=ops, fixed=inc, hot=hot)
         sm.hint(inc)
         left = time_limit - (time.perf_counter() - t0)
         solver, st = _solve(sm, min(round_limit, left), workers, seed + rounds)
