@@ -176,3 +176,24 @@ def test_exact_repair_search_never_loses_and_keeps_the_budget(seed):
     assert info["rounds"] >= 1
     assert regens_fit(g, bud, order, out, sizes, trans)
     assert sum(cost[v] for v, _, _ in out) <= sum(cost[v] for v, _, _ in regens) + 1e-9
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exact_repair_search_reaches_the_whole_model_optimum_on_small_graphs(seed):
+    """From the span greedy's plan (one time unit or more above the optimum here), the
+    repairs reach the optimum of the whole segment model without chains."""
+    g = weighted_dag(24, seed, p=0.2)
+    order, sizes, trans, cost, bud = setup(g, 0.8)
+    start = span_remat(g, None, int(bud[0]), order=order, durations=cost[None, :])
+    regens = [(c.op, c.step, c.sub) for c in start.skeleton.candidates]
+    full = solve_segments(g, order, bud, sizes, trans, cost, time_limit=10, workers=1,
+                          chain_depth=0)
+    assert full is not None and full.status == "OPTIMAL"
+    assert sum(cost[v] for v, _, _ in regens) >= full.objective + 0.5
+    hot = hot_steps(simulate(g, order).usage, bud)
+    out, info = lns_segments(
+        g, order, bud, sizes, trans, cost, regens, hot=hot, time_limit=5, round_limit=1,
+        extra_ops=5, workers=1, seed=seed,
+        fits=lambda r: regens_fit(g, bud, order, r, sizes, trans))
+    assert info["improved"] >= 1
+    assert sum(cost[v] for v, _, _ in out) == pytest.approx(full.objective, abs=0.01)

@@ -41,13 +41,14 @@ weights), in integer units of ``resolution`` of the mean op time.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
 
+from cpsched.analysis.memory import positions
 from cpsched.core.graph import Graph
 from cpsched.remat.policy import recomputable_ops
 
@@ -121,8 +122,7 @@ def candidate_steps(
     clonable ops that read them. With ``hot`` (``[n]`` bool, the steps that may be over
     the budget) a reader step is kept only if the gap it ends (from the read or the
     compute before it) covers a hot step: elsewhere a clone frees nothing that counts."""
-    pos = np.empty(graph.n_ops, dtype=np.int64)
-    pos[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+    pos = positions(order, graph.n_ops)
     hot_before = None if hot is None else np.concatenate([[0], np.cumsum(hot)])
     cand: dict[int, set[int]] = {}
     for v in map(int, np.flatnonzero(clonable)):
@@ -157,7 +157,6 @@ def build_segment_model(
     *,
     chain_depth: int = 1,
     extra: Iterable[tuple[int, int]] = (),
-    window: tuple[int, int] | None = None,
     ops: Set[int] | None = None,
     fixed: Set[tuple[int, int]] = frozenset(),
     hot: np.ndarray | None = None,
@@ -167,14 +166,12 @@ def build_segment_model(
 
     ``budgets`` ``[S]``, ``sizes`` ``[S, n_buffers]`` and ``trans`` ``[S, n_ops]`` in bytes;
     ``cost`` ``[n_ops]`` the weighted time of one clone of each op; ``extra`` more
-    candidate clones (op, step), e.g. those of a plan used as the hint. With ``window``
-    ``(a, b)`` only the clones before steps ``a .. b-1`` are decided, with ``ops`` only
-    the clones of those ops; the others are those of ``fixed`` (constants, so buffers
-    they alone touch become constant bytes)."""
+    candidate clones (op, step), e.g. those of a plan used as the hint. With ``ops`` only
+    the clones of those ops are decided; the others are those of ``fixed`` (constants, so
+    buffers they alone touch become constant bytes)."""
     n = len(order)
     n_s = sizes.shape[0]
-    pos = np.empty(graph.n_ops, dtype=np.int64)
-    pos[np.asarray(order, dtype=np.int64)] = np.arange(n)
+    pos = positions(order, graph.n_ops)
     clonable = recomputable_ops(graph)
     cand = candidate_steps(graph, order, clonable, chain_depth, hot)
     for v, q in list(extra) + list(fixed):
@@ -187,7 +184,7 @@ def build_segment_model(
     coef: dict[tuple[int, int], int] = {}
     for v, qs in cand.items():
         for q in sorted(qs):
-            if (window is None or window[0] <= q < window[1]) and (ops is None or v in ops):
+            if ops is None or v in ops:
                 x[v, q] = m.new_bool_var(f"x{v}_{q}")
                 coef[v, q] = int(round(float(cost[v]) / unit))
 
@@ -355,8 +352,7 @@ def solve_segments(
     """Least weighted recompute time of clones on ``order`` under ``budgets``, hinted with
     the clones ``start`` (op, step, sub). None when no plan was found in time."""
     t0 = time.perf_counter()
-    pos = np.empty(graph.n_ops, dtype=np.int64)
-    pos[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+    pos = positions(order, graph.n_ops)
     start_keys = {(int(v), int(q)) for v, q, _ in start}
     data = (graph, order, budgets, sizes, trans, cost)
     sm = build_segment_model(*data, chain_depth=chain_depth, extra=start_keys, hot=hot)
@@ -400,7 +396,7 @@ def lns_segments(
     chain_depth: int = 0,
     workers: int = 2,
     seed: int = 0,
-    fits=None,
+    fits: Callable[[list[tuple[int, int, float]]], bool] | None = None,
 ) -> tuple[list[tuple[int, int, float]], dict[str, Any]]:
     """Large-neighbourhood search over a plan's clones with exact repairs.
 
@@ -415,8 +411,7 @@ def lns_segments(
 
     Returns the best clones (op, step, sub) and ``{'rounds', 'improved'}``."""
     t0 = time.perf_counter()
-    pos = np.empty(graph.n_ops, dtype=np.int64)
-    pos[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+    pos = positions(order, graph.n_ops)
 
     def price(keys: Set[tuple[int, int]]) -> float:
         return float(sum(cost[v] for v, _ in keys))

@@ -46,7 +46,7 @@ meets the budget (the baselines also hint the model).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -521,7 +521,7 @@ def _segment_search(
     best: RematResult,
     info: dict[str, Any],
     timings: dict[str, float],
-    remaining,
+    remaining: Callable[[], float],
     clock: runtime.Clock,
     cfg: SolverConfig,
 ) -> RematResult:
