@@ -130,11 +130,8 @@ def test_chain_greedy_plans_are_valid_on_larger_graphs(seed):
         sizes,
         trans,
         "span",
-        [],
-        (),
-        None,
-        30.0,
-        time.perf_counter(),
+        time_limit=30.0,
+        t0=time.perf_counter(),
         chain_depth=2,
     )
     sk = Skeleton(tuple(order), tuple(Regen(v, t, s) for v, t, s in regens))

@@ -180,8 +180,9 @@ def test_pruned_clones_still_fit_and_none_can_go(seed):
     peak = int(simulate(g, order).peak[0])
     budget = max(int(min_memory_bound(g, None, order)[0][0]), int(0.8 * peak))
     _, bud, order, dur, sizes, trans = _setup(g, None, budget, order, None)
-    regens, _ = _greedy_regens(g, bud, order, dur, sizes, trans, "gain", [], (), None, 30.0,
-                               time.perf_counter())
+    regens, _ = _greedy_regens(
+        g, bud, order, dur, sizes, trans, "gain", time_limit=30.0, t0=time.perf_counter()
+    )
     assert regens_fit(g, bud, order, regens, sizes, trans)  # at 80 % on these seeds it does
     kept = prune_clones(g, bud, order, regens, dur, sizes, trans)
     assert set(kept) <= set(regens)

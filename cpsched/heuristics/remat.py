@@ -175,7 +175,17 @@ def xla_remat(
     t0 = time.perf_counter()
     sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     regens, it = _greedy_regens(
-        graph, bud, order, dur, sizes, trans, "gain", [], base, max_iters, time_limit, t0
+        graph,
+        bud,
+        order,
+        dur,
+        sizes,
+        trans,
+        "gain",
+        time_limit=time_limit,
+        t0=t0,
+        base=base,
+        max_iters=max_iters,
     )
     return _finish(
         graph, sc, bud, order, regens, dur, "remat-xla", t0, {"iterations": it}, transfer, base
@@ -190,11 +200,12 @@ def _greedy_regens(
     sizes: np.ndarray,
     trans: np.ndarray,
     score: str,
-    regens: list[tuple[int, int, float]],
-    base: tuple,
-    max_iters: int | None,
+    *,
     time_limit: float,
     t0: float,
+    regens: list[tuple[int, int, float]] | None = None,
+    base: tuple = (),
+    max_iters: int | None = None,
     rng: np.random.Generator | None = None,
     noise: float = 0.0,
     chain_depth: int = 0,
@@ -214,7 +225,7 @@ def _greedy_regens(
     less the inputs the chain still keeps alive."""
     clon = recomputable_ops(graph)
     pos = {op: t for t, op in enumerate(order)}
-    regens = list(regens)
+    regens = list(regens or ())
     max_iters = max_iters or 2 * graph.n_ops + 10
     banned: set[tuple[int, int]] = set()
     it = 0
@@ -353,11 +364,8 @@ def _span_plan(
             sizes,
             trans,
             "span",
-            [],
-            (),
-            None,
-            left,
-            t1,
+            time_limit=left,
+            t0=t1,
             chain_depth=depth,
         )
         n_greedy = len(regens)
@@ -456,14 +464,12 @@ def lns_remat(
             sizes,
             trans,
             "span",
-            keep,
-            (),
-            None,
-            left,
-            time.perf_counter(),
-            rng,
-            noise,
-            chain_depth if rounds % 2 == 0 else 0,
+            time_limit=left,
+            t0=time.perf_counter(),
+            regens=keep,
+            rng=rng,
+            noise=noise,
+            chain_depth=chain_depth if rounds % 2 == 0 else 0,
         )
         if not regens_fit(graph, bud, order, new, sizes, trans):
             continue
