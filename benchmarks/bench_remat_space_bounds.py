@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_remat_space_bounds.py [--budget 486895]
         [--time-limit 600] [--seed 0] [--plan plan.json] [--spaces 0,0+inputs,1,1+inputs]
-        [--mip-seconds 300]
+        [--mip-seconds 300] [--rows 40]
 
 Runs ``solve_remat`` on RLG n1000 (or reads its order and clones from ``--plan``, which a
 first run writes), then, on that order, builds the fixed-order segment model
@@ -12,12 +12,15 @@ first run writes), then, on that order, builds the fixed-order segment model
 - ``MIP``: the same model solved as an integer program by SCIP for ``--mip-seconds``,
   hinted with the plan: its proven bound (no plan in that space adds less) and its best plan.
 
+and first ``cpsched.cp.remat.lp_bound`` with each of ``--rows`` counted steps: the bound
+valid for every plan on that order.
+
 Spaces: ``d`` = clone chains ``d`` producers deep (``candidate_steps``), ``+inputs`` = also
 clones at the steps where one of their inputs is read (a clone made early, while its inputs
 are still resident, instead of right before its reader). The plan's own clones are always
 in the space. These bounds hold only inside each space (other clone steps, deeper chains and
 other orders are not covered), so they say where a search over that space must stop, not
-what the problem allows; ``cpsched.remat.bound`` is the bound valid for every plan.
+what the problem allows; ``lp_bound`` and ``cpsched.remat.bound`` hold for every plan.
 Both solvers ship with OR-Tools. Prints one line per space; the results file is written by
 hand from them.
 """
@@ -40,16 +43,11 @@ RLG1000 = (
 )
 sys.path.insert(0, str(REPO))
 
-from ortools.linear_solver import pywraplp  # noqa: E402
-
 from cpsched.analysis.memory import positions, simulate  # noqa: E402
 from cpsched.core.graph import Graph  # noqa: E402
 from cpsched.core.scenarios import static  # noqa: E402
-from cpsched.cp.remat.segments import (  # noqa: E402
-    SegmentModel,
-    build_segment_model,
-    hot_steps,
-)
+from cpsched.cp.remat.lp_bound import as_linear_program, lp_bound  # noqa: E402
+from cpsched.cp.remat.segments import build_segment_model, hot_steps  # noqa: E402
 from cpsched.cp.remat.solve import solve_remat  # noqa: E402
 from cpsched.readers.nx_json import read_nx_json  # noqa: E402
 from cpsched.remat.policy import recomputable_ops  # noqa: E402
@@ -80,37 +78,6 @@ def input_read_steps(graph: Graph, order, hot: np.ndarray) -> set[tuple[int, int
     return out
 
 
-def to_mp(sm: SegmentModel, solver_name: str, integer: bool):
-    """The segment model (Boolean clauses, implications, linear rows) as a MIP / LP."""
-    proto = sm.model.proto
-    mp = pywraplp.Solver.CreateSolver(solver_name)
-    xs = [mp.IntVar(0, 1, "") if integer else mp.NumVar(0, 1, "") for _ in proto.variables]
-
-    def lit(ref: int):
-        return xs[ref] if ref >= 0 else 1 - xs[-ref - 1]
-
-    for c in proto.constraints:
-        enforce = list(c.enforcement_literal)
-        if c.has_bool_or():
-            mp.Add(sum(lit(r) for r in c.bool_or.literals) + sum(1 - lit(r) for r in enforce) >= 1)
-        elif c.has_bool_and():
-            for r in c.bool_and.literals:
-                mp.Add(lit(r) >= (lit(enforce[0]) if enforce else 1))
-        elif c.has_linear():
-            assert not enforce, "the segment model has no enforced linear rows"
-            expr = sum(k * lit(r) for r, k in zip(c.linear.vars, c.linear.coeffs))
-            dom = list(c.linear.domain)
-            if dom[0] > -(2**62):
-                mp.Add(expr >= dom[0])
-            if dom[-1] < 2**62:
-                mp.Add(expr <= dom[-1])
-        else:
-            raise ValueError(f"constraint kind not handled: {c}")
-    obj = proto.objective
-    mp.Minimize(sum(k * xs[r] for r, k in zip(obj.vars, obj.coeffs)))
-    return mp, xs
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--budget", type=int, default=486_895)
@@ -119,6 +86,11 @@ def main(argv=None) -> int:
     ap.add_argument("--plan", help="JSON {order, clones}: read when it exists, else written")
     ap.add_argument("--spaces", default="0,0+inputs,1,1+inputs")
     ap.add_argument("--mip-seconds", type=float, default=300.0)
+    ap.add_argument(
+        "--rows",
+        default="40",
+        help="counted steps for lp_bound, comma-separated (the bound valid for every plan)",
+    )
     args = ap.parse_args(argv)
     if not RLG1000.exists():
         print("shared peer cases not found next to the checkout; nothing to do")
@@ -156,17 +128,25 @@ def main(argv=None) -> int:
         f"plan {plan_pct:.3f} % ({len(plan)} clones)",
         flush=True,
     )
-    for space in args.spaces.split(","):
+    for k in (int(x) for x in args.rows.split(",") if x):
+        t0 = time.perf_counter()
+        b = float(lp_bound(g, order, args.budget, dur, sc, rows=k, time_limit=3600)[0])
+        print(
+            f"every plan on this order (lp_bound, {k} counted steps): at least "
+            f"{100 * b / total:.3f} % ({time.perf_counter() - t0:.0f} s)",
+            flush=True,
+        )
+    for space in (x for x in args.spaces.split(",") if x):
         depth = int(space.split("+")[0])
         extra = set(plan) | (input_read_steps(g, order, hot) if "+inputs" in space else set())
         data = (g, order, bud, sizes, trans, dur[0])
         sm = build_segment_model(*data, chain_depth=depth, extra=extra, hot=hot)
-        lp, _ = to_mp(sm, "GLOP", integer=False)
+        lp, _ = as_linear_program(sm, "GLOP", integer=False)
         t0 = time.perf_counter()
         st = lp.Solve()
         lp_s = time.perf_counter() - t0
         lp_pct = 100 * lp.Objective().Value() * sm.unit / total if st == lp.OPTIMAL else np.nan
-        mip, xs = to_mp(sm, "SCIP", integer=True)
+        mip, xs = as_linear_program(sm, "SCIP", integer=True)
         sm.hint(plan)
         hint = dict(zip(sm.model.proto.solution_hint.vars, sm.model.proto.solution_hint.values))
         mip.SetHint(xs, [float(hint.get(i, 0)) for i in range(len(xs))])

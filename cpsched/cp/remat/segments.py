@@ -41,7 +41,7 @@ weights), in integer units of ``resolution`` of the mean op time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,6 +147,77 @@ def candidate_steps(
     return cand
 
 
+def every_position(graph: Graph, order: Sequence[int], rows: np.ndarray) -> dict[int, set[int]]:
+    """``Q_v`` for the relaxation that counts memory only at the steps ``rows``: every clone
+    position a plan may need there, up to equivalence.
+
+    Between two counted steps every position of a clone is as good as any other (its output
+    and its inputs are only counted at ``rows``), so each gap of ``v``'s output (between two
+    reads) gets the counted steps inside it and one step for the stretch that ends at the
+    gap's reader; a clone whose gap covers no counted step before it frees nothing counted.
+    Closed under chains: an input of a clone at ``q`` that is gone by ``q`` may be re-made
+    there too (unless keeping it from its last read costs nothing counted). Returned sets can
+    be large (RLG n1000 with 40 counted steps: 41k positions)."""
+    pos = positions(order, graph.n_ops)
+    n = len(order)
+    rows = np.asarray(rows, dtype=bool)
+    counted_before = np.concatenate([[0], np.cumsum(rows)])
+    kept = np.flatnonzero(rows)
+
+    def covers(lo: int, hi: int) -> bool:  # a counted step in [lo, hi)
+        return bool(counted_before[hi] > counted_before[max(lo, 0)])
+
+    def first_of_stretch(q: int, lo: int) -> int:
+        """The first step of the stretch of uncounted steps that holds ``q`` (not before
+        ``lo``); ``q`` itself when it is counted."""
+        if rows[q]:
+            return q
+        i = int(np.searchsorted(kept, q, side="right")) - 1
+        return max(int(kept[i]) + 1 if i >= 0 else 0, lo)
+
+    cand: dict[int, set[int]] = {}
+    for v in map(int, np.flatnonzero(recomputable_ops(graph))):
+        reads = sorted(
+            {int(pos[int(w)]) for b in graph.defines(v) for w in graph.buffer_users(int(b))}
+        )
+        if any(graph.buffer_live_out[int(b)] for b in graph.defines(v)):
+            reads.append(n)  # a program output is read at the end: re-made by the last step
+        keep: set[int] = set()
+        prev = int(pos[v])
+        for r in reads:
+            lo, hi = max(prev + 1, int(pos[v]) + 2), min(r, n - 1)
+            if hi >= lo:
+                inside = kept[(kept >= lo) & (kept <= hi)].tolist()
+                keep |= {int(q) for q in inside + [first_of_stretch(hi, lo)] if covers(prev + 1, q)}
+            prev = r
+        cand[v] = keep
+    last_reads = {
+        b: np.array(
+            sorted(
+                {int(pos[int(w)]) for w in graph.buffer_users(b)}
+                | {-1 if graph.buffer_live_in[b] else int(pos[int(graph.buffer_def[b])])}
+            )
+        )
+        for b in range(graph.n_buffers)
+    }
+    todo = [(v, q) for v, qs in cand.items() for q in qs]
+    while todo:
+        v, q = todo.pop()
+        for a in map(int, graph.uses(v)):
+            u = int(graph.buffer_def[a])
+            if graph.buffer_live_in[a] or u not in cand:
+                continue
+            reads_a = last_reads[a]
+            last = int(reads_a[int(np.searchsorted(reads_a, q, side="right")) - 1])
+            if last == q or not covers(last + 1, q):
+                continue  # resident at q anyway, or kept up to it at no counted cost
+            c = first_of_stretch(q, max(last + 1, int(pos[u]) + 2))
+            if c <= q and c not in cand[u]:
+                cand[u].add(c)
+                todo.append((u, c))
+    return cand
+
+
 def build_segment_model(
     graph: Graph,
     order: Sequence[int],
@@ -161,6 +232,8 @@ def build_segment_model(
     fixed: Set[tuple[int, int]] = frozenset(),
     hot: np.ndarray | None = None,
     resolution: float = 1e-3,
+    candidates: Mapping[int, Set[int]] | None = None,
+    rows: np.ndarray | None = None,
 ) -> SegmentModel:
     """The segment model of clones on the fixed ``order``.
 
@@ -168,12 +241,22 @@ def build_segment_model(
     ``cost`` ``[n_ops]`` the weighted time of one clone of each op; ``extra`` more
     candidate clones (op, step), e.g. those of a plan used as the hint. With ``ops`` only
     the clones of those ops are decided; the others are those of ``fixed`` (constants, so
-    buffers they alone touch become constant bytes)."""
+    buffers they alone touch become constant bytes). ``candidates`` gives ``Q_v`` instead
+    of ``candidate_steps``.
+
+    ``rows`` (``[n]`` bool) builds the **relaxation** the bounds use instead: memory is
+    counted only at those steps, and there only what is resident while the main op runs (a
+    copy at one of its points counts when the main op reads it or it stays resident after
+    that step; the clones' transients do not count). Every plan the replay accepts
+    satisfies it, so its optimum (or LP) is a lower bound (``lp_bound``)."""
     n = len(order)
     n_s = sizes.shape[0]
     pos = positions(order, graph.n_ops)
     clonable = recomputable_ops(graph)
-    cand = candidate_steps(graph, order, clonable, chain_depth, hot)
+    if candidates is not None:
+        cand = {int(v): set(map(int, qs)) for v, qs in candidates.items()}
+    else:
+        cand = candidate_steps(graph, order, clonable, chain_depth, hot)
     for v, q in list(extra) + list(fixed):
         if clonable[v] and pos[v] < q < n:
             cand.setdefault(int(v), set()).add(int(q))
@@ -234,7 +317,8 @@ def build_segment_model(
             for j, q in enumerate(pts):
                 if seg_on[j]:
                     const[:, max(prev + 1, 0) : min(q, n)] += sizes[:, b : b + 1]
-                if q < n and at_on[j]:
+                stays = buf.main[j] or (j + 1 < len(pts) and seg_on[j + 1])
+                if q < n and at_on[j] and (rows is None or stays):
                     const[:, q] += sizes[:, b]
                 prev = q
             continue
@@ -261,10 +345,14 @@ def build_segment_model(
                 for k in buf.reads[j]:
                     clause([lit(k, True), at])
                 clause([lit(r, True), at])
-                terms[q].append((b, at))
+                if rows is None or buf.main[j]:
+                    terms[q].append((b, at))
             at_before = buf.at[j - 1] if j > 0 else None
             if at_before is not None:
                 m.add_implication(seg, at_before)  # resident after p_{j-1}: also at it
+            if rows is not None and j > 0 and not buf.main[j - 1]:
+                # relaxation: at a point no main op reads, count the copy only if it stays
+                terms[pts[j - 1]].append((b, seg))
             buf.seg.append(seg)
             buf.at.append(at)
             prev = q
@@ -272,24 +360,28 @@ def build_segment_model(
     clone_at: dict[int, list[tuple[int, Any]]] = {}
     for (v, q), var in x.items():
         clone_at.setdefault(q, []).append((v, var))
+    if rows is not None:
+        clone_at = {}  # the relaxation leaves the clones' transients out
     for v, q in fixed:
-        if (v, q) not in x and 0 <= q < n:
+        if (v, q) not in x and 0 <= q < n and rows is None:
             const[:, q] += trans[:, v]
-    rows = 0
+    n_rows = 0
     for t in range(n):
         const[:, t] += trans[:, int(order[t])]
+        if rows is not None and not rows[t]:
+            continue
         for s in range(n_s):
             expr = [(int(sizes[s, b]), var) for b, var in terms[t] if sizes[s, b]]
             expr += [(int(trans[s, v]), var) for v, var in clone_at.get(t, ()) if trans[s, v]]
             if const[s, t] + sum(c for c, _ in expr) <= budgets[s]:
                 continue  # cannot bind
             m.add(sum(c * var for c, var in expr) <= int(budgets[s]) - int(const[s, t]))
-            rows += 1
+            n_rows += 1
     m.minimize(sum(coef[k] * var for k, var in x.items()))
     stats = {
         "clone_candidates": len(x),
         "segments": sum(len(bf.seg) for bf in buffers),
-        "memory_rows": rows,
+        "memory_rows": n_rows,
     }
     return SegmentModel(m, x, coef, unit, buffers, stats)
 
