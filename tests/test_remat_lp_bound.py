@@ -15,7 +15,7 @@ from test_brute_force_remat import budget_of, plans
 from cpsched.analysis.memory import simulate
 from cpsched.core.scenarios import static
 import cpsched.cp.remat.lp_bound
-from cpsched.cp.remat.lp_bound import counted_rows, lp_bound
+from cpsched.cp.remat.lp_bound import counted_rows, lp_bound, step_set_bound
 from cpsched.cp.remat.segments import build_segment_model, every_position, hot_steps
 from cpsched.generators import random_layered
 from cpsched.remat.bound import added_time_lower_bound
@@ -58,6 +58,11 @@ def test_lp_bound_is_never_above_the_cheapest_plan(n, seed, frac):
     g, dur, order, budget, want = _least_plan(n, seed, frac)
     for rows in (1, 2, 40):
         assert lp_bound(g, order, budget, dur, rows=rows)[0] <= want * (1 + 1e-6)
+    sc = static()
+    sizes, trans = g.sizes(sc), g.transient_bytes(sc)
+    for t in np.flatnonzero(hot_steps(simulate(g, order).usage, np.array([budget]))):
+        one = step_set_bound(g, order, budget, sizes, trans, dur[0], [int(t)])
+        assert one <= want * (1 + 1e-6)
 
 
 @pytest.mark.parametrize("n,seed,frac", CASES)
@@ -95,6 +100,24 @@ def test_lp_bound_sees_what_the_covering_bound_misses():
     dur = op_durations(g, static())
     budget = int(0.8 * peak)
     assert lp_bound(g, order, budget, dur)[0] > 2 * added_time_lower_bound(g, order, budget, dur)[0]
+
+
+def test_lp_bound_is_the_largest_of_its_relaxations():
+    """Counting fewer steps leaves fewer clone positions, so a one-step LP can beat the LP
+    over many steps (RLG n1000 on its least-peak order), or not (here); ``lp_bound`` takes
+    the largest of both kinds."""
+    g = random_layered(200, seed=3)
+    order = g.default_order()
+    usage = simulate(g, order).usage[0]
+    budget = int(0.8 * usage.max())
+    sc = static()
+    dur = op_durations(g, sc)
+    sizes, trans = g.sizes(sc), g.transient_bytes(sc)
+    rows = np.flatnonzero(counted_rows(usage, budget, 40))
+    together = step_set_bound(g, order, budget, sizes, trans, dur[0], rows)
+    alone = step_set_bound(g, order, budget, sizes, trans, dur[0], [int(usage.argmax())])
+    both = lp_bound(g, order, budget, dur)[0]
+    assert both >= max(together, alone) * (1 - 1e-6)
 
 
 def test_docstring_example_runs():
