@@ -247,8 +247,10 @@ def build_segment_model(
     ``rows`` (``[n]`` bool) builds the **relaxation** the bounds use instead: memory is
     counted only at those steps, and there only what is resident while the main op runs (a
     copy at one of its points counts when the main op reads it or it stays resident after
-    that step; the clones' transients do not count). Every plan the replay accepts
-    satisfies it, so its optimum (or LP) is a lower bound (``lp_bound``)."""
+    that step; the clones' transients do not count). With the candidates of
+    ``every_position``, every plan the replay accepts satisfies it once each clone is moved
+    to its position's representative (same cost, nothing counted changes), so its optimum
+    (or LP) is a lower bound (``lp_bound``)."""
     n = len(order)
     n_s = sizes.shape[0]
     pos = positions(order, graph.n_ops)
