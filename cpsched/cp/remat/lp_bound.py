@@ -7,9 +7,10 @@ against 1.77 %). This one counts memory at one over-budget step ``t`` only: what
 resident at ``t`` but read later must be re-made after ``t``, and its inputs then are either
 resident at ``t`` too (so they count) or re-made as well, chains of any depth. That is the
 segment model (``cpsched.cp.remat.segments``) with ``rows`` set to the step and the clone
-positions of ``every_position``; its LP, solved by GLOP (part of OR-Tools), is a lower bound,
-and the largest over the highest steps is returned. More steps counted together are valid
-too (``step_set_bound``) but leave more clone positions, and the LP got weaker on RLG n1000.
+positions of ``every_position``; its LP, solved by GLOP (part of OR-Tools), is a lower bound.
+More steps counted together are valid too (``step_set_bound``) but leave more clone
+positions: their LP was weaker on RLG n1000 and stronger on small graphs, so ``lp_bound``
+returns the largest of the one-step LPs at the highest steps and of those steps together.
 
 Example::
 
