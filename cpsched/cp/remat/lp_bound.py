@@ -38,10 +38,9 @@ from ortools.linear_solver import pywraplp
 
 from cpsched.analysis.memory import simulate
 from cpsched.core.graph import Graph
-from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.scenarios import Scenarios
 from cpsched.cp.remat.segments import SegmentModel, build_segment_model, every_position
-from cpsched.remat.replay import _budget_array
-from cpsched.remat.timing import op_durations
+from cpsched.heuristics.remat import _setup
 
 DEFAULT_STEPS = 8  # one-step LPs; RLG n1000: about 1 s each
 DEFAULT_ROWS = 40  # then the steps together; RLG n1000: about 90 s (bounded by time_limit)
@@ -171,10 +170,7 @@ def lp_bound(
     against 841). ``inf`` where no plan exists; the LPs stop at ``time_limit`` seconds in
     all (those not run count 0)."""
     t0 = time.perf_counter()
-    sc = scenarios if scenarios is not None and len(scenarios) else static()
-    bud = _budget_array(budget, len(sc))
-    dur = op_durations(graph, sc) if durations is None else np.atleast_2d(durations)
-    sizes, trans = graph.sizes(sc), graph.transient_bytes(sc)
+    sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
     usage = np.atleast_2d(simulate(graph, order, sc).usage)
     out = np.zeros(len(sc))
     for s in range(len(sc)):
