@@ -143,9 +143,9 @@ def graph_from_dict(data: dict, path: str | None = None) -> Graph:
                 size,
                 users=[str(u) for u in buf.get("users", ())],
                 name=None if buf.get("name") is None else str(buf["name"]),
-                live_in=bool(buf.get("live_in", False)),
-                live_out=bool(buf.get("live_out", False)),
-                space=int(buf.get("space", 0)),
+                live_in=buf.get("live_in", False),
+                live_out=buf.get("live_out", False),
+                space=buf.get("space", 0),
             )
         if data.get("order") is not None:
             b.original_order = [b.index(str(x)) for x in data["order"]]
