@@ -32,14 +32,14 @@ from cpsched.analysis.validate import validate_order
 from cpsched.capture import add_parser as add_capture
 from cpsched.capture import info_buckets
 from cpsched.core import arguments
-from cpsched.core.errors import CpschedError, InfeasibleError, InputError
+from cpsched.core.errors import CpschedError, InfeasibleError, InputError, LimitError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.inputs import check_input_file
 from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import _unit, load_device
 from cpsched.cp import runtime
-from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS
+from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, MAX_FRONTIER_POINTS
 from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
 from cpsched.plot import plot_frontier, plot_memory, require_matplotlib
@@ -193,6 +193,9 @@ def check_numbers(args) -> None:
         arguments.workers(args.workers, "--workers")
     if getattr(args, "seed", None) is not None:
         arguments.seed(args.seed, "--seed")
+    points = getattr(args, "points", None)
+    if points is not None and not 2 <= points <= MAX_FRONTIER_POINTS:
+        raise LimitError(f"--points must be from 2 to {MAX_FRONTIER_POINTS} (got {points})")
     if getattr(args, "scenarios", None) and getattr(args, "dim", None):
         raise InputError("--scenarios and --dim both give the scenarios; use one of them")
     if getattr(args, "method", None) is not None and not args.method.strip():
@@ -1049,16 +1052,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = runtime.process_start() if argv is None else time.perf_counter()
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version, or an option error (one line, exit 2)
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
     args.argv = argv
     args.started = started
     if getattr(args, "command", None) == "compare" and args.time_limit is None:
         args.time_limit = api.DEFAULT_TIME_LIMIT
+    pipe_closed = False
     try:
         check_args(args)
         # every file of the command appears when it returns, none when it fails
         with terminate_as_interrupt() as args.signals, all_or_nothing():
-            return args.fn(args)
+            try:
+                return args.fn(args)
+            except BrokenPipeError:
+                pipe_closed = True  # the report's reader left: the files still count
+        if pipe_closed:
+            raise BrokenPipeError
     except CpschedError as e:
         print(f"cpsched: error: {one_line(str(e))}", file=sys.stderr)
         return EXIT_USAGE

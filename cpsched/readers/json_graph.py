@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
+from cpsched.core.scenarios import from_json
 from cpsched.core.symbolic import SymExpr
 from cpsched.readers.files import load_json
 
@@ -151,6 +152,12 @@ def graph_from_dict(data: dict, path: str | None = None) -> Graph:
             b.original_order = [b.index(str(x)) for x in data["order"]]
         b.meta.update(data.get("meta") or {})
         if data.get("scenarios"):
+            try:
+                from_json(data["scenarios"])  # checked here, where the file is known
+            except InputError as e:
+                raise InputError(
+                    f"scenarios: {e.reason.removeprefix('scenarios JSON: ')}"
+                ) from None
             b.meta["scenarios"] = data["scenarios"]
     except InputError as e:
         raise (e.with_path(path) if path else e) from None
