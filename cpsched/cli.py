@@ -1060,7 +1060,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.started = started
     if getattr(args, "command", None) == "compare" and args.time_limit is None:
         args.time_limit = api.DEFAULT_TIME_LIMIT
-    pipe_closed = False
     try:
         check_args(args)
         # every file of the command appears when it returns, none when it fails
@@ -1068,9 +1067,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 return args.fn(args)
             except BrokenPipeError:
-                pipe_closed = True  # the report's reader left: the files still count
-        if pipe_closed:
-            raise BrokenPipeError
+                pass  # the report's reader left: the files still count, committed here
+        raise BrokenPipeError
     except CpschedError as e:
         print(f"cpsched: error: {one_line(str(e))}", file=sys.stderr)
         return EXIT_USAGE
