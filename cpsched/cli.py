@@ -84,10 +84,15 @@ def _scenarios(args, graph: Graph) -> Scenarios:
 
 def _read(args) -> Graph:
     # ``args.graph``: a graph already built from the inputs (``info`` over several buckets)
-    return api.read(
+    g = api.read(
         getattr(args, "graph", None) or args.input,
         async_collectives=getattr(args, "async_collectives", False),
     )
+    if getattr(args, "async_collectives", False):
+        note = api.async_collectives_note(g)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
+    return g
 
 
 def _by_name(sc: Scenarios, arr) -> dict[str, int]:
