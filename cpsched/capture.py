@@ -249,10 +249,10 @@ def info_buckets(args, cmd_info) -> int:
     res = fit_buckets(paths, dim, values)
     head = f"{len(paths)} modules, {res.dim} = {', '.join(map(str, res.values))}: "
     if not res.ok:
-        lines = [head + f"{len(res.differences)} instruction(s) differ, no common graph:"]
-        lines += [f"  {d}" for d in res.differences[:40]]
-        if len(res.differences) > 40:
-            lines.append(f"  ... and {len(res.differences) - 40} more")
+        lines = [head + f"{len(res.differences)} difference(s), no common graph:"]
+        lines += [f"  {ln}" for ln in res.summary()]
+        if len(res.differences) > 5:
+            lines.append("  (--json lists them all)")
         if args.json:
             import json
 
@@ -263,6 +263,7 @@ def info_buckets(args, cmd_info) -> int:
                         "dim": res.dim,
                         "values": res.values,
                         "differences": res.differences,
+                        "renamed_constants": res.renamed,
                     },
                     indent=1,
                 )
@@ -273,6 +274,12 @@ def info_buckets(args, cmd_info) -> int:
     print(
         head + f"one symbolic graph; {res.fitted} sizes fitted as polynomials in {res.dim} "
         f"({res.checked} checked on a module not used to fit them), {res.constant} constant"
+        + (
+            f"; {len(res.renamed)} constant(s) that differ in value matched by shape and users "
+            f"({'; '.join(res.renamed[:3])}{'; ...' if len(res.renamed) > 3 else ''})"
+            if res.renamed
+            else ""
+        )
         + (
             ""
             if res.orders_agree
