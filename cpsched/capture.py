@@ -30,7 +30,7 @@ from cpsched.core.errors import InputError
 from cpsched.core.scenarios import from_dim_specs
 from cpsched.readers import jax_frontend as jf
 from cpsched.readers.hlo.buckets import fit_buckets
-from cpsched.writers import check_target, write_text
+from cpsched.writers import all_or_nothing, check_target, write_text
 
 RECORD = ".cpsched-capture.json"
 
@@ -157,22 +157,24 @@ def write_outputs(folder: str, texts: dict[str, str], inputs: set[str]) -> list[
             os.makedirs(folder)
         except OSError as e:
             raise InputError(f"-o: cannot create the folder: {e.strerror}", path=folder) from None
-    for name, path in paths.items():
-        write_text(path, texts[name], inputs)
-        record[name] = _sha256(data[name])
-    write_text(
-        os.path.join(folder, RECORD),
-        json.dumps(
-            {
-                "about": "files written here by cpsched capture (name: SHA-256); "
-                "it replaces only these",
-                "files": dict(sorted(record.items())),
-            },
-            indent=1,
+    # the modules and the record appear together, or none of them
+    with all_or_nothing():
+        for name, path in paths.items():
+            write_text(path, texts[name], inputs)
+            record[name] = _sha256(data[name])
+        write_text(
+            os.path.join(folder, RECORD),
+            json.dumps(
+                {
+                    "about": "files written here by cpsched capture (name: SHA-256); "
+                    "it replaces only these",
+                    "files": dict(sorted(record.items())),
+                },
+                indent=1,
+            )
+            + "\n",
+            inputs,
         )
-        + "\n",
-        inputs,
-    )
     return list(paths.values())
 
 
