@@ -348,6 +348,25 @@ def read(source, *, async_collectives: bool = False) -> Graph:
     return g
 
 
+def async_collectives_note(graph: Graph) -> str | None:
+    """What ``async_collectives`` did to a graph ``read`` with it, where it split nothing
+    (the module's collectives are already async start/done pairs, or it has none): a line for
+    the user, who asked to treat collectives as async and gets that. None where it split."""
+    if graph.meta.get("async_collectives"):
+        return None
+    pairs = sum(
+        1
+        for k in map(int, np.flatnonzero(graph.async_start >= 0))
+        if int(graph.async_start[k]) in graph.collectives or k in graph.collectives
+    )
+    if pairs:
+        return (
+            f"--async-collectives: the module's {pairs} collective(s) are already async "
+            "start/done pairs; they are scheduled as they are, none split"
+        )
+    return "--async-collectives: the graph has no collective to treat as async"
+
+
 # Graphs read from HLO remember their module, so that every computation of it (while bodies,
 # branches, called computations) is scheduled, not only the entry.
 _HLO_MODULES: weakref.WeakKeyDictionary[Graph, Any] = weakref.WeakKeyDictionary()
@@ -1394,7 +1413,10 @@ def write(
                 result.method,
                 data,
                 inputs=inputs,
-                convert=convert_sync_collectives if async_collectives else None,
+                # only where read split something: an already async module is written as is
+                convert=convert_sync_collectives
+                if async_collectives and result.graph.meta.get("async_collectives")
+                else None,
             )
             return {"written": written, "data": data, "buckets": buckets}
         write_json(output, data, inputs=inputs)

@@ -90,10 +90,15 @@ def _read(args) -> Graph:
     # ``args.graph``: a graph already built from the inputs (``info`` over several buckets)
     # a path from the command line is a path, whatever its characters (a newline included)
     source = getattr(args, "graph", None) or pathlib.Path(args.input)
-    return api.read(
+    g = api.read(
         source,
         async_collectives=getattr(args, "async_collectives", False),
     )
+    if getattr(args, "async_collectives", False):
+        note = api.async_collectives_note(g)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
+    return g
 
 
 def _by_name(sc: Scenarios, arr) -> dict[str, int]:
