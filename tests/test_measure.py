@@ -248,3 +248,12 @@ def test_the_gpu_plan_names_files_that_exist_and_stays_small():
         assert ("cp-overlap" in m["orders"]) == bool(m["async_starts"])
     total = sum(p.stat().st_size for p in plan_dir.iterdir())
     assert total < 5 * 2**20
+
+
+def test_named_mesh_groups_are_written_out():
+    line = ("%a = f32[2]{0} all-to-all(%x), channel_id=1, "
+            "replica_groups=mesh['data'=2,'fsdp'=2,'tensor'=2] {'data','tensor'}\n")
+    plain = xr.logical_text("HloModule m\n\nENTRY %main (x: f32[2]) -> f32[2] {\n"
+                            "  %x = f32[2]{0} parameter(0)\n  ROOT " + line.strip() + "\n}\n")
+    # device = 4 data + 2 fsdp + tensor: fsdp fixed per group, data then tensor inside
+    assert "replica_groups={{0,1,4,5},{2,3,6,7}}" in plain

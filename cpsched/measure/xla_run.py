@@ -338,6 +338,33 @@ def _sync_line(m: re.Match, shape: str, start_op: str, start_rest: str) -> str:
     return lead + start_op[: -len("-start")] + start_rest[len(start_op) :]
 
 
+def _mesh_groups(m: re.Match) -> str:
+    """``replica_groups=mesh['a'=2,'b'=4] {'b'}`` (newer XLA's named form) as explicit
+    groups: devices numbered row-major over the mesh axes, one group per value of the
+    axes not named, its members in the named axes' order."""
+    import itertools
+
+    axes = [(a, int(n)) for a, n in re.findall(r"'([^']+)'\s*=\s*(\d+)", m.group(1))]
+    named = re.findall(r"'([^']+)'", m.group(2))
+    size = dict(axes)
+    if not axes or any(a not in size for a in named):
+        return m.group(0)  # a form not understood here: XLA's parser gets it as it was
+    stride, acc = {}, 1
+    for a, n in reversed(axes):
+        stride[a] = acc
+        acc *= n
+    others = [a for a, _ in axes if a not in named]
+    groups = []
+    for fixed in itertools.product(*[range(size[a]) for a in others]):
+        base = sum(stride[a] * v for a, v in zip(others, fixed))
+        members = [
+            base + sum(stride[a] * v for a, v in zip(named, idx))
+            for idx in itertools.product(*[range(size[a]) for a in named])
+        ]
+        groups.append("{" + ",".join(map(str, members)) + "}")
+    return "replica_groups={" + ",".join(groups) + "}"
+
+
 def logical_text(text: str) -> str:
     """The module as a plain HLO program for a backend that compiles it from scratch: every
     fusion replaced by its fused computation's instructions (the fusion's root takes the
@@ -345,7 +372,9 @@ def logical_text(text: str) -> str:
     decide what a bitcast means, and a StableHLO round trip loses them), backend configs,
     ``is_scheduled`` and the entry layout dropped. The values computed are the module's
     own, as the program jax first handed to XLA."""
-    lines = re.sub(r"/\*index=\d+\*/", "", text).splitlines()
+    text = re.sub(r"/\*index=\d+\*/", "", text)
+    text = re.sub(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}", _mesh_groups, text)
+    lines = text.splitlines()
     start = next((k for k, ln in enumerate(lines) if ln.startswith("HloModule")), 0)
     head = lines[start]
     head = head.replace(", is_scheduled=true", "").replace("is_scheduled=true, ", "")
@@ -1291,7 +1320,7 @@ def profile_ops(be: Backend, compiled: Compiled, args_fn, runs: int) -> dict:
 
 def _spread(xs: list[float]) -> dict:
     xs = sorted(xs)
-    q = statistics.quantiles(xs, n=4) if len(xs) >= 2 else [xs[0]] * 3
+    q = statistics.quantiles(xs, n=4, method="inclusive") if len(xs) >= 2 else [xs[0]] * 3
     return {"min": xs[0], "max": xs[-1], "q1": q[0], "q3": q[2]}
 
 

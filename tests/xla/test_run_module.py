@@ -59,12 +59,35 @@ def test_run_checks_outputs_times_and_reads_back_the_order():
     assert len(rec["step_seconds_runs"]) == 3 and rec["step_seconds"] > 0
     assert rec["spread"]["min"] <= rec["step_seconds"] <= rec["spread"]["max"]
     assert rec["device"] == "h100" and rec["predicted_seconds"] > 0
-    # XLA:CPU fuses and schedules the program again: not the module's order, and said so
-    assert rec["order_kept"] is False and rec["xla_order"]
+    assert rec["xla_order"] and rec["order_check"]["input_instructions"] > 0
+    assert any("XLA:CPU compiles the program again" in n for n in rec["notes"])
     assert rec["platform"] == "cpu" and rec["memory"]["temp_bytes"] > 0
     assert rec["reference_run"]["step_seconds"] > 0
     rc, out, _ = _cli(["run", str(HLO / "mlp_train.hlo"), "--platform", "cpu", "--repeat", "2"])
     assert rc == 0 and "outputs: not checked" in out and "device preset h100" in out
+
+
+def _entry_order(text: str) -> list[str]:
+    body = text[text.index("\nENTRY"):].split("\n}")[0]
+    return re.findall(r"^\s*(?:ROOT\s+)?%([\w.\-]+) =", body, re.M)
+
+
+def test_an_order_xla_cpu_did_not_keep_is_reported(tmp_path):
+    """XLA:CPU schedules the program again: a cp order unlike its own is not what it ran."""
+    src = HLO / "cnn_train.hlo"
+    written = tmp_path / "cnn.cp.hlo"
+    rc, _, err = _cli(["schedule", str(src), "--time-limit", "5", "-o", str(written)])
+    assert rc == 0, err
+    if _entry_order(written.read_text()) == _entry_order(src.read_text()):
+        pytest.skip("cp kept XLA's own order here: nothing for XLA:CPU to drop")
+    rc, out, err = _cli(["run", str(written), "--reference", str(src), "--platform", "cpu",
+                         "--repeat", "1", "--json"])
+    assert rc == 0, err
+    rec = json.loads(out)
+    assert rec["outputs_equal"] is True
+    assert rec["order_kept"] is False and rec["xla_order"] != _entry_order(written.read_text())
+    rc, out, _ = _cli(["run", str(written), "--platform", "cpu", "--repeat", "1"])
+    assert rc == 0 and "order: NOT kept" in out
 
 
 def test_a_written_overlap_schedule_computes_what_xla_order_computes(tmp_path):
