@@ -1,4 +1,5 @@
-"""``cpsched capture SCRIPT.py:FUNCTION``: write a JAX program's modules as files.
+"""``cpsched capture SCRIPT.py:FUNCTION``: write a JAX program's modules as files (with
+``--torch``, the graphs Inductor schedules for a PyTorch program, see the end).
 
 For users who would rather not write Python against cpsched: ``FUNCTION`` in ``SCRIPT.py``
 is called and returns ``(fn, example_args)`` or ``(fn, example_args, options)``, where
@@ -11,6 +12,11 @@ is called and returns ``(fn, example_args)`` or ``(fn, example_args, options)``,
 With ``--dim s=128,512,2048`` it calls ``FUNCTION(s=128)``, ``FUNCTION(s=512)``, ... and
 writes one optimized module per bucket (``NAME.s128.hlo``, ...): the input of
 ``cpsched info NAME.s128.hlo NAME.s512.hlo ...``, which fits one symbolic graph to them.
+
+``--torch``: ``FUNCTION()`` returns ``(module_or_fn, example_inputs)`` or with a third item
+of ``from_torch`` options (``training``, ``dynamic_shapes``); every graph Inductor schedules
+is written as ``OUT/NAME.PART.torch.json.gz`` (``forward``, ``backward``), which every
+command reads without torch.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from cpsched.core.errors import InputError
 from cpsched.core.scenarios import from_dim_specs
 from cpsched.readers import jax_frontend as jf
 from cpsched.readers.hlo.buckets import fit_buckets
+from cpsched.readers.torch_frontend import capture_records, write_records
 
 
 def add_parser(sub) -> None:
@@ -53,6 +60,12 @@ def add_parser(sub) -> None:
         help="call FUNCTION(NAME=V) per value and write one optimized module each (default: one call)",
     )
     q.add_argument("--name", help="file name stem (default: FUNCTION)")
+    q.add_argument(
+        "--torch",
+        action="store_true",
+        help="FUNCTION returns (module or function, example_inputs[, from_torch options]): "
+        "write every graph Inductor schedules as NAME.PART.torch.json.gz",
+    )
     q.set_defaults(fn=cmd_capture)
 
 
@@ -100,7 +113,50 @@ def _write(path: str, text: str, inputs: set[str]) -> None:
         f.write(text)
 
 
+def cmd_capture_torch(args) -> int:
+    """``cpsched capture --torch``: Inductor's scheduled graphs of a PyTorch program."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise InputError("capture --torch needs torch: pip install 'cpsched[torch]'") from None
+    if args.dim or args.stage != "both":
+        raise InputError("capture --torch: give symbolic dims as dynamic_shapes in the options")
+    make, script = load_function(args.target)
+    stem = args.name or args.target.rsplit(":", 1)[1]
+    try:
+        fn, fargs, opts = _unpack(make(), args.target)
+    except InputError:
+        raise
+    except Exception as e:
+        raise InputError(f"{args.target}() failed: {type(e).__name__}: {e}") from None
+    known = {"training", "dynamic_shapes", "full_compile", "compile_options"}
+    if set(opts) - known:
+        raise InputError(
+            f"{args.target}: unknown from_torch options {sorted(set(opts) - known)} "
+            f"(known: {', '.join(sorted(known))})"
+        )
+    try:
+        records = capture_records(fn, *fargs, **opts)
+    except InputError:
+        raise
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise InputError(f"torch.compile of {stem} failed: {type(e).__name__}: {first}") from None
+    for rec in records:
+        rec["name"] = f"{stem}.{rec['part']}"
+    out = os.path.abspath(args.output)
+    if os.path.abspath(script) in {
+        os.path.join(out, f"{stem}.{r['part']}.torch.json.gz") for r in records
+    }:
+        raise InputError("refusing to overwrite an input", path=script)
+    for path in write_records(records, args.output, stem):
+        print(path)
+    return 0
+
+
 def cmd_capture(args) -> int:
+    if getattr(args, "torch", False):
+        return cmd_capture_torch(args)
     try:
         import jax  # noqa: F401
     except ImportError:
