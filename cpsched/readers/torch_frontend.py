@@ -155,6 +155,18 @@ def _node_record(snode, index: int) -> dict[str, Any]:
     }
     if source:
         rec["source"] = source
+    # Inductor's own cost figures (at the hints): FLOPs of the matmuls / convolutions it
+    # counts, bytes read and written; for time estimates (cpsched's cost model)
+    try:
+        flops = snode.estimate_flops()
+        if flops:
+            rec["flops"] = int(flops)
+    except Exception:  # not every node kind can count (user kernels, templates)
+        pass
+    try:
+        rec["bytes"] = int(snode.get_read_write_buffers_sizes())
+    except Exception:
+        pass
     return rec
 
 

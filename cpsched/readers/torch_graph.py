@@ -10,7 +10,8 @@ Two inputs:
      "nodes": [{"name": "op3_op4", "kind": "FusedSchedulerNode", "index": 0,
                 "deps": [...],        # producers of its unmet dependencies (DFS follows these)
                 "preds": [...],       # Inductor's pred_nodes (ordering)
-                "fx": [...], "aten": [...], "source": "torchvision/models/resnet.py:92"}],
+                "fx": [...], "aten": [...], "source": "torchvision/models/resnet.py:92",
+                "flops": 0, "bytes": 0}],   # Inductor's estimate_flops, bytes read + written
      "buffers": [{"name": "buf3", "node": "op3_op4", "size_alloc": 4096, "size_free": 4096,
                   "size_expr": "4*s0*64",  # when symbolic; equals the sizes at the hints
                   "succ": [...],      # nodes after which it may be freed
@@ -239,8 +240,19 @@ def _from_record(data: Mapping[str, Any]) -> Graph:
         opcode = _OPCODES.get(kind, kind or "kernel")
         if opcode == "extern" and aten:
             opcode = aten[0]
+        flops = rec.get("flops", 0)
+        nbytes = rec.get("bytes", 0)
         try:
-            g.node_ops.append(b.add_op(nname, opcode, OpKind.COMPUTE, attrs=attrs))
+            g.node_ops.append(
+                b.add_op(
+                    nname,
+                    opcode,
+                    OpKind.COMPUTE,
+                    flops=_int(flops, f"node {nname}: flops"),
+                    bytes_accessed=_int(nbytes, f"node {nname}: bytes"),
+                    attrs=attrs,
+                )
+            )
         except InputError as e:
             raise InputError(f"nodes[{k}]: {e.reason}") from None
     for k, rec in enumerate(nodes):

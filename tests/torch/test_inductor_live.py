@@ -102,3 +102,39 @@ def test_handed_back_order_on_corpus_programs(name):
     for h in run.graphs:
         assert h.final_order == h.order
         assert h.inductor_estimate_of_order == h.peak <= h.inductor_peak
+
+
+SCRIPT = '''
+import torch
+
+def build():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+    return net, (torch.randn(4, 32),), {"training": True}
+
+def broken():
+    return 3
+'''
+
+
+def test_capture_command_writes_graphs_every_command_reads(tmp_path):
+    import json
+    import subprocess
+
+    script = tmp_path / "model.py"
+    script.write_text(SCRIPT)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "cpsched", *a],  # noqa: E731
+                                    capture_output=True, text=True, cwd=tmp_path)
+    r = run("capture", "--torch", f"{script}:build", "-o", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    written = r.stdout.split()
+    assert [Path(p).name for p in written] == ["build.forward.torch.json.gz",
+                                               "build.backward.torch.json.gz"]
+    r = run("compare", written[1], "--json", "--time-limit", "2")
+    assert r.returncode == 0, r.stderr
+    rows = {row["method"]: row for row in json.loads(r.stdout)["rows"]}
+    cp, ind = rows["cp-memory"]["peak_bytes"], rows["inductor-default"]["peak_bytes"]
+    assert all(cp[s] <= ind[s] for s in cp)
+    assert rows["given"]["peak_bytes"] == ind  # the stored order is what Inductor kept
+    r = run("capture", "--torch", f"{script}:broken", "-o", str(tmp_path / "out"))
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
