@@ -136,7 +136,7 @@ mutation: $(STAMP) $(MUT_STAMP)
 # torch lives in its own environment too (`make torch-env`: .venv-torch, ~5.5 GB: the torch
 # wheel brings its CUDA libraries even for CPU use; pip's cache keeps them for the next
 # run). `make torch-corpus` recaptures models/torch/ (CPU, minutes); `make test-torch` runs
-# tests/torch/ with it, and says SKIPPED where the environment cannot be made.
+# tests/inductor/ with it, and says SKIPPED where the environment cannot be made.
 .PHONY: torch-env torch-corpus test-torch
 TORCH_VERSION ?= 2.14.1
 TORCHVISION_VERSION ?= 0.29.1
@@ -160,7 +160,7 @@ torch-corpus: $(TORCH_STAMP)
 
 test-torch: $(STAMP)
 	@if $(MAKE) -s torch-env; then \
-	  nice -n 10 $(TORCH_VENV)/bin/python -m pytest tests/torch -rs; \
+	  nice -n 10 $(TORCH_VENV)/bin/python -m pytest tests/inductor -rs; \
 	else \
 	  echo "test-torch: SKIPPED: .venv-torch could not be created (torch==$(TORCH_VERSION) from the package registry); Inductor's orders, estimates and the hand-back were not checked"; \
 	fi

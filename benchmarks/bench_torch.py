@@ -296,7 +296,7 @@ def write(rows, sym, hb, args, seconds):
             "`with cpsched.inductor_order(time_limit=...)`: every graph of every corpus program "
             "compiled with cp's order through Inductor's `_post_fusion_custom_pass` "
             "(`reorder_for_peak_memory` off), up to the scheduler (no kernels built; "
-            "`tests/torch/` also builds and runs them and compares outputs and gradients with "
+            "`tests/inductor/` also builds and runs them and compares outputs and gradients with "
             "eager mode).\n"
         )
         L.append(f"- graphs: {len(hb)}; Inductor's final order is cp's: {ok} of {len(hb)}")

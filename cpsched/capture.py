@@ -64,7 +64,7 @@ def add_parser(sub) -> None:
         "--torch",
         action="store_true",
         help="FUNCTION returns (module or function, example_inputs[, from_torch options]): "
-        "write every graph Inductor schedules as NAME.PART.torch.json.gz",
+        "write every graph Inductor schedules as NAME.PART.torch.json.gz (default: a JAX program)",
     )
     q.set_defaults(fn=cmd_capture)
 

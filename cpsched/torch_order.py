@@ -71,9 +71,9 @@ def _order_nodes(nodes, run: InductorOrder):
     from torch.utils._ordered_set import OrderedSet
 
     inputs, outputs = OrderedSet(graph_inputs), OrderedSet(graph_outputs)
-    rec = snapshot(
-        nodes, sched.name_to_buf, sched.name_to_fused_node, inputs, outputs, SizeSymbols({})
-    )
+    symbols = SizeSymbols({})
+    rec = snapshot(nodes, sched.name_to_buf, sched.name_to_fused_node, inputs, outputs, symbols)
+    rec["symbols"] = symbols.used  # a symbolic graph is ordered at the hints, as Inductor does
     peaks = rec["inductor"]["peaks"]
     best = min(("baseline", "lpmf", "bfs", "dfs"), key=lambda k: peaks[k])
     rec["inductor"]["order"] = rec["inductor"]["orders"][best]
