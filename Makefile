@@ -157,6 +157,7 @@ torch-env: $(TORCH_STAMP)
 
 torch-corpus: $(TORCH_STAMP)
 	nice -n 10 $(TORCH_VENV)/bin/python models/torch/capture.py --corpus
+	nice -n 10 $(TORCH_VENV)/bin/python models/torch/capture.py --remat
 
 test-torch: $(STAMP)
 	@if $(MAKE) -s torch-env; then \

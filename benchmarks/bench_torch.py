@@ -14,7 +14,9 @@ run.) Writes ``benchmarks/results_torch.md``:
 3. the PR #134874 rows (AlexNet bs 128, VGG16 bs 64 training);
 4. symbolic: for each program with a dynamic dim, cp's one order over buckets of the dim
    against Inductor's order (made at the size hint) at each bucket;
-5. hand-back (torch only): each corpus program compiled under ``cpsched.inductor_order``
+5. remat: AOTAutograd's ``activation_memory_budget`` (captures in ``models/torch/remat/``)
+   against cp's remat at the same peaks;
+6. hand-back (torch only): each corpus program compiled under ``cpsched.inductor_order``
    (scheduler only, no kernels): the order Inductor's scheduler ends with against cp's.
 
 Bytes are Inductor's accounting at the size hints (the traced shapes): the sum of live
@@ -141,6 +143,55 @@ def symbolic_rows(time_limit: float):
     return out
 
 
+def remat_rows(time_limit: float):
+    """AOTAutograd's activation_memory_budget against cp's remat at the same peaks.
+
+    For each training program captured at each budget (``models/torch/remat/``), the step
+    (forward then backward, ``join_training_records``) in Inductor's orders: its peak, and
+    its compute time on the h100 roofline from Inductor's FLOP and byte counts; added time
+    is over the step at budget 1.0. cp: ``cpsched.schedule(step at 1.0, objective="remat",
+    budget=that peak)``.
+    """
+    from cpsched.core.errors import CpschedError
+    from cpsched.readers.torch_graph import graph_from_torch_dict, join_training_records
+    from cpsched.remat.timing import op_durations
+
+    folder = CORPUS / "remat"
+    if not (folder / "manifest.json").exists():
+        return None
+    manifest = json.loads((folder / "manifest.json").read_text())
+    out = []
+    for prog, info in manifest["programs"].items():
+        steps = {}
+        for b, files in info["budgets"].items():
+            recs = {json.loads(gzip.decompress((folder / f).read_bytes()))["part"]: f for f in files}
+            load = lambda part: json.loads(gzip.decompress((folder / recs[part]).read_bytes()))  # noqa: E731
+            steps[float(b)] = graph_from_torch_dict(join_training_records(load("forward"), load("backward")))
+        base = steps[1.0]
+        t_base = float(op_durations(base).sum())
+        rows = []
+        for b in sorted(steps, reverse=True):
+            g = steps[b]
+            sc = scenarios_for(g)
+            peak = int(simulate(g, g.original_order, sc).peak[0])
+            added = 100 * (float(op_durations(g).sum()) - t_base) / t_base
+            row = {"budget": b, "aot_peak": peak, "aot_added_pct": added}
+            try:
+                res = cpsched.schedule(base, objective="remat", budget=peak, time_limit=time_limit)
+                s = res.scenarios.names[0]
+                row.update(
+                    cp_peak=int(res.peak[s]),
+                    cp_added_pct=float(res.plan.added_time_pct[0]) if res.plan is not None else 0.0,
+                    cp_status=res.status,
+                )
+            except CpschedError as e:
+                row.update(cp_peak=None, cp_added_pct=None, cp_status=f"refused: {e}")
+            rows.append(row)
+            print(f"remat {prog} {b}: {row}", flush=True)
+        out.append({"program": prog, "ops": base.n_ops, "base_seconds": t_base, "rows": rows})
+    return out
+
+
 def handback_rows(time_limit: float):
     try:
         import torch  # noqa: F401
@@ -171,7 +222,7 @@ def handback_rows(time_limit: float):
     return out
 
 
-def write(rows, sym, hb, args, seconds):
+def write(rows, sym, rem, hb, args, seconds):
     L = []
     L.append("# PyTorch Inductor's memory heuristics against cpsched\n")
     cmd = "python benchmarks/bench_torch.py " + " ".join(sys.argv[1:])
@@ -286,6 +337,44 @@ def write(rows, sym, hb, args, seconds):
             + (f" (the largest excess: {worst[0]} at {worst[1]}, {100 * worst[2]:+.1f} %)." if worst else ".")
             + "\n"
         )
+    L.append("## Remat: cp against AOTAutograd's activation memory budget\n")
+    if rem is None:
+        L.append("Not run: `models/torch/remat/` is missing (`make torch-corpus`).\n")
+    else:
+        L.append(
+            "Each training program captured with `torch._functorch.config.activation_memory_budget` "
+            "at every budget below (AOTAutograd's knapsack over saved activations picks what the "
+            "backward recomputes); the step is the forward then the backward as one graph "
+            "(saved activations freed after their last reader in the backward), in Inductor's "
+            "orders. `AOT peak` is its peak in Inductor's accounting; added time is the step's "
+            "compute time over the step at budget 1.0, on the `h100` roofline from Inductor's own "
+            "FLOP and byte counts per node. cp: `cpsched.schedule(step at 1.0, objective=\"remat\", "
+            f"budget=AOT peak, time_limit={args.remat_time_limit:g})`: order, recomputation "
+            "and its added time on the same model.\n"
+        )
+        for p in rem:
+            L.append(f"**{p['program']}** ({p['ops']} ops, step {p['base_seconds'] * 1e6:,.1f} us at budget 1.0)\n")
+            L.append("| budget | AOT peak (MiB) | AOT added | cp peak (MiB) | cp added | cp within | status |")
+            L.append("|--:|--:|--:|--:|--:|:-:|---|")
+            last = None
+            mono = True
+            for r in p["rows"]:
+                if r["cp_peak"] is None:
+                    L.append(f"| {r['budget']:g} | {mib(r['aot_peak'])} | {r['aot_added_pct']:+.2f} % | - | - | - | {r['cp_status']} |")
+                    continue
+                if last is not None and r["aot_peak"] <= last[0] and r["cp_peak"] > last[1]:
+                    mono = False
+                last = (r["aot_peak"], r["cp_peak"])
+                L.append(
+                    f"| {r['budget']:g} | {mib(r['aot_peak'])} | {r['aot_added_pct']:+.2f} % "
+                    f"| {mib(r['cp_peak'])} | {r['cp_added_pct']:+.2f} % "
+                    f"| {'yes' if r['cp_peak'] <= r['aot_peak'] else 'NO'} | {r['cp_status']} |"
+                )
+            L.append("")
+            L.append(
+                f"cp within every budget: {all(r['cp_peak'] is None or r['cp_peak'] <= r['aot_peak'] for r in p['rows'])}; "
+                f"cp's peak never rises as the budget falls: {mono}.\n"
+            )
     L.append("## Hand-back: cp's order compiled by Inductor\n")
     if hb is None:
         L.append("Not run: torch is not installed in this environment (`make torch-env`).\n")
@@ -307,20 +396,22 @@ def write(rows, sym, hb, args, seconds):
         )
     OUT.write_text("\n".join(L) + "\n")
     (OUT.with_suffix(".json")).write_text(
-        json.dumps({"graphs": rows, "symbolic": sym, "handback": hb}, indent=1) + "\n"
+        json.dumps({"graphs": rows, "symbolic": sym, "remat": rem, "handback": hb}, indent=1) + "\n"
     )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--time-limit", type=float, default=10.0)
+    ap.add_argument("--remat-time-limit", type=float, default=30.0)
     ap.add_argument("--no-handback", action="store_true")
     args = ap.parse_args()
     t0 = time.perf_counter()
     rows = corpus_rows(args.time_limit)
     sym = symbolic_rows(args.time_limit)
+    rem = remat_rows(args.remat_time_limit)
     hb = None if args.no_handback else handback_rows(min(args.time_limit, 5.0))
-    write(rows, sym, hb, args, time.perf_counter() - t0)
+    write(rows, sym, rem, hb, args, time.perf_counter() - t0)
     print(OUT)
     return 0
 

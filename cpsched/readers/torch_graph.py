@@ -405,6 +405,115 @@ def _add_buffers(g: _Build, buffers: Sequence[Any]) -> list[str]:
     return unfreed
 
 
+# -- a training step: the forward and backward graphs as one ----------------------------------
+
+
+def join_training_records(fwd: Mapping[str, Any], bwd: Mapping[str, Any]) -> dict[str, Any]:
+    """One record for a training step: the forward graph's nodes, then the backward's.
+
+    AOTAutograd's forward returns the activations it saves and its backward takes them as
+    inputs under the same FX names (``fx_outputs`` of the forward, the backward's inputs):
+    each such input becomes the forward's buffer, freed after its last reader in the
+    backward; forward outputs the backward does not read (the loss, user outputs) stay to
+    the end. Every backward node that has no predecessor in the backward waits for every
+    forward node without a successor, so the forward runs first, as it does in torch. Node
+    and buffer names get ``fwd/`` and ``bwd/`` in front; Inductor's orders are joined.
+    """
+    for rec, what in ((fwd, "forward"), (bwd, "backward")):
+        _need(rec, dict, what)
+        if rec.get("format") != FORMAT:
+            raise InputError(f"{what}: not a {FORMAT} record")
+    outs = _names(fwd.get("outputs", []), "forward: outputs")
+    fx_outs = fwd.get("fx_outputs") or []
+    if len(fx_outs) != len(outs):
+        raise InputError("forward: fx_outputs and outputs differ in length (not a capture?)")
+    saved = {fx: out for fx, out in zip(fx_outs, outs) if fx is not None}
+
+    def ren(prefix: str, name: str) -> str:
+        return f"{prefix}/{name}"
+
+    nodes, buffers, inputs = [], [], []
+    fwd_names = [n["name"] for n in fwd["nodes"]]
+    has_succ = set()
+    for n in fwd["nodes"]:
+        has_succ.update(n.get("preds", []))
+    sinks = [ren("fwd", x) for x in fwd_names if x not in has_succ]
+    for prefix, rec in (("fwd", fwd), ("bwd", bwd)):
+        for n in rec["nodes"]:
+            m = dict(n)
+            m["name"] = ren(prefix, n["name"])
+            m["deps"] = [ren(prefix, d) for d in n.get("deps", [])]
+            m["preds"] = [ren(prefix, d) for d in n.get("preds", n.get("deps", []))]
+            if prefix == "bwd" and not m["preds"]:
+                m["preds"] = list(sinks)
+            nodes.append(m)
+    by_fwd_buffer: dict[str, dict[str, Any]] = {}
+    fwd_inputs: dict[str, dict[str, Any]] = {}
+    for b in fwd["buffers"]:
+        m = dict(b)
+        m["name"], m["node"] = ren("fwd", b["name"]), ren("fwd", b["node"])
+        m["succ"] = [ren("fwd", x) for x in b.get("succ", [])]
+        for key in ("alloc_parent", "mutates"):
+            if key in b:
+                m[key] = ren("fwd", b[key])
+        by_fwd_buffer[b["name"]] = m
+        buffers.append(m)
+    for i in fwd.get("inputs", []):
+        m = dict(i)
+        m["name"] = ren("fwd", i["name"])
+        m["succ"] = [ren("fwd", x) for x in i.get("succ", [])]
+        fwd_inputs[i["name"]] = m
+        inputs.append(m)
+    read_by_bwd: set[str] = set()
+    bwd_roots = [n["name"] for n in bwd["nodes"] if not n.get("preds", n.get("deps"))]
+    for i in bwd.get("inputs", []):
+        out = saved.get(i["name"])
+        target = by_fwd_buffer.get(out) if out else None
+        if target is None and out in fwd_inputs:
+            target = fwd_inputs[out]
+        if target is not None:
+            # saved but never read: held until the backward starts
+            readers = i.get("succ") or bwd_roots
+            target["succ"] = target["succ"] + [ren("bwd", x) for x in readers]
+            read_by_bwd.add(target["name"])
+            continue
+        m = dict(i)
+        m["name"] = ren("bwd", i["name"])
+        m["succ"] = [ren("bwd", x) for x in i.get("succ", [])]
+        inputs.append(m)
+    for m in list(by_fwd_buffer.values()) + list(fwd_inputs.values()):
+        if m["name"] in read_by_bwd:
+            m["output"] = False  # freed after its last reader in the backward
+    for b in bwd["buffers"]:
+        m = dict(b)
+        m["name"], m["node"] = ren("bwd", b["name"]), ren("bwd", b["node"])
+        m["succ"] = [ren("bwd", x) for x in b.get("succ", [])]
+        for key in ("alloc_parent", "mutates"):
+            if key in b:
+                m[key] = ren("bwd", b[key])
+        buffers.append(m)
+    order = None
+    fo, bo = fwd.get("inductor", {}).get("order"), bwd.get("inductor", {}).get("order")
+    if fo is not None and bo is not None:
+        order = [ren("fwd", x) for x in fo] + [ren("bwd", x) for x in bo]
+    symbols = dict(fwd.get("symbols") or {})
+    symbols.update(bwd.get("symbols") or {})
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": str(fwd.get("name", "step")).rsplit(".", 1)[0] + ".step",
+        "part": "step",
+        "torch_version": fwd.get("torch_version"),
+        "training": True,
+        "nodes": nodes,
+        "buffers": buffers,
+        "inputs": inputs,
+        "outputs": [],
+        "symbols": symbols,
+        "inductor": {"order": order} if order else {},
+    }
+
+
 # -- Inductor's export_graph_for_simulator JSON -----------------------------------------------
 
 
@@ -509,5 +618,6 @@ __all__ = [
     "record_from_simulator_json",
     "save_record",
     "looks_like_simulator_json",
+    "join_training_records",
     "INDUCTOR_METHODS",
 ]

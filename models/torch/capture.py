@@ -427,12 +427,55 @@ def capture(name: str) -> dict:
     }
 
 
+# AOTAutograd's activation_memory_budget: the training programs captured at each budget
+# (models/torch/remat/), for the remat comparison of benchmarks/bench_torch.py
+REMAT_PROGRAMS = ("mlp_train", "gpt2_train", "bert_train", "unet_train")
+REMAT_BUDGETS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0)
+
+
+def capture_remat(name: str) -> dict:
+    from torch._functorch import config as functorch_config
+
+    build, source, notes = PROGRAMS[name]
+    folder = os.path.join(HERE, "remat")
+    os.makedirs(folder, exist_ok=True)
+    out = {}
+    for budget in REMAT_BUDGETS:
+        module, inputs, options = build()
+        with functorch_config.patch(activation_memory_budget=budget):
+            records = capture_records(module, *inputs, **options)
+        stem = f"{name}.b{budget:g}"
+        for rec in records:
+            rec["name"] = f"{stem}.{rec['part']}"
+            rec["activation_memory_budget"] = budget
+        files = write_records(records, folder, stem)
+        out[f"{budget:g}"] = [os.path.basename(f) for f in files]
+    print(f"{name}: {len(REMAT_BUDGETS)} budgets", flush=True)
+    return {"source": source, "notes": notes, "budgets": out}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", action="store_true", help="capture every program")
     ap.add_argument("--only", help="comma-separated program names")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument(
+        "--remat",
+        action="store_true",
+        help="capture the training programs at AOTAutograd's activation memory budgets",
+    )
     args = ap.parse_args(argv)
+    if args.remat:
+        manifest = {
+            "torch_version": torch.__version__,
+            "captured_with": "python models/torch/capture.py --remat (make torch-corpus)",
+            "budgets": list(REMAT_BUDGETS),
+            "programs": {n: capture_remat(n) for n in REMAT_PROGRAMS},
+        }
+        with open(os.path.join(HERE, "remat", "manifest.json"), "w") as f:
+            json.dump(manifest, f, indent=1)
+            f.write("\n")
+        return 0
     if args.list:
         print("\n".join(PROGRAMS))
         return 0
