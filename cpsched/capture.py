@@ -30,6 +30,7 @@ from cpsched.core.scenarios import from_dim_specs
 from cpsched.readers import jax_frontend as jf
 from cpsched.readers.hlo.buckets import fit_buckets
 from cpsched.readers.torch_frontend import capture_records, write_records
+from cpsched.writers import write_text
 
 
 def add_parser(sub) -> None:
@@ -107,10 +108,8 @@ def _unpack(result, where: str):
 
 
 def _write(path: str, text: str, inputs: set[str]) -> None:
-    if os.path.abspath(path) in inputs:
-        raise InputError("refusing to overwrite an input", path=path)
-    with open(path, "w") as f:
-        f.write(text)
+    # atomic, never over an input, a link or a device; with the command's other files
+    write_text(path, text, tuple(inputs))
 
 
 def cmd_capture_torch(args) -> int:
