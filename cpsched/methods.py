@@ -18,9 +18,12 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cpsched.core.errors import InputError
-from cpsched.core.graph import Graph
+
+if TYPE_CHECKING:  # the package's start loads this module: nothing heavy at import
+    from cpsched.core.graph import Graph
 
 
 @dataclass(frozen=True)
