@@ -17,7 +17,6 @@ over these functions.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import platform
 import time
@@ -32,8 +31,8 @@ from cpsched import generators  # noqa: F401  (re-exported: ``cpsched.generators
 from cpsched.analysis.memory import lower_bound as static_lower_bound
 from cpsched.analysis.memory import simulate as simulate_memory
 from cpsched.analysis.schedule import INFEASIBLE, Schedule, make_schedule
-from cpsched.core import signals
-from cpsched.core.errors import CpschedError, InputError
+from cpsched.core import arguments, signals
+from cpsched.core.errors import CpschedError, InputError, InputTypeError, LimitError
 from cpsched.core.graph import Graph
 from cpsched.core.inputs import loads_json
 from cpsched.core.nx_graph import from_networkx as convert
@@ -49,11 +48,16 @@ from cpsched.core.scenarios import (
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
-from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, Frontier
+from cpsched.cp.joint.frontier import (
+    DEFAULT_POINT_TIME_LIMIT,
+    DEFAULT_POINTS,
+    MAX_FRONTIER_POINTS,
+    Frontier,
+)
 from cpsched.cp.joint.frontier import frontier as joint_frontier
 from cpsched.heuristics.common import convert_sync_collectives
 from cpsched.heuristics.module import module_lower_bound, schedule_module
-from cpsched.methods import Method, load_all
+from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
 from cpsched.readers import read_graph, sniff_format
 from cpsched.readers.hlo.convert import HloConverter, read_hlo_module, scheduled_computations
@@ -64,7 +68,7 @@ from cpsched.readers.json_graph import graph_from_dict
 from cpsched.readers.nx_json import graph_from_node_link
 from cpsched.remat.plan import RematResult, remat_result_to_dict
 from cpsched.version import __version__, ortools_version
-from cpsched.writers import write_json, write_text
+from cpsched.writers import all_or_nothing, write_json, write_text
 from cpsched.writers.hlo import (
     async_module_text,
     verify_async_module,
@@ -284,8 +288,13 @@ def from_networkx(G, name: str | None = None) -> Graph:
     >>> from_networkx(g.to_networkx()).op_names
     ('x', 'y')
     """
+    if not (hasattr(G, "is_directed") and hasattr(G, "nodes")):
+        raise InputTypeError(f"from_networkx takes a networkx.DiGraph, not {type(G).__name__}")
     # networkx takes 0.1 s to import: only when a networkx graph is converted
-    return convert(G, name)
+    g = convert(G, name)
+    if g.n_ops == 0:
+        raise InputError(f"{g.name}: the graph has no ops; nothing to schedule")
+    return g
 
 
 def read(source, *, async_collectives: bool = False) -> Graph:
@@ -306,21 +315,27 @@ def read(source, *, async_collectives: bool = False) -> Graph:
     >>> g.n_ops, g.dims
     (2, ('s',))
     """
+    async_collectives = arguments.flag(async_collectives, "async_collectives")
     if isinstance(source, Graph):
         g = source
-    elif hasattr(source, "succ") and hasattr(source, "nodes"):
+    elif hasattr(source, "is_directed") and hasattr(source, "nodes"):
         g = from_networkx(source)
+    elif isinstance(source, os.PathLike):
+        # a path object is always a path, even with a newline or a brace in its name
+        g = _read_path(os.fspath(source))
+    elif not isinstance(source, str):
+        raise InputTypeError(
+            "read takes a path, HLO or JSON text, a Graph or a networkx.DiGraph, not "
+            f"{type(source).__name__}"
+        )
     else:
-        text = os.fspath(source)
+        text = source
         if (
             "\n" not in text
             and len(text) < 4096
             and (os.path.exists(text) or not text.lstrip().startswith(("{", "HloModule")))
         ):
-            if sniff_format(text) == "hlo":
-                g = _entry_graph(verify_module(read_hlo_module(text)))
-            else:
-                g = read_graph(text)
+            g = _read_path(text)
         else:
             g = _read_text(text)
     if g.n_ops == 0:
@@ -330,9 +345,36 @@ def read(source, *, async_collectives: bool = False) -> Graph:
     return g
 
 
+def async_collectives_note(graph: Graph) -> str | None:
+    """What ``async_collectives`` did to a graph ``read`` with it, where it split nothing
+    (the module's collectives are already async start/done pairs, or it has none): a line for
+    the user, who asked to treat collectives as async and gets that. None where it split."""
+    if graph.meta.get("async_collectives"):
+        return None
+    pairs = sum(
+        1
+        for k in map(int, np.flatnonzero(graph.async_start >= 0))
+        if int(graph.async_start[k]) in graph.collectives or k in graph.collectives
+    )
+    if pairs:
+        return (
+            f"--async-collectives: the module's {pairs} collective(s) are already async "
+            "start/done pairs; they are scheduled as they are, none split"
+        )
+    return "--async-collectives: the graph has no collective to treat as async"
+
+
 # Graphs read from HLO remember their module, so that every computation of it (while bodies,
 # branches, called computations) is scheduled, not only the entry.
 _HLO_MODULES: weakref.WeakKeyDictionary[Graph, Any] = weakref.WeakKeyDictionary()
+
+
+def _read_path(path: str) -> Graph:
+    if not path:
+        raise InputError("the input path is empty")
+    if sniff_format(path) == "hlo":
+        return _entry_graph(verify_module(read_hlo_module(path)))
+    return read_graph(path)
 
 
 def _entry_graph(module) -> Graph:
@@ -357,6 +399,12 @@ def _read_text(text: str) -> Graph:
     return _entry_graph(verify_module(parse_hlo_text(body)))
 
 
+def _graph_scenarios(graph: Graph) -> Scenarios:
+    if graph.meta.get("scenarios"):
+        return from_json(dict(graph.meta["scenarios"]))
+    return static()
+
+
 def scenarios_for(graph: Graph, scenarios=None, weights=None) -> Scenarios:
     """The scenarios to use: a ``Scenarios``; ``{"s": [128, 512]}`` (their product);
     ``["s=128,512"]``; a scenarios JSON dict or file; else the graph's own, else static.
@@ -376,21 +424,26 @@ def scenarios_for(graph: Graph, scenarios=None, weights=None) -> Scenarios:
     elif isinstance(scenarios, Mapping) and "scenarios" in scenarios:
         sc = from_json(scenarios)
     elif isinstance(scenarios, Mapping):
-        sc = from_dim_specs(
-            [
-                f"{d}={','.join(str(int(v)) for v in np.atleast_1d(vals))}"
-                for d, vals in scenarios.items()
-            ],
-            weights,
-        )
+        specs = []
+        for d, vals in scenarios.items():
+            values = [vals] if isinstance(vals, (int, np.integer)) else vals
+            if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+                raise InputTypeError(f"scenarios[{d!r}] must be a list of integers, not {vals!r}")
+            ints = [arguments.integer(v, f"scenarios[{d!r}] value", low=1) for v in values]
+            specs.append(f"{d}={','.join(map(str, ints))}")
+        sc = from_dim_specs(specs, weights)
     elif isinstance(scenarios, str):
         sc = from_json(scenarios)
-    elif scenarios:
-        sc = from_dim_specs(list(scenarios), weights)
-    elif graph.meta.get("scenarios"):
-        sc = from_json(dict(graph.meta["scenarios"]))
+    elif scenarios is not None:
+        given = list(scenarios) if isinstance(scenarios, Iterable) else None
+        if given is None or not all(isinstance(x, str) for x in given):
+            raise InputTypeError(
+                "scenarios must be a Scenarios, {dim: [values]}, ['dim=v1,v2'] or a "
+                "scenarios JSON dict or file"
+            )
+        sc = from_dim_specs(given, weights) if given else _graph_scenarios(graph)
     else:
-        sc = static()
+        sc = _graph_scenarios(graph)
     missing = sorted(set(graph.dims) - set(sc.dims))
     if missing:
         raise InputError(
@@ -524,7 +577,8 @@ def schedule(
         ``time_limit``. Ignored with ``deterministic`` (limits are work units there).
     **options
         Method options (``slack``, ``evict``, ``device``, ``profile``, ``bandwidth``,
-        ``reorder``...); options a method does not know are ignored.
+        ``reorder``...); options this method does not use are ignored, a name no method
+        reads (a typo) is an ``InputError``.
 
     Returns
     -------
@@ -543,7 +597,13 @@ def schedule(
     True
     """
     t0 = time.perf_counter()
-    _check_solver_options(method, time_limit, workers)
+    _check_solver_options(method, time_limit, workers, seed, deterministic=deterministic, log=log)
+    if objective is not None:
+        arguments.text(objective, "objective")
+    if progress is not None and not callable(progress):
+        raise InputTypeError(f"progress must be callable, not {type(progress).__name__}")
+    check_options(options)
+    _check_method_options(options)
     g = read(graph)
     sc = scenarios_for(g, scenarios)
     name, opts = _method_and_options(method, objective, options)
@@ -620,15 +680,37 @@ def _schedule(
     return _run(g, sc, m, opts, budget_bytes, reference, t0)
 
 
-def _check_solver_options(method, time_limit, workers) -> None:
-    if method is not None and not str(method).strip():
+def _check_solver_options(method, time_limit, workers, seed=DEFAULT_SEED, **flags) -> None:
+    """Every argument of the solver family, checked before any work (``InputTypeError`` for
+    a wrong type, ``InputError`` for a value out of range)."""
+    if method is not None and not arguments.text(method, "method").strip():
         raise InputError("the method name is empty; see methods()")
-    if time_limit is not None and not (math.isfinite(float(time_limit)) and time_limit > 0):
-        raise InputError(
-            f"time_limit must be a finite number of seconds above 0 (got {time_limit})"
-        )
-    if int(workers) < 1:
-        raise InputError(f"workers must be at least 1 (got {workers})")
+    if time_limit is not None:
+        arguments.time_limit(time_limit)
+    arguments.workers(workers)
+    arguments.seed(seed)
+    for k, v in flags.items():
+        if v is not None:
+            arguments.flag(v, k)
+
+
+def _check_method_options(options: Mapping[str, Any]) -> None:
+    """The numeric and on/off method options the command line also takes."""
+    if options.get("slack") is not None:
+        arguments.number(options["slack"], "slack", strict=False)
+    if options.get("bandwidth") is not None:
+        arguments.number(options["bandwidth"], "bandwidth")
+    for k in ("evict", "reorder"):
+        if options.get(k) is not None:
+            arguments.flag(options[k], k)
+    for k in ("device", "profile"):
+        v = options.get(k)
+        if (
+            v is not None
+            and not isinstance(v, (str, os.PathLike, Mapping))
+            and not hasattr(v, "unit")
+        ):
+            raise InputTypeError(f"{k} must be a preset name or a file, not {type(v).__name__}")
 
 
 def _method_and_options(
@@ -837,10 +919,17 @@ def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenario
     if order is None:
         idx = g.default_order()
     else:
-        try:
-            idx = [g.op_index(x) if isinstance(x, str) else int(x) for x in order]
-        except KeyError as e:
-            raise InputError(str(e.args[0])) from None
+        if isinstance(order, (str, bytes)) or not isinstance(order, Iterable):
+            raise InputTypeError(f"order must be a list of op names or indices, not {order!r}")
+        idx = []
+        for x in order:
+            if isinstance(x, str):
+                try:
+                    idx.append(g.op_index(x))
+                except KeyError as e:
+                    raise InputError(str(e.args[0])) from None
+            else:
+                idx.append(arguments.integer(x, "an op index in order", high=g.n_ops - 1))
     s = make_schedule(g, idx, "given", sc, status=GIVEN)
     peak, bound = s.peak_by_name(), s.lower_bound_by_name()
     total = time.perf_counter() - t0
@@ -1088,7 +1177,13 @@ def compare(
     >>> compare(g, ["xla-dfs"], as_dataframe=True)[["method", "scenario"]].values.tolist()
     [['given', 'static'], ['xla-dfs', 'static']]
     """
-    _check_solver_options(None, time_limit, workers)
+    _check_solver_options(
+        None, time_limit, workers, seed, deterministic=deterministic, solvers=solvers
+    )
+    if methods is not None and (
+        isinstance(methods, str) or not all(isinstance(m, str) for m in methods)
+    ):
+        raise InputTypeError("methods must be a list of method names")
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
     names = _compare_methods(g, methods, solvers)
@@ -1283,9 +1378,16 @@ def frontier(
     >>> [p["status"] != "ERROR" for p in f.points]
     [True, True, True]
     """
-    _check_solver_options(None, time_limit, workers)
-    if int(points) < 2:
+    _check_solver_options(None, time_limit, workers, seed, evict=evict)
+    if bandwidth is not None:
+        arguments.number(bandwidth, "bandwidth")
+    if arguments.integer(points, "points") < 2:
         raise InputError(f"--points must be at least 2 (got {points})")
+    if points > MAX_FRONTIER_POINTS:
+        raise LimitError(
+            f"--points {points}: at most {MAX_FRONTIER_POINTS} budgets (each is a solve of "
+            "up to the time limit)"
+        )
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
     return joint_frontier(
@@ -1328,8 +1430,14 @@ def _costs(g: Graph, sc: Scenarios, device, profile):
     return estimate(g, load_device(device), sc, load_profile(profile) if profile else None)
 
 
+def _check_result(result) -> None:
+    if not isinstance(result, Result):
+        raise InputTypeError(f"expected a Result, not {type(result).__name__}")
+
+
 def timeline(result: Result, device: str = "h100", profile: str | None = None):
     """The cost model's timeline (makespan, exposed communication per scenario) of a result."""
+    _check_result(result)
     return simulate_timeline(
         result.graph,
         result.order,
@@ -1365,6 +1473,7 @@ __all__ = [
 # -- writing ---------------------------------------------------------------------------------
 
 
+@all_or_nothing()
 def write(
     result: Result,
     output: str,
@@ -1381,8 +1490,11 @@ def write(
     HLO in (``source`` an HLO file): the module with every ordered computation re-sequenced
     (``is_scheduled=true``); for a remat plan, the module with the plan written in (and one
     module per bucket, and the plan JSON at ``OUTPUT.plan.json``), each read back and
-    checked first. Otherwise the schedule JSON (or the plan JSON). Returns ``written`` (the
+    checked first. Otherwise the schedule JSON (or the plan JSON). All files or none:
+    they are renamed into place together once every one is written. Returns ``written`` (the
     paths), ``data`` (the JSON written or its summary) and, for remat HLO, ``buckets``."""
+    _check_result(result)
+    arguments.text(output, "output")
     hlo = bool(source) and sniff_format(str(source)) == "hlo"
     inputs = ((source,) if source else ()) + tuple(p for p in inputs if p)
     if result.plan is not None:
@@ -1400,7 +1512,10 @@ def write(
                 result.method,
                 data,
                 inputs=inputs,
-                convert=convert_sync_collectives if async_collectives else None,
+                # only where read split something: an already async module is written as is
+                convert=convert_sync_collectives
+                if async_collectives and result.graph.meta.get("async_collectives")
+                else None,
             )
             return {"written": written, "data": data, "buckets": buckets}
         write_json(output, data, inputs=inputs)

@@ -18,6 +18,7 @@ import io
 import json
 import math
 import os
+import pathlib
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -28,21 +29,22 @@ from cpsched.analysis.memory import lower_bound, simulate
 from cpsched.analysis.validate import validate_order
 from cpsched.capture import add_parser as add_capture
 from cpsched.capture import info_buckets
-from cpsched.core import signals
-from cpsched.core.errors import CpschedError, InfeasibleError, InputError
+from cpsched.core import arguments, signals
+from cpsched.core.errors import CpschedError, InfeasibleError, InputError, LimitError
 from cpsched.core.graph import Graph, OpKind
+from cpsched.core.inputs import check_input_file
 from cpsched.core.process import process_start
 from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import _unit, load_device
-from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS
+from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, MAX_FRONTIER_POINTS
 from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
 from cpsched.plot import plot_frontier, plot_memory, require_matplotlib
 from cpsched.readers import sniff_format
 from cpsched.sweep import cli as sweep_cli
 from cpsched.version import version_line
-from cpsched.writers import check_target, write_json
+from cpsched.writers import all_or_nothing, check_target, write_json
 from cpsched.writers.json_graph import graph_to_dict
 from cpsched.writers.remat_hlo import remat_hlo_paths
 from cpsched.writers.schedule import read_order
@@ -83,10 +85,17 @@ def _scenarios(args, graph: Graph) -> Scenarios:
 
 def _read(args) -> Graph:
     # ``args.graph``: a graph already built from the inputs (``info`` over several buckets)
-    return api.read(
-        getattr(args, "graph", None) or args.input,
+    # a path from the command line is a path, whatever its characters (a newline included)
+    source = getattr(args, "graph", None) or pathlib.Path(args.input)
+    g = api.read(
+        source,
         async_collectives=getattr(args, "async_collectives", False),
     )
+    if getattr(args, "async_collectives", False):
+        note = api.async_collectives_note(g)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
+    return g
 
 
 def _by_name(sc: Scenarios, arr) -> dict[str, int]:
@@ -120,9 +129,9 @@ def check_outputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[str]) -> 
 
 def _inputs(args) -> list[str]:
     out = [args.input] if getattr(args, "input", None) else []
-    for k in ("schedule", "scenarios", "profile", "device"):
+    for k in ("schedule", "scenarios", "profile", "device", "costs_file", "from_hlo", "spec"):
         v = getattr(args, k, None)
-        if v:
+        if isinstance(v, str) and v:
             out.append(v)
     return out
 
@@ -137,6 +146,8 @@ def _outputs(args) -> list[tuple[str, str]]:
             out.append(("-o (plan JSON)", args.output + ".plan.json"))
     if getattr(args, "trace", None):
         out.append(("--trace", args.trace))
+    if isinstance(getattr(args, "csv", None), str):  # pipeline's file (compare's is a flag)
+        out.append(("--csv", args.csv))
     if getattr(args, "plot", None):
         out.append(("--plot", args.plot))
     return out
@@ -145,12 +156,27 @@ def _outputs(args) -> list[tuple[str, str]]:
 def check_args(args) -> None:
     """Everything that can be checked before reading or solving."""
     check_outputs(_outputs(args), _inputs(args))
+    check_input_files(args)
     if getattr(args, "plot", None):
         require_matplotlib()
     budget = getattr(args, "budget", None)
     if budget is not None:
         parse_budget(budget)
     check_numbers(args)
+
+
+def check_input_files(args) -> None:
+    """Every file option names a regular file that can be read (``/dev/zero`` as
+    ``--profile`` is refused even where the method would not read it)."""
+    for k in ("schedule", "scenarios", "profile", "costs_file", "spec", "from_hlo"):
+        v = getattr(args, k, None)
+        if isinstance(v, str):
+            check_input_file(v)
+    device = getattr(args, "device", None)
+    if isinstance(device, str) and (
+        os.path.sep in device or device.endswith((".json", ".toml")) or os.path.exists(device)
+    ):
+        check_input_file(device)
 
 
 def check_numbers(args) -> None:
@@ -166,8 +192,15 @@ def check_numbers(args) -> None:
                 f"--{k.replace('_', '-')} must be a finite number "
                 f"{'above' if strict else 'at least'} {low:g} (got {v})"
             )
-    if getattr(args, "workers", None) is not None and args.workers < 1:
-        raise InputError(f"--workers must be at least 1 (got {args.workers})")
+    if getattr(args, "workers", None) is not None:
+        arguments.workers(args.workers, "--workers")
+    if getattr(args, "seed", None) is not None:
+        arguments.seed(args.seed, "--seed")
+    points = getattr(args, "points", None)
+    if points is not None and not 2 <= points <= MAX_FRONTIER_POINTS:
+        raise LimitError(f"--points must be from 2 to {MAX_FRONTIER_POINTS} (got {points})")
+    if getattr(args, "scenarios", None) and getattr(args, "dim", None):
+        raise InputError("--scenarios and --dim both give the scenarios; use one of them")
     if getattr(args, "method", None) is not None and not args.method.strip():
         raise InputError("--method is empty; see `cpsched methods`")
     if getattr(args, "weights", None) is not None and not getattr(args, "dim", None):
@@ -1038,8 +1071,24 @@ SUBCOMMANDS: list[Callable] = [
 ]
 
 
+def one_line(text: str) -> str:
+    """``text`` with control characters escaped (a path may hold a newline)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An option error is one line, like every other error (not the usage block): the
+    command, the reason, and where the options are listed."""
+
+    def error(self, message: str):  # type: ignore[override]
+        print(f"cpsched: error: {one_line(message)} (see `{self.prog} --help`)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="cpsched", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="cpsched", description=__doc__.splitlines()[0])
     p.add_argument(
         "--version",
         action="version",
@@ -1065,15 +1114,23 @@ def _main(argv: Sequence[str] | None, started: float) -> int:
     args = argparse.Namespace()
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as e:  # --help, --version, or an option error (one line, exit 2)
+            return e.code if isinstance(e.code, int) else EXIT_USAGE
         args.argv = argv
         args.started = started
         args.signals = signals.SignalState()
         check_args(args)
-        with signals.time_limit(hard_stop(args)):
-            return args.fn(args)
+        # every file of the command appears when it returns, none when it fails
+        with signals.time_limit(hard_stop(args)), all_or_nothing():
+            try:
+                return args.fn(args)
+            except BrokenPipeError:
+                pass  # the report's reader left: the files still count, committed here
+        raise BrokenPipeError
     except CpschedError as e:
-        print(f"cpsched: error: {e}", file=sys.stderr)
+        print(f"cpsched: error: {one_line(str(e))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # the reader went away (`cpsched methods --json | head -1`): stop quietly, and keep

@@ -120,9 +120,9 @@ def _from_ir(G: nx.DiGraph, name: str | None) -> Graph:
                     buf.get("size", 0),
                     users=[str(u) for u in users],
                     name=buf.get("name"),
-                    live_in=bool(buf.get("live_in", False)),
-                    live_out=bool(buf.get("live_out", False)),
-                    space=int(buf.get("space", 0)),
+                    live_in=buf.get("live_in", False),
+                    live_out=buf.get("live_out", False),
+                    space=buf.get("space", 0),
                 )
         if G.graph.get("order") is not None:
             b.original_order = [b.index(str(x)) for x in G.graph["order"]]

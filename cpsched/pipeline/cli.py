@@ -235,8 +235,8 @@ def make_problem(args) -> PipelineProblem:
             raise InputError(str(e), path=args.costs_file) from None
     if args.costs:
         c = _floats(args.costs, "--costs")
-        if len(c) not in (2, 3):
-            raise InputError("--costs: give F,B,W (or F,B with --fused)")
+        if len(c) != 3 and not (len(c) == 2 and args.fused):
+            raise InputError(f"--costs {args.costs}: give three times F,B,W (or F,B with --fused)")
         kw["f"], kw["b"] = (c[0],), (c[1],)
         kw["w"] = (c[2] if len(c) == 3 else 0.0,)
     return _finish(args, kw)
@@ -307,7 +307,20 @@ def run(args) -> int:
         rows, best = _run_methods(pr, args)
         reports.append({"scenario": values, "results": rows})
         chosen = best
-    if chosen is not None:
+    if (args.csv or args.trace) and chosen is None:
+        raise InputError(
+            "no schedule within the memory cap"
+            + ("" if args.method == "all" else f" from {args.method}")
+            + "; nothing written"
+        )
+    if chosen is not None and (args.csv or args.trace):
+        assert chosen.replay is not None
+        if not chosen.replay.memory_ok:
+            # a file written with exit 0 keeps its cap
+            raise InputError(
+                f"{args.method}: its schedule is over the memory cap (peak per device "
+                f"{' '.join(str(x) for x in chosen.replay.peak)}); nothing written"
+            )
         inputs = (args.costs_file,) if args.costs_file else ()
         if args.csv:
             write_torch_csv(args.csv, chosen, inputs, args.csv_format)

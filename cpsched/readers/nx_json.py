@@ -11,6 +11,8 @@ Checkmate). A node-link dump of ``Graph.to_networkx()`` reads back losslessly.
 
 from __future__ import annotations
 
+import json
+
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 from cpsched.core.nx_graph import from_networkx
@@ -31,6 +33,13 @@ def _normalized(data: dict, path: str | None) -> dict:
         raise InputError(f"'links' must be a list, not {type(links).__name__}", path=path)
     if not data["nodes"]:
         raise InputError("the graph has no nodes", path=path)
+    if data.get("directed", True) is not True:
+        # an undirected link says nothing about which op runs first
+        raise InputError(
+            f'"directed": {json.dumps(data.get("directed"))}: links must be directed '
+            "(source runs before target)",
+            path=path,
+        )
     if data.get("graph") is not None and not isinstance(data["graph"], dict):
         raise InputError("'graph' must be an object of graph attributes", path=path)
     nodes = []

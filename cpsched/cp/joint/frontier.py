@@ -33,6 +33,8 @@ from cpsched.cp.remat.solve import solve_remat
 from cpsched.methods import load_all
 
 DEFAULT_POINTS = 10
+# More budgets than this take hours at the default point limit; refused, not started.
+MAX_FRONTIER_POINTS = 200
 DEFAULT_POINT_TIME_LIMIT = 20.0
 
 
