@@ -39,7 +39,7 @@ class Method:
 _REGISTRY: dict[str, Method] = {}
 
 # Every option some method reads (beyond the solver settings every call passes: time_limit,
-# workers, seed, deterministic, log, progress, budget, objective). An option outside this
+# workers, seed, deterministic, log, progress, budget, objective, deadline). An option outside this
 # set is a typo: ``schedule(g, slak=0.1)`` and a sweep's ``{method = "cp", slak = 0.1}`` are
 # refused instead of silently ignored. tests/test_reliability.py checks the solvers'
 # keyword parameters against it.
