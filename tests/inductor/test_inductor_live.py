@@ -128,8 +128,8 @@ def test_capture_command_writes_graphs_every_command_reads(tmp_path):
     r = run("capture", "--torch", f"{script}:build", "-o", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr
     written = r.stdout.split()
-    assert [Path(p).name for p in written] == ["build.forward.torch.json.gz",
-                                               "build.backward.torch.json.gz"]
+    assert [Path(p).name for p in written] == ["build.forward.torch.json",
+                                               "build.backward.torch.json"]
     r = run("compare", written[1], "--json", "--time-limit", "2")
     assert r.returncode == 0, r.stderr
     rows = {row["method"]: row for row in json.loads(r.stdout)["rows"]}
