@@ -270,6 +270,8 @@ def run(args) -> int:
     if args.platform == "cpu":
         env["JAX_PLATFORMS"] = "cpu"
     done: set[int] = set()
+    recorded: set[int] = set()  # modules with a line of their own
+    fatal = ""
     failed = 0
     stopped = False
     tmp = tempfile.mkdtemp(prefix="measure_gpu_")
@@ -303,6 +305,7 @@ def run(args) -> int:
                     emit({"kind": "module", "name": m["name"], "devices": m["devices"],
                           "error": "stopped: the time budget ran out while it was measured"})
                     log(f"{m['name']}: stopped by the time budget")
+                    recorded.add(current)
                     next_group = current + 1
                 break
             if line is None:  # the child ended
@@ -317,6 +320,7 @@ def run(args) -> int:
                     log(f"{m['name']}: child died (exit {child.returncode}): "
                         f"{tail[-1] if tail else ''}")
                     failed += 1
+                    recorded.add(current)
                     next_group = current + 1
                 else:
                     next_group = len(groups)
@@ -325,6 +329,7 @@ def run(args) -> int:
                             tail = f.read().strip().splitlines()[-6:]
                         log(f"child exited {child.returncode}: {' | '.join(tail)}")
                         emit({"kind": "fatal", "exit": child.returncode, "stderr_tail": tail})
+                        fatal = fatal or f"the child exited {child.returncode} before it"
                 break
             try:
                 msg = json.loads(line)
@@ -336,6 +341,7 @@ def run(args) -> int:
             elif "fatal" in msg:
                 emit({"kind": "fatal", "error": msg["fatal"]})
                 log(f"fatal: {msg['fatal']}")
+                fatal = msg["fatal"]
             elif "started" in msg:
                 current, t_group = msg["started"], time.perf_counter()
                 log(f"{modules[current]['name']}: {', '.join(labels[current])} ...")
@@ -350,22 +356,24 @@ def run(args) -> int:
                       "async_starts": m.get("async_starts", 0),
                       "seconds": round(time.perf_counter() - t_group, 2), "orders": orders})
                 done.add(i)
+                recorded.add(i)
                 log(f"{m['name']}: " + "; ".join(_summary(lb, r) for lb, r in orders.items()))
                 current = None
                 next_group = i + 1
         err.close()
-    skipped = [modules[i]["name"] for i in range(next_group, len(groups)) if i not in done]
+    skipped = [modules[i]["name"] for i in range(len(groups)) if i not in recorded]
+    why = "the time budget ran out first" if stopped else (fatal or "the child ended first")
     for name in skipped:
-        emit({"kind": "module", "name": name, "skipped": "the time budget ran out first"})
+        emit({"kind": "module", "name": name, "skipped": why})
     seconds = round(time.perf_counter() - t_start, 1)
     emit({"kind": "end", "seconds": seconds, "modules_done": len(done),
           "modules_failed": failed, "modules_skipped": len(skipped),
           "stopped_by_budget": stopped})
     log(f"done in {seconds} s: {len(done)} modules measured, {failed} failed, "
-        f"{len(skipped)} left out by the budget")
+        f"{len(skipped)} not measured ({why if skipped else '-'})")
     out.close()
     shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return 1 if fatal else 0
 
 
 def _summary(label: str, r: dict) -> str:
