@@ -1127,9 +1127,13 @@ def _main(argv: Sequence[str] | None, started: float) -> int:
         # every file of the command appears when it returns, none when it fails
         with signals.time_limit(hard_stop(args)), all_or_nothing():
             try:
-                return args.fn(args)
+                code = args.fn(args)
             except BrokenPipeError:
                 pass  # the report's reader left: the files still count, committed here
+            else:
+                # a signal a solver's runtime took in a command that keeps no work: it ends
+                # the command (its files are complete, the exit code says it was stopped)
+                return interrupted_exit(args) if code == 0 and signals.received() else code
         raise BrokenPipeError
     except CpschedError as e:
         print(f"cpsched: error: {one_line(str(e))}", file=sys.stderr)

@@ -35,6 +35,7 @@ def main() -> int:
         _import_cp_model_without_pandas()
         # loaded here, after the handlers, rather than at the top of this module
         cli = importlib.import_module("cpsched.cli")
+        signals.check()  # a signal an import turned into an ImportError (and we retried)
         code = int(cli.main(argv, started=started))
     except KeyboardInterrupt:
         code = signals.exit_code()
