@@ -1,7 +1,8 @@
 """cpsched: constraint-solver schedules for ML compiler graphs, beside the compilers' heuristics.
 
 The Python API (``cpsched.api``): ``read``, ``schedule``, ``compare``, ``simulate``,
-``frontier``, ``methods``, ``from_networkx``, ``from_jax`` (needs ``cpsched[jax]``); every method returns one ``Result``.
+``frontier``, ``methods``, ``from_networkx``, ``from_jax`` (needs ``cpsched[jax]``), ``from_torch``
+and ``inductor_order`` (need ``cpsched[torch]``); every method returns one ``Result``.
 """
 
 import importlib
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
         compare,
         from_jax,
         from_networkx,
+        from_torch,
         frontier,
         read,
         schedule,
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     )
     from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
     from cpsched.core.symbolic import SymExpr
+    from cpsched.torch_order import inductor_order
 
 # Where each public name lives. Importing them on first use keeps ``import cpsched.cli``
 # (the command line's start, which counts against its time limit) from loading every
@@ -46,6 +49,8 @@ _EXPORTS = {
     "simulate": "cpsched.api",
     "from_networkx": "cpsched.api",
     "from_jax": "cpsched.api",
+    "from_torch": "cpsched.api",
+    "inductor_order": "cpsched.torch_order",
     "generators": "cpsched.generators",
 }
 
@@ -66,6 +71,8 @@ __all__ = [
     "methods",
     "from_networkx",
     "from_jax",
+    "from_torch",
+    "inductor_order",
     "generators",
 ]
 

@@ -67,6 +67,7 @@ from cpsched.readers.hlo.verify import verify_module
 from cpsched.readers.jax_frontend import from_jax  # jax itself is imported when called
 from cpsched.readers.json_graph import graph_from_dict
 from cpsched.readers.nx_json import graph_from_node_link
+from cpsched.readers.torch_frontend import from_torch  # torch too, when called
 from cpsched.remat.plan import RematResult, remat_result_to_dict
 from cpsched.version import __version__, ortools_version
 from cpsched.writers import all_or_nothing, write_json, write_text
@@ -1471,6 +1472,7 @@ __all__ = [
     "methods",
     "from_networkx",
     "from_jax",
+    "from_torch",
     "scenarios_for",
     "least_peak",
     "resolve_budget",
