@@ -398,8 +398,8 @@ def write(rows, sym, rem, hb, args, seconds):
             "`with cpsched.inductor_order(time_limit=...)`: every graph of every corpus program "
             "compiled with cp's order through Inductor's `_post_fusion_custom_pass` "
             "(`reorder_for_peak_memory` off), up to the scheduler (no kernels built; "
-            "`tests/inductor/` also builds and runs them and compares outputs and gradients with "
-            "eager mode).\n"
+            "`tests/inductor/` builds and runs a model compiled this way and compares its outputs "
+            "and gradients with eager mode's).\n"
         )
         L.append(f"- graphs: {len(hb)}; Inductor's final order is cp's: {ok} of {len(hb)}")
         L.append(f"- Inductor's `estimate_peak_memory` of it equals cp's peak: {est} of {len(hb)}")
