@@ -1,4 +1,4 @@
-"""Command line: ``cpsched info | simulate | convert | methods | schedule | compare | sweep``.
+"""Command line: ``cpsched info | simulate | convert | methods | schedule | compare | sweep | run``.
 
 Argument parsing and presentation only: the work is done by ``cpsched.api``. Every error the
 user can cause is one line on stderr (file:line:col: reason) and exit code 2; options are
@@ -38,6 +38,7 @@ from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import _unit, load_device
 from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, MAX_FRONTIER_POINTS
+from cpsched.measure import cli as measure_cli
 from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
 from cpsched.plot import plot_frontier, plot_memory, require_matplotlib
@@ -1068,6 +1069,7 @@ SUBCOMMANDS: list[Callable] = [
     add_capture,
     pipeline_cli.add_parser,
     sweep_cli.add_parser,
+    measure_cli.add_parser,
 ]
 
 
