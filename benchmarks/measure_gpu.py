@@ -6,6 +6,7 @@ measure into ``benchmarks/measure_gpu/`` (gzip-compressed modules and ``plan.jso
 
     python benchmarks/measure_gpu.py prepare [--time-limit 10]
     python3 -u benchmarks/measure_gpu.py run --out $OUT [--budget 300]
+    python benchmarks/measure_gpu.py table $OUT/measure_gpu.jsonl      # markdown rows
 
 ``run`` imports nothing from cpsched: it loads ``cpsched/measure/xla_run.py`` (standard
 library at module level) by path and runs it in a child process, so that an XLA abort costs
@@ -269,6 +270,8 @@ def run(args) -> int:
     if args.platform == "cpu":
         env["JAX_PLATFORMS"] = "cpu"
     done: set[int] = set()
+    recorded: set[int] = set()  # modules with a line of their own
+    fatal = ""
     failed = 0
     stopped = False
     tmp = tempfile.mkdtemp(prefix="measure_gpu_")
@@ -302,6 +305,7 @@ def run(args) -> int:
                     emit({"kind": "module", "name": m["name"], "devices": m["devices"],
                           "error": "stopped: the time budget ran out while it was measured"})
                     log(f"{m['name']}: stopped by the time budget")
+                    recorded.add(current)
                     next_group = current + 1
                 break
             if line is None:  # the child ended
@@ -316,6 +320,7 @@ def run(args) -> int:
                     log(f"{m['name']}: child died (exit {child.returncode}): "
                         f"{tail[-1] if tail else ''}")
                     failed += 1
+                    recorded.add(current)
                     next_group = current + 1
                 else:
                     next_group = len(groups)
@@ -324,6 +329,7 @@ def run(args) -> int:
                             tail = f.read().strip().splitlines()[-6:]
                         log(f"child exited {child.returncode}: {' | '.join(tail)}")
                         emit({"kind": "fatal", "exit": child.returncode, "stderr_tail": tail})
+                        fatal = fatal or f"the child exited {child.returncode} before it"
                 break
             try:
                 msg = json.loads(line)
@@ -335,6 +341,7 @@ def run(args) -> int:
             elif "fatal" in msg:
                 emit({"kind": "fatal", "error": msg["fatal"]})
                 log(f"fatal: {msg['fatal']}")
+                fatal = msg["fatal"]
             elif "started" in msg:
                 current, t_group = msg["started"], time.perf_counter()
                 log(f"{modules[current]['name']}: {', '.join(labels[current])} ...")
@@ -349,22 +356,24 @@ def run(args) -> int:
                       "async_starts": m.get("async_starts", 0),
                       "seconds": round(time.perf_counter() - t_group, 2), "orders": orders})
                 done.add(i)
+                recorded.add(i)
                 log(f"{m['name']}: " + "; ".join(_summary(lb, r) for lb, r in orders.items()))
                 current = None
                 next_group = i + 1
         err.close()
-    skipped = [modules[i]["name"] for i in range(next_group, len(groups)) if i not in done]
+    skipped = [modules[i]["name"] for i in range(len(groups)) if i not in recorded]
+    why = "the time budget ran out first" if stopped else (fatal or "the child ended first")
     for name in skipped:
-        emit({"kind": "module", "name": name, "skipped": "the time budget ran out first"})
+        emit({"kind": "module", "name": name, "skipped": why})
     seconds = round(time.perf_counter() - t_start, 1)
     emit({"kind": "end", "seconds": seconds, "modules_done": len(done),
           "modules_failed": failed, "modules_skipped": len(skipped),
           "stopped_by_budget": stopped})
     log(f"done in {seconds} s: {len(done)} modules measured, {failed} failed, "
-        f"{len(skipped)} left out by the budget")
+        f"{len(skipped)} not measured ({why if skipped else '-'})")
     out.close()
     shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return 1 if fatal else 0
 
 
 def _summary(label: str, r: dict) -> str:
@@ -383,6 +392,79 @@ def _summary(label: str, r: dict) -> str:
     else:
         parts.append("not run")
     return " ".join(parts)
+
+
+# -- table (anywhere: json only) -----------------------------------------------------------
+
+
+def _mib(b) -> str:
+    return f"{b / 2**20:.2f}" if isinstance(b, (int, float)) else "-"
+
+
+def _ms(s) -> str:
+    return f"{s * 1e3:.3f}" if isinstance(s, (int, float)) else "-"
+
+
+def table(args) -> int:
+    """Markdown rows of a run's JSONL: per module and order, the measured step time beside
+    the predicted one, XLA's memory figures beside cpsched's peak."""
+    runs, modules = [], {}
+    with open(args.results) as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec.get("kind") == "run":
+                runs.append(rec)
+            elif rec.get("kind") == "module":
+                modules[rec["name"]] = rec  # a later run's line wins
+    preset = args.preset
+    head = runs[-1] if runs else {}
+    out = [f"Measured: jax {head.get('jax', '?')}, {head.get('nvidia_smi') or 'device ?'}; "
+           f"{head.get('repeat', '?')} timed steps per order (median), predictions with the "
+           f"`{preset}` preset for the order as written (XLA:GPU keeps it: `kept`).", "",
+           "| program | devices | order | kept | outputs | step ms (q1-q3) | predicted ms | "
+           "predicted / measured | XLA temp MiB | peak in use MiB | cpsched peak MiB |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    within, counted, moves = 0, 0, []
+    for name in sorted(modules):
+        m = modules[name]
+        if "orders" not in m:
+            why = m.get("error") or m.get("skipped") or "?"
+            out.append(f"| {name} | {m.get('devices', '-')} | - | - | {why} | | | | | | |")
+            continue
+        for label, r in m["orders"].items():
+            pred = (r.get("predicted") or {}).get("makespan_seconds", {}).get(preset)
+            step = r.get("step_seconds")
+            ratio = f"{pred / step:.2f}" if pred and step else "-"
+            if label == "xla" and pred and step:
+                counted += 1
+                within += abs(pred / step - 1) <= 0.15
+            sp = r.get("spread") or {}
+            outputs = ("equal" if r.get("outputs_equal") else "DIFFER"
+                       if r.get("outputs_equal") is False else "-")
+            if "error" in r:
+                outputs = "error: " + r["error"][:80]
+            step_text = (f"{_ms(step)} ({_ms(sp.get('q1'))}-{_ms(sp.get('q3'))})"
+                         if step else (r.get("not_run", "-")[:40] if not step else "-"))
+            kept = "yes" if r.get("order_kept") else ("no" if "order_kept" in r else "-")
+            out.append(f"| {name} | {m['devices']} | {label} | {kept} | {outputs} | "
+                       f"{step_text} | {_ms(pred)} | {ratio} | "
+                       f"{_mib((r.get('memory') or {}).get('temp_bytes'))} | "
+                       f"{_mib(r.get('peak_bytes_in_use'))} | "
+                       f"{_mib((r.get('predicted') or {}).get('peak_bytes'))} |")
+        x, o = m["orders"].get("xla", {}), m["orders"].get("cp-overlap", {})
+        px = (x.get("predicted") or {}).get("makespan_seconds", {}).get(preset)
+        po = (o.get("predicted") or {}).get("makespan_seconds", {}).get(preset)
+        if px and po and (px - po) / px > 0.05:
+            sx, so = x.get("step_seconds"), o.get("step_seconds")
+            moves.append(f"- {name}: cp-overlap predicted {100 * (px - po) / px:.1f} % faster; "
+                         + (f"measured {100 * (sx - so) / sx:+.1f} %" if sx and so else
+                            "not run on one GPU"))
+    out += ["", f"XLA's order: predicted within 15 % of the measured median on {within} of "
+            f"{counted} programs run (`{preset}` preset, not refitted)."]
+    if moves:
+        out += ["", "Where cp-overlap's predicted gain over XLA's order exceeds 5 %:", *moves]
+    print("\n".join(out))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -416,9 +498,12 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--resume", action="store_true",
                    help="leave out the modules --out's measure_gpu.jsonl has already")
     r.add_argument("--python", default=sys.executable, help="interpreter for the child")
+    t = sub.add_parser("table", help="markdown rows of a run's measure_gpu.jsonl (anywhere)")
+    t.add_argument("results", help="measure_gpu.jsonl")
+    t.add_argument("--preset", default="h200", help="which prediction (default: h200)")
     a = ap.parse_args(argv)
     a.argv = argv[1:]
-    return prepare(a) if a.cmd == "prepare" else run(a)
+    return {"prepare": prepare, "run": run, "table": table}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,6 @@ child process), and imports nothing from cpsched, so that it also runs on machin
 and numpy only (``benchmarks/measure_gpu.py``).
 """
 
-from cpsched.measure.run import RunRecord, jax_python, run_module
+from cpsched.measure.run import RunRecord, jax_python, measure_group, run_module
 
-__all__ = ["RunRecord", "run_module", "jax_python"]
+__all__ = ["RunRecord", "run_module", "measure_group", "jax_python"]

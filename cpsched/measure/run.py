@@ -126,6 +126,32 @@ def _child(python: str, job: dict, platform: str, timeout: float | None) -> list
     return records
 
 
+def measure_group(
+    paths: list[str],
+    reference: int | None = 0,
+    repeat: int = 1,
+    seed: int = 0,
+    platform: str = "auto",
+    python: str | None = None,
+    timeout: float | None = None,
+) -> list[dict]:
+    """``xla_run.measure``'s records for several modules of one program (the same
+    parameters), run in one child process on the same inputs, outputs held to
+    ``paths[reference]``'s. A module that cannot be run has ``error`` in its record; a
+    child that dies raises ``InputError``."""
+    python = python or jax_python()
+    if python is None:
+        raise InputError(f"needs jax and jaxlib, or {JAX_PYTHON_ENV}")
+    job = {
+        "platform": platform,
+        "repeat": repeat,
+        "warmup": 1,
+        "seed": seed,
+        "groups": [{"paths": list(paths), "reference": reference}],
+    }
+    return _child(python, job, platform, timeout)
+
+
 def _predicted(final_text: str, device: str) -> tuple[float | None, str | None]:
     """The timeline model's step time of XLA's final module in its own order."""
     with tempfile.TemporaryDirectory(prefix="cpsched-run-") as tmp:

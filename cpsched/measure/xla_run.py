@@ -44,6 +44,7 @@ import os
 import re
 import statistics
 import sys
+import threading
 import time
 from typing import Any
 
@@ -1170,6 +1171,7 @@ class GpuBackend(Backend):
 
         self.plugin = Plugin(initialize=not _jax.pjrt_plugin_initialized("cuda"))
         self._compile_clients: dict[int, Any] = {}
+        self._lock = threading.Lock()  # modules compile in background threads too
         self.fresh_clients = fresh_clients
         self.client_note = ""
 
@@ -1189,9 +1191,10 @@ class GpuBackend(Backend):
             return self.jax.devices("gpu")[0].client
 
     def compile_client(self, devices: int):
-        if devices not in self._compile_clients:
-            self._compile_clients[devices] = self.plugin.client(devices)
-        return self._compile_clients[devices]
+        with self._lock:
+            if devices not in self._compile_clients:
+                self._compile_clients[devices] = self.plugin.client(devices)
+            return self._compile_clients[devices]
 
     def build(self, text: str) -> Built:
         from jaxlib import _hlo
@@ -1227,7 +1230,7 @@ class GpuBackend(Backend):
         devs = client.devices()[:1]
         try:
             loaded = client.deserialize_executable(
-                built.executable, _jax.DeviceList(tuple(devs)), compile_options(1, 1)
+                built.executable, _jax.DeviceList(tuple(devs)), None
             )
         except Exception as e:
             raise MeasureError(f"the compiled module does not load: {_first_line(e)}") from None
