@@ -11,6 +11,7 @@ allocation share bytes while both are live.
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from pathlib import Path
@@ -20,12 +21,14 @@ import pytest
 from cpsched.core.errors import InputError
 from cpsched.layout.heap import EventHeap, best_heap, place
 from cpsched.readers.hlo.buffer_assignment import (
+    as_report,
     assign_buffers,
     compare,
     conflicts,
     detect_target,
     parse_buffer_assignment,
     read_buffer_assignment,
+    read_memory_usage_totals,
 )
 from cpsched.readers.hlo.dataflow import Dataflow, Program
 from cpsched.readers.hlo.parser import parse_hlo_text, read_hlo_module
@@ -39,7 +42,7 @@ def _modules() -> list[tuple[str, Path, Path]]:
         ba = p.with_suffix(".buffer-assignment.txt")
         if ba.exists():
             out.append((p.name, p, ba))
-    for sub in ("corpus", "gpu"):
+    for sub in ("corpus", "corpus-jax0.10", "gpu"):
         for p in sorted((HLO / sub).glob("*.hlo.gz")):
             ba = p.parent / p.name.replace(".hlo.gz", ".buffer-assignment.txt.gz")
             if ba.exists():
@@ -78,12 +81,30 @@ def test_assignment_equals_xla_report(name, hlo, report):
     ours = assign_buffers(module)
     theirs = read_buffer_assignment(str(report))
     assert compare(ours, theirs) == []
-    assert [a.size for a in ours.allocations] == [a.size for a in theirs.allocations]
+    # in XLA's order too, but for the allocations of reducers and comparators (thread-local
+    # scalars, their constants): their order follows the order XLA created its computations
+    # in, which the text does not keep, and jax 0.12 sorts them differently from 0.10
+    an = ours.analysis
+    embedded = {
+        v.short().split()[1]
+        for v in ours.values.values()
+        if an.flow.graph.context.get(an.prog.parent[v.instruction].name) == "embedded"
+    }
+
+    def global_allocations(allocs):
+        return [(a.kind, a.size, set(a.values)) for a in allocs if not set(a.values) <= embedded]
+
+    assert global_allocations(as_report(ours).allocations) == global_allocations(
+        theirs.allocations
+    )
     assert ours.temp_bytes == theirs.temp_bytes
     assert ours.allocated_bytes == theirs.allocated_bytes
     figures = _manifest_figures(name)
     if figures is not None:
         assert (ours.temp_bytes, ours.allocated_bytes) == figures
+    usage = Path(str(report).replace("buffer-assignment", "memory-usage-report"))
+    if usage.exists():
+        assert ours.allocated_bytes == sum(read_memory_usage_totals(str(usage)).values())
     assert conflicts(ours) == []
 
 
@@ -95,23 +116,38 @@ def test_target_is_told_apart():
 
 
 @needs_corpus
-@pytest.mark.parametrize("name", ["mlp_train", "gpt2l_train", "sharded_dp_tp.memopt"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "mlp_train.hlo",
+        "gpt2l_train.memopt.hlo",
+        "corpus-jax0.10/resnet_bn.hlo.gz",
+        "corpus-jax0.10/adam_donated.memopt.hlo.gz",
+    ],
+)
 def test_report_text_is_xla_s(name):
     """Without loops or conditionals XLA numbers values in its computation post order and
-    each computation's instruction post order: the report printed is XLA's, line for line,
-    but for the numbering of the reducers' scalars (thread-local), which follows the order
-    XLA created its computations in."""
-    module = read_hlo_module(str(HLO / f"{name}.hlo"))
-    ours = assign_buffers(module).to_text().splitlines()
-    theirs = (HLO / f"{name}.buffer-assignment.txt").read_text().splitlines()
+    each computation's instruction post order: the report printed is XLA's, line for line
+    (jax 0.10's XLA printed no ``page``), but for the reducers' scalars (thread-local), whose
+    numbering follows the order XLA created its computations in."""
+    path = HLO / name
+    if not path.exists():
+        pytest.skip(f"{name} not present")
+    ours = assign_buffers(read_hlo_module(str(path))).to_text().splitlines()
+    report = str(path).replace(".hlo", ".buffer-assignment.txt")
+    opener = gzip.open if report.endswith(".gz") else open
+    with opener(report, "rt") as f:
+        theirs = f.read().splitlines()
     theirs = theirs[: theirs.index("") if "" in theirs else len(theirs)]
     assert len(ours) == len(theirs)
-    differ = [(a, b) for a, b in zip(ours, theirs) if a != b]
+    differ = [
+        (a, b) for a, b in zip(ours, theirs) if a.replace(", page 0", "") != b.replace(", page 0", "")
+    ]
     assert all("thread-local" in b or a.startswith(" value") for a, b in differ)
     assert all(x.rsplit(">", 1)[1] == y.rsplit(">", 1)[1] for x, y in differ)
     flow = Dataflow(Program(read_hlo_module(str(HLO / "mlp_train.hlo"))))
-    by_id = {v.id: v.instruction.name for v in flow.values.values()}
-    assert by_id[373] == "params_1__0_.1" and by_id[451] == "tuple.4"
+    names = {v.instruction.name for v in flow.values.values()}
+    assert {"params_1__0_.1", "tuple.4"} <= names
 
 
 def _random_topological_order(comp, rng: random.Random) -> list[str]:

@@ -98,11 +98,12 @@ class BufferAssignment:
         return sum(a.size for a in self.allocations if a.live_out)
 
     def to_text(self) -> str:
-        """The report in XLA's format (``BufferAssignment::ToString``, allocations only)."""
+        """The report in XLA's format (``BufferAssignment::ToString``, allocations only), as
+        current XLA prints it (``page 0``: one page per allocation)."""
         out = ["BufferAssignment:"]
         entry = self.analysis.prog.module.entry if self.analysis else None
         for a in self.allocations:
-            head = f"allocation {a.index}: size {a.size}"
+            head = f"allocation {a.index}: size {a.size}, page 0"
             if a.color:
                 head += f", color {a.color}"
             if a.parameter is not None:
@@ -981,6 +982,30 @@ def read_buffer_assignment(path: str) -> Report:
         raise InputError(f"cannot read: {e.strerror}", path=path) from None
 
 
+_TOTAL_RE = re.compile(r"^Memory Space: .*\(color=(\d+)\)\s*$|^Total bytes: (\d+)")
+
+
+def read_memory_usage_totals(path: str) -> dict[int, int]:
+    """``Total bytes`` per memory space (colour) of XLA's ``*-memory-usage-report.txt``."""
+    try:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as f:  # type: ignore[operator]
+            text = f.read()
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+    out: dict[int, int] = {}
+    color = 0
+    for line in text.splitlines():
+        m = _TOTAL_RE.match(line)
+        if m and m.group(1) is not None:
+            color = int(m.group(1))
+        elif m:
+            out[color] = int(m.group(2))
+    if not out:
+        raise InputError("not an XLA memory-usage report (no 'Total bytes:' line)", path=path)
+    return out
+
+
 def as_report(ba: BufferAssignment) -> Report:
     return parse_buffer_assignment(ba.to_text())
 
@@ -1027,6 +1052,8 @@ __all__ = [
     "ReportAllocation",
     "parse_buffer_assignment",
     "read_buffer_assignment",
+    "read_memory_usage_totals",
+    "as_report",
     "compare",
     "conflicts",
 ]
