@@ -173,3 +173,36 @@ mutation: $(STAMP) $(MUT_STAMP)
 	  echo "== $$f: $$t"; \
 	  $(MUT_VENV)/bin/mutmut run --paths-to-mutate $$f --runner "sh -c '$(MUT_PYTEST) $$t || exit 1'" --no-progress $$extra; \
 	done; $(MUT_VENV)/bin/mutmut results
+
+# torch lives in its own environment too (`make torch-env`: .venv-torch, ~5.5 GB: the torch
+# wheel brings its CUDA libraries even for CPU use; pip's cache keeps them for the next
+# run). `make torch-corpus` recaptures models/torch/ (CPU, minutes); `make test-torch` runs
+# tests/inductor/ with it, and says SKIPPED where the environment cannot be made.
+.PHONY: torch-env torch-corpus test-torch
+TORCH_VERSION ?= 2.14.1
+TORCHVISION_VERSION ?= 0.29.1
+TORCH_VENV := .venv-torch
+TORCH_STAMP := $(TORCH_VENV)/.installed-torch-$(TORCH_VERSION)
+
+$(TORCH_VENV)/bin/python:
+	$(PYTHON) -m venv $(TORCH_VENV)
+
+$(TORCH_STAMP): $(TORCH_VENV)/bin/python pyproject.toml
+	$(TORCH_VENV)/bin/python -m pip install -q --upgrade pip
+	$(TORCH_VENV)/bin/python -m pip install -q "torch==$(TORCH_VERSION)" \
+	  "torchvision==$(TORCHVISION_VERSION)" "transformers>=4.57,<6" "torch_geometric>=2.6" -e ".[test]"
+	rm -f $(TORCH_VENV)/.installed-torch-*
+	touch $@
+
+torch-env: $(TORCH_STAMP)
+
+torch-corpus: $(TORCH_STAMP)
+	nice -n 10 $(TORCH_VENV)/bin/python models/torch/capture.py --corpus
+	nice -n 10 $(TORCH_VENV)/bin/python models/torch/capture.py --remat
+
+test-torch: $(STAMP)
+	@if $(MAKE) -s torch-env; then \
+	  nice -n 10 $(TORCH_VENV)/bin/python -m pytest tests/inductor -rs; \
+	else \
+	  echo "test-torch: SKIPPED: .venv-torch could not be created (torch==$(TORCH_VERSION) from the package registry); Inductor's orders, estimates and the hand-back were not checked"; \
+	fi

@@ -16,6 +16,7 @@ over these functions.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import time
@@ -30,7 +31,7 @@ from cpsched import generators  # noqa: F401  (re-exported: ``cpsched.generators
 from cpsched.analysis.memory import lower_bound as static_lower_bound
 from cpsched.analysis.memory import simulate as simulate_memory
 from cpsched.analysis.schedule import INFEASIBLE, Schedule, make_schedule
-from cpsched.core import arguments
+from cpsched.core import arguments, signals
 from cpsched.core.errors import CpschedError, InputError, InputTypeError, LimitError
 from cpsched.core.graph import Graph
 from cpsched.core.inputs import loads_json
@@ -54,6 +55,7 @@ from cpsched.cp.joint.frontier import (
     Frontier,
 )
 from cpsched.cp.joint.frontier import frontier as joint_frontier
+from cpsched.cp.memory.solve import DEFAULT_SECONDS_PER_OP, HEURISTIC_SECONDS_PER_OP
 from cpsched.heuristics.common import convert_sync_collectives
 from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, check_options, load_all
@@ -65,8 +67,9 @@ from cpsched.readers.hlo.verify import verify_module
 from cpsched.readers.jax_frontend import from_jax  # jax itself is imported when called
 from cpsched.readers.json_graph import graph_from_dict
 from cpsched.readers.nx_json import graph_from_node_link
+from cpsched.readers.torch_frontend import from_torch  # torch too, when called
 from cpsched.remat.plan import RematResult, remat_result_to_dict
-from cpsched.version import __version__
+from cpsched.version import __version__, ortools_version
 from cpsched.writers import all_or_nothing, write_json, write_text
 from cpsched.writers.hlo import (
     async_module_text,
@@ -258,16 +261,12 @@ def _solver_settings(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
         "engine": "CP-SAT",
         "ortools": ortools_version(),
         **{k: options.get(k) for k in ("time_limit", "workers", "seed", "deterministic")},
+        **(
+            {"seconds_available": round(float(options["seconds_available"]), 3)}
+            if options.get("seconds_available") is not None
+            else {}
+        ),
     }
-
-
-def ortools_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("ortools")
-    except Exception:  # not installed as a distribution (vendored builds)
-        return "unknown"
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -481,6 +480,7 @@ def least_peak(
     time_limit: float = DEFAULT_TIME_LIMIT,
     workers: int = DEFAULT_WORKERS,
     seed: int = DEFAULT_SEED,
+    deadline: float | None = None,
 ) -> tuple[np.ndarray, list[str]]:
     """The least peak over all orders that ``cp`` finds for each scenario alone (the
     reference of percentage budgets), with its status (``OPTIMAL`` when proven)."""
@@ -489,7 +489,7 @@ def least_peak(
     share = max(1.0, float(time_limit)) / max(1, len(scenarios))
     for s in range(len(scenarios)):
         one = scenarios.only(s)
-        r = cp(graph, one, time_limit=share, workers=workers, seed=seed)
+        r = cp(graph, one, time_limit=share, workers=workers, seed=seed, deadline=deadline)
         peaks.append(int(r.peak_bytes[0]))
         statuses.append(r.status)
     return np.asarray(peaks, dtype=np.int64), statuses
@@ -503,6 +503,7 @@ def resolve_budget(
     time_limit: float = DEFAULT_TIME_LIMIT,
     workers: int = DEFAULT_WORKERS,
     seed: int = DEFAULT_SEED,
+    deadline: float | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Bytes per scenario for ``budget`` (``8GiB``, ``512MB``, bytes, ``90%``, per scenario).
     A percentage is of the least peak ``cp`` finds for each scenario alone, in a quarter of
@@ -511,7 +512,12 @@ def resolve_budget(
     if not b.relative:
         return b.resolve(scenarios), {}
     peaks, statuses = least_peak(
-        graph, scenarios, time_limit=LEAST_PEAK_TIME_SHARE * time_limit, workers=workers, seed=seed
+        graph,
+        scenarios,
+        time_limit=LEAST_PEAK_TIME_SHARE * time_limit,
+        workers=workers,
+        seed=seed,
+        deadline=deadline,
     )
     ref = {
         "budget": b.text,
@@ -534,6 +540,7 @@ def schedule(
     budget=None,
     log: bool = False,
     progress: Callable | None = None,
+    deadline: float | None = None,
     **options: Any,
 ) -> Result:
     """Schedule ``graph`` with one method and return its validated ``Result``.
@@ -566,6 +573,10 @@ def schedule(
         CP-SAT's search log.
     progress : callable, optional
         ``progress(objective, bound, gap, elapsed)`` while a solver runs.
+    deadline : float, optional
+        A ``time.perf_counter()`` instant by which a solver returns, every phase included
+        (a percentage budget's reference too); default: the call's start plus
+        ``time_limit``. Ignored with ``deterministic`` (limits are work units there).
     **options
         Method options (``slack``, ``evict``, ``device``, ``profile``, ``bandwidth``,
         ``reorder``...); options this method does not use are ignored, a name no method
@@ -601,6 +612,10 @@ def schedule(
     m = get_method(name)
     if time_limit is None:
         time_limit = DEFAULT_TIME_LIMITS.get(m.name, DEFAULT_TIME_LIMIT)
+    if not is_solver(m.name) or deterministic:
+        deadline = None
+    elif deadline is None:
+        deadline = t0 + float(time_limit)
     opts.update(
         time_limit=float(time_limit),
         workers=int(workers),
@@ -610,14 +625,44 @@ def schedule(
     )
     if progress is not None:
         opts["progress"] = progress
+    # a solver keeps its best result on a signal; the signal stays seen until the call ends,
+    # so that one during the budget's reference solve stops the solve after it too
+    with signals.keep_work() if deadline is not None else contextlib.nullcontext():
+        return _schedule(g, sc, m, opts, budget, objective, deadline, t0)
+
+
+def _schedule(
+    g: Graph,
+    sc: Scenarios,
+    m: Method,
+    opts: dict[str, Any],
+    budget,
+    objective: str | None,
+    deadline: float | None,
+    t0: float,
+) -> Result:
     budget_bytes: dict[str, int] | None = None
     reference: dict[str, Any] = {}
     if budget is not None:
         arr, reference = resolve_budget(
-            g, sc, budget, time_limit=time_limit, workers=workers, seed=seed
+            g,
+            sc,
+            budget,
+            time_limit=opts["time_limit"],
+            workers=opts["workers"],
+            seed=opts["seed"],
+            deadline=deadline,
         )
         budget_bytes = _by_name(sc, arr)
         opts["budget"] = [int(v) for v in arr]
+    stopped_by = signals.received()
+    if stopped_by is not None:
+        # stopped before the solve began (in the budget's reference): nothing to keep
+        raise signals.Interrupted(stopped_by)
+    if deadline is not None:
+        opts["deadline"] = deadline
+        # the solver's share of the limit; the command line says so when it is under half
+        opts["seconds_available"] = max(0.0, deadline - time.perf_counter())
     if opts.get("objective") == "budget" and budget is None:
         raise InputError("--objective budget needs --budget (bytes, 8GiB or 90%)")
     if m.family == "remat":
@@ -696,10 +741,15 @@ def resolve_method(method: str | None = None, objective: str | None = None) -> s
     return _method_and_options(method, objective, {})[0]
 
 
+def _method_options(opts: Mapping[str, Any]) -> dict[str, Any]:
+    """``opts`` less what is only recorded (the solver's share of the time limit)."""
+    return {k: v for k, v in opts.items() if k != "seconds_available"}
+
+
 def _validated(g: Graph, sc: Scenarios, m: Method, opts: Mapping[str, Any]) -> Schedule:
     """Run one method on one graph; its order checked and simulated by the validator."""
     t0 = time.perf_counter()
-    out = m.fn(g, sc, **opts)
+    out = m.fn(g, sc, **_method_options(opts))
     dt = time.perf_counter() - t0
     if isinstance(out, Schedule):
         # re-validate: a solver's claim is checked against the simulator, byte for byte
@@ -828,7 +878,7 @@ def _remat_result(
     t0: float,
 ) -> Result:
     opts = {k: v for k, v in opts.items() if k not in ("slack", "deterministic")}
-    res: RematResult = m.fn(g, sc, **opts)
+    res: RematResult = m.fn(g, sc, **_method_options(opts))
     total = time.perf_counter() - t0
     order = tuple(int(i) for i in res.skeleton.order)
     info = dict(res.info)
@@ -945,6 +995,8 @@ class Comparison:
                 "seconds": round(r.seconds, 6),
             }
             row["budget"] = _row_budget(name, r)
+            if r.info.get("interrupted"):
+                row["interrupted"] = True  # cut by a signal: its best result so far
             tl = self.timelines.get(name)
             if tl is not None:
                 row["makespan"] = {n: float(v) for n, v in zip(self.scenarios.names, tl.makespan)}
@@ -1034,9 +1086,8 @@ def format_comparison(c: Comparison) -> str:
         if "error" in row:
             table.append([row["method"], "ERROR", row["error"]])
             continue
-        cells = [row["method"], row["status"]] + [
-            format_bytes(row["peak_bytes"][n]) for n in sc.names
-        ]
+        status = row["status"] + (" (interrupted)" if row.get("interrupted") else "")
+        cells = [row["method"], status] + [format_bytes(row["peak_bytes"][n]) for n in sc.names]
         cells.append(f"+{100 * max(row['gap'].values()):.1f} %")
         if "makespan" in row:
             cells.append(format_time(max(row["makespan"].values()), c.time_unit))
@@ -1065,6 +1116,12 @@ def format_comparison(c: Comparison) -> str:
     elif c.time_unit == "file":
         note += "; units: the input file's own time units"
     lines.append(note)
+    stopped = c.settings.get("interrupted")
+    if stopped is not None:
+        lines.append(
+            "interrupted: the rows above finished (one marked interrupted was cut short); "
+            + (f"not run: {', '.join(stopped['not_run'])}" if stopped["not_run"] else "")
+        )
     return "\n".join(lines)
 
 
@@ -1083,6 +1140,7 @@ def compare(
     as_dataframe: bool = False,
     async_collectives: bool = False,
     progress: Callable[[str], None] | None = None,
+    deadline: float | None = None,
 ):
     """Run every order method (or ``methods``) on one graph, side by side.
 
@@ -1095,6 +1153,10 @@ def compare(
         overlap heuristic that applies, then the solvers (unless ``solvers=False``).
     time_limit, workers, seed, deterministic
         Each solver's settings (default 10 s, 2 threads, seed 0, limits in seconds).
+    deadline : float, optional
+        A ``time.perf_counter()`` instant by which the comparison ends (wall-clock mode):
+        each solver row gets at most ``time_limit`` and its share of the time left, and
+        rows that find no time left are listed as not run.
     device, profile : str
         Cost model for makespan and exposed communication (``h100``, ``a100``,
         ``xla-approx`` or a file; measured op times).
@@ -1140,33 +1202,55 @@ def compare(
         device=device,
         profile=profile,
     )
-    for name in names:
-        row = ROW_NAMES.get(name, name)
-        rows.append(row)
-        if progress is not None:
-            progress(row)
-        try:
-            if name == "given":
-                r = simulate(g, g.original_order, sc)
-            else:
-                r = schedule(
-                    g,
-                    name,
-                    scenarios=sc,
-                    time_limit=time_limit,
-                    workers=workers,
-                    seed=seed,
-                    deterministic=deterministic,
-                    device=device,
-                    profile=profile,
-                )
-        except CpschedError as e:
-            errors[row] = str(e)
-            continue
-        results[row] = r
-        timelines[row] = simulate_timeline(g, r.order, costs, sc)
-    if solvers and methods is None and "cp-overlap" in results:
-        _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
+    if deterministic:
+        deadline = None
+    solvers_left = sum(is_solver(n) for n in names)
+    not_run: list[str] = []
+    # a signal stops the comparison after the row it cuts (marked interrupted): the rows
+    # finished so far are kept
+    with signals.keep_work():
+        for name in names:
+            row = ROW_NAMES.get(name, name)
+            if signals.received() is not None:
+                not_run.append(row)
+                continue
+            rows.append(row)
+            if progress is not None:
+                progress(row)
+            limit = _row_time_limit(time_limit, deadline, solvers_left)
+            if is_solver(name):
+                solvers_left -= 1
+            if limit <= 0:
+                errors[row] = "not run: the time limit ran out"
+                continue
+            guess = _heuristic_seconds(name, g)
+            if deadline is not None and time.perf_counter() + guess > deadline:
+                errors[row] = f"not run: about {guess:.0f} s at {g.n_ops} ops, past the time limit"
+                continue
+            try:
+                if name == "given":
+                    r = simulate(g, g.original_order, sc)
+                else:
+                    r = schedule(
+                        g,
+                        name,
+                        scenarios=sc,
+                        time_limit=limit,
+                        workers=workers,
+                        seed=seed,
+                        deterministic=deterministic,
+                        device=device,
+                        profile=profile,
+                        deadline=deadline,
+                    )
+            except CpschedError as e:
+                errors[row] = str(e)
+                continue
+            results[row] = r
+            timelines[row] = simulate_timeline(g, r.order, costs, sc)
+        if solvers and methods is None and "cp-overlap" in results and signals.received() is None:
+            opts["deadline"] = deadline
+            _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
     module = hlo_module_of(g)
     if module is not None:
         lb = module_lower_bound(module, sc)
@@ -1194,6 +1278,9 @@ def compare(
         "async_collectives": bool(async_collectives),
         "scenarios": sc.to_json(),
     }
+    if signals.received() is not None:
+        # the row the signal cut is marked in its result; these never started
+        settings["interrupted"] = {"not_run": not_run}
     unit = next(iter(timelines.values())).unit if timelines else "s"
     c = Comparison(g, sc, results, best, timelines, settings, errors, unit)
     return c.to_pandas() if as_dataframe else c
@@ -1238,20 +1325,43 @@ def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progre
             all(abs(a - b) <= EQUAL_MEMORY_MARGIN * b for a, b in zip(key, other)) for other in seen
         ):
             continue  # about the memory of a row already solved
-        if len(seen) >= MAX_EQUAL_MEMORY_ROWS:
+        if len(seen) >= MAX_EQUAL_MEMORY_ROWS or signals.received() is not None:
             break
         seen.append(key)
         label = f"cp-overlap@{row}"
         rows.append(label)
         if progress is not None:
             progress(label)
+        limit = _row_time_limit(opts["time_limit"], opts.get("deadline"), 1)
+        if limit <= 0:
+            errors[label] = "not run: the time limit ran out"
+            break
         try:
-            r = schedule(g, "cp-overlap", scenarios=sc, budget=list(key), **opts)
+            r = schedule(
+                g, "cp-overlap", scenarios=sc, budget=list(key), **dict(opts, time_limit=limit)
+            )
         except CpschedError as e:
             errors[label] = str(e)
             continue
         results[label] = r
         timelines[label] = simulate_timeline(g, r.order, costs, sc)
+
+
+def _heuristic_seconds(name: str, g: Graph) -> float:
+    """About how long heuristic ``name`` takes on ``g`` (0 for solvers and the given order,
+    which keep to their limit): the rates the min-peak solver plans its warm start with."""
+    if is_solver(name) or name == "given":
+        return 0.0
+    return g.n_ops * HEURISTIC_SECONDS_PER_OP.get(name, DEFAULT_SECONDS_PER_OP)
+
+
+def _row_time_limit(time_limit: float, deadline: float | None, solvers_left: int) -> float:
+    """A row's time limit: ``time_limit``, and no more than its share of what is left before
+    ``deadline`` (the rows still to solve share it; a heuristic row needs none but time)."""
+    if deadline is None:
+        return float(time_limit)
+    left = deadline - time.perf_counter()
+    return min(float(time_limit), left / max(1, solvers_left))
 
 
 def frontier(
@@ -1268,10 +1378,12 @@ def frontier(
     seed: int = DEFAULT_SEED,
     async_collectives: bool = False,
     progress: Callable[[str], None] | None = None,
+    deadline: float | None = None,
 ) -> Frontier:
     """The memory-time frontier of ``graph``: ``cp-joint`` at ``points`` budgets from the
-    least peak a plan reaches to the fastest order's peak (``time_limit`` seconds each),
-    with every heuristic's (peak, makespan); see ``cpsched.cp.joint.frontier``.
+    least peak a plan reaches to the fastest order's peak (``time_limit`` seconds each, and
+    with ``deadline``, a ``time.perf_counter()`` instant, no solve past it), with every
+    heuristic's (peak, makespan); see ``cpsched.cp.joint.frontier``.
 
     Examples
     --------
@@ -1304,6 +1416,7 @@ def frontier(
         workers=int(workers),
         seed=int(seed),
         progress=progress,
+        deadline=deadline,
     )
 
 
@@ -1359,6 +1472,7 @@ __all__ = [
     "methods",
     "from_networkx",
     "from_jax",
+    "from_torch",
     "scenarios_for",
     "least_peak",
     "resolve_budget",

@@ -1,4 +1,5 @@
-"""``cpsched capture SCRIPT.py:FUNCTION``: write a JAX program's modules as files.
+"""``cpsched capture SCRIPT.py:FUNCTION``: write a JAX program's modules as files (with
+``--torch``, the graphs Inductor schedules for a PyTorch program, see below).
 
 For users who would rather not write Python against cpsched: ``FUNCTION`` in ``SCRIPT.py``
 is called and returns ``(fn, example_args)`` or ``(fn, example_args, options)``, where
@@ -16,6 +17,11 @@ writes one optimized module per bucket (``NAME.s128.hlo``, ...): the input of
 record of what it wrote there (``OUT/.cpsched-capture.json``, each file's SHA-256), so that
 running it again replaces its own files, while a file it did not write, or one changed since
 it wrote it, is never overwritten (exit 2 before anything is written).
+
+``--torch``: ``FUNCTION()`` returns ``(module_or_fn, example_inputs)`` or with a third item
+of ``from_torch`` options (``training``, ``dynamic_shapes``); every graph Inductor schedules
+is written as ``OUT/NAME.PART.torch.json`` (``forward``, ``backward``), which every command
+reads without torch.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from cpsched.core.errors import InputError
 from cpsched.core.scenarios import from_dim_specs
 from cpsched.readers import jax_frontend as jf
 from cpsched.readers.hlo.buckets import fit_buckets
+from cpsched.readers.torch_frontend import capture_records
 from cpsched.writers import all_or_nothing, check_target, write_text
 
 RECORD = ".cpsched-capture.json"
@@ -65,6 +72,12 @@ def add_parser(sub) -> None:
         help="call FUNCTION(NAME=V) per value and write one optimized module each (default: one call)",
     )
     q.add_argument("--name", help="file name stem (default: FUNCTION)")
+    q.add_argument(
+        "--torch",
+        action="store_true",
+        help="FUNCTION returns (module or function, example_inputs[, from_torch options]): "
+        "write every graph Inductor schedules as NAME.PART.torch.json (default: a JAX program)",
+    )
     q.set_defaults(fn=cmd_capture)
 
 
@@ -178,7 +191,48 @@ def write_outputs(folder: str, texts: dict[str, str], inputs: set[str]) -> list[
     return list(paths.values())
 
 
+def cmd_capture_torch(args) -> int:
+    """``cpsched capture --torch``: Inductor's scheduled graphs of a PyTorch program."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise InputError("capture --torch needs torch: pip install 'cpsched[torch]'") from None
+    if args.dim or args.stage != "both":
+        raise InputError("capture --torch: give symbolic dims as dynamic_shapes in the options")
+    check_folder(args.output_dir)
+    make, script = load_function(args.target)
+    stem = args.name or args.target.rsplit(":", 1)[1]
+    try:
+        fn, fargs, opts = _unpack(make(), args.target)
+    except InputError:
+        raise
+    except Exception as e:
+        raise InputError(f"{args.target}() failed: {type(e).__name__}: {e}") from None
+    known = {"training", "dynamic_shapes", "full_compile", "compile_options"}
+    if set(opts) - known:
+        raise InputError(
+            f"{args.target}: unknown from_torch options {sorted(set(opts) - known)} "
+            f"(known: {', '.join(sorted(known))})"
+        )
+    try:
+        records = capture_records(fn, *fargs, **opts)
+    except InputError:
+        raise
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise InputError(f"torch.compile of {stem} failed: {type(e).__name__}: {first}") from None
+    texts = {}
+    for rec in records:
+        rec["name"] = f"{stem}.{rec['part']}"
+        texts[f"{rec['name']}.torch.json"] = json.dumps(rec, sort_keys=True) + "\n"
+    for w in write_outputs(args.output_dir, texts, {os.path.abspath(script)}):
+        print(w)
+    return 0
+
+
 def cmd_capture(args) -> int:
+    if args.torch:
+        return cmd_capture_torch(args)
     try:
         import jax  # noqa: F401
     except ImportError:

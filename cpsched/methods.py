@@ -19,9 +19,12 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cpsched.core.errors import InputError
-from cpsched.core.graph import Graph
+
+if TYPE_CHECKING:  # the package's start loads this module: nothing heavy at import
+    from cpsched.core.graph import Graph
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class Method:
 _REGISTRY: dict[str, Method] = {}
 
 # Every option some method reads (beyond the solver settings every call passes: time_limit,
-# workers, seed, deterministic, log, progress, budget, objective). An option outside this
+# workers, seed, deterministic, log, progress, budget, objective, deadline). An option outside this
 # set is a typo: ``schedule(g, slak=0.1)`` and a sweep's ``{method = "cp", slak = 0.1}`` are
 # refused instead of silently ignored. tests/test_reliability.py checks the solvers'
 # keyword parameters against it.

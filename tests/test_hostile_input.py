@@ -373,6 +373,7 @@ def test_method_options_cover_the_solvers_keywords():
         "deterministic",
         "log",
         "progress",
+        "deadline",
     }
     for fn in (solve_joint, solve, solve_overlap, solve_remat):
         params = list(inspect.signature(fn).parameters.values())[2:]

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 
-from networkx.readwrite import json_graph
-
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 from cpsched.core.nx_graph import from_networkx
@@ -88,6 +86,9 @@ def read_nx_json(path: str) -> Graph:
 
 def graph_from_node_link(data, path: str | None = None, name: str | None = None) -> Graph:
     """A ``Graph`` from a parsed node-link dict; every problem is an ``InputError``."""
+    # networkx takes 0.1-0.4 s to import: only when a node-link file is read
+    from networkx.readwrite import json_graph
+
     data = _normalized(data, path)
     try:
         G = json_graph.node_link_graph(data, directed=True, multigraph=False, edges="links")

@@ -24,6 +24,7 @@ from cpsched.core.errors import CpschedError, InfeasibleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cost.timeline import simulate_timeline
+from cpsched.cp import runtime
 from cpsched.cp.joint.solve import solve_joint
 from cpsched.cp.overlap.problem import build_problem
 from cpsched.cp.overlap.solve import solve_overlap
@@ -68,6 +69,7 @@ def _scalar(values: np.ndarray, names: Sequence[str]) -> Any:
     return vals[0] if len(names) == 1 else dict(zip(names, vals))
 
 
+@runtime.stoppable
 def frontier(
     graph: Graph,
     scenarios: Scenarios | None = None,
@@ -82,8 +84,13 @@ def frontier(
     seed: int = 0,
     baselines: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    deadline: float | None = None,
 ) -> Frontier:
-    """Solve ``cp-joint`` at ``points`` budgets; ``time_limit`` seconds per point.
+    """Solve ``cp-joint`` at ``points`` budgets; ``time_limit`` seconds per point (and for
+    each of the two solves that find the range). With ``deadline`` (``time.perf_counter()``)
+    every solve also gets no more than its share of the time left, and the points that find
+    no time left are not solved. A signal stops at the point it cuts: the points solved so
+    far are returned (``settings['interrupted']``).
 
     Examples
     --------
@@ -93,6 +100,25 @@ def frontier(
     (3, True)
     """
     t0 = time.perf_counter()
+    solves_left = int(points) + 2  # the range's two solves, then one per point
+    # a solve's work besides its search (problem, heuristics, replays): the most seen so far
+    overrun = [0.0, time.perf_counter(), 0.0]  # [most, when the last began, its seconds]
+
+    def seconds() -> float:
+        """This solve's time: ``time_limit``, and its share of what is left once each solve
+        still to come has had its fixed work."""
+        nonlocal solves_left
+        now = time.perf_counter()
+        if overrun[2]:
+            overrun[0] = max(overrun[0], now - overrun[1] - overrun[2])
+        solves_left -= 1
+        if deadline is None:
+            give = float(time_limit)
+        else:
+            give = min(float(time_limit), (deadline - now) / (solves_left + 1) - overrun[0])
+        overrun[1], overrun[2] = now, max(give, 1e-9)
+        return give
+
     sc = scenarios if scenarios is not None and len(scenarios) else static()
     names = list(sc.names)
     w = sc.weights
@@ -114,12 +140,19 @@ def frontier(
     orders: dict[str, list[int]] = {}
     if graph.original_order is not None:
         orders["given"] = list(graph.original_order)
+    slowest = 0.0  # no heuristic starts that would end past a quarter of the time left
+    until = None if deadline is None else t0 + 0.25 * (deadline - t0)
     for name in todo:
+        started = time.perf_counter()
+        if until is not None and started + slowest > until:
+            continue
         try:
             out = registry[name].fn(graph, sc, device=device, seed=seed)
             orders[name] = list(getattr(out, "order", out))
         except CpschedError:
             continue
+        finally:
+            slowest = max(slowest, time.perf_counter() - started)
     for name, order in orders.items():
         tl = simulate_timeline(graph, order, costs, sc)
         pk = order_peak(graph, order, sc)
@@ -134,7 +167,10 @@ def frontier(
     # the range: the proven minimum up to the fastest unconstrained order's peak
     lo, _ = min_memory_bound(graph, sc)
     low_source = "proven minimum with recompute and offload"
+    t_least = seconds()
     try:
+        if t_least <= 0 or runtime.interrupted():
+            raise InfeasibleError("no time left")
         # the least peak a plan reaches (recompute allowed to double the work): the
         # proven minimum is often far below anything feasible
         least = solve_remat(
@@ -147,9 +183,10 @@ def frontier(
             bandwidth=bandwidth,
             device=device,
             durations=base.dur,
-            time_limit=time_limit,
+            time_limit=t_least,
             workers=workers,
             seed=seed,
+            deadline=deadline,
         )
         if (np.asarray(least.peak) > lo).any():
             lo = np.maximum(lo, np.asarray(least.peak, dtype=np.int64))
@@ -158,7 +195,14 @@ def frontier(
         pass
     total = graph.sizes(sc).sum(axis=1) + graph.transient_bytes(sc).sum(axis=1) + 1
     fast = solve_overlap(
-        graph, sc, budget=total, costs=costs, time_limit=time_limit, workers=workers, seed=seed
+        graph,
+        sc,
+        budget=total,
+        costs=costs,
+        time_limit=max(0.01, seconds()),
+        workers=workers,
+        seed=seed,
+        deadline=deadline,
     )
     hi = np.maximum(np.asarray(fast.peak_bytes, dtype=np.int64), lo)
     k = max(2, int(points))
@@ -166,10 +210,15 @@ def frontier(
     pts: list[dict[str, Any]] = []
     prev: dict[str, Any] | None = None  # the best plan of the tighter budgets so far
     for i, bud in enumerate(budgets):
+        if runtime.interrupted():
+            break  # the points so far are the result
         if progress is not None:
             progress(f"point {i + 1}/{k}: budget " + ", ".join(str(int(b)) for b in bud))
         row: dict[str, Any] = {"budget_bytes": _scalar(bud, names)}
+        t_point = seconds()
         try:
+            if t_point <= 0:
+                raise InfeasibleError("not solved: the time limit ran out")
             res = solve_joint(
                 graph,
                 sc,
@@ -179,15 +228,16 @@ def frontier(
                 device=device,
                 profile=profile,
                 costs=costs,
-                time_limit=time_limit,
+                time_limit=t_point,
                 workers=workers,
                 seed=seed,
+                deadline=deadline,
             )
         except InfeasibleError as e:
             res = None
             row["message"] = str(e)
             proven = "proven minimum" in str(e) and "not proven" not in str(e)
-            row["status"] = "INFEASIBLE" if proven else "NO_PLAN"
+            row["status"] = "INFEASIBLE" if proven else ("NOT_RUN" if t_point <= 0 else "NO_PLAN")
         mine: dict[str, Any] | None = None
         bound = None
         if res is not None:
@@ -205,6 +255,8 @@ def frontier(
                 "score": float(w @ ms),
                 "plan_from": info.get("chosen"),
             }
+            if info.get("interrupted"):
+                mine["interrupted"] = True  # the point a signal cut: its best plan so far
         if prev is not None and (mine is None or prev["score"] < mine["score"]):
             # a plan of a tighter budget fits this one and is faster: keep it
             mine = dict(prev, carried_from=prev["budget_bytes"])
@@ -232,6 +284,8 @@ def frontier(
             "high_source": "peak of cp-overlap without a memory limit",
         },
     }
+    if runtime.interrupted():
+        settings["interrupted"] = {"points_solved": len(pts), "points": k}
     return Frontier(graph.name, graph.n_ops, names, costs.unit, pts, rows, settings)
 
 

@@ -134,6 +134,9 @@ METHOD = "cp-overlap"
 DEFAULT_TIME_LIMIT = 10.0
 ORDER_LITERAL_PAIRS = 5_000  # single scenario: explicit order literals up to this many
 MAX_FIFO_PAIRS = 20_000  # FIFO literals per model at most (else transfers may reorder)
+# Building the whole model takes about this long per op (a 10,000-op transformer step: 1.8 s
+# on a loaded 2-core machine); with less than twice that left it is not built
+BUILD_SECONDS_PER_OP = 2e-4
 
 
 def _solve(
@@ -171,6 +174,7 @@ def solve_overlap(
     log: bool | None = False,
     deterministic: bool | None = None,
     progress: Callable | None = None,
+    deadline: float | None = None,
     **_ignored: Any,
 ) -> Schedule:
     """Order ``graph`` to hide communication behind compute within a memory budget.
@@ -189,7 +193,14 @@ def solve_overlap(
     time_limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
     workers = 2 if workers is None else int(workers)
     seed = 0 if seed is None else int(seed)
-    cfg = SolverConfig(time_limit, workers, seed, bool(deterministic), bool(log))
+    cfg = SolverConfig(
+        time_limit,
+        workers,
+        seed,
+        bool(deterministic),
+        bool(log),
+        deadline=None if deterministic else deadline,
+    )
     objective = {"overlap": "makespan", None: "makespan"}.get(objective, objective)
     if objective in ("weighted", "minimax"):
         scenario_objective, objective = objective, "makespan"
@@ -218,8 +229,8 @@ def solve_overlap(
 
     # -- budget -------------------------------------------------------------------------------
     mem_methods = list(budget_methods)
-    t_mem = min(0.15 * time_limit, 10.0)
-    mem_opts = dict(hopts, time_limit=t_mem, workers=workers)
+    t_mem = max(0.01, min(0.15 * time_limit, 10.0, cfg.seconds_left()))
+    mem_opts = dict(hopts, time_limit=t_mem, workers=workers, deadline=cfg.deadline)
     mem_orders = memory_candidates(graph, scenarios, mem_methods, mem_opts, errors)
     lbm = np.maximum(mem_lb(graph, scenarios), 1)
     mem_peaks = {k: mem_peak(graph, o, scenarios) for k, o in mem_orders.items()}
@@ -245,6 +256,10 @@ def solve_overlap(
             budget_arr,
             dict(hopts),
             errors,
+            # a quarter of the time, or none past the deadline (100k ops: seconds each)
+            deadline=None
+            if cfg.deterministic
+            else min(t0 + 0.25 * time_limit, cfg.deadline or math.inf),
         )
     )
     if hint is not None:
@@ -293,7 +308,7 @@ def solve_overlap(
             ms = np.asarray(tl.makespan, dtype=np.float64)
             return float(w @ ms) if scenario_objective == "weighted" else float(np.max(ms / ref))
 
-        deadline = t0 + 0.3 * time_limit
+        deadline_at = min(t0 + 0.3 * time_limit, cfg.deadline or math.inf)
         for c in sorted((c for c in cands if not c.feasible and c.inflight_ok), key=score)[:4]:
             repaired = budget_repair(
                 graph,
@@ -303,7 +318,7 @@ def solve_overlap(
                 prob.starts,
                 prob.dones,
                 ms_obj,
-                deadline=deadline,
+                deadline=deadline_at,
             )
             if repaired is not None and tuple(repaired) not in seen:
                 seen.add(tuple(repaired))
@@ -312,7 +327,7 @@ def solve_overlap(
         mem_c = next((c for c in cands if c.name == best_mem and c.feasible), None)
         if mem_c is not None and mem_c not in pool0:
             pool0.append(mem_c)
-        deadline = t0 + 0.4 * time_limit
+        deadline_at = min(t0 + 0.4 * time_limit, cfg.deadline or math.inf)
         for c in pool0:
             o = budget_hoist(
                 graph,
@@ -323,7 +338,7 @@ def solve_overlap(
                 prob.dones,
                 ms_obj,
                 (lambda o: inflight_ok(prob, o, limits)) if limits else None,
-                deadline=deadline,
+                deadline=deadline_at,
             )
             if tuple(o) not in seen:
                 seen.add(tuple(o))
@@ -339,7 +354,7 @@ def solve_overlap(
     sol_cand: Candidate | None = None
     solver_bound_ms: np.ndarray | None = None
     proven = False
-    clock = Clock(time_limit, cfg.deterministic, t0)
+    clock = Clock.of(cfg, time_limit, t0)
     if cfg.deterministic and objective == "makespan" and prob.P and hoist:
         clock.spend(0.4 * time_limit)  # the hoisting phase's nominal share
     remaining = clock.left()
@@ -529,6 +544,9 @@ def _solve_makespan(
     lns=True,
 ):
     clock = Clock(time_limit, cfg.deterministic)
+    if not cfg.deterministic and clock.left() < 2 * BUILD_SECONDS_PER_OP * prob.n:
+        # no time to build the model and search it: the heuristics' order stands
+        return None, "SKIPPED: no time to build the model", {}, None, False
     mode = pick_mode(prob, scenario_mode)
     d, t, tick, over = copy_durations(prob, mode, scenario_objective, ref, resolution)
     C = d.shape[0]
@@ -672,10 +690,12 @@ def _lns(
     k = min(n, 40)
     steps = improved = 0
     w = prob.scenarios.weights
+    overhead = 0.0  # a step's work besides its search (timelines, building: O(n) each)
     while True:
-        left = clock.left()
+        left = clock.left() - (0.0 if cfg.deterministic else overhead)
         if left < 0.3 or n < 3:
             break
+        t_step = time.perf_counter()
         pos = np.empty(n, dtype=np.int64)
         pos[np.asarray(cur)] = np.arange(n)
         tl = prob.timeline(cur)
@@ -725,6 +745,7 @@ def _lns(
         run = _solve(mdl.m, cfg.with_(seed=cfg.seed + steps), step_limit)
         clock.spend(step_limit)
         took = time.perf_counter() - ts
+        overhead = max(overhead, time.perf_counter() - t_step - took)
         if cfg.deterministic:
             took = run.stats["deterministic_time"] / runtime.DET_PER_SECOND
         steps += 1
