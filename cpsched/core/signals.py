@@ -14,6 +14,10 @@ imported. Outside a command (the Python API) ``keep_work()`` takes SIGINT for it
 duration and forgets it afterwards. Signals are handled in the main thread only, and a
 signal ignored on entry (a shell's background job, ``nohup``) stays ignored.
 
+The command's time limit ends it the same way (``time_limit``: a SIGALRM at its deadline
+raises ``TimeUp`` outside ``keep_work``, where no solver watches the clock; reading a large
+input, say).
+
 This module imports nothing but the standard library: the command line loads it before
 anything else.
 """
