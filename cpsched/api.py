@@ -17,6 +17,7 @@ over these functions.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import platform
 import time
@@ -600,6 +601,7 @@ def schedule(
     """
     t0 = time.perf_counter()
     _check_solver_options(method, time_limit, workers, seed, deterministic=deterministic, log=log)
+    deadline = _checked_deadline(deadline)
     if objective is not None:
         arguments.text(objective, "objective")
     if progress is not None and not callable(progress):
@@ -694,6 +696,12 @@ def _check_solver_options(method, time_limit, workers, seed=DEFAULT_SEED, **flag
     for k, v in flags.items():
         if v is not None:
             arguments.flag(v, k)
+
+
+def _checked_deadline(deadline: Any) -> float | None:
+    """A ``time.perf_counter()`` instant (any finite number; one in the past leaves no
+    time), or None."""
+    return None if deadline is None else arguments.number(deadline, "deadline", low=-math.inf)
 
 
 def _check_method_options(options: Mapping[str, Any]) -> None:
@@ -1182,6 +1190,7 @@ def compare(
     _check_solver_options(
         None, time_limit, workers, seed, deterministic=deterministic, solvers=solvers
     )
+    deadline = _checked_deadline(deadline)
     if methods is not None and (
         isinstance(methods, str) or not all(isinstance(m, str) for m in methods)
     ):
@@ -1393,6 +1402,7 @@ def frontier(
     [True, True, True]
     """
     _check_solver_options(None, time_limit, workers, seed, evict=evict)
+    deadline = _checked_deadline(deadline)
     if bandwidth is not None:
         arguments.number(bandwidth, "bandwidth")
     if arguments.integer(points, "points") < 2:
