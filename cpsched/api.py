@@ -1032,7 +1032,7 @@ class Comparison:
                 out.append({"method": row["method"], "error": row["error"]})
                 continue
             for n in self.scenarios.names:
-                rec = {
+                rec: dict[str, Any] = {
                     "method": row["method"],
                     "status": row["status"],
                     "scenario": n,
