@@ -20,8 +20,9 @@ the outputs against XLA's order's, times ``--repeat`` steps, reads the allocator
 collects per-op times from the profiler. Modules for 4 or 8 devices are compiled (memory
 stats, order kept) but not run. Single-device modules run first, smallest first; ``run``
 stops starting modules when ``--budget`` seconds are spent and kills the child at the
-budget, so the whole command ends within about ``budget + 10`` seconds; ``--resume`` with
-the same ``--out`` measures, in a second run, only the modules the first left out.
+budget, so the whole command ends within about ``budget + 10`` seconds. A second run with
+``--resume [FIRST.jsonl]`` (default: ``--out``'s own file) measures only the modules the
+first left out.
 
 Output, under ``--out``: ``measure_gpu.jsonl`` (one JSON object per line, written as it goes)
 and ``measure_gpu.log`` (the progress lines also printed). The JSONL lines:
@@ -232,8 +233,9 @@ def run(args) -> int:
         plan = json.load(f)
     only = {n for n in args.only.split(",") if n}
     measured = set()
-    if args.resume and os.path.exists(out_path):  # a second run adds the modules still missing
-        with open(out_path) as f:
+    previous = out_path if args.resume == "" else args.resume
+    if previous and os.path.exists(previous):  # a second run adds the modules still missing
+        with open(previous) as f:
             for line in f:
                 with contextlib.suppress(ValueError):
                     rec = json.loads(line)
@@ -495,8 +497,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--min-start", type=float, default=15.0,
                    help="start no child with fewer seconds left (default: 15)")
     r.add_argument("--only", default="", help="comma-separated module names")
-    r.add_argument("--resume", action="store_true",
-                   help="leave out the modules --out's measure_gpu.jsonl has already")
+    r.add_argument("--resume", nargs="?", const="", default=None, metavar="JSONL",
+                   help="leave out the modules measured in an earlier run's JSONL (default "
+                        "without a file: --out's measure_gpu.jsonl)")
     r.add_argument("--python", default=sys.executable, help="interpreter for the child")
     t = sub.add_parser("table", help="markdown rows of a run's measure_gpu.jsonl (anywhere)")
     t.add_argument("results", help="measure_gpu.jsonl")

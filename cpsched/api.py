@@ -62,6 +62,7 @@ from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
 from cpsched.readers import read_graph, sniff_format
+from cpsched.readers.hlo.buffer_assignment import allocation_figures
 from cpsched.readers.hlo.convert import HloConverter, read_hlo_module, scheduled_computations
 from cpsched.readers.hlo.parser import parse_hlo_text
 from cpsched.readers.hlo.verify import verify_module
@@ -959,6 +960,21 @@ def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenario
     )
 
 
+def xla_allocation(result: Result) -> dict[str, dict[str, int]]:
+    """What XLA's buffer assignment reserves for ``result``'s order of an HLO module, per
+    scenario: ``temp_bytes`` (``compiled.memory_analysis().temp_size_in_bytes``: the
+    preallocated temp buffer) and ``allocated_bytes`` (all allocations, parameters and
+    outputs included: the memory-usage report's total). Empty when the graph was not read
+    from HLO, or the schedule is a remat plan (its clones are not the module's)."""
+    module = hlo_module_of(result.graph)
+    if module is None or result.plan is not None:
+        return {}
+    figures = allocation_figures(module, result.orders)
+    if figures is None:
+        return {}
+    return {k: {n: v for n in result.scenarios.names} for k, v in figures.items()}
+
+
 def memory_profile(result: Result):
     """Memory over time (``MemoryProfile``: bytes live per step and scenario) of a result's
     order."""
@@ -984,6 +1000,7 @@ class Comparison:
     settings: dict[str, Any]
     errors: dict[str, str] = field(default_factory=dict)
     time_unit: str = "s"
+    allocation: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -1002,6 +1019,7 @@ class Comparison:
                 "gap": {n: round(v, 6) for n, v in r.gap.items()},
                 "seconds": round(r.seconds, 6),
             }
+            row.update(self.allocation.get(name, {}))
             row["budget"] = _row_budget(name, r)
             if r.info.get("interrupted"):
                 row["interrupted"] = True  # cut by a signal: its best result so far
@@ -1022,12 +1040,13 @@ class Comparison:
                 out.append({"method": row["method"], "error": row["error"]})
                 continue
             for n in self.scenarios.names:
-                rec = {
+                rec: dict[str, Any] = {
                     "method": row["method"],
                     "status": row["status"],
                     "scenario": n,
                     "peak_bytes": row["peak_bytes"][n],
                     "lower_bound_bytes": self.bound[n],
+                    **{k: row[k][n] for k in ("temp_bytes", "allocated_bytes") if k in row},
                     "gap": row["gap"][n],
                     "seconds": row["seconds"],
                 }
@@ -1084,9 +1103,11 @@ def format_comparison(c: Comparison) -> str:
     head = f"{c.graph.name}: {c.graph.n_ops} ops; best proven lower bound " + ", ".join(
         f"{n} {format_bytes(v)}" if multi else format_bytes(v) for n, v in c.bound.items()
     )
+    xla = bool(c.allocation)  # an HLO module: what XLA's buffer assignment reserves
     header = (
         ["method", "status"]
         + [f"peak {n}" if multi else "peak" for n in sc.names]
+        + (["XLA temp", "allocated"] if xla else [])
         + ["vs bound", "makespan", "exposed comm", "budget", "time"]
     )
     table: list[list[str]] = []
@@ -1096,6 +1117,9 @@ def format_comparison(c: Comparison) -> str:
             continue
         status = row["status"] + (" (interrupted)" if row.get("interrupted") else "")
         cells = [row["method"], status] + [format_bytes(row["peak_bytes"][n]) for n in sc.names]
+        if xla:
+            for key in ("temp_bytes", "allocated_bytes"):
+                cells.append(format_bytes(max(row[key].values())) if key in row else "-")
         cells.append(f"+{100 * max(row['gap'].values()):.1f} %")
         if "makespan" in row:
             cells.append(format_time(max(row["makespan"].values()), c.time_unit))
@@ -1118,6 +1142,11 @@ def format_comparison(c: Comparison) -> str:
         "vs bound: (peak - bound) / peak, worst scenario; budget: the memory a row was "
         "held to (none: its own peak); cp-overlap@ROW: cp-overlap at ROW's peak"
     )
+    if c.allocation:
+        note += (
+            "; XLA temp / allocated: what XLA's buffer assignment reserves for the row's "
+            "order (its temp buffer / all allocations, parameters and outputs included)"
+        )
     if multi:
         note += "; makespan, exposed comm: worst scenario"
     if c.time_unit == "xla":
@@ -1293,7 +1322,8 @@ def compare(
         # the row the signal cut is marked in its result; these never started
         settings["interrupted"] = {"not_run": not_run}
     unit = next(iter(timelines.values())).unit if timelines else "s"
-    c = Comparison(g, sc, results, best, timelines, settings, errors, unit)
+    allocation = {row: a for row, r in results.items() if (a := xla_allocation(r))}
+    c = Comparison(g, sc, results, best, timelines, settings, errors, unit, allocation)
     return c.to_pandas() if as_dataframe else c
 
 

@@ -1361,24 +1361,25 @@ def measure(
             pre = (built or {}).get(p)
             if pre is not None and hasattr(pre, "result"):
                 pre = pre.result()  # raises what the compile raised
-            rec.update(
-                _measure_one(
-                    be,
-                    read_text(p),
-                    pre,
-                    shapes,
-                    repeat,
-                    warmup,
-                    seed,
-                    0 if profile_reference_only and i != reference else profile_runs,
-                    with_final_text,
-                )
+            _measure_one(
+                rec,
+                be,
+                read_text(p),
+                pre,
+                shapes,
+                repeat,
+                warmup,
+                seed,
+                0 if profile_reference_only and i != reference else profile_runs,
+                with_final_text,
             )
-        except MeasureError as e:
+        except MeasureError as e:  # what was found before (compile figures) stays
             rec["error"] = str(e)
-            continue
         except Exception as e:  # a bug here or an XLA surprise: this module only
             rec["error"] = f"unexpected {type(e).__name__}: {_first_line(e)}"
+        if "error" in rec:
+            rec.pop("_outputs", None)
+            rec.pop("_shapes", None)
             continue
         host_out = rec.pop("_outputs", None)
         own = rec.pop("_shapes")
@@ -1400,6 +1401,7 @@ def measure(
 
 
 def _measure_one(
+    rec: dict[str, Any],
     be: Backend,
     text: str,
     pre: Built | None,
@@ -1409,7 +1411,9 @@ def _measure_one(
     seed: int,
     profile_runs: int,
     with_final_text: bool,
-) -> dict:
+) -> None:
+    """Fills ``rec`` as it goes: a module that compiles but does not run keeps its
+    compile figures beside the error."""
     import numpy as np
 
     h = header(text)
@@ -1418,13 +1422,15 @@ def _measure_one(
         raise MeasureError("its parameters differ from the reference's: not the same program")
     t0 = time.perf_counter()
     built = pre if pre is not None else be.build(text)
-    rec: dict[str, Any] = {
-        "module": h["name"],
-        "devices": h["devices"],
-        "compile_seconds": round(time.perf_counter() - t0, 3),
-        "memory": built.memory,
-        "_shapes": own,
-    }
+    rec.update(
+        {
+            "module": h["name"],
+            "devices": h["devices"],
+            "compile_seconds": round(time.perf_counter() - t0, 3),
+            "memory": built.memory,
+            "_shapes": own,
+        }
+    )
     before, after = sequences(text), sequences(built.final_text)
     entry = entry_name(built.final_text)
     # XLA may rename the entry computation: compare the entries under one key
@@ -1445,7 +1451,7 @@ def _measure_one(
             f"{h['devices']} GPUs, not run on one"
         )
         rec["step_seconds"] = None
-        return rec
+        return
     host = make_inputs(own, seed, len(compiled.devices))
     donated = set(h["donated"])
     args = be.put(compiled, host)
@@ -1496,7 +1502,7 @@ def _measure_one(
     rec["outputs"] = len(host_out)
     rec["_outputs"] = host_out
     del args
-    return rec
+    return
 
 
 # -- child-process entry --------------------------------------------------------------------

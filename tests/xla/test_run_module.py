@@ -185,9 +185,13 @@ def test_the_gpu_script_runs_end_to_end_on_the_cpu_without_cpsched(tmp_path):
     plan = tmp_path / "plan"
     p = subprocess.run([sys.executable, str(script), "prepare", "--source",
                         str(REPO / "models" / "hlo" / "corpus"), "--dest", str(plan),
-                        "--time-limit", "3", "--only", "mesh3_shard_map,while_cg"],
+                        "--time-limit", "10", "--only", "mesh3_shard_map,while_cg"],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr[-2000:]
+    made = json.loads((plan / "plan.json").read_text())
+    errors = {(m["name"], k): o["schedule"]["error"] for m in made["modules"]
+              for k, o in m["orders"].items() if "error" in o.get("schedule", {})}
+    assert not errors, errors
     out = tmp_path / "out"
     p = subprocess.run([JAX_PYTHON, "-X", "importtime", "-u", str(script), "run", "--out",
                         str(out), "--plan", str(plan / "plan.json"), "--platform", "cpu",
