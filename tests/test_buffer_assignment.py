@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from cpsched.cli import main
 from cpsched.core.errors import InputError
 from cpsched.layout.heap import EventHeap, best_heap, place
 from cpsched.readers.hlo.buffer_assignment import (
@@ -295,3 +296,45 @@ def test_heap_empty_buffers_cost_nothing():
     heap.free("a", 8)
     size, placed = best_heap(heap)
     assert placed["e"] == (0, 0) and size == 8
+
+
+# -- the figures on the command line ----------------------------------------------------------
+
+
+def _cli(capsys, *argv) -> dict:
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@needs_corpus
+def test_commands_report_what_xla_reserves(capsys, tmp_path):
+    """info / simulate of the module's own order give XLA's figures for it; schedule and
+    compare give those of the order they found, next to its peak."""
+    hlo = str(HLO / "mlp_train.hlo")
+    report = read_buffer_assignment(str(HLO / "mlp_train.buffer-assignment.txt"))
+    for cmd in ("info", "simulate"):
+        data = _cli(capsys, cmd, hlo, "--json")
+        assert data["temp_bytes"] == {"static": report.temp_bytes}
+        assert data["allocated_bytes"] == {"static": report.allocated_bytes}
+    out = tmp_path / "order.json"
+    data = _cli(capsys, "schedule", hlo, "-o", str(out), "--time-limit", "5", "--json")
+    module = read_hlo_module(hlo)
+    ba = assign_buffers(module, data["orders"])
+    assert data["temp_bytes"] == {"static": ba.temp_bytes}
+    assert data["allocated_bytes"] == {"static": ba.allocated_bytes}
+    data = _cli(capsys, "compare", hlo, "--no-solver", "--json")
+    rows = {r["method"]: r for r in data["rows"] if "error" not in r}
+    assert rows["given"]["temp_bytes"] == {"static": report.temp_bytes}
+    assert all("allocated_bytes" in r for r in rows.values())
+    assert main(["compare", hlo, "--no-solver"]) == 0
+    assert "XLA temp" in capsys.readouterr().out
+
+
+def test_graphs_not_from_hlo_have_no_xla_figures(capsys, tmp_path):
+    g = tmp_path / "g.json"
+    g.write_text(
+        '{"nodes": [{"id": 0, "size": 100}, {"id": 1, "size": 10}],'
+        ' "links": [{"source": 0, "target": 1}]}'
+    )
+    data = _cli(capsys, "simulate", str(g), "--json")
+    assert "temp_bytes" not in data and "allocated_bytes" not in data

@@ -878,6 +878,20 @@ def assign_buffers(
     return BufferAssignment(allocs, an.flow.values, target, an)
 
 
+def allocation_figures(
+    module: HloModule, orders: Mapping[str, Sequence[str]] | None = None, target: str = "auto"
+) -> dict[str, int] | None:
+    """``temp_bytes`` and ``allocated_bytes`` XLA's buffer assignment gives ``module`` under
+    ``orders``; None when the orders are not orders of the module's own instructions (a
+    schedule that adds clones or copies)."""
+    names = {c.name: {i.name for i in c.instructions} for c in module.computations}
+    for comp, order in (orders or {}).items():
+        if comp not in names or set(order) != names[comp] or len(order) != len(names[comp]):
+            return None
+    ba = assign_buffers(module, orders, target)
+    return {"temp_bytes": ba.temp_bytes, "allocated_bytes": ba.allocated_bytes}
+
+
 def conflicts(ba: BufferAssignment) -> list[str]:
     """Pairs of values of one allocation that share bytes while both are live, other than
     XLA's own sharing (one buffer, or an operand handed over to its in-place user): empty
@@ -1047,6 +1061,7 @@ __all__ = [
     "Allocation",
     "BufferAssignment",
     "assign_buffers",
+    "allocation_figures",
     "detect_target",
     "Report",
     "ReportAllocation",
