@@ -115,6 +115,16 @@ def _bytes(v) -> str:
 # -- checks before any work ---------------------------------------------------------------
 
 
+def _xla_note(alloc: dict, scenario: str) -> str:
+    """What XLA's buffer assignment reserves for the order (HLO inputs), for a text line."""
+    if not alloc:
+        return ""
+    return (
+        f"; XLA temp {_bytes(alloc['temp_bytes'][scenario])}, "
+        f"allocated {_bytes(alloc['allocated_bytes'][scenario])}"
+    )
+
+
 def check_outputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[str]) -> None:
     """Refuse, before any work, an output that is (or links to) one of the inputs, two
     outputs at one path, a path that is not a regular file (FIFO, device, symlink), or one
@@ -253,6 +263,7 @@ def cmd_info(args) -> int:
     order = g.default_order()
     prof = simulate(g, order, sc)
     lb = lower_bound(g, sc)
+    alloc = api.xla_allocation(api.simulate(g, order, sc))
     kinds = {k.name.lower(): int((g.kinds == k).sum()) for k in OpKind if (g.kinds == k).any()}
     coll: dict[str, int] = {}
     for c in g.collectives.values():
@@ -270,6 +281,7 @@ def cmd_info(args) -> int:
         "has_schedule": g.original_order is not None,
         "peak_bytes": _by_name(sc, prof.peak),
         "lower_bound_bytes": _by_name(sc, lb),
+        **alloc,
         "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)},
     }
     lines = [
@@ -293,7 +305,7 @@ def cmd_info(args) -> int:
     for s, n in enumerate(sc.names):
         lines.append(
             f"  {n:>16}: peak {_bytes(prof.peak[s]):>12} at "
-            f"{g.op_names[prof.peak_op(s)]}; lower bound {_bytes(lb[s])}"
+            f"{g.op_names[prof.peak_op(s)]}; lower bound {_bytes(lb[s])}" + _xla_note(alloc, n)
         )
     _emit(args, data, "\n".join(lines))
     return 0
@@ -323,11 +335,13 @@ def cmd_simulate(args) -> int:
     validate_order(g, order, what=f"schedule {args.schedule}" if args.schedule else "schedule")
     r = api.simulate(g, order, sc)
     prof = simulate(g, r.order, sc)
+    alloc = api.xla_allocation(r)
     data = {
         "input": args.input,
         "ops": g.n_ops,
         "peak_bytes": dict(r.peak),
         "lower_bound_bytes": dict(r.bound),
+        **alloc,
         "peak_step": {n: int(prof.peak_step[s]) for s, n in enumerate(sc.names)},
         "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)},
     }
@@ -336,6 +350,7 @@ def cmd_simulate(args) -> int:
         lines.append(
             f"{n}: peak {_bytes(prof.peak[s])} at step {int(prof.peak_step[s])} "
             f"({g.op_names[prof.peak_op(s)]}); lower bound {_bytes(r.bound[n])}"
+            + _xla_note(alloc, n)
         )
     if args.plot:
         plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=tuple(_inputs(args)))
@@ -508,6 +523,8 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
         write_trace(args.trace, tl, g, inputs=tuple(_inputs(args)))
     data = dict(out["data"])
     data.pop("order")
+    alloc = api.xla_allocation(r)
+    data.update(alloc)
     data["output"] = args.output
     data["orders"] = {k: list(v) for k, v in r.orders.items()}
     data["solver"] = dict(r.solver)
@@ -518,7 +535,7 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
     for n in sc.names:
         line = (
             f"  {n}: peak {_bytes(r.peak[n])}, lower bound {_bytes(r.bound[n])}, "
-            f"gap {100 * r.gap[n]:.2f} %"
+            f"gap {100 * r.gap[n]:.2f} %" + _xla_note(alloc, n).replace(";", ",")
         )
         if r.budget is not None:
             line += f", budget {_bytes(r.budget[n])}"
@@ -579,9 +596,7 @@ def hard_stop(args) -> float | None:
     if limit is None or (args.command == "compare" and args.no_solver):
         return None
     args.command_time_limit = float(limit)
-    # half the tolerance: a long read (one JSON parse of seconds) ends before the signal is
-    # seen
-    return args.started + float(limit) + 0.5 * max(1.0, 0.05 * float(limit))
+    return args.started + signals.stop_after(limit)
 
 
 def _solve_deadline(args, name: str, g: Graph) -> float | None:
