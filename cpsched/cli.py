@@ -597,9 +597,7 @@ def hard_stop(args) -> float | None:
     if limit is None or (args.command == "compare" and args.no_solver):
         return None
     args.command_time_limit = float(limit)
-    # half the tolerance: a long read (one JSON parse of seconds) ends before the signal is
-    # seen
-    return args.started + float(limit) + 0.5 * max(1.0, 0.05 * float(limit))
+    return args.started + signals.stop_after(limit)
 
 
 def _solve_deadline(args, name: str, g: Graph) -> float | None:
