@@ -31,7 +31,7 @@ from cpsched import generators  # noqa: F401  (re-exported: ``cpsched.generators
 from cpsched.analysis.memory import lower_bound as static_lower_bound
 from cpsched.analysis.memory import simulate as simulate_memory
 from cpsched.analysis.schedule import INFEASIBLE, Schedule, make_schedule
-from cpsched.core.errors import CpschedError, InputError
+from cpsched.core.errors import BudgetError, CpschedError, InputError
 from cpsched.core.graph import Graph
 from cpsched.core.inputs import loads_json
 from cpsched.core.nx_graph import from_networkx as convert
@@ -49,6 +49,7 @@ from cpsched.cost.model import estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, Frontier
 from cpsched.cp.joint.frontier import frontier as joint_frontier
+from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.heuristics.common import convert_sync_collectives
 from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, load_all
@@ -90,9 +91,6 @@ DEFAULT_TIME_LIMIT = 10.0
 DEFAULT_TIME_LIMITS = {"cp-remat": 60.0, "remat-fixed-order": 60.0, "cp-joint": 30.0}
 DEFAULT_WORKERS = 2
 DEFAULT_SEED = 0
-# A percentage budget is a share of the least peak that ``cp`` finds for each scenario
-# alone, given this share of the time limit.
-LEAST_PEAK_TIME_SHARE = 0.25
 GIVEN = "GIVEN"  # status of the input's own order (``simulate``, compare's ``given`` row)
 
 
@@ -420,50 +418,27 @@ def methods() -> list[dict[str, str]]:
     ]
 
 
-def least_peak(
-    graph: Graph,
-    scenarios: Scenarios,
-    *,
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    workers: int = DEFAULT_WORKERS,
-    seed: int = DEFAULT_SEED,
-) -> tuple[np.ndarray, list[str]]:
-    """The least peak over all orders that ``cp`` finds for each scenario alone (the
-    reference of percentage budgets), with its status (``OPTIMAL`` when proven)."""
-    cp = get_method("cp").fn
-    peaks, statuses = [], []
-    share = max(1.0, float(time_limit)) / max(1, len(scenarios))
-    for s in range(len(scenarios)):
-        one = scenarios.only(s)
-        r = cp(graph, one, time_limit=share, workers=workers, seed=seed)
-        peaks.append(int(r.peak_bytes[0]))
-        statuses.append(r.status)
-    return np.asarray(peaks, dtype=np.int64), statuses
+def budget_reference(graph: Graph, scenarios: Scenarios) -> tuple[np.ndarray, str]:
+    """The peak per scenario that percentage budgets are a share of: the input's own order
+    (what ``simulate`` and ``info`` print for it; the reference Checkmate and Moccasin use),
+    or the graph's topological order where the input has none. Deterministic: no search."""
+    what = (
+        "the peak of the input's own order"
+        if graph.original_order is not None
+        else "the peak of the graph's topological order (the input has no order)"
+    )
+    return simulate_memory(graph, graph.default_order(), scenarios).peak.astype(np.int64), what
 
 
-def resolve_budget(
-    graph: Graph,
-    scenarios: Scenarios,
-    budget,
-    *,
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    workers: int = DEFAULT_WORKERS,
-    seed: int = DEFAULT_SEED,
-) -> tuple[np.ndarray, dict[str, Any]]:
+def resolve_budget(graph: Graph, scenarios: Scenarios, budget) -> tuple[np.ndarray, dict[str, Any]]:
     """Bytes per scenario for ``budget`` (``8GiB``, ``512MB``, bytes, ``90%``, per scenario).
-    A percentage is of the least peak ``cp`` finds for each scenario alone, in a quarter of
-    ``time_limit``; the second value records that reference (empty for byte budgets)."""
+    A percentage is of ``budget_reference`` (the input order's peak); the second value
+    records that reference (empty for byte budgets)."""
     b = parse_budget(budget, scenarios)
     if not b.relative:
         return b.resolve(scenarios), {}
-    peaks, statuses = least_peak(
-        graph, scenarios, time_limit=LEAST_PEAK_TIME_SHARE * time_limit, workers=workers, seed=seed
-    )
-    ref = {
-        "budget": b.text,
-        "least_peak_bytes": _by_name(scenarios, peaks),
-        "least_peak_status": dict(zip(scenarios.names, statuses)),
-    }
+    peaks, what = budget_reference(graph, scenarios)
+    ref = {"budget": b.text, "reference": what, "reference_bytes": _by_name(scenarios, peaks)}
     return b.resolve(scenarios, peaks), ref
 
 
@@ -505,9 +480,10 @@ def schedule(
     deterministic : bool, default False
         Count limits in work units, not seconds: same input and seed, same order.
     budget : int, str, sequence or dict, optional
-        Memory budget: bytes, ``"8GiB"``, ``"512MB"``, ``"90%"`` (of the least peak that
-        ``cp`` finds for each scenario alone, in a quarter of ``time_limit``), one per
-        scenario as a list or ``{scenario: value}``.
+        Memory budget: bytes, ``"8GiB"``, ``"512MB"``, ``"90%"`` (of the peak of the
+        input's own order, ``budget_reference``), one per scenario as a list or
+        ``{scenario: value}``. A result over it is refused: ``BudgetError`` says the least
+        peak the method reached and the proven minimum.
     log : bool, default False
         CP-SAT's search log.
     progress : callable, optional
@@ -552,9 +528,7 @@ def schedule(
     budget_bytes: dict[str, int] | None = None
     reference: dict[str, Any] = {}
     if budget is not None:
-        arr, reference = resolve_budget(
-            g, sc, budget, time_limit=time_limit, workers=workers, seed=seed
-        )
+        arr, reference = resolve_budget(g, sc, budget)
         budget_bytes = _by_name(sc, arr)
         opts["budget"] = [int(v) for v in arr]
     if opts.get("objective") == "budget" and budget is None:
@@ -564,7 +538,7 @@ def schedule(
             raise InputError(
                 f"--objective {objective or 'remat'} needs --budget (bytes, 8GiB or 90%)"
             )
-        return _remat_result(g, sc, m, opts, budget_bytes, reference, t0)
+        return kept_budget(_remat_result(g, sc, m, opts, budget_bytes, reference, t0))
     for flag in ("reorder", "bandwidth", "evict"):
         if opts.get(flag) not in (None, False) or (flag == "reorder" and flag in opts):
             raise InputError(
@@ -572,8 +546,60 @@ def schedule(
             )
     module = hlo_module_of(g)
     if module is not None:
-        return _run_module(module, g, sc, m, opts, budget_bytes, reference, t0)
-    return _run(g, sc, m, opts, budget_bytes, reference, t0)
+        return kept_budget(_run_module(module, g, sc, m, opts, budget_bytes, reference, t0))
+    return kept_budget(_run(g, sc, m, opts, budget_bytes, reference, t0))
+
+
+def kept_budget(r: Result) -> Result:
+    """``r`` when its peak is within its budget in every scenario (or it has none), else
+    ``BudgetError``: a budget is kept or refused, whichever method ran and however short its
+    time was. The message gives per scenario the least peak the method reached and the proven
+    minimum (no order, or for plans no plan, goes below it), so the user knows which budget
+    can be had."""
+    if r.budget is None or all(r.peak[n] <= r.budget[n] for n in r.scenarios.names):
+        return r
+    if r.plan is not None:
+        proven = r.info.get("proven_min_bytes")
+        if not proven:
+            proven = _by_name(r.scenarios, min_memory_bound(r.graph, r.scenarios)[0])
+        what = "no plan"
+    else:
+        proven, what = r.bound, "no order"
+    reached = {n: int(r.peak[n]) for n in r.scenarios.names}
+    proven = {n: int(proven[n]) for n in r.scenarios.names}
+    parts = [
+        f"{n}: budget {_bytes_text(r.budget[n])}, least peak reached {_bytes_text(reached[n])}, "
+        f"{what} goes below {_bytes_text(proven[n])} (proven)"
+        for n in r.scenarios.names
+        if reached[n] > r.budget[n]
+    ]
+    impossible = any(proven[n] > r.budget[n] for n in r.scenarios.names)
+    if impossible:
+        tail = "the budget is below the proven minimum"
+    elif r.plan is not None:
+        tail = "not proven impossible: " + (
+            "a longer --time-limit, or --evict, may meet it"
+            if is_solver(r.method)
+            else "--objective remat (cp-remat: order and plan searched together) may meet it"
+        )
+    else:
+        tail = (
+            "not proven impossible: "
+            + ("a longer --time-limit may meet it; " if is_solver(r.method) else "")
+            + "--objective remat (recompute and, with --evict, offload) may meet it"
+        )
+    raise BudgetError(
+        f"{r.method} ({r.status}) did not meet the budget; nothing written: "
+        + "; ".join(parts)
+        + f"; {tail}",
+        reached=reached,
+        proven=proven,
+        result=r,
+    )
+
+
+def _bytes_text(v: int) -> str:
+    return f"{format_bytes(int(v))} ({int(v):,} B)"
 
 
 def _check_solver_options(method, time_limit, workers) -> None:
@@ -1251,12 +1277,14 @@ __all__ = [
     "from_networkx",
     "from_jax",
     "scenarios_for",
-    "least_peak",
+    "budget_reference",
     "resolve_budget",
     "timeline",
     "memory_profile",
     "format_comparison",
     "Budget",
+    "BudgetError",
+    "kept_budget",
     "INFEASIBLE",
     "OBJECTIVES",
 ]
@@ -1308,6 +1336,11 @@ def write(
     if result.schedule is None:
         raise InputError(f"{result.method}: nothing to write")
     data = schedule_to_dict(result.schedule)
+    if result.budget is not None:
+        # what the schedule was held to, beside what it reached (peak_bytes)
+        data["budget_bytes"] = dict(result.budget)
+        if "budget_reference" in result.info:
+            data["budget_reference"] = result.info["budget_reference"]
     data.update(annotate or {})
     if hlo:
         module = hlo_module_of(result.graph) or read_hlo_module(str(source))

@@ -30,7 +30,7 @@ from cpsched.analysis.memory import lower_bound, simulate
 from cpsched.analysis.validate import validate_order
 from cpsched.capture import add_parser as add_capture
 from cpsched.capture import info_buckets
-from cpsched.core.errors import CpschedError, InfeasibleError, InputError
+from cpsched.core.errors import BudgetError, CpschedError, InputError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
@@ -457,26 +457,31 @@ def cmd_schedule(args) -> int:
         and not args.log
     ):
         progress = _progress_printer()
-    with stdout_to_stderr(bool(args.log)), runtime.deadline(_solve_deadline(args, name, g)):
-        r = api.schedule(
-            g,
-            method,
-            objective=args.objective,
-            scenarios=sc,
-            time_limit=args.time_limit,
-            workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
-            seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
-            deterministic=bool(args.deterministic),
-            budget=args.budget,
-            log=bool(args.log),
-            progress=progress,
-            **options,
-        )
+    try:
+        with stdout_to_stderr(bool(args.log)), runtime.deadline(_solve_deadline(args, name, g)):
+            r = api.schedule(
+                g,
+                method,
+                objective=args.objective,
+                scenarios=sc,
+                time_limit=args.time_limit,
+                workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
+                seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
+                deterministic=bool(args.deterministic),
+                budget=args.budget,
+                log=bool(args.log),
+                progress=progress,
+                **options,
+            )
+    except BudgetError as e:
+        # over the budget: refused (exit 2), or, when a signal cut the search short, the
+        # signal's exit; nothing is written either way
+        if isinstance(e.result, api.Result) and was_interrupted(args, e.result):
+            print(f"cpsched: interrupted: {e}", file=sys.stderr)
+            return interrupted_exit(args)
+        raise
     if progress is not None and sys.stderr.isatty():
         sys.stderr.write("\n")
-    if r.status == "INFEASIBLE":
-        # An impossible budget is the user's input error: one line, exit 2, nothing written.
-        raise InfeasibleError(r.info.get("message") or "the budget cannot be met")
     # everything that can fail is computed before the first file is written
     tl = None
     if r.plan is None and (args.trace or r.info.get("pairs") is not None):
@@ -501,8 +506,6 @@ def cmd_schedule(args) -> int:
     data["orders"] = {k: list(v) for k, v in r.orders.items()}
     data["solver"] = dict(r.solver)
     data["seconds"] = round(r.seconds, 6)
-    if "budget_reference" in r.info:
-        data["budget_reference"] = r.info["budget_reference"]
     lines = [f"{r.method}: {r.status}, wrote {args.output}"]
     for n in sc.names:
         line = (
@@ -510,7 +513,7 @@ def cmd_schedule(args) -> int:
             f"gap {100 * r.gap[n]:.2f} %"
         )
         if r.budget is not None:
-            line += f", budget {_bytes(r.budget[n])}"
+            line += f", budget {_bytes(r.budget[n])}" + _reference_text(r, n)
         lines.append(line)
     info = r.info
     if info.get("makespan"):
@@ -603,7 +606,6 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
         top = next(iter(buckets.values()))
         lines.insert(2, f"    (also within budget in: {', '.join(top['fits_buckets'])})")
     unit = _time_unit(r, args.device)
-    ref = r.info.get("budget_reference")
     for s, n in enumerate(sc.names):
         # float noise of timeline differences (1e-20 of a step) prints as 0
         tiny = 1e-9 * max(1.0, abs(float(res.time.base[s])))
@@ -612,11 +614,7 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
             for x in (res.time.recompute, res.time.exposed_transfer)
         )
         line = f"  {n}: peak {_bytes(res.peak[s])} <= budget {_bytes(res.budget[s])}"
-        if ref:
-            line += (
-                f" ({ref['budget']} of the least peak "
-                f"{_bytes(ref['least_peak_bytes'][n])}, {ref['least_peak_status'][n]})"
-            )
+        line += _reference_text(r, n)
         lines.append(
             line + f", added time {float(res.added_time_pct[s]):.2f} % (recompute "
             f"{format_time(rec, unit)}, exposed transfer {format_time(exp, unit)}), "
@@ -663,6 +661,14 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
             summary["bucket_modules"] = written[1:-1]
     _emit(args, summary, "\n".join(lines))
     return 0
+
+
+def _reference_text(r: api.Result, scenario: str) -> str:
+    """`` (90% of the peak of the input's own order, 29.02 KiB)`` for a percentage budget."""
+    ref = r.info.get("budget_reference")
+    if not ref:
+        return ""
+    return f" ({ref['budget']} of {ref['reference']}, {_bytes(ref['reference_bytes'][scenario])})"
 
 
 def _time_unit(r: api.Result, device: str) -> str:
@@ -748,10 +754,10 @@ def add_schedule(sub) -> None:
     q.add_argument(
         "--budget",
         metavar="BYTES",
-        help="memory budget: bytes, 512MB, 8GiB, or 90%% (of the least peak over "
-        "all orders that cp finds for each scenario alone, in a quarter of "
-        "the time limit); one value, or one per scenario comma separated "
-        "(default: none)",
+        help="memory budget: bytes, 512MB, 8GiB, or 90%% (of the peak of the "
+        "input's own order); one value, or one per scenario comma separated. A "
+        "result over it is refused (exit 2) with the least peak reached and the "
+        "proven minimum (default: none)",
     )
     q.add_argument(
         "--slack",

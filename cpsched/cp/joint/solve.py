@@ -62,7 +62,7 @@ from ortools.sat.python.cp_model_helper import FlatIntExpr
 
 from cpsched.analysis.memory import simulate
 from cpsched.analysis.schedule import FALLBACK, FEASIBLE, OPTIMAL
-from cpsched.core.errors import InfeasibleError, InputError, ScheduleError
+from cpsched.core.errors import BudgetError, InfeasibleError, InputError, ScheduleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cost.model import Costs
@@ -303,15 +303,30 @@ def solve_joint(
     pool = ([sol] if sol is not None else []) + fits
     pool = [p for p in pool if (p.peak() <= bud).all()]
     if not pool:
+        # what can be had instead: the least peak of the plans tried, the proven minimum
+        tried = [p.peak() for p in plans + ([sol] if sol is not None else [])]
+        reached = np.min(tried, axis=0) if tried else None
+        what = "; ".join(
+            f"{n}: budget {int(bud[s]):,} B, "
+            + (f"least peak reached {int(reached[s]):,} B, " if reached is not None else "")
+            + f"proven minimum {int(lb_mem[s]):,} B"
+            for s, n in enumerate(sc.names)
+        )
+        figures = dict(
+            reached=None if reached is None else {n: int(v) for n, v in zip(sc.names, reached)},
+            proven={n: int(v) for n, v in zip(sc.names, lb_mem)},
+        )
         if solver_status == "INFEASIBLE":
-            raise InfeasibleError(
+            raise BudgetError(
                 "no plan with one recompute or host round trip per buffer fits the budget "
-                f"(proven by the joint model; the proven minimum is {int(lb_mem.max())} B)"
+                f"(proven by the joint model): {what}",
+                **figures,
             )
-        raise InfeasibleError(
+        raise BudgetError(
             "no plan within the budget was found"
             + (f" (joint model: {solver_status})" if solver_status != "NOT_RUN" else "")
-            + "; a longer --time-limit or a larger --budget may help"
+            + f": {what}; a longer --time-limit may help",
+            **figures,
         )
     final = min(pool, key=score)
     if sol is not None and score(sol) <= score(final):
