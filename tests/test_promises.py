@@ -212,3 +212,80 @@ def test_a_sweep_row_over_its_budget_says_so_with_the_least_peak_reached():
     row = solve_task(payload)
     assert row["status"] == OVER_BUDGET and row["peak_bytes"] == 44000
     assert "least peak reached" in row["error"]
+
+
+# -- frontier: a point wherever a plan is known, none beaten by a baseline it shows ----------
+
+
+def _dominated(base: dict, point: dict, names) -> bool:
+    """``base`` is at most ``point``'s peak and makespan in every scenario, below in one."""
+
+    def v(d, key, n):
+        x = d[key]
+        return x[n] if isinstance(x, dict) else x
+
+    le = all(
+        v(base, "peak_bytes", n) <= v(point, "peak_bytes", n)
+        and v(base, "makespan", n) <= v(point, "makespan", n) * (1 + 1e-12)
+        for n in names
+    )
+    lt = any(
+        v(base, "peak_bytes", n) < v(point, "peak_bytes", n)
+        or v(base, "makespan", n) < v(point, "makespan", n) * (1 - 1e-12)
+        for n in names
+    )
+    return le and lt
+
+
+def _small_parallel():
+    from cpsched.generators import transformer_parallel
+
+    return transformer_parallel(layers=1, dp=2, tp=2, d_model=64, heads=2, d_ff=128, vocab=256)
+
+
+def test_frontier_keeps_every_known_plan_when_the_joint_model_finds_none(monkeypatch):
+    """With the joint model and the separate methods finding nothing, every point still
+    has the best known plan that fits it (the low end's, a heuristic's), never NO_PLAN."""
+    import cpsched.cp.joint.solve as joint
+
+    monkeypatch.setattr(joint, "_sequential", lambda *a, **k: ([], None))
+
+    def nothing(*a, **k):
+        raise joint.Infeasible("no model in this test")
+
+    monkeypatch.setattr(joint, "_solve_model", nothing)
+    g = _small_parallel()
+    f = api.frontier(g, points=4, time_limit=2, scenarios={"b": [2], "s": [64]})
+    assert f.points and all(p.get("makespan") is not None for p in f.points), f.points
+    names = f.scenarios
+    for p in f.points:
+        assert not any(_dominated(b, p, names) for b in f.baselines), p
+        assert p["peak_bytes"] <= p["budget_bytes"]
+
+
+def test_frontier_points_are_never_beaten_by_a_baseline_it_shows():
+    g = _small_parallel()
+    f = api.frontier(g, points=3, time_limit=2, scenarios={"b": [2], "s": [64]})
+    for p in f.points:
+        assert p.get("makespan") is not None
+        assert not any(_dominated(b, p, f.scenarios) for b in f.baselines), p
+    # the top of the range: the least peak among the fastest orders shown
+    fastest = min(b["makespan"] for b in f.baselines)
+    top = f.points[-1]
+    assert top["makespan"] <= fastest * (1 + 1e-12)
+
+
+def test_frontier_solves_each_distinct_budget_once(monkeypatch):
+    import cpsched.cp.joint.frontier as fr
+
+    calls = []
+    real = fr.solve_joint
+
+    def counting(*a, **k):
+        calls.append(a[2])
+        return real(*a, **k)
+
+    monkeypatch.setattr(fr, "solve_joint", counting)
+    g = api.read(str(REPO / "models" / "graphs" / "unet.json"))  # least peak = fastest's
+    f = api.frontier(g, points=10, time_limit=1)
+    assert len(f.points) == len(calls) == 1 and f.settings["points"] == 1

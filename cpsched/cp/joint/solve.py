@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,10 +171,16 @@ def solve_joint(
     log: bool | None = False,
     deterministic: bool | None = None,
     progress: Callable | None = None,
+    known: Mapping[str, tuple[Skeleton, Sequence[Sequence[int]]]] | None = None,
     **_ignored: Any,
 ) -> RematResult:
     """The least makespan within ``budget`` bytes per scenario, deciding order, collective
     placement, clones and (``evict``) host offload together.
+
+    ``known``: plans found elsewhere, by name: (skeleton, active candidates per scenario),
+    e.g. a heuristic's order (no candidates) or a plan of a tighter budget. Those within the
+    budget join the hints and the fallback, so the result is never worse than any of them;
+    on equal makespans the lower weighted peak is kept.
 
     ``budget``: one number or one per scenario (required). ``evict`` adds host round trips
     timed with ``transfer`` (or ``bandwidth`` bytes per time unit, else the device's PCIe).
@@ -266,8 +272,17 @@ def solve_joint(
         ms = p.makespan()
         return float(w @ ms) if scenario_objective == "weighted" else float(np.max(ms))
 
+    for name, (skeleton, active) in (known or {}).items():
+        try:
+            plans.append(_plan(prob, name, skeleton, active))
+        except (InputError, ScheduleError) as e:  # one the replay refuses: reported, not used
+            errors[name] = str(e)
+
+    def rank(p: Plan) -> tuple[float, float]:
+        return score(p), float(w @ p.peak())
+
     fits = [p for p in plans if (p.peak() <= bud).all()]
-    best_seq = min(fits, key=score) if fits else None
+    best_seq = min(fits, key=rank) if fits else None
     info["sequential"] = [_row(p, sc, bud) for p in plans]
 
     # 2. the joint model ----------------------------------------------------------------------------
@@ -328,8 +343,8 @@ def solve_joint(
             + f": {what}; a longer --time-limit may help",
             **figures,
         )
-    final = min(pool, key=score)
-    if sol is not None and score(sol) <= score(final):
+    final = min(pool, key=rank)
+    if sol is not None and rank(sol) <= rank(final):
         final = sol
     if final is sol and proven:
         status = OPTIMAL
