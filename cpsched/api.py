@@ -22,7 +22,7 @@ import platform
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -49,8 +49,11 @@ from cpsched.cost.model import estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, Frontier
 from cpsched.cp.joint.frontier import frontier as joint_frontier
+from cpsched.cp.memory.problem import from_graph as cut_problem
+from cpsched.cp.memory.solve import CUT_SECONDS_PER_OP2
 from cpsched.cp.remat.problem import min_memory_bound
-from cpsched.heuristics.common import convert_sync_collectives
+from cpsched.cp.search.cuts import CUT_MAX_OPS
+from cpsched.heuristics.common import convert_sync_collectives, scenario_index
 from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, load_all
 from cpsched.methods import get as get_method
@@ -162,8 +165,6 @@ class Result:
 
     def with_bound(self, bound: Mapping[str, int]) -> Result:
         """The same result measured against a better bound (e.g. the best of a comparison)."""
-        from dataclasses import replace
-
         b = {n: min(int(bound[n]), int(self.peak[n])) for n in self.peak}
         return replace(self, bound=b, gap=_gap(self.peak, b))
 
@@ -692,7 +693,36 @@ def _run_module(
     """Every sequential computation of ``module`` ordered by ``m``, callees first
     (``cpsched.heuristics.module``). A solver's time limit is shared among the computations
     and its result is never worse than the module's own orders nor than the memory
-    heuristics'; heuristics do per computation what the compiler's would."""
+    heuristics'; heuristics do per computation what the compiler's would. A method that is
+    a module-level choice (``Method.choice``: ``xla-default``) runs each of its methods on
+    the whole module and keeps the least module peak, ties to the first, as XLA's
+    ``DefaultMemoryScheduler::Run`` does; ``info['choice']`` gives each one's peak."""
+    choice = None
+    if m.choice:
+        k = scenario_index(sc, opts.get("scenario"))
+        runs = {name: _lift(module, sc, get_method(name), opts, m.name) for name in m.choice}
+        chosen = min(m.choice, key=lambda name: int(runs[name].peak[k]))  # ties: first
+        ms = runs[chosen]
+        choice = {
+            "selected": chosen,
+            "scenario": sc.names[k],
+            "module_peak_bytes": {name: int(runs[name].peak[k]) for name in m.choice},
+        }
+    else:
+        ms = _lift(module, sc, m, opts, m.name)
+    s = ms.schedule
+    _HLO_MODULES[s.graph] = module
+    r = _result(s.graph, sc, m, s, opts, budget_bytes, reference, t0)
+    info = dict(r.info)
+    info["computations"] = [vars(c) for c in ms.computations]
+    info["kept_input_orders"] = ms.kept_input
+    if choice is not None:
+        info["choice"] = choice
+    return replace(r, orders=dict(ms.orders), info=info)
+
+
+def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
+    """``m`` on every sequential computation of ``module`` (``schedule_module``)."""
     solver = is_solver(m.name)
 
     def per_computation(graph: Graph, scen: Scenarios, seconds: float | None):
@@ -706,25 +736,50 @@ def _run_module(
         for name in MODULE_ALTERNATIVES:
             fn = get_method(name).fn
             alternatives.append(lambda graph, scen, seconds, fn=fn: fn(graph, scen))
-    ms = schedule_module(
+    return schedule_module(
         module,
         per_computation,
         scenarios=sc,
         time_limit=opts.get("time_limit") if solver else None,
-        method=m.name,
+        method=label,
         never_worse=(m.name == "cp"),
         alternatives=alternatives,
         peak_objective=(m.family != "overlap"),
     )
-    s = ms.schedule
-    _HLO_MODULES[s.graph] = module
-    r = _result(s.graph, sc, m, s, opts, budget_bytes, reference, t0)
-    info = dict(r.info)
-    info["computations"] = [vars(c) for c in ms.computations]
-    info["kept_input_orders"] = ms.kept_input
-    from dataclasses import replace
 
-    return replace(r, orders=dict(ms.orders), info=info)
+
+# The minimum-cut bound (``cpsched.cp.search.cuts``) is part of the bound every command
+# shows where its expected time (per op squared and scenario: ``cp.memory.solve``'s rate) is
+# at most this; above it the bound is the forced-live one, labelled weak.
+CUT_BOUND_MAX_SECONDS = 2.5
+WEAK_BOUND = "weak: forced-live bytes only"
+
+
+def known_lower_bound(graph: Graph, scenarios: Scenarios | None = None) -> tuple[np.ndarray, str]:
+    """The best lower bound on the peak of any order that needs no search, per scenario,
+    with a note that is empty for the usual bound and says why where it is weak. The usual
+    bound: the bytes forced live at each op and the minimum cut per op (``info``,
+    ``simulate``, ``compare`` and every method's result start from it; solvers may prove
+    more). For a graph read from HLO, the module's bound (``module_lower_bound``: every
+    called computation at the least it could need in any order). The cut bound costs about
+    ``n^2`` per scenario: above ``CUT_BOUND_MAX_SECONDS`` of it only the forced-live bytes
+    are counted, and the note says so.
+
+    >>> g = read('{"nodes": [{"id": 0, "size": 100}, {"id": 1, "size": 10},'
+    ...          ' {"id": 2, "size": 1}], "links": [{"source": 0, "target": 2},'
+    ...          ' {"source": 1, "target": 2}]}')
+    >>> known_lower_bound(g)
+    (array([111]), '')
+    """
+    sc = scenarios or static()
+    module = hlo_module_of(graph)
+    if module is not None:
+        return module_lower_bound(module, sc), ""
+    lb = static_lower_bound(graph, sc)
+    n = graph.n_ops
+    if n <= CUT_MAX_OPS and CUT_SECONDS_PER_OP2 * n * n * len(sc) <= CUT_BOUND_MAX_SECONDS:
+        return np.maximum(lb, cut_problem(graph, sc).lower_bound).astype(np.int64), ""
+    return lb, f"{WEAK_BOUND}, the minimum-cut bound skipped at {n:,} ops"
 
 
 def _result(
@@ -740,6 +795,16 @@ def _result(
     info = dict(s.info)
     if reference:
         info["budget_reference"] = reference
+    if is_solver(m.name):
+        if info.get("weak_bound") and s.status != "OPTIMAL":
+            info["lower_bound_note"] = f"{WEAK_BOUND}, {info['weak_bound']}"
+    elif hlo_module_of(g) is None:  # a module's result has the module's bound already
+        lb, note = known_lower_bound(g, sc)
+        lb = np.minimum(np.maximum(lb, s.lower_bound_bytes), s.peak_bytes)
+        s = replace(s, lower_bound_bytes=lb.astype(np.int64))
+        if note:
+            info["lower_bound_note"] = note
+    s = replace(s, info=info)  # the schedule written says what the result says
     peak, bound = s.peak_by_name(), s.lower_bound_by_name()
     total = time.perf_counter() - t0
     return Result(
@@ -796,9 +861,19 @@ def _remat_result(
     )
 
 
-def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenarios=None) -> Result:
+def simulate(
+    graph,
+    order: Sequence[int] | Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+    scenarios=None,
+) -> Result:
     """Validate and simulate one order (op indices or names; default the graph's own order,
     else a topological one). Raises ``ScheduleError`` for an invalid order.
+
+    For a graph read from HLO, ``order`` may also give the order of every computation by
+    name (``Result.orders``, or what ``writers.schedule.read_module_orders`` reads from a
+    scheduled module): loop bodies, branches and called computations are then simulated in
+    their given orders too, as the module written with them would be. So
+    ``simulate(g, r.orders).peak == r.peak`` for every method's result ``r``.
 
     Examples
     --------
@@ -811,6 +886,8 @@ def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenario
     t0 = time.perf_counter()
     g = read(graph)
     sc = scenarios_for(g, scenarios)
+    if isinstance(order, Mapping):
+        g, order = _with_computation_orders(g, order)
     if order is None:
         idx = g.default_order()
     else:
@@ -818,7 +895,16 @@ def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenario
             idx = [g.op_index(x) if isinstance(x, str) else int(x) for x in order]
         except KeyError as e:
             raise InputError(str(e.args[0])) from None
-    s = make_schedule(g, idx, "given", sc, status=GIVEN)
+    lb, note = known_lower_bound(g, sc)
+    s = make_schedule(
+        g,
+        idx,
+        "given",
+        sc,
+        status=GIVEN,
+        lower_bound=lb,
+        info={"lower_bound_note": note} if note else None,
+    )
     peak, bound = s.peak_by_name(), s.lower_bound_by_name()
     total = time.perf_counter() - t0
     return Result(
@@ -834,7 +920,31 @@ def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenario
         seconds=total,
         schedule=s,
         timings={"total": round(total, 6)},
+        info=dict(s.info),
     )
+
+
+def _with_computation_orders(
+    g: Graph, orders: Mapping[str, Sequence[str]]
+) -> tuple[Graph, list[str]]:
+    """The entry graph rebuilt with every called computation in its order from ``orders``
+    (callees carry their peak under that order), and the entry's order."""
+    module = hlo_module_of(g)
+    entry = module.entry.name if module is not None else g.name
+    unknown = sorted(
+        set(orders) - ({entry} | set(scheduled_computations(module) if module else ()))
+    )
+    if unknown:
+        raise InputError(
+            f"the schedule orders computation(s) {', '.join(unknown[:3])} that {g.name} "
+            "does not have"
+        )
+    if entry not in orders:
+        raise InputError(f"the schedule gives no order for the entry computation {entry}")
+    if module is not None and len(orders) > 1:
+        g = HloConverter(module, {k: list(v) for k, v in orders.items()}).graph(entry)
+        _HLO_MODULES[g] = module
+    return g, [str(x).lstrip("%") for x in orders[entry]]
 
 
 def memory_profile(result: Result):
@@ -862,6 +972,7 @@ class Comparison:
     settings: dict[str, Any]
     errors: dict[str, str] = field(default_factory=dict)
     time_unit: str = "s"
+    bound_note: str = ""  # why the bound is weak, where it is (``known_lower_bound``)
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -928,8 +1039,9 @@ class Comparison:
             "scenarios": list(self.scenarios.names),
             "time_unit": self.time_unit,
             "lower_bound_bytes": dict(self.bound),
+            "lower_bound_note": self.bound_note,
             "gap_definition": "(peak - bound) / peak, bound = the best proven lower "
-            "bound of any row or the static bound",
+            "bound of any row or the static bound (forced-live bytes and minimum cuts)",
             "reproduce": dict(self.settings),
             "rows": self.rows,
         }
@@ -960,6 +1072,8 @@ def format_comparison(c: Comparison) -> str:
     head = f"{c.graph.name}: {c.graph.n_ops} ops; best proven lower bound " + ", ".join(
         f"{n} {format_bytes(v)}" if multi else format_bytes(v) for n, v in c.bound.items()
     )
+    if c.bound_note:
+        head += f" ({c.bound_note})"
     header = (
         ["method", "status"]
         + [f"peak {n}" if multi else "peak" for n in sc.names]
@@ -1097,15 +1211,13 @@ def compare(
         timelines[row] = simulate_timeline(g, r.order, costs, sc)
     if solvers and methods is None and "cp-overlap" in results:
         _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
-    module = hlo_module_of(g)
-    if module is not None:
-        lb = module_lower_bound(module, sc)
-    else:
-        lb = static_lower_bound(g, sc)
+    lb, note = known_lower_bound(g, sc)
     best = {n: int(lb[s]) for s, n in enumerate(sc.names)}
     for r in results.values():
         for n, b in r.bound.items():
-            best[n] = max(best[n], int(b))
+            if b > best[n]:
+                best[n] = int(b)
+                note = ""  # a row proved more than the weak bound
     results = {k: r.with_bound(best) for k, r in results.items()}
     settings = {
         "cpsched": __version__,
@@ -1125,7 +1237,7 @@ def compare(
         "scenarios": sc.to_json(),
     }
     unit = next(iter(timelines.values())).unit if timelines else "s"
-    c = Comparison(g, sc, results, best, timelines, settings, errors, unit)
+    c = Comparison(g, sc, results, best, timelines, settings, errors, unit, note)
     return c.to_pandas() if as_dataframe else c
 
 
@@ -1284,6 +1396,7 @@ __all__ = [
     "format_comparison",
     "Budget",
     "BudgetError",
+    "known_lower_bound",
     "kept_budget",
     "INFEASIBLE",
     "OBJECTIVES",

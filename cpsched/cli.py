@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from cpsched import api
-from cpsched.analysis.memory import lower_bound, simulate
+from cpsched.analysis.memory import simulate
 from cpsched.analysis.validate import validate_order
 from cpsched.capture import add_parser as add_capture
 from cpsched.capture import info_buckets
@@ -46,7 +46,7 @@ from cpsched.version import __version__
 from cpsched.writers import check_target, write_json
 from cpsched.writers.json_graph import graph_to_dict
 from cpsched.writers.remat_hlo import remat_hlo_paths
-from cpsched.writers.schedule import read_order
+from cpsched.writers.schedule import read_module_orders, read_order
 from cpsched.writers.trace import write_trace
 
 EXIT_USAGE = 2
@@ -249,7 +249,7 @@ def cmd_info(args) -> int:
     sc = _scenarios(args, g)
     order = g.default_order()
     prof = simulate(g, order, sc)
-    lb = lower_bound(g, sc)
+    lb, note = api.known_lower_bound(g, sc)
     kinds = {k.name.lower(): int((g.kinds == k).sum()) for k in OpKind if (g.kinds == k).any()}
     coll: dict[str, int] = {}
     for c in g.collectives.values():
@@ -267,6 +267,7 @@ def cmd_info(args) -> int:
         "has_schedule": g.original_order is not None,
         "peak_bytes": _by_name(sc, prof.peak),
         "lower_bound_bytes": _by_name(sc, lb),
+        "lower_bound_note": note,
         "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)},
     }
     lines = [
@@ -286,7 +287,11 @@ def cmd_info(args) -> int:
             + (" ..." if len(approx) > 3 else "")
         )
     src = "its own schedule" if g.original_order is not None else "a topological order"
-    lines.append(f"peak of {src} vs lower bound, per scenario:")
+    lines.append(
+        f"peak of {src} vs lower bound (no search; `schedule` may prove more), per scenario"
+        + (f" ({note})" if note else "")
+        + ":"
+    )
     for s, n in enumerate(sc.names):
         lines.append(
             f"  {n:>16}: peak {_bytes(prof.peak[s]):>12} at "
@@ -316,15 +321,25 @@ def add_info(sub) -> None:
 def cmd_simulate(args) -> int:
     g = _read(args)
     sc = _scenarios(args, g)
-    order = read_order(g, args.schedule) if args.schedule else g.default_order()
-    validate_order(g, order, what=f"schedule {args.schedule}" if args.schedule else "schedule")
+    order: Any = g.default_order()
+    if args.schedule:
+        # a scheduled module gives every computation's order (reordered loop bodies count)
+        orders = read_module_orders(args.schedule) if api.hlo_module_of(g) else None
+        if orders is not None:
+            order = orders
+        else:
+            order = read_order(g, args.schedule)
+            validate_order(g, order, what=f"schedule {args.schedule}")
     r = api.simulate(g, order, sc)
+    g = r.graph  # with the schedule's orders of the called computations
     prof = simulate(g, r.order, sc)
+    note = r.info.get("lower_bound_note", "")
     data = {
         "input": args.input,
         "ops": g.n_ops,
         "peak_bytes": dict(r.peak),
         "lower_bound_bytes": dict(r.bound),
+        "lower_bound_note": note,
         "peak_step": {n: int(prof.peak_step[s]) for s, n in enumerate(sc.names)},
         "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)},
     }
@@ -333,6 +348,7 @@ def cmd_simulate(args) -> int:
         lines.append(
             f"{n}: peak {_bytes(prof.peak[s])} at step {int(prof.peak_step[s])} "
             f"({g.op_names[prof.peak_op(s)]}); lower bound {_bytes(r.bound[n])}"
+            + (f" ({note})" if note else "")
         )
     if args.plot:
         plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=tuple(_inputs(args)))
@@ -347,8 +363,9 @@ def add_simulate(sub) -> None:
     q.add_argument(
         "--schedule",
         metavar="FILE",
-        help="schedule JSON, scheduled HLO, or op names one per line (default: "
-        "the input's own order, else a topological order)",
+        help="schedule JSON, scheduled HLO (every computation's sequence, loop bodies "
+        "included), or op names one per line (default: the input's own order, else a "
+        "topological order)",
     )
     q.add_argument(
         "--plot", metavar="PNG", help="draw memory over time (needs matplotlib; default: no plot)"
@@ -512,6 +529,8 @@ def cmd_schedule(args) -> int:
             f"  {n}: peak {_bytes(r.peak[n])}, lower bound {_bytes(r.bound[n])}, "
             f"gap {100 * r.gap[n]:.2f} %"
         )
+        if r.info.get("lower_bound_note") and r.gap[n] > 0:
+            line += f" ({r.info['lower_bound_note']})"
         if r.budget is not None:
             line += f", budget {_bytes(r.budget[n])}" + _reference_text(r, n)
         lines.append(line)
@@ -916,8 +935,9 @@ def _frontier_table(f) -> str:
         return next(iter(v.values())) if isinstance(v, dict) else v
 
     rng = f.settings["budget_range"]
+    k = len(f.points)
     lines = [
-        f"{f.graph}: memory-time frontier, {len(f.points)} budgets from "
+        f"{f.graph}: memory-time frontier, {k} budget{'s' if k != 1 else ''} from "
         f"{_bytes(first(rng['low']))} ({rng['low_source']}) to {_bytes(first(rng['high']))} "
         f"({rng['high_source']}), {f.settings['time_limit_per_point']:g} s each",
         f"{'budget':>11}  {'status':<18} {'peak':>11} {'makespan':>10} {'bound':>10} "
@@ -942,6 +962,8 @@ def _frontier_table(f) -> str:
             f"{format_time(first(r['makespan']), f.unit)}, exposed comm "
             f"{format_time(first(r['exposed_comm']), f.unit)}"
         )
+    if len(f.scenarios) > 1:  # points are kept by all scenarios together (weighted)
+        lines.append(f"figures of scenario {f.scenarios[0]} of {len(f.scenarios)}; --json: all")
     lines.append(f"time {format_seconds(f.settings['seconds'])}")
     return "\n".join(lines)
 

@@ -30,6 +30,10 @@ class Method:
     summary: str
     family: str  # memory | overlap | remat | solver
     applies: Callable[[Graph], bool] = lambda g: True
+    # a choice among other methods made once for a whole module (XLA's
+    # DefaultMemoryScheduler): each of these orders every computation, the least module
+    # peak wins, ties to the first listed. ``fn`` makes the same choice on one graph.
+    choice: tuple[str, ...] = ()
 
 
 _REGISTRY: dict[str, Method] = {}
@@ -39,9 +43,15 @@ METHOD_PACKAGES = ("cpsched.heuristics", "cpsched.cp")
 _discovered = False
 
 
-def register(name: str, summary: str, family: str, applies: Callable[[Graph], bool] | None = None):
+def register(
+    name: str,
+    summary: str,
+    family: str,
+    applies: Callable[[Graph], bool] | None = None,
+    choice: tuple[str, ...] = (),
+):
     def deco(fn):
-        _REGISTRY[name] = Method(name, fn, summary, family, applies or (lambda g: True))
+        _REGISTRY[name] = Method(name, fn, summary, family, applies or (lambda g: True), choice)
         return fn
 
     return deco

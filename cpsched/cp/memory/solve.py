@@ -772,9 +772,11 @@ def solve(
         return _heuristics_only(graph, scenarios, objective, budget, ctx, seed, t0)
     P = from_graph(graph, scenarios)
     cut_guess = CUT_SECONDS_PER_OP2 * P.n * P.n * S
+    weak_bound = ""
     if not deterministic and cut_guess > CUT_TIME_SHARE * ctx.left():
         # the minimum-cut bounds would take too much of a short time limit: forced-live only
         P.cut_lower_bounds = P.op_lower_bounds
+        weak_bound = "the minimum-cut bound was skipped for the time limit"
     if not P.dense:
         # too large for reachability: heuristics + windows only (cheap bound)
         decompose = search = cpsat = bounds = False
@@ -853,6 +855,8 @@ def solve(
         "deterministic": deterministic,
         "phases": ctx.phases,
     }
+    if weak_bound:
+        info["weak_bound"] = weak_bound
     lower = lb_static.copy()
 
     def finish(order, status, lower_b, engine, obj_bound, message=""):
@@ -1361,6 +1365,7 @@ def _heuristics_only(graph, scenarios, objective, budget, ctx: Ctx, seed, t0) ->
         "gap": None,
         "message": "the time limit was reached before the solver began; returning the "
         f"best of the input's order and the fast heuristics ({best_name})",
+        "weak_bound": "the time limit was reached before any bound but the forced-live one",
     }
     if interrupted():
         info["interrupted"] = True
