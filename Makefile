@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install bench clean jax-env corpus test-xla lint mutation ray-env test-ray
+.PHONY: demo test install bench clean jax-env jax-env-pinned corpus test-xla lint mutation ray-env test-ray
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,34 +34,73 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
 
-# jax lives in its own environment (never in .venv): `make jax-env`, then `make corpus`
-# recaptures models/hlo/corpus/ (minutes). JAX_VERSION=x.y.z picks another release.
-JAX_VERSION ?= 0.10.2
+# jax lives in its own environments (never in .venv). `make jax-env` makes .venv-jax with the
+# newest jax and jaxlib on the package registry (re-checked on every make; JAX_VERSION=x.y.z
+# pins one) plus flax and equinox, for the capture scripts (`make corpus`) and test-xla. jax
+# 0.11 and later need Python >= 3.12: the first of PYTHON312 (a variable), python3.13 and
+# python3.12 on PATH, and $(PYTHON) that runs and is >= 3.12 makes it; without one it says so.
+# .venv-jax-0.10 holds the pinned jax 0.10.2 under $(PYTHON) (the 0.10 syntax corpus).
+JAX_VERSION ?=
+JAX_PINNED := 0.10.2
 JAX_VENV := .venv-jax
-JAX_STAMP := $(JAX_VENV)/.installed-jax-$(JAX_VERSION)
+JAX_PINNED_VENV := .venv-jax-0.10
+JAX_EXTRAS := flax equinox
+PY312_PROBE := import sys; sys.exit(sys.version_info < (3, 12))
+# candidates in order; the first that runs and is >= 3.12 wins (a pyenv shim of a version
+# that is installed but not selected does not run, hence the probe and pyenv's own versions)
+PY312_CANDIDATES = $(PYTHON312) python3.13 python3.12 $(PYTHON) \
+  $$(uv python find '>=3.12' 2>/dev/null) \
+  $$(ls -d "$$(pyenv root 2>/dev/null)"/versions/3.1[2-9]*/bin/python 2>/dev/null)
+FIND_PY312 = for p in $(PY312_CANDIDATES); do \
+  if "$$p" -c '$(PY312_PROBE)' >/dev/null 2>&1; then echo "$$p"; break; fi; done
+NO_PY312 := no Python >= 3.12 found (python3.12 on PATH, PYTHON312=/path/to/python3.12, uv or pyenv; README says how to get one): the newest jax needs it
 
-$(JAX_VENV)/bin/python:
-	$(PYTHON) -m venv $(JAX_VENV)
+jax-env:
+	@if [ ! -x $(JAX_VENV)/bin/python ]; then \
+	  py=$$($(FIND_PY312)); test -n "$$py" || { echo "jax-env: $(NO_PY312)"; exit 1; }; \
+	  "$$py" -m venv $(JAX_VENV); fi
+	@$(JAX_VENV)/bin/python -c '$(PY312_PROBE)' || { echo "jax-env: $(JAX_VENV) has Python < 3.12: remove it and run again"; exit 1; }
+	@if [ -n "$(JAX_VERSION)" ]; then spec="jax==$(JAX_VERSION) jaxlib==$(JAX_VERSION)"; else spec="--upgrade jax jaxlib"; fi; \
+	  $(JAX_VENV)/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1; \
+	  if ! $(JAX_VENV)/bin/python -m pip install -q $$spec $(JAX_EXTRAS) -e ".[test]" ; then \
+	    $(JAX_VENV)/bin/python -c 'import jax' 2>/dev/null || exit 1; \
+	    echo "jax-env: could not reach the package registry; keeping the installed jax"; fi
+	@$(JAX_VENV)/bin/python -c 'import jax, sys; print(f"jax-env: {sys.argv[1]} has jax {jax.__version__} (Python {sys.version.split()[0]})")' $(JAX_VENV)
 
-$(JAX_STAMP): $(JAX_VENV)/bin/python pyproject.toml
-	$(JAX_VENV)/bin/python -m pip install -q --upgrade pip
-	$(JAX_VENV)/bin/python -m pip install -q "jax==$(JAX_VERSION)" "jaxlib==$(JAX_VERSION)" -e .
-	rm -f $(JAX_VENV)/.installed-jax-*
+$(JAX_PINNED_VENV)/.installed-$(JAX_PINNED):
+	$(PYTHON) -m venv $(JAX_PINNED_VENV)
+	$(JAX_PINNED_VENV)/bin/python -m pip install -q --upgrade pip
+	$(JAX_PINNED_VENV)/bin/python -m pip install -q "jax==$(JAX_PINNED)" "jaxlib==$(JAX_PINNED)" -e ".[test]"
 	touch $@
 
-jax-env: $(JAX_STAMP)
+jax-env-pinned: $(JAX_PINNED_VENV)/.installed-$(JAX_PINNED)
 
-corpus: $(JAX_STAMP)
+# recaptures models/hlo/ (the bundled dumps), models/hlo/corpus/ and models/stablehlo/ with
+# the newest jax (minutes); models/hlo/corpus-jax0.10/ stays as it was captured
+corpus: jax-env
+	$(JAX_VENV)/bin/python models/jax/capture.py
 	$(JAX_VENV)/bin/python models/jax/capture.py --corpus
+	$(JAX_VENV)/bin/python models/jax/symbolic.py --out models/stablehlo
+	$(JAX_VENV)/bin/python models/jax/symbolic_cnn.py --out models/stablehlo
 
-# XLA's own parser and schedule check on every module cpsched writes (tests/xla/). Needs
-# .venv-jax; where it cannot be made (no package registry) it says so and passes.
+# XLA's own parser and schedule check on every module cpsched writes (tests/xla/), with the
+# newest jax (.venv-jax: CPSCHED_JAX_PYTHON) and, for the modules it can parse, the pinned
+# 0.10.2 (.venv-jax-0.10: CPSCHED_JAX_PINNED_PYTHON); then the tests that run jax itself
+# (from_jax, capture, the pipeline executor, the flax / equinox exports) in .venv-jax. Either
+# environment that cannot be made (no Python >= 3.12, no package registry) is left out with
+# a SKIPPED line naming the reason.
 test-xla: $(STAMP)
-	@if $(MAKE) -s jax-env; then \
-	  CPSCHED_JAX_PYTHON=$(JAX_VENV)/bin/python $(BIN)/python -m pytest tests/xla -rs; \
-	else \
-	  echo "test-xla: SKIPPED: .venv-jax could not be created (jax==$(JAX_VERSION) from the package registry); XLA's acceptance of written modules was not checked"; \
-	fi
+	@newest=; pinned=; \
+	if $(MAKE) -s jax-env; then newest=$(abspath $(JAX_VENV))/bin/python; \
+	else echo "test-xla: SKIPPED (newest jax): .venv-jax could not be made (above); modules were not checked with the newest XLA"; fi; \
+	if $(MAKE) -s jax-env-pinned; then pinned=$(abspath $(JAX_PINNED_VENV))/bin/python; \
+	else echo "test-xla: SKIPPED (jax $(JAX_PINNED)): .venv-jax-0.10 could not be made (jax==$(JAX_PINNED) from the package registry)"; fi; \
+	if [ -z "$$newest$$pinned" ]; then echo "test-xla: SKIPPED: no jax environment; XLA's acceptance of written modules was not checked"; exit 0; fi; \
+	status=0; \
+	CPSCHED_JAX_PYTHON=$$newest CPSCHED_JAX_PINNED_PYTHON=$$pinned $(BIN)/python -m pytest tests/xla -rs || status=$$?; \
+	if [ -n "$$newest" ]; then \
+	  CPSCHED_JAX_PYTHON=$$newest $$newest -m pytest tests/test_jax_frontend.py tests/test_pipeline_jax.py tests/test_stablehlo_exports.py -rs || status=$$?; \
+	fi; exit $$status
 
 # Ray lives in its own environment too (`make ray-env`: .venv-ray, about 70 MB from the
 # package registry). `make test-ray` runs tests/ray/ (`cpsched sweep` on a local Ray) with
@@ -132,3 +171,36 @@ mutation: $(STAMP) $(MUT_STAMP)
 	  echo "== $$f: $$t"; \
 	  $(MUT_VENV)/bin/mutmut run --paths-to-mutate $$f --runner "sh -c '$(MUT_PYTEST) $$t || exit 1'" --no-progress $$extra; \
 	done; $(MUT_VENV)/bin/mutmut results
+
+# torch lives in its own environment too (`make torch-env`: .venv-torch, ~5.5 GB: the torch
+# wheel brings its CUDA libraries even for CPU use; pip's cache keeps them for the next
+# run). `make torch-corpus` recaptures models/torch/ (CPU, minutes); `make test-torch` runs
+# tests/inductor/ with it, and says SKIPPED where the environment cannot be made.
+.PHONY: torch-env torch-corpus test-torch
+TORCH_VERSION ?= 2.14.1
+TORCHVISION_VERSION ?= 0.29.1
+TORCH_VENV := .venv-torch
+TORCH_STAMP := $(TORCH_VENV)/.installed-torch-$(TORCH_VERSION)
+
+$(TORCH_VENV)/bin/python:
+	$(PYTHON) -m venv $(TORCH_VENV)
+
+$(TORCH_STAMP): $(TORCH_VENV)/bin/python pyproject.toml
+	$(TORCH_VENV)/bin/python -m pip install -q --upgrade pip
+	$(TORCH_VENV)/bin/python -m pip install -q "torch==$(TORCH_VERSION)" \
+	  "torchvision==$(TORCHVISION_VERSION)" "transformers>=4.57,<6" "torch_geometric>=2.6" -e ".[test]"
+	rm -f $(TORCH_VENV)/.installed-torch-*
+	touch $@
+
+torch-env: $(TORCH_STAMP)
+
+torch-corpus: $(TORCH_STAMP)
+	nice -n 10 $(TORCH_VENV)/bin/python models/torch/capture.py --corpus
+	nice -n 10 $(TORCH_VENV)/bin/python models/torch/capture.py --remat
+
+test-torch: $(STAMP)
+	@if $(MAKE) -s torch-env; then \
+	  nice -n 10 $(TORCH_VENV)/bin/python -m pytest tests/inductor -rs; \
+	else \
+	  echo "test-torch: SKIPPED: .venv-torch could not be created (torch==$(TORCH_VERSION) from the package registry); Inductor's orders, estimates and the hand-back were not checked"; \
+	fi

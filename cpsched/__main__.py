@@ -1,8 +1,8 @@
-"""``python -m cpsched``: the command line."""
+"""``python -m cpsched``: the command line (``cpsched.console``)."""
 
 import sys
 
-from cpsched.cli import main
+from cpsched.console import main
 
 if __name__ == "__main__":
     sys.exit(main())

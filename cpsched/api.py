@@ -16,7 +16,7 @@ over these functions.
 
 from __future__ import annotations
 
-import math
+import contextlib
 import os
 import platform
 import time
@@ -31,7 +31,8 @@ from cpsched import generators  # noqa: F401  (re-exported: ``cpsched.generators
 from cpsched.analysis.memory import lower_bound as static_lower_bound
 from cpsched.analysis.memory import simulate as simulate_memory
 from cpsched.analysis.schedule import INFEASIBLE, Schedule, make_schedule
-from cpsched.core.errors import BudgetError, CpschedError, InputError
+from cpsched.core import arguments, signals
+from cpsched.core.errors import BudgetError, CpschedError, InputError, InputTypeError, LimitError
 from cpsched.core.graph import Graph
 from cpsched.core.inputs import loads_json
 from cpsched.core.nx_graph import from_networkx as convert
@@ -47,7 +48,12 @@ from cpsched.core.scenarios import (
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
-from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, Frontier
+from cpsched.cp.joint.frontier import (
+    DEFAULT_POINT_TIME_LIMIT,
+    DEFAULT_POINTS,
+    MAX_FRONTIER_POINTS,
+    Frontier,
+)
 from cpsched.cp.joint.frontier import frontier as joint_frontier
 from cpsched.cp.memory.problem import from_graph as cut_problem
 from cpsched.cp.memory.solve import CUT_SECONDS_PER_OP2
@@ -55,7 +61,7 @@ from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.cp.search.cuts import CUT_MAX_OPS
 from cpsched.heuristics.common import convert_sync_collectives, scenario_index
 from cpsched.heuristics.module import module_lower_bound, schedule_module
-from cpsched.methods import Method, load_all
+from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
 from cpsched.readers import read_graph, sniff_format
 from cpsched.readers.hlo.convert import HloConverter, read_hlo_module, scheduled_computations
@@ -64,9 +70,10 @@ from cpsched.readers.hlo.verify import verify_module
 from cpsched.readers.jax_frontend import from_jax  # jax itself is imported when called
 from cpsched.readers.json_graph import graph_from_dict
 from cpsched.readers.nx_json import graph_from_node_link
+from cpsched.readers.torch_frontend import from_torch  # torch too, when called
 from cpsched.remat.plan import RematResult, remat_result_to_dict
-from cpsched.version import __version__
-from cpsched.writers import write_json, write_text
+from cpsched.version import __version__, ortools_version
+from cpsched.writers import all_or_nothing, write_json, write_text
 from cpsched.writers.hlo import (
     async_module_text,
     verify_async_module,
@@ -252,16 +259,12 @@ def _solver_settings(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
         "engine": "CP-SAT",
         "ortools": ortools_version(),
         **{k: options.get(k) for k in ("time_limit", "workers", "seed", "deterministic")},
+        **(
+            {"seconds_available": round(float(options["seconds_available"]), 3)}
+            if options.get("seconds_available") is not None
+            else {}
+        ),
     }
-
-
-def ortools_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("ortools")
-    except Exception:  # not installed as a distribution (vendored builds)
-        return "unknown"
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -285,8 +288,13 @@ def from_networkx(G, name: str | None = None) -> Graph:
     >>> from_networkx(g.to_networkx()).op_names
     ('x', 'y')
     """
+    if not (hasattr(G, "is_directed") and hasattr(G, "nodes")):
+        raise InputTypeError(f"from_networkx takes a networkx.DiGraph, not {type(G).__name__}")
     # networkx takes 0.1 s to import: only when a networkx graph is converted
-    return convert(G, name)
+    g = convert(G, name)
+    if g.n_ops == 0:
+        raise InputError(f"{g.name}: the graph has no ops; nothing to schedule")
+    return g
 
 
 def read(source, *, async_collectives: bool = False) -> Graph:
@@ -307,21 +315,27 @@ def read(source, *, async_collectives: bool = False) -> Graph:
     >>> g.n_ops, g.dims
     (2, ('s',))
     """
+    async_collectives = arguments.flag(async_collectives, "async_collectives")
     if isinstance(source, Graph):
         g = source
-    elif hasattr(source, "succ") and hasattr(source, "nodes"):
+    elif hasattr(source, "is_directed") and hasattr(source, "nodes"):
         g = from_networkx(source)
+    elif isinstance(source, os.PathLike):
+        # a path object is always a path, even with a newline or a brace in its name
+        g = _read_path(os.fspath(source))
+    elif not isinstance(source, str):
+        raise InputTypeError(
+            "read takes a path, HLO or JSON text, a Graph or a networkx.DiGraph, not "
+            f"{type(source).__name__}"
+        )
     else:
-        text = os.fspath(source)
+        text = source
         if (
             "\n" not in text
             and len(text) < 4096
             and (os.path.exists(text) or not text.lstrip().startswith(("{", "HloModule")))
         ):
-            if sniff_format(text) == "hlo":
-                g = _entry_graph(verify_module(read_hlo_module(text)))
-            else:
-                g = read_graph(text)
+            g = _read_path(text)
         else:
             g = _read_text(text)
     if g.n_ops == 0:
@@ -331,9 +345,36 @@ def read(source, *, async_collectives: bool = False) -> Graph:
     return g
 
 
+def async_collectives_note(graph: Graph) -> str | None:
+    """What ``async_collectives`` did to a graph ``read`` with it, where it split nothing
+    (the module's collectives are already async start/done pairs, or it has none): a line for
+    the user, who asked to treat collectives as async and gets that. None where it split."""
+    if graph.meta.get("async_collectives"):
+        return None
+    pairs = sum(
+        1
+        for k in map(int, np.flatnonzero(graph.async_start >= 0))
+        if int(graph.async_start[k]) in graph.collectives or k in graph.collectives
+    )
+    if pairs:
+        return (
+            f"--async-collectives: the module's {pairs} collective(s) are already async "
+            "start/done pairs; they are scheduled as they are, none split"
+        )
+    return "--async-collectives: the graph has no collective to treat as async"
+
+
 # Graphs read from HLO remember their module, so that every computation of it (while bodies,
 # branches, called computations) is scheduled, not only the entry.
 _HLO_MODULES: weakref.WeakKeyDictionary[Graph, Any] = weakref.WeakKeyDictionary()
+
+
+def _read_path(path: str) -> Graph:
+    if not path:
+        raise InputError("the input path is empty")
+    if sniff_format(path) == "hlo":
+        return _entry_graph(verify_module(read_hlo_module(path)))
+    return read_graph(path)
 
 
 def _entry_graph(module) -> Graph:
@@ -358,6 +399,12 @@ def _read_text(text: str) -> Graph:
     return _entry_graph(verify_module(parse_hlo_text(body)))
 
 
+def _graph_scenarios(graph: Graph) -> Scenarios:
+    if graph.meta.get("scenarios"):
+        return from_json(dict(graph.meta["scenarios"]))
+    return static()
+
+
 def scenarios_for(graph: Graph, scenarios=None, weights=None) -> Scenarios:
     """The scenarios to use: a ``Scenarios``; ``{"s": [128, 512]}`` (their product);
     ``["s=128,512"]``; a scenarios JSON dict or file; else the graph's own, else static.
@@ -377,21 +424,26 @@ def scenarios_for(graph: Graph, scenarios=None, weights=None) -> Scenarios:
     elif isinstance(scenarios, Mapping) and "scenarios" in scenarios:
         sc = from_json(scenarios)
     elif isinstance(scenarios, Mapping):
-        sc = from_dim_specs(
-            [
-                f"{d}={','.join(str(int(v)) for v in np.atleast_1d(vals))}"
-                for d, vals in scenarios.items()
-            ],
-            weights,
-        )
+        specs = []
+        for d, vals in scenarios.items():
+            values = [vals] if isinstance(vals, (int, np.integer)) else vals
+            if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+                raise InputTypeError(f"scenarios[{d!r}] must be a list of integers, not {vals!r}")
+            ints = [arguments.integer(v, f"scenarios[{d!r}] value", low=1) for v in values]
+            specs.append(f"{d}={','.join(map(str, ints))}")
+        sc = from_dim_specs(specs, weights)
     elif isinstance(scenarios, str):
         sc = from_json(scenarios)
-    elif scenarios:
-        sc = from_dim_specs(list(scenarios), weights)
-    elif graph.meta.get("scenarios"):
-        sc = from_json(dict(graph.meta["scenarios"]))
+    elif scenarios is not None:
+        given = list(scenarios) if isinstance(scenarios, Iterable) else None
+        if given is None or not all(isinstance(x, str) for x in given):
+            raise InputTypeError(
+                "scenarios must be a Scenarios, {dim: [values]}, ['dim=v1,v2'] or a "
+                "scenarios JSON dict or file"
+            )
+        sc = from_dim_specs(given, weights) if given else _graph_scenarios(graph)
     else:
-        sc = static()
+        sc = _graph_scenarios(graph)
     missing = sorted(set(graph.dims) - set(sc.dims))
     if missing:
         raise InputError(
@@ -456,6 +508,7 @@ def schedule(
     budget=None,
     log: bool = False,
     progress: Callable | None = None,
+    deadline: float | None = None,
     **options: Any,
 ) -> Result:
     """Schedule ``graph`` with one method and return its validated ``Result``.
@@ -489,9 +542,14 @@ def schedule(
         CP-SAT's search log.
     progress : callable, optional
         ``progress(objective, bound, gap, elapsed)`` while a solver runs.
+    deadline : float, optional
+        A ``time.perf_counter()`` instant by which a solver returns, every phase included
+        (a percentage budget's reference too); default: the call's start plus
+        ``time_limit``. Ignored with ``deterministic`` (limits are work units there).
     **options
         Method options (``slack``, ``evict``, ``device``, ``profile``, ``bandwidth``,
-        ``reorder``...); options a method does not know are ignored.
+        ``reorder``...); options this method does not use are ignored, a name no method
+        reads (a typo) is an ``InputError``.
 
     Returns
     -------
@@ -510,13 +568,23 @@ def schedule(
     True
     """
     t0 = time.perf_counter()
-    _check_solver_options(method, time_limit, workers)
+    _check_solver_options(method, time_limit, workers, seed, deterministic=deterministic, log=log)
+    if objective is not None:
+        arguments.text(objective, "objective")
+    if progress is not None and not callable(progress):
+        raise InputTypeError(f"progress must be callable, not {type(progress).__name__}")
+    check_options(options)
+    _check_method_options(options)
     g = read(graph)
     sc = scenarios_for(g, scenarios)
     name, opts = _method_and_options(method, objective, options)
     m = get_method(name)
     if time_limit is None:
         time_limit = DEFAULT_TIME_LIMITS.get(m.name, DEFAULT_TIME_LIMIT)
+    if not is_solver(m.name) or deterministic:
+        deadline = None
+    elif deadline is None:
+        deadline = t0 + float(time_limit)
     opts.update(
         time_limit=float(time_limit),
         workers=int(workers),
@@ -526,12 +594,36 @@ def schedule(
     )
     if progress is not None:
         opts["progress"] = progress
+    # a solver keeps its best result on a signal; the signal stays seen until the call ends,
+    # so that one during the budget's reference solve stops the solve after it too
+    with signals.keep_work() if deadline is not None else contextlib.nullcontext():
+        return _schedule(g, sc, m, opts, budget, objective, deadline, t0)
+
+
+def _schedule(
+    g: Graph,
+    sc: Scenarios,
+    m: Method,
+    opts: dict[str, Any],
+    budget,
+    objective: str | None,
+    deadline: float | None,
+    t0: float,
+) -> Result:
     budget_bytes: dict[str, int] | None = None
     reference: dict[str, Any] = {}
     if budget is not None:
         arr, reference = resolve_budget(g, sc, budget)
         budget_bytes = _by_name(sc, arr)
         opts["budget"] = [int(v) for v in arr]
+    stopped_by = signals.received()
+    if stopped_by is not None:
+        # stopped before the solve began (in the budget's reference): nothing to keep
+        raise signals.Interrupted(stopped_by)
+    if deadline is not None:
+        opts["deadline"] = deadline
+        # the solver's share of the limit; the command line says so when it is under half
+        opts["seconds_available"] = max(0.0, deadline - time.perf_counter())
     if opts.get("objective") == "budget" and budget is None:
         raise InputError("--objective budget needs --budget (bytes, 8GiB or 90%)")
     if m.family == "remat":
@@ -603,15 +695,37 @@ def _bytes_text(v: int) -> str:
     return f"{format_bytes(int(v))} ({int(v):,} B)"
 
 
-def _check_solver_options(method, time_limit, workers) -> None:
-    if method is not None and not str(method).strip():
+def _check_solver_options(method, time_limit, workers, seed=DEFAULT_SEED, **flags) -> None:
+    """Every argument of the solver family, checked before any work (``InputTypeError`` for
+    a wrong type, ``InputError`` for a value out of range)."""
+    if method is not None and not arguments.text(method, "method").strip():
         raise InputError("the method name is empty; see methods()")
-    if time_limit is not None and not (math.isfinite(float(time_limit)) and time_limit > 0):
-        raise InputError(
-            f"time_limit must be a finite number of seconds above 0 (got {time_limit})"
-        )
-    if int(workers) < 1:
-        raise InputError(f"workers must be at least 1 (got {workers})")
+    if time_limit is not None:
+        arguments.time_limit(time_limit)
+    arguments.workers(workers)
+    arguments.seed(seed)
+    for k, v in flags.items():
+        if v is not None:
+            arguments.flag(v, k)
+
+
+def _check_method_options(options: Mapping[str, Any]) -> None:
+    """The numeric and on/off method options the command line also takes."""
+    if options.get("slack") is not None:
+        arguments.number(options["slack"], "slack", strict=False)
+    if options.get("bandwidth") is not None:
+        arguments.number(options["bandwidth"], "bandwidth")
+    for k in ("evict", "reorder"):
+        if options.get(k) is not None:
+            arguments.flag(options[k], k)
+    for k in ("device", "profile"):
+        v = options.get(k)
+        if (
+            v is not None
+            and not isinstance(v, (str, os.PathLike, Mapping))
+            and not hasattr(v, "unit")
+        ):
+            raise InputTypeError(f"{k} must be a preset name or a file, not {type(v).__name__}")
 
 
 def _method_and_options(
@@ -640,10 +754,15 @@ def resolve_method(method: str | None = None, objective: str | None = None) -> s
     return _method_and_options(method, objective, {})[0]
 
 
+def _method_options(opts: Mapping[str, Any]) -> dict[str, Any]:
+    """``opts`` less what is only recorded (the solver's share of the time limit)."""
+    return {k: v for k, v in opts.items() if k != "seconds_available"}
+
+
 def _validated(g: Graph, sc: Scenarios, m: Method, opts: Mapping[str, Any]) -> Schedule:
     """Run one method on one graph; its order checked and simulated by the validator."""
     t0 = time.perf_counter()
-    out = m.fn(g, sc, **opts)
+    out = m.fn(g, sc, **_method_options(opts))
     dt = time.perf_counter() - t0
     if isinstance(out, Schedule):
         # re-validate: a solver's claim is checked against the simulator, byte for byte
@@ -836,7 +955,7 @@ def _remat_result(
     t0: float,
 ) -> Result:
     opts = {k: v for k, v in opts.items() if k not in ("slack", "deterministic")}
-    res: RematResult = m.fn(g, sc, **opts)
+    res: RematResult = m.fn(g, sc, **_method_options(opts))
     total = time.perf_counter() - t0
     order = tuple(int(i) for i in res.skeleton.order)
     info = dict(res.info)
@@ -891,10 +1010,17 @@ def simulate(
     if order is None:
         idx = g.default_order()
     else:
-        try:
-            idx = [g.op_index(x) if isinstance(x, str) else int(x) for x in order]
-        except KeyError as e:
-            raise InputError(str(e.args[0])) from None
+        if isinstance(order, (str, bytes)) or not isinstance(order, Iterable):
+            raise InputTypeError(f"order must be a list of op names or indices, not {order!r}")
+        idx = []
+        for x in order:
+            if isinstance(x, str):
+                try:
+                    idx.append(g.op_index(x))
+                except KeyError as e:
+                    raise InputError(str(e.args[0])) from None
+            else:
+                idx.append(arguments.integer(x, "an op index in order", high=g.n_ops - 1))
     lb, note = known_lower_bound(g, sc)
     s = make_schedule(
         g,
@@ -992,6 +1118,8 @@ class Comparison:
                 "seconds": round(r.seconds, 6),
             }
             row["budget"] = _row_budget(name, r)
+            if r.info.get("interrupted"):
+                row["interrupted"] = True  # cut by a signal: its best result so far
             tl = self.timelines.get(name)
             if tl is not None:
                 row["makespan"] = {n: float(v) for n, v in zip(self.scenarios.names, tl.makespan)}
@@ -1084,9 +1212,8 @@ def format_comparison(c: Comparison) -> str:
         if "error" in row:
             table.append([row["method"], "ERROR", row["error"]])
             continue
-        cells = [row["method"], row["status"]] + [
-            format_bytes(row["peak_bytes"][n]) for n in sc.names
-        ]
+        status = row["status"] + (" (interrupted)" if row.get("interrupted") else "")
+        cells = [row["method"], status] + [format_bytes(row["peak_bytes"][n]) for n in sc.names]
         cells.append(f"+{100 * max(row['gap'].values()):.1f} %")
         if "makespan" in row:
             cells.append(format_time(max(row["makespan"].values()), c.time_unit))
@@ -1115,6 +1242,12 @@ def format_comparison(c: Comparison) -> str:
     elif c.time_unit == "file":
         note += "; units: the input file's own time units"
     lines.append(note)
+    stopped = c.settings.get("interrupted")
+    if stopped is not None:
+        lines.append(
+            "interrupted: the rows above finished (one marked interrupted was cut short); "
+            + (f"not run: {', '.join(stopped['not_run'])}" if stopped["not_run"] else "")
+        )
     return "\n".join(lines)
 
 
@@ -1133,6 +1266,7 @@ def compare(
     as_dataframe: bool = False,
     async_collectives: bool = False,
     progress: Callable[[str], None] | None = None,
+    deadline: float | None = None,
 ):
     """Run every order method (or ``methods``) on one graph, side by side.
 
@@ -1145,6 +1279,10 @@ def compare(
         overlap heuristic that applies, then the solvers (unless ``solvers=False``).
     time_limit, workers, seed, deterministic
         Each solver's settings (default 10 s, 2 threads, seed 0, limits in seconds).
+    deadline : float, optional
+        A ``time.perf_counter()`` instant by which the comparison ends (wall-clock mode):
+        each solver row gets at most ``time_limit`` and its share of the time left, and
+        rows that find no time left are listed as not run.
     device, profile : str
         Cost model for makespan and exposed communication (``h100``, ``a100``,
         ``xla-approx`` or a file; measured op times).
@@ -1167,7 +1305,13 @@ def compare(
     >>> compare(g, ["xla-dfs"], as_dataframe=True)[["method", "scenario"]].values.tolist()
     [['given', 'static'], ['xla-dfs', 'static']]
     """
-    _check_solver_options(None, time_limit, workers)
+    _check_solver_options(
+        None, time_limit, workers, seed, deterministic=deterministic, solvers=solvers
+    )
+    if methods is not None and (
+        isinstance(methods, str) or not all(isinstance(m, str) for m in methods)
+    ):
+        raise InputTypeError("methods must be a list of method names")
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
     names = _compare_methods(g, methods, solvers)
@@ -1184,33 +1328,51 @@ def compare(
         device=device,
         profile=profile,
     )
-    for name in names:
-        row = ROW_NAMES.get(name, name)
-        rows.append(row)
-        if progress is not None:
-            progress(row)
-        try:
-            if name == "given":
-                r = simulate(g, g.original_order, sc)
-            else:
-                r = schedule(
-                    g,
-                    name,
-                    scenarios=sc,
-                    time_limit=time_limit,
-                    workers=workers,
-                    seed=seed,
-                    deterministic=deterministic,
-                    device=device,
-                    profile=profile,
-                )
-        except CpschedError as e:
-            errors[row] = str(e)
-            continue
-        results[row] = r
-        timelines[row] = simulate_timeline(g, r.order, costs, sc)
-    if solvers and methods is None and "cp-overlap" in results:
-        _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
+    if deterministic:
+        deadline = None
+    solvers_left = sum(is_solver(n) for n in names)
+    not_run: list[str] = []
+    # a signal stops the comparison after the row it cuts (marked interrupted): the rows
+    # finished so far are kept
+    with signals.keep_work():
+        for name in names:
+            row = ROW_NAMES.get(name, name)
+            if signals.received() is not None:
+                not_run.append(row)
+                continue
+            rows.append(row)
+            if progress is not None:
+                progress(row)
+            limit = _row_time_limit(time_limit, deadline, solvers_left)
+            if is_solver(name):
+                solvers_left -= 1
+            if limit <= 0:
+                errors[row] = "not run: the time limit ran out"
+                continue
+            try:
+                if name == "given":
+                    r = simulate(g, g.original_order, sc)
+                else:
+                    r = schedule(
+                        g,
+                        name,
+                        scenarios=sc,
+                        time_limit=limit,
+                        workers=workers,
+                        seed=seed,
+                        deterministic=deterministic,
+                        device=device,
+                        profile=profile,
+                        deadline=deadline,
+                    )
+            except CpschedError as e:
+                errors[row] = str(e)
+                continue
+            results[row] = r
+            timelines[row] = simulate_timeline(g, r.order, costs, sc)
+        if solvers and methods is None and "cp-overlap" in results and signals.received() is None:
+            opts["deadline"] = deadline
+            _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
     lb, note = known_lower_bound(g, sc)
     best = {n: int(lb[s]) for s, n in enumerate(sc.names)}
     for r in results.values():
@@ -1236,6 +1398,9 @@ def compare(
         "async_collectives": bool(async_collectives),
         "scenarios": sc.to_json(),
     }
+    if signals.received() is not None:
+        # the row the signal cut is marked in its result; these never started
+        settings["interrupted"] = {"not_run": not_run}
     unit = next(iter(timelines.values())).unit if timelines else "s"
     c = Comparison(g, sc, results, best, timelines, settings, errors, unit, note)
     return c.to_pandas() if as_dataframe else c
@@ -1280,20 +1445,35 @@ def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progre
             all(abs(a - b) <= EQUAL_MEMORY_MARGIN * b for a, b in zip(key, other)) for other in seen
         ):
             continue  # about the memory of a row already solved
-        if len(seen) >= MAX_EQUAL_MEMORY_ROWS:
+        if len(seen) >= MAX_EQUAL_MEMORY_ROWS or signals.received() is not None:
             break
         seen.append(key)
         label = f"cp-overlap@{row}"
         rows.append(label)
         if progress is not None:
             progress(label)
+        limit = _row_time_limit(opts["time_limit"], opts.get("deadline"), 1)
+        if limit <= 0:
+            errors[label] = "not run: the time limit ran out"
+            break
         try:
-            r = schedule(g, "cp-overlap", scenarios=sc, budget=list(key), **opts)
+            r = schedule(
+                g, "cp-overlap", scenarios=sc, budget=list(key), **dict(opts, time_limit=limit)
+            )
         except CpschedError as e:
             errors[label] = str(e)
             continue
         results[label] = r
         timelines[label] = simulate_timeline(g, r.order, costs, sc)
+
+
+def _row_time_limit(time_limit: float, deadline: float | None, solvers_left: int) -> float:
+    """A row's time limit: ``time_limit``, and no more than its share of what is left before
+    ``deadline`` (the rows still to solve share it; a heuristic row needs none but time)."""
+    if deadline is None:
+        return float(time_limit)
+    left = deadline - time.perf_counter()
+    return min(float(time_limit), left / max(1, solvers_left))
 
 
 def frontier(
@@ -1310,10 +1490,12 @@ def frontier(
     seed: int = DEFAULT_SEED,
     async_collectives: bool = False,
     progress: Callable[[str], None] | None = None,
+    deadline: float | None = None,
 ) -> Frontier:
     """The memory-time frontier of ``graph``: ``cp-joint`` at ``points`` budgets from the
-    least peak a plan reaches to the fastest order's peak (``time_limit`` seconds each),
-    with every heuristic's (peak, makespan); see ``cpsched.cp.joint.frontier``.
+    least peak a plan reaches to the fastest order's peak (``time_limit`` seconds each, and
+    with ``deadline``, a ``time.perf_counter()`` instant, no solve past it), with every
+    heuristic's (peak, makespan); see ``cpsched.cp.joint.frontier``.
 
     Examples
     --------
@@ -1322,9 +1504,16 @@ def frontier(
     >>> [p["status"] != "ERROR" for p in f.points]
     [True, True, True]
     """
-    _check_solver_options(None, time_limit, workers)
-    if int(points) < 2:
+    _check_solver_options(None, time_limit, workers, seed, evict=evict)
+    if bandwidth is not None:
+        arguments.number(bandwidth, "bandwidth")
+    if arguments.integer(points, "points") < 2:
         raise InputError(f"--points must be at least 2 (got {points})")
+    if points > MAX_FRONTIER_POINTS:
+        raise LimitError(
+            f"--points {points}: at most {MAX_FRONTIER_POINTS} budgets (each is a solve of "
+            "up to the time limit)"
+        )
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
     return joint_frontier(
@@ -1339,6 +1528,7 @@ def frontier(
         workers=int(workers),
         seed=int(seed),
         progress=progress,
+        deadline=deadline,
     )
 
 
@@ -1366,8 +1556,14 @@ def _costs(g: Graph, sc: Scenarios, device, profile):
     return estimate(g, load_device(device), sc, load_profile(profile) if profile else None)
 
 
+def _check_result(result) -> None:
+    if not isinstance(result, Result):
+        raise InputTypeError(f"expected a Result, not {type(result).__name__}")
+
+
 def timeline(result: Result, device: str = "h100", profile: str | None = None):
     """The cost model's timeline (makespan, exposed communication per scenario) of a result."""
+    _check_result(result)
     return simulate_timeline(
         result.graph,
         result.order,
@@ -1388,6 +1584,7 @@ __all__ = [
     "methods",
     "from_networkx",
     "from_jax",
+    "from_torch",
     "scenarios_for",
     "budget_reference",
     "resolve_budget",
@@ -1406,6 +1603,7 @@ __all__ = [
 # -- writing ---------------------------------------------------------------------------------
 
 
+@all_or_nothing()
 def write(
     result: Result,
     output: str,
@@ -1422,8 +1620,11 @@ def write(
     HLO in (``source`` an HLO file): the module with every ordered computation re-sequenced
     (``is_scheduled=true``); for a remat plan, the module with the plan written in (and one
     module per bucket, and the plan JSON at ``OUTPUT.plan.json``), each read back and
-    checked first. Otherwise the schedule JSON (or the plan JSON). Returns ``written`` (the
+    checked first. Otherwise the schedule JSON (or the plan JSON). All files or none:
+    they are renamed into place together once every one is written. Returns ``written`` (the
     paths), ``data`` (the JSON written or its summary) and, for remat HLO, ``buckets``."""
+    _check_result(result)
+    arguments.text(output, "output")
     hlo = bool(source) and sniff_format(str(source)) == "hlo"
     inputs = ((source,) if source else ()) + tuple(p for p in inputs if p)
     if result.plan is not None:
@@ -1441,7 +1642,10 @@ def write(
                 result.method,
                 data,
                 inputs=inputs,
-                convert=convert_sync_collectives if async_collectives else None,
+                # only where read split something: an already async module is written as is
+                convert=convert_sync_collectives
+                if async_collectives and result.graph.meta.get("async_collectives")
+                else None,
             )
             return {"written": written, "data": data, "buckets": buckets}
         write_json(output, data, inputs=inputs)

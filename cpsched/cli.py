@@ -18,9 +18,8 @@ import io
 import json
 import math
 import os
-import signal
+import pathlib
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -30,20 +29,22 @@ from cpsched.analysis.memory import simulate
 from cpsched.analysis.validate import validate_order
 from cpsched.capture import add_parser as add_capture
 from cpsched.capture import info_buckets
-from cpsched.core.errors import BudgetError, CpschedError, InputError
+from cpsched.core import arguments, signals
+from cpsched.core.errors import BudgetError, CpschedError, InputError, LimitError
 from cpsched.core.graph import Graph, OpKind
+from cpsched.core.inputs import check_input_file
+from cpsched.core.process import process_start
 from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import _unit, load_device
-from cpsched.cp import runtime
-from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS
+from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, MAX_FRONTIER_POINTS
 from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
 from cpsched.plot import plot_frontier, plot_memory, require_matplotlib
 from cpsched.readers import sniff_format
 from cpsched.sweep import cli as sweep_cli
-from cpsched.version import __version__
-from cpsched.writers import check_target, write_json
+from cpsched.version import version_line
+from cpsched.writers import all_or_nothing, check_target, write_json
 from cpsched.writers.json_graph import graph_to_dict
 from cpsched.writers.remat_hlo import remat_hlo_paths
 from cpsched.writers.schedule import read_module_orders, read_order
@@ -84,10 +85,17 @@ def _scenarios(args, graph: Graph) -> Scenarios:
 
 def _read(args) -> Graph:
     # ``args.graph``: a graph already built from the inputs (``info`` over several buckets)
-    return api.read(
-        getattr(args, "graph", None) or args.input,
+    # a path from the command line is a path, whatever its characters (a newline included)
+    source = getattr(args, "graph", None) or pathlib.Path(args.input)
+    g = api.read(
+        source,
         async_collectives=getattr(args, "async_collectives", False),
     )
+    if getattr(args, "async_collectives", False):
+        note = api.async_collectives_note(g)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
+    return g
 
 
 def _by_name(sc: Scenarios, arr) -> dict[str, int]:
@@ -121,9 +129,9 @@ def check_outputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[str]) -> 
 
 def _inputs(args) -> list[str]:
     out = [args.input] if getattr(args, "input", None) else []
-    for k in ("schedule", "scenarios", "profile", "device"):
+    for k in ("schedule", "scenarios", "profile", "device", "costs_file", "from_hlo", "spec"):
         v = getattr(args, k, None)
-        if v:
+        if isinstance(v, str) and v:
             out.append(v)
     return out
 
@@ -138,6 +146,8 @@ def _outputs(args) -> list[tuple[str, str]]:
             out.append(("-o (plan JSON)", args.output + ".plan.json"))
     if getattr(args, "trace", None):
         out.append(("--trace", args.trace))
+    if isinstance(getattr(args, "csv", None), str):  # pipeline's file (compare's is a flag)
+        out.append(("--csv", args.csv))
     if getattr(args, "plot", None):
         out.append(("--plot", args.plot))
     return out
@@ -146,12 +156,27 @@ def _outputs(args) -> list[tuple[str, str]]:
 def check_args(args) -> None:
     """Everything that can be checked before reading or solving."""
     check_outputs(_outputs(args), _inputs(args))
+    check_input_files(args)
     if getattr(args, "plot", None):
         require_matplotlib()
     budget = getattr(args, "budget", None)
     if budget is not None:
         parse_budget(budget)
     check_numbers(args)
+
+
+def check_input_files(args) -> None:
+    """Every file option names a regular file that can be read (``/dev/zero`` as
+    ``--profile`` is refused even where the method would not read it)."""
+    for k in ("schedule", "scenarios", "profile", "costs_file", "spec", "from_hlo"):
+        v = getattr(args, k, None)
+        if isinstance(v, str):
+            check_input_file(v)
+    device = getattr(args, "device", None)
+    if isinstance(device, str) and (
+        os.path.sep in device or device.endswith((".json", ".toml")) or os.path.exists(device)
+    ):
+        check_input_file(device)
 
 
 def check_numbers(args) -> None:
@@ -167,8 +192,15 @@ def check_numbers(args) -> None:
                 f"--{k.replace('_', '-')} must be a finite number "
                 f"{'above' if strict else 'at least'} {low:g} (got {v})"
             )
-    if getattr(args, "workers", None) is not None and args.workers < 1:
-        raise InputError(f"--workers must be at least 1 (got {args.workers})")
+    if getattr(args, "workers", None) is not None:
+        arguments.workers(args.workers, "--workers")
+    if getattr(args, "seed", None) is not None:
+        arguments.seed(args.seed, "--seed")
+    points = getattr(args, "points", None)
+    if points is not None and not 2 <= points <= MAX_FRONTIER_POINTS:
+        raise LimitError(f"--points must be from 2 to {MAX_FRONTIER_POINTS} (got {points})")
+    if getattr(args, "scenarios", None) and getattr(args, "dim", None):
+        raise InputError("--scenarios and --dim both give the scenarios; use one of them")
     if getattr(args, "method", None) is not None and not args.method.strip():
         raise InputError("--method is empty; see `cpsched methods`")
     if getattr(args, "weights", None) is not None and not getattr(args, "dim", None):
@@ -199,44 +231,14 @@ def stdout_to_stderr(active: bool):
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 
 
-@contextlib.contextmanager
-def terminate_as_interrupt() -> Iterator[dict]:
-    """While a command runs, SIGTERM acts as SIGINT (Ctrl-C) does: the solver stops and
-    returns the best schedule found so far (``cpsched.cp.runtime``), which is written marked
-    ``interrupted``; ``state["signal"]`` then says which signal came, for the exit code.
-
-    The handler passes SIGTERM on to the current SIGINT handler (the solver runtime's
-    while it runs, else Python's, which raises ``KeyboardInterrupt``)."""
-    state: dict[str, Any] = {"signal": None}
-    if threading.current_thread() is not threading.main_thread():
-        yield state
-        return
-
-    def on_term(signum, frame) -> None:
-        state["signal"] = signal.SIGTERM
-        handler = signal.getsignal(signal.SIGINT)
-        if callable(handler):
-            handler(signal.SIGINT, frame)
-        else:  # SIGINT ignored or default: stop as Ctrl-C would
-            raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, on_term)
-    try:
-        yield state
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
 def interrupted_exit(args) -> int:
-    """130 after SIGINT, 143 after SIGTERM."""
-    state = getattr(args, "signals", None) or {}
-    return EXIT_SIGTERM if state.get("signal") == signal.SIGTERM else EXIT_SIGINT
+    """130 after SIGINT, 143 after SIGTERM (``cpsched.core.signals``)."""
+    return signals.exit_code()
 
 
 def was_interrupted(args, r: api.Result) -> bool:
     """The solve was stopped by a signal (its result is the best found so far)."""
-    state = getattr(args, "signals", None) or {}
-    return bool(r.info.get("interrupted")) or state.get("signal") is not None
+    return bool(r.info.get("interrupted")) or signals.received() is not None
 
 
 # -- info ----------------------------------------------------------------------------------
@@ -474,8 +476,10 @@ def cmd_schedule(args) -> int:
         and not args.log
     ):
         progress = _progress_printer()
-    try:
-        with stdout_to_stderr(bool(args.log)), runtime.deadline(_solve_deadline(args, name, g)):
+    # a solver returns its best result on a signal, and it is written marked interrupted;
+    # anything else (reading, a heuristic) is stopped outright, with nothing written
+    with signals.keep_work() if api.is_solver(name) else contextlib.nullcontext():
+        with stdout_to_stderr(bool(args.log)), refused_or_interrupted():
             r = api.schedule(
                 g,
                 method,
@@ -488,17 +492,28 @@ def cmd_schedule(args) -> int:
                 budget=args.budget,
                 log=bool(args.log),
                 progress=progress,
+                deadline=_solve_deadline(args, name, g),
                 **options,
             )
-    except BudgetError as e:
-        # over the budget: refused (exit 2), or, when a signal cut the search short, the
-        # signal's exit; nothing is written either way
-        if isinstance(e.result, api.Result) and was_interrupted(args, e.result):
-            print(f"cpsched: interrupted: {e}", file=sys.stderr)
-            return interrupted_exit(args)
+        if progress is not None and sys.stderr.isatty():
+            sys.stderr.write("\n")
+        return _write_schedule(args, g, sc, r)
+
+
+@contextlib.contextmanager
+def refused_or_interrupted() -> Iterator[None]:
+    """A result over its budget is refused (``BudgetError``: exit 2, nothing written),
+    unless a signal cut its search short: then the signal decides the exit (130 / 143)."""
+    try:
+        yield
+    except BudgetError:
+        stopped_by = signals.received()
+        if stopped_by is not None:
+            raise signals.Interrupted(stopped_by) from None
         raise
-    if progress is not None and sys.stderr.isatty():
-        sys.stderr.write("\n")
+
+
+def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
     # everything that can fail is computed before the first file is written
     tl = None
     if r.plan is None and (args.trace or r.info.get("pairs") is not None):
@@ -548,6 +563,7 @@ def cmd_schedule(args) -> int:
     if out.get("async"):
         lines.append(f"  {out['async']}")
     lines.append(f"  time {format_seconds(r.seconds)}" + _solver_note(r))
+    lines += _short_time_note(r)
     if info.get("message"):
         lines.append(f"  {info['message']}")
     if args.trace:
@@ -566,6 +582,32 @@ FINISH_SECONDS = 0.2
 FINISH_SECONDS_PER_OP = 5e-5
 
 
+def hard_stop(args) -> float | None:
+    """When a solving command stops whatever it is doing (``perf_counter`` seconds) if no
+    solver has started by then (reading a large input): its start plus ``--time-limit``
+    and the tolerance of the limit, max(1 s, 5 %) (in that margin, a solve that finds no time
+    left still returns its best heuristic). None for heuristics, in deterministic mode, and
+    where the default limit depends on the input."""
+    if getattr(args, "deterministic", False) or args.command not in (
+        "schedule",
+        "compare",
+        "frontier",
+        "pipeline",
+    ):
+        return None
+    limit = getattr(args, "time_limit", None)
+    if args.command == "schedule":
+        name = api.resolve_method(args.method, args.objective)
+        if not api.is_solver(name):
+            return None
+        if limit is None:
+            limit = api.DEFAULT_TIME_LIMITS.get(name, api.DEFAULT_TIME_LIMIT)
+    if limit is None or (args.command == "compare" and args.no_solver):
+        return None
+    args.command_time_limit = float(limit)
+    return args.started + float(limit) + max(1.0, 0.05 * float(limit))
+
+
 def _solve_deadline(args, name: str, g: Graph) -> float | None:
     """When a solver must stop (perf_counter seconds) for the command to end within
     ``--time-limit`` of its start, reading and writing included; None for heuristics and
@@ -576,7 +618,12 @@ def _solve_deadline(args, name: str, g: Graph) -> float | None:
     if limit is None:
         limit = api.DEFAULT_TIME_LIMITS.get(name, api.DEFAULT_TIME_LIMIT)
     started = getattr(args, "started", None) or time.perf_counter()
-    return started + float(limit) - FINISH_SECONDS - FINISH_SECONDS_PER_OP * g.n_ops
+    return _finish_by(started + float(limit), g)
+
+
+def _finish_by(end: float, g: Graph) -> float:
+    """When the solving must stop for the command to end by ``end``."""
+    return end - FINISH_SECONDS - FINISH_SECONDS_PER_OP * g.n_ops
 
 
 def _solver_note(r: api.Result) -> str:
@@ -587,6 +634,20 @@ def _solver_note(r: api.Result) -> str:
         f" (limit {format_seconds(s['time_limit'])}, {s['workers']} workers, seed "
         f"{s['seed']}{', deterministic' if s.get('deterministic') else ''})"
     )
+
+
+def _short_time_note(r: api.Result) -> list[str]:
+    """A line when the solver had less than half of the time limit (start-up, reading the
+    input and a percentage budget's reference took the rest)."""
+    avail, limit = r.solver.get("seconds_available"), r.solver.get("time_limit")
+    if avail is None or not limit or avail >= 0.5 * limit:
+        return []
+    return [
+        f"  note: the solver had {format_seconds(avail)} of the {format_seconds(limit)} "
+        "time limit (starting, reading the input"
+        + (" and the budget's reference" if "budget_reference" in r.info else "")
+        + " took the rest); a longer --time-limit gives it more"
+    ]
 
 
 def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
@@ -665,6 +726,7 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
             + ", ".join(f"{n} {b:.2f} %" for n, b in zip(sc.names, bound))
         )
     lines.append(f"  time {format_seconds(r.seconds)}" + _solver_note(r))
+    lines += _short_time_note(r)
     if res.info.get("message"):
         lines.append(f"  {res.info['message']}")
     summary = dict(data)
@@ -701,7 +763,7 @@ def _add_solver_options(q: argparse.ArgumentParser, default_limit: str) -> None:
         type=float,
         default=None,
         metavar="S",
-        help=f"solver seconds (default: {default_limit})",
+        help=f"seconds for the whole command, counted from its start (default: {default_limit})",
     )
     q.add_argument(
         "--workers",
@@ -826,10 +888,16 @@ def add_schedule(sub) -> None:
 def cmd_compare(args) -> int:
     g = _read(args)
     sc = _scenarios(args, g)
+    # --time-limit: the whole command, shared by the solver rows (each gets at most that
+    # too); without it each solver row has the default
+    deadline = None
+    if args.time_limit is not None and not args.deterministic:
+        deadline = _finish_by(args.started + args.time_limit, g)
     c = api.compare(
         g,
         scenarios=sc,
-        time_limit=args.time_limit,
+        time_limit=args.time_limit if args.time_limit is not None else api.DEFAULT_TIME_LIMIT,
+        deadline=deadline,
         workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
         seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
         deterministic=bool(args.deterministic),
@@ -860,6 +928,10 @@ def cmd_compare(args) -> int:
         )
         if not (args.json or args.csv):
             print(f"wrote {args.plot}")
+    if signals.received() is not None:
+        if args.csv or args.json:
+            print("cpsched: interrupted: the finished rows were written", file=sys.stderr)
+        return interrupted_exit(args)
     return 0
 
 
@@ -887,7 +959,10 @@ def _compare_csv(c: api.Comparison) -> str:
 def add_compare(sub) -> None:
     q = sub.add_parser("compare", help="run every method side by side")
     _add_input(q)
-    _add_solver_options(q, f"{api.DEFAULT_TIME_LIMIT:g} s per solver")
+    _add_solver_options(
+        q,
+        f"{api.DEFAULT_TIME_LIMIT:g} s per solver row; a given limit is shared by the rows",
+    )
     q.add_argument(
         "--csv", action="store_true", help="one CSV row per method and scenario (default: a table)"
     )
@@ -904,10 +979,16 @@ def cmd_frontier(args) -> int:
     g = _read(args)
     sc = _scenarios(args, g)
     progress = None if args.json else (lambda line: print(line, file=sys.stderr))
+    # --time-limit: the whole command, shared by the points (each gets at most that too);
+    # without it each point has the default
+    deadline = None
+    if args.time_limit is not None and not args.deterministic:
+        deadline = _finish_by(args.started + args.time_limit, g)
     f = api.frontier(
         g,
         points=args.points,
         scenarios=sc,
+        deadline=deadline,
         time_limit=args.time_limit if args.time_limit is not None else DEFAULT_POINT_TIME_LIMIT,
         evict=bool(args.evict),
         bandwidth=args.bandwidth,
@@ -925,6 +1006,9 @@ def cmd_frontier(args) -> int:
             f.points, f.baselines, args.plot, title=g.name, unit=f.unit, inputs=tuple(_inputs(args))
         )
     _emit(args, data, _frontier_table(f) + (f"\nwrote {args.plot}" if args.plot else ""))
+    if signals.received() is not None:
+        print("cpsched: interrupted: the points solved so far were written", file=sys.stderr)
+        return interrupted_exit(args)
     return 0
 
 
@@ -973,7 +1057,11 @@ def add_frontier(sub) -> None:
         "frontier", help="makespan against memory budget: cp-joint at K budgets, heuristics beside"
     )
     _add_input(q)
-    _add_solver_options(q, f"{DEFAULT_POINT_TIME_LIMIT:g} s per point")
+    _add_solver_options(
+        q,
+        f"{DEFAULT_POINT_TIME_LIMIT:g} s per point and per range solve; a given limit is "
+        "shared by them",
+    )
     q.add_argument(
         "--points",
         type=int,
@@ -1016,12 +1104,28 @@ SUBCOMMANDS: list[Callable] = [
 ]
 
 
+def one_line(text: str) -> str:
+    """``text`` with control characters escaped (a path may hold a newline)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An option error is one line, like every other error (not the usage block): the
+    command, the reason, and where the options are listed."""
+
+    def error(self, message: str):  # type: ignore[override]
+        print(f"cpsched: error: {one_line(message)} (see `{self.prog} --help`)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="cpsched", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="cpsched", description=__doc__.splitlines()[0])
     p.add_argument(
         "--version",
         action="version",
-        version=f"cpsched {__version__} (ortools {api.ortools_version()})",
+        version=version_line(),
     )
     sub = p.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:
@@ -1029,23 +1133,37 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    # a solver's time limit counts from here: from the process's start on the command line
-    # (the interpreter and imports take about a second), from the call when called in-process
-    started = runtime.process_start() if argv is None else time.perf_counter()
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, *, started: float | None = None) -> int:
+    # a time limit counts from ``started``: the process's start on the command line (the
+    # console script passes it), the call when called in-process
+    if started is None:
+        started = process_start() if argv is None else time.perf_counter()
+    with signals.command():
+        return _main(argv, started)
+
+
+def _main(argv: Sequence[str] | None, started: float) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv)
-    args.argv = argv
-    args.started = started
-    if getattr(args, "command", None) == "compare" and args.time_limit is None:
-        args.time_limit = api.DEFAULT_TIME_LIMIT
+    args = argparse.Namespace()
     try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as e:  # --help, --version, or an option error (one line, exit 2)
+            return e.code if isinstance(e.code, int) else EXIT_USAGE
+        args.argv = argv
+        args.started = started
+        args.signals = signals.SignalState()
         check_args(args)
-        with terminate_as_interrupt() as args.signals:
-            return args.fn(args)
+        # every file of the command appears when it returns, none when it fails
+        with signals.time_limit(hard_stop(args)), all_or_nothing():
+            try:
+                return args.fn(args)
+            except BrokenPipeError:
+                pass  # the report's reader left: the files still count, committed here
+        raise BrokenPipeError
     except CpschedError as e:
-        print(f"cpsched: error: {e}", file=sys.stderr)
+        print(f"cpsched: error: {one_line(str(e))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # the reader went away (`cpsched methods --json | head -1`): stop quietly, and keep
@@ -1054,11 +1172,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except signals.TimeUp:
+        print(
+            f"cpsched: error: the time limit of {args.command_time_limit:g} s ran out before a result "
+            "was found (starting and reading the input took it); nothing written; a longer "
+            "--time-limit gives the solver time",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     except KeyboardInterrupt:
         code = interrupted_exit(args)
         print(
             f"cpsched: {'terminated' if code == EXIT_SIGTERM else 'interrupted'} "
-            "before a schedule was returned; nothing written",
+            "before a result was returned; nothing written",
             file=sys.stderr,
         )
         return code

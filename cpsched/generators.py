@@ -40,12 +40,18 @@ Conventions shared by the model families:
 
 from __future__ import annotations
 
+import functools
+import inspect
+import math
+import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from cpsched.core.errors import InputError, InputTypeError, LimitError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.symbolic import SymExpr
 
@@ -57,6 +63,7 @@ __all__ = [
     "transformer_parallel",
     "layered",
     "FAMILIES",
+    "check_params",
 ]
 
 B = SymExpr.dim("b")
@@ -349,7 +356,7 @@ class _Net:
                 v = self.input(f"{w.name}/adam_v", n, itemsize=4)
                 self.update(f"{w.name}/adam", "adam-update", [w, m, v], [gw], flops=n * 12)
             else:
-                raise ValueError(f"unknown optimizer {kind!r} (sgd, momentum, adam)")
+                raise InputError(f"unknown optimizer {kind!r} (sgd, momentum, adam)")
 
     def build(self, meta: dict) -> Graph:
         g = self.g
@@ -435,9 +442,98 @@ def _seed(net: _Net, loss: Tensor) -> Tensor:
     return Tensor("loss/grad_seed", i, j, ONE, 4, False)
 
 
-def _check(cond: bool, msg: str) -> None:
+def _check(cond: bool, msg: str, error: type[InputError] = InputError) -> None:
     if not cond:
-        raise ValueError(msg)
+        raise error(msg)
+
+
+# -- parameter checks -------------------------------------------------------------------
+# Every family's parameters are checked before anything is built, so that a bad call is an
+# ``InputError`` (a ``ValueError``) naming the parameter, and a sweep spec can check its
+# generator calls when it is read (``check_params``) instead of failing solve by solve.
+
+OPTIMIZERS = ("sgd", "momentum", "adam")
+# Larger graphs take minutes to build and gigabytes to hold; past these a call is refused.
+MAX_GENERATED_OPS = 5_000_000
+MAX_LAYERS = 10_000
+_MAY_BE_ZERO = {"seed", "max_skip"}
+_LEAST_N = {"random_layered": 3, "layered": 2}  # a source and a sink (and one op between)
+_DIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _relations(family: str, a: Mapping[str, Any]) -> None:
+    """The checks between parameters of one family."""
+    if family in ("transformer_train", "transformer_parallel"):
+        _check(a["d_model"] % a["heads"] == 0, "d_model must be a multiple of heads")
+    if family == "transformer_parallel":
+        for what in ("d_model", "heads", "d_ff", "vocab"):
+            _check(a[what] % a["tp"] == 0, f"{what} must be a multiple of tp")
+    if family == "unet" and a["spatial"] is None:
+        k = 2 ** a["levels"]
+        _check(a["hw"] % k == 0, f"hw must be a multiple of 2**levels = {k}")
+
+
+def _check_value(family: str, name: str, kind: str, v: Any) -> None:
+    if v is None and "None" in kind:
+        return
+    if kind.startswith("int"):
+        _check(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool),
+            f"{name} must be an integer (got {v!r})",
+            InputTypeError,
+        )
+        low = 0 if name in _MAY_BE_ZERO else _LEAST_N.get(family, 1) if name == "n" else 1
+        _check(v >= low, f"{name} must be >= {low} (got {v})")
+        if name == "n":
+            _check(v <= MAX_GENERATED_OPS, f"n={v}: at most {MAX_GENERATED_OPS:,} ops", LimitError)
+        if name in ("layers", "levels"):
+            _check(v <= MAX_LAYERS, f"{name}={v}: at most {MAX_LAYERS:,}", LimitError)
+    elif kind == "float":
+        _check(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0,
+            f"{name} must be a finite number >= 0 (got {v!r})",
+        )
+    elif kind == "bool":
+        _check(isinstance(v, bool), f"{name} must be true or false (got {v!r})", InputTypeError)
+    elif kind.startswith("str"):
+        _check(isinstance(v, str), f"{name} must be a string (got {v!r})", InputTypeError)
+        if name == "optimizer":
+            _check(v in OPTIMIZERS, f"unknown optimizer {v!r} ({', '.join(OPTIMIZERS)})")
+        if name in ("dim", "spatial"):
+            _check(bool(_DIM_NAME.match(v)), f"{name}={v!r} is not a dim name")
+    elif kind.startswith("tuple"):
+        ok = isinstance(v, Sequence) and len(v) == 2
+        ok = ok and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+        _check(ok and 0 <= v[0] <= v[1], f"{name} must be two integers 0 <= lo <= hi (got {v!r})")
+
+
+def check_params(family: str, params: Mapping[str, Any]) -> None:
+    """Raise ``InputError`` if ``FAMILIES[family](**params)`` would be refused."""
+    fn = FAMILIES[family]
+    sig = inspect.signature(fn)
+    try:
+        bound = sig.bind(**params)
+    except TypeError as e:
+        raise InputTypeError(f"{family}: {e}") from None
+    bound.apply_defaults()
+    try:
+        for name, v in bound.arguments.items():
+            _check_value(family, name, str(sig.parameters[name].annotation), v)
+        _relations(family, bound.arguments)
+    except InputError as e:
+        raise type(e)(f"{family}: {e.reason}") from None
+
+
+def _validated(fn: Callable[..., Graph]) -> Callable[..., Graph]:
+    """``fn`` with ``check_params`` run on its arguments first."""
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs) -> Graph:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        check_params(fn.__name__, bound.arguments)
+        return fn(*args, **kwargs)
+
+    return call
 
 
 # ----------------------------------------------------------------------------------------
@@ -445,6 +541,7 @@ def _check(cond: bool, msg: str) -> None:
 # ----------------------------------------------------------------------------------------
 
 
+@_validated
 def transformer_train(
     layers: int = 2,
     d_model: int = 768,
@@ -462,7 +559,6 @@ def transformer_train(
     ``b*s*vocab``. Forward, backward (every activation a gradient needs is kept), then an
     in-place optimizer update (``adam``: f32 moments; ``momentum``; ``sgd``).
     """
-    _check(d_model % heads == 0, "d_model must be a multiple of heads")
     net = _Net(name or f"transformer_train_{layers}l", dtype_bytes)
     bs = B * S
     tokens = net.input("tokens", bs, itemsize=4)
@@ -593,6 +689,7 @@ def _block(
 # ----------------------------------------------------------------------------------------
 
 
+@_validated
 def mlp_train(
     layers: int = 4,
     width: int = 1024,
@@ -604,7 +701,6 @@ def mlp_train(
 ) -> Graph:
     """One training step of an MLP: ``layers`` hidden layers (dot + ReLU) of ``width``,
     softmax cross-entropy, backward, in-place optimizer update. Activations ``b*width``."""
-    _check(layers >= 1, "layers must be >= 1")
     net = _Net(name or f"mlp_train_{layers}x{width}", dtype_bytes)
     x = net.input("x", B * d_in)
     y = net.input("labels", B, itemsize=4)
@@ -637,6 +733,7 @@ def mlp_train(
 # ----------------------------------------------------------------------------------------
 
 
+@_validated
 def unet(
     levels: int = 3,
     channels: int = 32,
@@ -658,9 +755,6 @@ def unet(
     ``2**levels`` times that on a side) and every activation is a multiple of it squared.
     ``backward=True`` adds an MSE loss, the backward pass and an in-place update.
     """
-    _check(levels >= 1, "levels must be >= 1")
-    if spatial is None:
-        _check(hw % (2**levels) == 0, f"hw must be a multiple of 2**levels = {2**levels}")
     net = _Net(name or f"unet_{levels}x{channels}" + ("_train" if backward else ""), dtype_bytes)
 
     def area(l: int) -> SymExpr:
@@ -767,6 +861,7 @@ def unet(
 # ----------------------------------------------------------------------------------------
 
 
+@_validated
 def random_layered(
     n: int = 100,
     seed: int = 0,
@@ -794,7 +889,6 @@ def random_layered(
     size is multiplied by that dim. The original order is a random topological order
     (Kahn's algorithm with a random pick among ready nodes). Deterministic per ``seed``.
     """
-    _check(n >= 3, "n must be >= 3")
     rng = np.random.default_rng(seed)
     inner = n - 2
     mean_w = max(1.0, 2.0 * width * np.sqrt(n))
@@ -901,6 +995,7 @@ def random_layered(
 # ----------------------------------------------------------------------------------------
 
 
+@_validated
 def layered(
     n: int = 1000,
     preds: int = 5,
@@ -921,8 +1016,6 @@ def layered(
     layer's buffers are outputs. The original order is layer by layer (op index order).
     Deterministic per ``seed``.
     """
-    _check(n >= 2, "n must be >= 2")
-    _check(preds >= 1, "preds must be >= 1")
     rng = np.random.default_rng(seed)
     w = int(width) if width else max(2, int(round(0.6 * np.sqrt(n))))
     w = max(1, min(w, n))
@@ -993,6 +1086,7 @@ def layered(
 # ----------------------------------------------------------------------------------------
 
 
+@_validated
 def transformer_parallel(
     layers: int = 2,
     dp: int = 2,
@@ -1031,9 +1125,6 @@ def transformer_parallel(
     (no overlap), which is what an overlap-aware scheduler improves on. ``b`` is the
     per-rank batch.
     """
-    for what, v in (("d_model", d_model), ("heads", heads), ("d_ff", d_ff), ("vocab", vocab)):
-        _check(v % tp == 0, f"{what} must be a multiple of tp")
-    _check(d_model % heads == 0, "d_model must be a multiple of heads")
     net = _Net(
         name
         or f"transformer_dp{dp}_tp{tp}" + ("_sp" if sp else "") + (f"_pp{pp}" if pp > 1 else ""),

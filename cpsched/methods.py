@@ -14,13 +14,17 @@ Methods are listed in registration order (heuristics first: their package is wal
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cpsched.core.errors import InputError
-from cpsched.core.graph import Graph
+
+if TYPE_CHECKING:  # the package's start loads this module: nothing heavy at import
+    from cpsched.core.graph import Graph
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,32 @@ class Method:
 
 
 _REGISTRY: dict[str, Method] = {}
+
+# Every option some method reads (beyond the solver settings every call passes: time_limit,
+# workers, seed, deterministic, log, progress, budget, objective, deadline). An option outside this
+# set is a typo: ``schedule(g, slak=0.1)`` and a sweep's ``{method = "cp", slak = 0.1}`` are
+# refused instead of silently ignored. tests/test_reliability.py checks the solvers'
+# keyword parameters against it.
+METHOD_OPTIONS = frozenset(
+    """
+aggressive bandwidth baselines bounds budget_methods called_resources comm_streams
+convert_sync copies cost_fn costs cpsat decompose depth device durations evict heuristics
+hint hoist latency latency_fn lns margin max_candidates memory_limit method_name model order
+overhead_cap overlap_limit postprocess profile remat reorder rerun resolution scenario
+scenario_mode scenario_objective search secondary sequential slack stop_when_fits sub_slots
+symbolic transfer window_engine windows
+""".split()
+)
+
+
+def check_options(options, what: str = "option") -> None:
+    """Raise ``InputError`` for an option name no method reads (with the nearest name)."""
+    for k in options:
+        if k not in METHOD_OPTIONS:
+            near = difflib.get_close_matches(str(k), METHOD_OPTIONS, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise InputError(f"unknown {what} {k!r}: no method reads it{hint}")
+
 
 # Packages whose modules register methods when imported (walked, not listed).
 METHOD_PACKAGES = ("cpsched.heuristics", "cpsched.cp")

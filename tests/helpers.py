@@ -93,3 +93,47 @@ def train_chain(L=4, size=10, dur=1.0, sym=None, fw_dur=None, name="train_chain"
         g = o
     b.original_order = list(range(2 * L))
     return b.build()
+
+
+# -- the captured XLA dumps (models/hlo) ---------------------------------------------------
+
+HLO_MODELS = __import__("pathlib").Path(__file__).resolve().parents[1] / "models" / "hlo"
+# the corpus captured with the newest jax, and the jax 0.10 capture kept as a second syntax
+# corpus (older printing: get-tuple-elements as instructions of their own)
+CORPORA = {"newest": HLO_MODELS / "corpus", "jax0.10": HLO_MODELS / "corpus-jax0.10"}
+# the bundled dumps (models/hlo/*.hlo, plain text) and their jax 0.10 capture (gzipped)
+BUNDLED = {"newest": HLO_MODELS, "jax0.10": HLO_MODELS / "corpus-jax0.10" / "bundled"}
+
+
+def read_text(path) -> str:
+    """A dump file's text, gzip-compressed (``.gz``) or not."""
+    import gzip
+
+    path = str(path)
+    if path.endswith(".gz"):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return f.read()
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def dump_stems(folder) -> list[str]:
+    """The modules of a dump folder that have XLA's live-range file beside them, as
+    ``NAME`` (plain) or ``NAME`` of ``NAME.hlo.gz`` (gzipped)."""
+    from pathlib import Path
+
+    folder = Path(folder)
+    out = []
+    for p in sorted(folder.glob("*.live-range.txt*")):
+        stem, gz = p.name.split(".live-range.txt")[0], p.name.endswith(".gz")
+        if (folder / (stem + (".hlo.gz" if gz else ".hlo"))).exists():
+            out.append(stem)
+    return out
+
+
+def dump_file(folder, stem: str, kind: str):
+    """``folder/stem.kind`` or ``folder/stem.kind.gz``, whichever exists."""
+    from pathlib import Path
+
+    plain = Path(folder) / f"{stem}.{kind}"
+    return plain if plain.exists() else plain.with_name(plain.name + ".gz")

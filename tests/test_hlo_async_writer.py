@@ -121,3 +121,61 @@ def test_cli_remat_with_async_collectives_on_hlo_writes_async_pairs(tmp_path, ca
     assert "all-reduce-start" in text and "async-start" in text
     plan = json.loads((tmp_path / "r.hlo.plan.json").read_text())
     assert len(plan["hlo_module"]["async_pairs"]) == len(KINDS)
+
+# a module whose collectives XLA already wrote as async pairs (what XLA:GPU gives)
+ALREADY_ASYNC = """HloModule already_async, is_scheduled=true
+
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %main (p: f32[64,32], w: f32[32,32]) -> (f32[256,32], f32[64,32]) {
+  %p = f32[64,32]{1,0} parameter(0)
+  %w = f32[32,32]{1,0} parameter(1)
+  %h = f32[64,32]{1,0} dot(%p, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %ags = (f32[64,32]{1,0}, f32[256,32]{1,0}) all-gather-start(%h), channel_id=1, replica_groups={{0,1,2,3}}, dimensions={0}, use_global_device_ids=true
+  %t = f32[64,32]{1,0} tanh(%p)
+  %ars = f32[64,32]{1,0} all-reduce-start(%t), channel_id=2, replica_groups={{0,1,2,3}}, to_apply=%sum
+  %e = f32[64,32]{1,0} exponential(%t)
+  %ag = f32[256,32]{1,0} all-gather-done(%ags)
+  %ar = f32[64,32]{1,0} all-reduce-done(%ars)
+  %o = f32[64,32]{1,0} add(%ar, %e)
+  ROOT %out = (f32[256,32]{1,0}, f32[64,32]{1,0}) tuple(%ag, %o)
+}
+"""
+
+
+@pytest.mark.parametrize("args", [["--method", "xla-list"], ["--objective", "overlap"],
+                                  ["--objective", "remat", "--budget", "100%"],
+                                  ["--objective", "time", "--budget", "100%"]],
+                         ids=["heuristic", "overlap", "remat", "joint"])
+def test_async_collectives_accepts_a_module_already_in_async_form(args, tmp_path, capsys):
+    """``--async-collectives`` means: treat collectives as async. A module whose collectives
+    already are start/done pairs is scheduled as it is (a note says so), by every objective,
+    and written back with the same pairs."""
+    src = tmp_path / "async.hlo"
+    src.write_text(ALREADY_ASYNC)
+    out = tmp_path / "out.hlo"
+    rc = main(["schedule", str(src), "--async-collectives", *args, "--time-limit", "5",
+               "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "already async start/done pairs" in err and "2 collective(s)" in err
+    back = parse_hlo_text(out.read_text())
+    ops = [i.opcode for i in back.entry.instructions]
+    assert ops.count("all-gather-start") == ops.count("all-reduce-start") == 1
+    assert "all-gather" not in ops and "all-reduce" not in ops
+    g = read_graph(str(out))
+    assert int((g.async_start >= 0).sum()) == 2
+
+
+def test_compare_notes_an_already_async_module(tmp_path, capsys):
+    src = tmp_path / "async.hlo"
+    src.write_text(ALREADY_ASYNC)
+    assert main(["compare", str(src), "--async-collectives", "--no-solver"]) == 0
+    assert "already async start/done pairs" in capsys.readouterr().err
+    # a module with sync collectives is split as before: no note
+    assert main(["compare", str(SYNC), "--async-collectives", "--no-solver"]) == 0
+    assert "note:" not in capsys.readouterr().err

@@ -64,9 +64,9 @@ def test_buckets_report_instructions_that_differ(tmp_path):
         paths.append(str(q))
     res = fit_buckets(paths)
     assert not res.ok
-    assert any(d.startswith("dot.1: only in mlp_train.b64.hlo, mlp_train.b256.hlo")
+    assert any(d.startswith("dot.1 (dot): only in mlp_train.b64.hlo, mlp_train.b256.hlo")
                for d in res.differences)
-    assert any(d.startswith("dot.99: only in mlp_train.b1024.hlo") for d in res.differences)
+    assert any(d.startswith("dot.99 (dot): only in mlp_train.b1024.hlo") for d in res.differences)
     cli = [sys.executable, "-c", "from cpsched.cli import main; import sys; sys.exit(main())",
            "info"]
     proc = subprocess.run(cli + paths, capture_output=True, text=True, cwd=REPO)
@@ -75,3 +75,69 @@ def test_buckets_report_instructions_that_differ(tmp_path):
                           cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert "one symbolic graph" in proc.stdout and "b=1024" in proc.stdout
+
+
+def _mean_module(b: int, k: int) -> str:
+    """A step that scales by 1/b: XLA may number that constant differently per bucket."""
+    return f"""HloModule m, is_scheduled=true
+
+ENTRY %main (x: f32[{b},8]) -> f32[{b},8] {{
+  %x = f32[{b},8]{{1,0}} parameter(0)
+  %constant.3 = f32[] constant(2)
+  %constant.{k} = f32[] constant({1 / b})
+  %two = f32[{b},8]{{1,0}} broadcast(%constant.3), dimensions={{}}
+  %inv = f32[{b},8]{{1,0}} broadcast(%constant.{k}), dimensions={{}}
+  %m = f32[{b},8]{{1,0}} multiply(%x, %inv)
+  ROOT %r = f32[{b},8]{{1,0}} add(%m, %two)
+}}
+"""
+
+
+def test_buckets_match_constants_that_differ_in_value_and_name(tmp_path):
+    paths = []
+    for b, k in ((8, 7), (16, 9), (32, 7)):
+        p = tmp_path / f"mean.b{b}.hlo"
+        p.write_text(_mean_module(b, k))
+        paths.append(str(p))
+    res = fit_buckets(paths)
+    assert res.ok, res.differences
+    assert res.renamed == ["mean.b16.hlo: constant.9 as constant.7"]
+    assert str(res.graph.buffer_sizes[res.graph.buffer_names.index("inv")]) == "32*b"
+    # a constant whose shape or users differ is not taken for another: then they differ
+    texts = [_mean_module(8, 7), _mean_module(16, 9).replace(
+        "%inv = f32[16,8]{1,0} broadcast(%constant.9)", "%inv = f32[16,8]{1,0} broadcast("
+        "%constant.3)").replace("%two = f32[16,8]{1,0} broadcast(%constant.3)",
+                                "%two = f32[16,8]{1,0} broadcast(%constant.9)")]
+    for p, t in zip(paths[:2], texts):
+        Path(p).write_text(t)
+    res = fit_buckets(paths[:2])
+    assert not res.ok and not res.renamed
+    assert any(d.startswith("constant.9 (constant): only in mean.b16.hlo")
+               for d in res.differences)
+
+
+def test_bucket_differences_are_summarised(tmp_path):
+    """Many differences print as counts by what differs and by opcode, then the first
+    five, each on one short line (``--json`` keeps them all)."""
+    texts = [p.read_text() for p in BUCKETS]
+    texts[0] = texts[0].replace("_fusion", "_fused")     # every fusion renamed in one bucket
+    paths = []
+    for p, t in zip(BUCKETS, texts):
+        q = tmp_path / p.name
+        q.write_text(t)
+        paths.append(str(q))
+    res = fit_buckets(paths)
+    assert len(res.differences) >= 10
+    lines = res.summary()
+    assert len(lines) <= 4 + 5 and all(len(ln) <= 170 for ln in lines)
+    assert any("instructions in some modules only (fusion" in ln for ln in lines)
+    cli = [sys.executable, "-c", "from cpsched.cli import main; import sys; sys.exit(main())",
+           "info"]
+    proc = subprocess.run(cli + paths, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 2
+    out = proc.stdout.splitlines()
+    assert len(out) <= 12 and "first 5:" in proc.stdout and "--json lists them all" in proc.stdout
+    assert max(len(ln) for ln in out) <= 180
+    proc = subprocess.run(cli + paths + ["--json"], capture_output=True, text=True, cwd=REPO)
+    import json
+    assert len(json.loads(proc.stdout)["differences"]) == len(res.differences)

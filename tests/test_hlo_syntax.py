@@ -14,6 +14,7 @@ from cpsched.readers import display_name, read_graph, sniff_format
 from cpsched.readers.hlo.convert import module_graphs
 from cpsched.readers.hlo.parser import (parse_backend_config, parse_hlo_text,
                                         parse_replica_groups, read_hlo_module)
+from helpers import CORPORA
 
 
 def module(body: str, header: str = "HloModule t", extra: str = "") -> str:
@@ -490,12 +491,12 @@ def test_writing_back_in_place_computations_and_nested_instructions():
         assert [i.name for i in read(out).entry.instructions] == names
 
 
-# -- the captured corpus (models/hlo/corpus) -------------------------------------------------------
+# -- the captured corpora (models/hlo/corpus: the newest jax; corpus-jax0.10) ---------------------
 
-CORPUS = Path(__file__).resolve().parents[1] / "models" / "hlo" / "corpus"
+CORPUS_MODULES = [p for folder in CORPORA.values() for p in sorted(folder.glob("*.hlo.gz"))]
 
 
-@pytest.mark.parametrize("path", sorted(CORPUS.glob("*.hlo.gz")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CORPUS_MODULES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_corpus_module_reads_gzipped(path):
     m = read_hlo_module(str(path))
     graphs = module_graphs(m)

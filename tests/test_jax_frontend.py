@@ -105,7 +105,8 @@ def test_capture_cli(tmp_path):
         cwd=REPO, env=dict(os.environ, JAX_PLATFORMS="cpu"))
     p = run(f"{script}:make")
     assert p.returncode == 0, p.stderr
-    assert sorted(x.name for x in (tmp_path / "out").iterdir()) == ["make.hlo", "make.mlir"]
+    assert sorted(x.name for x in (tmp_path / "out").iterdir()) == [".cpsched-capture.json",
+                                                                  "make.hlo", "make.mlir"]
     assert read_graph(str(tmp_path / "out" / "make.hlo")).n_ops > 0
     p = run(f"{script}:make_sym")
     assert p.returncode == 0, p.stderr
@@ -115,3 +116,47 @@ def test_capture_cli(tmp_path):
     assert (tmp_path / "out" / "make.s32.hlo").exists()
     p = run(f"{script}:missing")
     assert p.returncode == 2 and p.stderr.count("\n") == 1
+
+
+def _capture(*a, cwd):
+    return subprocess.run(
+        [sys.executable, "-c", "from cpsched.cli import main; import sys; sys.exit(main())",
+         "capture", *a], capture_output=True, text=True, cwd=cwd,
+        env=dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(REPO)))
+
+
+def test_capture_into_an_existing_folder_and_again(tmp_path):
+    """`-o DIR` (default: the current folder) may exist and hold the user's files; a second
+    run replaces what the first wrote; a file capture did not write is never overwritten."""
+    script = tmp_path / "prog.py"
+    script.write_text("import jax.numpy as jnp\n"
+                      "def make():\n"
+                      "    return (lambda w, x: jnp.tanh(x @ w).sum()), "
+                      "(jnp.ones((8, 8)), jnp.ones((4, 8)))\n")
+    (tmp_path / "notes.txt").write_text("mine")
+    p = _capture(f"{script.name}:make", cwd=tmp_path)          # default -o: the cwd
+    assert p.returncode == 0, p.stderr
+    assert {"make.hlo", "make.mlir", "notes.txt", "prog.py"} <= {x.name for x in
+                                                                  tmp_path.iterdir()}
+    first = (tmp_path / "make.hlo").read_text()
+    p = _capture(f"{script.name}:make", cwd=tmp_path)          # re-run: replaces its own
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "make.hlo").read_text() == first
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    # a file it wrote but the user changed since, and one it never wrote: refused, nothing
+    # written (make.mlir keeps its time stamp)
+    (tmp_path / "make.hlo").write_text(first + "\n")
+    before = (tmp_path / "make.mlir").stat().st_mtime_ns
+    p = _capture(f"{script.name}:make", "-o", ".", cwd=tmp_path)
+    assert p.returncode == 2 and "not written by cpsched capture" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1
+    assert (tmp_path / "make.mlir").stat().st_mtime_ns == before
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "make.mlir").write_text("the user's own")
+    p = _capture(f"{script}:make", "-o", str(other), cwd=tmp_path)
+    assert p.returncode == 2 and "make.mlir" in p.stderr
+    assert (other / "make.mlir").read_text() == "the user's own"
+    assert not (other / "make.hlo").exists()
+    p = _capture(f"{script}:make", "-o", str(tmp_path / "notes.txt"), cwd=tmp_path)
+    assert p.returncode == 2 and "not a directory" in p.stderr

@@ -296,7 +296,10 @@ def test_xla_dumps_are_present_small_scheduled_and_clean():
         assert len(names) == entry["entry_instructions"]
         lr = (HLO / f"{name}.live-range.txt").read_text()
         seq = re.findall(r"^\s+\d+:(\S+)$", lr.split("BufferLiveRange:")[0], re.M)
-        assert seq == names                 # XLA's sequence is the entry's text order
+        # XLA's sequence is the entry's text order, and the get-tuple-elements that newer
+        # XLA prints as %t#1 operands (a name of XLA's in no line of the text)
+        assert [n for n in seq if n in names] == names
+        assert all(n.startswith("get-tuple-element") for n in seq if n not in names)
     coll = manifest["sharded_dp_tp"]["collectives"]
     assert set(coll) == {"all-reduce", "all-gather", "reduce-scatter", "collective-permute"}
     assert (HLO / "demo.hlo").read_text() == (HLO / "sharded_dp_tp.hlo").read_text()

@@ -373,25 +373,23 @@ def test_hlo_verifier_accepts_valid_forms(tmp_path):
 
 @pytest.fixture
 def interrupting_method():
-    """A method that behaves as the solver runtime does on a signal: it catches the
-    SIGINT (here sent on by the CLI's SIGTERM handler, or sent directly) and returns its best
-    order so far, marked interrupted. ``found=False``: no handler, nothing found."""
+    """A method that behaves as the solver runtime does on a signal: inside
+    ``signals.keep_work()`` the signal (SIGINT or SIGTERM) is only recorded, and it returns
+    its best order so far, marked interrupted. ``found=False``: no such block, nothing
+    found."""
+    from cpsched.core import signals
     calls = {}
 
     def fn(graph, scenarios, **options):
-        stop = {"flag": False}
         sig = calls["signal"]
         if calls["found"]:
-            old = signal.signal(signal.SIGINT, lambda s, f: stop.update(flag=True))
-            try:
+            with signals.keep_work():
                 os.kill(os.getpid(), sig)
                 for _ in range(1000):
-                    if stop["flag"]:
+                    if signals.received() is not None:
                         break
                     time.sleep(0.001)
-            finally:
-                signal.signal(signal.SIGINT, old)
-            assert stop["flag"]
+                assert signals.received() == sig
             return make_schedule(graph, graph.default_order(), "test-interrupt", scenarios,
                                  status=FEASIBLE, info={"interrupted": True})
         os.kill(os.getpid(), sig)

@@ -137,14 +137,13 @@ def _topo_last_first(w):
 
 def test_clock_ends_at_the_command_deadline():
     now = time.perf_counter()
-    with runtime.deadline(now + 3.0):
-        assert runtime.Clock(100.0, t0=now).limit == pytest.approx(3.0)
-        with runtime.deadline(now + 50.0):  # nested: the earlier deadline stays
-            assert runtime.Clock(100.0, t0=now).limit == pytest.approx(3.0)
-        # deterministic limits are work units: the wall-clock deadline does not cut them
-        assert runtime.Clock(100.0, deterministic=True, t0=now).limit == 100.0
-    assert runtime.outer_deadline() is None
+    assert runtime.Clock(100.0, t0=now, deadline=now + 3.0).limit == pytest.approx(3.0)
+    # deterministic limits are work units: the wall-clock deadline does not cut them
+    assert runtime.Clock(100.0, deterministic=True, t0=now, deadline=now + 3.0).limit == 100.0
     assert runtime.Clock(100.0, t0=now).limit == 100.0
+    cfg = runtime.SolverConfig(time_limit=100.0, deadline=now + 3.0)
+    assert runtime.Clock.of(cfg, t0=now).limit == pytest.approx(3.0)
+    assert 0 < cfg.cap(50.0) <= 3.0 and cfg.with_(deterministic=True).cap(50.0) == 50.0
 
 
 def test_an_expired_deadline_reaches_every_phase_and_a_valid_order_comes_back(large_graph):
@@ -165,8 +164,7 @@ def test_an_expired_deadline_reaches_every_phase_and_a_valid_order_comes_back(la
 
 def test_no_time_left_at_the_start_gives_the_best_cheap_heuristic_checked(large_graph):
     g = large_graph
-    with runtime.deadline(time.perf_counter() - 1.0):  # reading took the whole limit
-        r = solve(g, time_limit=600.0)
+    r = solve(g, time_limit=600.0, deadline=time.perf_counter() - 1.0)  # reading took it all
     validate_order(g, r.order)
     (phase,) = r.info["phases"]
     assert phase["clock_limit"] == 0.0 and "greedy" in phase["skipped"]

@@ -1,4 +1,18 @@
-"""Errors that reach the user as one line: where, and why."""
+"""Errors that reach the user as one line: where, and why.
+
+The hierarchy (importable as ``cpsched.errors``)::
+
+    CpschedError                     every error cpsched raises on purpose
+    +-- InputError (ValueError)      bad input: a file, an option, an argument of the API
+    |   +-- InputTypeError (TypeError)   an argument of the wrong type (``time_limit="5"``)
+    |   +-- LimitError               a request past a resource limit (10^6 scenarios, ...)
+    +-- InfeasibleError              a request that cannot be met (a budget below the minimum)
+    +-- ScheduleError                an order that the validator rejects
+        +-- PlanError                a remat plan that does not replay
+
+``InputError`` is a ``ValueError`` and ``InputTypeError`` also a ``TypeError``, so code
+written against the built-in exceptions keeps catching them.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +21,7 @@ class CpschedError(Exception):
     """Base class: every error the command line turns into a one-line message."""
 
 
-class InputError(CpschedError):
+class InputError(CpschedError, ValueError):
     """Bad input: malformed file, cycle, unknown op, impossible request.
 
     ``path``, ``line`` and ``column`` (1-based) say where, when known.
@@ -68,3 +82,11 @@ class BudgetError(InfeasibleError):
         self.reached = dict(reached or {})
         self.proven = dict(proven or {})
         self.result = result
+
+
+class InputTypeError(InputError, TypeError):
+    """An argument of the wrong type (a string where a number belongs, ...)."""
+
+
+class LimitError(InputError):
+    """A request past one of cpsched's resource limits: refused up front, not run for hours."""

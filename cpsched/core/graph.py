@@ -431,6 +431,33 @@ class Graph:
         return replace(self, **changes)
 
 
+# Memory spaces are stored as int8; 0 is the device, XLA's host space is 5.
+MAX_SPACE = 127
+
+
+def check_duration(value: Any, what: str) -> float:
+    """``value`` as an op time: a finite number >= 0 (a string such as ``"abc"``, NaN or a
+    negative time is an input error, not a negative makespan later)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(f"{what} must be a number, not {type(value).__name__} {value!r}")
+    try:
+        v = float(value)
+    except OverflowError:
+        v = float("inf")
+    if not (np.isfinite(v) and v >= 0):
+        raise InputError(f"{what} must be a finite number >= 0 (got {value!r})")
+    return v
+
+
+def _flag(value: Any, what: str) -> bool:
+    # a string such as "no" is true to bool(): only true/false (and 0/1) are flags
+    if isinstance(value, (bool, np.bool_)) or (
+        isinstance(value, (int, np.integer)) and value in (0, 1)
+    ):
+        return bool(value)
+    raise InputError(f"{what} must be true or false, not {value!r}")
+
+
 class GraphBuilder:
     """Mutable helper that readers and generators use to assemble a ``Graph``."""
 
@@ -492,6 +519,10 @@ class GraphBuilder:
         self._names.append(name)
         self._index[name] = i
         self._opcodes.append(opcode)
+        try:
+            kind = OpKind(kind)
+        except ValueError:
+            raise InputError(f"op {name}: unknown kind {kind!r}") from None
         self._kinds.append(int(kind))
         ops: list[int] = []
         for o in operands:
@@ -548,8 +579,11 @@ class GraphBuilder:
                 us.append(u)
         self._busers.append(us)
         self._buser_sets.append(seen)
-        self._blive_in.append(bool(live_in))
-        self._blive_out.append(bool(live_out))
+        where = f"buffer {self._bnames[j]}"
+        self._blive_in.append(_flag(live_in, f"{where}: live_in"))
+        self._blive_out.append(_flag(live_out, f"{where}: live_out"))
+        if isinstance(space, bool) or not isinstance(space, (int, np.integer)):
+            raise InputError(f"{where}: space must be an integer, not {space!r}")
         self._bspace.append(int(space))
         return j
 
@@ -570,7 +604,28 @@ class GraphBuilder:
     def set_collective(self, op: str | int, collective: Collective) -> None:
         self.collectives[self.index(op)] = collective
 
+    def _check(self) -> None:
+        """What no reader may pass on: an op that depends on itself, a memory space outside
+        0..127, a duration that is not a finite non-negative number."""
+        names = self._names
+        for i, (ops, ctl) in enumerate(zip(self._operands, self._control)):
+            if i in ops or i in ctl:
+                what = "operands" if i in ops else "control predecessors"
+                raise InputError(f"op {names[i]}: is one of its own {what} (a self-loop)")
+        for s, d in self._async:
+            if s == d:
+                raise InputError(f"op {names[d]}: names itself as its async start")
+        for j, space in enumerate(self._bspace):
+            if not 0 <= space <= MAX_SPACE:
+                raise InputError(
+                    f"buffer {self._bnames[j]}: memory space {space} is outside 0..{MAX_SPACE}"
+                )
+        for i, a in self.op_attrs.items():
+            if "duration" in a:
+                check_duration(a["duration"], f"op {names[i]}: duration")
+
     def build(self) -> Graph:
+        self._check()
         n = len(self._names)
         async_start = np.full(n, -1, dtype=np.int64)
         async_done = np.full(n, -1, dtype=np.int64)

@@ -28,14 +28,15 @@ topological order, else a topological order with no given schedule.
 from __future__ import annotations
 
 import math
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import _KIND_NAME, Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.graph import NX_IR_VERSION as IR_VERSION  # noqa: F401
 from cpsched.core.symbolic import SymExpr
+
+if TYPE_CHECKING:  # networkx is imported where a graph is converted (0.1-0.4 s)
+    import networkx as nx
 
 _KIND_OF = {v: k for k, v in _KIND_NAME.items()}
 SIZE_KEYS = ("size", "cost_ram", "out_cost")
@@ -119,9 +120,9 @@ def _from_ir(G: nx.DiGraph, name: str | None) -> Graph:
                     buf.get("size", 0),
                     users=[str(u) for u in users],
                     name=buf.get("name"),
-                    live_in=bool(buf.get("live_in", False)),
-                    live_out=bool(buf.get("live_out", False)),
-                    space=int(buf.get("space", 0)),
+                    live_in=buf.get("live_in", False),
+                    live_out=buf.get("live_out", False),
+                    space=buf.get("space", 0),
                 )
         if G.graph.get("order") is not None:
             b.original_order = [b.index(str(x)) for x in G.graph["order"]]
@@ -138,6 +139,8 @@ def _id_key(x: str):
 
 
 def _from_plain(G: nx.DiGraph, name: str | None, source_format: str) -> Graph:
+    import networkx as nx  # 0.1-0.4 s: imported where a graph is converted, not by the CLI
+
     ids = {str(n): n for n in G.nodes}
     ids_order = "order" in G.graph
     if len(ids) != G.number_of_nodes():

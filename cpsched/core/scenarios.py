@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from cpsched.core.errors import InputError
+from cpsched.core.errors import InputError, InputTypeError
 from cpsched.core.inputs import load_json
 from cpsched.core.units import parse_bytes
 
@@ -31,6 +31,17 @@ class Scenarios:
     lower: np.ndarray | None = None
 
     def __post_init__(self):
+        if len(self.names) > MAX_SCENARIOS:
+            raise InputError(
+                f"{len(self.names):,} scenarios, over the limit of {MAX_SCENARIOS:,}; "
+                "give fewer values (buckets) per dim"
+            )
+        if len(set(self.names)) != len(self.names):
+            dup = next(n for k, n in enumerate(self.names) if n in self.names[:k])
+            raise InputError(f"scenario name {dup!r} is given twice")
+        if len(set(self.dims)) != len(self.dims):
+            dup = next(d for k, d in enumerate(self.dims) if d in self.dims[:k])
+            raise InputError(f"dim {dup!r} is given twice")
         v = np.asarray(self.values, dtype=np.int64).reshape(len(self.names), len(self.dims))
         object.__setattr__(self, "values", v)
         w = np.asarray(self.weights, dtype=np.float64).reshape(len(self.names))
@@ -79,6 +90,9 @@ class Scenarios:
 
 # A dim value past this is an input error (sizes are products of dims; see SIZE_LIMIT).
 DIM_LIMIT = 1 << 62
+# Every figure is computed per scenario, and one order serves them all: past this many the
+# run takes hours, so it is refused up front (several --dim give the product of their values).
+MAX_SCENARIOS = 1024
 _DIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -117,6 +131,12 @@ def from_dim_specs(specs: Sequence[str], weights: Sequence[float] | str | None =
             raise InputError(f"--dim {name} given twice")
         dims.append(name)
         lists.append(values)
+    count = math.prod(len(v) for v in lists)
+    if count > MAX_SCENARIOS:
+        raise InputError(
+            f"--dim {' x '.join(str(len(v)) for v in lists)} values give {count:,} scenarios, "
+            f"over the limit of {MAX_SCENARIOS:,}; give fewer values (buckets) per dim"
+        )
     rows = list(itertools.product(*lists))
     if isinstance(weights, str):
         try:
@@ -286,8 +306,13 @@ def parse_budget(value, scenarios: Scenarios | None = None) -> Budget:
         text = value
     elif isinstance(value, (int, float, np.integer, np.floating)):
         items, text = [value], str(value)
-    else:
+    elif isinstance(value, (Sequence, np.ndarray)) and not isinstance(value, (bytes, bytearray)):
         items, text = list(value), ",".join(map(str, value))
+    else:
+        raise InputTypeError(
+            f"budget must be bytes, a size such as '8GiB', a percentage or one per "
+            f"scenario, not {type(value).__name__}"
+        )
     if not items:
         raise InputError(f"budget {value!r}: give bytes (8GiB, 512MB) or a percentage (90%)")
     parts: list[int | float] = []

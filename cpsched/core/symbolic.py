@@ -15,7 +15,7 @@ from functools import lru_cache, reduce
 
 import numpy as np
 
-from cpsched.core.errors import InputError
+from cpsched.core.errors import InputError, InputTypeError
 
 # A monomial is a sorted tuple of (dim, power) pairs; () is the constant term.
 Monomial = tuple[tuple[str, int], ...]
@@ -51,7 +51,7 @@ class SymExpr:
     def const(value: int) -> SymExpr:
         value = int(value)
         if value < 0:
-            raise ValueError(f"sizes are non-negative, got {value}")
+            raise InputError(f"sizes are non-negative, got {value}")
         return SymExpr((((), _check_coefficient(value)),) if value else ())
 
     @staticmethod
@@ -69,9 +69,13 @@ class SymExpr:
         """Parse ``'4*b*s*512 + 1024'``, ``'b^2*8'``, ``'b**2'``, or a plain integer."""
         if isinstance(text, SymExpr):
             return text
-        if isinstance(text, (int, np.integer)):
+        if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
             return SymExpr.const(int(text))
-        return _parse_text(str(text))
+        if not isinstance(text, str):
+            raise InputTypeError(
+                f"a size is an integer or an expression string, not {type(text).__name__} {text!r}"
+            )
+        return _parse_text(text)
 
     @staticmethod
     def _parse_uncached(src: str) -> SymExpr:

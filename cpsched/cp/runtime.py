@@ -15,12 +15,18 @@ the budget each phase was handed rather than by the wall clock. ``time_limit`` i
 approximate budget. With ``deterministic=False`` (the default) the limits are wall-clock
 seconds and ``workers`` CP-SAT workers race: faster, but results may vary between runs.
 
-**Interruption**: a SIGINT (Ctrl-C) while CP-SAT searches stops that search as a time limit
-would; the run keeps the best solution found so far and reports ``interrupted=True``, and
-``interrupted()`` stays true until the outermost ``interruptible()`` block ends, so that a
-pipeline skips its remaining phases and returns its best result. A second SIGINT raises
-``KeyboardInterrupt`` as usual. Interruption works in the main thread only (elsewhere the
-signal is left alone).
+**Deadline**: ``SolverConfig.deadline`` (a ``time.perf_counter()`` instant) ends every run
+and every ``Clock`` made from the config, whatever their own limits (wall-clock mode): a
+command's time limit counts from its start, and every phase of every pipeline stays under
+it.
+
+**Interruption**: a SIGINT (Ctrl-C) or SIGTERM while CP-SAT searches stops that search as a
+time limit would; the run keeps the best solution found so far and reports
+``interrupted=True``, and ``interrupted()`` stays true until the outermost
+``interruptible()`` block ends (for a command, until the command ends:
+``cpsched.core.signals``), so that a pipeline skips its remaining phases and returns its
+best result. A second signal raises ``KeyboardInterrupt``. Interruption works in the main
+thread only (elsewhere the signal is left alone).
 
 **Log**: ``log=True`` writes CP-SAT's search log to stderr (never to stdout, which may carry
 ``--json`` output).
@@ -30,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import signal
 import socket
 import sys
@@ -43,6 +48,8 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from cpsched.analysis.schedule import FALLBACK, FEASIBLE, HEURISTIC, INFEASIBLE, OPTIMAL
+from cpsched.core import signals
+from cpsched.core.process import process_start
 
 # Statuses of a run: CP-SAT's names (OPTIMAL, FEASIBLE and INFEASIBLE are shared with the
 # schedule statuses of cpsched.analysis.schedule, which also has HEURISTIC and FALLBACK).
@@ -60,8 +67,6 @@ __all__ = [
     "interruptible",
     "interrupted",
     "stoppable",
-    "deadline",
-    "outer_deadline",
     "process_start",
     "OPTIMAL",
     "FEASIBLE",
@@ -96,9 +101,23 @@ class SolverConfig:
     log: bool = False
     presolve: bool = True
     extra: dict = field(default_factory=dict)
+    # a ``time.perf_counter()`` instant no run goes past, whatever its own limit (wall-clock
+    # mode only): the command's start plus its time limit, so that reading the input and
+    # every phase of a pipeline count against the one limit the user gave
+    deadline: float | None = None
 
     def with_(self, **kw: Any) -> SolverConfig:
         return replace(self, **kw)
+
+    def seconds_left(self) -> float:
+        """Seconds to the deadline (infinite without one, or in deterministic mode)."""
+        if self.deadline is None or self.deterministic:
+            return float("inf")
+        return self.deadline - time.perf_counter()
+
+    def cap(self, seconds: float) -> float:
+        """``seconds``, cut to what is left before the deadline (never below 0)."""
+        return max(0.0, min(float(seconds), self.seconds_left()))
 
 
 def configure(solver: cp_model.CpSolver, cfg: SolverConfig, time_limit: float) -> None:
@@ -214,7 +233,9 @@ def solve(
     """
     t0 = time.perf_counter()
     solver = cp_model.CpSolver()
-    configure(solver, cfg, cfg.time_limit if time_limit is None else time_limit)
+    # the deadline cuts every run short, whatever limit its phase computed
+    limit = cfg.time_limit if time_limit is None else time_limit
+    configure(solver, cfg, limit if cfg.deterministic else cfg.cap(limit))
     if cfg.log:
         solver.log_callback = _log_to_stderr
     if on_bound is not None:
@@ -267,51 +288,17 @@ def _log_to_stderr(line: str) -> None:
 
 # -- interruption ------------------------------------------------------------------------------
 
-_lock = threading.Lock()
-_depth = 0
-_presses = 0
-_old_handler: Any = None
-
 
 def interrupted() -> bool:
-    """A SIGINT arrived inside the current (outermost) ``interruptible`` block."""
-    return _presses > 0
+    """A signal arrived in the current command (or outermost ``interruptible`` block)."""
+    return signals.received() is not None
 
 
-def _on_sigint(signum, frame) -> None:
-    global _presses
-    _presses += 1
-    if _presses > 1:
-        raise KeyboardInterrupt
-
-
-def _in_main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread()
-
-
-@contextlib.contextmanager
-def interruptible() -> Iterator[None]:
-    """Inside this block a first SIGINT only sets ``interrupted()`` (and stops a running
-    CP-SAT search); a second one raises ``KeyboardInterrupt``. Blocks nest; the state is
-    cleared when the outermost one ends."""
-    global _depth, _presses, _old_handler
-    if not _in_main_thread():
-        yield
-        return
-    with _lock:
-        if _depth == 0:
-            _presses = 0
-            _old_handler = signal.signal(signal.SIGINT, _on_sigint)
-        _depth += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0:
-                signal.signal(signal.SIGINT, _old_handler)
-                _old_handler = None
-                _presses = 0
+def interruptible() -> contextlib.AbstractContextManager[None]:
+    """Inside this block a first SIGINT or SIGTERM only sets ``interrupted()`` (and stops a
+    running CP-SAT search); a second one raises ``KeyboardInterrupt``. Blocks nest
+    (``cpsched.core.signals.keep_work``)."""
+    return signals.keep_work()
 
 
 def stoppable(fn: Callable) -> Callable:
@@ -328,9 +315,9 @@ def stoppable(fn: Callable) -> Callable:
 @contextlib.contextmanager
 def _stop_on_sigint(solver: cp_model.CpSolver) -> Iterator[dict]:
     """While CP-SAT runs (the main thread inside C++, where Python handlers cannot run), a
-    watcher thread reads the signal wake-up fd and stops the search."""
+    watcher thread reads the signal wake-up fd and stops the search on SIGINT or SIGTERM."""
     state = {"interrupted": interrupted()}
-    if not _in_main_thread():
+    if threading.current_thread() is not threading.main_thread():
         yield state
         return
     rd, wr = socket.socketpair()
@@ -352,7 +339,7 @@ def _stop_on_sigint(solver: cp_model.CpSolver) -> Iterator[dict]:
                 return
             if done.is_set() or not data:
                 return
-            if signal.SIGINT in data:
+            if any(sig in data for sig in signals.HANDLED):
                 state["interrupted"] = True
                 solver.stop_search()
 
@@ -376,66 +363,33 @@ def _stop_on_sigint(solver: cp_model.CpSolver) -> Iterator[dict]:
 # -- time --------------------------------------------------------------------------------------
 
 
-# The deadline (perf_counter seconds) of the whole command, set by ``deadline()``: a
-# pipeline's own limit never runs past it, so that the time spent reading the input before
-# the solve and writing the result after it counts against the user's time limit too.
-_outer_deadline: float | None = None
-
-
-_process_start: float | None = None
-
-
-def process_start() -> float:
-    """When this process started, on the ``perf_counter`` clock (from ``/proc`` where there
-    is one, else the first call), so that a command's time limit counts the interpreter's
-    start and the imports too."""
-    global _process_start
-    if _process_start is None:
-        now = time.perf_counter()
-        try:
-            with open("/proc/self/stat") as f:
-                ticks = int(f.read().rsplit(")", 1)[1].split()[19])
-            with open("/proc/uptime") as f:
-                uptime = float(f.read().split()[0])
-            age = uptime - ticks / os.sysconf("SC_CLK_TCK")
-            _process_start = now - min(max(0.0, age), 60.0)
-        except (OSError, ValueError, IndexError):
-            _process_start = now
-    return _process_start
-
-
-def outer_deadline() -> float | None:
-    """The command's deadline set by ``deadline()`` (None outside such a block)."""
-    return _outer_deadline
-
-
-@contextlib.contextmanager
-def deadline(at: float | None) -> Iterator[None]:
-    """Inside this block every ``Clock`` (wall-clock mode) ends at ``at`` at the latest
-    (perf_counter seconds; nested blocks keep the earlier deadline)."""
-    global _outer_deadline
-    old = _outer_deadline
-    if at is not None:
-        _outer_deadline = at if old is None else min(old, at)
-    try:
-        yield
-    finally:
-        _outer_deadline = old
-
-
 class Clock:
     """Time left of a pipeline's budget. Wall-clock seconds normally; in deterministic mode
     the sum of the budgets handed to phases (``spend``), so that how the time is split does
     not depend on the machine. ``left()`` is 0 once the run was interrupted. In wall-clock
-    mode the budget ends at the command's deadline (``deadline()``) if that comes first."""
+    mode the budget ends at ``deadline`` (``SolverConfig.deadline``, a ``perf_counter``
+    instant: the command's start plus its time limit) if that comes first."""
 
-    def __init__(self, time_limit: float, deterministic: bool = False, t0: float | None = None):
+    def __init__(
+        self,
+        time_limit: float,
+        deterministic: bool = False,
+        t0: float | None = None,
+        deadline: float | None = None,
+    ):
         self.t0 = time.perf_counter() if t0 is None else t0
         self.limit = float(time_limit)
-        if not deterministic and _outer_deadline is not None:
-            self.limit = max(0.0, min(self.limit, _outer_deadline - self.t0))
+        if not deterministic and deadline is not None:
+            self.limit = max(0.0, min(self.limit, float(deadline) - self.t0))
         self.deterministic = bool(deterministic)
         self.spent = 0.0
+
+    @classmethod
+    def of(cls, cfg: SolverConfig, time_limit: float | None = None, t0: float | None = None):
+        """A clock of ``time_limit`` (default ``cfg.time_limit``) under ``cfg``'s mode and
+        deadline."""
+        limit = cfg.time_limit if time_limit is None else time_limit
+        return cls(limit, cfg.deterministic, t0, cfg.deadline)
 
     def now(self) -> float:
         return self.t0 + self.spent if self.deterministic else time.perf_counter()

@@ -229,7 +229,9 @@ def _greedy_regens(
     max_iters = max_iters or 2 * graph.n_ops + 10
     banned: set[tuple[int, int]] = set()
     it = 0
-    while it < max_iters and time.perf_counter() - t0 < time_limit:
+    step = 0.0  # the longest iteration so far: none starts that would end past the limit
+    while it < max_iters and time.perf_counter() - t0 + step < time_limit:
+        t_it = time.perf_counter()
         it += 1
         sk = Skeleton(tuple(order), tuple(base) + tuple(Regen(v, t, s) for v, t, s in regens))
         try:
@@ -290,10 +292,11 @@ def _greedy_regens(
         if best is None:
             break
         _, p, k2, chain = best
-        step, subs = _slots_before(events, tags, k2, sk, pos, len(chain) + 1)
+        at, subs = _slots_before(events, tags, k2, sk, pos, len(chain) + 1)
         for v, sub in zip(chain + (p,), subs):
-            regens.append((v, step, sub))
+            regens.append((v, at, sub))
         banned.add((p, k2))
+        step = max(step, time.perf_counter() - t_it)
     return regens, it
 
 
@@ -327,12 +330,15 @@ def prune_clones(
         return list(regens)
     cost = dur.max(axis=0)
     keep = [True] * len(regens)
+    step = 0.0  # each try replays the plan: none starts that would end past the limit
     for i in sorted(range(len(regens)), key=lambda i: (-float(cost[regens[i][0]]), i)):
-        if time.perf_counter() - t0 > time_limit:
+        t_try = time.perf_counter()
+        if t_try - t0 + step > time_limit:
             break
         keep[i] = False
         if not regens_fit(graph, bud, order, [c for c, k in zip(regens, keep) if k], sizes, trans):
             keep[i] = True
+        step = max(step, time.perf_counter() - t_try)
     return [c for c, k in zip(regens, keep) if k]
 
 
@@ -355,6 +361,8 @@ def _span_plan(
     best: tuple | None = None
     for depth in dict.fromkeys((max(0, int(chain_depth)), 0)):
         t1 = time.perf_counter()
+        if best is not None and t1 - t0 >= time_limit:
+            break  # each walk ends with replays of the whole plan: none past the limit
         left = max(0.0, time_limit - (t1 - t0))
         regens, it = _greedy_regens(
             graph,
@@ -449,7 +457,15 @@ def lns_remat(
     n = len(order)
     w = max(1, min(n, int(round(window * n))))
     rounds = better = 0
-    while fits and best and time.perf_counter() - t0 < time_limit:
+    step = 0.0  # the longest round so far: none starts that would end past the limit
+    t_round = None
+    while fits and best:
+        now = time.perf_counter()
+        if t_round is not None:
+            step = max(step, now - t_round)
+        if now - t0 + step >= time_limit:
+            break
+        t_round = now
         rounds += 1
         a = int(rng.integers(0, max(1, n - w + 1)))
         keep = [c for c in best if not a <= c[1] < a + w]
@@ -654,6 +670,7 @@ def sqrt_remat(
     order: Sequence[int] | None = None,
     durations: np.ndarray | None = None,
     scan: bool = True,
+    time_limit: float = 30.0,
     **_unused: Any,
 ) -> RematResult:
     t0 = time.perf_counter()
@@ -664,9 +681,9 @@ def sqrt_remat(
     # a clone reads its op's inputs again: not where one of them is overwritten in place
     # (XLA's in-place fusions), which the replay refuses whatever the order
     writers = inplace_writers(graph)
-    for p in np.flatnonzero(clon):
-        if any(writers[int(c)] for c in graph.uses(int(p))):
-            clon[p] = False
+    for v in np.flatnonzero(clon):
+        if any(writers[int(c)] for c in graph.uses(int(v))):
+            clon[v] = False
     back = _phase_backward(graph)
     stash: list[int] = []
     drop_after: dict[int, int] = {}
@@ -713,6 +730,8 @@ def sqrt_remat(
     best = None
     first = None
     for k in ks:
+        if first is not None and time.perf_counter() - t0 > time_limit:
+            break  # each k is checked by a replay of the whole plan: the scan stops on time
         keep = set(stash[k - 1 :: k]) if k <= m else set(stash)
         drops = {b: drop_after[b] for b in stash if b not in keep}
         regens = _lazy_regens(graph, order, drops, clon)
@@ -737,6 +756,7 @@ def dtr_remat(
     *,
     order: Sequence[int] | None = None,
     durations: np.ndarray | None = None,
+    time_limit: float = 30.0,
     **_unused: Any,
 ) -> RematResult:
     t0 = time.perf_counter()
@@ -829,6 +849,10 @@ def dtr_remat(
 
     pins = np.zeros(nb, dtype=np.int64)  # pending readers that keep a buffer resident
     for t, x in enumerate(order):
+        if time.perf_counter() - t0 > time_limit:
+            # quadratic in the resident set: past its time the walk stops, with no clones
+            # after this step (the replay then says whether the plan still fits)
+            break
         sub = 0
         touched: set[int] = set()
         xin = [int(b) for b in graph.uses(x)]

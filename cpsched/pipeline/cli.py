@@ -9,6 +9,7 @@ import argparse
 import functools
 import json
 import sys
+import time
 
 from cpsched.core.errors import InputError
 from cpsched.core.scenarios import from_dim_specs
@@ -150,7 +151,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         choices=METHODS,
         help="one schedule, or all side by side (default all)",
     )
-    q.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT seconds (default 10)")
+    q.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="seconds for the whole command, counted from its start, shared by its "
+        f"CP-SAT solves (default: {SOLVE_SECONDS:g} s per solve)",
+    )
     q.add_argument("--workers", type=int, default=2, help="CP-SAT threads (default 2)")
     q.add_argument("--seed", type=int, default=0, help="CP-SAT random seed (default 0)")
     q.add_argument(
@@ -228,8 +235,8 @@ def make_problem(args) -> PipelineProblem:
             raise InputError(str(e), path=args.costs_file) from None
     if args.costs:
         c = _floats(args.costs, "--costs")
-        if len(c) not in (2, 3):
-            raise InputError("--costs: give F,B,W (or F,B with --fused)")
+        if len(c) != 3 and not (len(c) == 2 and args.fused):
+            raise InputError(f"--costs {args.costs}: give three times F,B,W (or F,B with --fused)")
         kw["f"], kw["b"] = (c[0],), (c[1],)
         kw["w"] = (c[2] if len(c) == 3 else 0.0,)
     return _finish(args, kw)
@@ -294,12 +301,26 @@ def run(args) -> int:
     scen = _scenarios(args, problem)
     reports = []
     chosen = None
+    args.solves_left = len(scen) if args.method in ("all", "cp") else 0
     for values in scen:
         pr = problem.at(values)
         rows, best = _run_methods(pr, args)
         reports.append({"scenario": values, "results": rows})
         chosen = best
-    if chosen is not None:
+    if (args.csv or args.trace) and chosen is None:
+        raise InputError(
+            "no schedule within the memory cap"
+            + ("" if args.method == "all" else f" from {args.method}")
+            + "; nothing written"
+        )
+    if chosen is not None and (args.csv or args.trace):
+        assert chosen.replay is not None
+        if not chosen.replay.memory_ok:
+            # a file written with exit 0 keeps its cap
+            raise InputError(
+                f"{args.method}: its schedule is over the memory cap (peak per device "
+                f"{' '.join(str(x) for x in chosen.replay.peak)}); nothing written"
+            )
         inputs = (args.costs_file,) if args.costs_file else ()
         if args.csv:
             write_torch_csv(args.csv, chosen, inputs, args.csv_format)
@@ -343,7 +364,8 @@ def run_from_hlo(args) -> int:
         args.from_hlo,
         device=args.device,
         budget=budget,
-        time_limit=args.time_limit,
+        time_limit=args.time_limit if args.time_limit is not None else SOLVE_SECONDS,
+        deadline=_deadline(args),
         workers=args.workers,
         seed=args.seed,
     )
@@ -407,13 +429,44 @@ def _time_text(x: float | None, unit: str) -> str:
     return format_seconds(x) if unit == "s" else f"{x:.4g} {unit}"
 
 
+# a solve's time when --time-limit is not given
+SOLVE_SECONDS = 10.0
+# what the command keeps back from a given --time-limit for printing and writing
+FINISH_SECONDS = 0.2
+
+
+def _deadline(args) -> float | None:
+    """When the solving must end: the command's start plus ``--time-limit`` (if given)."""
+    started = getattr(args, "started", None)
+    if args.time_limit is None or started is None:
+        return None
+    return started + float(args.time_limit) - FINISH_SECONDS
+
+
+def _solve_seconds(args) -> float:
+    """One CP-SAT solve's time: ``SOLVE_SECONDS``, or its share of what is left of a given
+    ``--time-limit`` (the solves still to run share it)."""
+    deadline = _deadline(args)
+    left = max(1, getattr(args, "solves_left", 1))
+    args.solves_left = left - 1
+    if deadline is None:
+        return SOLVE_SECONDS
+    return max(0.01, (deadline - time.perf_counter()) / left)
+
+
 def _run_methods(pr: PipelineProblem, args):
     methods = list(baselines.BASELINES) + ["cp"] if args.method == "all" else [args.method]
     rows = []
     best = None
     for name in methods:
         if name == "cp":
-            sch = solve(pr, time_limit=args.time_limit, workers=args.workers, seed=args.seed)
+            sch = solve(
+                pr,
+                time_limit=_solve_seconds(args),
+                workers=args.workers,
+                seed=args.seed,
+                deadline=_deadline(args),
+            )
             row = sch.summary()
             row["gap"] = round(sch.info.get("gap", 0.0), 6)
         else:

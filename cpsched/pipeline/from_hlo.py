@@ -180,6 +180,7 @@ def place_body(
     time_limit: float = 10.0,
     workers: int = 2,
     seed: int = 0,
+    deadline: float | None = None,
 ) -> tuple[BodyPlacement, Graph]:
     """One body: XLA's order and cp-overlap's, both through the same timeline."""
     g = convert_sync_collectives(HloConverter(module).graph(body))
@@ -205,6 +206,7 @@ def place_body(
         time_limit=time_limit,
         workers=workers,
         seed=seed,
+        deadline=deadline,
     )
     # the solver's claim is checked by the validator, byte for byte, like every schedule
     cps = make_schedule(g, cp.order, "cp-overlap", sc, status=cp.status)
@@ -257,10 +259,12 @@ def place_permutes(
     time_limit: float = 10.0,
     workers: int = 2,
     seed: int = 0,
+    deadline: float | None = None,
 ) -> PipelineHloReport:
     """Every collective-permute loop body of an HLO module (a path, or a parsed module)
     placed by cp-overlap against XLA's order; the written module read back and checked.
-    ``time_limit`` is shared among the bodies."""
+    ``time_limit`` is shared among the bodies, none of which runs past ``deadline`` (a
+    ``time.perf_counter()`` instant)."""
     t0 = time.perf_counter()
     module = source if isinstance(source, HloModule) else read_hlo_module(str(source))
     verify_module(module)
@@ -273,7 +277,10 @@ def place_permutes(
     bodies: list[BodyPlacement] = []
     graphs: list[Graph] = []
     for k, (body, loop, trips) in enumerate(loops):
-        share = max(0.5, (t0 + time_limit - time.perf_counter()) / (len(loops) - k))
+        end = t0 + time_limit if deadline is None else min(t0 + time_limit, deadline)
+        share = (end - time.perf_counter()) / (len(loops) - k)
+        if deadline is None:
+            share = max(0.5, share)
         placement, g = place_body(
             module,
             body,
@@ -281,9 +288,10 @@ def place_permutes(
             trips,
             device=device,
             budget=budget,
-            time_limit=share,
+            time_limit=max(0.01, share),
             workers=workers,
             seed=seed,
+            deadline=deadline,
         )
         bodies.append(placement)
         graphs.append(g)

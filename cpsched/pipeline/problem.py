@@ -23,6 +23,7 @@ receiver; with ``False`` the sender is busy for ``comm`` after its F / B (a bloc
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -31,6 +32,12 @@ from cpsched.core.symbolic import SymExpr
 
 KINDS = ("F", "B", "W")
 CAP_1F1B = "1f1b"
+# Past this many (stage, microbatch) pairs a problem is refused: the baselines alone take
+# minutes (128 x 1024 took 6 s for one baseline on a loaded 2-core machine) and the CP
+# model's memory grows with the square of a device's actions.
+MAX_CELLS = 65_536
+# Times are scaled to integers (up to x1000) for CP-SAT, whose bounds stay below 2^62.
+MAX_TOTAL_TIME = 1e15
 
 
 def _tuple(x, n: int, name: str) -> tuple:
@@ -66,14 +73,25 @@ class PipelineProblem:
             val = getattr(self, k)
             if not isinstance(val, int) or isinstance(val, bool) or val < 1:
                 raise InputError(f"{k} must be a positive integer, got {val!r}")
+        cells = self.p * self.m * self.v
+        if cells > MAX_CELLS:
+            raise InputError(
+                f"{self.p} stages x {self.m} microbatches x {self.v} chunks = {cells:,} "
+                f"(stage, microbatch) pairs, over the limit of {MAX_CELLS:,}"
+            )
         n = self.p * self.v
         for k in ("f", "b", "w"):
-            t = tuple(float(x) for x in _tuple(getattr(self, k), n, k))
-            if any(x < 0 for x in t):
-                raise InputError(f"{k}: times must be >= 0")
+            t = tuple(_time(x, k) for x in _tuple(getattr(self, k), n, k))
             object.__setattr__(self, k, t)
         if any(x <= 0 for x in self.f) or any(x <= 0 for x in self.b):
             raise InputError("F and B times must be > 0")
+        object.__setattr__(self, "comm", _time(self.comm, "comm"))
+        work = self.m * (sum(self.f) + sum(self.b) + sum(self.w) + 2 * n * self.comm)
+        if work > MAX_TOTAL_TIME:
+            raise InputError(
+                f"the step's total time is {work:.3g}, past the {MAX_TOTAL_TIME:.0e} limit of "
+                "the solver's integer times (give the times in a larger unit)"
+            )
         for k in ("act", "act_w"):
             t = tuple(
                 x
@@ -84,8 +102,6 @@ class PipelineProblem:
                 for x in _tuple(getattr(self, k), n, k)
             )
             object.__setattr__(self, k, t)
-        if self.comm < 0:
-            raise InputError("comm must be >= 0")
         cap = self.memory_cap
         if isinstance(cap, str):
             if cap.lower() != CAP_1F1B:
@@ -219,6 +235,20 @@ def cap_1f1b(problem: PipelineProblem) -> int:
     of its stages' activations; the cap is the largest of these (device 0 when uniform).
     For v > 1 the chunks of a device count together (same model, same device)."""
     return max(min(problem.p - d, problem.m) * problem.device_act(d) for d in range(problem.p))
+
+
+def _time(x, what: str) -> float:
+    if isinstance(x, bool):
+        raise InputError(f"{what}: {x!r} is not a time")
+    try:
+        t = float(x)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}: {x!r} is not a number") from None
+    except OverflowError:
+        t = math.inf
+    if not (math.isfinite(t) and t >= 0):
+        raise InputError(f"{what}: times must be finite and >= 0, got {x!r}")
+    return t
 
 
 def _int(x, what: str) -> int:

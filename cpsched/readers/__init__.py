@@ -22,19 +22,24 @@ from cpsched.readers.hlo.verify import read_verified_graph
 from cpsched.readers.json_graph import read_json_graph
 from cpsched.readers.nx_json import read_nx_json
 from cpsched.readers.stablehlo import read_stablehlo_graph
+from cpsched.readers.torch_graph import looks_like_simulator_json, read_torch_graph
 
 
 def _json_format(path: str, head: str, whole: bool) -> str:
     """The ``format`` a JSON file declares; the whole file is searched when the first
     bytes do not say (keys may come in any order, e.g. sorted)."""
-    for fmt in ("cpsched-graph", "cpsched-schedule"):
+    for fmt in ("cpsched-graph", "cpsched-schedule", "cpsched-torch-graph"):
         if f'"{fmt}"' in head:
             return fmt
+    if looks_like_simulator_json(head):
+        return "cpsched-torch-graph"
     if whole:
         return "nx-json"
     text = read_bytes(path).decode("utf-8", errors="replace")
-    m = re.search(r'"format"\s*:\s*"(cpsched-graph|cpsched-schedule)"', text)
-    return m.group(1) if m else "nx-json"
+    m = re.search(r'"format"\s*:\s*"(cpsched-graph|cpsched-schedule|cpsched-torch-graph)"', text)
+    if m:
+        return m.group(1)
+    return "cpsched-torch-graph" if looks_like_simulator_json(text) else "nx-json"
 
 
 def _looks_like_mlir(path: str, text: str) -> bool:
@@ -47,14 +52,15 @@ def _looks_like_mlir(path: str, text: str) -> bool:
 
 
 def sniff_format(path: str) -> str:
-    """``hlo``, ``mlir``, ``cpsched-json``, ``cpsched-schedule`` or ``nx-json``."""
+    """``hlo``, ``mlir``, ``cpsched-json``, ``cpsched-schedule``, ``torch`` (a
+    ``cpsched-torch-graph`` record or Inductor's simulator JSON) or ``nx-json``."""
     head = read_bytes(path, limit=4096)
     text = head.decode("utf-8", errors="replace").lstrip(BOM + " \t\r\n")
     if not text:
         raise InputError("file is empty", path=path)
     if text.startswith("{"):
         kind = _json_format(path, text, whole=len(head) < 4096)
-        return {"cpsched-graph": "cpsched-json"}.get(kind, kind)
+        return {"cpsched-graph": "cpsched-json", "cpsched-torch-graph": "torch"}.get(kind, kind)
     if _looks_like_mlir(path, text):
         return "mlir"
     return "hlo"
@@ -67,6 +73,8 @@ def read_graph(path: str, **options):
         return read_json_graph(path)
     if kind == "nx-json":
         return read_nx_json(path)
+    if kind == "torch":
+        return read_torch_graph(path)
     if kind == "mlir":
         return read_stablehlo_graph(path)
     if kind == "cpsched-schedule":
@@ -88,6 +96,7 @@ __all__ = [
     "display_name",
     "read_json_graph",
     "read_nx_json",
+    "read_torch_graph",
     "read_verified_graph",
     "read_text",
     "read_input_text",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
+from cpsched.core.scenarios import from_json
 from cpsched.core.symbolic import SymExpr
 from cpsched.readers.files import load_json
 
@@ -143,14 +144,20 @@ def graph_from_dict(data: dict, path: str | None = None) -> Graph:
                 size,
                 users=[str(u) for u in buf.get("users", ())],
                 name=None if buf.get("name") is None else str(buf["name"]),
-                live_in=bool(buf.get("live_in", False)),
-                live_out=bool(buf.get("live_out", False)),
-                space=int(buf.get("space", 0)),
+                live_in=buf.get("live_in", False),
+                live_out=buf.get("live_out", False),
+                space=buf.get("space", 0),
             )
         if data.get("order") is not None:
             b.original_order = [b.index(str(x)) for x in data["order"]]
         b.meta.update(data.get("meta") or {})
         if data.get("scenarios"):
+            try:
+                from_json(data["scenarios"])  # checked here, where the file is known
+            except InputError as e:
+                raise InputError(
+                    f"scenarios: {e.reason.removeprefix('scenarios JSON: ')}"
+                ) from None
             b.meta["scenarios"] = data["scenarios"]
     except InputError as e:
         raise (e.with_path(path) if path else e) from None

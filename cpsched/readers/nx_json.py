@@ -11,7 +11,7 @@ Checkmate). A node-link dump of ``Graph.to_networkx()`` reads back losslessly.
 
 from __future__ import annotations
 
-from networkx.readwrite import json_graph
+import json
 
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
@@ -33,6 +33,13 @@ def _normalized(data: dict, path: str | None) -> dict:
         raise InputError(f"'links' must be a list, not {type(links).__name__}", path=path)
     if not data["nodes"]:
         raise InputError("the graph has no nodes", path=path)
+    if data.get("directed", True) is not True:
+        # an undirected link says nothing about which op runs first
+        raise InputError(
+            f'"directed": {json.dumps(data.get("directed"))}: links must be directed '
+            "(source runs before target)",
+            path=path,
+        )
     if data.get("graph") is not None and not isinstance(data["graph"], dict):
         raise InputError("'graph' must be an object of graph attributes", path=path)
     nodes = []
@@ -79,6 +86,9 @@ def read_nx_json(path: str) -> Graph:
 
 def graph_from_node_link(data, path: str | None = None, name: str | None = None) -> Graph:
     """A ``Graph`` from a parsed node-link dict; every problem is an ``InputError``."""
+    # networkx takes 0.1-0.4 s to import: only when a node-link file is read
+    from networkx.readwrite import json_graph
+
     data = _normalized(data, path)
     try:
         G = json_graph.node_link_graph(data, directed=True, multigraph=False, edges="links")

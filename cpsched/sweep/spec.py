@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from cpsched import api, generators
-from cpsched.core.errors import InputError
+from cpsched.core.errors import InputError, LimitError
 from cpsched.core.inputs import loads_json
 from cpsched.core.scenarios import from_dim_specs, from_json
-from cpsched.methods import load_all
+from cpsched.methods import check_options, load_all
 from cpsched.version import __version__
 
 # Short names for the generator families (``layered:n=1000,seed=1``).
@@ -69,6 +69,9 @@ SET_BY_SPEC = {
     "log": "runs (no solver log in a sweep)",
     "progress": "runs (no progress in a sweep)",
 }
+# A sweep of more solves than this is refused when its spec is read (a typo such as
+# seeds = "0..100000000" would otherwise build its task list for minutes, then run for years).
+MAX_TASKS = 100_000
 # Where a sweep does not say: one CP-SAT thread per solve (solves run side by side).
 DEFAULT_WORKERS = 1
 DEFAULT_SEED = api.DEFAULT_SEED
@@ -309,6 +312,18 @@ def load_spec(path: str) -> Spec:
         if not isinstance(data.get(k, ""), str):
             raise where.error(k, "must be a string")
     name = data.get("name") or os.path.splitext(os.path.basename(path))[0]
+    per_graph = len(scenarios) * sum(
+        (len(time_limits) * len(seeds) if m.uses_solver else 1)
+        * (len(workers) if api.is_solver(m.name) else 1)
+        * (len(budgets) if m.takes_budget else 1)
+        for m in methods
+    )
+    if per_graph * len(graphs) > MAX_TASKS:
+        raise LimitError(
+            f"{per_graph * len(graphs):,} solves, over the {MAX_TASKS:,} a sweep may hold; "
+            "split it into several specs",
+            path=path,
+        )
     return Spec(
         path=path,
         name=name,
@@ -408,19 +423,28 @@ def _number(where: _Where, key: str, v: Any, positive: bool = False) -> float:
 
 
 def _int_range(text: str) -> list[int] | None:
-    """``'0..4'`` -> [0, 1, 2, 3, 4]; None if ``text`` is not a range."""
+    """``'0..4'`` -> [0, 1, 2, 3, 4]; None if ``text`` is not a range. A range of more
+    than ``MAX_TASKS`` values is a ``LimitError`` (it could never run)."""
     m = re.fullmatch(r"\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*", text)
     if not m:
         return None
     lo, hi = int(m.group(1)), int(m.group(2))
+    if hi - lo + 1 > MAX_TASKS:
+        raise LimitError(
+            f"{text.strip()}: {hi - lo + 1:,} values, over the {MAX_TASKS:,} solves a sweep may hold"
+        )
     return list(range(lo, hi + 1)) if hi >= lo else []
 
 
 def _seeds(data: Mapping[str, Any], where: _Where) -> list[int]:
     out: list[int] = []
     for i, v in enumerate(_list(data, "seeds", where, [DEFAULT_SEED])):
-        if isinstance(v, str) and _int_range(v):
-            out += _int_range(v) or []
+        try:
+            rng = _int_range(v) if isinstance(v, str) else None
+        except LimitError as e:
+            raise where.error(f"seeds[{i}]", e.reason, v) from None
+        if rng and 0 <= rng[0] and rng[-1] < 2**31:
+            out += rng
         elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**31:
             out.append(v)
         else:
@@ -498,7 +522,10 @@ def _generated(item: str, where: _Where, key: str) -> list[GraphSource]:
         name, value = (s.strip() for s in part.split("=", 1))
         if name in params:
             raise where.error(key, f"{name} given twice in {item!r}", item)
-        rng = _int_range(value)
+        try:
+            rng = _int_range(value)
+        except LimitError as e:
+            raise where.error(key, e.reason, item) from None
         if rng is not None:
             if not rng:
                 raise where.error(key, f"{name}={value}: an empty range", item)
@@ -515,8 +542,17 @@ def _generated(item: str, where: _Where, key: str) -> list[GraphSource]:
             )
     out = []
     names = list(params)
+    count = math.prod(len(v) for v in params.values())
+    if count > MAX_TASKS:
+        raise where.error(
+            key, f"{count:,} graphs, over the {MAX_TASKS:,} solves a sweep may hold", item
+        )
     for values in itertools.product(*(params[n] for n in names)):
         call = dict(zip(names, values))
+        try:
+            generators.check_params(family, call)
+        except InputError as e:
+            raise where.error(key, e.reason, item) from None
         canon = json.dumps({"family": family, "params": call}, sort_keys=True)
         label = f"{head.strip()}:" + ",".join(f"{k}={v}" for k, v in call.items())
         out.append(
@@ -576,6 +612,10 @@ def _methods(data: Mapping[str, Any], where: _Where) -> list[MethodEntry]:
                 )
             if not isinstance(v, (str, int, float, bool)):
                 raise where.error(key, f"option {k}: a number, string or boolean (got {v!r})")
+            try:
+                check_options([k], "method option")
+            except InputError as e:
+                raise where.error(key if k in item else "options", e.reason, k) from None
         label = item.get("label")
         if label is None:
             extra = ([f"objective={objective}"] if objective else []) + [

@@ -3,17 +3,22 @@
 Each line is written with one ``write`` call (unbuffered), and the rows that finished
 together are then flushed to disk with one ``fsync``, so a sweep killed at any moment
 leaves every finished row intact and at most a torn last line, which
-the next run trims before it appends. Rows never span lines (newlines in messages become
+the next run trims before it appends. A write that fails (a full disk) is cut back to the
+last whole row before the error is reported, and a new table starts as a whole header
+line, so no run leaves a torn or empty table. One sweep at a time writes a table: the
+writer holds an exclusive lock on it, and a second one is refused. Rows never span lines (newlines in messages become
 spaces), so a torn line is always the last one. A ``.parquet`` output (needs pyarrow) is
 written from the CSV journal beside it (``OUT.journal.csv``) at the end of each run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -60,6 +65,51 @@ def require_pyarrow(path: str) -> None:
         )
 
 
+def _create_with_header(path: str) -> bool:
+    """Make the table with its header line in one step (a temporary file linked into
+    place), so that it never exists empty; False when it exists already."""
+    if os.path.lexists(path):
+        return False
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror}", path=path) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(HEADER.encode())
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.link(tmp, path)  # fails if another run made it meanwhile: then theirs is used
+        return True
+    except FileExistsError:
+        return False
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror}", path=path) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _lock(fd: int, path: str) -> None:
+    """An exclusive lock on the table for this run, or an ``InputError`` when another
+    sweep holds it (two writers would both run and append every row twice)."""
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks on this platform
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise InputError(
+            "another sweep is writing this table; wait for it to finish or give another -o",
+            path=path,
+        ) from None
+    except OSError:  # a file system without locks (some network mounts): go on unlocked
+        return
+
+
 def _values(row: Mapping[str, Any]) -> list[str]:
     values = []
     for c in COLUMNS:
@@ -87,16 +137,28 @@ class ResultsTable:
         self.rows: dict[str, dict[str, str]] = {}
         self.duplicates = 0
         self._fd = -1
+        self.created = False  # this run made the table (and takes it away if no row lands)
+        self.appended = 0
         inputs = tuple(inputs)
         check_target(self.journal, inputs, "-o")
         if self.journal != path:
             check_target(path, inputs, "-o")
-        self._read(write)
         if not write:
+            self._read(write)
             return
-        self._fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        if os.fstat(self._fd).st_size == 0:
-            self._write(HEADER)
+        self.created = _create_with_header(self.journal)
+        try:
+            self._fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND)
+        except OSError as e:
+            raise InputError(f"cannot write: {e.strerror}", path=self.journal) from None
+        try:
+            _lock(self._fd, self.journal)
+            self._read(write)  # under the lock: no other run appends meanwhile
+            if os.fstat(self._fd).st_size == 0:  # a table left empty by an old version
+                self._write(HEADER)
+        except BaseException:
+            self.close()
+            raise
 
     def _read(self, write: bool) -> None:
         try:
@@ -145,26 +207,48 @@ class ResultsTable:
 
     def _write(self, text: str, sync: bool = True) -> None:
         data = text.encode("utf-8")
-        while data:
-            n = os.write(self._fd, data)
-            data = data[n:]
+        size = os.fstat(self._fd).st_size
+        try:
+            while data:
+                n = os.write(self._fd, data)
+                data = data[n:]
+        except OSError as e:
+            # a full disk: cut the part of this line that made it, so the table ends on a
+            # whole row, and stop the sweep (its rows so far are kept; a rerun goes on)
+            os.ftruncate(self._fd, size)
+            raise InputError(
+                f"cannot append to the results table: {e.strerror}; "
+                f"{self.appended} new row(s) kept, run the same command again to go on",
+                path=self.journal,
+            ) from None
         if sync:
             self.sync()
 
     def sync(self) -> None:
         """Rows written so far survive a crash of the machine too (a killed process loses
         nothing that ``write`` returned)."""
-        os.fsync(self._fd)
+        try:
+            os.fsync(self._fd)
+        except OSError as e:
+            raise InputError(
+                f"cannot write the results table to disk: {e.strerror}", path=self.journal
+            ) from None
 
     def append(self, row: Mapping[str, Any], sync: bool = True) -> None:
         """Add one finished solve: one line, in one ``write``; on disk when this returns
         (``sync=False``: after the next ``sync``, for rows that finished together)."""
         values = _values(row)
         self._write(_line(values), sync)
+        self.appended += 1
         self.rows[values[0]] = dict(zip(COLUMNS, values))
 
     def close(self) -> None:
+        """Release the table (and its lock); a table this run made and wrote no row to
+        is taken away again."""
         if self._fd >= 0:
+            if self.created and not self.appended and not self.rows:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.journal)
             os.close(self._fd)
             self._fd = -1
 

@@ -1,8 +1,9 @@
 """Capture real XLA:CPU dumps of small JAX training steps into ``models/hlo/``.
 
 jax is an optional extra of cpsched and lives in its own virtual environment, never in
-the project venv: ``make jax-env`` creates ``.venv-jax`` (git-ignored) with the pinned jax
-and jaxlib (``JAX_VERSION=...`` picks another release). From the repository root::
+the project venv: ``make jax-env`` creates ``.venv-jax`` (git-ignored) with the newest jax
+and jaxlib on the package registry, under a Python >= 3.12 (``JAX_VERSION=...`` picks
+another release). From the repository root::
 
     .venv-jax/bin/python models/jax/capture.py            # the five programs below
     .venv-jax/bin/python models/jax/capture.py --corpus   # models/hlo/corpus/ (make corpus)
@@ -10,7 +11,7 @@ and jaxlib (``JAX_VERSION=...`` picks another release). From the repository root
 ``--only gpt2l_train,mlp_train`` captures a subset; ``--keep-dumps DIR`` keeps XLA's raw
 dump folders. ``--corpus`` captures the programs of ``corpus_programs.py`` instead, each in
 both XLA:CPU orders (default and ``CPU_SCHEDULER_TYPE_MEMORY_OPTIMIZED``, the ``.memopt``
-twin), writes the same three files gzip-compressed (``NAME[.memopt].hlo.gz`` ...) into
+twin), writes the same four files gzip-compressed (``NAME[.memopt].hlo.gz`` ...) into
 ``models/hlo/corpus/`` and a ``manifest.json`` there with per-computation instruction
 counts, roles (entry, while body/condition, conditional branch, call), control-flow and
 collective counts and XLA's own peak figures. Each program is compiled in its own child
@@ -28,7 +29,9 @@ From each dump the script keeps, for the jitted step's module only:
   sequence, ``BufferLiveRange`` ``value{index}:start-end`` per value, the values live at
   the peak);
 - ``*-buffer-assignment.txt`` -> ``NAME.buffer-assignment.txt`` (allocations with every
-  value's size and offset).
+  value's size and offset);
+- ``*-memory-usage-report.txt`` -> ``NAME.memory-usage-report.txt`` (the allocations
+  grouped by size with the shapes sharing each, and their ``Total bytes:``).
 
 Absolute source paths that XLA copies into the text (``FileNames``, ``source_file=``)
 are cut to their last components so the files hold no machine-specific path. Finally it
@@ -390,7 +393,8 @@ def xla_memory_numbers(dump_dir: str, function: str, live_range_text: str | None
 
 KEEP = (("cpu_after_optimizations.txt", ".hlo"),
         ("cpu_after_optimizations-live-range.txt", ".live-range.txt"),
-        ("cpu_after_optimizations-buffer-assignment.txt", ".buffer-assignment.txt"))
+        ("cpu_after_optimizations-buffer-assignment.txt", ".buffer-assignment.txt"),
+        ("cpu_after_optimizations-memory-usage-report.txt", ".memory-usage-report.txt"))
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute",
                "all-to-all", "all-reduce-start", "all-gather-start",
                "collective-permute-start", "all-reduce-done", "all-gather-done",

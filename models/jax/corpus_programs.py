@@ -1018,6 +1018,40 @@ def build_ring_attention():
 # name -> (builder, host devices, family, description)
 # ----------------------------------------------------------------------------------------
 
+def build_mesh1_named():
+    """Mesh code run on one device: a 2-layer MLP training step whose parameters, batch and
+    activations are placed with NamedSharding on a 1x1 (data, model) mesh, as a program
+    written for a mesh is first tried on one host; newer XLA prints these shardings with the
+    mesh's axis names on a single-device module."""
+    jax, jnp = _jax()
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    mesh = _mesh((1, 1), ("data", "model"))
+    ns = lambda s: NamedSharding(mesh, s)
+    batch, d, d_ff = 32, 128, 512
+    k1, k2, k3, k4 = jax.random.split(jax.random.PRNGKey(40), 4)
+    params = {"w1": jax.random.normal(k1, (d, d_ff)) / jnp.sqrt(d),
+              "w2": jax.random.normal(k2, (d_ff, d)) / jnp.sqrt(d_ff)}
+    pspec = {"w1": P(None, "model"), "w2": P("model", None)}
+
+    def loss_fn(params, x, y):
+        h = jax.lax.with_sharding_constraint(jax.nn.gelu(x @ params["w1"]),
+                                             ns(P("data", "model")))
+        return ((h @ params["w2"] - y) ** 2).mean()
+
+    def mesh1_named_step(params, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        return jax.tree.map(lambda p, g: p - 0.01 * g, params, grads), loss
+
+    pshard = jax.tree.map(ns, pspec)
+    params = jax.tree.map(lambda a, s: jax.device_put(a, s), params, pshard)
+    x = jax.device_put(jax.random.normal(k3, (batch, d)), ns(P("data")))
+    y = jax.device_put(jax.random.normal(k4, (batch, d)), ns(P("data")))
+    fn = jax.jit(mesh1_named_step, donate_argnums=(0,),
+                 in_shardings=(pshard, ns(P("data")), ns(P("data"))),
+                 out_shardings=(pshard, ns(P())))
+    return fn, (params, x, y), "mesh1_named_step"
+
+
 CORPUS = {
     "scan_remat_nothing": (
         "build_scan_remat_nothing", 1, "scan-over-layers + checkpoint",
@@ -1063,6 +1097,11 @@ CORPUS = {
         "2-layer MLP-block training step on a 2x2x2 (data, fsdp, tensor) mesh of 8 host "
         "devices, parameters and batch placed with NamedSharding and "
         "with_sharding_constraint; the partitioner inserts the collectives; Adam, donated"),
+    "mesh1_named": (
+        "build_mesh1_named", 1, "mesh code on one device (NamedSharding)",
+        "2-layer MLP training step (batch 32, d 128, d_ff 512) with parameters, batch and "
+        "activations placed by NamedSharding on a 1x1 (data, model) mesh of one device: "
+        "the module's shardings name the mesh axes; SGD, donated"),
     "mesh3_shard_map": (
         "build_mesh3_shard_map", 8, "3-axis mesh (shard_map)",
         "the same step written in shard_map on the 2x2x2 (data, fsdp, tensor) mesh: fsdp "

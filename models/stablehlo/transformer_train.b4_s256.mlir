@@ -125,392 +125,394 @@ module @jit_transformer_train_step attributes {jax.uses_shape_polymorphism = fal
     %106 = stablehlo.multiply %105, %104 : tensor<4x256x128xf32>
     %107 = stablehlo.tanh %106 : tensor<4x256x128xf32>
     %108 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %109 = stablehlo.subtract %108, %107 : tensor<4x256x128xf32>
+    %109 = stablehlo.add %108, %107 : tensor<4x256x128xf32>
     %110 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %111 = stablehlo.add %110, %107 : tensor<4x256x128xf32>
-    %112 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %113 = stablehlo.multiply %112, %111 : tensor<4x256x128xf32>
-    %114 = stablehlo.multiply %96, %113 : tensor<4x256x128xf32>
-    %115 = stablehlo.dot_general %114, %arg2, contracting_dims = [2] x [0] : (tensor<4x256x128xf32>, tensor<128x64xf32>) -> tensor<4x256x64xf32>
-    %116 = stablehlo.add %79, %115 : tensor<4x256x64xf32>
-    %117 = stablehlo.multiply %116, %116 : tensor<4x256x64xf32>
-    %118 = stablehlo.reduce(%117 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %119 = stablehlo.broadcast_in_dim %118, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
-    %120 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
-    %121 = stablehlo.divide %119, %120 : tensor<4x256x1xf32>
-    %122 = stablehlo.broadcast_in_dim %cst_10, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
-    %123 = stablehlo.add %121, %122 : tensor<4x256x1xf32>
-    %124 = stablehlo.rsqrt %123 : tensor<4x256x1xf32>
-    %125 = stablehlo.divide %124, %123 : tensor<4x256x1xf32>
-    %126 = stablehlo.broadcast_in_dim %cst_9, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
-    %127 = stablehlo.multiply %126, %125 : tensor<4x256x1xf32>
-    %128 = stablehlo.broadcast_in_dim %124, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x64xf32>
-    %129 = stablehlo.multiply %116, %128 : tensor<4x256x64xf32>
-    %130 = stablehlo.broadcast_in_dim %arg5, dims = [2] : (tensor<64xf32>) -> tensor<1x1x64xf32>
-    %131 = stablehlo.broadcast_in_dim %130, dims = [0, 1, 2] : (tensor<1x1x64xf32>) -> tensor<4x256x64xf32>
-    %132 = stablehlo.multiply %129, %131 : tensor<4x256x64xf32>
-    %133 = stablehlo.dot_general %132, %arg9, contracting_dims = [2] x [0] : (tensor<4x256x64xf32>, tensor<64x192xf32>) -> tensor<4x256x192xf32>
-    %134 = stablehlo.slice %133 [0:4, 0:256, 0:64] : (tensor<4x256x192xf32>) -> tensor<4x256x64xf32>
-    %135 = stablehlo.slice %133 [0:4, 0:256, 64:128] : (tensor<4x256x192xf32>) -> tensor<4x256x64xf32>
-    %136 = stablehlo.slice %133 [0:4, 0:256, 128:192] : (tensor<4x256x192xf32>) -> tensor<4x256x64xf32>
-    %137 = stablehlo.reshape %134 : (tensor<4x256x64xf32>) -> tensor<4x256x4x16xf32>
-    %138 = stablehlo.transpose %137, dims = [0, 2, 1, 3] : (tensor<4x256x4x16xf32>) -> tensor<4x4x256x16xf32>
-    %139 = stablehlo.reshape %135 : (tensor<4x256x64xf32>) -> tensor<4x256x4x16xf32>
-    %140 = stablehlo.transpose %139, dims = [0, 2, 1, 3] : (tensor<4x256x4x16xf32>) -> tensor<4x4x256x16xf32>
-    %141 = stablehlo.reshape %136 : (tensor<4x256x64xf32>) -> tensor<4x256x4x16xf32>
-    %142 = stablehlo.transpose %141, dims = [0, 2, 1, 3] : (tensor<4x256x4x16xf32>) -> tensor<4x4x256x16xf32>
-    %143 = stablehlo.transpose %140, dims = [0, 1, 3, 2] : (tensor<4x4x256x16xf32>) -> tensor<4x4x16x256xf32>
-    %144 = stablehlo.dot_general %138, %143, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : (tensor<4x4x256x16xf32>, tensor<4x4x16x256xf32>) -> tensor<4x4x256x256xf32>
-    %145 = stablehlo.sqrt %cst_8 : tensor<f32>
-    %146 = stablehlo.convert %145 : tensor<f32>
-    %147 = stablehlo.broadcast_in_dim %146, dims = [] : (tensor<f32>) -> tensor<4x4x256x256xf32>
-    %148 = stablehlo.divide %144, %147 : tensor<4x4x256x256xf32>
-    %149 = stablehlo.iota dim = 0 : tensor<256x256xi32>
-    %150 = stablehlo.iota dim = 1 : tensor<256x256xi32>
-    %151 = stablehlo.compare GT, %150, %149, SIGNED : (tensor<256x256xi32>, tensor<256x256xi32>) -> tensor<256x256xi1>
-    %152 = stablehlo.convert %151 : (tensor<256x256xi1>) -> tensor<256x256xf32>
-    %153 = stablehlo.broadcast_in_dim %cst_7, dims = [] : (tensor<f32>) -> tensor<256x256xf32>
-    %154 = stablehlo.multiply %152, %153 : tensor<256x256xf32>
-    %155 = stablehlo.broadcast_in_dim %154, dims = [2, 3] : (tensor<256x256xf32>) -> tensor<1x1x256x256xf32>
-    %156 = stablehlo.broadcast_in_dim %155, dims = [0, 1, 2, 3] : (tensor<1x1x256x256xf32>) -> tensor<4x4x256x256xf32>
-    %157 = stablehlo.add %148, %156 : tensor<4x4x256x256xf32>
-    %158 = stablehlo.reduce(%157 init: %cst_6) applies stablehlo.maximum across dimensions = [3] : (tensor<4x4x256x256xf32>, tensor<f32>) -> tensor<4x4x256xf32>
-    %159 = stablehlo.broadcast_in_dim %cst_6, dims = [] : (tensor<f32>) -> tensor<4x4x256xf32>
-    %160 = stablehlo.maximum %159, %158 : tensor<4x4x256xf32>
-    %161 = stablehlo.broadcast_in_dim %160, dims = [0, 1, 2] : (tensor<4x4x256xf32>) -> tensor<4x4x256x1xf32>
-    %162 = stablehlo.broadcast_in_dim %161, dims = [0, 1, 2, 3] : (tensor<4x4x256x1xf32>) -> tensor<4x4x256x256xf32>
-    %163 = stablehlo.subtract %157, %162 : tensor<4x4x256x256xf32>
-    %164 = stablehlo.exponential %163 : tensor<4x4x256x256xf32>
-    %165 = stablehlo.reduce(%164 init: %cst_11) applies stablehlo.add across dimensions = [3] : (tensor<4x4x256x256xf32>, tensor<f32>) -> tensor<4x4x256xf32>
-    %166 = stablehlo.broadcast_in_dim %165, dims = [0, 1, 2] : (tensor<4x4x256xf32>) -> tensor<4x4x256x1xf32>
-    %167 = stablehlo.broadcast_in_dim %166, dims = [0, 1, 2, 3] : (tensor<4x4x256x1xf32>) -> tensor<4x4x256x256xf32>
-    %168 = stablehlo.divide %164, %167 : tensor<4x4x256x256xf32>
-    %169 = stablehlo.multiply %166, %166 : tensor<4x4x256x1xf32>
-    %170 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<f32>) -> tensor<4x4x256x1xf32>
-    %171 = stablehlo.divide %170, %169 : tensor<4x4x256x1xf32>
-    %172 = stablehlo.dot_general %168, %142, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : (tensor<4x4x256x256xf32>, tensor<4x4x256x16xf32>) -> tensor<4x4x256x16xf32>
-    %173 = stablehlo.transpose %172, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
-    %174 = stablehlo.reshape %173 : (tensor<4x256x4x16xf32>) -> tensor<4x256x64xf32>
-    %175 = stablehlo.dot_general %174, %arg8, contracting_dims = [2] x [0] : (tensor<4x256x64xf32>, tensor<64x64xf32>) -> tensor<4x256x64xf32>
-    %176 = stablehlo.add %116, %175 : tensor<4x256x64xf32>
-    %177 = stablehlo.multiply %176, %176 : tensor<4x256x64xf32>
-    %178 = stablehlo.reduce(%177 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %179 = stablehlo.broadcast_in_dim %178, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
-    %180 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
-    %181 = stablehlo.divide %179, %180 : tensor<4x256x1xf32>
-    %182 = stablehlo.broadcast_in_dim %cst_10, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
-    %183 = stablehlo.add %181, %182 : tensor<4x256x1xf32>
-    %184 = stablehlo.rsqrt %183 : tensor<4x256x1xf32>
-    %185 = stablehlo.divide %184, %183 : tensor<4x256x1xf32>
-    %186 = stablehlo.broadcast_in_dim %cst_9, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
-    %187 = stablehlo.multiply %186, %185 : tensor<4x256x1xf32>
-    %188 = stablehlo.broadcast_in_dim %184, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x64xf32>
-    %189 = stablehlo.multiply %176, %188 : tensor<4x256x64xf32>
-    %190 = stablehlo.broadcast_in_dim %arg5, dims = [2] : (tensor<64xf32>) -> tensor<1x1x64xf32>
-    %191 = stablehlo.broadcast_in_dim %190, dims = [0, 1, 2] : (tensor<1x1x64xf32>) -> tensor<4x256x64xf32>
-    %192 = stablehlo.multiply %189, %191 : tensor<4x256x64xf32>
-    %193 = stablehlo.dot_general %192, %arg6, contracting_dims = [2] x [0] : (tensor<4x256x64xf32>, tensor<64x128xf32>) -> tensor<4x256x128xf32>
-    %194 = stablehlo.multiply %193, %193 : tensor<4x256x128xf32>
-    %195 = stablehlo.multiply %194, %193 : tensor<4x256x128xf32>
-    %196 = stablehlo.multiply %193, %193 : tensor<4x256x128xf32>
-    %197 = stablehlo.broadcast_in_dim %cst_4, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %111 = stablehlo.subtract %110, %107 : tensor<4x256x128xf32>
+    %112 = stablehlo.multiply %109, %111 : tensor<4x256x128xf32>
+    %113 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %114 = stablehlo.add %113, %107 : tensor<4x256x128xf32>
+    %115 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %116 = stablehlo.multiply %115, %114 : tensor<4x256x128xf32>
+    %117 = stablehlo.multiply %96, %116 : tensor<4x256x128xf32>
+    %118 = stablehlo.dot_general %117, %arg2, contracting_dims = [2] x [0] : (tensor<4x256x128xf32>, tensor<128x64xf32>) -> tensor<4x256x64xf32>
+    %119 = stablehlo.add %79, %118 : tensor<4x256x64xf32>
+    %120 = stablehlo.multiply %119, %119 : tensor<4x256x64xf32>
+    %121 = stablehlo.reduce(%120 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %122 = stablehlo.broadcast_in_dim %121, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
+    %123 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
+    %124 = stablehlo.divide %122, %123 : tensor<4x256x1xf32>
+    %125 = stablehlo.broadcast_in_dim %cst_10, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
+    %126 = stablehlo.add %124, %125 : tensor<4x256x1xf32>
+    %127 = stablehlo.rsqrt %126 : tensor<4x256x1xf32>
+    %128 = stablehlo.divide %127, %126 : tensor<4x256x1xf32>
+    %129 = stablehlo.broadcast_in_dim %cst_9, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
+    %130 = stablehlo.multiply %129, %128 : tensor<4x256x1xf32>
+    %131 = stablehlo.broadcast_in_dim %127, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x64xf32>
+    %132 = stablehlo.multiply %119, %131 : tensor<4x256x64xf32>
+    %133 = stablehlo.broadcast_in_dim %arg5, dims = [2] : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %134 = stablehlo.broadcast_in_dim %133, dims = [0, 1, 2] : (tensor<1x1x64xf32>) -> tensor<4x256x64xf32>
+    %135 = stablehlo.multiply %132, %134 : tensor<4x256x64xf32>
+    %136 = stablehlo.dot_general %135, %arg9, contracting_dims = [2] x [0] : (tensor<4x256x64xf32>, tensor<64x192xf32>) -> tensor<4x256x192xf32>
+    %137 = stablehlo.slice %136 [0:4, 0:256, 0:64] : (tensor<4x256x192xf32>) -> tensor<4x256x64xf32>
+    %138 = stablehlo.slice %136 [0:4, 0:256, 64:128] : (tensor<4x256x192xf32>) -> tensor<4x256x64xf32>
+    %139 = stablehlo.slice %136 [0:4, 0:256, 128:192] : (tensor<4x256x192xf32>) -> tensor<4x256x64xf32>
+    %140 = stablehlo.reshape %137 : (tensor<4x256x64xf32>) -> tensor<4x256x4x16xf32>
+    %141 = stablehlo.transpose %140, dims = [0, 2, 1, 3] : (tensor<4x256x4x16xf32>) -> tensor<4x4x256x16xf32>
+    %142 = stablehlo.reshape %138 : (tensor<4x256x64xf32>) -> tensor<4x256x4x16xf32>
+    %143 = stablehlo.transpose %142, dims = [0, 2, 1, 3] : (tensor<4x256x4x16xf32>) -> tensor<4x4x256x16xf32>
+    %144 = stablehlo.reshape %139 : (tensor<4x256x64xf32>) -> tensor<4x256x4x16xf32>
+    %145 = stablehlo.transpose %144, dims = [0, 2, 1, 3] : (tensor<4x256x4x16xf32>) -> tensor<4x4x256x16xf32>
+    %146 = stablehlo.transpose %143, dims = [0, 1, 3, 2] : (tensor<4x4x256x16xf32>) -> tensor<4x4x16x256xf32>
+    %147 = stablehlo.dot_general %141, %146, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : (tensor<4x4x256x16xf32>, tensor<4x4x16x256xf32>) -> tensor<4x4x256x256xf32>
+    %148 = stablehlo.sqrt %cst_8 : tensor<f32>
+    %149 = stablehlo.convert %148 : tensor<f32>
+    %150 = stablehlo.broadcast_in_dim %149, dims = [] : (tensor<f32>) -> tensor<4x4x256x256xf32>
+    %151 = stablehlo.divide %147, %150 : tensor<4x4x256x256xf32>
+    %152 = stablehlo.iota dim = 0 : tensor<256x256xi32>
+    %153 = stablehlo.iota dim = 1 : tensor<256x256xi32>
+    %154 = stablehlo.compare GT, %153, %152, SIGNED : (tensor<256x256xi32>, tensor<256x256xi32>) -> tensor<256x256xi1>
+    %155 = stablehlo.convert %154 : (tensor<256x256xi1>) -> tensor<256x256xf32>
+    %156 = stablehlo.broadcast_in_dim %cst_7, dims = [] : (tensor<f32>) -> tensor<256x256xf32>
+    %157 = stablehlo.multiply %155, %156 : tensor<256x256xf32>
+    %158 = stablehlo.broadcast_in_dim %157, dims = [2, 3] : (tensor<256x256xf32>) -> tensor<1x1x256x256xf32>
+    %159 = stablehlo.broadcast_in_dim %158, dims = [0, 1, 2, 3] : (tensor<1x1x256x256xf32>) -> tensor<4x4x256x256xf32>
+    %160 = stablehlo.add %151, %159 : tensor<4x4x256x256xf32>
+    %161 = stablehlo.reduce(%160 init: %cst_6) applies stablehlo.maximum across dimensions = [3] : (tensor<4x4x256x256xf32>, tensor<f32>) -> tensor<4x4x256xf32>
+    %162 = stablehlo.broadcast_in_dim %cst_6, dims = [] : (tensor<f32>) -> tensor<4x4x256xf32>
+    %163 = stablehlo.maximum %162, %161 : tensor<4x4x256xf32>
+    %164 = stablehlo.broadcast_in_dim %163, dims = [0, 1, 2] : (tensor<4x4x256xf32>) -> tensor<4x4x256x1xf32>
+    %165 = stablehlo.broadcast_in_dim %164, dims = [0, 1, 2, 3] : (tensor<4x4x256x1xf32>) -> tensor<4x4x256x256xf32>
+    %166 = stablehlo.subtract %160, %165 : tensor<4x4x256x256xf32>
+    %167 = stablehlo.exponential %166 : tensor<4x4x256x256xf32>
+    %168 = stablehlo.reduce(%167 init: %cst_11) applies stablehlo.add across dimensions = [3] : (tensor<4x4x256x256xf32>, tensor<f32>) -> tensor<4x4x256xf32>
+    %169 = stablehlo.broadcast_in_dim %168, dims = [0, 1, 2] : (tensor<4x4x256xf32>) -> tensor<4x4x256x1xf32>
+    %170 = stablehlo.broadcast_in_dim %169, dims = [0, 1, 2, 3] : (tensor<4x4x256x1xf32>) -> tensor<4x4x256x256xf32>
+    %171 = stablehlo.divide %167, %170 : tensor<4x4x256x256xf32>
+    %172 = stablehlo.multiply %169, %169 : tensor<4x4x256x1xf32>
+    %173 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<f32>) -> tensor<4x4x256x1xf32>
+    %174 = stablehlo.divide %173, %172 : tensor<4x4x256x1xf32>
+    %175 = stablehlo.dot_general %171, %145, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : (tensor<4x4x256x256xf32>, tensor<4x4x256x16xf32>) -> tensor<4x4x256x16xf32>
+    %176 = stablehlo.transpose %175, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
+    %177 = stablehlo.reshape %176 : (tensor<4x256x4x16xf32>) -> tensor<4x256x64xf32>
+    %178 = stablehlo.dot_general %177, %arg8, contracting_dims = [2] x [0] : (tensor<4x256x64xf32>, tensor<64x64xf32>) -> tensor<4x256x64xf32>
+    %179 = stablehlo.add %119, %178 : tensor<4x256x64xf32>
+    %180 = stablehlo.multiply %179, %179 : tensor<4x256x64xf32>
+    %181 = stablehlo.reduce(%180 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %182 = stablehlo.broadcast_in_dim %181, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
+    %183 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
+    %184 = stablehlo.divide %182, %183 : tensor<4x256x1xf32>
+    %185 = stablehlo.broadcast_in_dim %cst_10, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
+    %186 = stablehlo.add %184, %185 : tensor<4x256x1xf32>
+    %187 = stablehlo.rsqrt %186 : tensor<4x256x1xf32>
+    %188 = stablehlo.divide %187, %186 : tensor<4x256x1xf32>
+    %189 = stablehlo.broadcast_in_dim %cst_9, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
+    %190 = stablehlo.multiply %189, %188 : tensor<4x256x1xf32>
+    %191 = stablehlo.broadcast_in_dim %187, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x64xf32>
+    %192 = stablehlo.multiply %179, %191 : tensor<4x256x64xf32>
+    %193 = stablehlo.broadcast_in_dim %arg5, dims = [2] : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %194 = stablehlo.broadcast_in_dim %193, dims = [0, 1, 2] : (tensor<1x1x64xf32>) -> tensor<4x256x64xf32>
+    %195 = stablehlo.multiply %192, %194 : tensor<4x256x64xf32>
+    %196 = stablehlo.dot_general %195, %arg6, contracting_dims = [2] x [0] : (tensor<4x256x64xf32>, tensor<64x128xf32>) -> tensor<4x256x128xf32>
+    %197 = stablehlo.multiply %196, %196 : tensor<4x256x128xf32>
     %198 = stablehlo.multiply %197, %196 : tensor<4x256x128xf32>
-    %199 = stablehlo.broadcast_in_dim %cst_3, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %200 = stablehlo.multiply %199, %195 : tensor<4x256x128xf32>
-    %201 = stablehlo.add %193, %200 : tensor<4x256x128xf32>
-    %202 = stablehlo.broadcast_in_dim %cst_2, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %203 = stablehlo.multiply %202, %201 : tensor<4x256x128xf32>
-    %204 = stablehlo.tanh %203 : tensor<4x256x128xf32>
-    %205 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %206 = stablehlo.subtract %205, %204 : tensor<4x256x128xf32>
-    %207 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %208 = stablehlo.add %207, %204 : tensor<4x256x128xf32>
-    %209 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %210 = stablehlo.multiply %209, %208 : tensor<4x256x128xf32>
-    %211 = stablehlo.multiply %193, %210 : tensor<4x256x128xf32>
-    %212 = stablehlo.dot_general %211, %arg7, contracting_dims = [2] x [0] : (tensor<4x256x128xf32>, tensor<128x64xf32>) -> tensor<4x256x64xf32>
-    %213 = stablehlo.add %176, %212 : tensor<4x256x64xf32>
-    %214 = stablehlo.transpose %arg10, dims = [1, 0] : (tensor<256x64xf32>) -> tensor<64x256xf32>
-    %215 = stablehlo.dot_general %213, %214, contracting_dims = [2] x [0] : (tensor<4x256x64xf32>, tensor<64x256xf32>) -> tensor<4x256x256xf32>
-    %216 = stablehlo.reduce(%215 init: %cst_6) applies stablehlo.maximum across dimensions = [2] : (tensor<4x256x256xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %217 = stablehlo.broadcast_in_dim %cst_6, dims = [] : (tensor<f32>) -> tensor<4x256xf32>
-    %218 = stablehlo.maximum %217, %216 : tensor<4x256xf32>
-    %219 = stablehlo.is_finite %218 : (tensor<4x256xf32>) -> tensor<4x256xi1>
-    %220 = stablehlo.broadcast_in_dim %cst_11, dims = [] : (tensor<f32>) -> tensor<4x256xf32>
-    %221 = stablehlo.select %219, %218, %220 : tensor<4x256xi1>, tensor<4x256xf32>
-    %222 = stablehlo.broadcast_in_dim %221, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
-    %223 = stablehlo.broadcast_in_dim %222, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x256xf32>
-    %224 = stablehlo.subtract %215, %223 : tensor<4x256x256xf32>
-    %225 = stablehlo.exponential %224 : tensor<4x256x256xf32>
-    %226 = stablehlo.reduce(%225 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x256xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %227 = stablehlo.abs %226 : tensor<4x256xf32>
-    %228 = stablehlo.broadcast_in_dim %cst_11, dims = [] : (tensor<f32>) -> tensor<4x256xf32>
-    %229 = stablehlo.compare GE, %226, %228, FLOAT : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xi1>
-    %230 = stablehlo.log %227 : tensor<4x256xf32>
-    %231 = stablehlo.add %230, %221 : tensor<4x256xf32>
-    %232 = call @_one_hot(%arg12) : (tensor<4x256xi32>) -> tensor<4x256x256xf32>
-    %233 = stablehlo.multiply %215, %232 : tensor<4x256x256xf32>
-    %234 = stablehlo.reduce(%233 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x256xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %235 = stablehlo.subtract %231, %234 : tensor<4x256xf32>
-    %236 = stablehlo.reduce(%235 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x256xf32>, tensor<f32>) -> tensor<f32>
-    %237 = stablehlo.divide %236, %cst_0 : tensor<f32>
-    %238 = stablehlo.divide %cst_5, %cst_0 : tensor<f32>
-    %239 = stablehlo.broadcast_in_dim %238, dims = [] : (tensor<f32>) -> tensor<4x256xf32>
-    %240 = stablehlo.negate %239 : tensor<4x256xf32>
-    %241 = stablehlo.broadcast_in_dim %240, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x256xf32>
-    %242 = stablehlo.multiply %241, %232 : tensor<4x256x256xf32>
-    %243 = stablehlo.divide %239, %227 : tensor<4x256xf32>
-    %244 = stablehlo.broadcast_in_dim %cst_11, dims = [] : (tensor<f32>) -> tensor<4x256xf32>
-    %245 = stablehlo.select %229, %244, %243 : tensor<4x256xi1>, tensor<4x256xf32>
-    %246 = stablehlo.select %229, %243, %244 : tensor<4x256xi1>, tensor<4x256xf32>
-    %247 = stablehlo.negate %245 : tensor<4x256xf32>
-    %248 = stablehlo.add %246, %247 : tensor<4x256xf32>
-    %249 = stablehlo.broadcast_in_dim %248, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x256xf32>
-    %250 = stablehlo.multiply %249, %225 : tensor<4x256x256xf32>
-    %251 = stablehlo.add %242, %250 : tensor<4x256x256xf32>
-    %252 = stablehlo.dot_general %251, %213, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x256xf32>, tensor<4x256x64xf32>) -> tensor<256x64xf32>
-    %253 = stablehlo.transpose %252, dims = [1, 0] : (tensor<256x64xf32>) -> tensor<64x256xf32>
-    %254 = stablehlo.dot_general %251, %214, contracting_dims = [2] x [1] : (tensor<4x256x256xf32>, tensor<64x256xf32>) -> tensor<4x256x64xf32>
-    %255 = stablehlo.transpose %253, dims = [1, 0] : (tensor<64x256xf32>) -> tensor<256x64xf32>
-    %256 = stablehlo.dot_general %254, %211, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x64xf32>, tensor<4x256x128xf32>) -> tensor<64x128xf32>
-    %257 = stablehlo.transpose %256, dims = [1, 0] : (tensor<64x128xf32>) -> tensor<128x64xf32>
-    %258 = stablehlo.dot_general %254, %arg7, contracting_dims = [2] x [1] : (tensor<4x256x64xf32>, tensor<128x64xf32>) -> tensor<4x256x128xf32>
-    %259 = stablehlo.multiply %193, %258 : tensor<4x256x128xf32>
-    %260 = stablehlo.multiply %258, %210 : tensor<4x256x128xf32>
-    %261 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %262 = stablehlo.multiply %261, %259 : tensor<4x256x128xf32>
-    %263 = stablehlo.multiply %262, %206 : tensor<4x256x128xf32>
-    %264 = stablehlo.multiply %263, %204 : tensor<4x256x128xf32>
-    %265 = stablehlo.add %263, %264 : tensor<4x256x128xf32>
-    %266 = stablehlo.broadcast_in_dim %cst_2, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %267 = stablehlo.multiply %266, %265 : tensor<4x256x128xf32>
-    %268 = stablehlo.add %260, %267 : tensor<4x256x128xf32>
-    %269 = stablehlo.broadcast_in_dim %cst_3, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %270 = stablehlo.multiply %269, %267 : tensor<4x256x128xf32>
-    %271 = stablehlo.multiply %270, %198 : tensor<4x256x128xf32>
-    %272 = stablehlo.add %268, %271 : tensor<4x256x128xf32>
-    %273 = stablehlo.dot_general %272, %192, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x128xf32>, tensor<4x256x64xf32>) -> tensor<128x64xf32>
-    %274 = stablehlo.transpose %273, dims = [1, 0] : (tensor<128x64xf32>) -> tensor<64x128xf32>
-    %275 = stablehlo.dot_general %272, %arg6, contracting_dims = [2] x [1] : (tensor<4x256x128xf32>, tensor<64x128xf32>) -> tensor<4x256x64xf32>
-    %276 = stablehlo.multiply %189, %275 : tensor<4x256x64xf32>
-    %277 = stablehlo.reduce(%276 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %278 = stablehlo.reshape %277 : (tensor<64xf32>) -> tensor<1x1x64xf32>
-    %279 = stablehlo.broadcast_in_dim %190, dims = [0, 1, 2] : (tensor<1x1x64xf32>) -> tensor<4x256x64xf32>
-    %280 = stablehlo.multiply %275, %279 : tensor<4x256x64xf32>
-    %281 = stablehlo.reduce(%278 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %282 = stablehlo.multiply %176, %280 : tensor<4x256x64xf32>
-    %283 = stablehlo.reduce(%282 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %284 = stablehlo.reshape %283 : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
-    %285 = stablehlo.broadcast_in_dim %184, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x64xf32>
-    %286 = stablehlo.multiply %280, %285 : tensor<4x256x64xf32>
-    %287 = stablehlo.add %254, %286 : tensor<4x256x64xf32>
-    %288 = stablehlo.multiply %284, %187 : tensor<4x256x1xf32>
-    %289 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
-    %290 = stablehlo.divide %288, %289 : tensor<4x256x1xf32>
-    %291 = stablehlo.reduce(%290 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x1xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %292 = stablehlo.broadcast_in_dim %291, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x64xf32>
-    %293 = stablehlo.multiply %176, %292 : tensor<4x256x64xf32>
-    %294 = stablehlo.add %287, %293 : tensor<4x256x64xf32>
-    %295 = stablehlo.multiply %292, %176 : tensor<4x256x64xf32>
-    %296 = stablehlo.add %294, %295 : tensor<4x256x64xf32>
-    %297 = stablehlo.dot_general %296, %174, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x64xf32>, tensor<4x256x64xf32>) -> tensor<64x64xf32>
-    %298 = stablehlo.transpose %297, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>
-    %299 = stablehlo.dot_general %296, %arg8, contracting_dims = [2] x [1] : (tensor<4x256x64xf32>, tensor<64x64xf32>) -> tensor<4x256x64xf32>
-    %300 = stablehlo.reshape %299 : (tensor<4x256x64xf32>) -> tensor<4x256x4x16xf32>
-    %301 = stablehlo.transpose %300, dims = [0, 2, 1, 3] : (tensor<4x256x4x16xf32>) -> tensor<4x4x256x16xf32>
-    %302 = stablehlo.dot_general %301, %168, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<4x4x256x16xf32>, tensor<4x4x256x256xf32>) -> tensor<4x4x16x256xf32>
-    %303 = stablehlo.transpose %302, dims = [0, 1, 3, 2] : (tensor<4x4x16x256xf32>) -> tensor<4x4x256x16xf32>
-    %304 = stablehlo.dot_general %301, %142, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<4x4x256x16xf32>, tensor<4x4x256x16xf32>) -> tensor<4x4x256x256xf32>
-    %305 = stablehlo.broadcast_in_dim %171, dims = [0, 1, 2, 3] : (tensor<4x4x256x1xf32>) -> tensor<4x4x256x256xf32>
-    %306 = stablehlo.multiply %304, %305 : tensor<4x4x256x256xf32>
-    %307 = stablehlo.multiply %306, %164 : tensor<4x4x256x256xf32>
-    %308 = stablehlo.reduce(%307 init: %cst_11) applies stablehlo.add across dimensions = [3] : (tensor<4x4x256x256xf32>, tensor<f32>) -> tensor<4x4x256xf32>
-    %309 = stablehlo.reshape %308 : (tensor<4x4x256xf32>) -> tensor<4x4x256x1xf32>
-    %310 = stablehlo.negate %309 : tensor<4x4x256x1xf32>
-    %311 = stablehlo.broadcast_in_dim %166, dims = [0, 1, 2, 3] : (tensor<4x4x256x1xf32>) -> tensor<4x4x256x256xf32>
-    %312 = stablehlo.divide %304, %311 : tensor<4x4x256x256xf32>
-    %313 = stablehlo.reduce(%310 init: %cst_11) applies stablehlo.add across dimensions = [3] : (tensor<4x4x256x1xf32>, tensor<f32>) -> tensor<4x4x256xf32>
-    %314 = stablehlo.broadcast_in_dim %313, dims = [0, 1, 2] : (tensor<4x4x256xf32>) -> tensor<4x4x256x256xf32>
-    %315 = stablehlo.add %312, %314 : tensor<4x4x256x256xf32>
-    %316 = stablehlo.multiply %315, %164 : tensor<4x4x256x256xf32>
-    %317 = stablehlo.broadcast_in_dim %146, dims = [] : (tensor<f32>) -> tensor<4x4x256x256xf32>
-    %318 = stablehlo.divide %316, %317 : tensor<4x4x256x256xf32>
-    %319 = stablehlo.dot_general %318, %138, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<4x4x256x256xf32>, tensor<4x4x256x16xf32>) -> tensor<4x4x256x16xf32>
-    %320 = stablehlo.transpose %319, dims = [0, 1, 3, 2] : (tensor<4x4x256x16xf32>) -> tensor<4x4x16x256xf32>
-    %321 = stablehlo.dot_general %318, %143, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<4x4x256x256xf32>, tensor<4x4x16x256xf32>) -> tensor<4x4x256x16xf32>
-    %322 = stablehlo.transpose %320, dims = [0, 1, 3, 2] : (tensor<4x4x16x256xf32>) -> tensor<4x4x256x16xf32>
-    %323 = stablehlo.transpose %303, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
-    %324 = stablehlo.reshape %323 : (tensor<4x256x4x16xf32>) -> tensor<4x256x64xf32>
-    %325 = stablehlo.transpose %322, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
-    %326 = stablehlo.reshape %325 : (tensor<4x256x4x16xf32>) -> tensor<4x256x64xf32>
-    %327 = stablehlo.transpose %321, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
+    %199 = stablehlo.multiply %196, %196 : tensor<4x256x128xf32>
+    %200 = stablehlo.broadcast_in_dim %cst_4, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %201 = stablehlo.multiply %200, %199 : tensor<4x256x128xf32>
+    %202 = stablehlo.broadcast_in_dim %cst_3, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %203 = stablehlo.multiply %202, %198 : tensor<4x256x128xf32>
+    %204 = stablehlo.add %196, %203 : tensor<4x256x128xf32>
+    %205 = stablehlo.broadcast_in_dim %cst_2, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %206 = stablehlo.multiply %205, %204 : tensor<4x256x128xf32>
+    %207 = stablehlo.tanh %206 : tensor<4x256x128xf32>
+    %208 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %209 = stablehlo.add %208, %207 : tensor<4x256x128xf32>
+    %210 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %211 = stablehlo.subtract %210, %207 : tensor<4x256x128xf32>
+    %212 = stablehlo.multiply %209, %211 : tensor<4x256x128xf32>
+    %213 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %214 = stablehlo.add %213, %207 : tensor<4x256x128xf32>
+    %215 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %216 = stablehlo.multiply %215, %214 : tensor<4x256x128xf32>
+    %217 = stablehlo.multiply %196, %216 : tensor<4x256x128xf32>
+    %218 = stablehlo.dot_general %217, %arg7, contracting_dims = [2] x [0] : (tensor<4x256x128xf32>, tensor<128x64xf32>) -> tensor<4x256x64xf32>
+    %219 = stablehlo.add %179, %218 : tensor<4x256x64xf32>
+    %220 = stablehlo.transpose %arg10, dims = [1, 0] : (tensor<256x64xf32>) -> tensor<64x256xf32>
+    %221 = stablehlo.dot_general %219, %220, contracting_dims = [2] x [0] : (tensor<4x256x64xf32>, tensor<64x256xf32>) -> tensor<4x256x256xf32>
+    %222 = stablehlo.reduce(%221 init: %cst_6) applies stablehlo.maximum across dimensions = [2] : (tensor<4x256x256xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %223 = stablehlo.broadcast_in_dim %cst_6, dims = [] : (tensor<f32>) -> tensor<4x256xf32>
+    %224 = stablehlo.maximum %223, %222 : tensor<4x256xf32>
+    %225 = stablehlo.is_finite %224 : (tensor<4x256xf32>) -> tensor<4x256xi1>
+    %226 = stablehlo.broadcast_in_dim %cst_11, dims = [] : (tensor<f32>) -> tensor<4x256xf32>
+    %227 = stablehlo.select %225, %224, %226 : tensor<4x256xi1>, tensor<4x256xf32>
+    %228 = stablehlo.broadcast_in_dim %227, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
+    %229 = stablehlo.broadcast_in_dim %228, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x256xf32>
+    %230 = stablehlo.subtract %221, %229 : tensor<4x256x256xf32>
+    %231 = stablehlo.exponential %230 : tensor<4x256x256xf32>
+    %232 = stablehlo.reduce(%231 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x256xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %233 = stablehlo.abs %232 : tensor<4x256xf32>
+    %234 = stablehlo.broadcast_in_dim %cst_11, dims = [] : (tensor<f32>) -> tensor<4x256xf32>
+    %235 = stablehlo.compare GE, %232, %234, FLOAT : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xi1>
+    %236 = stablehlo.log %233 : tensor<4x256xf32>
+    %237 = stablehlo.add %236, %227 : tensor<4x256xf32>
+    %238 = call @_one_hot(%arg12) : (tensor<4x256xi32>) -> tensor<4x256x256xf32>
+    %239 = stablehlo.multiply %221, %238 : tensor<4x256x256xf32>
+    %240 = stablehlo.reduce(%239 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x256xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %241 = stablehlo.subtract %237, %240 : tensor<4x256xf32>
+    %242 = stablehlo.reduce(%241 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x256xf32>, tensor<f32>) -> tensor<f32>
+    %243 = stablehlo.divide %242, %cst_0 : tensor<f32>
+    %244 = stablehlo.divide %cst_5, %cst_0 : tensor<f32>
+    %245 = stablehlo.broadcast_in_dim %244, dims = [] : (tensor<f32>) -> tensor<4x256xf32>
+    %246 = stablehlo.negate %245 : tensor<4x256xf32>
+    %247 = stablehlo.broadcast_in_dim %246, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x256xf32>
+    %248 = stablehlo.multiply %247, %238 : tensor<4x256x256xf32>
+    %249 = stablehlo.divide %245, %233 : tensor<4x256xf32>
+    %250 = stablehlo.broadcast_in_dim %cst_11, dims = [] : (tensor<f32>) -> tensor<4x256xf32>
+    %251 = stablehlo.select %235, %250, %249 : tensor<4x256xi1>, tensor<4x256xf32>
+    %252 = stablehlo.select %235, %249, %250 : tensor<4x256xi1>, tensor<4x256xf32>
+    %253 = stablehlo.negate %251 : tensor<4x256xf32>
+    %254 = stablehlo.add %252, %253 : tensor<4x256xf32>
+    %255 = stablehlo.broadcast_in_dim %254, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x256xf32>
+    %256 = stablehlo.multiply %255, %231 : tensor<4x256x256xf32>
+    %257 = stablehlo.add %248, %256 : tensor<4x256x256xf32>
+    %258 = stablehlo.dot_general %257, %219, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x256xf32>, tensor<4x256x64xf32>) -> tensor<256x64xf32>
+    %259 = stablehlo.transpose %258, dims = [1, 0] : (tensor<256x64xf32>) -> tensor<64x256xf32>
+    %260 = stablehlo.dot_general %257, %220, contracting_dims = [2] x [1] : (tensor<4x256x256xf32>, tensor<64x256xf32>) -> tensor<4x256x64xf32>
+    %261 = stablehlo.transpose %259, dims = [1, 0] : (tensor<64x256xf32>) -> tensor<256x64xf32>
+    %262 = stablehlo.dot_general %260, %217, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x64xf32>, tensor<4x256x128xf32>) -> tensor<64x128xf32>
+    %263 = stablehlo.transpose %262, dims = [1, 0] : (tensor<64x128xf32>) -> tensor<128x64xf32>
+    %264 = stablehlo.dot_general %260, %arg7, contracting_dims = [2] x [1] : (tensor<4x256x64xf32>, tensor<128x64xf32>) -> tensor<4x256x128xf32>
+    %265 = stablehlo.multiply %196, %264 : tensor<4x256x128xf32>
+    %266 = stablehlo.multiply %264, %216 : tensor<4x256x128xf32>
+    %267 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %268 = stablehlo.multiply %267, %265 : tensor<4x256x128xf32>
+    %269 = stablehlo.multiply %268, %212 : tensor<4x256x128xf32>
+    %270 = stablehlo.broadcast_in_dim %cst_2, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %271 = stablehlo.multiply %270, %269 : tensor<4x256x128xf32>
+    %272 = stablehlo.add %266, %271 : tensor<4x256x128xf32>
+    %273 = stablehlo.broadcast_in_dim %cst_3, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %274 = stablehlo.multiply %273, %271 : tensor<4x256x128xf32>
+    %275 = stablehlo.multiply %274, %201 : tensor<4x256x128xf32>
+    %276 = stablehlo.add %272, %275 : tensor<4x256x128xf32>
+    %277 = stablehlo.dot_general %276, %195, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x128xf32>, tensor<4x256x64xf32>) -> tensor<128x64xf32>
+    %278 = stablehlo.transpose %277, dims = [1, 0] : (tensor<128x64xf32>) -> tensor<64x128xf32>
+    %279 = stablehlo.dot_general %276, %arg6, contracting_dims = [2] x [1] : (tensor<4x256x128xf32>, tensor<64x128xf32>) -> tensor<4x256x64xf32>
+    %280 = stablehlo.multiply %192, %279 : tensor<4x256x64xf32>
+    %281 = stablehlo.reduce(%280 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %282 = stablehlo.reshape %281 : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %283 = stablehlo.broadcast_in_dim %193, dims = [0, 1, 2] : (tensor<1x1x64xf32>) -> tensor<4x256x64xf32>
+    %284 = stablehlo.multiply %279, %283 : tensor<4x256x64xf32>
+    %285 = stablehlo.reduce(%282 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %286 = stablehlo.multiply %179, %284 : tensor<4x256x64xf32>
+    %287 = stablehlo.reduce(%286 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %288 = stablehlo.reshape %287 : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
+    %289 = stablehlo.broadcast_in_dim %187, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x64xf32>
+    %290 = stablehlo.multiply %284, %289 : tensor<4x256x64xf32>
+    %291 = stablehlo.add %260, %290 : tensor<4x256x64xf32>
+    %292 = stablehlo.multiply %288, %190 : tensor<4x256x1xf32>
+    %293 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
+    %294 = stablehlo.divide %292, %293 : tensor<4x256x1xf32>
+    %295 = stablehlo.reduce(%294 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x1xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %296 = stablehlo.broadcast_in_dim %295, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x64xf32>
+    %297 = stablehlo.multiply %179, %296 : tensor<4x256x64xf32>
+    %298 = stablehlo.multiply %296, %179 : tensor<4x256x64xf32>
+    %299 = stablehlo.add %291, %298 : tensor<4x256x64xf32>
+    %300 = stablehlo.add %299, %297 : tensor<4x256x64xf32>
+    %301 = stablehlo.dot_general %300, %177, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x64xf32>, tensor<4x256x64xf32>) -> tensor<64x64xf32>
+    %302 = stablehlo.transpose %301, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>
+    %303 = stablehlo.dot_general %300, %arg8, contracting_dims = [2] x [1] : (tensor<4x256x64xf32>, tensor<64x64xf32>) -> tensor<4x256x64xf32>
+    %304 = stablehlo.reshape %303 : (tensor<4x256x64xf32>) -> tensor<4x256x4x16xf32>
+    %305 = stablehlo.transpose %304, dims = [0, 2, 1, 3] : (tensor<4x256x4x16xf32>) -> tensor<4x4x256x16xf32>
+    %306 = stablehlo.dot_general %305, %171, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<4x4x256x16xf32>, tensor<4x4x256x256xf32>) -> tensor<4x4x16x256xf32>
+    %307 = stablehlo.transpose %306, dims = [0, 1, 3, 2] : (tensor<4x4x16x256xf32>) -> tensor<4x4x256x16xf32>
+    %308 = stablehlo.dot_general %305, %145, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<4x4x256x16xf32>, tensor<4x4x256x16xf32>) -> tensor<4x4x256x256xf32>
+    %309 = stablehlo.broadcast_in_dim %174, dims = [0, 1, 2, 3] : (tensor<4x4x256x1xf32>) -> tensor<4x4x256x256xf32>
+    %310 = stablehlo.multiply %308, %309 : tensor<4x4x256x256xf32>
+    %311 = stablehlo.multiply %310, %167 : tensor<4x4x256x256xf32>
+    %312 = stablehlo.reduce(%311 init: %cst_11) applies stablehlo.add across dimensions = [3] : (tensor<4x4x256x256xf32>, tensor<f32>) -> tensor<4x4x256xf32>
+    %313 = stablehlo.reshape %312 : (tensor<4x4x256xf32>) -> tensor<4x4x256x1xf32>
+    %314 = stablehlo.negate %313 : tensor<4x4x256x1xf32>
+    %315 = stablehlo.broadcast_in_dim %169, dims = [0, 1, 2, 3] : (tensor<4x4x256x1xf32>) -> tensor<4x4x256x256xf32>
+    %316 = stablehlo.divide %308, %315 : tensor<4x4x256x256xf32>
+    %317 = stablehlo.reduce(%314 init: %cst_11) applies stablehlo.add across dimensions = [3] : (tensor<4x4x256x1xf32>, tensor<f32>) -> tensor<4x4x256xf32>
+    %318 = stablehlo.broadcast_in_dim %317, dims = [0, 1, 2] : (tensor<4x4x256xf32>) -> tensor<4x4x256x256xf32>
+    %319 = stablehlo.add %316, %318 : tensor<4x4x256x256xf32>
+    %320 = stablehlo.multiply %319, %167 : tensor<4x4x256x256xf32>
+    %321 = stablehlo.broadcast_in_dim %149, dims = [] : (tensor<f32>) -> tensor<4x4x256x256xf32>
+    %322 = stablehlo.divide %320, %321 : tensor<4x4x256x256xf32>
+    %323 = stablehlo.dot_general %322, %141, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<4x4x256x256xf32>, tensor<4x4x256x16xf32>) -> tensor<4x4x256x16xf32>
+    %324 = stablehlo.transpose %323, dims = [0, 1, 3, 2] : (tensor<4x4x256x16xf32>) -> tensor<4x4x16x256xf32>
+    %325 = stablehlo.dot_general %322, %146, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<4x4x256x256xf32>, tensor<4x4x16x256xf32>) -> tensor<4x4x256x16xf32>
+    %326 = stablehlo.transpose %324, dims = [0, 1, 3, 2] : (tensor<4x4x16x256xf32>) -> tensor<4x4x256x16xf32>
+    %327 = stablehlo.transpose %307, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
     %328 = stablehlo.reshape %327 : (tensor<4x256x4x16xf32>) -> tensor<4x256x64xf32>
-    %329 = stablehlo.concatenate %328, %326, %324, dim = 2 : (tensor<4x256x64xf32>, tensor<4x256x64xf32>, tensor<4x256x64xf32>) -> tensor<4x256x192xf32>
-    %330 = stablehlo.dot_general %329, %132, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x192xf32>, tensor<4x256x64xf32>) -> tensor<192x64xf32>
-    %331 = stablehlo.transpose %330, dims = [1, 0] : (tensor<192x64xf32>) -> tensor<64x192xf32>
-    %332 = stablehlo.dot_general %329, %arg9, contracting_dims = [2] x [1] : (tensor<4x256x192xf32>, tensor<64x192xf32>) -> tensor<4x256x64xf32>
-    %333 = stablehlo.multiply %129, %332 : tensor<4x256x64xf32>
-    %334 = stablehlo.reduce(%333 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %335 = stablehlo.reshape %334 : (tensor<64xf32>) -> tensor<1x1x64xf32>
-    %336 = stablehlo.broadcast_in_dim %130, dims = [0, 1, 2] : (tensor<1x1x64xf32>) -> tensor<4x256x64xf32>
-    %337 = stablehlo.multiply %332, %336 : tensor<4x256x64xf32>
-    %338 = stablehlo.reduce(%335 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %339 = stablehlo.add %281, %338 : tensor<64xf32>
-    %340 = stablehlo.multiply %116, %337 : tensor<4x256x64xf32>
-    %341 = stablehlo.reduce(%340 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %342 = stablehlo.reshape %341 : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
-    %343 = stablehlo.broadcast_in_dim %124, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x64xf32>
-    %344 = stablehlo.multiply %337, %343 : tensor<4x256x64xf32>
-    %345 = stablehlo.add %296, %344 : tensor<4x256x64xf32>
-    %346 = stablehlo.multiply %342, %127 : tensor<4x256x1xf32>
-    %347 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
-    %348 = stablehlo.divide %346, %347 : tensor<4x256x1xf32>
-    %349 = stablehlo.reduce(%348 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x1xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %350 = stablehlo.broadcast_in_dim %349, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x64xf32>
-    %351 = stablehlo.multiply %116, %350 : tensor<4x256x64xf32>
-    %352 = stablehlo.add %345, %351 : tensor<4x256x64xf32>
-    %353 = stablehlo.multiply %350, %116 : tensor<4x256x64xf32>
-    %354 = stablehlo.add %352, %353 : tensor<4x256x64xf32>
-    %355 = stablehlo.dot_general %354, %114, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x64xf32>, tensor<4x256x128xf32>) -> tensor<64x128xf32>
-    %356 = stablehlo.transpose %355, dims = [1, 0] : (tensor<64x128xf32>) -> tensor<128x64xf32>
-    %357 = stablehlo.dot_general %354, %arg2, contracting_dims = [2] x [1] : (tensor<4x256x64xf32>, tensor<128x64xf32>) -> tensor<4x256x128xf32>
-    %358 = stablehlo.multiply %96, %357 : tensor<4x256x128xf32>
-    %359 = stablehlo.multiply %357, %113 : tensor<4x256x128xf32>
-    %360 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %361 = stablehlo.multiply %360, %358 : tensor<4x256x128xf32>
-    %362 = stablehlo.multiply %361, %109 : tensor<4x256x128xf32>
-    %363 = stablehlo.multiply %362, %107 : tensor<4x256x128xf32>
-    %364 = stablehlo.add %362, %363 : tensor<4x256x128xf32>
-    %365 = stablehlo.broadcast_in_dim %cst_2, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %366 = stablehlo.multiply %365, %364 : tensor<4x256x128xf32>
-    %367 = stablehlo.add %359, %366 : tensor<4x256x128xf32>
-    %368 = stablehlo.broadcast_in_dim %cst_3, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
-    %369 = stablehlo.multiply %368, %366 : tensor<4x256x128xf32>
-    %370 = stablehlo.multiply %369, %101 : tensor<4x256x128xf32>
-    %371 = stablehlo.add %367, %370 : tensor<4x256x128xf32>
-    %372 = stablehlo.dot_general %371, %95, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x128xf32>, tensor<4x256x64xf32>) -> tensor<128x64xf32>
-    %373 = stablehlo.transpose %372, dims = [1, 0] : (tensor<128x64xf32>) -> tensor<64x128xf32>
-    %374 = stablehlo.dot_general %371, %arg1, contracting_dims = [2] x [1] : (tensor<4x256x128xf32>, tensor<64x128xf32>) -> tensor<4x256x64xf32>
-    %375 = stablehlo.multiply %92, %374 : tensor<4x256x64xf32>
-    %376 = stablehlo.reduce(%375 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %377 = stablehlo.reshape %376 : (tensor<64xf32>) -> tensor<1x1x64xf32>
-    %378 = stablehlo.broadcast_in_dim %93, dims = [0, 1, 2] : (tensor<1x1x64xf32>) -> tensor<4x256x64xf32>
-    %379 = stablehlo.multiply %374, %378 : tensor<4x256x64xf32>
-    %380 = stablehlo.reduce(%377 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %381 = stablehlo.multiply %79, %379 : tensor<4x256x64xf32>
-    %382 = stablehlo.reduce(%381 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %383 = stablehlo.reshape %382 : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
-    %384 = stablehlo.broadcast_in_dim %87, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x64xf32>
-    %385 = stablehlo.multiply %379, %384 : tensor<4x256x64xf32>
-    %386 = stablehlo.add %354, %385 : tensor<4x256x64xf32>
-    %387 = stablehlo.multiply %383, %90 : tensor<4x256x1xf32>
-    %388 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
-    %389 = stablehlo.divide %387, %388 : tensor<4x256x1xf32>
-    %390 = stablehlo.reduce(%389 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x1xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %391 = stablehlo.broadcast_in_dim %390, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x64xf32>
-    %392 = stablehlo.multiply %79, %391 : tensor<4x256x64xf32>
-    %393 = stablehlo.add %386, %392 : tensor<4x256x64xf32>
-    %394 = stablehlo.multiply %391, %79 : tensor<4x256x64xf32>
-    %395 = stablehlo.add %393, %394 : tensor<4x256x64xf32>
-    %396 = stablehlo.dot_general %395, %77, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x64xf32>, tensor<4x256x64xf32>) -> tensor<64x64xf32>
-    %397 = stablehlo.transpose %396, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>
-    %398 = stablehlo.dot_general %395, %arg3, contracting_dims = [2] x [1] : (tensor<4x256x64xf32>, tensor<64x64xf32>) -> tensor<4x256x64xf32>
-    %399 = stablehlo.reshape %398 : (tensor<4x256x64xf32>) -> tensor<4x256x4x16xf32>
-    %400 = stablehlo.transpose %399, dims = [0, 2, 1, 3] : (tensor<4x256x4x16xf32>) -> tensor<4x4x256x16xf32>
-    %401 = stablehlo.dot_general %400, %71, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<4x4x256x16xf32>, tensor<4x4x256x256xf32>) -> tensor<4x4x16x256xf32>
-    %402 = stablehlo.transpose %401, dims = [0, 1, 3, 2] : (tensor<4x4x16x256xf32>) -> tensor<4x4x256x16xf32>
-    %403 = stablehlo.dot_general %400, %45, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<4x4x256x16xf32>, tensor<4x4x256x16xf32>) -> tensor<4x4x256x256xf32>
-    %404 = stablehlo.broadcast_in_dim %74, dims = [0, 1, 2, 3] : (tensor<4x4x256x1xf32>) -> tensor<4x4x256x256xf32>
-    %405 = stablehlo.multiply %403, %404 : tensor<4x4x256x256xf32>
-    %406 = stablehlo.multiply %405, %67 : tensor<4x4x256x256xf32>
-    %407 = stablehlo.reduce(%406 init: %cst_11) applies stablehlo.add across dimensions = [3] : (tensor<4x4x256x256xf32>, tensor<f32>) -> tensor<4x4x256xf32>
-    %408 = stablehlo.reshape %407 : (tensor<4x4x256xf32>) -> tensor<4x4x256x1xf32>
-    %409 = stablehlo.negate %408 : tensor<4x4x256x1xf32>
-    %410 = stablehlo.broadcast_in_dim %69, dims = [0, 1, 2, 3] : (tensor<4x4x256x1xf32>) -> tensor<4x4x256x256xf32>
-    %411 = stablehlo.divide %403, %410 : tensor<4x4x256x256xf32>
-    %412 = stablehlo.reduce(%409 init: %cst_11) applies stablehlo.add across dimensions = [3] : (tensor<4x4x256x1xf32>, tensor<f32>) -> tensor<4x4x256xf32>
-    %413 = stablehlo.broadcast_in_dim %412, dims = [0, 1, 2] : (tensor<4x4x256xf32>) -> tensor<4x4x256x256xf32>
-    %414 = stablehlo.add %411, %413 : tensor<4x4x256x256xf32>
-    %415 = stablehlo.multiply %414, %67 : tensor<4x4x256x256xf32>
-    %416 = stablehlo.broadcast_in_dim %49, dims = [] : (tensor<f32>) -> tensor<4x4x256x256xf32>
-    %417 = stablehlo.divide %415, %416 : tensor<4x4x256x256xf32>
-    %418 = stablehlo.dot_general %417, %41, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<4x4x256x256xf32>, tensor<4x4x256x16xf32>) -> tensor<4x4x256x16xf32>
-    %419 = stablehlo.transpose %418, dims = [0, 1, 3, 2] : (tensor<4x4x256x16xf32>) -> tensor<4x4x16x256xf32>
-    %420 = stablehlo.dot_general %417, %46, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<4x4x256x256xf32>, tensor<4x4x16x256xf32>) -> tensor<4x4x256x16xf32>
-    %421 = stablehlo.transpose %419, dims = [0, 1, 3, 2] : (tensor<4x4x16x256xf32>) -> tensor<4x4x256x16xf32>
-    %422 = stablehlo.transpose %402, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
-    %423 = stablehlo.reshape %422 : (tensor<4x256x4x16xf32>) -> tensor<4x256x64xf32>
-    %424 = stablehlo.transpose %421, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
+    %329 = stablehlo.transpose %326, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
+    %330 = stablehlo.reshape %329 : (tensor<4x256x4x16xf32>) -> tensor<4x256x64xf32>
+    %331 = stablehlo.transpose %325, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
+    %332 = stablehlo.reshape %331 : (tensor<4x256x4x16xf32>) -> tensor<4x256x64xf32>
+    %333 = stablehlo.concatenate %332, %330, %328, dim = 2 : (tensor<4x256x64xf32>, tensor<4x256x64xf32>, tensor<4x256x64xf32>) -> tensor<4x256x192xf32>
+    %334 = stablehlo.dot_general %333, %135, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x192xf32>, tensor<4x256x64xf32>) -> tensor<192x64xf32>
+    %335 = stablehlo.transpose %334, dims = [1, 0] : (tensor<192x64xf32>) -> tensor<64x192xf32>
+    %336 = stablehlo.dot_general %333, %arg9, contracting_dims = [2] x [1] : (tensor<4x256x192xf32>, tensor<64x192xf32>) -> tensor<4x256x64xf32>
+    %337 = stablehlo.multiply %132, %336 : tensor<4x256x64xf32>
+    %338 = stablehlo.reduce(%337 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %339 = stablehlo.reshape %338 : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %340 = stablehlo.broadcast_in_dim %133, dims = [0, 1, 2] : (tensor<1x1x64xf32>) -> tensor<4x256x64xf32>
+    %341 = stablehlo.multiply %336, %340 : tensor<4x256x64xf32>
+    %342 = stablehlo.reduce(%339 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %343 = stablehlo.add %285, %342 : tensor<64xf32>
+    %344 = stablehlo.multiply %119, %341 : tensor<4x256x64xf32>
+    %345 = stablehlo.reduce(%344 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %346 = stablehlo.reshape %345 : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
+    %347 = stablehlo.broadcast_in_dim %127, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x64xf32>
+    %348 = stablehlo.multiply %341, %347 : tensor<4x256x64xf32>
+    %349 = stablehlo.add %300, %348 : tensor<4x256x64xf32>
+    %350 = stablehlo.multiply %346, %130 : tensor<4x256x1xf32>
+    %351 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
+    %352 = stablehlo.divide %350, %351 : tensor<4x256x1xf32>
+    %353 = stablehlo.reduce(%352 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x1xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %354 = stablehlo.broadcast_in_dim %353, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x64xf32>
+    %355 = stablehlo.multiply %119, %354 : tensor<4x256x64xf32>
+    %356 = stablehlo.multiply %354, %119 : tensor<4x256x64xf32>
+    %357 = stablehlo.add %349, %356 : tensor<4x256x64xf32>
+    %358 = stablehlo.add %357, %355 : tensor<4x256x64xf32>
+    %359 = stablehlo.dot_general %358, %117, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x64xf32>, tensor<4x256x128xf32>) -> tensor<64x128xf32>
+    %360 = stablehlo.transpose %359, dims = [1, 0] : (tensor<64x128xf32>) -> tensor<128x64xf32>
+    %361 = stablehlo.dot_general %358, %arg2, contracting_dims = [2] x [1] : (tensor<4x256x64xf32>, tensor<128x64xf32>) -> tensor<4x256x128xf32>
+    %362 = stablehlo.multiply %96, %361 : tensor<4x256x128xf32>
+    %363 = stablehlo.multiply %361, %116 : tensor<4x256x128xf32>
+    %364 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %365 = stablehlo.multiply %364, %362 : tensor<4x256x128xf32>
+    %366 = stablehlo.multiply %365, %112 : tensor<4x256x128xf32>
+    %367 = stablehlo.broadcast_in_dim %cst_2, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %368 = stablehlo.multiply %367, %366 : tensor<4x256x128xf32>
+    %369 = stablehlo.add %363, %368 : tensor<4x256x128xf32>
+    %370 = stablehlo.broadcast_in_dim %cst_3, dims = [] : (tensor<f32>) -> tensor<4x256x128xf32>
+    %371 = stablehlo.multiply %370, %368 : tensor<4x256x128xf32>
+    %372 = stablehlo.multiply %371, %101 : tensor<4x256x128xf32>
+    %373 = stablehlo.add %369, %372 : tensor<4x256x128xf32>
+    %374 = stablehlo.dot_general %373, %95, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x128xf32>, tensor<4x256x64xf32>) -> tensor<128x64xf32>
+    %375 = stablehlo.transpose %374, dims = [1, 0] : (tensor<128x64xf32>) -> tensor<64x128xf32>
+    %376 = stablehlo.dot_general %373, %arg1, contracting_dims = [2] x [1] : (tensor<4x256x128xf32>, tensor<64x128xf32>) -> tensor<4x256x64xf32>
+    %377 = stablehlo.multiply %92, %376 : tensor<4x256x64xf32>
+    %378 = stablehlo.reduce(%377 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %379 = stablehlo.reshape %378 : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %380 = stablehlo.broadcast_in_dim %93, dims = [0, 1, 2] : (tensor<1x1x64xf32>) -> tensor<4x256x64xf32>
+    %381 = stablehlo.multiply %376, %380 : tensor<4x256x64xf32>
+    %382 = stablehlo.reduce(%379 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %383 = stablehlo.multiply %79, %381 : tensor<4x256x64xf32>
+    %384 = stablehlo.reduce(%383 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %385 = stablehlo.reshape %384 : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
+    %386 = stablehlo.broadcast_in_dim %87, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x64xf32>
+    %387 = stablehlo.multiply %381, %386 : tensor<4x256x64xf32>
+    %388 = stablehlo.add %358, %387 : tensor<4x256x64xf32>
+    %389 = stablehlo.multiply %385, %90 : tensor<4x256x1xf32>
+    %390 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
+    %391 = stablehlo.divide %389, %390 : tensor<4x256x1xf32>
+    %392 = stablehlo.reduce(%391 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x1xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %393 = stablehlo.broadcast_in_dim %392, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x64xf32>
+    %394 = stablehlo.multiply %79, %393 : tensor<4x256x64xf32>
+    %395 = stablehlo.multiply %393, %79 : tensor<4x256x64xf32>
+    %396 = stablehlo.add %388, %395 : tensor<4x256x64xf32>
+    %397 = stablehlo.add %396, %394 : tensor<4x256x64xf32>
+    %398 = stablehlo.dot_general %397, %77, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x64xf32>, tensor<4x256x64xf32>) -> tensor<64x64xf32>
+    %399 = stablehlo.transpose %398, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>
+    %400 = stablehlo.dot_general %397, %arg3, contracting_dims = [2] x [1] : (tensor<4x256x64xf32>, tensor<64x64xf32>) -> tensor<4x256x64xf32>
+    %401 = stablehlo.reshape %400 : (tensor<4x256x64xf32>) -> tensor<4x256x4x16xf32>
+    %402 = stablehlo.transpose %401, dims = [0, 2, 1, 3] : (tensor<4x256x4x16xf32>) -> tensor<4x4x256x16xf32>
+    %403 = stablehlo.dot_general %402, %71, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<4x4x256x16xf32>, tensor<4x4x256x256xf32>) -> tensor<4x4x16x256xf32>
+    %404 = stablehlo.transpose %403, dims = [0, 1, 3, 2] : (tensor<4x4x16x256xf32>) -> tensor<4x4x256x16xf32>
+    %405 = stablehlo.dot_general %402, %45, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<4x4x256x16xf32>, tensor<4x4x256x16xf32>) -> tensor<4x4x256x256xf32>
+    %406 = stablehlo.broadcast_in_dim %74, dims = [0, 1, 2, 3] : (tensor<4x4x256x1xf32>) -> tensor<4x4x256x256xf32>
+    %407 = stablehlo.multiply %405, %406 : tensor<4x4x256x256xf32>
+    %408 = stablehlo.multiply %407, %67 : tensor<4x4x256x256xf32>
+    %409 = stablehlo.reduce(%408 init: %cst_11) applies stablehlo.add across dimensions = [3] : (tensor<4x4x256x256xf32>, tensor<f32>) -> tensor<4x4x256xf32>
+    %410 = stablehlo.reshape %409 : (tensor<4x4x256xf32>) -> tensor<4x4x256x1xf32>
+    %411 = stablehlo.negate %410 : tensor<4x4x256x1xf32>
+    %412 = stablehlo.broadcast_in_dim %69, dims = [0, 1, 2, 3] : (tensor<4x4x256x1xf32>) -> tensor<4x4x256x256xf32>
+    %413 = stablehlo.divide %405, %412 : tensor<4x4x256x256xf32>
+    %414 = stablehlo.reduce(%411 init: %cst_11) applies stablehlo.add across dimensions = [3] : (tensor<4x4x256x1xf32>, tensor<f32>) -> tensor<4x4x256xf32>
+    %415 = stablehlo.broadcast_in_dim %414, dims = [0, 1, 2] : (tensor<4x4x256xf32>) -> tensor<4x4x256x256xf32>
+    %416 = stablehlo.add %413, %415 : tensor<4x4x256x256xf32>
+    %417 = stablehlo.multiply %416, %67 : tensor<4x4x256x256xf32>
+    %418 = stablehlo.broadcast_in_dim %49, dims = [] : (tensor<f32>) -> tensor<4x4x256x256xf32>
+    %419 = stablehlo.divide %417, %418 : tensor<4x4x256x256xf32>
+    %420 = stablehlo.dot_general %419, %41, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<4x4x256x256xf32>, tensor<4x4x256x16xf32>) -> tensor<4x4x256x16xf32>
+    %421 = stablehlo.transpose %420, dims = [0, 1, 3, 2] : (tensor<4x4x256x16xf32>) -> tensor<4x4x16x256xf32>
+    %422 = stablehlo.dot_general %419, %46, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<4x4x256x256xf32>, tensor<4x4x16x256xf32>) -> tensor<4x4x256x16xf32>
+    %423 = stablehlo.transpose %421, dims = [0, 1, 3, 2] : (tensor<4x4x16x256xf32>) -> tensor<4x4x256x16xf32>
+    %424 = stablehlo.transpose %404, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
     %425 = stablehlo.reshape %424 : (tensor<4x256x4x16xf32>) -> tensor<4x256x64xf32>
-    %426 = stablehlo.transpose %420, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
+    %426 = stablehlo.transpose %423, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
     %427 = stablehlo.reshape %426 : (tensor<4x256x4x16xf32>) -> tensor<4x256x64xf32>
-    %428 = stablehlo.concatenate %427, %425, %423, dim = 2 : (tensor<4x256x64xf32>, tensor<4x256x64xf32>, tensor<4x256x64xf32>) -> tensor<4x256x192xf32>
-    %429 = stablehlo.dot_general %428, %35, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x192xf32>, tensor<4x256x64xf32>) -> tensor<192x64xf32>
-    %430 = stablehlo.transpose %429, dims = [1, 0] : (tensor<192x64xf32>) -> tensor<64x192xf32>
-    %431 = stablehlo.dot_general %428, %arg4, contracting_dims = [2] x [1] : (tensor<4x256x192xf32>, tensor<64x192xf32>) -> tensor<4x256x64xf32>
-    %432 = stablehlo.multiply %32, %431 : tensor<4x256x64xf32>
-    %433 = stablehlo.reduce(%432 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %434 = stablehlo.reshape %433 : (tensor<64xf32>) -> tensor<1x1x64xf32>
-    %435 = stablehlo.broadcast_in_dim %33, dims = [0, 1, 2] : (tensor<1x1x64xf32>) -> tensor<4x256x64xf32>
-    %436 = stablehlo.multiply %431, %435 : tensor<4x256x64xf32>
-    %437 = stablehlo.reduce(%434 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %438 = stablehlo.add %380, %437 : tensor<64xf32>
-    %439 = stablehlo.multiply %19, %436 : tensor<4x256x64xf32>
-    %440 = stablehlo.reduce(%439 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %441 = stablehlo.reshape %440 : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
-    %442 = stablehlo.broadcast_in_dim %27, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x64xf32>
-    %443 = stablehlo.multiply %436, %442 : tensor<4x256x64xf32>
-    %444 = stablehlo.add %395, %443 : tensor<4x256x64xf32>
-    %445 = stablehlo.multiply %441, %30 : tensor<4x256x1xf32>
-    %446 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
-    %447 = stablehlo.divide %445, %446 : tensor<4x256x1xf32>
-    %448 = stablehlo.reduce(%447 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x1xf32>, tensor<f32>) -> tensor<4x256xf32>
-    %449 = stablehlo.broadcast_in_dim %448, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x64xf32>
-    %450 = stablehlo.multiply %19, %449 : tensor<4x256x64xf32>
-    %451 = stablehlo.add %444, %450 : tensor<4x256x64xf32>
-    %452 = stablehlo.multiply %449, %19 : tensor<4x256x64xf32>
-    %453 = stablehlo.add %451, %452 : tensor<4x256x64xf32>
-    %454 = stablehlo.broadcast_in_dim %cst_11, dims = [] : (tensor<f32>) -> tensor<256x64xf32>
-    %455 = "stablehlo.scatter"(%454, %11, %453) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>}> ({
+    %428 = stablehlo.transpose %422, dims = [0, 2, 1, 3] : (tensor<4x4x256x16xf32>) -> tensor<4x256x4x16xf32>
+    %429 = stablehlo.reshape %428 : (tensor<4x256x4x16xf32>) -> tensor<4x256x64xf32>
+    %430 = stablehlo.concatenate %429, %427, %425, dim = 2 : (tensor<4x256x64xf32>, tensor<4x256x64xf32>, tensor<4x256x64xf32>) -> tensor<4x256x192xf32>
+    %431 = stablehlo.dot_general %430, %35, contracting_dims = [0, 1] x [0, 1] : (tensor<4x256x192xf32>, tensor<4x256x64xf32>) -> tensor<192x64xf32>
+    %432 = stablehlo.transpose %431, dims = [1, 0] : (tensor<192x64xf32>) -> tensor<64x192xf32>
+    %433 = stablehlo.dot_general %430, %arg4, contracting_dims = [2] x [1] : (tensor<4x256x192xf32>, tensor<64x192xf32>) -> tensor<4x256x64xf32>
+    %434 = stablehlo.multiply %32, %433 : tensor<4x256x64xf32>
+    %435 = stablehlo.reduce(%434 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %436 = stablehlo.reshape %435 : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %437 = stablehlo.broadcast_in_dim %33, dims = [0, 1, 2] : (tensor<1x1x64xf32>) -> tensor<4x256x64xf32>
+    %438 = stablehlo.multiply %433, %437 : tensor<4x256x64xf32>
+    %439 = stablehlo.reduce(%436 init: %cst_11) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %440 = stablehlo.add %382, %439 : tensor<64xf32>
+    %441 = stablehlo.multiply %19, %438 : tensor<4x256x64xf32>
+    %442 = stablehlo.reduce(%441 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x64xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %443 = stablehlo.reshape %442 : (tensor<4x256xf32>) -> tensor<4x256x1xf32>
+    %444 = stablehlo.broadcast_in_dim %27, dims = [0, 1, 2] : (tensor<4x256x1xf32>) -> tensor<4x256x64xf32>
+    %445 = stablehlo.multiply %438, %444 : tensor<4x256x64xf32>
+    %446 = stablehlo.add %397, %445 : tensor<4x256x64xf32>
+    %447 = stablehlo.multiply %443, %30 : tensor<4x256x1xf32>
+    %448 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<4x256x1xf32>
+    %449 = stablehlo.divide %447, %448 : tensor<4x256x1xf32>
+    %450 = stablehlo.reduce(%449 init: %cst_11) applies stablehlo.add across dimensions = [2] : (tensor<4x256x1xf32>, tensor<f32>) -> tensor<4x256xf32>
+    %451 = stablehlo.broadcast_in_dim %450, dims = [0, 1] : (tensor<4x256xf32>) -> tensor<4x256x64xf32>
+    %452 = stablehlo.multiply %19, %451 : tensor<4x256x64xf32>
+    %453 = stablehlo.multiply %451, %19 : tensor<4x256x64xf32>
+    %454 = stablehlo.add %446, %453 : tensor<4x256x64xf32>
+    %455 = stablehlo.add %454, %452 : tensor<4x256x64xf32>
+    %456 = stablehlo.broadcast_in_dim %cst_11, dims = [] : (tensor<f32>) -> tensor<256x64xf32>
+    %457 = "stablehlo.scatter"(%456, %11, %455) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>}> ({
     ^bb0(%arg13: tensor<f32> loc("scatter-add:"(#loc71)), %arg14: tensor<f32> loc("scatter-add:"(#loc71))):
-      %490 = stablehlo.add %arg13, %arg14 : tensor<f32>
-      stablehlo.return %490 : tensor<f32>
+      %492 = stablehlo.add %arg13, %arg14 : tensor<f32>
+      stablehlo.return %492 : tensor<f32>
     }) : (tensor<256x64xf32>, tensor<4x256x1xi32>, tensor<4x256x64xf32>) -> tensor<256x64xf32>
-    %456 = stablehlo.add %255, %455 : tensor<256x64xf32>
-    %457 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64xf32>
-    %458 = stablehlo.multiply %457, %438 : tensor<64xf32>
-    %459 = stablehlo.subtract %arg0, %458 : tensor<64xf32>
-    %460 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x128xf32>
-    %461 = stablehlo.multiply %460, %373 : tensor<64x128xf32>
-    %462 = stablehlo.subtract %arg1, %461 : tensor<64x128xf32>
-    %463 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<128x64xf32>
-    %464 = stablehlo.multiply %463, %356 : tensor<128x64xf32>
-    %465 = stablehlo.subtract %arg2, %464 : tensor<128x64xf32>
-    %466 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x64xf32>
-    %467 = stablehlo.multiply %466, %397 : tensor<64x64xf32>
-    %468 = stablehlo.subtract %arg3, %467 : tensor<64x64xf32>
-    %469 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x192xf32>
-    %470 = stablehlo.multiply %469, %430 : tensor<64x192xf32>
-    %471 = stablehlo.subtract %arg4, %470 : tensor<64x192xf32>
-    %472 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64xf32>
-    %473 = stablehlo.multiply %472, %339 : tensor<64xf32>
-    %474 = stablehlo.subtract %arg5, %473 : tensor<64xf32>
-    %475 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x128xf32>
-    %476 = stablehlo.multiply %475, %274 : tensor<64x128xf32>
-    %477 = stablehlo.subtract %arg6, %476 : tensor<64x128xf32>
-    %478 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<128x64xf32>
-    %479 = stablehlo.multiply %478, %257 : tensor<128x64xf32>
-    %480 = stablehlo.subtract %arg7, %479 : tensor<128x64xf32>
-    %481 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x64xf32>
-    %482 = stablehlo.multiply %481, %298 : tensor<64x64xf32>
-    %483 = stablehlo.subtract %arg8, %482 : tensor<64x64xf32>
-    %484 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x192xf32>
-    %485 = stablehlo.multiply %484, %331 : tensor<64x192xf32>
-    %486 = stablehlo.subtract %arg9, %485 : tensor<64x192xf32>
-    %487 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<256x64xf32>
-    %488 = stablehlo.multiply %487, %456 : tensor<256x64xf32>
-    %489 = stablehlo.subtract %arg10, %488 : tensor<256x64xf32>
-    return %459, %462, %465, %468, %471, %474, %477, %480, %483, %486, %489, %237 : tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<256x64xf32>, tensor<f32>
+    %458 = stablehlo.add %261, %457 : tensor<256x64xf32>
+    %459 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64xf32>
+    %460 = stablehlo.multiply %459, %440 : tensor<64xf32>
+    %461 = stablehlo.subtract %arg0, %460 : tensor<64xf32>
+    %462 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x128xf32>
+    %463 = stablehlo.multiply %462, %375 : tensor<64x128xf32>
+    %464 = stablehlo.subtract %arg1, %463 : tensor<64x128xf32>
+    %465 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<128x64xf32>
+    %466 = stablehlo.multiply %465, %360 : tensor<128x64xf32>
+    %467 = stablehlo.subtract %arg2, %466 : tensor<128x64xf32>
+    %468 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x64xf32>
+    %469 = stablehlo.multiply %468, %399 : tensor<64x64xf32>
+    %470 = stablehlo.subtract %arg3, %469 : tensor<64x64xf32>
+    %471 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x192xf32>
+    %472 = stablehlo.multiply %471, %432 : tensor<64x192xf32>
+    %473 = stablehlo.subtract %arg4, %472 : tensor<64x192xf32>
+    %474 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64xf32>
+    %475 = stablehlo.multiply %474, %343 : tensor<64xf32>
+    %476 = stablehlo.subtract %arg5, %475 : tensor<64xf32>
+    %477 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x128xf32>
+    %478 = stablehlo.multiply %477, %278 : tensor<64x128xf32>
+    %479 = stablehlo.subtract %arg6, %478 : tensor<64x128xf32>
+    %480 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<128x64xf32>
+    %481 = stablehlo.multiply %480, %263 : tensor<128x64xf32>
+    %482 = stablehlo.subtract %arg7, %481 : tensor<128x64xf32>
+    %483 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x64xf32>
+    %484 = stablehlo.multiply %483, %302 : tensor<64x64xf32>
+    %485 = stablehlo.subtract %arg8, %484 : tensor<64x64xf32>
+    %486 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x192xf32>
+    %487 = stablehlo.multiply %486, %335 : tensor<64x192xf32>
+    %488 = stablehlo.subtract %arg9, %487 : tensor<64x192xf32>
+    %489 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<256x64xf32>
+    %490 = stablehlo.multiply %489, %458 : tensor<256x64xf32>
+    %491 = stablehlo.subtract %arg10, %490 : tensor<256x64xf32>
+    return %461, %464, %467, %470, %473, %476, %479, %482, %485, %488, %491, %243 : tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<256x64xf32>, tensor<f32>
   }
   func.func private @_one_hot(%arg0: tensor<4x256xi32> loc(unknown)) -> tensor<4x256x256xf32> {
     %0 = stablehlo.broadcast_in_dim %arg0, dims = [0, 1] : (tensor<4x256xi32>) -> tensor<4x256x1xi32>

@@ -9,13 +9,13 @@ module @jit_transformer_train_step attributes {jax.uses_shape_polymorphism = tru
     %2 = stablehlo.get_dimension_size %arg12, dim = 0 : (tensor<?x?xi32>) -> tensor<i32>
     %3 = stablehlo.get_dimension_size %arg12, dim = 1 : (tensor<?x?xi32>) -> tensor<i32>
     %4 = stablehlo.compare GE, %0, %c_2, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    stablehlo.custom_call @shape_assertion(%4, %0) {api_version = 2 : i32, error_message = "Input shapes do not match the polymorphic shapes specification. Expected value >= 1 for dimension variable 'b'. Using the following polymorphic shapes specifications: args[1].shape = (b, s),args[2].shape = (b, s). Obtained dimension variables: 'b' = {0} from specification 'b' for dimension args[1].shape[0] (= {0}), . Please see https://docs.jax.dev/en/latest/export/shape_poly.html#shape-assertion-errors for more details.", has_side_effect = true} : (tensor<i1>, tensor<i32>) -> ()
+    stablehlo.custom_call @shape_assertion(%4, %0) {api_version = 2 : i32, error_message = "Input shapes do not match the polymorphic shapes specification. Expected value >= 1 for dimension variable 'b'. Using the following polymorphic shapes specifications: args[1].shape = (b, s),args[2].shape = (b, s). Obtained dimension variables: 'b' = {0} from specification 'b' for dimension args[1].shape[0] (= {0}), . Please see https://docs.jax.dev/en/latest/501/shape-polymorphism.html#shape-assertion-errors for more details.", has_side_effect = true} : (tensor<i1>, tensor<i32>) -> ()
     %5 = stablehlo.compare GE, %1, %c_2, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    stablehlo.custom_call @shape_assertion(%5, %0, %1) {api_version = 2 : i32, error_message = "Input shapes do not match the polymorphic shapes specification. Expected value >= 1 for dimension variable 's'. Using the following polymorphic shapes specifications: args[1].shape = (b, s),args[2].shape = (b, s). Obtained dimension variables: 'b' = {0} from specification 'b' for dimension args[1].shape[0] (= {0}), 's' = {1} from specification 's' for dimension args[1].shape[1] (= {1}), . Please see https://docs.jax.dev/en/latest/export/shape_poly.html#shape-assertion-errors for more details.", has_side_effect = true} : (tensor<i1>, tensor<i32>, tensor<i32>) -> ()
+    stablehlo.custom_call @shape_assertion(%5, %0, %1) {api_version = 2 : i32, error_message = "Input shapes do not match the polymorphic shapes specification. Expected value >= 1 for dimension variable 's'. Using the following polymorphic shapes specifications: args[1].shape = (b, s),args[2].shape = (b, s). Obtained dimension variables: 'b' = {0} from specification 'b' for dimension args[1].shape[0] (= {0}), 's' = {1} from specification 's' for dimension args[1].shape[1] (= {1}), . Please see https://docs.jax.dev/en/latest/501/shape-polymorphism.html#shape-assertion-errors for more details.", has_side_effect = true} : (tensor<i1>, tensor<i32>, tensor<i32>) -> ()
     %6 = stablehlo.compare EQ, %2, %0, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    stablehlo.custom_call @shape_assertion(%6, %2, %0, %1) {api_version = 2 : i32, error_message = "Input shapes do not match the polymorphic shapes specification. Found inconsistency between dimension size args[2].shape[0] (= {0}) and the specification 'b' (= {1}). Using the following polymorphic shapes specifications: args[1].shape = (b, s),args[2].shape = (b, s). Obtained dimension variables: 'b' = {1} from specification 'b' for dimension args[1].shape[0] (= {1}), 's' = {2} from specification 's' for dimension args[1].shape[1] (= {2}), . Please see https://docs.jax.dev/en/latest/export/shape_poly.html#shape-assertion-errors for more details.", has_side_effect = true} : (tensor<i1>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+    stablehlo.custom_call @shape_assertion(%6, %2, %0, %1) {api_version = 2 : i32, error_message = "Input shapes do not match the polymorphic shapes specification. Found inconsistency between dimension size args[2].shape[0] (= {0}) and the specification 'b' (= {1}). Using the following polymorphic shapes specifications: args[1].shape = (b, s),args[2].shape = (b, s). Obtained dimension variables: 'b' = {1} from specification 'b' for dimension args[1].shape[0] (= {1}), 's' = {2} from specification 's' for dimension args[1].shape[1] (= {2}), . Please see https://docs.jax.dev/en/latest/501/shape-polymorphism.html#shape-assertion-errors for more details.", has_side_effect = true} : (tensor<i1>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
     %7 = stablehlo.compare EQ, %3, %1, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    stablehlo.custom_call @shape_assertion(%7, %3, %1, %0) {api_version = 2 : i32, error_message = "Input shapes do not match the polymorphic shapes specification. Found inconsistency between dimension size args[2].shape[1] (= {0}) and the specification 's' (= {1}). Using the following polymorphic shapes specifications: args[1].shape = (b, s),args[2].shape = (b, s). Obtained dimension variables: 'b' = {2} from specification 'b' for dimension args[1].shape[0] (= {2}), 's' = {1} from specification 's' for dimension args[1].shape[1] (= {1}), . Please see https://docs.jax.dev/en/latest/export/shape_poly.html#shape-assertion-errors for more details.", has_side_effect = true} : (tensor<i1>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+    stablehlo.custom_call @shape_assertion(%7, %3, %1, %0) {api_version = 2 : i32, error_message = "Input shapes do not match the polymorphic shapes specification. Found inconsistency between dimension size args[2].shape[1] (= {0}) and the specification 's' (= {1}). Using the following polymorphic shapes specifications: args[1].shape = (b, s),args[2].shape = (b, s). Obtained dimension variables: 'b' = {2} from specification 'b' for dimension args[1].shape[0] (= {2}), 's' = {1} from specification 's' for dimension args[1].shape[1] (= {1}), . Please see https://docs.jax.dev/en/latest/501/shape-polymorphism.html#shape-assertion-errors for more details.", has_side_effect = true} : (tensor<i1>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
     %8 = stablehlo.convert %1 : tensor<i32>
     %9 = stablehlo.multiply %8, %c_1 : tensor<i32>
     %10 = stablehlo.add %9, %c_0 : tensor<i32>
@@ -23,17 +23,17 @@ module @jit_transformer_train_step attributes {jax.uses_shape_polymorphism = tru
     %12 = stablehlo.convert %1 : tensor<i32>
     %13 = stablehlo.multiply %12, %c_1 : tensor<i32>
     %14 = stablehlo.add %13, %c_0 : tensor<i32>
-    stablehlo.custom_call @shape_assertion(%11, %14, %0, %1) {api_version = 2 : i32, error_message = "Input shapes do not match the symbolic shape constraint s <= 2048. Expected '- s + 2048' to be greater or equal to 0, but found {0}.  Using the following polymorphic shapes specifications: args[1].shape = (b, s),args[2].shape = (b, s). Obtained dimension variables: 'b' = {1} from specification 'b' for dimension args[1].shape[0] (= {1}), 's' = {2} from specification 's' for dimension args[1].shape[1] (= {2}), . Please see https://docs.jax.dev/en/latest/export/shape_poly.html#shape-assertion-errors for more details.", has_side_effect = true} : (tensor<i1>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+    stablehlo.custom_call @shape_assertion(%11, %14, %0, %1) {api_version = 2 : i32, error_message = "Input shapes do not match the symbolic shape constraint s <= 2048. Expected '- s + 2048' to be greater or equal to 0, but found {0}.  Using the following polymorphic shapes specifications: args[1].shape = (b, s),args[2].shape = (b, s). Obtained dimension variables: 'b' = {1} from specification 'b' for dimension args[1].shape[0] (= {1}), 's' = {2} from specification 's' for dimension args[1].shape[1] (= {2}), . Please see https://docs.jax.dev/en/latest/501/shape-polymorphism.html#shape-assertion-errors for more details.", has_side_effect = true} : (tensor<i1>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
     %15:12 = call @_wrapped_jax_export_main(%0, %1, %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10, %arg11, %arg12) : (tensor<i32>, tensor<i32>, tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<256x64xf32>, tensor<?x?xi32>, tensor<?x?xi32>) -> (tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<256x64xf32>, tensor<f32>)
     return %15#0, %15#1, %15#2, %15#3, %15#4, %15#5, %15#6, %15#7, %15#8, %15#9, %15#10, %15#11 : tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<256x64xf32>, tensor<f32>
   }
   func.func private @_wrapped_jax_export_main(%arg0: tensor<i32> {jax.global_constant = "b"} loc(unknown), %arg1: tensor<i32> {jax.global_constant = "s"} loc(unknown), %arg2: tensor<64xf32> loc("p['blocks'][0]['g']"), %arg3: tensor<64x128xf32> loc("p['blocks'][0]['w1']"), %arg4: tensor<128x64xf32> loc("p['blocks'][0]['w2']"), %arg5: tensor<64x64xf32> loc("p['blocks'][0]['wo']"), %arg6: tensor<64x192xf32> loc("p['blocks'][0]['wqkv']"), %arg7: tensor<64xf32> loc("p['blocks'][1]['g']"), %arg8: tensor<64x128xf32> loc("p['blocks'][1]['w1']"), %arg9: tensor<128x64xf32> loc("p['blocks'][1]['w2']"), %arg10: tensor<64x64xf32> loc("p['blocks'][1]['wo']"), %arg11: tensor<64x192xf32> loc("p['blocks'][1]['wqkv']"), %arg12: tensor<256x64xf32> loc("p['wte']"), %arg13: tensor<?x?xi32> loc("tokens"), %arg14: tensor<?x?xi32> loc("targets")) -> (tensor<64xf32> {jax.result_info = "result[0]['blocks'][0]['g']"}, tensor<64x128xf32> {jax.result_info = "result[0]['blocks'][0]['w1']"}, tensor<128x64xf32> {jax.result_info = "result[0]['blocks'][0]['w2']"}, tensor<64x64xf32> {jax.result_info = "result[0]['blocks'][0]['wo']"}, tensor<64x192xf32> {jax.result_info = "result[0]['blocks'][0]['wqkv']"}, tensor<64xf32> {jax.result_info = "result[0]['blocks'][1]['g']"}, tensor<64x128xf32> {jax.result_info = "result[0]['blocks'][1]['w1']"}, tensor<128x64xf32> {jax.result_info = "result[0]['blocks'][1]['w2']"}, tensor<64x64xf32> {jax.result_info = "result[0]['blocks'][1]['wo']"}, tensor<64x192xf32> {jax.result_info = "result[0]['blocks'][1]['wqkv']"}, tensor<256x64xf32> {jax.result_info = "result[0]['wte']"}, tensor<f32> {jax.result_info = "result[1]"}) {
     %cst = stablehlo.constant dense<1.000000e-03> : tensor<f32>
     %c = stablehlo.constant dense<256> : tensor<1xi32>
-    %cst_0 = stablehlo.constant dense<5.000000e-01> : tensor<f32>
-    %cst_1 = stablehlo.constant dense<0.797884583> : tensor<f32>
-    %cst_2 = stablehlo.constant dense<4.471500e-02> : tensor<f32>
-    %cst_3 = stablehlo.constant dense<3.000000e+00> : tensor<f32>
+    %cst_0 = stablehlo.constant dense<0.797884583> : tensor<f32>
+    %cst_1 = stablehlo.constant dense<4.471500e-02> : tensor<f32>
+    %cst_2 = stablehlo.constant dense<3.000000e+00> : tensor<f32>
+    %cst_3 = stablehlo.constant dense<5.000000e-01> : tensor<f32>
     %cst_4 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
     %cst_5 = stablehlo.constant dense<0xFF800000> : tensor<f32>
     %cst_6 = stablehlo.constant dense<-1.000000e+09> : tensor<f32>
@@ -277,706 +277,714 @@ module @jit_transformer_train_step attributes {jax.uses_shape_polymorphism = tru
     %223 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %224 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %225 = stablehlo.concatenate %223, %224, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %226 = stablehlo.dynamic_broadcast_in_dim %cst_3, %225, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %226 = stablehlo.dynamic_broadcast_in_dim %cst_2, %225, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
     %227 = stablehlo.multiply %226, %222 : tensor<?x?x128xf32>
     %228 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %229 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %230 = stablehlo.concatenate %228, %229, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %231 = stablehlo.dynamic_broadcast_in_dim %cst_2, %230, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %231 = stablehlo.dynamic_broadcast_in_dim %cst_1, %230, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
     %232 = stablehlo.multiply %231, %221 : tensor<?x?x128xf32>
     %233 = stablehlo.add %219, %232 : tensor<?x?x128xf32>
     %234 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %235 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %236 = stablehlo.concatenate %234, %235, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %237 = stablehlo.dynamic_broadcast_in_dim %cst_1, %236, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %237 = stablehlo.dynamic_broadcast_in_dim %cst_0, %236, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
     %238 = stablehlo.multiply %237, %233 : tensor<?x?x128xf32>
     %239 = stablehlo.tanh %238 : tensor<?x?x128xf32>
     %240 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %241 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %242 = stablehlo.concatenate %240, %241, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
     %243 = stablehlo.dynamic_broadcast_in_dim %cst_4, %242, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %244 = stablehlo.subtract %243, %239 : tensor<?x?x128xf32>
+    %244 = stablehlo.add %243, %239 : tensor<?x?x128xf32>
     %245 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %246 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %247 = stablehlo.concatenate %245, %246, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
     %248 = stablehlo.dynamic_broadcast_in_dim %cst_4, %247, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %249 = stablehlo.add %248, %239 : tensor<?x?x128xf32>
-    %250 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %251 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %252 = stablehlo.concatenate %250, %251, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %253 = stablehlo.dynamic_broadcast_in_dim %cst_0, %252, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %254 = stablehlo.multiply %253, %249 : tensor<?x?x128xf32>
-    %255 = stablehlo.multiply %219, %254 : tensor<?x?x128xf32>
-    %256 = stablehlo.dot_general %255, %arg4, contracting_dims = [2] x [0] : (tensor<?x?x128xf32>, tensor<128x64xf32>) -> tensor<?x?x64xf32>
-    %257 = stablehlo.add %184, %256 : tensor<?x?x64xf32>
-    %258 = stablehlo.multiply %257, %257 : tensor<?x?x64xf32>
-    %259 = stablehlo.reduce(%258 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?xf32>
-    %260 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %261 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %262 = stablehlo.concatenate %260, %261, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %263 = stablehlo.dynamic_broadcast_in_dim %259, %262, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %264 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %265 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %266 = stablehlo.concatenate %264, %265, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %267 = stablehlo.dynamic_broadcast_in_dim %cst_19, %266, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %268 = stablehlo.divide %263, %267 : tensor<?x?x1xf32>
-    %269 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %270 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %271 = stablehlo.concatenate %269, %270, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %272 = stablehlo.dynamic_broadcast_in_dim %cst_14, %271, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %273 = stablehlo.add %268, %272 : tensor<?x?x1xf32>
-    %274 = stablehlo.rsqrt %273 : tensor<?x?x1xf32>
-    %275 = stablehlo.divide %274, %273 : tensor<?x?x1xf32>
-    %276 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %277 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %278 = stablehlo.concatenate %276, %277, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %279 = stablehlo.dynamic_broadcast_in_dim %cst_13, %278, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %280 = stablehlo.multiply %279, %275 : tensor<?x?x1xf32>
-    %281 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %282 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %283 = stablehlo.concatenate %281, %282, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %284 = stablehlo.dynamic_broadcast_in_dim %274, %283, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %285 = stablehlo.multiply %257, %284 : tensor<?x?x64xf32>
-    %286 = stablehlo.broadcast_in_dim %arg7, dims = [2] : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %249 = stablehlo.subtract %248, %239 : tensor<?x?x128xf32>
+    %250 = stablehlo.multiply %244, %249 : tensor<?x?x128xf32>
+    %251 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %252 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %253 = stablehlo.concatenate %251, %252, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %254 = stablehlo.dynamic_broadcast_in_dim %cst_4, %253, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %255 = stablehlo.add %254, %239 : tensor<?x?x128xf32>
+    %256 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %257 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %258 = stablehlo.concatenate %256, %257, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %259 = stablehlo.dynamic_broadcast_in_dim %cst_3, %258, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %260 = stablehlo.multiply %259, %255 : tensor<?x?x128xf32>
+    %261 = stablehlo.multiply %219, %260 : tensor<?x?x128xf32>
+    %262 = stablehlo.dot_general %261, %arg4, contracting_dims = [2] x [0] : (tensor<?x?x128xf32>, tensor<128x64xf32>) -> tensor<?x?x64xf32>
+    %263 = stablehlo.add %184, %262 : tensor<?x?x64xf32>
+    %264 = stablehlo.multiply %263, %263 : tensor<?x?x64xf32>
+    %265 = stablehlo.reduce(%264 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %266 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %267 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %268 = stablehlo.concatenate %266, %267, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %269 = stablehlo.dynamic_broadcast_in_dim %265, %268, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %270 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %271 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %272 = stablehlo.concatenate %270, %271, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %273 = stablehlo.dynamic_broadcast_in_dim %cst_19, %272, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %274 = stablehlo.divide %269, %273 : tensor<?x?x1xf32>
+    %275 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %276 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %277 = stablehlo.concatenate %275, %276, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %278 = stablehlo.dynamic_broadcast_in_dim %cst_14, %277, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %279 = stablehlo.add %274, %278 : tensor<?x?x1xf32>
+    %280 = stablehlo.rsqrt %279 : tensor<?x?x1xf32>
+    %281 = stablehlo.divide %280, %279 : tensor<?x?x1xf32>
+    %282 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %283 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %284 = stablehlo.concatenate %282, %283, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %285 = stablehlo.dynamic_broadcast_in_dim %cst_13, %284, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %286 = stablehlo.multiply %285, %281 : tensor<?x?x1xf32>
     %287 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %288 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %289 = stablehlo.concatenate %287, %288, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %290 = stablehlo.dynamic_broadcast_in_dim %286, %289, dims = [0, 1, 2] : (tensor<1x1x64xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %291 = stablehlo.multiply %285, %290 : tensor<?x?x64xf32>
-    %292 = stablehlo.dot_general %291, %arg11, contracting_dims = [2] x [0] : (tensor<?x?x64xf32>, tensor<64x192xf32>) -> tensor<?x?x192xf32>
-    %293 = stablehlo.concatenate %c_12, %c_12, %c_12, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %294 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %295 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %296 = stablehlo.concatenate %294, %295, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %297 = stablehlo.concatenate %c_20, %c_20, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %298 = stablehlo.real_dynamic_slice %292, %293, %296, %297 : (tensor<?x?x192xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %299 = stablehlo.concatenate %c_12, %c_12, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %290 = stablehlo.dynamic_broadcast_in_dim %280, %289, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %291 = stablehlo.multiply %263, %290 : tensor<?x?x64xf32>
+    %292 = stablehlo.broadcast_in_dim %arg7, dims = [2] : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %293 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %294 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %295 = stablehlo.concatenate %293, %294, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %296 = stablehlo.dynamic_broadcast_in_dim %292, %295, dims = [0, 1, 2] : (tensor<1x1x64xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %297 = stablehlo.multiply %291, %296 : tensor<?x?x64xf32>
+    %298 = stablehlo.dot_general %297, %arg11, contracting_dims = [2] x [0] : (tensor<?x?x64xf32>, tensor<64x192xf32>) -> tensor<?x?x192xf32>
+    %299 = stablehlo.concatenate %c_12, %c_12, %c_12, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
     %300 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %301 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %302 = stablehlo.concatenate %300, %301, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %302 = stablehlo.concatenate %300, %301, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
     %303 = stablehlo.concatenate %c_20, %c_20, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %304 = stablehlo.real_dynamic_slice %292, %299, %302, %303 : (tensor<?x?x192xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %305 = stablehlo.concatenate %c_12, %c_12, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %304 = stablehlo.real_dynamic_slice %298, %299, %302, %303 : (tensor<?x?x192xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %305 = stablehlo.concatenate %c_12, %c_12, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
     %306 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %307 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %308 = stablehlo.concatenate %306, %307, %c_10, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %308 = stablehlo.concatenate %306, %307, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
     %309 = stablehlo.concatenate %c_20, %c_20, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %310 = stablehlo.real_dynamic_slice %292, %305, %308, %309 : (tensor<?x?x192xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %311 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %312 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %313 = stablehlo.concatenate %311, %312, %c_9, %c_8, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %314 = stablehlo.dynamic_reshape %298, %313 : (tensor<?x?x64xf32>, tensor<4xi32>) -> tensor<?x?x4x16xf32>
-    %315 = stablehlo.transpose %314, dims = [0, 2, 1, 3] : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
-    %316 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %317 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %318 = stablehlo.concatenate %316, %317, %c_9, %c_8, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %319 = stablehlo.dynamic_reshape %304, %318 : (tensor<?x?x64xf32>, tensor<4xi32>) -> tensor<?x?x4x16xf32>
-    %320 = stablehlo.transpose %319, dims = [0, 2, 1, 3] : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
-    %321 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %322 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %323 = stablehlo.concatenate %321, %322, %c_9, %c_8, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %324 = stablehlo.dynamic_reshape %310, %323 : (tensor<?x?x64xf32>, tensor<4xi32>) -> tensor<?x?x4x16xf32>
-    %325 = stablehlo.transpose %324, dims = [0, 2, 1, 3] : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
-    %326 = stablehlo.transpose %320, dims = [0, 1, 3, 2] : (tensor<?x4x?x16xf32>) -> tensor<?x4x16x?xf32>
-    %327 = stablehlo.dot_general %315, %326, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
-    %328 = stablehlo.sqrt %cst_7 : tensor<f32>
-    %329 = stablehlo.convert %328 : tensor<f32>
-    %330 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %331 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %332 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %333 = stablehlo.concatenate %330, %c_9, %331, %332, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %334 = stablehlo.dynamic_broadcast_in_dim %329, %333, dims = [] : (tensor<f32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
-    %335 = stablehlo.divide %327, %334 : tensor<?x4x?x?xf32>
-    %336 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %310 = stablehlo.real_dynamic_slice %298, %305, %308, %309 : (tensor<?x?x192xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %311 = stablehlo.concatenate %c_12, %c_12, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %312 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %313 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %314 = stablehlo.concatenate %312, %313, %c_10, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %315 = stablehlo.concatenate %c_20, %c_20, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %316 = stablehlo.real_dynamic_slice %298, %311, %314, %315 : (tensor<?x?x192xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %317 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %318 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %319 = stablehlo.concatenate %317, %318, %c_9, %c_8, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %320 = stablehlo.dynamic_reshape %304, %319 : (tensor<?x?x64xf32>, tensor<4xi32>) -> tensor<?x?x4x16xf32>
+    %321 = stablehlo.transpose %320, dims = [0, 2, 1, 3] : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
+    %322 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %323 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %324 = stablehlo.concatenate %322, %323, %c_9, %c_8, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %325 = stablehlo.dynamic_reshape %310, %324 : (tensor<?x?x64xf32>, tensor<4xi32>) -> tensor<?x?x4x16xf32>
+    %326 = stablehlo.transpose %325, dims = [0, 2, 1, 3] : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
+    %327 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %328 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %329 = stablehlo.concatenate %327, %328, %c_9, %c_8, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %330 = stablehlo.dynamic_reshape %316, %329 : (tensor<?x?x64xf32>, tensor<4xi32>) -> tensor<?x?x4x16xf32>
+    %331 = stablehlo.transpose %330, dims = [0, 2, 1, 3] : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
+    %332 = stablehlo.transpose %326, dims = [0, 1, 3, 2] : (tensor<?x4x?x16xf32>) -> tensor<?x4x16x?xf32>
+    %333 = stablehlo.dot_general %321, %332, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
+    %334 = stablehlo.sqrt %cst_7 : tensor<f32>
+    %335 = stablehlo.convert %334 : tensor<f32>
+    %336 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %337 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %338 = stablehlo.concatenate %336, %337, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
-    %339 = stablehlo.dynamic_iota %338, dim = 0 : (tensor<2xi32>) -> tensor<?x?xi32>
-    %340 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %341 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %342 = stablehlo.concatenate %340, %341, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
-    %343 = stablehlo.dynamic_iota %342, dim = 1 : (tensor<2xi32>) -> tensor<?x?xi32>
-    %344 = stablehlo.compare GT, %343, %339, SIGNED : (tensor<?x?xi32>, tensor<?x?xi32>) -> tensor<?x?xi1>
-    %345 = stablehlo.convert %344 : (tensor<?x?xi1>) -> tensor<?x?xf32>
+    %338 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %339 = stablehlo.concatenate %336, %c_9, %337, %338, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %340 = stablehlo.dynamic_broadcast_in_dim %335, %339, dims = [] : (tensor<f32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
+    %341 = stablehlo.divide %333, %340 : tensor<?x4x?x?xf32>
+    %342 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %343 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %344 = stablehlo.concatenate %342, %343, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+    %345 = stablehlo.dynamic_iota %344, dim = 0 : (tensor<2xi32>) -> tensor<?x?xi32>
     %346 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %347 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %348 = stablehlo.concatenate %346, %347, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
-    %349 = stablehlo.dynamic_broadcast_in_dim %cst_6, %348, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x?xf32>
-    %350 = stablehlo.multiply %345, %349 : tensor<?x?xf32>
-    %351 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %349 = stablehlo.dynamic_iota %348, dim = 1 : (tensor<2xi32>) -> tensor<?x?xi32>
+    %350 = stablehlo.compare GT, %349, %345, SIGNED : (tensor<?x?xi32>, tensor<?x?xi32>) -> tensor<?x?xi1>
+    %351 = stablehlo.convert %350 : (tensor<?x?xi1>) -> tensor<?x?xf32>
     %352 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %353 = stablehlo.concatenate %c_20, %c_20, %351, %352, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %354 = stablehlo.dynamic_broadcast_in_dim %350, %353, dims = [2, 3] : (tensor<?x?xf32>, tensor<4xi32>) -> tensor<1x1x?x?xf32>
-    %355 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %356 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %353 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %354 = stablehlo.concatenate %352, %353, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+    %355 = stablehlo.dynamic_broadcast_in_dim %cst_6, %354, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x?xf32>
+    %356 = stablehlo.multiply %351, %355 : tensor<?x?xf32>
     %357 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %358 = stablehlo.concatenate %355, %c_9, %356, %357, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %359 = stablehlo.dynamic_broadcast_in_dim %354, %358, dims = [0, 1, 2, 3] : (tensor<1x1x?x?xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
-    %360 = stablehlo.add %335, %359 : tensor<?x4x?x?xf32>
-    %361 = stablehlo.reduce(%360 init: %cst_5) applies stablehlo.maximum across dimensions = [3] : (tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?xf32>
-    %362 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %358 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %359 = stablehlo.concatenate %c_20, %c_20, %357, %358, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %360 = stablehlo.dynamic_broadcast_in_dim %356, %359, dims = [2, 3] : (tensor<?x?xf32>, tensor<4xi32>) -> tensor<1x1x?x?xf32>
+    %361 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %362 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %363 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %364 = stablehlo.concatenate %362, %c_9, %363, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %365 = stablehlo.dynamic_broadcast_in_dim %cst_5, %364, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x4x?xf32>
-    %366 = stablehlo.maximum %365, %361 : tensor<?x4x?xf32>
-    %367 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %368 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %369 = stablehlo.concatenate %367, %c_9, %368, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %370 = stablehlo.dynamic_broadcast_in_dim %366, %369, dims = [0, 1, 2] : (tensor<?x4x?xf32>, tensor<4xi32>) -> tensor<?x4x?x1xf32>
-    %371 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %372 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %373 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %374 = stablehlo.concatenate %371, %c_9, %372, %373, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %375 = stablehlo.dynamic_broadcast_in_dim %370, %374, dims = [0, 1, 2, 3] : (tensor<?x4x?x1xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
-    %376 = stablehlo.subtract %360, %375 : tensor<?x4x?x?xf32>
-    %377 = stablehlo.exponential %376 : tensor<?x4x?x?xf32>
-    %378 = stablehlo.reduce(%377 init: %cst_15) applies stablehlo.add across dimensions = [3] : (tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?xf32>
-    %379 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %380 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %381 = stablehlo.concatenate %379, %c_9, %380, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %382 = stablehlo.dynamic_broadcast_in_dim %378, %381, dims = [0, 1, 2] : (tensor<?x4x?xf32>, tensor<4xi32>) -> tensor<?x4x?x1xf32>
-    %383 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %384 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %385 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %386 = stablehlo.concatenate %383, %c_9, %384, %385, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %387 = stablehlo.dynamic_broadcast_in_dim %382, %386, dims = [0, 1, 2, 3] : (tensor<?x4x?x1xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
-    %388 = stablehlo.divide %377, %387 : tensor<?x4x?x?xf32>
-    %389 = stablehlo.multiply %382, %382 : tensor<?x4x?x1xf32>
-    %390 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %364 = stablehlo.concatenate %361, %c_9, %362, %363, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %365 = stablehlo.dynamic_broadcast_in_dim %360, %364, dims = [0, 1, 2, 3] : (tensor<1x1x?x?xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
+    %366 = stablehlo.add %341, %365 : tensor<?x4x?x?xf32>
+    %367 = stablehlo.reduce(%366 init: %cst_5) applies stablehlo.maximum across dimensions = [3] : (tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?xf32>
+    %368 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %369 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %370 = stablehlo.concatenate %368, %c_9, %369, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %371 = stablehlo.dynamic_broadcast_in_dim %cst_5, %370, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x4x?xf32>
+    %372 = stablehlo.maximum %371, %367 : tensor<?x4x?xf32>
+    %373 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %374 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %375 = stablehlo.concatenate %373, %c_9, %374, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %376 = stablehlo.dynamic_broadcast_in_dim %372, %375, dims = [0, 1, 2] : (tensor<?x4x?xf32>, tensor<4xi32>) -> tensor<?x4x?x1xf32>
+    %377 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %378 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %379 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %380 = stablehlo.concatenate %377, %c_9, %378, %379, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %381 = stablehlo.dynamic_broadcast_in_dim %376, %380, dims = [0, 1, 2, 3] : (tensor<?x4x?x1xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
+    %382 = stablehlo.subtract %366, %381 : tensor<?x4x?x?xf32>
+    %383 = stablehlo.exponential %382 : tensor<?x4x?x?xf32>
+    %384 = stablehlo.reduce(%383 init: %cst_15) applies stablehlo.add across dimensions = [3] : (tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?xf32>
+    %385 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %386 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %387 = stablehlo.concatenate %385, %c_9, %386, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %388 = stablehlo.dynamic_broadcast_in_dim %384, %387, dims = [0, 1, 2] : (tensor<?x4x?xf32>, tensor<4xi32>) -> tensor<?x4x?x1xf32>
+    %389 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %390 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %391 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %392 = stablehlo.concatenate %390, %c_9, %391, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %393 = stablehlo.dynamic_broadcast_in_dim %cst_4, %392, dims = [] : (tensor<f32>, tensor<4xi32>) -> tensor<?x4x?x1xf32>
-    %394 = stablehlo.divide %393, %389 : tensor<?x4x?x1xf32>
-    %395 = stablehlo.dot_general %388, %325, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
-    %396 = stablehlo.transpose %395, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
-    %397 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %398 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %399 = stablehlo.concatenate %397, %398, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %400 = stablehlo.dynamic_reshape %396, %399 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %401 = stablehlo.dot_general %400, %arg10, contracting_dims = [2] x [0] : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
-    %402 = stablehlo.add %257, %401 : tensor<?x?x64xf32>
-    %403 = stablehlo.multiply %402, %402 : tensor<?x?x64xf32>
-    %404 = stablehlo.reduce(%403 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?xf32>
-    %405 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %406 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %407 = stablehlo.concatenate %405, %406, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %408 = stablehlo.dynamic_broadcast_in_dim %404, %407, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %409 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %410 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %411 = stablehlo.concatenate %409, %410, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %412 = stablehlo.dynamic_broadcast_in_dim %cst_19, %411, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %413 = stablehlo.divide %408, %412 : tensor<?x?x1xf32>
-    %414 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %415 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %416 = stablehlo.concatenate %414, %415, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %417 = stablehlo.dynamic_broadcast_in_dim %cst_14, %416, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %418 = stablehlo.add %413, %417 : tensor<?x?x1xf32>
-    %419 = stablehlo.rsqrt %418 : tensor<?x?x1xf32>
-    %420 = stablehlo.divide %419, %418 : tensor<?x?x1xf32>
-    %421 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %422 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %423 = stablehlo.concatenate %421, %422, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %424 = stablehlo.dynamic_broadcast_in_dim %cst_13, %423, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %425 = stablehlo.multiply %424, %420 : tensor<?x?x1xf32>
-    %426 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %427 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %428 = stablehlo.concatenate %426, %427, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %429 = stablehlo.dynamic_broadcast_in_dim %419, %428, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %430 = stablehlo.multiply %402, %429 : tensor<?x?x64xf32>
-    %431 = stablehlo.broadcast_in_dim %arg7, dims = [2] : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %392 = stablehlo.concatenate %389, %c_9, %390, %391, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %393 = stablehlo.dynamic_broadcast_in_dim %388, %392, dims = [0, 1, 2, 3] : (tensor<?x4x?x1xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
+    %394 = stablehlo.divide %383, %393 : tensor<?x4x?x?xf32>
+    %395 = stablehlo.multiply %388, %388 : tensor<?x4x?x1xf32>
+    %396 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %397 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %398 = stablehlo.concatenate %396, %c_9, %397, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %399 = stablehlo.dynamic_broadcast_in_dim %cst_4, %398, dims = [] : (tensor<f32>, tensor<4xi32>) -> tensor<?x4x?x1xf32>
+    %400 = stablehlo.divide %399, %395 : tensor<?x4x?x1xf32>
+    %401 = stablehlo.dot_general %394, %331, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+    %402 = stablehlo.transpose %401, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
+    %403 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %404 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %405 = stablehlo.concatenate %403, %404, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %406 = stablehlo.dynamic_reshape %402, %405 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %407 = stablehlo.dot_general %406, %arg10, contracting_dims = [2] x [0] : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+    %408 = stablehlo.add %263, %407 : tensor<?x?x64xf32>
+    %409 = stablehlo.multiply %408, %408 : tensor<?x?x64xf32>
+    %410 = stablehlo.reduce(%409 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %411 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %412 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %413 = stablehlo.concatenate %411, %412, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %414 = stablehlo.dynamic_broadcast_in_dim %410, %413, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %415 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %416 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %417 = stablehlo.concatenate %415, %416, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %418 = stablehlo.dynamic_broadcast_in_dim %cst_19, %417, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %419 = stablehlo.divide %414, %418 : tensor<?x?x1xf32>
+    %420 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %421 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %422 = stablehlo.concatenate %420, %421, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %423 = stablehlo.dynamic_broadcast_in_dim %cst_14, %422, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %424 = stablehlo.add %419, %423 : tensor<?x?x1xf32>
+    %425 = stablehlo.rsqrt %424 : tensor<?x?x1xf32>
+    %426 = stablehlo.divide %425, %424 : tensor<?x?x1xf32>
+    %427 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %428 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %429 = stablehlo.concatenate %427, %428, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %430 = stablehlo.dynamic_broadcast_in_dim %cst_13, %429, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %431 = stablehlo.multiply %430, %426 : tensor<?x?x1xf32>
     %432 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %433 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %434 = stablehlo.concatenate %432, %433, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %435 = stablehlo.dynamic_broadcast_in_dim %431, %434, dims = [0, 1, 2] : (tensor<1x1x64xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %436 = stablehlo.multiply %430, %435 : tensor<?x?x64xf32>
-    %437 = stablehlo.dot_general %436, %arg8, contracting_dims = [2] x [0] : (tensor<?x?x64xf32>, tensor<64x128xf32>) -> tensor<?x?x128xf32>
-    %438 = stablehlo.multiply %437, %437 : tensor<?x?x128xf32>
-    %439 = stablehlo.multiply %438, %437 : tensor<?x?x128xf32>
-    %440 = stablehlo.multiply %437, %437 : tensor<?x?x128xf32>
-    %441 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %442 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %443 = stablehlo.concatenate %441, %442, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %444 = stablehlo.dynamic_broadcast_in_dim %cst_3, %443, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %445 = stablehlo.multiply %444, %440 : tensor<?x?x128xf32>
-    %446 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %447 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %448 = stablehlo.concatenate %446, %447, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %449 = stablehlo.dynamic_broadcast_in_dim %cst_2, %448, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %450 = stablehlo.multiply %449, %439 : tensor<?x?x128xf32>
-    %451 = stablehlo.add %437, %450 : tensor<?x?x128xf32>
+    %435 = stablehlo.dynamic_broadcast_in_dim %425, %434, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %436 = stablehlo.multiply %408, %435 : tensor<?x?x64xf32>
+    %437 = stablehlo.broadcast_in_dim %arg7, dims = [2] : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %438 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %439 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %440 = stablehlo.concatenate %438, %439, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %441 = stablehlo.dynamic_broadcast_in_dim %437, %440, dims = [0, 1, 2] : (tensor<1x1x64xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %442 = stablehlo.multiply %436, %441 : tensor<?x?x64xf32>
+    %443 = stablehlo.dot_general %442, %arg8, contracting_dims = [2] x [0] : (tensor<?x?x64xf32>, tensor<64x128xf32>) -> tensor<?x?x128xf32>
+    %444 = stablehlo.multiply %443, %443 : tensor<?x?x128xf32>
+    %445 = stablehlo.multiply %444, %443 : tensor<?x?x128xf32>
+    %446 = stablehlo.multiply %443, %443 : tensor<?x?x128xf32>
+    %447 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %448 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %449 = stablehlo.concatenate %447, %448, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %450 = stablehlo.dynamic_broadcast_in_dim %cst_2, %449, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %451 = stablehlo.multiply %450, %446 : tensor<?x?x128xf32>
     %452 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %453 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %454 = stablehlo.concatenate %452, %453, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
     %455 = stablehlo.dynamic_broadcast_in_dim %cst_1, %454, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %456 = stablehlo.multiply %455, %451 : tensor<?x?x128xf32>
-    %457 = stablehlo.tanh %456 : tensor<?x?x128xf32>
+    %456 = stablehlo.multiply %455, %445 : tensor<?x?x128xf32>
+    %457 = stablehlo.add %443, %456 : tensor<?x?x128xf32>
     %458 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %459 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %460 = stablehlo.concatenate %458, %459, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %461 = stablehlo.dynamic_broadcast_in_dim %cst_4, %460, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %462 = stablehlo.subtract %461, %457 : tensor<?x?x128xf32>
-    %463 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %464 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %465 = stablehlo.concatenate %463, %464, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %466 = stablehlo.dynamic_broadcast_in_dim %cst_4, %465, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %467 = stablehlo.add %466, %457 : tensor<?x?x128xf32>
-    %468 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %469 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %470 = stablehlo.concatenate %468, %469, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %471 = stablehlo.dynamic_broadcast_in_dim %cst_0, %470, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %472 = stablehlo.multiply %471, %467 : tensor<?x?x128xf32>
-    %473 = stablehlo.multiply %437, %472 : tensor<?x?x128xf32>
-    %474 = stablehlo.dot_general %473, %arg9, contracting_dims = [2] x [0] : (tensor<?x?x128xf32>, tensor<128x64xf32>) -> tensor<?x?x64xf32>
-    %475 = stablehlo.add %402, %474 : tensor<?x?x64xf32>
-    %476 = stablehlo.transpose %arg12, dims = [1, 0] : (tensor<256x64xf32>) -> tensor<64x256xf32>
-    %477 = stablehlo.dot_general %475, %476, contracting_dims = [2] x [0] : (tensor<?x?x64xf32>, tensor<64x256xf32>) -> tensor<?x?x256xf32>
-    %478 = stablehlo.reduce(%477 init: %cst_5) applies stablehlo.maximum across dimensions = [2] : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?xf32>
-    %479 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %480 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %481 = stablehlo.concatenate %479, %480, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
-    %482 = stablehlo.dynamic_broadcast_in_dim %cst_5, %481, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x?xf32>
-    %483 = stablehlo.maximum %482, %478 : tensor<?x?xf32>
-    %484 = stablehlo.is_finite %483 : (tensor<?x?xf32>) -> tensor<?x?xi1>
-    %485 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %486 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %487 = stablehlo.concatenate %485, %486, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
-    %488 = stablehlo.dynamic_broadcast_in_dim %cst_15, %487, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x?xf32>
-    %489 = stablehlo.select %484, %483, %488 : tensor<?x?xi1>, tensor<?x?xf32>
-    %490 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %491 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %492 = stablehlo.concatenate %490, %491, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %493 = stablehlo.dynamic_broadcast_in_dim %489, %492, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %494 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %495 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %496 = stablehlo.concatenate %494, %495, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %497 = stablehlo.dynamic_broadcast_in_dim %493, %496, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x256xf32>
-    %498 = stablehlo.subtract %477, %497 : tensor<?x?x256xf32>
-    %499 = stablehlo.exponential %498 : tensor<?x?x256xf32>
-    %500 = stablehlo.reduce(%499 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?xf32>
-    %501 = stablehlo.abs %500 : tensor<?x?xf32>
+    %461 = stablehlo.dynamic_broadcast_in_dim %cst_0, %460, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %462 = stablehlo.multiply %461, %457 : tensor<?x?x128xf32>
+    %463 = stablehlo.tanh %462 : tensor<?x?x128xf32>
+    %464 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %465 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %466 = stablehlo.concatenate %464, %465, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %467 = stablehlo.dynamic_broadcast_in_dim %cst_4, %466, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %468 = stablehlo.add %467, %463 : tensor<?x?x128xf32>
+    %469 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %470 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %471 = stablehlo.concatenate %469, %470, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %472 = stablehlo.dynamic_broadcast_in_dim %cst_4, %471, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %473 = stablehlo.subtract %472, %463 : tensor<?x?x128xf32>
+    %474 = stablehlo.multiply %468, %473 : tensor<?x?x128xf32>
+    %475 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %476 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %477 = stablehlo.concatenate %475, %476, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %478 = stablehlo.dynamic_broadcast_in_dim %cst_4, %477, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %479 = stablehlo.add %478, %463 : tensor<?x?x128xf32>
+    %480 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %481 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %482 = stablehlo.concatenate %480, %481, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %483 = stablehlo.dynamic_broadcast_in_dim %cst_3, %482, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %484 = stablehlo.multiply %483, %479 : tensor<?x?x128xf32>
+    %485 = stablehlo.multiply %443, %484 : tensor<?x?x128xf32>
+    %486 = stablehlo.dot_general %485, %arg9, contracting_dims = [2] x [0] : (tensor<?x?x128xf32>, tensor<128x64xf32>) -> tensor<?x?x64xf32>
+    %487 = stablehlo.add %408, %486 : tensor<?x?x64xf32>
+    %488 = stablehlo.transpose %arg12, dims = [1, 0] : (tensor<256x64xf32>) -> tensor<64x256xf32>
+    %489 = stablehlo.dot_general %487, %488, contracting_dims = [2] x [0] : (tensor<?x?x64xf32>, tensor<64x256xf32>) -> tensor<?x?x256xf32>
+    %490 = stablehlo.reduce(%489 init: %cst_5) applies stablehlo.maximum across dimensions = [2] : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %491 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %492 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %493 = stablehlo.concatenate %491, %492, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+    %494 = stablehlo.dynamic_broadcast_in_dim %cst_5, %493, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x?xf32>
+    %495 = stablehlo.maximum %494, %490 : tensor<?x?xf32>
+    %496 = stablehlo.is_finite %495 : (tensor<?x?xf32>) -> tensor<?x?xi1>
+    %497 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %498 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %499 = stablehlo.concatenate %497, %498, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+    %500 = stablehlo.dynamic_broadcast_in_dim %cst_15, %499, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x?xf32>
+    %501 = stablehlo.select %496, %495, %500 : tensor<?x?xi1>, tensor<?x?xf32>
     %502 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %503 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %504 = stablehlo.concatenate %502, %503, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
-    %505 = stablehlo.dynamic_broadcast_in_dim %cst_15, %504, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x?xf32>
-    %506 = stablehlo.compare GE, %500, %505, FLOAT : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xi1>
-    %507 = stablehlo.log %501 : tensor<?x?xf32>
-    %508 = stablehlo.add %507, %489 : tensor<?x?xf32>
-    %509 = call @_one_hot(%arg0, %arg1, %arg14) : (tensor<i32>, tensor<i32>, tensor<?x?xi32>) -> tensor<?x?x256xf32>
-    %510 = stablehlo.multiply %477, %509 : tensor<?x?x256xf32>
-    %511 = stablehlo.reduce(%510 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?xf32>
-    %512 = stablehlo.subtract %508, %511 : tensor<?x?xf32>
-    %513 = stablehlo.multiply %arg1, %arg0 : tensor<i32>
-    %514 = stablehlo.convert %513 : (tensor<i32>) -> tensor<f32>
-    %515 = stablehlo.reduce(%512 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<?x?xf32>, tensor<f32>) -> tensor<f32>
-    %516 = stablehlo.divide %515, %514 : tensor<f32>
-    %517 = stablehlo.divide %cst_4, %514 : tensor<f32>
-    %518 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %519 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %520 = stablehlo.concatenate %518, %519, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
-    %521 = stablehlo.dynamic_broadcast_in_dim %517, %520, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x?xf32>
-    %522 = stablehlo.negate %521 : tensor<?x?xf32>
-    %523 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %524 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %525 = stablehlo.concatenate %523, %524, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %526 = stablehlo.dynamic_broadcast_in_dim %522, %525, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x256xf32>
-    %527 = stablehlo.multiply %526, %509 : tensor<?x?x256xf32>
-    %528 = stablehlo.divide %521, %501 : tensor<?x?xf32>
-    %529 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %530 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %531 = stablehlo.concatenate %529, %530, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
-    %532 = stablehlo.dynamic_broadcast_in_dim %cst_15, %531, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x?xf32>
-    %533 = stablehlo.select %506, %532, %528 : tensor<?x?xi1>, tensor<?x?xf32>
-    %534 = stablehlo.select %506, %528, %532 : tensor<?x?xi1>, tensor<?x?xf32>
-    %535 = stablehlo.negate %533 : tensor<?x?xf32>
-    %536 = stablehlo.add %534, %535 : tensor<?x?xf32>
-    %537 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %538 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %539 = stablehlo.concatenate %537, %538, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %540 = stablehlo.dynamic_broadcast_in_dim %536, %539, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x256xf32>
-    %541 = stablehlo.multiply %540, %499 : tensor<?x?x256xf32>
-    %542 = stablehlo.add %527, %541 : tensor<?x?x256xf32>
-    %543 = stablehlo.dot_general %542, %475, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x256xf32>, tensor<?x?x64xf32>) -> tensor<256x64xf32>
-    %544 = stablehlo.transpose %543, dims = [1, 0] : (tensor<256x64xf32>) -> tensor<64x256xf32>
-    %545 = stablehlo.dot_general %542, %476, contracting_dims = [2] x [1] : (tensor<?x?x256xf32>, tensor<64x256xf32>) -> tensor<?x?x64xf32>
-    %546 = stablehlo.transpose %544, dims = [1, 0] : (tensor<64x256xf32>) -> tensor<256x64xf32>
-    %547 = stablehlo.dot_general %545, %473, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x64xf32>, tensor<?x?x128xf32>) -> tensor<64x128xf32>
-    %548 = stablehlo.transpose %547, dims = [1, 0] : (tensor<64x128xf32>) -> tensor<128x64xf32>
-    %549 = stablehlo.dot_general %545, %arg9, contracting_dims = [2] x [1] : (tensor<?x?x64xf32>, tensor<128x64xf32>) -> tensor<?x?x128xf32>
-    %550 = stablehlo.multiply %437, %549 : tensor<?x?x128xf32>
-    %551 = stablehlo.multiply %549, %472 : tensor<?x?x128xf32>
-    %552 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %553 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %554 = stablehlo.concatenate %552, %553, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %555 = stablehlo.dynamic_broadcast_in_dim %cst_0, %554, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %556 = stablehlo.multiply %555, %550 : tensor<?x?x128xf32>
-    %557 = stablehlo.multiply %556, %462 : tensor<?x?x128xf32>
-    %558 = stablehlo.multiply %557, %457 : tensor<?x?x128xf32>
-    %559 = stablehlo.add %557, %558 : tensor<?x?x128xf32>
-    %560 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %561 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %562 = stablehlo.concatenate %560, %561, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %563 = stablehlo.dynamic_broadcast_in_dim %cst_1, %562, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %564 = stablehlo.multiply %563, %559 : tensor<?x?x128xf32>
-    %565 = stablehlo.add %551, %564 : tensor<?x?x128xf32>
-    %566 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %567 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %568 = stablehlo.concatenate %566, %567, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %569 = stablehlo.dynamic_broadcast_in_dim %cst_2, %568, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %570 = stablehlo.multiply %569, %564 : tensor<?x?x128xf32>
-    %571 = stablehlo.multiply %570, %445 : tensor<?x?x128xf32>
-    %572 = stablehlo.add %565, %571 : tensor<?x?x128xf32>
-    %573 = stablehlo.dot_general %572, %436, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x128xf32>, tensor<?x?x64xf32>) -> tensor<128x64xf32>
-    %574 = stablehlo.transpose %573, dims = [1, 0] : (tensor<128x64xf32>) -> tensor<64x128xf32>
-    %575 = stablehlo.dot_general %572, %arg8, contracting_dims = [2] x [1] : (tensor<?x?x128xf32>, tensor<64x128xf32>) -> tensor<?x?x64xf32>
-    %576 = stablehlo.multiply %430, %575 : tensor<?x?x64xf32>
-    %577 = stablehlo.reduce(%576 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %578 = stablehlo.reshape %577 : (tensor<64xf32>) -> tensor<1x1x64xf32>
-    %579 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %580 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %581 = stablehlo.concatenate %579, %580, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %582 = stablehlo.dynamic_broadcast_in_dim %431, %581, dims = [0, 1, 2] : (tensor<1x1x64xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %583 = stablehlo.multiply %575, %582 : tensor<?x?x64xf32>
-    %584 = stablehlo.reduce(%578 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %585 = stablehlo.multiply %402, %583 : tensor<?x?x64xf32>
-    %586 = stablehlo.reduce(%585 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?xf32>
-    %587 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %588 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %589 = stablehlo.concatenate %587, %588, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %590 = stablehlo.dynamic_reshape %586, %589 : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %591 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %592 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %593 = stablehlo.concatenate %591, %592, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %594 = stablehlo.dynamic_broadcast_in_dim %419, %593, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %595 = stablehlo.multiply %583, %594 : tensor<?x?x64xf32>
-    %596 = stablehlo.add %545, %595 : tensor<?x?x64xf32>
-    %597 = stablehlo.multiply %590, %425 : tensor<?x?x1xf32>
-    %598 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %599 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %600 = stablehlo.concatenate %598, %599, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %601 = stablehlo.dynamic_broadcast_in_dim %cst_19, %600, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %602 = stablehlo.divide %597, %601 : tensor<?x?x1xf32>
-    %603 = stablehlo.reduce(%602 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x1xf32>, tensor<f32>) -> tensor<?x?xf32>
-    %604 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %605 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %606 = stablehlo.concatenate %604, %605, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %607 = stablehlo.dynamic_broadcast_in_dim %603, %606, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %608 = stablehlo.multiply %402, %607 : tensor<?x?x64xf32>
-    %609 = stablehlo.add %596, %608 : tensor<?x?x64xf32>
-    %610 = stablehlo.multiply %607, %402 : tensor<?x?x64xf32>
-    %611 = stablehlo.add %609, %610 : tensor<?x?x64xf32>
-    %612 = stablehlo.dot_general %611, %400, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<64x64xf32>
-    %613 = stablehlo.transpose %612, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>
-    %614 = stablehlo.dot_general %611, %arg10, contracting_dims = [2] x [1] : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
-    %615 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %616 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %617 = stablehlo.concatenate %615, %616, %c_9, %c_8, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %618 = stablehlo.dynamic_reshape %614, %617 : (tensor<?x?x64xf32>, tensor<4xi32>) -> tensor<?x?x4x16xf32>
-    %619 = stablehlo.transpose %618, dims = [0, 2, 1, 3] : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
-    %620 = stablehlo.dot_general %619, %388, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<?x4x?x16xf32>, tensor<?x4x?x?xf32>) -> tensor<?x4x16x?xf32>
-    %621 = stablehlo.transpose %620, dims = [0, 1, 3, 2] : (tensor<?x4x16x?xf32>) -> tensor<?x4x?x16xf32>
-    %622 = stablehlo.dot_general %619, %325, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x?xf32>
-    %623 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %624 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %625 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %626 = stablehlo.concatenate %623, %c_9, %624, %625, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %627 = stablehlo.dynamic_broadcast_in_dim %394, %626, dims = [0, 1, 2, 3] : (tensor<?x4x?x1xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
-    %628 = stablehlo.multiply %622, %627 : tensor<?x4x?x?xf32>
-    %629 = stablehlo.multiply %628, %377 : tensor<?x4x?x?xf32>
-    %630 = stablehlo.reduce(%629 init: %cst_15) applies stablehlo.add across dimensions = [3] : (tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?xf32>
-    %631 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %632 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %633 = stablehlo.concatenate %631, %c_9, %632, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %634 = stablehlo.dynamic_reshape %630, %633 : (tensor<?x4x?xf32>, tensor<4xi32>) -> tensor<?x4x?x1xf32>
-    %635 = stablehlo.negate %634 : tensor<?x4x?x1xf32>
-    %636 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %637 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %638 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %639 = stablehlo.concatenate %636, %c_9, %637, %638, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %640 = stablehlo.dynamic_broadcast_in_dim %382, %639, dims = [0, 1, 2, 3] : (tensor<?x4x?x1xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
-    %641 = stablehlo.divide %622, %640 : tensor<?x4x?x?xf32>
-    %642 = stablehlo.reduce(%635 init: %cst_15) applies stablehlo.add across dimensions = [3] : (tensor<?x4x?x1xf32>, tensor<f32>) -> tensor<?x4x?xf32>
-    %643 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %644 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %645 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %646 = stablehlo.concatenate %643, %c_9, %644, %645, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %647 = stablehlo.dynamic_broadcast_in_dim %642, %646, dims = [0, 1, 2] : (tensor<?x4x?xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
-    %648 = stablehlo.add %641, %647 : tensor<?x4x?x?xf32>
-    %649 = stablehlo.multiply %648, %377 : tensor<?x4x?x?xf32>
-    %650 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %651 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %652 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %653 = stablehlo.concatenate %650, %c_9, %651, %652, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %654 = stablehlo.dynamic_broadcast_in_dim %329, %653, dims = [] : (tensor<f32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
-    %655 = stablehlo.divide %649, %654 : tensor<?x4x?x?xf32>
-    %656 = stablehlo.dot_general %655, %315, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
-    %657 = stablehlo.transpose %656, dims = [0, 1, 3, 2] : (tensor<?x4x?x16xf32>) -> tensor<?x4x16x?xf32>
-    %658 = stablehlo.dot_general %655, %326, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<?x4x?x?xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x16xf32>
-    %659 = stablehlo.transpose %657, dims = [0, 1, 3, 2] : (tensor<?x4x16x?xf32>) -> tensor<?x4x?x16xf32>
-    %660 = stablehlo.transpose %621, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
-    %661 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %504 = stablehlo.concatenate %502, %503, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %505 = stablehlo.dynamic_broadcast_in_dim %501, %504, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %506 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %507 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %508 = stablehlo.concatenate %506, %507, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %509 = stablehlo.dynamic_broadcast_in_dim %505, %508, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x256xf32>
+    %510 = stablehlo.subtract %489, %509 : tensor<?x?x256xf32>
+    %511 = stablehlo.exponential %510 : tensor<?x?x256xf32>
+    %512 = stablehlo.reduce(%511 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %513 = stablehlo.abs %512 : tensor<?x?xf32>
+    %514 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %515 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %516 = stablehlo.concatenate %514, %515, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+    %517 = stablehlo.dynamic_broadcast_in_dim %cst_15, %516, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x?xf32>
+    %518 = stablehlo.compare GE, %512, %517, FLOAT : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xi1>
+    %519 = stablehlo.log %513 : tensor<?x?xf32>
+    %520 = stablehlo.add %519, %501 : tensor<?x?xf32>
+    %521 = call @_one_hot(%arg0, %arg1, %arg14) : (tensor<i32>, tensor<i32>, tensor<?x?xi32>) -> tensor<?x?x256xf32>
+    %522 = stablehlo.multiply %489, %521 : tensor<?x?x256xf32>
+    %523 = stablehlo.reduce(%522 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %524 = stablehlo.subtract %520, %523 : tensor<?x?xf32>
+    %525 = stablehlo.multiply %arg1, %arg0 : tensor<i32>
+    %526 = stablehlo.convert %525 : (tensor<i32>) -> tensor<f32>
+    %527 = stablehlo.reduce(%524 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<?x?xf32>, tensor<f32>) -> tensor<f32>
+    %528 = stablehlo.divide %527, %526 : tensor<f32>
+    %529 = stablehlo.divide %cst_4, %526 : tensor<f32>
+    %530 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %531 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %532 = stablehlo.concatenate %530, %531, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+    %533 = stablehlo.dynamic_broadcast_in_dim %529, %532, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x?xf32>
+    %534 = stablehlo.negate %533 : tensor<?x?xf32>
+    %535 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %536 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %537 = stablehlo.concatenate %535, %536, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %538 = stablehlo.dynamic_broadcast_in_dim %534, %537, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x256xf32>
+    %539 = stablehlo.multiply %538, %521 : tensor<?x?x256xf32>
+    %540 = stablehlo.divide %533, %513 : tensor<?x?xf32>
+    %541 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %542 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %543 = stablehlo.concatenate %541, %542, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+    %544 = stablehlo.dynamic_broadcast_in_dim %cst_15, %543, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x?xf32>
+    %545 = stablehlo.select %518, %544, %540 : tensor<?x?xi1>, tensor<?x?xf32>
+    %546 = stablehlo.select %518, %540, %544 : tensor<?x?xi1>, tensor<?x?xf32>
+    %547 = stablehlo.negate %545 : tensor<?x?xf32>
+    %548 = stablehlo.add %546, %547 : tensor<?x?xf32>
+    %549 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %550 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %551 = stablehlo.concatenate %549, %550, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %552 = stablehlo.dynamic_broadcast_in_dim %548, %551, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x256xf32>
+    %553 = stablehlo.multiply %552, %511 : tensor<?x?x256xf32>
+    %554 = stablehlo.add %539, %553 : tensor<?x?x256xf32>
+    %555 = stablehlo.dot_general %554, %487, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x256xf32>, tensor<?x?x64xf32>) -> tensor<256x64xf32>
+    %556 = stablehlo.transpose %555, dims = [1, 0] : (tensor<256x64xf32>) -> tensor<64x256xf32>
+    %557 = stablehlo.dot_general %554, %488, contracting_dims = [2] x [1] : (tensor<?x?x256xf32>, tensor<64x256xf32>) -> tensor<?x?x64xf32>
+    %558 = stablehlo.transpose %556, dims = [1, 0] : (tensor<64x256xf32>) -> tensor<256x64xf32>
+    %559 = stablehlo.dot_general %557, %485, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x64xf32>, tensor<?x?x128xf32>) -> tensor<64x128xf32>
+    %560 = stablehlo.transpose %559, dims = [1, 0] : (tensor<64x128xf32>) -> tensor<128x64xf32>
+    %561 = stablehlo.dot_general %557, %arg9, contracting_dims = [2] x [1] : (tensor<?x?x64xf32>, tensor<128x64xf32>) -> tensor<?x?x128xf32>
+    %562 = stablehlo.multiply %443, %561 : tensor<?x?x128xf32>
+    %563 = stablehlo.multiply %561, %484 : tensor<?x?x128xf32>
+    %564 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %565 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %566 = stablehlo.concatenate %564, %565, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %567 = stablehlo.dynamic_broadcast_in_dim %cst_3, %566, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %568 = stablehlo.multiply %567, %562 : tensor<?x?x128xf32>
+    %569 = stablehlo.multiply %568, %474 : tensor<?x?x128xf32>
+    %570 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %571 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %572 = stablehlo.concatenate %570, %571, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %573 = stablehlo.dynamic_broadcast_in_dim %cst_0, %572, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %574 = stablehlo.multiply %573, %569 : tensor<?x?x128xf32>
+    %575 = stablehlo.add %563, %574 : tensor<?x?x128xf32>
+    %576 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %577 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %578 = stablehlo.concatenate %576, %577, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %579 = stablehlo.dynamic_broadcast_in_dim %cst_1, %578, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %580 = stablehlo.multiply %579, %574 : tensor<?x?x128xf32>
+    %581 = stablehlo.multiply %580, %451 : tensor<?x?x128xf32>
+    %582 = stablehlo.add %575, %581 : tensor<?x?x128xf32>
+    %583 = stablehlo.dot_general %582, %442, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x128xf32>, tensor<?x?x64xf32>) -> tensor<128x64xf32>
+    %584 = stablehlo.transpose %583, dims = [1, 0] : (tensor<128x64xf32>) -> tensor<64x128xf32>
+    %585 = stablehlo.dot_general %582, %arg8, contracting_dims = [2] x [1] : (tensor<?x?x128xf32>, tensor<64x128xf32>) -> tensor<?x?x64xf32>
+    %586 = stablehlo.multiply %436, %585 : tensor<?x?x64xf32>
+    %587 = stablehlo.reduce(%586 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %588 = stablehlo.reshape %587 : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %589 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %590 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %591 = stablehlo.concatenate %589, %590, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %592 = stablehlo.dynamic_broadcast_in_dim %437, %591, dims = [0, 1, 2] : (tensor<1x1x64xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %593 = stablehlo.multiply %585, %592 : tensor<?x?x64xf32>
+    %594 = stablehlo.reduce(%588 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %595 = stablehlo.multiply %408, %593 : tensor<?x?x64xf32>
+    %596 = stablehlo.reduce(%595 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %597 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %598 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %599 = stablehlo.concatenate %597, %598, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %600 = stablehlo.dynamic_reshape %596, %599 : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %601 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %602 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %603 = stablehlo.concatenate %601, %602, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %604 = stablehlo.dynamic_broadcast_in_dim %425, %603, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %605 = stablehlo.multiply %593, %604 : tensor<?x?x64xf32>
+    %606 = stablehlo.add %557, %605 : tensor<?x?x64xf32>
+    %607 = stablehlo.multiply %600, %431 : tensor<?x?x1xf32>
+    %608 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %609 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %610 = stablehlo.concatenate %608, %609, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %611 = stablehlo.dynamic_broadcast_in_dim %cst_19, %610, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %612 = stablehlo.divide %607, %611 : tensor<?x?x1xf32>
+    %613 = stablehlo.reduce(%612 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x1xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %614 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %615 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %616 = stablehlo.concatenate %614, %615, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %617 = stablehlo.dynamic_broadcast_in_dim %613, %616, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %618 = stablehlo.multiply %408, %617 : tensor<?x?x64xf32>
+    %619 = stablehlo.multiply %617, %408 : tensor<?x?x64xf32>
+    %620 = stablehlo.add %606, %619 : tensor<?x?x64xf32>
+    %621 = stablehlo.add %620, %618 : tensor<?x?x64xf32>
+    %622 = stablehlo.dot_general %621, %406, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<64x64xf32>
+    %623 = stablehlo.transpose %622, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>
+    %624 = stablehlo.dot_general %621, %arg10, contracting_dims = [2] x [1] : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+    %625 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %626 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %627 = stablehlo.concatenate %625, %626, %c_9, %c_8, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %628 = stablehlo.dynamic_reshape %624, %627 : (tensor<?x?x64xf32>, tensor<4xi32>) -> tensor<?x?x4x16xf32>
+    %629 = stablehlo.transpose %628, dims = [0, 2, 1, 3] : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
+    %630 = stablehlo.dot_general %629, %394, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<?x4x?x16xf32>, tensor<?x4x?x?xf32>) -> tensor<?x4x16x?xf32>
+    %631 = stablehlo.transpose %630, dims = [0, 1, 3, 2] : (tensor<?x4x16x?xf32>) -> tensor<?x4x?x16xf32>
+    %632 = stablehlo.dot_general %629, %331, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x?xf32>
+    %633 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %634 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %635 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %636 = stablehlo.concatenate %633, %c_9, %634, %635, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %637 = stablehlo.dynamic_broadcast_in_dim %400, %636, dims = [0, 1, 2, 3] : (tensor<?x4x?x1xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
+    %638 = stablehlo.multiply %632, %637 : tensor<?x4x?x?xf32>
+    %639 = stablehlo.multiply %638, %383 : tensor<?x4x?x?xf32>
+    %640 = stablehlo.reduce(%639 init: %cst_15) applies stablehlo.add across dimensions = [3] : (tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?xf32>
+    %641 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %642 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %643 = stablehlo.concatenate %641, %c_9, %642, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %644 = stablehlo.dynamic_reshape %640, %643 : (tensor<?x4x?xf32>, tensor<4xi32>) -> tensor<?x4x?x1xf32>
+    %645 = stablehlo.negate %644 : tensor<?x4x?x1xf32>
+    %646 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %647 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %648 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %649 = stablehlo.concatenate %646, %c_9, %647, %648, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %650 = stablehlo.dynamic_broadcast_in_dim %388, %649, dims = [0, 1, 2, 3] : (tensor<?x4x?x1xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
+    %651 = stablehlo.divide %632, %650 : tensor<?x4x?x?xf32>
+    %652 = stablehlo.reduce(%645 init: %cst_15) applies stablehlo.add across dimensions = [3] : (tensor<?x4x?x1xf32>, tensor<f32>) -> tensor<?x4x?xf32>
+    %653 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %654 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %655 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %656 = stablehlo.concatenate %653, %c_9, %654, %655, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %657 = stablehlo.dynamic_broadcast_in_dim %652, %656, dims = [0, 1, 2] : (tensor<?x4x?xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
+    %658 = stablehlo.add %651, %657 : tensor<?x4x?x?xf32>
+    %659 = stablehlo.multiply %658, %383 : tensor<?x4x?x?xf32>
+    %660 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %661 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %662 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %663 = stablehlo.concatenate %661, %662, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %664 = stablehlo.dynamic_reshape %660, %663 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %665 = stablehlo.transpose %659, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
-    %666 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %667 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %668 = stablehlo.concatenate %666, %667, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %669 = stablehlo.dynamic_reshape %665, %668 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %670 = stablehlo.transpose %658, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
+    %663 = stablehlo.concatenate %660, %c_9, %661, %662, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %664 = stablehlo.dynamic_broadcast_in_dim %335, %663, dims = [] : (tensor<f32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
+    %665 = stablehlo.divide %659, %664 : tensor<?x4x?x?xf32>
+    %666 = stablehlo.dot_general %665, %321, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+    %667 = stablehlo.transpose %666, dims = [0, 1, 3, 2] : (tensor<?x4x?x16xf32>) -> tensor<?x4x16x?xf32>
+    %668 = stablehlo.dot_general %665, %332, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<?x4x?x?xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x16xf32>
+    %669 = stablehlo.transpose %667, dims = [0, 1, 3, 2] : (tensor<?x4x16x?xf32>) -> tensor<?x4x?x16xf32>
+    %670 = stablehlo.transpose %631, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
     %671 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %672 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
     %673 = stablehlo.concatenate %671, %672, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
     %674 = stablehlo.dynamic_reshape %670, %673 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %675 = stablehlo.concatenate %674, %669, %664, dim = 2 : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x192xf32>
-    %676 = stablehlo.dot_general %675, %291, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x192xf32>, tensor<?x?x64xf32>) -> tensor<192x64xf32>
-    %677 = stablehlo.transpose %676, dims = [1, 0] : (tensor<192x64xf32>) -> tensor<64x192xf32>
-    %678 = stablehlo.dot_general %675, %arg11, contracting_dims = [2] x [1] : (tensor<?x?x192xf32>, tensor<64x192xf32>) -> tensor<?x?x64xf32>
-    %679 = stablehlo.multiply %285, %678 : tensor<?x?x64xf32>
-    %680 = stablehlo.reduce(%679 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %681 = stablehlo.reshape %680 : (tensor<64xf32>) -> tensor<1x1x64xf32>
-    %682 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %683 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %684 = stablehlo.concatenate %682, %683, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %685 = stablehlo.dynamic_broadcast_in_dim %286, %684, dims = [0, 1, 2] : (tensor<1x1x64xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %686 = stablehlo.multiply %678, %685 : tensor<?x?x64xf32>
-    %687 = stablehlo.reduce(%681 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %688 = stablehlo.add %584, %687 : tensor<64xf32>
-    %689 = stablehlo.multiply %257, %686 : tensor<?x?x64xf32>
-    %690 = stablehlo.reduce(%689 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?xf32>
-    %691 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %692 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %693 = stablehlo.concatenate %691, %692, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %694 = stablehlo.dynamic_reshape %690, %693 : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %695 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %696 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %697 = stablehlo.concatenate %695, %696, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %698 = stablehlo.dynamic_broadcast_in_dim %274, %697, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %699 = stablehlo.multiply %686, %698 : tensor<?x?x64xf32>
-    %700 = stablehlo.add %611, %699 : tensor<?x?x64xf32>
-    %701 = stablehlo.multiply %694, %280 : tensor<?x?x1xf32>
-    %702 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %703 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %704 = stablehlo.concatenate %702, %703, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %705 = stablehlo.dynamic_broadcast_in_dim %cst_19, %704, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %706 = stablehlo.divide %701, %705 : tensor<?x?x1xf32>
-    %707 = stablehlo.reduce(%706 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x1xf32>, tensor<f32>) -> tensor<?x?xf32>
-    %708 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %709 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %710 = stablehlo.concatenate %708, %709, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %711 = stablehlo.dynamic_broadcast_in_dim %707, %710, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %712 = stablehlo.multiply %257, %711 : tensor<?x?x64xf32>
-    %713 = stablehlo.add %700, %712 : tensor<?x?x64xf32>
-    %714 = stablehlo.multiply %711, %257 : tensor<?x?x64xf32>
-    %715 = stablehlo.add %713, %714 : tensor<?x?x64xf32>
-    %716 = stablehlo.dot_general %715, %255, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x64xf32>, tensor<?x?x128xf32>) -> tensor<64x128xf32>
-    %717 = stablehlo.transpose %716, dims = [1, 0] : (tensor<64x128xf32>) -> tensor<128x64xf32>
-    %718 = stablehlo.dot_general %715, %arg4, contracting_dims = [2] x [1] : (tensor<?x?x64xf32>, tensor<128x64xf32>) -> tensor<?x?x128xf32>
-    %719 = stablehlo.multiply %219, %718 : tensor<?x?x128xf32>
-    %720 = stablehlo.multiply %718, %254 : tensor<?x?x128xf32>
-    %721 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %722 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %723 = stablehlo.concatenate %721, %722, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %724 = stablehlo.dynamic_broadcast_in_dim %cst_0, %723, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %725 = stablehlo.multiply %724, %719 : tensor<?x?x128xf32>
-    %726 = stablehlo.multiply %725, %244 : tensor<?x?x128xf32>
-    %727 = stablehlo.multiply %726, %239 : tensor<?x?x128xf32>
-    %728 = stablehlo.add %726, %727 : tensor<?x?x128xf32>
-    %729 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %730 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %731 = stablehlo.concatenate %729, %730, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %732 = stablehlo.dynamic_broadcast_in_dim %cst_1, %731, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %733 = stablehlo.multiply %732, %728 : tensor<?x?x128xf32>
-    %734 = stablehlo.add %720, %733 : tensor<?x?x128xf32>
-    %735 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %736 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %737 = stablehlo.concatenate %735, %736, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %738 = stablehlo.dynamic_broadcast_in_dim %cst_2, %737, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
-    %739 = stablehlo.multiply %738, %733 : tensor<?x?x128xf32>
-    %740 = stablehlo.multiply %739, %227 : tensor<?x?x128xf32>
-    %741 = stablehlo.add %734, %740 : tensor<?x?x128xf32>
-    %742 = stablehlo.dot_general %741, %218, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x128xf32>, tensor<?x?x64xf32>) -> tensor<128x64xf32>
-    %743 = stablehlo.transpose %742, dims = [1, 0] : (tensor<128x64xf32>) -> tensor<64x128xf32>
-    %744 = stablehlo.dot_general %741, %arg3, contracting_dims = [2] x [1] : (tensor<?x?x128xf32>, tensor<64x128xf32>) -> tensor<?x?x64xf32>
-    %745 = stablehlo.multiply %212, %744 : tensor<?x?x64xf32>
-    %746 = stablehlo.reduce(%745 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %747 = stablehlo.reshape %746 : (tensor<64xf32>) -> tensor<1x1x64xf32>
-    %748 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %749 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %750 = stablehlo.concatenate %748, %749, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %751 = stablehlo.dynamic_broadcast_in_dim %213, %750, dims = [0, 1, 2] : (tensor<1x1x64xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %752 = stablehlo.multiply %744, %751 : tensor<?x?x64xf32>
-    %753 = stablehlo.reduce(%747 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %754 = stablehlo.multiply %184, %752 : tensor<?x?x64xf32>
-    %755 = stablehlo.reduce(%754 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %675 = stablehlo.transpose %669, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
+    %676 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %677 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %678 = stablehlo.concatenate %676, %677, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %679 = stablehlo.dynamic_reshape %675, %678 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %680 = stablehlo.transpose %668, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
+    %681 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %682 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %683 = stablehlo.concatenate %681, %682, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %684 = stablehlo.dynamic_reshape %680, %683 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %685 = stablehlo.concatenate %684, %679, %674, dim = 2 : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x192xf32>
+    %686 = stablehlo.dot_general %685, %297, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x192xf32>, tensor<?x?x64xf32>) -> tensor<192x64xf32>
+    %687 = stablehlo.transpose %686, dims = [1, 0] : (tensor<192x64xf32>) -> tensor<64x192xf32>
+    %688 = stablehlo.dot_general %685, %arg11, contracting_dims = [2] x [1] : (tensor<?x?x192xf32>, tensor<64x192xf32>) -> tensor<?x?x64xf32>
+    %689 = stablehlo.multiply %291, %688 : tensor<?x?x64xf32>
+    %690 = stablehlo.reduce(%689 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %691 = stablehlo.reshape %690 : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %692 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %693 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %694 = stablehlo.concatenate %692, %693, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %695 = stablehlo.dynamic_broadcast_in_dim %292, %694, dims = [0, 1, 2] : (tensor<1x1x64xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %696 = stablehlo.multiply %688, %695 : tensor<?x?x64xf32>
+    %697 = stablehlo.reduce(%691 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %698 = stablehlo.add %594, %697 : tensor<64xf32>
+    %699 = stablehlo.multiply %263, %696 : tensor<?x?x64xf32>
+    %700 = stablehlo.reduce(%699 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %701 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %702 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %703 = stablehlo.concatenate %701, %702, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %704 = stablehlo.dynamic_reshape %700, %703 : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %705 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %706 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %707 = stablehlo.concatenate %705, %706, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %708 = stablehlo.dynamic_broadcast_in_dim %280, %707, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %709 = stablehlo.multiply %696, %708 : tensor<?x?x64xf32>
+    %710 = stablehlo.add %621, %709 : tensor<?x?x64xf32>
+    %711 = stablehlo.multiply %704, %286 : tensor<?x?x1xf32>
+    %712 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %713 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %714 = stablehlo.concatenate %712, %713, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %715 = stablehlo.dynamic_broadcast_in_dim %cst_19, %714, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %716 = stablehlo.divide %711, %715 : tensor<?x?x1xf32>
+    %717 = stablehlo.reduce(%716 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x1xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %718 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %719 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %720 = stablehlo.concatenate %718, %719, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %721 = stablehlo.dynamic_broadcast_in_dim %717, %720, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %722 = stablehlo.multiply %263, %721 : tensor<?x?x64xf32>
+    %723 = stablehlo.multiply %721, %263 : tensor<?x?x64xf32>
+    %724 = stablehlo.add %710, %723 : tensor<?x?x64xf32>
+    %725 = stablehlo.add %724, %722 : tensor<?x?x64xf32>
+    %726 = stablehlo.dot_general %725, %261, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x64xf32>, tensor<?x?x128xf32>) -> tensor<64x128xf32>
+    %727 = stablehlo.transpose %726, dims = [1, 0] : (tensor<64x128xf32>) -> tensor<128x64xf32>
+    %728 = stablehlo.dot_general %725, %arg4, contracting_dims = [2] x [1] : (tensor<?x?x64xf32>, tensor<128x64xf32>) -> tensor<?x?x128xf32>
+    %729 = stablehlo.multiply %219, %728 : tensor<?x?x128xf32>
+    %730 = stablehlo.multiply %728, %260 : tensor<?x?x128xf32>
+    %731 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %732 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %733 = stablehlo.concatenate %731, %732, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %734 = stablehlo.dynamic_broadcast_in_dim %cst_3, %733, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %735 = stablehlo.multiply %734, %729 : tensor<?x?x128xf32>
+    %736 = stablehlo.multiply %735, %250 : tensor<?x?x128xf32>
+    %737 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %738 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %739 = stablehlo.concatenate %737, %738, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %740 = stablehlo.dynamic_broadcast_in_dim %cst_0, %739, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %741 = stablehlo.multiply %740, %736 : tensor<?x?x128xf32>
+    %742 = stablehlo.add %730, %741 : tensor<?x?x128xf32>
+    %743 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %744 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %745 = stablehlo.concatenate %743, %744, %c_11, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %746 = stablehlo.dynamic_broadcast_in_dim %cst_1, %745, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+    %747 = stablehlo.multiply %746, %741 : tensor<?x?x128xf32>
+    %748 = stablehlo.multiply %747, %227 : tensor<?x?x128xf32>
+    %749 = stablehlo.add %742, %748 : tensor<?x?x128xf32>
+    %750 = stablehlo.dot_general %749, %218, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x128xf32>, tensor<?x?x64xf32>) -> tensor<128x64xf32>
+    %751 = stablehlo.transpose %750, dims = [1, 0] : (tensor<128x64xf32>) -> tensor<64x128xf32>
+    %752 = stablehlo.dot_general %749, %arg3, contracting_dims = [2] x [1] : (tensor<?x?x128xf32>, tensor<64x128xf32>) -> tensor<?x?x64xf32>
+    %753 = stablehlo.multiply %212, %752 : tensor<?x?x64xf32>
+    %754 = stablehlo.reduce(%753 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %755 = stablehlo.reshape %754 : (tensor<64xf32>) -> tensor<1x1x64xf32>
     %756 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %757 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %758 = stablehlo.concatenate %756, %757, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %759 = stablehlo.dynamic_reshape %755, %758 : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %760 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %761 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %762 = stablehlo.concatenate %760, %761, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %763 = stablehlo.dynamic_broadcast_in_dim %201, %762, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %764 = stablehlo.multiply %752, %763 : tensor<?x?x64xf32>
-    %765 = stablehlo.add %715, %764 : tensor<?x?x64xf32>
-    %766 = stablehlo.multiply %759, %207 : tensor<?x?x1xf32>
-    %767 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %768 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %769 = stablehlo.concatenate %767, %768, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %770 = stablehlo.dynamic_broadcast_in_dim %cst_19, %769, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %771 = stablehlo.divide %766, %770 : tensor<?x?x1xf32>
-    %772 = stablehlo.reduce(%771 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x1xf32>, tensor<f32>) -> tensor<?x?xf32>
-    %773 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %774 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %775 = stablehlo.concatenate %773, %774, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %776 = stablehlo.dynamic_broadcast_in_dim %772, %775, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %777 = stablehlo.multiply %184, %776 : tensor<?x?x64xf32>
-    %778 = stablehlo.add %765, %777 : tensor<?x?x64xf32>
-    %779 = stablehlo.multiply %776, %184 : tensor<?x?x64xf32>
-    %780 = stablehlo.add %778, %779 : tensor<?x?x64xf32>
-    %781 = stablehlo.dot_general %780, %182, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<64x64xf32>
-    %782 = stablehlo.transpose %781, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>
-    %783 = stablehlo.dot_general %780, %arg5, contracting_dims = [2] x [1] : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
-    %784 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %785 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %786 = stablehlo.concatenate %784, %785, %c_9, %c_8, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %787 = stablehlo.dynamic_reshape %783, %786 : (tensor<?x?x64xf32>, tensor<4xi32>) -> tensor<?x?x4x16xf32>
-    %788 = stablehlo.transpose %787, dims = [0, 2, 1, 3] : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
-    %789 = stablehlo.dot_general %788, %170, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<?x4x?x16xf32>, tensor<?x4x?x?xf32>) -> tensor<?x4x16x?xf32>
-    %790 = stablehlo.transpose %789, dims = [0, 1, 3, 2] : (tensor<?x4x16x?xf32>) -> tensor<?x4x?x16xf32>
-    %791 = stablehlo.dot_general %788, %107, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x?xf32>
+    %758 = stablehlo.concatenate %756, %757, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %759 = stablehlo.dynamic_broadcast_in_dim %213, %758, dims = [0, 1, 2] : (tensor<1x1x64xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %760 = stablehlo.multiply %752, %759 : tensor<?x?x64xf32>
+    %761 = stablehlo.reduce(%755 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %762 = stablehlo.multiply %184, %760 : tensor<?x?x64xf32>
+    %763 = stablehlo.reduce(%762 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %764 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %765 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %766 = stablehlo.concatenate %764, %765, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %767 = stablehlo.dynamic_reshape %763, %766 : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %768 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %769 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %770 = stablehlo.concatenate %768, %769, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %771 = stablehlo.dynamic_broadcast_in_dim %201, %770, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %772 = stablehlo.multiply %760, %771 : tensor<?x?x64xf32>
+    %773 = stablehlo.add %725, %772 : tensor<?x?x64xf32>
+    %774 = stablehlo.multiply %767, %207 : tensor<?x?x1xf32>
+    %775 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %776 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %777 = stablehlo.concatenate %775, %776, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %778 = stablehlo.dynamic_broadcast_in_dim %cst_19, %777, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %779 = stablehlo.divide %774, %778 : tensor<?x?x1xf32>
+    %780 = stablehlo.reduce(%779 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x1xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %781 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %782 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %783 = stablehlo.concatenate %781, %782, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %784 = stablehlo.dynamic_broadcast_in_dim %780, %783, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %785 = stablehlo.multiply %184, %784 : tensor<?x?x64xf32>
+    %786 = stablehlo.multiply %784, %184 : tensor<?x?x64xf32>
+    %787 = stablehlo.add %773, %786 : tensor<?x?x64xf32>
+    %788 = stablehlo.add %787, %785 : tensor<?x?x64xf32>
+    %789 = stablehlo.dot_general %788, %182, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<64x64xf32>
+    %790 = stablehlo.transpose %789, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>
+    %791 = stablehlo.dot_general %788, %arg5, contracting_dims = [2] x [1] : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
     %792 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %793 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %794 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %795 = stablehlo.concatenate %792, %c_9, %793, %794, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %796 = stablehlo.dynamic_broadcast_in_dim %176, %795, dims = [0, 1, 2, 3] : (tensor<?x4x?x1xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
-    %797 = stablehlo.multiply %791, %796 : tensor<?x4x?x?xf32>
-    %798 = stablehlo.multiply %797, %159 : tensor<?x4x?x?xf32>
-    %799 = stablehlo.reduce(%798 init: %cst_15) applies stablehlo.add across dimensions = [3] : (tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?xf32>
+    %794 = stablehlo.concatenate %792, %793, %c_9, %c_8, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %795 = stablehlo.dynamic_reshape %791, %794 : (tensor<?x?x64xf32>, tensor<4xi32>) -> tensor<?x?x4x16xf32>
+    %796 = stablehlo.transpose %795, dims = [0, 2, 1, 3] : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
+    %797 = stablehlo.dot_general %796, %170, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<?x4x?x16xf32>, tensor<?x4x?x?xf32>) -> tensor<?x4x16x?xf32>
+    %798 = stablehlo.transpose %797, dims = [0, 1, 3, 2] : (tensor<?x4x16x?xf32>) -> tensor<?x4x?x16xf32>
+    %799 = stablehlo.dot_general %796, %107, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x?xf32>
     %800 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %801 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %802 = stablehlo.concatenate %800, %c_9, %801, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %803 = stablehlo.dynamic_reshape %799, %802 : (tensor<?x4x?xf32>, tensor<4xi32>) -> tensor<?x4x?x1xf32>
-    %804 = stablehlo.negate %803 : tensor<?x4x?x1xf32>
-    %805 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %806 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %807 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %808 = stablehlo.concatenate %805, %c_9, %806, %807, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %809 = stablehlo.dynamic_broadcast_in_dim %164, %808, dims = [0, 1, 2, 3] : (tensor<?x4x?x1xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
-    %810 = stablehlo.divide %791, %809 : tensor<?x4x?x?xf32>
-    %811 = stablehlo.reduce(%804 init: %cst_15) applies stablehlo.add across dimensions = [3] : (tensor<?x4x?x1xf32>, tensor<f32>) -> tensor<?x4x?xf32>
-    %812 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %813 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %802 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %803 = stablehlo.concatenate %800, %c_9, %801, %802, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %804 = stablehlo.dynamic_broadcast_in_dim %176, %803, dims = [0, 1, 2, 3] : (tensor<?x4x?x1xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
+    %805 = stablehlo.multiply %799, %804 : tensor<?x4x?x?xf32>
+    %806 = stablehlo.multiply %805, %159 : tensor<?x4x?x?xf32>
+    %807 = stablehlo.reduce(%806 init: %cst_15) applies stablehlo.add across dimensions = [3] : (tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?xf32>
+    %808 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %809 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %810 = stablehlo.concatenate %808, %c_9, %809, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %811 = stablehlo.dynamic_reshape %807, %810 : (tensor<?x4x?xf32>, tensor<4xi32>) -> tensor<?x4x?x1xf32>
+    %812 = stablehlo.negate %811 : tensor<?x4x?x1xf32>
+    %813 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %814 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %815 = stablehlo.concatenate %812, %c_9, %813, %814, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %816 = stablehlo.dynamic_broadcast_in_dim %811, %815, dims = [0, 1, 2] : (tensor<?x4x?xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
-    %817 = stablehlo.add %810, %816 : tensor<?x4x?x?xf32>
-    %818 = stablehlo.multiply %817, %159 : tensor<?x4x?x?xf32>
-    %819 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %820 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %815 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %816 = stablehlo.concatenate %813, %c_9, %814, %815, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %817 = stablehlo.dynamic_broadcast_in_dim %164, %816, dims = [0, 1, 2, 3] : (tensor<?x4x?x1xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
+    %818 = stablehlo.divide %799, %817 : tensor<?x4x?x?xf32>
+    %819 = stablehlo.reduce(%812 init: %cst_15) applies stablehlo.add across dimensions = [3] : (tensor<?x4x?x1xf32>, tensor<f32>) -> tensor<?x4x?xf32>
+    %820 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
     %821 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %822 = stablehlo.concatenate %819, %c_9, %820, %821, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
-    %823 = stablehlo.dynamic_broadcast_in_dim %111, %822, dims = [] : (tensor<f32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
-    %824 = stablehlo.divide %818, %823 : tensor<?x4x?x?xf32>
-    %825 = stablehlo.dot_general %824, %97, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
-    %826 = stablehlo.transpose %825, dims = [0, 1, 3, 2] : (tensor<?x4x?x16xf32>) -> tensor<?x4x16x?xf32>
-    %827 = stablehlo.dot_general %824, %108, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<?x4x?x?xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x16xf32>
-    %828 = stablehlo.transpose %826, dims = [0, 1, 3, 2] : (tensor<?x4x16x?xf32>) -> tensor<?x4x?x16xf32>
-    %829 = stablehlo.transpose %790, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
-    %830 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %831 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %832 = stablehlo.concatenate %830, %831, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %833 = stablehlo.dynamic_reshape %829, %832 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %834 = stablehlo.transpose %828, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
-    %835 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %836 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %837 = stablehlo.concatenate %835, %836, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %838 = stablehlo.dynamic_reshape %834, %837 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %839 = stablehlo.transpose %827, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
-    %840 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %841 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %842 = stablehlo.concatenate %840, %841, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %843 = stablehlo.dynamic_reshape %839, %842 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %844 = stablehlo.concatenate %843, %838, %833, dim = 2 : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x192xf32>
-    %845 = stablehlo.dot_general %844, %73, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x192xf32>, tensor<?x?x64xf32>) -> tensor<192x64xf32>
-    %846 = stablehlo.transpose %845, dims = [1, 0] : (tensor<192x64xf32>) -> tensor<64x192xf32>
-    %847 = stablehlo.dot_general %844, %arg6, contracting_dims = [2] x [1] : (tensor<?x?x192xf32>, tensor<64x192xf32>) -> tensor<?x?x64xf32>
-    %848 = stablehlo.multiply %67, %847 : tensor<?x?x64xf32>
-    %849 = stablehlo.reduce(%848 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %850 = stablehlo.reshape %849 : (tensor<64xf32>) -> tensor<1x1x64xf32>
-    %851 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %852 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %853 = stablehlo.concatenate %851, %852, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %854 = stablehlo.dynamic_broadcast_in_dim %68, %853, dims = [0, 1, 2] : (tensor<1x1x64xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %855 = stablehlo.multiply %847, %854 : tensor<?x?x64xf32>
-    %856 = stablehlo.reduce(%850 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
-    %857 = stablehlo.add %753, %856 : tensor<64xf32>
-    %858 = stablehlo.multiply %39, %855 : tensor<?x?x64xf32>
-    %859 = stablehlo.reduce(%858 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?xf32>
-    %860 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %861 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %862 = stablehlo.concatenate %860, %861, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %863 = stablehlo.dynamic_reshape %859, %862 : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %864 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %865 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %866 = stablehlo.concatenate %864, %865, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %867 = stablehlo.dynamic_broadcast_in_dim %56, %866, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %868 = stablehlo.multiply %855, %867 : tensor<?x?x64xf32>
-    %869 = stablehlo.add %780, %868 : tensor<?x?x64xf32>
-    %870 = stablehlo.multiply %863, %62 : tensor<?x?x1xf32>
-    %871 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %872 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %873 = stablehlo.concatenate %871, %872, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %874 = stablehlo.dynamic_broadcast_in_dim %cst_19, %873, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
-    %875 = stablehlo.divide %870, %874 : tensor<?x?x1xf32>
-    %876 = stablehlo.reduce(%875 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x1xf32>, tensor<f32>) -> tensor<?x?xf32>
-    %877 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
-    %878 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
-    %879 = stablehlo.concatenate %877, %878, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
-    %880 = stablehlo.dynamic_broadcast_in_dim %876, %879, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
-    %881 = stablehlo.multiply %39, %880 : tensor<?x?x64xf32>
-    %882 = stablehlo.add %869, %881 : tensor<?x?x64xf32>
-    %883 = stablehlo.multiply %880, %39 : tensor<?x?x64xf32>
-    %884 = stablehlo.add %882, %883 : tensor<?x?x64xf32>
-    %885 = stablehlo.broadcast_in_dim %cst_15, dims = [] : (tensor<f32>) -> tensor<256x64xf32>
-    %886 = "stablehlo.scatter"(%885, %22, %884) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>}> ({
+    %822 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %823 = stablehlo.concatenate %820, %c_9, %821, %822, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %824 = stablehlo.dynamic_broadcast_in_dim %819, %823, dims = [0, 1, 2] : (tensor<?x4x?xf32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
+    %825 = stablehlo.add %818, %824 : tensor<?x4x?x?xf32>
+    %826 = stablehlo.multiply %825, %159 : tensor<?x4x?x?xf32>
+    %827 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %828 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %829 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %830 = stablehlo.concatenate %827, %c_9, %828, %829, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+    %831 = stablehlo.dynamic_broadcast_in_dim %111, %830, dims = [] : (tensor<f32>, tensor<4xi32>) -> tensor<?x4x?x?xf32>
+    %832 = stablehlo.divide %826, %831 : tensor<?x4x?x?xf32>
+    %833 = stablehlo.dot_general %832, %97, batching_dims = [0, 1] x [0, 1], contracting_dims = [2] x [2] : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+    %834 = stablehlo.transpose %833, dims = [0, 1, 3, 2] : (tensor<?x4x?x16xf32>) -> tensor<?x4x16x?xf32>
+    %835 = stablehlo.dot_general %832, %108, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<?x4x?x?xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x16xf32>
+    %836 = stablehlo.transpose %834, dims = [0, 1, 3, 2] : (tensor<?x4x16x?xf32>) -> tensor<?x4x?x16xf32>
+    %837 = stablehlo.transpose %798, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
+    %838 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %839 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %840 = stablehlo.concatenate %838, %839, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %841 = stablehlo.dynamic_reshape %837, %840 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %842 = stablehlo.transpose %836, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
+    %843 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %844 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %845 = stablehlo.concatenate %843, %844, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %846 = stablehlo.dynamic_reshape %842, %845 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %847 = stablehlo.transpose %835, dims = [0, 2, 1, 3] : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
+    %848 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %849 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %850 = stablehlo.concatenate %848, %849, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %851 = stablehlo.dynamic_reshape %847, %850 : (tensor<?x?x4x16xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %852 = stablehlo.concatenate %851, %846, %841, dim = 2 : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x192xf32>
+    %853 = stablehlo.dot_general %852, %73, contracting_dims = [0, 1] x [0, 1] : (tensor<?x?x192xf32>, tensor<?x?x64xf32>) -> tensor<192x64xf32>
+    %854 = stablehlo.transpose %853, dims = [1, 0] : (tensor<192x64xf32>) -> tensor<64x192xf32>
+    %855 = stablehlo.dot_general %852, %arg6, contracting_dims = [2] x [1] : (tensor<?x?x192xf32>, tensor<64x192xf32>) -> tensor<?x?x64xf32>
+    %856 = stablehlo.multiply %67, %855 : tensor<?x?x64xf32>
+    %857 = stablehlo.reduce(%856 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %858 = stablehlo.reshape %857 : (tensor<64xf32>) -> tensor<1x1x64xf32>
+    %859 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %860 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %861 = stablehlo.concatenate %859, %860, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %862 = stablehlo.dynamic_broadcast_in_dim %68, %861, dims = [0, 1, 2] : (tensor<1x1x64xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %863 = stablehlo.multiply %855, %862 : tensor<?x?x64xf32>
+    %864 = stablehlo.reduce(%858 init: %cst_15) applies stablehlo.add across dimensions = [0, 1] : (tensor<1x1x64xf32>, tensor<f32>) -> tensor<64xf32>
+    %865 = stablehlo.add %761, %864 : tensor<64xf32>
+    %866 = stablehlo.multiply %39, %863 : tensor<?x?x64xf32>
+    %867 = stablehlo.reduce(%866 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x64xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %868 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %869 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %870 = stablehlo.concatenate %868, %869, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %871 = stablehlo.dynamic_reshape %867, %870 : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %872 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %873 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %874 = stablehlo.concatenate %872, %873, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %875 = stablehlo.dynamic_broadcast_in_dim %56, %874, dims = [0, 1, 2] : (tensor<?x?x1xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %876 = stablehlo.multiply %863, %875 : tensor<?x?x64xf32>
+    %877 = stablehlo.add %788, %876 : tensor<?x?x64xf32>
+    %878 = stablehlo.multiply %871, %62 : tensor<?x?x1xf32>
+    %879 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %880 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %881 = stablehlo.concatenate %879, %880, %c_20, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %882 = stablehlo.dynamic_broadcast_in_dim %cst_19, %881, dims = [] : (tensor<f32>, tensor<3xi32>) -> tensor<?x?x1xf32>
+    %883 = stablehlo.divide %878, %882 : tensor<?x?x1xf32>
+    %884 = stablehlo.reduce(%883 init: %cst_15) applies stablehlo.add across dimensions = [2] : (tensor<?x?x1xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %885 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+    %886 = stablehlo.reshape %arg1 : (tensor<i32>) -> tensor<1xi32>
+    %887 = stablehlo.concatenate %885, %886, %c_16, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+    %888 = stablehlo.dynamic_broadcast_in_dim %884, %887, dims = [0, 1] : (tensor<?x?xf32>, tensor<3xi32>) -> tensor<?x?x64xf32>
+    %889 = stablehlo.multiply %39, %888 : tensor<?x?x64xf32>
+    %890 = stablehlo.multiply %888, %39 : tensor<?x?x64xf32>
+    %891 = stablehlo.add %877, %890 : tensor<?x?x64xf32>
+    %892 = stablehlo.add %891, %889 : tensor<?x?x64xf32>
+    %893 = stablehlo.broadcast_in_dim %cst_15, dims = [] : (tensor<f32>) -> tensor<256x64xf32>
+    %894 = "stablehlo.scatter"(%893, %22, %892) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>}> ({
     ^bb0(%arg15: tensor<f32> loc("scatter-add:"(#loc78)), %arg16: tensor<f32> loc("scatter-add:"(#loc78))):
-      %921 = stablehlo.add %arg15, %arg16 : tensor<f32>
-      stablehlo.return %921 : tensor<f32>
+      %929 = stablehlo.add %arg15, %arg16 : tensor<f32>
+      stablehlo.return %929 : tensor<f32>
     }) : (tensor<256x64xf32>, tensor<?x?x1xi32>, tensor<?x?x64xf32>) -> tensor<256x64xf32>
-    %887 = stablehlo.add %546, %886 : tensor<256x64xf32>
-    %888 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64xf32>
-    %889 = stablehlo.multiply %888, %857 : tensor<64xf32>
-    %890 = stablehlo.subtract %arg2, %889 : tensor<64xf32>
-    %891 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x128xf32>
-    %892 = stablehlo.multiply %891, %743 : tensor<64x128xf32>
-    %893 = stablehlo.subtract %arg3, %892 : tensor<64x128xf32>
-    %894 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<128x64xf32>
-    %895 = stablehlo.multiply %894, %717 : tensor<128x64xf32>
-    %896 = stablehlo.subtract %arg4, %895 : tensor<128x64xf32>
-    %897 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x64xf32>
-    %898 = stablehlo.multiply %897, %782 : tensor<64x64xf32>
-    %899 = stablehlo.subtract %arg5, %898 : tensor<64x64xf32>
-    %900 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x192xf32>
-    %901 = stablehlo.multiply %900, %846 : tensor<64x192xf32>
-    %902 = stablehlo.subtract %arg6, %901 : tensor<64x192xf32>
-    %903 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64xf32>
-    %904 = stablehlo.multiply %903, %688 : tensor<64xf32>
-    %905 = stablehlo.subtract %arg7, %904 : tensor<64xf32>
-    %906 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x128xf32>
-    %907 = stablehlo.multiply %906, %574 : tensor<64x128xf32>
-    %908 = stablehlo.subtract %arg8, %907 : tensor<64x128xf32>
-    %909 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<128x64xf32>
-    %910 = stablehlo.multiply %909, %548 : tensor<128x64xf32>
-    %911 = stablehlo.subtract %arg9, %910 : tensor<128x64xf32>
-    %912 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x64xf32>
-    %913 = stablehlo.multiply %912, %613 : tensor<64x64xf32>
-    %914 = stablehlo.subtract %arg10, %913 : tensor<64x64xf32>
-    %915 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x192xf32>
-    %916 = stablehlo.multiply %915, %677 : tensor<64x192xf32>
-    %917 = stablehlo.subtract %arg11, %916 : tensor<64x192xf32>
-    %918 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<256x64xf32>
-    %919 = stablehlo.multiply %918, %887 : tensor<256x64xf32>
-    %920 = stablehlo.subtract %arg12, %919 : tensor<256x64xf32>
-    return %890, %893, %896, %899, %902, %905, %908, %911, %914, %917, %920, %516 : tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<256x64xf32>, tensor<f32>
+    %895 = stablehlo.add %558, %894 : tensor<256x64xf32>
+    %896 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64xf32>
+    %897 = stablehlo.multiply %896, %865 : tensor<64xf32>
+    %898 = stablehlo.subtract %arg2, %897 : tensor<64xf32>
+    %899 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x128xf32>
+    %900 = stablehlo.multiply %899, %751 : tensor<64x128xf32>
+    %901 = stablehlo.subtract %arg3, %900 : tensor<64x128xf32>
+    %902 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<128x64xf32>
+    %903 = stablehlo.multiply %902, %727 : tensor<128x64xf32>
+    %904 = stablehlo.subtract %arg4, %903 : tensor<128x64xf32>
+    %905 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x64xf32>
+    %906 = stablehlo.multiply %905, %790 : tensor<64x64xf32>
+    %907 = stablehlo.subtract %arg5, %906 : tensor<64x64xf32>
+    %908 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x192xf32>
+    %909 = stablehlo.multiply %908, %854 : tensor<64x192xf32>
+    %910 = stablehlo.subtract %arg6, %909 : tensor<64x192xf32>
+    %911 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64xf32>
+    %912 = stablehlo.multiply %911, %698 : tensor<64xf32>
+    %913 = stablehlo.subtract %arg7, %912 : tensor<64xf32>
+    %914 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x128xf32>
+    %915 = stablehlo.multiply %914, %584 : tensor<64x128xf32>
+    %916 = stablehlo.subtract %arg8, %915 : tensor<64x128xf32>
+    %917 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<128x64xf32>
+    %918 = stablehlo.multiply %917, %560 : tensor<128x64xf32>
+    %919 = stablehlo.subtract %arg9, %918 : tensor<128x64xf32>
+    %920 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x64xf32>
+    %921 = stablehlo.multiply %920, %623 : tensor<64x64xf32>
+    %922 = stablehlo.subtract %arg10, %921 : tensor<64x64xf32>
+    %923 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<64x192xf32>
+    %924 = stablehlo.multiply %923, %687 : tensor<64x192xf32>
+    %925 = stablehlo.subtract %arg11, %924 : tensor<64x192xf32>
+    %926 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<256x64xf32>
+    %927 = stablehlo.multiply %926, %895 : tensor<256x64xf32>
+    %928 = stablehlo.subtract %arg12, %927 : tensor<256x64xf32>
+    return %898, %901, %904, %907, %910, %913, %916, %919, %922, %925, %928, %528 : tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<64x128xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<64x192xf32>, tensor<256x64xf32>, tensor<f32>
   }
   func.func private @_one_hot(%arg0: tensor<i32> {jax.global_constant = "b"} loc(unknown), %arg1: tensor<i32> {jax.global_constant = "s"} loc(unknown), %arg2: tensor<?x?xi32> loc(unknown)) -> tensor<?x?x256xf32> {
     %c = stablehlo.constant dense<256> : tensor<1xi32>

@@ -2,13 +2,14 @@
 
 Run with the jax environment's Python from the repository root (cpsched importable)::
 
-    .venv-jax/bin/python tests/xla/from_jax_corpus.py NAME [--memopt]
+    .venv-jax/bin/python tests/xla/from_jax_corpus.py NAME [--memopt] [--corpus DIR]
 
 It sets ``XLA_FLAGS`` as ``models/jax/capture.py --corpus`` did for that program (host
 device count, the memory-optimized scheduler flag for the ``.memopt`` twin) before jax is
 imported (XLA reads them once per process), builds the program with its builder from
 ``models/jax/corpus_programs.py``, calls ``cpsched.from_jax(fn, *args, stage="optimized")``,
-reads ``models/hlo/corpus/NAME[.memopt].hlo.gz`` with ``cpsched.read`` and prints one JSON
+reads ``DIR/NAME[.memopt].hlo.gz`` (default ``models/hlo/corpus``: the corpus captured with
+the same jax; ``models/hlo/corpus-jax0.10`` for jax 0.10) with ``cpsched.read`` and prints one JSON
 line: ``{"name", "equal", "differences", "n_ops", "renamed_parameters", "peak"}``
 (the peak simulated in the dump's own order).
 
@@ -77,6 +78,11 @@ def compare(g, d) -> list[str]:
 def main(argv=None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     memopt = "--memopt" in args
+    corpus = REPO / "models" / "hlo" / "corpus"
+    if "--corpus" in args:
+        k = args.index("--corpus")
+        corpus = Path(args[k + 1])
+        del args[k : k + 2]
     name = next(a for a in args if not a.startswith("--"))
     sys.path[:0] = [str(REPO), str(REPO / "models" / "jax")]
     import corpus_programs
@@ -92,7 +98,7 @@ def main(argv=None) -> int:
     fn, fargs, _ = getattr(corpus_programs, builder)()
     g = cpsched.from_jax(fn, *fargs, stage="optimized")
     label = name + (".memopt" if memopt else "")
-    d = cpsched.read(str(REPO / "models" / "hlo" / "corpus" / f"{label}.hlo.gz"))
+    d = cpsched.read(str(corpus / f"{label}.hlo.gz"))
     diffs = compare(g, d)
     order = list(d.original_order or d.default_order())
     renamed = sum(g.op_names[i] != d.op_names[i] for i in range(min(g.n_ops, d.n_ops)))

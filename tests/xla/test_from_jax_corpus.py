@@ -1,12 +1,17 @@
 """``from_jax`` on every corpus program gives the same graph as reading its stored dump.
 
 For each program of ``models/jax/corpus_programs.py`` (default order and the ``.memopt``
-twin), ``tests/xla/from_jax_corpus.py`` runs in the jax environment's Python (named by
-``CPSCHED_JAX_PYTHON``, which ``make test-xla`` sets; or this Python if it has jax), one
-child process per program, two at a time: it compiles the program with the capture's
+twin), ``tests/xla/from_jax_corpus.py`` runs in a jax environment's Python, one child
+process per program, two at a time: it compiles the program with the capture's
 ``XLA_FLAGS``, calls ``from_jax(fn, *args, stage="optimized")`` and compares with
-``cpsched.read`` of ``models/hlo/corpus/NAME.hlo.gz``: op names (parameters named by their
-pytree path), opcodes, dependences, buffers and sizes, order and simulated peak.
+``cpsched.read`` of the stored dump of the same jax release: op names (parameters named by
+their pytree path), opcodes, dependences, buffers and sizes, order and simulated peak.
+
+Two environments, as ``make test-xla`` sets them: the newest jax (``CPSCHED_JAX_PYTHON``,
+or this Python if it has jax) against ``models/hlo/corpus/``, and the pinned jax 0.10.2
+(``CPSCHED_JAX_PINNED_PYTHON``) against ``models/hlo/corpus-jax0.10/``. An environment whose
+jax is not the release a corpus was captured with is skipped with the versions (``make
+corpus`` recaptures).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -26,30 +32,63 @@ CHILD = Path(__file__).with_name("from_jax_corpus.py")
 sys.path.insert(0, str(CHILD.parent))
 from from_jax_corpus import compare, expected_op_names  # noqa: E402
 
-sys.path.insert(0, str(REPO / "models" / "jax"))
-from corpus_programs import CORPUS  # noqa: E402  (standard library only)
-
-VARIANTS = [(n, m) for n in CORPUS for m in (False, True)]
+CORPORA = (REPO / "models" / "hlo" / "corpus", REPO / "models" / "hlo" / "corpus-jax0.10")
 
 
-def _jax_python() -> str | None:
-    py = os.environ.get("CPSCHED_JAX_PYTHON")
+def _manifest(corpus: Path) -> dict:
+    path = corpus / "manifest.json"
+    return json.loads(path.read_text()) if path.exists() else {"programs": {}}
+
+
+def _env_python(var: str) -> str | None:
+    py = os.environ.get(var)
     if py and Path(py).exists():
         return py
-    return sys.executable if importlib.util.find_spec("jax") is not None else None
+    if var == "CPSCHED_JAX_PYTHON" and importlib.util.find_spec("jax") is not None:
+        return sys.executable
+    return None
 
 
-PY = _jax_python()
-needs_jax = pytest.mark.skipif(PY is None, reason="from_jax on the corpus needs jax: run with "
-                               "`make test-xla` (or CPSCHED_JAX_PYTHON=a Python with jax)")
+ENVS = {"newest": _env_python("CPSCHED_JAX_PYTHON"),
+        "jax0.10.2": _env_python("CPSCHED_JAX_PINNED_PYTHON")}
+
+
+@cache
+def _jax_version(py: str) -> str | None:
+    proc = subprocess.run([py, "-c", "import jax; print(jax.__version__)"],
+                          capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def _corpus_for(env: str) -> tuple[Path | None, str]:
+    """The corpus captured with the env's jax release, or None and why not."""
+    py = ENVS[env]
+    if py is None:
+        return None, (f"from_jax on the corpus needs the {env} jax environment: run "
+                      "`make test-xla` (or CPSCHED_JAX_PYTHON / CPSCHED_JAX_PINNED_PYTHON)")
+    version = _jax_version(py)
+    for corpus in CORPORA:
+        if _manifest(corpus).get("jax") == version:
+            return corpus, ""
+    return None, (f"no corpus was captured with jax {version} (models/hlo/corpus: "
+                  f"{_manifest(CORPORA[0]).get('jax')}); `make corpus` recaptures it")
+
+
+VARIANTS = [(env, name, m) for env, corpus in (("newest", CORPORA[0]),
+                                               ("jax0.10.2", CORPORA[1]))
+            for name in sorted(_manifest(corpus)["programs"]) for m in (False, True)]
 
 
 def _run(variant) -> dict:
-    name, memopt = variant
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    proc = subprocess.run([PY, str(CHILD), name] + (["--memopt"] if memopt else []),
-                          cwd=REPO, env=env, capture_output=True, text=True)
+    env, name, memopt = variant
+    corpus, why = _corpus_for(env)
+    if corpus is None:
+        return {"name": name, "skip": why}
+    pypath = os.pathsep.join([str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    proc = subprocess.run([ENVS[env], str(CHILD), name, "--corpus", str(corpus)]
+                          + (["--memopt"] if memopt else []),
+                          cwd=REPO, env=dict(os.environ, PYTHONPATH=pypath),
+                          capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode or not lines:
         return {"name": name, "equal": False, "differences": [f"child failed: "
@@ -63,19 +102,23 @@ def results() -> dict:
         return {v: r for v, r in zip(VARIANTS, pool.map(_run, VARIANTS))}
 
 
-@needs_jax
 @pytest.mark.parametrize("variant", VARIANTS,
-                         ids=[n + (".memopt" if m else "") for n, m in VARIANTS])
+                         ids=[f"{e}-{n}" + (".memopt" if m else "") for e, n, m in VARIANTS])
 def test_from_jax_equals_the_dump(results, variant):
+    corpus, why = _corpus_for(variant[0])
+    if corpus is None:
+        pytest.skip(why)
     r = results[variant]
     assert r["equal"], f"{r['name']}: {r['differences']}"
     assert r["n_ops"] > 0 and r["peak"] > 0
 
 
-@needs_jax
 def test_parameters_are_renamed_somewhere(results):
+    ran = [r for r in results.values() if "skip" not in r]
+    if not ran:
+        pytest.skip(_corpus_for("newest")[1])
     # the name mapping is exercised: pytree paths differ from XLA's parameter names
-    assert sum(r.get("renamed_parameters", 0) for r in results.values()) > 0
+    assert sum(r.get("renamed_parameters", 0) for r in ran) > 0
 
 
 def test_comparison_sees_differences():

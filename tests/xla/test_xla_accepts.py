@@ -2,11 +2,19 @@
 
 Writes modules with every method and objective (each heuristic, cp, overlap with
 ``--async-collectives``, remat with and without eviction, the joint model with
-``--async-collectives``) for the bundled dumps in
-models/hlo/ (the corpus in models/hlo/corpus/ included) and XLA's scheduler-test modules
-in ../shared/peer-cases/xla, and runs
-``tests/xla/xla_accepts.py`` on them with the jax environment's Python, named by
-``CPSCHED_JAX_PYTHON``. Run it with ``make test-xla`` (creates ``.venv-jax``, sets it).
+``--async-collectives``) for the bundled dumps in models/hlo/ and the corpus in
+models/hlo/corpus/ (captured with the newest jax), XLA's scheduler-test modules in
+../shared/peer-cases/xla, and, with fewer methods (their syntax is what they add), the
+default-order modules of the jax 0.10 corpus (models/hlo/corpus-jax0.10/); then runs
+``tests/xla/xla_accepts.py`` on them with two XLAs:
+
+- the newest jax's, whose Python ``CPSCHED_JAX_PYTHON`` names (``.venv-jax``);
+- the pinned jax 0.10.2's, named by ``CPSCHED_JAX_PINNED_PYTHON`` (``.venv-jax-0.10``),
+  on the modules written from a source its parser reads (newer XLA prints syntax it
+  rejects, e.g. get-tuple-elements as ``%t#1`` operands).
+
+Run it with ``make test-xla`` (creates both environments, sets both variables); each check
+whose environment is missing is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -29,10 +37,10 @@ HEURISTICS = ["xla-list", "xla-dfs", "xla-postorder", "xla-bfs", "xla-default",
               "gpu-postprocess", "eager-cluster", "lhs", "bladedisc"]
 
 
-def jax_python() -> str | None:
-    """The jax environment's Python named by ``CPSCHED_JAX_PYTHON`` (``make test-xla`` sets
-    it; a plain ``make test`` leaves these minutes-long checks out), if it has jaxlib."""
-    py = os.environ.get("CPSCHED_JAX_PYTHON")
+def jax_python(var: str = "CPSCHED_JAX_PYTHON") -> str | None:
+    """The jax environment's Python named by ``var`` (``make test-xla`` sets it; a plain
+    ``make test`` leaves these minutes-long checks out), if it has jaxlib."""
+    py = os.environ.get(var)
     if not py or not Path(py).exists():
         return None
     probe = subprocess.run([py, "-c", "import jaxlib._hlo"], capture_output=True)
@@ -53,11 +61,19 @@ def _corpus() -> list[Path]:
     return sorted((REPO / "models" / "hlo" / "corpus").glob("*.hlo.gz"))
 
 
+def _corpus_jax010() -> list[Path]:
+    """The jax 0.10 corpus's default-order modules and bundled dumps (the memopt twins
+    have the same syntax)."""
+    old = REPO / "models" / "hlo" / "corpus-jax0.10"
+    return [p for p in sorted(old.glob("*.hlo.gz")) + sorted((old / "bundled").glob("*.hlo.gz"))
+            if ".memopt." not in p.name]
+
+
 def _plain(src: Path, tmp: Path) -> Path:
     if src.suffix != ".gz":
         return src
     dest = tmp / "input" / src.name[:-3]
-    dest.parent.mkdir()
+    dest.parent.mkdir(exist_ok=True)
     with gzip.open(src, "rb") as f:
         dest.write_bytes(f.read())
     return dest
@@ -77,9 +93,10 @@ def _cli(args: list[str]) -> tuple[int, str]:
     return rc, err.getvalue().strip()
 
 
-def write_all(src: Path, out: Path) -> tuple[list[Path], dict[str, str]]:
-    """Every method's and objective's module for ``src`` under ``out``; returns the files
-    written and, for each run cpsched refused, its one-line reason."""
+def write_all(src: Path, out: Path, syntax_only: bool = False) -> tuple[list[Path], dict[str, str]]:
+    """Every method's and objective's module for ``src`` under ``out`` (``syntax_only``: one
+    heuristic, cp, overlap with async collectives and remat: each way of writing a module
+    once); returns the files written and, for each run cpsched refused, its reason."""
     from cpsched.analysis.memory import simulate
     from cpsched.core.scenarios import static
     from cpsched.readers import read_graph
@@ -89,6 +106,8 @@ def write_all(src: Path, out: Path) -> tuple[list[Path], dict[str, str]]:
                        "--time-limit", TIME_LIMIT]
     for m in ("gpu-postprocess", "lhs"):      # the post-processors on the split graph too
         runs[f"{m}-async"] = ["--method", m, "--async-collectives"]
+    if syntax_only:
+        runs = {k: runs[k] for k in ("xla-list", "cp", "overlap")}
     from cpsched.core.errors import CpschedError
     written, refused = [], {}
     try:
@@ -112,8 +131,9 @@ def write_all(src: Path, out: Path) -> tuple[list[Path], dict[str, str]]:
         run(name, args)
     # remat needs a budget it can meet: the tightest of these that a plan is found for (the
     # given order's own peak, the last, always fits: then the plan adds nothing)
-    for name, objective, more in (("remat", "remat", []), ("remat-evict", "remat", ["--evict"]),
-                                  ("joint", "time", ["--async-collectives"])):
+    remats = (("remat", "remat", []), ("remat-evict", "remat", ["--evict"]),
+              ("joint", "time", ["--async-collectives"]))
+    for name, objective, more in remats[:1] if syntax_only else remats:
         for fraction in (0.8, 0.9, 0.97, 1.0):
             budget = str(int(peak * fraction))
             if run(name, ["--objective", objective, "--budget", budget,
@@ -123,18 +143,29 @@ def write_all(src: Path, out: Path) -> tuple[list[Path], dict[str, str]]:
 
 
 JAX_PYTHON = jax_python()
+PINNED_PYTHON = jax_python("CPSCHED_JAX_PINNED_PYTHON")
+NEWEST_MISSING = ("the newest jax's XLA runs with `make test-xla` (or CPSCHED_JAX_PYTHON=a "
+                  "Python with jaxlib; jax 0.11 and later need Python >= 3.12)")
+PINNED_MISSING = ("jax 0.10.2's XLA runs with `make test-xla` (or "
+                  "CPSCHED_JAX_PINNED_PYTHON=a Python with jaxlib 0.10.2)")
 
 
-def check(paths: list[Path]) -> list[dict]:
-    py = JAX_PYTHON
+def check(paths: list[Path], python: str | None = None) -> list[dict]:
+    py = python or JAX_PYTHON
     proc = subprocess.run([py, str(CHECKER), *map(str, paths)], capture_output=True, text=True)
     recs = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert len(recs) == len(paths), proc.stderr[-2000:]
     return recs
 
 
-needs_jax = pytest.mark.skipif(JAX_PYTHON is None, reason="XLA acceptance runs with `make "
-                               "test-xla` (or CPSCHED_JAX_PYTHON=a Python with jaxlib)")
+def _rejections(recs: list[dict]) -> list[str]:
+    return [f"{Path(r['file']).name}: {r.get('stage')}: {r.get('error')}" for r in recs
+            if not r["ok"]]
+
+
+needs_jax = pytest.mark.skipif(JAX_PYTHON is None, reason=NEWEST_MISSING)
+needs_any_jax = pytest.mark.skipif(JAX_PYTHON is None and PINNED_PYTHON is None,
+                                   reason=f"{NEWEST_MISSING}; {PINNED_MISSING}")
 
 
 @needs_jax
@@ -184,19 +215,61 @@ def test_checker_rejects_what_xla_rejects(tmp_path):
     assert not recs["two_users.hlo"]["ok"] and recs["two_users.hlo"]["stage"] == "async"
 
 
-@needs_jax
-@pytest.mark.parametrize("src", _bundled() + _corpus() + _peers(), ids=lambda p: p.name)
-def test_xla_accepts_every_written_module(src, tmp_path):
-    written, refused = write_all(_plain(src, tmp_path), tmp_path)
+SOURCES = [(p, False) for p in _bundled() + _corpus() + _peers()] + \
+    [(p, True) for p in _corpus_jax010()]
+
+
+@needs_any_jax
+@pytest.mark.parametrize("src,syntax_only", SOURCES,
+                         ids=[("jax0.10/" if s else "") + p.name for p, s in SOURCES])
+def test_xla_accepts_every_written_module(src, syntax_only, tmp_path):
+    plain = _plain(src, tmp_path)
+    written, refused = write_all(plain, tmp_path, syntax_only)
     if not written:
         pytest.skip(f"cpsched writes no module for {src.name}: {refused}")
-    recs = check(written)
-    bad = [f"{Path(r['file']).name}: {r.get('stage')}: {r.get('error')}" for r in recs
-           if not r["ok"]]
-    assert not bad, "\n".join(bad)
-    assert all(r["scheduled"] for r in recs)
-    if refused:     # shown with -rs / in the log, not a failure of XLA's acceptance
-        print(f"{src.name}: cpsched refused {sorted(refused)}: {refused}", file=sys.stderr)
+    checked = []
+    if JAX_PYTHON is not None:
+        recs = check(written)
+        assert not _rejections(recs), "\n".join(_rejections(recs))
+        assert all(r["scheduled"] for r in recs)
+        checked.append("newest")
+    pinned_note = PINNED_MISSING
+    if PINNED_PYTHON is not None:
+        (source,) = check([plain], PINNED_PYTHON)
+        if source["ok"]:
+            recs = check(written, PINNED_PYTHON)
+            assert not _rejections(recs), "jax 0.10.2: " + "\n".join(_rejections(recs))
+            checked.append("0.10.2")
+        else:   # the source's syntax is newer than this parser: nothing to compare
+            pinned_note = f"jax 0.10.2 rejects the source itself: {source.get('error')}"
+    assert checked
+    if refused or "0.10.2" not in checked:  # shown in the log, not a failure of acceptance
+        print(f"{src.name}: checked with {checked}"
+              + ("" if "0.10.2" in checked else f"; not with jax 0.10.2: {pinned_note}")
+              + (f"; cpsched refused {sorted(refused)}: {refused}" if refused else ""),
+              file=sys.stderr)
+
+
+@pytest.mark.skipif(PINNED_PYTHON is None, reason=PINNED_MISSING)
+def test_pinned_xla_reads_the_jax010_corpus_and_not_the_compact_syntax(tmp_path):
+    """The pinned parser is a real second check: it reads the jax 0.10 captures, and
+    rejects the newest capture's compact get-tuple-element operands (so the skips above
+    are XLA's, not the test's)."""
+    old = _plain(REPO / "models" / "hlo" / "corpus-jax0.10" / "cnn_train.hlo.gz"
+                 if (REPO / "models" / "hlo" / "corpus-jax0.10" / "cnn_train.hlo.gz").exists()
+                 else REPO / "models" / "hlo" / "corpus-jax0.10" / "resnet_bn.hlo.gz",
+                 tmp_path)
+    new = tmp_path / "compact.hlo"
+    new.write_text("HloModule m, is_scheduled=true\n\nENTRY %main (p: f32[4]) -> f32[4] {\n"
+                   "  %p = f32[4]{0} parameter(0)\n"
+                   "  %t = (f32[4]{0}, f32[4]{0}) tuple(%p, %p)\n"
+                   "  ROOT %a = f32[4]{0} add(%t#0, %t#1)\n}\n")
+    recs = {Path(r["file"]).name: r for r in check([old, new], PINNED_PYTHON)}
+    assert recs[old.name]["ok"], recs[old.name]
+    assert not recs["compact.hlo"]["ok"] and recs["compact.hlo"]["stage"] == "parse"
+    if JAX_PYTHON is not None:
+        (rec,) = check([new])
+        assert rec["ok"], rec
 
 
 @needs_jax

@@ -62,6 +62,7 @@ where no choice brings some ``v``'s step within the budget, no plan fits (``inf`
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from cpsched.core.errors import CpschedError
+from cpsched.cp import runtime
 from cpsched.cp.joint.problem import JointProblem
 from cpsched.cp.overlap.bounds import heads_tails, overlap_lower_bound, reach_matrix
 from cpsched.cp.overlap.problem import OverlapProblem
@@ -110,7 +112,7 @@ def no_memory_bound(
             costs=base.costs,
             comm_streams=base.comm_streams,
             lns=False,
-            time_limit=max(0.5, seconds),
+            time_limit=max(0.5, seconds) if common.get("deterministic") else seconds,
             **common,
         )
     except CpschedError as e:
@@ -121,11 +123,17 @@ def no_memory_bound(
 
 
 def memory_cut_bound(
-    prob: JointProblem, seconds_per_cut: float = 1.0, *, workers: int = 1
+    prob: JointProblem,
+    seconds_per_cut: float = 1.0,
+    *,
+    workers: int = 1,
+    deadline: float | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """The budget-dependent cut bound (module docstring): per scenario the largest over
     ops ``v`` of ``ES_v + T_v`` (``inf``: no plan fits), with the cut that gives it:
-    (op, ES_v, T_v) in the costs' unit."""
+    (op, ES_v, T_v) in the costs' unit. At ``deadline`` (``time.perf_counter()``) the ops
+    not yet cut are left out: each cut is a bound on its own, so the largest so far still
+    holds (``info['stopped']``)."""
     base = prob.base
     g, sc = base.graph, base.scenarios
     n_s, n = base.dur.shape
@@ -149,6 +157,12 @@ def memory_cut_bound(
         best = float(dur[s].sum())
         arg: tuple[str, float, float | None] | None = None
         for v in range(n):
+            seconds = seconds_per_cut
+            if deadline is not None:
+                seconds = min(seconds, deadline - time.perf_counter())
+                if seconds <= 0 or runtime.interrupted():
+                    info["stopped"] = f"deadline at {g.op_names[v]}"
+                    break
             after = anc[:, v].copy()  # v and its descendants
             after[v] = True
             # after v: its descendants; the compute load; each transfer whose start is v
@@ -174,7 +188,7 @@ def memory_cut_bound(
                 int(prob.budget[s]),
                 floors,
                 chains,
-                seconds_per_cut,
+                seconds,
                 workers,
             )
             if t is None:  # no set of clones brings v's step within the budget
@@ -401,15 +415,13 @@ def _cut_tail(
         for k in out:
             m.add(M >= S + dv + qt[k] * out[k] + sum(h[b] * out[b] for b in out if qt[b] >= qt[k]))
     m.minimize(M)
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = seconds
-    solver.parameters.num_workers = workers
-    st = solver.solve(m)
-    if st == cp_model.INFEASIBLE:
+    # through the runtime: a signal stops it (its bound so far is still a bound)
+    run = runtime.solve(m, runtime.SolverConfig(workers=workers), seconds)
+    if run.status == runtime.INFEASIBLE:
         return None
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.UNKNOWN):
+    if run.bound is None or run.status not in (*runtime.SOLVED, runtime.UNKNOWN):
         return max(floors)
-    return max(max(floors), float(solver.best_objective_bound) / TIME_SCALE - es_v)
+    return max(max(floors), float(run.bound) / TIME_SCALE - es_v)
 
 
 __all__ = ["analytic_bound", "memory_cut_bound", "no_memory_bound"]

@@ -27,6 +27,7 @@ from cpsched.core.errors import CpschedError, InfeasibleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cost.timeline import simulate_timeline
+from cpsched.cp import runtime
 from cpsched.cp.joint.solve import solve_joint
 from cpsched.cp.overlap.problem import build_problem
 from cpsched.cp.overlap.solve import solve_overlap
@@ -36,6 +37,8 @@ from cpsched.methods import load_all
 from cpsched.remat.skeleton import Skeleton
 
 DEFAULT_POINTS = 10
+# More budgets than this take hours at the default point limit; refused, not started.
+MAX_FRONTIER_POINTS = 200
 DEFAULT_POINT_TIME_LIMIT = 20.0
 
 
@@ -70,6 +73,7 @@ def _scalar(values: np.ndarray, names: Sequence[str]) -> Any:
     return vals[0] if len(names) == 1 else dict(zip(names, vals))
 
 
+@runtime.stoppable
 def frontier(
     graph: Graph,
     scenarios: Scenarios | None = None,
@@ -84,8 +88,13 @@ def frontier(
     seed: int = 0,
     baselines: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    deadline: float | None = None,
 ) -> Frontier:
-    """Solve ``cp-joint`` at ``points`` budgets; ``time_limit`` seconds per point.
+    """Solve ``cp-joint`` at ``points`` budgets; ``time_limit`` seconds per point (and for
+    each of the two solves that find the range). With ``deadline`` (``time.perf_counter()``)
+    every solve also gets no more than its share of the time left, and the points that find
+    no time left are not solved. A signal stops at the point it cuts: the points solved so
+    far are returned (``settings['interrupted']``).
 
     Examples
     --------
@@ -95,6 +104,16 @@ def frontier(
     (3, True)
     """
     t0 = time.perf_counter()
+    solves_left = int(points) + 2  # the range's two solves, then one per point
+
+    def seconds() -> float:
+        """This solve's time: ``time_limit``, and its share of what is left."""
+        nonlocal solves_left
+        solves_left -= 1
+        if deadline is None:
+            return float(time_limit)
+        return min(float(time_limit), (deadline - time.perf_counter()) / (solves_left + 1))
+
     sc = scenarios if scenarios is not None and len(scenarios) else static()
     names = list(sc.names)
     w = sc.weights
@@ -144,7 +163,10 @@ def frontier(
     # the range: the proven minimum up to the fastest unconstrained order's peak
     lo, _ = min_memory_bound(graph, sc)
     low_source = "proven minimum with recompute and offload"
+    t_least = seconds()
     try:
+        if t_least <= 0 or runtime.interrupted():
+            raise InfeasibleError("no time left")
         # the least peak a plan reaches (recompute allowed to double the work): the
         # proven minimum is often far below anything feasible
         least = solve_remat(
@@ -157,9 +179,10 @@ def frontier(
             bandwidth=bandwidth,
             device=device,
             durations=base.dur,
-            time_limit=time_limit,
+            time_limit=t_least,
             workers=workers,
             seed=seed,
+            deadline=deadline,
         )
         if (np.asarray(least.peak) > lo).any():
             lo = np.maximum(lo, np.asarray(least.peak, dtype=np.int64))
@@ -170,7 +193,14 @@ def frontier(
         pass
     total = graph.sizes(sc).sum(axis=1) + graph.transient_bytes(sc).sum(axis=1) + 1
     fast = solve_overlap(
-        graph, sc, budget=total, costs=costs, time_limit=time_limit, workers=workers, seed=seed
+        graph,
+        sc,
+        budget=total,
+        costs=costs,
+        time_limit=max(0.01, seconds()),
+        workers=workers,
+        seed=seed,
+        deadline=deadline,
     )
     known["cp-overlap (no memory limit)"] = (Skeleton(tuple(fast.order)), [[] for _ in names])
     # the top of the range: the least peak among the fastest orders known (cp-overlap's, or a
@@ -186,7 +216,7 @@ def frontier(
     hi = np.maximum(np.asarray(tops[high_from][1], dtype=np.int64), lo)
     high_source = f"peak of {high_from}, the fastest order known"
     k = max(2, int(points))
-    budgets = []
+    budgets: list[np.ndarray] = []
     for i in range(k):  # each distinct budget once (a range of one value is one point)
         bud = np.rint(lo + (hi - lo) * i / (k - 1)).astype(np.int64)
         if not any((bud == b).all() for b in budgets):
@@ -194,10 +224,15 @@ def frontier(
     pts: list[dict[str, Any]] = []
     prev: dict[str, Any] | None = None  # the best plan of the tighter budgets so far
     for i, bud in enumerate(budgets):
+        if runtime.interrupted():
+            break  # the points so far are the result
         if progress is not None:
             progress(f"point {i + 1}/{len(budgets)}: budget " + ", ".join(str(int(b)) for b in bud))
         row: dict[str, Any] = {"budget_bytes": _scalar(bud, names)}
+        t_point = seconds()
         try:
+            if t_point <= 0:
+                raise InfeasibleError("not solved: the time limit ran out")
             res = solve_joint(
                 graph,
                 sc,
@@ -207,16 +242,17 @@ def frontier(
                 device=device,
                 profile=profile,
                 costs=costs,
-                time_limit=time_limit,
+                time_limit=t_point,
                 workers=workers,
                 seed=seed,
                 known=known,
+                deadline=deadline,
             )
         except InfeasibleError as e:
             res = None
             row["message"] = str(e)
             proven = "proven minimum" in str(e) and "not proven" not in str(e)
-            row["status"] = "INFEASIBLE" if proven else "NO_PLAN"
+            row["status"] = "INFEASIBLE" if proven else ("NOT_RUN" if t_point <= 0 else "NO_PLAN")
         mine: dict[str, Any] | None = None
         bound = None
         if res is not None:
@@ -234,6 +270,8 @@ def frontier(
                 "score": float(w @ ms),
                 "plan_from": info.get("chosen"),
             }
+            if info.get("interrupted"):
+                mine["interrupted"] = True  # the point a signal cut: its best plan so far
         if prev is not None and (mine is None or prev["score"] < mine["score"]):
             # a plan of a tighter budget fits this one and is faster: keep it
             mine = dict(prev, carried_from=prev["budget_bytes"])
@@ -263,6 +301,8 @@ def frontier(
             "high_source": high_source,
         },
     }
+    if runtime.interrupted():
+        settings["interrupted"] = {"points_solved": len(pts), "points": len(budgets)}
     return Frontier(graph.name, graph.n_ops, names, costs.unit, pts, rows, settings)
 
 

@@ -172,10 +172,12 @@ def solve_joint(
     deterministic: bool | None = None,
     progress: Callable | None = None,
     known: Mapping[str, tuple[Skeleton, Sequence[Sequence[int]]]] | None = None,
+    deadline: float | None = None,
     **_ignored: Any,
 ) -> RematResult:
     """The least makespan within ``budget`` bytes per scenario, deciding order, collective
-    placement, clones and (``evict``) host offload together.
+    placement, clones and (``evict``) host offload together. ``deadline`` (a
+    ``time.perf_counter()`` instant, wall-clock mode) ends every phase.
 
     ``known``: plans found elsewhere, by name: (skeleton, active candidates per scenario),
     e.g. a heuristic's order (no candidates) or a plan of a tighter budget. Those within the
@@ -198,8 +200,9 @@ def solve_joint(
         int(seed or 0),
         bool(deterministic),
         bool(log),
+        deadline=None if deterministic else deadline,
     )
-    clock = Clock(time_limit, cfg.deterministic, t0)
+    clock = Clock.of(cfg, t0=t0)
     if budget is None:
         raise InputError("cp-joint needs a memory budget (--budget BYTES, 8GiB or 90%)")
     if scenario_objective not in ("weighted", "minimax"):
@@ -236,7 +239,7 @@ def solve_joint(
     # model's; also a cut on the model's makespan
     lb_cut = np.zeros(n_s)
     if small:
-        lb_cut, cut_info = memory_cut_bound(prob)
+        lb_cut, cut_info = memory_cut_bound(prob, deadline=cfg.deadline)
         info["memory_cut_bound"] = {k: float(v) for k, v in zip(sc.names, lb_cut)}
         info["memory_cut"] = cut_info["cuts"]
         if not np.isfinite(lb_cut).all():
@@ -252,6 +255,9 @@ def solve_joint(
     if sequential or not small:
         t_seq = SEQUENTIAL_SHARE * time_limit if small else clock.left()
         relax_s = NO_MEMORY_SHARE * time_limit if small else 0.0
+        if not cfg.deterministic:  # never past the deadline
+            t_seq = min(t_seq, max(0.0, clock.left()))
+            relax_s = min(relax_s, max(0.0, clock.left() - t_seq))
         seq_plans, relax = _sequential(
             prob, graph, sc, bud, evict, transfer, t_seq, cfg, errors, device, profile, relax_s
         )
@@ -422,8 +428,13 @@ def _sequential(
     out: list[Plan] = []
     relax = None
     n_s = len(sc)
-    share = max(0.5, seconds / 3)
-    common = dict(workers=cfg.workers, seed=cfg.seed, deterministic=cfg.deterministic)
+    share = max(0.5, seconds / 3) if cfg.deterministic else seconds / 3
+    common = dict(
+        workers=cfg.workers,
+        seed=cfg.seed,
+        deterministic=cfg.deterministic,
+        deadline=cfg.deadline,
+    )
     try:
         s = solve_overlap(
             graph,
@@ -561,7 +572,7 @@ def _solve_model(
             check_plan(prob.graph, ev, prob.scenarios.only(c), int(prob.budget[c]), what=METHOD)
         return _plan(prob, METHOD, skeleton, active)
 
-    clock = Clock(seconds, cfg.deterministic)
+    clock = Clock.of(cfg, seconds)
     J, coef = model(None, hint_plan)
     info["model"] = {
         **{k: v for k, v in J.stats.items() if not k.startswith("memory_intervals_")},
@@ -571,7 +582,7 @@ def _solve_model(
     }
     n = prob.graph.n_ops
     use_lns = hint_plan is not None and n > LNS_MIN_OPS
-    t_main = seconds * (LNS_MAIN_SHARE if use_lns else 1.0)
+    t_main = max(0.0, clock.left()) * (LNS_MAIN_SHARE if use_lns else 1.0)
     run = runtime.solve(J.m, cfg, max(0.1, t_main), progress=progress)
     clock.spend(t_main)
     info["model"]["status"] = run.status

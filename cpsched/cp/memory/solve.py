@@ -46,10 +46,10 @@ or the proven bound moves (objective in bytes for one scenario; ``gap`` relative
 objective; ``elapsed`` seconds): the command line prints it as one updating line.
 ``log=True`` writes CP-SAT's own search log to stderr.
 
-Time: every phase gets its deadline from one ``Clock``, which ends at the command's
-deadline where the command line set one (``runtime.deadline``: the time limit counts from
-the process's start, reading and writing included); ``info['phases']`` records the clock
-and each phase's deadline and outcome.
+Time: every phase gets its deadline from one ``Clock``, which ends at ``deadline`` where
+one is given (``SolverConfig.deadline``: the command line's time limit counts from the
+process's start, reading and writing included); ``info['phases']`` records the clock and
+each phase's deadline and outcome.
 
 Determinism and interruption follow ``cpsched.cp.runtime``: with ``deterministic=True`` every
 limit is counted in work units (search expansions, CP-SAT deterministic time on one worker)
@@ -91,7 +91,6 @@ from cpsched.cp.runtime import (
     Clock,
     SolverConfig,
     interrupted,
-    outer_deadline,
     stoppable,
 )
 from cpsched.cp.search import decompose as D
@@ -737,8 +736,12 @@ def solve(
     bounds: bool = True,
     window_engine: str = "search",
     stop_when_fits: bool = False,
+    deadline: float | None = None,
 ) -> Schedule:
     """Minimum-peak order shared by all scenarios (see the module docstring).
+
+    ``deadline``: a ``time.perf_counter()`` instant the solve ends by, whatever
+    ``time_limit`` says (wall-clock mode only; see ``cpsched.cp.runtime``).
 
     ``stop_when_fits`` (budget objective): stop as soon as an order fits every budget, or
     a bound proves that none does, instead of looking for the order furthest inside them
@@ -758,15 +761,28 @@ def solve(
     if objective == "budget" and budget is None:
         raise InputError("objective 'budget' needs a budget")
     cfg = SolverConfig(
-        time_limit=time_limit, workers=workers, seed=seed, deterministic=deterministic, log=log
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        deterministic=deterministic,
+        log=log,
+        deadline=deadline,
     )
     # leave a little time for the final exact re-check
     margin = min(0.5, 0.02 * float(time_limit)) + FINISH_SECONDS_PER_OP * graph.n_ops
     ctx = Ctx(
-        Clock(float(time_limit) - margin, deterministic, t0), cfg, progress, model or ModelOptions()
+        Clock(
+            float(time_limit) - margin,
+            deterministic,
+            t0,
+            None if deadline is None else deadline - margin,
+        ),
+        cfg,
+        progress,
+        model or ModelOptions(),
     )
     ctx.window_engine = window_engine
-    if not deterministic and outer_deadline() is not None and ctx.left() <= 0:
+    if not deterministic and deadline is not None and ctx.left() <= 0:
         # the command's deadline passed before the solve began (reading a large graph on a
         # loaded machine): the input's own order, without building the problem
         return _heuristics_only(graph, scenarios, objective, budget, ctx, seed, t0)
@@ -840,10 +856,10 @@ def solve(
             "phase": "heuristics",
             "seconds": round(time.perf_counter() - t0, 3),
             "best": best_name,
-            # the budget every phase's deadline comes from (cut short by the command's
-            # deadline, ``runtime.deadline``, where one is set), and the warm start's record
+            # the budget every phase's deadline comes from (cut short by ``deadline``
+            # where one is given), and the warm start's record
             "clock_limit": round(ctx.clock.limit, 3),
-            "command_deadline": outer_deadline() is not None and not deterministic,
+            "command_deadline": deadline is not None and not deterministic,
             **ctx.warm_start,
         }
     )
@@ -1355,7 +1371,7 @@ def _heuristics_only(graph, scenarios, objective, budget, ctx: Ctx, seed, t0) ->
                 "seconds": round(time.perf_counter() - t0, 3),
                 "best": best_name,
                 "clock_limit": round(ctx.clock.limit, 3),
-                "command_deadline": outer_deadline() is not None,
+                "command_deadline": True,
                 "skipped": ["problem", "greedy", "beam", "lns"],
             }
         ],
@@ -1407,6 +1423,7 @@ def cp_method(
     deterministic: bool = False,
     log: bool = False,
     progress=None,
+    deadline: float | None = None,
     **_ignored,
 ) -> Schedule:
     return solve(
@@ -1420,4 +1437,5 @@ def cp_method(
         deterministic=deterministic,
         log=log,
         progress=progress,
+        deadline=deadline,
     )

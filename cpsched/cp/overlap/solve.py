@@ -171,6 +171,7 @@ def solve_overlap(
     log: bool | None = False,
     deterministic: bool | None = None,
     progress: Callable | None = None,
+    deadline: float | None = None,
     **_ignored: Any,
 ) -> Schedule:
     """Order ``graph`` to hide communication behind compute within a memory budget.
@@ -189,7 +190,14 @@ def solve_overlap(
     time_limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
     workers = 2 if workers is None else int(workers)
     seed = 0 if seed is None else int(seed)
-    cfg = SolverConfig(time_limit, workers, seed, bool(deterministic), bool(log))
+    cfg = SolverConfig(
+        time_limit,
+        workers,
+        seed,
+        bool(deterministic),
+        bool(log),
+        deadline=None if deterministic else deadline,
+    )
     objective = {"overlap": "makespan", None: "makespan"}.get(objective, objective)
     if objective in ("weighted", "minimax"):
         scenario_objective, objective = objective, "makespan"
@@ -218,8 +226,8 @@ def solve_overlap(
 
     # -- budget -------------------------------------------------------------------------------
     mem_methods = list(budget_methods)
-    t_mem = min(0.15 * time_limit, 10.0)
-    mem_opts = dict(hopts, time_limit=t_mem, workers=workers)
+    t_mem = max(0.01, min(0.15 * time_limit, 10.0, cfg.seconds_left()))
+    mem_opts = dict(hopts, time_limit=t_mem, workers=workers, deadline=cfg.deadline)
     mem_orders = memory_candidates(graph, scenarios, mem_methods, mem_opts, errors)
     lbm = np.maximum(mem_lb(graph, scenarios), 1)
     mem_peaks = {k: mem_peak(graph, o, scenarios) for k, o in mem_orders.items()}
@@ -293,7 +301,7 @@ def solve_overlap(
             ms = np.asarray(tl.makespan, dtype=np.float64)
             return float(w @ ms) if scenario_objective == "weighted" else float(np.max(ms / ref))
 
-        deadline = t0 + 0.3 * time_limit
+        deadline_at = min(t0 + 0.3 * time_limit, cfg.deadline or math.inf)
         for c in sorted((c for c in cands if not c.feasible and c.inflight_ok), key=score)[:4]:
             repaired = budget_repair(
                 graph,
@@ -303,7 +311,7 @@ def solve_overlap(
                 prob.starts,
                 prob.dones,
                 ms_obj,
-                deadline=deadline,
+                deadline=deadline_at,
             )
             if repaired is not None and tuple(repaired) not in seen:
                 seen.add(tuple(repaired))
@@ -312,7 +320,7 @@ def solve_overlap(
         mem_c = next((c for c in cands if c.name == best_mem and c.feasible), None)
         if mem_c is not None and mem_c not in pool0:
             pool0.append(mem_c)
-        deadline = t0 + 0.4 * time_limit
+        deadline_at = min(t0 + 0.4 * time_limit, cfg.deadline or math.inf)
         for c in pool0:
             o = budget_hoist(
                 graph,
@@ -323,7 +331,7 @@ def solve_overlap(
                 prob.dones,
                 ms_obj,
                 (lambda o: inflight_ok(prob, o, limits)) if limits else None,
-                deadline=deadline,
+                deadline=deadline_at,
             )
             if tuple(o) not in seen:
                 seen.add(tuple(o))
@@ -339,7 +347,7 @@ def solve_overlap(
     sol_cand: Candidate | None = None
     solver_bound_ms: np.ndarray | None = None
     proven = False
-    clock = Clock(time_limit, cfg.deterministic, t0)
+    clock = Clock.of(cfg, time_limit, t0)
     if cfg.deterministic and objective == "makespan" and prob.P and hoist:
         clock.spend(0.4 * time_limit)  # the hoisting phase's nominal share
     remaining = clock.left()

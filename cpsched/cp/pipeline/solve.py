@@ -31,6 +31,7 @@ import time
 from ortools.sat.python import cp_model
 
 from cpsched.core.errors import InputError, ScheduleError
+from cpsched.cp import runtime
 from cpsched.cp.pipeline.bounds import device_bound, heads_and_tails, load_tails
 from cpsched.cp.pipeline.constraints import add_all
 from cpsched.cp.pipeline.objectives import add_hint, minimise_makespan
@@ -144,13 +145,16 @@ def critical_path_greedy(
 
 
 def _run(model: cp_model.CpModel, time_limit: float, workers: int, seed: int, log: bool):
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit)
-    solver.parameters.num_search_workers = max(1, int(workers))
-    solver.parameters.random_seed = int(seed)
-    solver.parameters.log_search_progress = bool(log)
-    status = solver.Solve(model)
-    return solver, status
+    # through the runtime: a signal stops the search with its best solution kept
+    cfg = runtime.SolverConfig(workers=max(1, int(workers)), seed=int(seed), log=bool(log))
+    run = runtime.solve(model, cfg, float(time_limit))
+    codes = {
+        runtime.OPTIMAL: cp_model.OPTIMAL,
+        runtime.FEASIBLE: cp_model.FEASIBLE,
+        runtime.INFEASIBLE: cp_model.INFEASIBLE,
+        runtime.MODEL_INVALID: cp_model.MODEL_INVALID,
+    }
+    return run.solver, codes.get(run.status, cp_model.UNKNOWN)
 
 
 def solve(
@@ -160,12 +164,16 @@ def solve(
     seed: int = 0,
     log: bool = False,
     hint: bool = True,
+    deadline: float | None = None,
 ) -> PipelineSchedule:
+    """The fastest schedule of ``problem`` within its memory caps, in ``time_limit`` seconds
+    of wall time for the whole call and never past ``deadline`` (``time.perf_counter()``)."""
     if not problem.concrete:
         raise InputError("the CP model needs concrete sizes: evaluate the problem per scenario")
     problem.check_memory_feasible()
     t0 = time.perf_counter()
-    deadline = t0 + float(time_limit)
+    deadline = t0 + float(time_limit) if deadline is None else min(deadline, t0 + time_limit)
+    time_limit = max(0.0, deadline - t0)
     base, base_results = best_baseline(problem)
     data: CpData = make_data(problem)
     sc = data.scale

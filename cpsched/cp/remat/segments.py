@@ -50,6 +50,7 @@ from ortools.sat.python import cp_model
 
 from cpsched.analysis.memory import positions
 from cpsched.core.graph import Graph
+from cpsched.cp import runtime
 from cpsched.remat.policy import recomputable_ops
 
 # a Boolean variable, its negation (CP-SAT types) or a constant True / False
@@ -414,16 +415,10 @@ def _solve(
     seed: int,
     log: bool = False,
     params: dict[str, Any] | None = None,
-) -> tuple[cp_model.CpSolver, Any]:
-    solver = cp_model.CpSolver()
-    prm = solver.parameters
-    prm.max_time_in_seconds = max(0.1, time_limit)
-    prm.num_workers = workers
-    prm.random_seed = seed
-    prm.log_search_progress = log
-    for k, v in (params or {}).items():
-        setattr(prm, k, v)
-    return solver, solver.solve(sm.model)
+) -> runtime.Run:
+    # through the runtime, which stops on a signal and keeps the best solution
+    cfg = runtime.SolverConfig(workers=workers, seed=seed, log=log, extra=dict(params or {}))
+    return runtime.solve(sm.model, cfg, max(0.1, time_limit))
 
 
 def solve_segments(
@@ -453,13 +448,13 @@ def solve_segments(
     if start_keys:
         sm.hint(start_keys)
     left = time_limit - (time.perf_counter() - t0)
-    solver, st = _solve(sm, left, workers, seed, log, params)
-    name = solver.status_name(st)
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    run = _solve(sm, left, workers, seed, log, params)
+    if not run.solved:
         return None
+    solver = run.solver
     return SegmentResult(
         _as_regens(pos, sm.chosen(solver)),
-        name,
+        run.status,
         float(solver.objective_value) * sm.unit,
         float(solver.best_objective_bound) * sm.unit,
         time.perf_counter() - t0,
@@ -517,7 +512,7 @@ def lns_segments(
     pool = sorted(v for v, qs in candidate_steps(graph, order, clonable, 0, hot).items() if qs)
     rng = np.random.default_rng(seed)
     rounds = improved = 0
-    while inc and time.perf_counter() - t0 < time_limit - 1.0:
+    while inc and time.perf_counter() - t0 < time_limit - 1.0 and not runtime.interrupted():
         rounds += 1
         mine = sorted({v for v, _ in inc})
         k = max(1, int(round(len(mine) * rng.uniform(0.3, 1.0))))
@@ -527,10 +522,10 @@ def lns_segments(
         sm = build_segment_model(*data, chain_depth=chain_depth, ops=ops, fixed=inc, hot=hot)
         sm.hint(inc)
         left = time_limit - (time.perf_counter() - t0)
-        solver, st = _solve(sm, min(round_limit, left), workers, seed + rounds)
-        if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        run = _solve(sm, min(round_limit, left), workers, seed + rounds)
+        if not run.solved:
             continue
-        new = {k for k in inc if k[0] not in ops} | sm.chosen(solver)
+        new = {k for k in inc if k[0] not in ops} | sm.chosen(run.solver)
         c = price(new)
         if new == inc or c > best + 1e-9:
             continue

@@ -61,6 +61,7 @@ from cpsched.cp.remat import objectives as O
 from cpsched.cp.remat.constraints import build
 from cpsched.cp.remat.lp_bound import lp_bound
 from cpsched.cp.remat.problem import (
+    ModelTooLarge,
     Spec,
     check_budget,
     clone_candidates,
@@ -105,6 +106,18 @@ LNS_SHARE = 0.4
 # 1.877 -> 1.869 % in ~100 s, the fixed-order one nothing), the exact repairs
 # 1.806 -> 1.781 % in 120 s
 SEGMENT_SHARE = 0.7
+# Building a remat model takes about this long per clone position (a candidate's allowed
+# step; a 1,000-op layered graph at 90 %: 401k positions in 16.5 s on a loaded 2-core
+# machine), and the positions grow with the square of the graph: a model is skipped when
+# its positions would take more than BUILD_SHARE of its phase's time to build, and above
+# MAX_POSITIONS whatever the time (memory: 46 million took 3.4 GB before any model)
+BUILD_SECONDS_PER_POSITION = 4e-5
+BUILD_SHARE = 0.5
+MAX_POSITIONS = 2_000_000
+# A baseline's work beyond its search, per op: setting up, and the replay and timing of its
+# plan (10,000 ops: about 0.5 s on a loaded 2-core machine); a run that cannot do that in
+# the time left is skipped, and its search stops that much earlier
+BASELINE_SECONDS_PER_OP = 1e-4
 BOUND_MAX_OPS = 20_000  # the fixed-order added-time bound scans buffers per hot step
 LP_BOUND_SHARE = 0.1  # of the time limit, for the LP bound on a kept order
 LP_BOUND_MAX_S = 30.0
@@ -128,14 +141,38 @@ def build_model(spec: Spec) -> Vars:
 
 
 def _config(
-    workers: int, seed: int, log: bool, deterministic: bool = False, presolve: bool = False
+    workers: int,
+    seed: int,
+    log: bool,
+    deterministic: bool = False,
+    presolve: bool = False,
+    deadline: float | None = None,
 ) -> SolverConfig:
     # CP-SAT's presolve of these interval-heavy models takes longer than the search itself
     # (ResNet50 at 0.9: optimal in ~1 s without it, ~35 s with it; RLG n1000: the whole
     # minute goes to presolve), so it is off
     return SolverConfig(
-        workers=workers, seed=seed, log=log, deterministic=deterministic, presolve=presolve
+        workers=workers,
+        seed=seed,
+        log=log,
+        deterministic=deterministic,
+        presolve=presolve,
+        deadline=deadline,
     )
+
+
+def _time_left(time_limit: float, since: float, cfg: SolverConfig) -> float:
+    """What is left of a phase's ``time_limit`` started at ``since`` (all of it in
+    deterministic mode, where limits are work)."""
+    return time_limit if cfg.deterministic else time_limit - (time.perf_counter() - since)
+
+
+def _max_positions(seconds: float, cfg: SolverConfig) -> int:
+    """The most clone positions a model may have to be built in ``BUILD_SHARE`` of
+    ``seconds`` (``MAX_POSITIONS`` whatever the time in deterministic mode)."""
+    if cfg.deterministic:
+        return MAX_POSITIONS
+    return int(min(MAX_POSITIONS, BUILD_SHARE * max(0.0, seconds) / BUILD_SECONDS_PER_POSITION))
 
 
 def min_peak_order(
@@ -149,6 +186,7 @@ def min_peak_order(
     seed: int = 0,
     log: bool = False,
     deterministic: bool = False,
+    deadline: float | None = None,
 ) -> tuple[list[int], np.ndarray, str]:
     """An order of least peak by the min-peak model (``cpsched.cp.memory.solve``; with
     ``target`` bytes per scenario, its budget objective, stopped as soon as every scenario
@@ -164,6 +202,7 @@ def min_peak_order(
         log=log,
         deterministic=deterministic,
         hint=hint,
+        deadline=deadline,
     )
     if target is not None:
         t0 = time.perf_counter()
@@ -214,6 +253,7 @@ def solve_remat(
     deterministic: bool = False,
     method_name: str = "cp-remat",
     progress=None,
+    deadline: float | None = None,
     **_: Any,
 ) -> RematResult:
     """Least added time (clones + exposed copies) under ``budget`` bytes per scenario.
@@ -227,14 +267,19 @@ def solve_remat(
     ``overhead_cap`` (a fraction of the op time sum, per scenario) instead.
 
     ``deterministic`` follows ``cpsched.cp.runtime`` (the phases' time shares are counted on
-    its ``Clock``; the baselines' own time caps still run on the wall clock).
+    its ``Clock``; the baselines' own time caps still run on the wall clock). ``deadline``
+    (a ``time.perf_counter()`` instant, wall-clock mode) ends every phase whatever
+    ``time_limit`` says; a phase with no time left is skipped, and a model too large to
+    be built in its share of the time is left out (``info['skipped']``).
 
     Raises ``InfeasibleError`` when the budget is below the proven minimum (the message gives
     it), or when no plan was found. The returned plans passed the replay checker.
     """
     t_start = time.perf_counter()
-    clock = runtime.Clock(time_limit, deterministic, t_start)
-    cfg = _config(workers, seed, log, deterministic)
+    if deterministic:
+        deadline = None
+    clock = runtime.Clock(time_limit, deterministic, t_start, deadline)
+    cfg = _config(workers, seed, log, deterministic, deadline=deadline)
     sc = scenarios if scenarios is not None and len(scenarios) else static()
     n_s = len(sc)
     if objective not in ("time", "peak"):
@@ -264,7 +309,7 @@ def solve_remat(
             overhead_cap,
             evict,
             reorder,
-            time_limit,
+            clock,
             cfg,
             copies,
             sub_slots,
@@ -277,20 +322,27 @@ def solve_remat(
     lb = check_budget(graph, sc, bud, None if reorder else base_order)
     info: dict[str, Any] = {"proven_min_bytes": {n: int(v) for n, v in zip(sc.names, lb)}}
     timings: dict[str, float] = {}
-    if not reorder and graph.n_ops <= BOUND_MAX_OPS:
+    if not reorder and graph.n_ops <= BOUND_MAX_OPS and clock.left() > 0:
         # what no plan on this order can beat: tells a weak search from a hopeless target
         tb = added_time_lower_bound(graph, base_order, bud, dur, sc, transfer if evict else None)
         if not evict and (tb > 0).any() and np.isfinite(tb).all():
             # the covering bound ignores the clones' inputs; the LP does not (RLG n1000 at
             # 486,895: 0.281 % -> 1.565 %). Clones only: copies to the host are not in it.
             t0 = time.perf_counter()
-            share = min(LP_BOUND_SHARE * time_limit, LP_BOUND_MAX_S)
-            tb = np.maximum(tb, lp_bound(graph, base_order, bud, dur, sc, time_limit=share))
-            timings["lp_bound"] = time.perf_counter() - t0
+            t_lp = min(LP_BOUND_SHARE * time_limit, LP_BOUND_MAX_S, clock.left())
+            if deterministic or t_lp >= 1.0:  # its LPs run for a second at least
+                tb = np.maximum(tb, lp_bound(graph, base_order, bud, dur, sc, time_limit=t_lp))
+                timings["lp_bound"] = time.perf_counter() - t0
         info["added_time_lower_bound"] = [float(x) for x in tb]
 
     def remaining() -> float:
         return clock.left()
+
+    def share(frac: float) -> float:
+        """``frac`` of the time left: at least a second in deterministic mode (budgets of
+        work, as they always were), else never past the deadline."""
+        left = max(0.0, remaining())
+        return max(1.0, frac * left) if deterministic else frac * left
 
     # 1. orders: the given one, XLA's best memory order, and (reorder) a min-peak search
     orders = {"given": base_order}
@@ -303,17 +355,18 @@ def solve_remat(
     best_key = min(peaks, key=lambda k: float(np.dot(sc.weights, peaks[k] / bud)))
     if reorder and not (peaks[best_key] <= bud).all():
         t0 = time.perf_counter()
-        t_reorder = max(1.0, 0.3 * remaining())
+        t_reorder = share(0.3)
         o, pk, st = min_peak_order(
             graph,
             sc,
             target=bud,
             hint=orders[best_key],
-            time_limit=t_reorder,
+            time_limit=max(0.01, t_reorder),
             workers=workers,
             seed=seed,
             log=log,
             deterministic=deterministic,
+            deadline=deadline,
         )
         clock.spend(t_reorder)
         timings["reorder"] = time.perf_counter() - t0
@@ -351,12 +404,28 @@ def solve_remat(
         if graph.n_ops > 600:
             todo.pop("remat-dtr", None)
         keys = [best_key] + [k for k in orders if k != best_key]
-        cap = max(1.0, 0.25 * remaining() / max(1, len(keys) * len(todo)))
-        clock.spend(cap * len(keys) * len(todo))
+        n_runs = max(1, len(keys) * len(todo))
+        cap = share(0.25 / n_runs)
+        # wall clock: half of what is left, and until a plan fits, each run may take half of
+        # the time left (a greedy cut short leaves nothing); then the rest share the half
+        t_all = cap * n_runs if deterministic else 0.5 * max(0.0, remaining())
+        clock.spend(t_all)
+        t_base = time.perf_counter()
+        done_runs = 0
         for okey in keys:
             for name, fn in todo.items():
                 label = name if okey == best_key else f"{name}@{okey}"
                 t0 = time.perf_counter()
+                done_runs += 1
+                if not deterministic:
+                    found = any((r.peak <= r.budget).all() for r in base_results.values())
+                    spare = max(0.0, t_all - (t0 - t_base)) / (n_runs - done_runs + 1)
+                    run_limit = min(spare if found else max(spare, 0.5 * remaining()), remaining())
+                    fixed_s = BASELINE_SECONDS_PER_OP * graph.n_ops
+                    if run_limit <= fixed_s:
+                        info.setdefault("skipped", []).append(label)
+                        continue
+                    run_limit -= fixed_s
                 try:
                     r = fn(
                         graph,
@@ -365,7 +434,7 @@ def solve_remat(
                         order=orders[okey],
                         durations=dur,
                         transfer=transfer,
-                        time_limit=cap,
+                        time_limit=cap if deterministic else run_limit,
                     )
                 except Exception as e:  # noqa: BLE001 - a failing baseline is reported
                     info.setdefault("baseline_errors", {})[label] = str(e)
@@ -395,9 +464,11 @@ def solve_remat(
         and not evict
         and all(isinstance(c, Regen) for c in best.skeleton.candidates)
         and all(len(a) == len(best.skeleton.candidates) for a in best.active)
+        and (deterministic or share(LNS_SHARE) > 2 * BASELINE_SECONDS_PER_OP * graph.n_ops)
     ):
         t0 = time.perf_counter()
-        t_lns = max(1.0, LNS_SHARE * remaining())
+        # its start and its end each replay the plan
+        t_lns = share(LNS_SHARE) - (0 if deterministic else BASELINE_SECONDS_PER_OP * graph.n_ops)
         okey = info["order_from"]
         try:
             r = lns_remat(
@@ -436,7 +507,7 @@ def solve_remat(
     on_fixed = min(mine.values(), key=lambda r: r.weighted_added) if mine else None
     t0 = time.perf_counter()
     frac = 0.4 if reorder else 1.0
-    t_fixed = max(1.0, frac * remaining())
+    t_fixed = share(frac)
     cp_res, cp_status = _solve_fixed(
         graph,
         sc,
@@ -468,7 +539,7 @@ def solve_remat(
         best = cp_res
         info["order_from"] = best_key
     # 4. joint order + clones, from the best plan on that order
-    if reorder and remaining() > 1.0 and (best is None or best.weighted_added > 0):
+    if reorder and remaining() > 0.5 and (best is None or best.weighted_added > 0):
         t0 = time.perf_counter()
         # start from the best plan on that order, else from any plan found (a baseline on
         # another order: the joint model may move ops), else from the bare order
@@ -501,12 +572,23 @@ def solve_remat(
             best = j_res
             info["order_from"] = best_key  # the joint model's start
     if best is None and baselines:
-        # last resort past the deadline: XLA's greedy remat, uncapped, on every order tried
-        # (the time caps above can cut it short on large graphs)
+        # last resort: XLA's greedy remat on every order tried, with what time is left (the
+        # time caps above can cut it short on large graphs)
         for key, o in orders.items():
             t0 = time.perf_counter()
+            fixed_s = BASELINE_SECONDS_PER_OP * graph.n_ops
+            if not deterministic and remaining() <= fixed_s:
+                break
             try:
-                r = xla_remat(graph, sc, bud, order=o, durations=dur, transfer=transfer)
+                r = xla_remat(
+                    graph,
+                    sc,
+                    bud,
+                    order=o,
+                    durations=dur,
+                    transfer=transfer,
+                    time_limit=remaining() - fixed_s if not deterministic else 30.0,
+                )
             except Exception:  # noqa: BLE001 - nothing better to report than the error below
                 continue
             timings[f"remat-xla-{key}"] = time.perf_counter() - t0
@@ -519,8 +601,9 @@ def solve_remat(
         reached = np.min(
             [peaks[k] for k in peaks] + [r.peak for r in base_results.values()], axis=0
         )
+        stopped = "stopped by a signal" if runtime.interrupted() else f"in {time_limit:g} s"
         raise BudgetError(
-            f"no plan found under the budget in {time_limit:g} s (not proven infeasible): "
+            f"no plan found under the budget {stopped} (not proven infeasible): "
             + "; ".join(
                 f"{n}: budget {int(b):,} B, least peak reached {int(p):,} B, proven "
                 f"minimum {int(x):,} B"
@@ -548,10 +631,12 @@ def _segment_search(
     """Exact-repair neighbourhood search over the clones of ``best`` on its order
     (``cpsched.cp.remat.segments.lns_segments``), ``SEGMENT_SHARE`` of the time left;
     the better plan of the two is returned (reported as ``remat-segments``)."""
-    if best.weighted_added <= 0:
+    det = cfg.deterministic
+    fixed_s = 2 * BASELINE_SECONDS_PER_OP * graph.n_ops  # its start and end replay the plan
+    if best.weighted_added <= 0 or (not det and remaining() <= 1.0 + fixed_s):  # rounds: 1 s
         return best
     t0 = time.perf_counter()
-    t_seg = max(1.0, SEGMENT_SHARE * remaining())
+    t_seg = max(1.0, SEGMENT_SHARE * remaining()) if det else SEGMENT_SHARE * remaining() - fixed_s
     order = list(best.skeleton.order)
     sizes = graph.sizes(sc)
     trans = graph.transient_bytes(sc)
@@ -653,22 +738,29 @@ def _solve_fixed(
     t_start,
     progress,
 ):
+    t_phase = time.perf_counter()
+    if not cfg.deterministic and time_limit <= 2 * BASELINE_SECONDS_PER_OP * graph.n_ops:
+        return None, "SKIPPED: no time left"  # finding the candidates alone takes that
     sizes, trans, cap, idur, weights, scale, gs = spec_common(graph, sc, bud, dur)
     extra = set(regens_per_op(hint))
     tau_max = transfer.times(graph.sizes(sc)).max(axis=0) if transfer is not None else None
-    regen, dom, ev = clone_candidates(
-        graph,
-        order,
-        sc,
-        bud,
-        evict=evict,
-        dur=dur,
-        tau_max=tau_max,
-        margin=margin,
-        depth=depth,
-        max_regen=max_candidates,
-        extra_ops=extra,
-    )
+    try:
+        regen, dom, ev = clone_candidates(
+            graph,
+            order,
+            sc,
+            bud,
+            evict=evict,
+            dur=dur,
+            tau_max=tau_max,
+            margin=margin,
+            depth=depth,
+            max_regen=max_candidates,
+            extra_ops=extra,
+            max_positions=_max_positions(time_limit, cfg),
+        )
+    except ModelTooLarge as e:
+        return None, f"SKIPPED: model too large for {time_limit:.1f} s ({e})"
     if hint is not None:
         # make sure the hint's clones fit the domains
         pos = np.empty(graph.n_ops, dtype=np.int64)
@@ -707,7 +799,7 @@ def _solve_fixed(
         bud,
         dur,
         transfer,
-        time_limit,
+        _time_left(time_limit, t_phase, cfg),
         cfg,
         method_name,
         t_start,
@@ -732,11 +824,17 @@ def _solve_spec(
     scale: float,
     about: dict,
 ):
-    """Build, hint and run the model of ``spec``; its plan as a checked ``RematResult``."""
+    """Build, hint and run the model of ``spec`` for what is left of ``time_limit`` once
+    it is built; its plan as a checked ``RematResult``."""
+    t0 = time.perf_counter()
     model = build_model(spec)
     if hint is not None:
         model.hint(*hint)
-    run = _run(model, time_limit, cfg, progress)
+    # deterministic mode: the limit is work, whatever the building took
+    left = time_limit if cfg.deterministic else time_limit - (time.perf_counter() - t0)
+    if not cfg.deterministic and (left <= 0 or cfg.seconds_left() <= 0):
+        return None, "SKIPPED: no time left once built"
+    run = _run(model, left, cfg, progress)
     if not run.solved:
         return None, run.status
     sk, active = model.extract(run.solver)
@@ -784,6 +882,7 @@ def _solve_joint(
     t_start,
     progress,
 ):
+    t_phase = time.perf_counter()
     sizes, trans, cap, idur, weights, scale, gs = spec_common(graph, sc, bud, dur)
     clon = recomputable_ops(graph)
     per_op = regens_per_op(hint)
@@ -792,19 +891,23 @@ def _solve_joint(
     regen = set(int(v) for v in np.flatnonzero(clon))
     if graph.n_ops > JOINT_ALL_OPS:
         # large graphs: the clone candidates of the hint's order (and the hint's own clones)
-        regen, _, _ = clone_candidates(
-            graph,
-            order,
-            sc,
-            bud,
-            evict=False,
-            dur=dur,
-            tau_max=None,
-            margin=1.0,
-            depth=1,
-            max_regen=None,
-            extra_ops=set(per_op),
-        )
+        try:
+            regen, _, _ = clone_candidates(
+                graph,
+                order,
+                sc,
+                bud,
+                evict=False,
+                dur=dur,
+                tau_max=None,
+                margin=1.0,
+                depth=1,
+                max_regen=None,
+                extra_ops=set(per_op),
+                max_positions=_max_positions(time_limit, cfg),
+            )
+        except ModelTooLarge as e:
+            return None, f"SKIPPED: model too large for {time_limit:.1f} s ({e})"
     spec = Spec(
         graph,
         len(sc),
@@ -829,7 +932,7 @@ def _solve_joint(
         bud,
         dur,
         None,
-        time_limit,
+        _time_left(time_limit, t_phase, cfg),
         cfg,
         method_name,
         t_start,
@@ -849,7 +952,7 @@ def _solve_peak(
     overhead_cap,
     evict,
     reorder,
-    time_limit,
+    clock,
     cfg,
     copies,
     sub_slots,
@@ -858,41 +961,64 @@ def _solve_peak(
     progress,
 ):
     """Least weighted peak with the added time capped at ``overhead_cap`` x the op time sum
-    (per scenario), on one order (the min-peak order when ``reorder``)."""
+    (per scenario), on one order (the min-peak order when ``reorder``), within ``clock``."""
     n_s = len(sc)
     cap_frac = 0.0 if overhead_cap is None else float(overhead_cap)
-    clock = runtime.Clock(time_limit, cfg.deterministic, t_start)
     order = list(order)
     if reorder:
-        t_reorder = max(1.0, 0.4 * clock.left())
+        left = max(0.0, clock.left())
+        t_reorder = max(1.0, 0.4 * left) if cfg.deterministic else 0.4 * left
         o, pk, _ = min_peak_order(
             graph,
             sc,
             hint=order,
-            time_limit=t_reorder,
+            time_limit=max(0.01, t_reorder),
             workers=cfg.workers,
             seed=cfg.seed,
             log=cfg.log,
             deterministic=cfg.deterministic,
+            deadline=cfg.deadline,
         )
         clock.spend(t_reorder)
         order = o
     prof = simulate(graph, order, sc)
+
+    def order_only(status: str, why: str) -> RematResult:
+        return finish_result(
+            graph,
+            sc,
+            None,
+            Skeleton(tuple(order)),
+            [[]] * n_s,
+            method_name,
+            FALLBACK,
+            time.perf_counter() - t_start,
+            dur,
+            transfer,
+            {"cp": {"status": status}, "message": why} if why else {"cp": {"status": status}},
+        )
+
     sizes, trans, _, idur, weights, scale, gs = spec_common(graph, sc, None, dur)
-    regen, dom, ev = clone_candidates(
-        graph,
-        order,
-        sc,
-        prof.peak,
-        evict=evict,
-        dur=dur,
-        tau_max=(
-            transfer.times(graph.sizes(sc)).max(axis=0) if transfer is not None and evict else None
-        ),
-        margin=0.5,
-        depth=1,
-        max_regen=None,
-    )
+    try:
+        regen, dom, ev = clone_candidates(
+            graph,
+            order,
+            sc,
+            prof.peak,
+            evict=evict,
+            dur=dur,
+            tau_max=(
+                transfer.times(graph.sizes(sc)).max(axis=0)
+                if transfer is not None and evict
+                else None
+            ),
+            margin=0.5,
+            depth=1,
+            max_regen=None,
+            max_positions=_max_positions(clock.left(), cfg),
+        )
+    except ModelTooLarge as e:
+        return order_only("SKIPPED", f"the model is too large for the time left ({e})")
     G = 1 + sub_slots
     spec = Spec(
         graph,
@@ -920,22 +1046,9 @@ def _solve_peak(
         ).astype(np.int64)
     model = build_model(spec)
     model.hint(Skeleton(tuple(order)), [[] for _ in range(n_s)])
-    run = _run(model, max(1.0, clock.left()), cfg, progress)
+    run = _run(model, max(1.0, clock.left()) if cfg.deterministic else clock.left(), cfg, progress)
     if not run.solved:
-        res = finish_result(
-            graph,
-            sc,
-            None,
-            Skeleton(tuple(order)),
-            [[]] * n_s,
-            method_name,
-            FALLBACK,
-            time.perf_counter() - t_start,
-            dur,
-            transfer,
-            {"cp": {"status": run.status}},
-        )
-        return res
+        return order_only(run.status, "")
     sk, active = model.extract(run.solver)
     res = finish_result(
         graph,

@@ -16,6 +16,11 @@ A size fit whose coefficients are not non-negative integers, or that misses a mo
 reported as a difference, never used (costs -- flops, bytes accessed, collective payloads --
 that do not fit take the largest module's value). Where the structure does not agree the report lists the
 instructions that differ and no graph is built.
+
+Constants may differ in value between buckets (the ``1/b`` of a mean loss) and XLA may then
+number them differently (``constant.7`` here, ``constant.9`` there, as constant folding and
+deduplication go): an entry constant found in one module only is matched to the one
+constant of the first module with the same shape and the same users, and renamed to it.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from cpsched.core.errors import InputError
-from cpsched.core.graph import Collective, Graph
+from cpsched.core.graph import Collective, Graph, OpKind
 from cpsched.core.symbolic import SymExpr
 from cpsched.readers import read_graph
 
@@ -41,6 +46,9 @@ class BucketFit:
     paths: list[str]
     graph: Graph | None
     differences: list[str] = field(default_factory=list)
+    # per difference: (what differs, the instruction's opcode), for the summary
+    kinds: list[tuple[str, str]] = field(default_factory=list)
+    renamed: list[str] = field(default_factory=list)  # "a.b32.hlo: constant.9 as constant.7"
     fitted: int = 0  # sizes that vary with the dim
     checked: int = 0  # ... of which checked on a module not used to fit them
     constant: int = 0  # sizes equal in every module
@@ -49,6 +57,30 @@ class BucketFit:
     @property
     def ok(self) -> bool:
         return self.graph is not None
+
+    def differ(self, what: str, opcode: str, text: str) -> None:
+        self.differences.append(text)
+        self.kinds.append((what, opcode))
+
+    def summary(self, first: int = 5, width: int = 160) -> list[str]:
+        """The differences in a few lines: counts by what differs and by opcode, then the
+        first ``first`` of them, each cut to ``width`` characters."""
+        from collections import Counter
+
+        lines = []
+        by_what: dict[str, Counter] = {}
+        for what, op in self.kinds:
+            by_what.setdefault(what, Counter())[op] += 1
+        for what, ops in by_what.items():
+            top = ", ".join(f"{op} {n}" for op, n in ops.most_common(6))
+            more = len(ops) - 6
+            lines.append(
+                f"{sum(ops.values())} {what} ({top}{f', {more} more opcodes' if more > 0 else ''})"
+            )
+        shown = self.differences[:first]
+        lines.append(f"first {len(shown)}:" if len(self.differences) > first else "all:")
+        lines += ["  " + (d if len(d) <= width else d[: width - 3] + "...") for d in shown]
+        return lines
 
 
 # -- polynomial fitting ------------------------------------------------------------------------
@@ -163,6 +195,37 @@ def _signature(g: Graph, i: int) -> tuple:
     )
 
 
+def _constant_key(g: Graph, i: int) -> tuple:
+    return (g.attrs(i).get("shape"), tuple(sorted(g.op_names[int(u)] for u in g.succs(i))))
+
+
+def _match_renamed_constants(graphs: list[Graph], short: list[str]) -> list[str]:
+    """Rename, in ``graphs[1:]``, each constant not in ``graphs[0]`` to the one constant of
+    ``graphs[0]`` (missing from that module) with the same shape and users. Returns what
+    was renamed."""
+    g0 = graphs[0]
+    names0 = set(g0.op_names)
+    done = []
+    for k in range(1, len(graphs)):
+        g = graphs[k]
+        names = set(g.op_names)
+        free: dict[tuple, list[int]] = {}
+        for i in range(g0.n_ops):
+            if int(g0.kinds[i]) == OpKind.CONSTANT and g0.op_names[i] not in names:
+                free.setdefault(_constant_key(g0, i), []).append(i)
+        new = list(g.op_names)
+        for i in range(g.n_ops):
+            if int(g.kinds[i]) != OpKind.CONSTANT or g.op_names[i] in names0:
+                continue
+            cands = free.get(_constant_key(g, i), [])
+            if len(cands) == 1:
+                new[i] = g0.op_names[cands.pop()]
+                done.append(f"{short[k]}: {g.op_names[i]} as {new[i]}")
+        if new != list(g.op_names):
+            graphs[k] = g.with_(op_names=tuple(new))
+    return done
+
+
 def _buffers_by_key(g: Graph) -> dict[tuple[str, int], int]:
     out: dict[tuple[str, int], int] = {}
     seen: dict[int, int] = {}
@@ -201,21 +264,30 @@ def fit_buckets(
             )
     res = BucketFit(dim, values, list(paths), None)
     short = [os.path.basename(p) for p in paths]
+    graphs = list(graphs)
+    res.renamed = _match_renamed_constants(graphs, short)
     g0 = graphs[0]
     # 1. instructions: same names, same signatures
     names = [set(g.op_names) for g in graphs]
     union = set().union(*names)
     for n in sorted(union - names[0].intersection(*names[1:])):
         have = [s for s, ns in zip(short, names) if n in ns]
-        res.differences.append(f"{n}: only in {', '.join(have)}")
+        g = graphs[[n in ns for ns in names].index(True)]
+        res.differ(
+            "instructions in some modules only",
+            g.opcodes[g.op_index(n)],
+            f"{n} ({g.opcodes[g.op_index(n)]}): only in {', '.join(have)}",
+        )
     for n in sorted(set.intersection(*names)):
         sigs = [_signature(g, g.op_index(n)) for g in graphs]
         if any(s != sigs[0] for s in sigs[1:]):
             what = "opcode" if len({s[0] for s in sigs}) > 1 else "operands"
-            res.differences.append(
+            res.differ(
+                f"instructions whose {what} differ",
+                sigs[0][0],
                 f"{n}: {what} differ ("
                 + "; ".join(f"{s}: {sg[0]}({', '.join(sg[2])})" for s, sg in zip(short, sigs))
-                + ")"
+                + ")",
             )
     if res.differences:
         return res
@@ -224,7 +296,12 @@ def fit_buckets(
     bkeys = [_buffers_by_key(g) for g in graphs]
     if any(set(b) != set(bkeys[0]) for b in bkeys[1:]):
         for key in sorted(set().union(*bkeys) - set(bkeys[0]).intersection(*bkeys[1:])):
-            res.differences.append(f"{key[0]}: buffer {key[1]} only in some modules")
+            g = next(g for g, b in zip(graphs, bkeys) if key in b)
+            res.differ(
+                "buffers in some modules only",
+                g.opcodes[g.op_index(key[0])],
+                f"{key[0]}: buffer {key[1]} only in some modules",
+            )
         return res
     sizes: list[SymExpr | None] = []  # None where the fit failed (then res.differences)
     order0 = {v: k for k, v in bkeys[0].items()}
@@ -237,7 +314,11 @@ def fit_buckets(
             for g, j in zip(graphs, js)
         ]
         if any(u != users[0] for u in users[1:]) or any(f != flags[0] for f in flags[1:]):
-            res.differences.append(f"{key[0]}: users or live range of buffer {key[1]} differ")
+            res.differ(
+                "buffers whose users or live range differ",
+                g0.opcodes[g0.op_index(key[0])],
+                f"{key[0]}: users or live range of buffer {key[1]} differ",
+            )
             continue
         ys = [g.buffer_sizes[j].constant_value for g, j in zip(graphs, js)]
         e = _fit_size(
@@ -250,9 +331,11 @@ def fit_buckets(
             single=int((g0.buffer_def == g0.op_index(key[0])).sum()) == 1,
         )
         if e is None:
-            res.differences.append(
+            res.differ(
+                "sizes that are no polynomial",
+                g0.opcodes[g0.op_index(key[0])],
                 f"{key[0]}: size {', '.join(map(str, ys))} bytes is not a "
-                f"polynomial in {dim} with non-negative integer coefficients"
+                f"polynomial in {dim} with non-negative integer coefficients",
             )
         sizes.append(e)
     transient = []
@@ -260,7 +343,11 @@ def fit_buckets(
         ys = [g.transient[idx[k][i]].constant_value for k, g in enumerate(graphs)]
         e = _fit_plain(res, ys)
         if e is None:
-            res.differences.append(f"{g0.op_names[i]}: transient {ys} is not a polynomial in {dim}")
+            res.differ(
+                "transients that are no polynomial",
+                g0.opcodes[i],
+                f"{g0.op_names[i]}: transient {ys} is not a polynomial in {dim}",
+            )
         transient.append(e)
     if res.differences:
         return res

@@ -666,6 +666,46 @@ def _async_done(comp: HloComputation, start: str) -> str | None:
     return None
 
 
+def orders_from_sequence(module: HloModule, sequence: Sequence[str]) -> dict[str, list[str]]:
+    """Each computation's order from XLA's flattened ``InstructionSequence`` of ``module``
+    (a live-range dump's), for ``xla_live_ranges``.
+
+    Newer XLA prints a get-tuple-element as an operand suffix (``%t#1``) instead of a line of
+    its own, so the text does not say where XLA's schedule put it; the dump lists it under
+    XLA's own name (``get-tuple-element.8``). The reader's get-tuple-element for ``t#1``
+    takes such an unknown slot: the first one, in text order, whose tuple is already placed,
+    from the computation of the slot's neighbours."""
+    comp_of: dict[str, str] = {}
+    pending: dict[str, list[HloInstruction]] = {}
+    for comp in module.computations:
+        for ins in comp.instructions:
+            if ins.synthetic and ins.opcode == "get-tuple-element" and "#" in ins.name:
+                pending.setdefault(comp.name, []).append(ins)
+            else:
+                comp_of[ins.name] = comp.name
+    orders: dict[str, list[str]] = {c.name: [] for c in module.computations}
+    placed: set[str] = set()
+    known = [comp_of.get(n) for n in sequence]
+    for k, name in enumerate(sequence):
+        where = known[k]
+        if where is not None:
+            orders[where].append(name)
+            placed.add(name)
+            continue
+        near: list[str] = [c for c in known[k - 1 :: -1] if c][:1] if k else []
+        near += [c for c in known[k + 1 :] if c][:1]
+        for c in dict.fromkeys(near + list(pending)):
+            ready = [i for i in pending.get(c, ()) if i.operands[0] in placed]
+            if ready:
+                pending[c].remove(ready[0])
+                orders[c].append(ready[0].name)
+                placed.add(ready[0].name)
+                break
+        else:
+            raise InputError(f"{name!r} of the sequence is not an instruction of the module")
+    return {c: o for c, o in orders.items() if o}
+
+
 # -- XLA's live-range dump ------------------------------------------------------------------
 
 
@@ -750,6 +790,7 @@ def read_xla_live_range(path: str) -> XlaLiveRangeDump:
 
 __all__ = [
     "xla_live_ranges",
+    "orders_from_sequence",
     "XlaLiveRanges",
     "XlaValue",
     "parse_xla_live_range",

@@ -1903,7 +1903,7 @@ def _check_module(p: _Parser, mod: HloModule) -> None:
                             off,
                         )
             raw = ins.attrs.get("replica_groups")
-            if raw is not None and raw[:1] != "{":
+            if raw is not None:
                 problem = replica_groups_problem(raw)
                 if problem:
                     raise p.error(
@@ -2251,8 +2251,23 @@ class _BadGroups(ValueError):
     """Replica groups XLA's parser rejects (sizes that do not match, unknown axes)."""
 
 
+_GROUP = r"\{\s*(?:\d+\s*(?:,\s*\d+\s*)*)?\}"
+_EXPLICIT_GROUPS_RE = re.compile(rf"\{{\s*(?:{_GROUP}\s*(?:,\s*{_GROUP}\s*)*)?\}}")
+
+
 def replica_groups_problem(raw: str) -> str | None:
-    """Why XLA's parser would reject these replica groups, or None."""
+    """Why XLA's parser or verifier would reject these replica groups, or None."""
+    text = raw.strip()
+    if text[:1] == "{":
+        if not _EXPLICIT_GROUPS_RE.fullmatch(text):
+            return f"expected groups of device ids such as {{{{0,1}},{{2,3}}}}, found {text!r}"
+        seen: set[int] = set()
+        for group in parse_groups(text):
+            for d in group:
+                if d in seen:
+                    return f"device {d} is in more than one group"
+                seen.add(d)
+        return None
     try:
         parse_replica_groups(raw, max_devices=0, strict=True)
     except _BadGroups as e:

@@ -1,6 +1,7 @@
 """Checks of a parsed HLO module that XLA's own verifier makes and the parser does not:
 opcodes XLA knows, get-tuple-element indices inside their tuple, async dones fed by their
-start, one parameter per number, elementwise ops on operands of one shape.
+start, one parameter per number, elementwise ops on operands of one shape; and a module
+to schedule marks its ENTRY.
 
 ``verify_module(module)`` raises ``InputError`` at ``file:line:col`` of the first offending
 instruction. The readers call it once after parsing, before the graph is built, so that
@@ -73,6 +74,29 @@ select clamp convert reduce-precision stochastic-convert
 )
 SCALAR_OPERANDS_OK = {"select", "clamp"}
 
+# Operand counts XLA's parser requires of the fixed-arity ops.
+OPERAND_COUNT = {
+    **dict.fromkeys(
+        """
+abs cbrt ceil clz cosine erf exponential exponential-minus-one floor imag is-finite log
+log-plus-one logistic negate not popcnt real round-nearest-afz round-nearest-even rsqrt sign
+sine sqrt tan tanh convert reduce-precision bitcast-convert copy bitcast reshape transpose
+broadcast reverse slice get-tuple-element copy-start copy-done all-reduce-done
+all-gather-done collective-permute-done send-done recv-done
+""".split(),
+        1,
+    ),
+    **dict.fromkeys(
+        """
+add atan2 complex divide maximum minimum multiply and or xor power remainder shift-left
+shift-right-arithmetic shift-right-logical subtract compare stochastic-convert
+""".split(),
+        2,
+    ),
+    "select": 3,
+    "clamp": 3,
+}
+
 
 def _error(module: HloModule, ins: HloInstruction, reason: str) -> InputError:
     return InputError(f"{ins.name}: {reason}", path=module.path, line=ins.line, column=ins.column)
@@ -110,6 +134,14 @@ def _check_instruction(
             f"unknown opcode {ins.raw_opcode!r} (async form of "
             f"{ins.wrapped_opcode!r}, which XLA does not have)",
         )
+    want = OPERAND_COUNT.get(op)
+    if want is not None and len(ins.operands) != want and not ins.wrapped_opcode:
+        raise _error(
+            module,
+            ins,
+            f"{ins.raw_opcode} takes {want} operand{'s' if want > 1 else ''}, "
+            f"found {len(ins.operands)}",
+        )
     if op == "parameter":
         text = (ins.literal or "").strip()
         if text.lstrip("-").isdigit():
@@ -126,7 +158,11 @@ def _check_instruction(
     elif op == "get-tuple-element" and ins.operands:
         src = _operand_shape(comp, ins, 0)
         index_text = ins.attrs.get("index", "").strip()
-        if src is not None and index_text.isdigit():
+        if not index_text.lstrip("-").isdigit():
+            raise _error(module, ins, f"index={index_text!r} is not a tuple index")
+        if int(index_text) < 0:
+            raise _error(module, ins, f"index={index_text} is negative")
+        if src is not None:
             index = int(index_text)
             if not src.is_tuple:
                 raise _error(
@@ -171,11 +207,31 @@ def _check_instruction(
 
 def verify_module(module: HloModule) -> HloModule:
     """Raise ``InputError`` on the first instruction XLA's verifier would refuse (see the
-    module docstring); return ``module`` unchanged otherwise."""
+    module docstring), or for a module without ``ENTRY``; return ``module`` unchanged
+    otherwise."""
+    if not module.entry.is_entry:
+        # XLA's parser takes the last computation then (the parser does too, for tools
+        # that only read); a module to schedule is a dump, and every dump marks its entry:
+        # without one it is a fragment, and its last computation may be a reducer
+        comp = module.entry
+        raise InputError(
+            f"no ENTRY computation (mark the one to schedule, e.g. 'ENTRY {comp.name}')",
+            path=module.path,
+            line=comp.line,
+        )
     for comp in module.computations:
         params: dict[int, str] = {}
         for ins in comp.instructions:
             _check_instruction(module, comp, ins, params)
+        # parameters are numbered 0..N-1 (XLA's computation builder aborts otherwise)
+        for number, name in params.items():
+            if number >= len(params):
+                raise _error(
+                    module,
+                    comp.index[name],
+                    f"parameter({number}) in computation {comp.name!r}, which has "
+                    f"{len(params)} parameter(s): numbers run from 0 to {len(params) - 1}",
+                )
     return module
 
 

@@ -455,6 +455,36 @@ def _attr_int(attrs: str, key: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _conv_dim_numbers(attrs: str):
+    """``[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`` (pretty ``dim_numbers =`` or generic
+    ``#stablehlo.conv<...>``): the three layouts, spatial dims as ints, others as letters."""
+    m = re.search(r"\[([^\]]*)\]\s*x\s*\[([^\]]*)\]\s*->\s*\[([^\]]*)\]", attrs)
+    if not m:
+        return None
+    return tuple(
+        [int(x) if x.strip().isdigit() else x.strip() for x in g.split(",")] for g in m.groups()
+    )
+
+
+def _conv_window(attrs: str, n: int):
+    """(strides, pads [lo0, hi0, lo1, ...], lhs dilations, rhs dilations) of a convolution
+    with ``n`` spatial dims: pretty ``window = {stride = [..], pad = [[..]], lhs_dilate =
+    [..], rhs_dilate = [..]}`` or generic ``window_strides``, ``padding = dense<..>``,
+    ``lhs_dilation``, ``rhs_dilation``; defaults 1 and 0."""
+    win = re.search(r"window\s*=\s*\{([^{}]*)\}", attrs)
+    w = win.group(1) if win else attrs
+    strides = _attr_list(w, "stride") or _attr_list(attrs, "window_strides") or [1] * n
+    lhs_dil = _attr_list(w, "lhs_dilate") or _attr_list(attrs, "lhs_dilation") or [1] * n
+    rhs_dil = _attr_list(w, "rhs_dilate") or _attr_list(attrs, "rhs_dilation") or [1] * n
+    m = re.search(r"\bpad\s*=\s*\[((?:\s*\[[^\]]*\]\s*,?)*)\]", w) or re.search(
+        r"\bpadding\s*=\s*dense<(.*?)>", attrs
+    )
+    pads = _ints(m.group(1)) if m else []
+    if len(pads) == 1:
+        pads = pads * (2 * n)
+    return strides, pads or [0] * (2 * n), lhs_dil, rhs_dil
+
+
 def _pair_lists(attrs: str, key: str) -> tuple[list[int], list[int]]:
     """``contracting_dims = [2] x [1]`` (pretty) or ``lhs_contracting_dimensions = [2]``."""
     m = re.search(rf"\b{key}\s*=\s*\[([^\]]*)\]\s*x\s*\[([^\]]*)\]", attrs)
@@ -672,19 +702,26 @@ class StableHloConverter:
             )
             and code not in COLLECTIVES
         ):
+            # of any size: XLA folds it into a constant, or fuses it into its users where it
+            # is a broadcast or an iota; either way it holds no buffer of the program's. So
+            # a symbolic export (a scalar broadcast to ``?`` dims) and a concrete one (a
+            # splat constant) of one program give the same graph. Contents are kept for
+            # small results only (shape computations).
             counts = [_static_count(s) for s in shapes]
             if code == "constant" or all(c is not None and c <= FOLD_MAX_ELEMENTS for c in counts):
                 known = self.fold(op, code, ins, shapes, types)
-                for k, (rname, t) in enumerate(zip(op.results, types)):
-                    v = Val(
-                        shapes[k],
-                        t.etype,
-                        folded=True,
-                        known=known[k] if known else None,
-                        eq=self._eq_of(op, code, ins) if k == 0 else None,
-                    )
-                    self.define(b, rname, v, env, uses)
-                return None
+            else:
+                known = None
+            for k, (rname, t) in enumerate(zip(op.results, types)):
+                v = Val(
+                    shapes[k],
+                    t.etype,
+                    folded=True,
+                    known=known[k] if known else None,
+                    eq=self._eq_of(op, code, ins) if k == 0 else None,
+                )
+                self.define(b, rname, v, env, uses)
+            return None
         self.unify_operands(op, code, ins)
         name = prefix + (op.results[0].split("#")[0] if op.results else f"{code}@{op.line}")
         for v in ins:
@@ -1255,6 +1292,8 @@ class StableHloConverter:
             return None
         if code == "reduce_window":
             return self.reduce_window_shape(op, ins, k)
+        if code == "convolution":
+            return self.convolution_shape(op, ins, rank)
         if code in ("while",):
             return ins[k].shape if k < len(ins) else None
         if code in ("case", "if"):
@@ -1334,6 +1373,33 @@ class StableHloConverter:
             full = (d - 1) * bd[i] + 1 + pads[2 * i] + pads[2 * i + 1]
             eff = (wd[i] - 1) * wdl[i] + 1
             out.append(dx.floordiv(full - eff, ws[i]) + 1)
+        return out
+
+    def convolution_shape(self, op: Op, ins: list[Val], rank: int):
+        """Result dims of a convolution (forward, and the input- and weight-gradient forms
+        with dilations, negative padding and group counts that jax's transposes give)."""
+        spec = _conv_dim_numbers(op.attrs)
+        if spec is None or len(ins) < 2:
+            return None
+        lhs_l, rhs_l, out_l = spec
+        lhs, rhs = self.shape_of(op, ins[0]), self.shape_of(op, ins[1])
+        if len(lhs_l) != len(lhs) or len(rhs_l) != len(rhs) or len(out_l) != rank:
+            return None
+        n = sum(1 for x in lhs_l if isinstance(x, int))
+        strides, pads, lhs_dil, rhs_dil = _conv_window(op.attrs, n)
+        bgc = _attr_int(op.attrs, "batch_group_count") or 1
+        out: list = [None] * rank
+        for pos, d in enumerate(out_l):
+            if d == "b":
+                out[pos] = dx.floordiv(lhs[lhs_l.index("b")], bgc)
+            elif d == "f":
+                out[pos] = rhs[rhs_l.index("o")]
+            else:
+                size = lhs[lhs_l.index(d)]
+                kern = rhs[rhs_l.index(d)]
+                full = (size - 1) * lhs_dil[d] + 1 + pads[2 * d] + pads[2 * d + 1]
+                eff = (kern - 1) * rhs_dil[d] + 1
+                out[pos] = dx.floordiv(full - eff, strides[d]) + 1
         return out
 
     def dyn_reduce_window(self, ins: list[Val]):

@@ -49,6 +49,8 @@ _SSA_RE = re.compile(r"%[A-Za-z0-9_.$\-]+(?:#\d+)?")
 _NUM_RE = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)")
 _SYM_RE = re.compile(r"@(?:[A-Za-z0-9_.$\-]+|\"(?:[^\"\\]|\\.)*\")")
 _STR_RE = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"")
+# a dimension of a shaped type below zero: tensor<-5x4xf32> (MLIR writes ? for dynamic)
+_NEGATIVE_DIM_RE = re.compile(r"(?:tensor|vector|memref)<(?:(?:\?|\d+)\s*x\s*)*(-\d+)\s*x")
 
 
 def _balanced_angle(src: str, i: int) -> int:
@@ -212,6 +214,9 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
                 k = _balanced_angle(src, j)
                 text = src[i:k]
                 kind = TYPE if word in ("tensor", "tuple", "vector", "memref", "complex") else ATTR
+                if kind == TYPE:
+                    for dm in _NEGATIVE_DIM_RE.finditer(text):
+                        err(f"negative dimension {dm.group(1)} in {text}", i)
                 toks.append(Tok(kind, text, line, col))
                 line += text.count("\n")
                 if "\n" in text:
@@ -305,6 +310,15 @@ class _Parser:
 
     # -- helpers
     def peek(self, k: int = 0) -> Tok:
+        if self.i >= len(self.t):
+            # a loop went past the final newline: the text ends inside a construct
+            last = self.t[-1]
+            raise InputError(
+                "unexpected end of the file (truncated?)",
+                path=self.path,
+                line=last.line,
+                column=last.col,
+            )
         return self.t[min(self.i + k, len(self.t) - 1)]
 
     def err(self, msg: str, tok: Tok | None = None) -> NoReturn:
@@ -467,7 +481,65 @@ class _Parser:
         self.expect("}")
         while self.peek().kind == LOC:
             self.i += 1
-        return Func(fname, args, rtypes, rattrs, body, vis, head.line, head.col)
+        func = Func(fname, args, rtypes, rattrs, body, vis, head.line, head.col)
+        self.check_func(func)
+        return func
+
+    def check_func(self, func: Func) -> None:
+        """What MLIR's parser refuses and the op tree would carry on with: an SSA value
+        defined twice in one function, a body that does not end in its return (a truncated
+        function), a return with another number of values than the signature."""
+
+        # names are scoped as in MLIR: a region sees (and may not redefine) what its
+        # enclosing blocks defined before it; sibling regions may reuse names
+        def walk(block: Block, outer: set[str], binders: frozenset[str] = frozenset()) -> None:
+            # ``binders``: the op's %iterArg / (%arg: type) names, which the region's
+            # block arguments may repeat
+            local: set[str] = set(binders)
+
+            def define(name: str, line: int, col: int) -> None:
+                base = name.split("#", 1)[0]
+                if base in outer or base in local:
+                    raise InputError(
+                        f"redefinition of SSA value {base} (in @{func.name})",
+                        path=self.path,
+                        line=line,
+                        column=col,
+                    )
+                local.add(base)
+
+            for name, _ in block.args:
+                if name not in binders:
+                    define(name, func.line, func.col)
+            for op in block.ops:
+                seen = set()
+                for region in op.regions:
+                    for b in region:
+                        walk(b, outer | local, frozenset(op.binders))
+                for r in op.results:
+                    base = r.split("#", 1)[0]
+                    if base not in seen:  # %0:2 gives %0#0 and %0#1
+                        seen.add(base)
+                        define(r, op.line, op.col)
+
+        walk(func.body, set())
+        last = func.body.ops[-1] if func.body.ops else None
+        if last is None or last.name not in ("return", "func.return"):
+            where = last or func
+            raise InputError(
+                f"function @{func.name} does not end in a return (truncated?)",
+                path=self.path,
+                line=where.line,
+                column=where.col,
+            )
+        if len(last.operands) != len(func.result_types):
+            raise InputError(
+                f"return of @{func.name} gives {len(last.operands)} value(s), its signature "
+                f"{len(func.result_types)}",
+                path=self.path,
+                line=last.line,
+                column=last.col,
+            )
 
     def loc_name(self, text: str) -> str | None:
         m = re.match(r'loc\(\s*"((?:[^"\\]|\\.)*)"\s*(?:\)|\()', text)
@@ -578,7 +650,7 @@ class _Parser:
                 # the op goes on after a newline inside brackets, or when the next line
                 # continues it (``cond {``, ``do {``, ``reducer(...)``)
                 j = self.i
-                while self.t[j].kind in (NL, LOC):
+                while j < len(self.t) - 1 and self.t[j].kind in (NL, LOC):
                     j += 1
                 nxt = self.t[j]
                 if (

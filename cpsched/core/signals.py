@@ -1,0 +1,197 @@
+"""SIGINT and SIGTERM: what a signal does depends on whether work that can be kept is running.
+
+Inside a ``keep_work()`` block (a solver pipeline, ``compare``'s rows, ``frontier``'s
+points) the first signal only records itself: the work in progress sees ``received()``,
+stops and returns the best it found, which the command writes marked ``interrupted``.
+Anywhere else (start-up, reading the input, a heuristic) it raises ``Interrupted``, a
+``KeyboardInterrupt``, and the command ends with nothing written. A second signal always
+raises. The command line exits 130 after SIGINT and 143 after SIGTERM (``exit_code``).
+
+``command()`` takes both signals for a whole command, so that a signal in one phase (a
+percentage budget's reference solve) still stops the phases after it; the command line's
+entry point installs the handlers first of all (``install``), before anything slow is
+imported. Outside a command (the Python API) ``keep_work()`` takes SIGINT for its own
+duration and forgets it afterwards. Signals are handled in the main thread only, and a
+signal ignored on entry (a shell's background job, ``nohup``) stays ignored.
+
+This module imports nothing but the standard library: the command line loads it before
+anything else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+__all__ = [
+    "Interrupted",
+    "TimeUp",
+    "time_limit",
+    "install",
+    "command",
+    "keep_work",
+    "received",
+    "exit_code",
+    "SignalState",
+    "HANDLED",
+]
+
+HANDLED = (signal.SIGINT, signal.SIGTERM)
+_EXIT: dict[int, int] = {int(signal.SIGINT): 130, int(signal.SIGTERM): 143}
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal ended the command where no work could be kept; ``signum`` says which."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = int(signum)
+
+
+class TimeUp(BaseException):
+    """The command's time limit passed where no work could be kept (reading the input).
+    A ``BaseException``, so that no ``except Exception`` on the way turns it into an input
+    error."""
+
+
+_lock = threading.RLock()
+_received: list[int] = []  # the signals taken so far, in order
+_keep_depth = 0  # open keep_work() blocks
+_command_depth = 0  # open command() blocks (and install())
+_saved: dict[int, Any] = {}  # handlers to put back when the outermost block ends
+
+
+def received() -> int | None:
+    """The first signal taken in this command (or ``keep_work`` block), else None."""
+    return _received[0] if _received else None
+
+
+def exit_code(signum: int | None = None) -> int:
+    """130 for SIGINT, 143 for SIGTERM (the first signal taken, by default)."""
+    s = received() if signum is None else signum
+    return _EXIT.get(int(s) if s is not None else signal.SIGINT, 130)
+
+
+class SignalState(Mapping):
+    """``{"signal": the first signal taken, or None}``, read when asked (what a command hands
+    to the parts that decide their own exit code)."""
+
+    def __getitem__(self, key: str) -> int | None:
+        if key != "signal":
+            raise KeyError(key)
+        return received()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("signal",))
+
+    def __len__(self) -> int:
+        return 1
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    _received.append(int(signum))
+    if _keep_depth == 0 or len(_received) > 1:
+        raise Interrupted(_received[0])
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def _take(signums: tuple[int, ...]) -> None:
+    for s in signums:
+        # a signal ignored on entry stays ignored (a shell's background job, nohup)
+        if s not in _saved and signal.getsignal(s) is not signal.SIG_IGN:
+            _saved[s] = signal.signal(s, _on_signal)
+
+
+def _give_back() -> None:
+    for s, old in _saved.items():
+        signal.signal(s, old if old is not None else signal.SIG_DFL)
+    _saved.clear()
+
+
+def install() -> None:
+    """Take SIGINT and SIGTERM for the rest of the process (the console script's first
+    step). Equivalent to entering a ``command()`` block that never ends."""
+    global _command_depth
+    if not _main_thread():
+        return
+    with _lock:
+        _command_depth += 1
+        _take(HANDLED)
+
+
+@contextlib.contextmanager
+def command() -> Iterator[None]:
+    """One command's run: SIGINT and SIGTERM taken, a signal remembered until it ends."""
+    global _command_depth
+    if not _main_thread():
+        yield
+        return
+    with _lock:
+        if _command_depth == 0:
+            _received.clear()
+        _command_depth += 1
+        _take(HANDLED)
+    try:
+        yield
+    finally:
+        with _lock:
+            _command_depth -= 1
+            if _command_depth == 0:
+                if _keep_depth == 0:
+                    _give_back()
+                _received.clear()
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    if _keep_depth == 0:
+        raise TimeUp()
+    # work in progress watches the deadline itself and returns its best in time
+
+
+@contextlib.contextmanager
+def time_limit(at: float | None) -> Iterator[None]:
+    """Until the block ends, the command's deadline ``at`` (``time.perf_counter()``)
+    raises ``TimeUp`` where it passes outside ``keep_work`` (reading a large input, say):
+    the command then ends with one line. Inside ``keep_work`` the work itself stops in time
+    and nothing is raised. No-op for None or outside the main thread."""
+    if at is None or not _main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(1e-3, at - time.perf_counter()))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@contextlib.contextmanager
+def keep_work() -> Iterator[None]:
+    """Work whose best result so far is worth keeping: inside, the first signal only sets
+    ``received()``. Blocks nest. Outside a ``command()``, SIGINT is taken for the block's
+    duration and the state is cleared when the outermost block ends."""
+    global _keep_depth
+    if not _main_thread():
+        yield
+        return
+    with _lock:
+        if _keep_depth == 0 and _command_depth == 0:
+            _received.clear()
+            _take((signal.SIGINT,))
+        _keep_depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _keep_depth -= 1
+            if _keep_depth == 0 and _command_depth == 0:
+                _give_back()
+                _received.clear()
