@@ -1500,7 +1500,7 @@ def frontier(
     Examples
     --------
     >>> import cpsched
-    >>> f = frontier(cpsched.generators.random_layered(n=10, seed=1), points=3, time_limit=2)
+    >>> f = frontier(cpsched.generators.random_layered(n=12, seed=3), points=3, time_limit=2)
     >>> [p["status"] != "ERROR" for p in f.points]
     [True, True, True]
     """

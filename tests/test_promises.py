@@ -13,7 +13,6 @@ from cpsched import api
 from cpsched.cli import main
 from cpsched.core.errors import BudgetError, InputError
 from cpsched.core.scenarios import parse_budget
-from cpsched.cp import runtime
 from cpsched.generators import random_layered
 from cpsched.methods import load_all
 
@@ -175,8 +174,8 @@ def _memory_heuristic_peaks(g, sc):
 def test_cp_past_its_deadline_returns_the_best_heuristic(source):
     g = api.read(str(N50)) if source == "n50" else random_layered(n=300, seed=4)
     sc = api.scenarios_for(g)
-    with runtime.deadline(time.perf_counter() - 1.0):  # start-up ate the whole limit
-        r = api.schedule(g, time_limit=1)
+    # start-up ate the whole limit
+    r = api.schedule(g, time_limit=1, deadline=time.perf_counter() - 1.0)
     best = min(_memory_heuristic_peaks(g, sc).values())
     assert r.peak["static"] <= best
     assert "fast heuristics" in r.info["message"]
@@ -186,8 +185,7 @@ def test_cp_past_its_deadline_returns_the_best_heuristic(source):
 
 def test_cp_with_a_budget_past_its_deadline_meets_what_a_heuristic_meets(capsys, tmp_path):
     g = api.read(str(N50))
-    with runtime.deadline(time.perf_counter() - 1.0):
-        r = api.schedule(g, budget=30000, time_limit=1)
+    r = api.schedule(g, budget=30000, time_limit=1, deadline=time.perf_counter() - 1.0)
     assert r.peak["static"] <= 30000 == r.budget["static"]
 
 

@@ -99,7 +99,7 @@ def frontier(
     Examples
     --------
     >>> from cpsched.generators import random_layered
-    >>> f = frontier(random_layered(n=10, seed=1), points=3, time_limit=2)
+    >>> f = frontier(random_layered(n=12, seed=3), points=3, time_limit=2)
     >>> len(f.points), all(p["status"] != "ERROR" for p in f.points)
     (3, True)
     """
