@@ -543,8 +543,8 @@ def schedule(
     progress : callable, optional
         ``progress(objective, bound, gap, elapsed)`` while a solver runs.
     deadline : float, optional
-        A ``time.perf_counter()`` instant by which a solver returns, every phase included
-        (a percentage budget's reference too); default: the call's start plus
+        A ``time.perf_counter()`` instant by which a solver returns, every phase included;
+        default: the call's start plus
         ``time_limit``. Ignored with ``deterministic`` (limits are work units there).
     **options
         Method options (``slack``, ``evict``, ``device``, ``profile``, ``bandwidth``,
@@ -595,7 +595,7 @@ def schedule(
     if progress is not None:
         opts["progress"] = progress
     # a solver keeps its best result on a signal; the signal stays seen until the call ends,
-    # so that one during the budget's reference solve stops the solve after it too
+    # so that one before the solve (reading, the budget's reference) stops the solve too
     with signals.keep_work() if deadline is not None else contextlib.nullcontext():
         return _schedule(g, sc, m, opts, budget, objective, deadline, t0)
 

@@ -637,16 +637,16 @@ def _solver_note(r: api.Result) -> str:
 
 
 def _short_time_note(r: api.Result) -> list[str]:
-    """A line when the solver had less than half of the time limit (start-up, reading the
-    input and a percentage budget's reference took the rest)."""
+    """A line when the solver had less than half of the time limit (start-up and reading
+    the input took the rest; a percentage budget's reference, the input order's peak, takes
+    no time to speak of)."""
     avail, limit = r.solver.get("seconds_available"), r.solver.get("time_limit")
     if avail is None or not limit or avail >= 0.5 * limit:
         return []
     return [
         f"  note: the solver had {format_seconds(avail)} of the {format_seconds(limit)} "
-        "time limit (starting, reading the input"
-        + (" and the budget's reference" if "budget_reference" in r.info else "")
-        + " took the rest); a longer --time-limit gives it more"
+        "time limit (starting, reading the input took the rest); a longer --time-limit "
+        "gives it more"
     ]
 
 
