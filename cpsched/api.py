@@ -17,6 +17,7 @@ over these functions.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
 import time
@@ -874,15 +875,18 @@ CUT_BOUND_MAX_SECONDS = 2.5
 WEAK_BOUND = "weak: forced-live bytes only"
 
 
-def known_lower_bound(graph: Graph, scenarios: Scenarios | None = None) -> tuple[np.ndarray, str]:
+def known_lower_bound(
+    graph: Graph, scenarios: Scenarios | None = None, *, seconds: float | None = None
+) -> tuple[np.ndarray, str]:
     """The best lower bound on the peak of any order that needs no search, per scenario,
     with a note that is empty for the usual bound and says why where it is weak. The usual
     bound: the bytes forced live at each op and the minimum cut per op (``info``,
     ``simulate``, ``compare`` and every method's result start from it; solvers may prove
     more). For a graph read from HLO, the module's bound (``module_lower_bound``: every
     called computation at the least it could need in any order). The cut bound costs about
-    ``n^2`` per scenario: above ``CUT_BOUND_MAX_SECONDS`` of it only the forced-live bytes
-    are counted, and the note says so.
+    ``n^2`` per scenario: above ``CUT_BOUND_MAX_SECONDS`` of it (or ``seconds``, what is
+    left of a time limit) only the forced-live bytes are counted, and the note says so.
+    Computed once per graph and scenarios.
 
     >>> g = read('{"nodes": [{"id": 0, "size": 100}, {"id": 1, "size": 10},'
     ...          ' {"id": 2, "size": 1}], "links": [{"source": 0, "target": 2},'
@@ -894,11 +898,28 @@ def known_lower_bound(graph: Graph, scenarios: Scenarios | None = None) -> tuple
     module = hlo_module_of(graph)
     if module is not None:
         return module_lower_bound(module, sc), ""
-    lb = static_lower_bound(graph, sc)
     n = graph.n_ops
-    if n <= CUT_MAX_OPS and CUT_SECONDS_PER_OP2 * n * n * len(sc) <= CUT_BOUND_MAX_SECONDS:
-        return np.maximum(lb, cut_problem(graph, sc).lower_bound).astype(np.int64), ""
-    return lb, f"{WEAK_BOUND}, the minimum-cut bound skipped at {n:,} ops"
+    guess = CUT_SECONDS_PER_OP2 * n * n * len(sc)
+    key = json.dumps(sc.to_json(), sort_keys=True)
+    known = _KNOWN_BOUNDS.get(graph, {}).get(key)  # (one skipped for time is not kept)
+    if known is not None:
+        return known[0].copy(), known[1]
+    lb = static_lower_bound(graph, sc)
+    if n <= CUT_MAX_OPS and guess <= CUT_BOUND_MAX_SECONDS:
+        if seconds is not None and guess > seconds:
+            return lb, f"{WEAK_BOUND}, the minimum-cut bound skipped for the time limit"
+        known = np.maximum(lb, cut_problem(graph, sc).lower_bound).astype(np.int64), ""
+    else:
+        known = lb, f"{WEAK_BOUND}, the minimum-cut bound skipped at {n:,} ops"
+    _KNOWN_BOUNDS.setdefault(graph, {})[key] = known
+    return known[0].copy(), known[1]
+
+
+# known_lower_bound's results by graph (while it lives) and scenarios: every row of a
+# comparison asks for the same bound
+_KNOWN_BOUNDS: weakref.WeakKeyDictionary[Graph, dict[str, tuple[np.ndarray, str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _result(
@@ -918,7 +939,9 @@ def _result(
         if info.get("weak_bound") and s.status != "OPTIMAL":
             info["lower_bound_note"] = f"{WEAK_BOUND}, {info['weak_bound']}"
     elif hlo_module_of(g) is None:  # a module's result has the module's bound already
-        lb, note = known_lower_bound(g, sc)
+        deadline = opts.get("deadline")
+        left = None if deadline is None else deadline - time.perf_counter()
+        lb, note = known_lower_bound(g, sc, seconds=left)
         lb = np.minimum(np.maximum(lb, s.lower_bound_bytes), s.peak_bytes)
         s = replace(s, lower_bound_bytes=lb.astype(np.int64))
         if note:
@@ -1373,7 +1396,9 @@ def compare(
         if solvers and methods is None and "cp-overlap" in results and signals.received() is None:
             opts["deadline"] = deadline
             _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
-    lb, note = known_lower_bound(g, sc)
+    lb, note = known_lower_bound(
+        g, sc, seconds=None if deadline is None else deadline - time.perf_counter()
+    )
     best = {n: int(lb[s]) for s, n in enumerate(sc.names)}
     for r in results.values():
         for n, b in r.bound.items():
