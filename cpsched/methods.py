@@ -51,7 +51,7 @@ METHOD_OPTIONS = frozenset(
     """
 aggressive bandwidth baselines bounds budget_methods called_resources comm_streams
 convert_sync copies cost_fn costs cpsat decompose depth device durations evict heuristics
-hint hoist latency latency_fn lns margin max_candidates memory_limit method_name model order
+hint hoist known latency latency_fn lns margin max_candidates memory_limit method_name model order
 overhead_cap overlap_limit postprocess profile remat reorder rerun resolution scenario
 scenario_mode scenario_objective search secondary sequential slack stop_when_fits sub_slots
 symbolic transfer window_engine windows
