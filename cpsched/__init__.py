@@ -3,6 +3,7 @@
 The Python API (``cpsched.api``): ``read``, ``schedule``, ``compare``, ``simulate``,
 ``frontier``, ``methods``, ``from_networkx``, ``from_jax`` (needs ``cpsched[jax]``), ``from_torch``
 and ``inductor_order`` (need ``cpsched[torch]``); every method returns one ``Result``.
+``run_module`` runs a written HLO module on XLA (needs jax) and returns a ``RunRecord``.
 """
 
 import importlib
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     )
     from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
     from cpsched.core.symbolic import SymExpr
+    from cpsched.measure.run import RunRecord, run_module
     from cpsched.torch_order import inductor_order
 
 # Where each public name lives. Importing them on first use keeps ``import cpsched.cli``
@@ -52,6 +54,8 @@ _EXPORTS = {
     "from_torch": "cpsched.api",
     "inductor_order": "cpsched.torch_order",
     "generators": "cpsched.generators",
+    "run_module": "cpsched.measure.run",
+    "RunRecord": "cpsched.measure.run",
 }
 
 __all__ = [
@@ -74,6 +78,8 @@ __all__ = [
     "from_torch",
     "inductor_order",
     "generators",
+    "run_module",
+    "RunRecord",
 ]
 
 

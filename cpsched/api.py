@@ -57,7 +57,11 @@ from cpsched.cp.joint.frontier import (
 )
 from cpsched.cp.joint.frontier import frontier as joint_frontier
 from cpsched.cp.memory.problem import from_graph as cut_problem
-from cpsched.cp.memory.solve import CUT_SECONDS_PER_OP2
+from cpsched.cp.memory.solve import (
+    CUT_SECONDS_PER_OP2,
+    DEFAULT_SECONDS_PER_OP,
+    HEURISTIC_SECONDS_PER_OP,
+)
 from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.cp.search.cuts import CUT_MAX_OPS
 from cpsched.heuristics.common import convert_sync_collectives, scenario_index
@@ -1372,6 +1376,10 @@ def compare(
             if limit <= 0:
                 errors[row] = "not run: the time limit ran out"
                 continue
+            guess = _heuristic_seconds(name, g)
+            if deadline is not None and time.perf_counter() + guess > deadline:
+                errors[row] = f"not run: about {guess:.0f} s at {g.n_ops} ops, past the time limit"
+                continue
             try:
                 if name == "given":
                     r = simulate(g, g.original_order, sc)
@@ -1490,6 +1498,14 @@ def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progre
             continue
         results[label] = r
         timelines[label] = simulate_timeline(g, r.order, costs, sc)
+
+
+def _heuristic_seconds(name: str, g: Graph) -> float:
+    """About how long heuristic ``name`` takes on ``g`` (0 for solvers and the given order,
+    which keep to their limit): the rates the min-peak solver plans its warm start with."""
+    if is_solver(name) or name == "given":
+        return 0.0
+    return g.n_ops * HEURISTIC_SECONDS_PER_OP.get(name, DEFAULT_SECONDS_PER_OP)
 
 
 def _row_time_limit(time_limit: float, deadline: float | None, solvers_left: int) -> float:

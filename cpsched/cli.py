@@ -1,4 +1,4 @@
-"""Command line: ``cpsched info | simulate | convert | methods | schedule | compare | sweep``.
+"""Command line: ``cpsched info | simulate | convert | methods | schedule | compare | sweep | run``.
 
 Argument parsing and presentation only: the work is done by ``cpsched.api``. Every error the
 user can cause is one line on stderr (file:line:col: reason) and exit code 2; options are
@@ -38,6 +38,7 @@ from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import _unit, load_device
 from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, MAX_FRONTIER_POINTS
+from cpsched.measure import cli as measure_cli
 from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
 from cpsched.plot import plot_frontier, plot_memory, require_matplotlib
@@ -585,8 +586,8 @@ FINISH_SECONDS_PER_OP = 5e-5
 def hard_stop(args) -> float | None:
     """When a solving command stops whatever it is doing (``perf_counter`` seconds) if no
     solver has started by then (reading a large input): its start plus ``--time-limit``
-    and the tolerance of the limit, max(1 s, 5 %) (in that margin, a solve that finds no time
-    left still returns its best heuristic). None for heuristics, in deterministic mode, and
+    and half the tolerance of the limit, max(1 s, 5 %) (in that margin, a solve that finds
+    no time left still returns its best heuristic). None for heuristics, in deterministic mode, and
     where the default limit depends on the input."""
     if getattr(args, "deterministic", False) or args.command not in (
         "schedule",
@@ -605,7 +606,9 @@ def hard_stop(args) -> float | None:
     if limit is None or (args.command == "compare" and args.no_solver):
         return None
     args.command_time_limit = float(limit)
-    return args.started + float(limit) + max(1.0, 0.05 * float(limit))
+    # half the tolerance: a long read (one JSON parse of seconds) ends before the signal is
+    # seen
+    return args.started + float(limit) + 0.5 * max(1.0, 0.05 * float(limit))
 
 
 def _solve_deadline(args, name: str, g: Graph) -> float | None:
@@ -1101,6 +1104,7 @@ SUBCOMMANDS: list[Callable] = [
     add_capture,
     pipeline_cli.add_parser,
     sweep_cli.add_parser,
+    measure_cli.add_parser,
 ]
 
 
@@ -1158,9 +1162,13 @@ def _main(argv: Sequence[str] | None, started: float) -> int:
         # every file of the command appears when it returns, none when it fails
         with signals.time_limit(hard_stop(args)), all_or_nothing():
             try:
-                return args.fn(args)
+                code = args.fn(args)
             except BrokenPipeError:
                 pass  # the report's reader left: the files still count, committed here
+            else:
+                # a signal a solver's runtime took in a command that keeps no work: it ends
+                # the command (its files are complete, the exit code says it was stopped)
+                return interrupted_exit(args) if code == 0 and signals.received() else code
         raise BrokenPipeError
     except CpschedError as e:
         print(f"cpsched: error: {one_line(str(e))}", file=sys.stderr)
@@ -1174,9 +1182,8 @@ def _main(argv: Sequence[str] | None, started: float) -> int:
         return 0
     except signals.TimeUp:
         print(
-            f"cpsched: error: the time limit of {args.command_time_limit:g} s ran out before a result "
-            "was found (starting and reading the input took it); nothing written; a longer "
-            "--time-limit gives the solver time",
+            f"cpsched: error: the time limit of {args.command_time_limit:g} s ran out before any "
+            "result was found; nothing written; a longer --time-limit gives the solver time",
             file=sys.stderr,
         )
         return EXIT_USAGE

@@ -12,12 +12,16 @@ which brings the readers, the solvers and OR-Tools).
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import types
 
 from cpsched.core import signals
 from cpsched.core.process import process_start
 from cpsched.version import version_line
+
+# Commands whose helpers (worker pools, Ray) clean up at the interpreter's exit
+SLOW_EXIT = ("sweep", "capture")
 
 
 def main() -> int:
@@ -31,7 +35,8 @@ def main() -> int:
         _import_cp_model_without_pandas()
         # loaded here, after the handlers, rather than at the top of this module
         cli = importlib.import_module("cpsched.cli")
-        return int(cli.main(argv, started=started))
+        signals.check()  # a signal an import turned into an ImportError (and we retried)
+        code = int(cli.main(argv, started=started))
     except KeyboardInterrupt:
         code = signals.exit_code()
         print(
@@ -39,7 +44,21 @@ def main() -> int:
             "returned; nothing written",
             file=sys.stderr,
         )
-        return code
+    if not argv or argv[0] not in SLOW_EXIT:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """End the process without the interpreter's teardown, which frees every object one by
+    one (0.9 s after a 100,000-op graph, counted against the time limit). The command's
+    files are written and closed by now; only the standard streams need flushing."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def _import_cp_model_without_pandas() -> None:

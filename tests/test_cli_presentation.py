@@ -163,8 +163,9 @@ def test_log_goes_to_stderr_and_json_stays_clean(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
     assert r.stdout == "{}\n" and "solver log line" in r.stderr and "python log line" in r.stderr
     src = REPO / "models" / "graphs" / "random_layered_n50_s0.json"
+    # 10 s: a limit that runs out while a loaded machine is still starting is refused
     r = subprocess.run([sys.executable, "-m", "cpsched.cli", "schedule", str(src), "--log",
-                        "--json", "--time-limit", "2", "-o", str(tmp_path / "s.json")],
+                        "--json", "--time-limit", "10", "-o", str(tmp_path / "s.json")],
                        capture_output=True, text=True, env=ENV)
     assert r.returncode == 0 and json.loads(r.stdout)["method"] == "cp"
 

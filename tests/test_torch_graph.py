@@ -178,3 +178,29 @@ def test_inductors_simulator_json_is_read_with_the_same_peaks(tmp_path):
     assert int(simulate(g, g.original_order).peak[0]) == rec["inductor"]["peaks"]["baseline"]
     with pytest.raises(InputError, match="buffers must be a list"):
         record_from_simulator_json({"nodes": [], "buffers": 3}, "x")
+
+
+REMAT = CORPUS / "remat"
+
+
+@pytest.mark.skipif(not (REMAT / "manifest.json").exists(), reason="no remat captures")
+def test_training_step_joins_forward_and_backward():
+    """The step graph (forward, then backward reading the saved activations) holds at least
+    what either graph holds on its own, at most both together, and the forward runs first."""
+    from cpsched.readers.torch_graph import join_training_records
+    manifest = json.loads((REMAT / "manifest.json").read_text())
+    for prog, info in manifest["programs"].items():
+        for budget, files in info["budgets"].items():
+            recs = {r["part"]: r for r in (_record(REMAT / f) for f in files)}
+            fwd, bwd = recs["forward"], recs["backward"]
+            assert fwd["activation_memory_budget"] == float(budget)
+            g = graph_from_torch_dict(join_training_records(fwd, bwd))
+            step = int(simulate(g, g.original_order).peak[0])
+            f, b = fwd["inductor"]["peak"], bwd["inductor"]["peak"]
+            assert max(f, b) <= step <= f + b, (prog, budget)
+            # every backward node after every forward node in any valid order
+            order = inductor.bfs_order(g)
+            pos = {g.op_names[i]: k for k, i in enumerate(order) if g.opcodes[i] != "parameter"}
+            last_fwd = max(v for k, v in pos.items() if k.startswith("fwd/"))
+            first_bwd = min(v for k, v in pos.items() if k.startswith("bwd/"))
+            assert last_fwd < first_bwd

@@ -35,6 +35,7 @@ __all__ = [
     "command",
     "keep_work",
     "received",
+    "check",
     "exit_code",
     "SignalState",
     "HANDLED",
@@ -68,6 +69,14 @@ _saved: dict[int, Any] = {}  # handlers to put back when the outermost block end
 def received() -> int | None:
     """The first signal taken in this command (or ``keep_work`` block), else None."""
     return _received[0] if _received else None
+
+
+def check() -> None:
+    """Raise ``Interrupted`` if a signal came (code that cannot keep work calls it where a
+    signal may have been caught on the way, e.g. by an import)."""
+    first = received()
+    if first is not None:
+        raise Interrupted(first)
 
 
 def exit_code(signum: int | None = None) -> int:

@@ -11,6 +11,7 @@ import json
 import sys
 import time
 
+from cpsched.core import signals
 from cpsched.core.errors import InputError
 from cpsched.core.scenarios import from_dim_specs
 from cpsched.core.units import format_bytes, format_seconds, parse_bytes
@@ -467,6 +468,7 @@ def _run_methods(pr: PipelineProblem, args):
                 seed=args.seed,
                 deadline=_deadline(args),
             )
+            signals.check()  # a signal cut the search: stop, with nothing written
             row = sch.summary()
             row["gap"] = round(sch.info.get("gap", 0.0), 6)
         else:

@@ -138,3 +138,25 @@ def test_capture_command_writes_graphs_every_command_reads(tmp_path):
     assert rows["given"]["peak_bytes"] == ind  # the stored order is what Inductor kept
     r = run("capture", "--torch", f"{script}:broken", "-o", str(tmp_path / "out"))
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
+
+
+def test_from_torch_program_saves_and_reads_back(tmp_path):
+    from cpsched.readers import read_graph
+
+    torch.manual_seed(0)
+    block = corpus.AttentionBlock(d=32, heads=2)
+    seq = torch.export.Dim("seq", min=8, max=256)
+    prog = cpsched.from_torch(block, torch.randn(2, 64, 32), training=True,
+                              dynamic_shapes={"x": {1: seq}}, name="block")
+    assert prog.parts == ["forward", "backward"]
+    fwd = prog["forward"]
+    assert fwd.dims == ("seq",)
+    sym = fwd.meta["torch"]["symbols"]["seq"]
+    assert (sym["hint"], sym["min"], sym["max"]) == (64, 8, 256)
+    for path, g in zip(prog.save(str(tmp_path)), prog):
+        back = read_graph(path)
+        assert back.op_names == g.op_names and back.buffer_sizes == g.buffer_sizes
+        assert back.original_order == g.original_order
+    # the stored order is Inductor's, at its own estimate (at the hint)
+    for g, rec in zip(prog, prog.records):
+        assert simulate(g, g.original_order, scenarios_for(g)).peak[0] == rec["inductor"]["peak"]

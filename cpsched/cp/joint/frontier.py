@@ -105,14 +105,23 @@ def frontier(
     """
     t0 = time.perf_counter()
     solves_left = int(points) + 2  # the range's two solves, then one per point
+    # a solve's work besides its search (problem, heuristics, replays): the most seen so far
+    overrun = [0.0, time.perf_counter(), 0.0]  # [most, when the last began, its seconds]
 
     def seconds() -> float:
-        """This solve's time: ``time_limit``, and its share of what is left."""
+        """This solve's time: ``time_limit``, and its share of what is left once each solve
+        still to come has had its fixed work."""
         nonlocal solves_left
+        now = time.perf_counter()
+        if overrun[2]:
+            overrun[0] = max(overrun[0], now - overrun[1] - overrun[2])
         solves_left -= 1
         if deadline is None:
-            return float(time_limit)
-        return min(float(time_limit), (deadline - time.perf_counter()) / (solves_left + 1))
+            give = float(time_limit)
+        else:
+            give = min(float(time_limit), (deadline - now) / (solves_left + 1) - overrun[0])
+        overrun[1], overrun[2] = now, max(give, 1e-9)
+        return give
 
     sc = scenarios if scenarios is not None and len(scenarios) else static()
     names = list(sc.names)
@@ -135,12 +144,19 @@ def frontier(
     orders: dict[str, list[int]] = {}
     if graph.original_order is not None:
         orders["given"] = list(graph.original_order)
+    slowest = 0.0  # no heuristic starts that would end past a quarter of the time left
+    until = None if deadline is None else t0 + 0.25 * (deadline - t0)
     for name in todo:
+        started = time.perf_counter()
+        if until is not None and started + slowest > until:
+            continue
         try:
             out = registry[name].fn(graph, sc, device=device, seed=seed)
             orders[name] = list(getattr(out, "order", out))
         except CpschedError:
             continue
+        finally:
+            slowest = max(slowest, time.perf_counter() - started)
     base_peaks: dict[str, np.ndarray] = {}
     base_makespans: dict[str, np.ndarray] = {}
     for name, order in orders.items():

@@ -452,6 +452,9 @@ def _sequential(
     if relax_s >= 1.0 and (not out or not (out[-1].peak() <= bud).all()):
         lb, _, rinfo = no_memory_bound(prob.base, relax_s, common)
         relax = (lb, {**rinfo, "seconds": relax_s})
+    if cfg.seconds_left() <= 0:  # each step's own work takes seconds at 10k ops
+        errors["cp-remat"] = "skipped: no time left"
+        return out, relax
     try:
         r = solve_remat(
             graph,
@@ -469,7 +472,7 @@ def _sequential(
     except (InputError, ScheduleError, InfeasibleError) as e:
         errors["cp-remat"] = str(e)
         return out, relax
-    if n_s == 1 and any(remat_plan.active):
+    if n_s == 1 and any(remat_plan.active) and cfg.seconds_left() > 0:
         try:
             out.append(_reordered(prob, remat_plan, bud, share, common))
         except (InputError, ScheduleError, InfeasibleError) as e:

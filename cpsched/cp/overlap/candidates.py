@@ -4,6 +4,7 @@ limits and approximate costs for ``lhs``). They are hints and the floor of the r
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -75,19 +76,33 @@ def overlap_candidates(
     budget: np.ndarray,
     opts: dict,
     errors: dict,
+    deadline: float | None = None,
 ) -> dict[str, list[int]]:
-    """Orders of every overlap heuristic under each of its ``heuristic_variants``."""
-    out: dict[str, list[int]] = {}
-    for name in methods:
-        for label, o in heuristic_variants(name, budget, bases, opts):
-            try:
-                order = run_method(name, graph, scenarios, o)
-            except Exception as e:
-                errors[label] = f"{type(e).__name__}: {e}"
-                continue
-            if order is not None:
-                out[label] = order
-    return out
+    """Orders of every overlap heuristic under each of its ``heuristic_variants``; with
+    ``deadline`` (``time.perf_counter()``) no run starts that would end past it, judged by
+    the longest run so far (the default variant of each heuristic comes first)."""
+    found: dict[str, list[int]] = {}
+    variants = [
+        (name, v) for name in methods for v in heuristic_variants(name, budget, bases, opts)
+    ]
+    slowest = 0.0
+    # each heuristic's own input first: the variants of one are worth less than another
+    for name, (label, o) in sorted(variants, key=lambda nv: nv[1][0] != nv[0]):
+        t0 = time.perf_counter()
+        if deadline is not None and t0 + slowest > deadline:
+            errors[label] = "skipped: it would not end within the time limit"
+            continue
+        try:
+            order = run_method(name, graph, scenarios, o)
+        except Exception as e:
+            errors[label] = f"{type(e).__name__}: {e}"
+            continue
+        finally:
+            slowest = max(slowest, time.perf_counter() - t0)
+        if order is not None:
+            found[label] = order
+    # in the variants' own order (ties between candidates go to the first)
+    return {label: found[label] for _, (label, _) in variants if label in found}
 
 
 def family(label: str) -> str:

@@ -61,11 +61,21 @@ def serial_actions(problem: PipelineProblem) -> list[list[Action]]:
     return out
 
 
-def best_baseline(problem: PipelineProblem) -> tuple[PipelineSchedule | None, dict]:
-    """The fastest baseline within the caps, and every baseline's summary (or why not)."""
+def best_baseline(
+    problem: PipelineProblem, deadline: float | None = None
+) -> tuple[PipelineSchedule | None, dict]:
+    """The fastest baseline within the caps, and every baseline's summary (or why not).
+    With ``deadline`` (``time.perf_counter()``), once one fits no baseline starts that
+    would end past it by the longest build so far (each replays every action: seconds at
+    100k actions)."""
     results: dict[str, dict] = {}
     best: PipelineSchedule | None = None
+    slowest = 0.0
     for name in baselines.BASELINES + ("greedy",):
+        started = time.perf_counter()
+        if best is not None and deadline is not None and started + slowest > deadline:
+            results[name] = {"method": name, "status": "SKIPPED", "message": "no time left"}
+            continue
         try:  # built once: applicable() would build it a second time
             sch = baselines.build(problem, name)
         except InputError as e:
@@ -75,6 +85,7 @@ def best_baseline(problem: PipelineProblem) -> tuple[PipelineSchedule | None, di
             results[name] = {"method": name, "status": "FAILED", "message": str(e)}
             continue
         results[name] = sch.summary()
+        slowest = max(slowest, time.perf_counter() - started)
         assert sch.replay is not None  # summary() replays it
         if sch.replay.memory_ok and (best is None or sch.makespan < best.makespan):
             best = sch
@@ -174,7 +185,7 @@ def solve(
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit) if deadline is None else min(deadline, t0 + time_limit)
     time_limit = max(0.0, deadline - t0)
-    base, base_results = best_baseline(problem)
+    base, base_results = best_baseline(problem, deadline)
     data: CpData = make_data(problem)
     sc = data.scale
     head, tail = heads_and_tails(data)
