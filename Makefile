@@ -60,9 +60,11 @@ jax-env:
 	  py=$$($(FIND_PY312)); test -n "$$py" || { echo "jax-env: $(NO_PY312)"; exit 1; }; \
 	  "$$py" -m venv $(JAX_VENV); fi
 	@$(JAX_VENV)/bin/python -c '$(PY312_PROBE)' || { echo "jax-env: $(JAX_VENV) has Python < 3.12: remove it and run again"; exit 1; }
-	@if [ -n "$(JAX_VERSION)" ]; then spec="jax==$(JAX_VERSION) jaxlib==$(JAX_VERSION)"; else spec="--upgrade jax jaxlib"; fi; \
+	@if [ ! -f $(JAX_VENV)/.installed-extras ] || [ pyproject.toml -nt $(JAX_VENV)/.installed-extras ]; then \
 	  $(JAX_VENV)/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1; \
-	  if ! $(JAX_VENV)/bin/python -m pip install -q $$spec $(JAX_EXTRAS) -e ".[test]" ; then \
+	  $(JAX_VENV)/bin/python -m pip install -q $(JAX_EXTRAS) -e ".[test]" && touch $(JAX_VENV)/.installed-extras; fi
+	@if [ -n "$(JAX_VERSION)" ]; then spec="jax==$(JAX_VERSION) jaxlib==$(JAX_VERSION)"; else spec="--upgrade jax jaxlib"; fi; \
+	  if ! $(JAX_VENV)/bin/python -m pip install -q $$spec ; then \
 	    $(JAX_VENV)/bin/python -c 'import jax' 2>/dev/null || exit 1; \
 	    echo "jax-env: could not reach the package registry; keeping the installed jax"; fi
 	@$(JAX_VENV)/bin/python -c 'import jax, sys; print(f"jax-env: {sys.argv[1]} has jax {jax.__version__} (Python {sys.version.split()[0]})")' $(JAX_VENV)

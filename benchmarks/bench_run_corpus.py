@@ -104,6 +104,19 @@ def check_source(src: Path, tmp: Path, python: str, write_all) -> dict:
     return row
 
 
+def _shown(argv: list[str]) -> list[str]:
+    """The command's arguments without those that only say where results go."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in ("--out", "--json", "--rows"):
+            skip = True
+        elif not a.startswith(("--out=", "--json=", "--rows=")):
+            out.append(a)
+    return out
+
+
 def table(rows: list[dict], argv: list[str], env: dict) -> str:
     total = sum(r["written"] for r in rows)
     equal = sum(len(r["equal"]) for r in rows)
@@ -112,8 +125,8 @@ def table(rows: list[dict], argv: list[str], env: dict) -> str:
     lines = [
         "# Written modules run on XLA:CPU: outputs against the source order",
         "",
-        "Command: `CPSCHED_JAX_PYTHON=PY python benchmarks/bench_run_corpus.py "
-        + " ".join(argv) + "`",
+        "Command: `" + " ".join(["CPSCHED_JAX_PYTHON=PY python benchmarks/bench_run_corpus.py",
+                                 *_shown(argv)]) + "`",
         "",
         f"jax {env['jax']} on {env['machine']} (XLA:CPU), {env['date']}; measured while other "
         "work shared the machine's 2 cores (only outputs are compared here, no times).",
@@ -133,6 +146,9 @@ def table(rows: list[dict], argv: list[str], env: dict) -> str:
         refused = ", ".join(sorted(r["refused"])) or "-"
         lines.append(f"| {r['program']} | {r['written']} | {len(r['equal'])} | "
                      f"{len(r['differ']) or '-'} | {len(r['not_run']) or '-'} | {refused} |")
+    if any(r["program"] == "demo" for r in rows):
+        lines += ["", "demo: `models/hlo/demo.hlo`, the bundled copy of sharded_dp_tp "
+                  "(byte-identical, so that file is not run twice)."]
     problems = [(r["program"], k, v, "differ") for r in rows for k, v in r["differ"].items()]
     problems += [(r["program"], k, v, "not run") for r in rows for k, v in r["not_run"].items()]
     if problems:
@@ -152,7 +168,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated program names")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results_run_corpus.md"))
     ap.add_argument("--json", help="also write the per-program rows as JSON here")
+    ap.add_argument("--rows", help="only write the table, from a --json file of an earlier "
+                    "run (its environment line as given by --env)")
+    ap.add_argument("--env", help="with --rows: 'jax=VERSION,date=YYYY-MM-DD'")
     a = ap.parse_args(argv)
+    if a.rows:
+        rows = json.loads(Path(a.rows).read_text())
+        given = dict(kv.split("=", 1) for kv in (a.env or "").split(",") if "=" in kv)
+        env = {"jax": given.get("jax", "?"), "date": given.get("date", "?"),
+               "machine": f"{platform.machine()} {os.cpu_count()} cores"}
+        Path(a.out).write_text(table(rows, [x for x in argv if not x.startswith("--env")
+                                            and x != a.env], env))
+        return 0
     python = jax_python()
     if python is None:
         print("bench_run_corpus: needs CPSCHED_JAX_PYTHON (a Python with jax)", file=sys.stderr)

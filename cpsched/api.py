@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import platform
 import time
@@ -69,6 +70,7 @@ from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
 from cpsched.readers import read_graph, sniff_format
+from cpsched.readers.hlo.buffer_assignment import allocation_figures
 from cpsched.readers.hlo.convert import HloConverter, read_hlo_module, scheduled_computations
 from cpsched.readers.hlo.parser import parse_hlo_text
 from cpsched.readers.hlo.verify import verify_module
@@ -574,6 +576,7 @@ def schedule(
     """
     t0 = time.perf_counter()
     _check_solver_options(method, time_limit, workers, seed, deterministic=deterministic, log=log)
+    deadline = _checked_deadline(deadline)
     if objective is not None:
         arguments.text(objective, "objective")
     if progress is not None and not callable(progress):
@@ -712,6 +715,12 @@ def _check_solver_options(method, time_limit, workers, seed=DEFAULT_SEED, **flag
     for k, v in flags.items():
         if v is not None:
             arguments.flag(v, k)
+
+
+def _checked_deadline(deadline: Any) -> float | None:
+    """A ``time.perf_counter()`` instant (any finite number; one in the past leaves no
+    time), or None."""
+    return None if deadline is None else arguments.number(deadline, "deadline", low=-math.inf)
 
 
 def _check_method_options(options: Mapping[str, Any]) -> None:
@@ -1100,6 +1109,21 @@ def _with_computation_orders(
     return g, [str(x).lstrip("%") for x in orders[entry]]
 
 
+def xla_allocation(result: Result) -> dict[str, dict[str, int]]:
+    """What XLA's buffer assignment reserves for ``result``'s order of an HLO module, per
+    scenario: ``temp_bytes`` (``compiled.memory_analysis().temp_size_in_bytes``: the
+    preallocated temp buffer) and ``allocated_bytes`` (all allocations, parameters and
+    outputs included: the memory-usage report's total). Empty when the graph was not read
+    from HLO, or the schedule is a remat plan (its clones are not the module's)."""
+    module = hlo_module_of(result.graph)
+    if module is None or result.plan is not None:
+        return {}
+    figures = allocation_figures(module, result.orders)
+    if figures is None:
+        return {}
+    return {k: {n: v for n in result.scenarios.names} for k, v in figures.items()}
+
+
 def memory_profile(result: Result):
     """Memory over time (``MemoryProfile``: bytes live per step and scenario) of a result's
     order."""
@@ -1126,6 +1150,7 @@ class Comparison:
     errors: dict[str, str] = field(default_factory=dict)
     time_unit: str = "s"
     bound_note: str = ""  # why the bound is weak, where it is (``known_lower_bound``)
+    allocation: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -1144,6 +1169,7 @@ class Comparison:
                 "gap": {n: round(v, 6) for n, v in r.gap.items()},
                 "seconds": round(r.seconds, 6),
             }
+            row.update(self.allocation.get(name, {}))
             row["budget"] = _row_budget(name, r)
             if r.info.get("interrupted"):
                 row["interrupted"] = True  # cut by a signal: its best result so far
@@ -1164,12 +1190,13 @@ class Comparison:
                 out.append({"method": row["method"], "error": row["error"]})
                 continue
             for n in self.scenarios.names:
-                rec = {
+                rec: dict[str, Any] = {
                     "method": row["method"],
                     "status": row["status"],
                     "scenario": n,
                     "peak_bytes": row["peak_bytes"][n],
                     "lower_bound_bytes": self.bound[n],
+                    **{k: row[k][n] for k in ("temp_bytes", "allocated_bytes") if k in row},
                     "gap": row["gap"][n],
                     "seconds": row["seconds"],
                 }
@@ -1229,9 +1256,11 @@ def format_comparison(c: Comparison) -> str:
     )
     if c.bound_note:
         head += f" ({c.bound_note})"
+    xla = bool(c.allocation)  # an HLO module: what XLA's buffer assignment reserves
     header = (
         ["method", "status"]
         + [f"peak {n}" if multi else "peak" for n in sc.names]
+        + (["XLA temp", "allocated"] if xla else [])
         + ["vs bound", "makespan", "exposed comm", "budget", "time"]
     )
     table: list[list[str]] = []
@@ -1241,6 +1270,9 @@ def format_comparison(c: Comparison) -> str:
             continue
         status = row["status"] + (" (interrupted)" if row.get("interrupted") else "")
         cells = [row["method"], status] + [format_bytes(row["peak_bytes"][n]) for n in sc.names]
+        if xla:
+            for key in ("temp_bytes", "allocated_bytes"):
+                cells.append(format_bytes(max(row[key].values())) if key in row else "-")
         cells.append(f"+{100 * max(row['gap'].values()):.1f} %")
         if "makespan" in row:
             cells.append(format_time(max(row["makespan"].values()), c.time_unit))
@@ -1251,8 +1283,9 @@ def format_comparison(c: Comparison) -> str:
         cells.append(format_bytes(max(bud["bytes"].values())) if bud else "none")
         cells.append(format_seconds(row["seconds"]))
         table.append(cells)
+    # an ERROR row's message runs on past the columns instead of widening one of them
     widths = [
-        max(len(r[i]) for r in [header] + [t for t in table if len(t) > i])
+        max(len(r[i]) for r in [header] + [t for t in table if len(t) > i and t[1] != "ERROR"])
         for i in range(len(header))
     ]
     lines = [head, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
@@ -1262,6 +1295,11 @@ def format_comparison(c: Comparison) -> str:
         "vs bound: (peak - bound) / peak, worst scenario; budget: the memory a row was "
         "held to (none: its own peak); cp-overlap@ROW: cp-overlap at ROW's peak"
     )
+    if c.allocation:
+        note += (
+            "; XLA temp / allocated: what XLA's buffer assignment reserves for the row's "
+            "order (its temp buffer / all allocations, parameters and outputs included)"
+        )
     if multi:
         note += "; makespan, exposed comm: worst scenario"
     if c.time_unit == "xla":
@@ -1335,6 +1373,7 @@ def compare(
     _check_solver_options(
         None, time_limit, workers, seed, deterministic=deterministic, solvers=solvers
     )
+    deadline = _checked_deadline(deadline)
     if methods is not None and (
         isinstance(methods, str) or not all(isinstance(m, str) for m in methods)
     ):
@@ -1357,6 +1396,7 @@ def compare(
     )
     if deterministic:
         deadline = None
+    t_start = time.perf_counter()
     solvers_left = sum(is_solver(n) for n in names)
     not_run: list[str] = []
     # a signal stops the comparison after the row it cuts (marked interrupted): the rows
@@ -1376,9 +1416,9 @@ def compare(
             if limit <= 0:
                 errors[row] = "not run: the time limit ran out"
                 continue
-            guess = _heuristic_seconds(name, g)
-            if deadline is not None and time.perf_counter() + guess > deadline:
-                errors[row] = f"not run: about {guess:.0f} s at {g.n_ops} ops, past the time limit"
+            why = _row_would_overrun(name, g, limit, deadline, t_start)
+            if why:
+                errors[row] = f"not run: {why}"
                 continue
             try:
                 if name == "given":
@@ -1435,7 +1475,8 @@ def compare(
         # the row the signal cut is marked in its result; these never started
         settings["interrupted"] = {"not_run": not_run}
     unit = next(iter(timelines.values())).unit if timelines else "s"
-    c = Comparison(g, sc, results, best, timelines, settings, errors, unit, note)
+    allocation = {row: a for row, r in results.items() if (a := xla_allocation(r))}
+    c = Comparison(g, sc, results, best, timelines, settings, errors, unit, note, allocation)
     return c.to_pandas() if as_dataframe else c
 
 
@@ -1486,8 +1527,9 @@ def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progre
         if progress is not None:
             progress(label)
         limit = _row_time_limit(opts["time_limit"], opts.get("deadline"), 1)
-        if limit <= 0:
-            errors[label] = "not run: the time limit ran out"
+        why = _row_would_overrun("cp-overlap", g, limit, opts.get("deadline"), 0.0)
+        if limit <= 0 or why:
+            errors[label] = f"not run: {why or 'the time limit ran out'}"
             break
         try:
             r = schedule(
@@ -1498,6 +1540,36 @@ def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progre
             continue
         results[label] = r
         timelines[label] = simulate_timeline(g, r.order, costs, sc)
+
+
+# A solver's own work before its search (its problem, warm start and checks), per op: a
+# cp-overlap row at 10,000 ops took 1.4 s with no time to search on a loaded 2-core machine
+SOLVER_START_SECONDS_PER_OP = 1e-4
+# The heuristic rows (listed first) may take this share of a comparison's time: the rest is
+# the solvers'
+HEURISTICS_SHARE = 0.5
+
+
+def _row_would_overrun(
+    name: str, g: Graph, limit: float, deadline: float | None, t_start: float
+) -> str:
+    """Why row ``name`` is not run before ``deadline`` (empty: it is run): a heuristic that
+    would end past its share of the time, a solver whose time is less than its own work
+    before a search."""
+    if deadline is None:
+        return ""
+    if is_solver(name):
+        need = SOLVER_START_SECONDS_PER_OP * g.n_ops
+        return (
+            f"{limit:.1f} s left for it, less than its setup (about {need:.1f} s at {g.n_ops} ops)"
+            if limit < need
+            else ""
+        )
+    guess = _heuristic_seconds(name, g)
+    until = t_start + HEURISTICS_SHARE * (deadline - t_start)
+    if time.perf_counter() + guess > until:
+        return f"no time (about {guess:.1f} s at {g.n_ops} ops)"
+    return ""
 
 
 def _heuristic_seconds(name: str, g: Graph) -> float:
@@ -1546,6 +1618,7 @@ def frontier(
     [True, True, True]
     """
     _check_solver_options(None, time_limit, workers, seed, evict=evict)
+    deadline = _checked_deadline(deadline)
     if bandwidth is not None:
         arguments.number(bandwidth, "bandwidth")
     if arguments.integer(points, "points") < 2:

@@ -115,6 +115,16 @@ def _bytes(v) -> str:
 # -- checks before any work ---------------------------------------------------------------
 
 
+def _xla_note(alloc: dict, scenario: str) -> str:
+    """What XLA's buffer assignment reserves for the order (HLO inputs), for a text line."""
+    if not alloc:
+        return ""
+    return (
+        f"; XLA temp {_bytes(alloc['temp_bytes'][scenario])}, "
+        f"allocated {_bytes(alloc['allocated_bytes'][scenario])}"
+    )
+
+
 def check_outputs(outputs: Sequence[tuple[str, str]], inputs: Sequence[str]) -> None:
     """Refuse, before any work, an output that is (or links to) one of the inputs, two
     outputs at one path, a path that is not a regular file (FIFO, device, symlink), or one
@@ -253,6 +263,7 @@ def cmd_info(args) -> int:
     order = g.default_order()
     prof = simulate(g, order, sc)
     lb, note = api.known_lower_bound(g, sc)
+    alloc = api.xla_allocation(api.simulate(g, order, sc))
     kinds = {k.name.lower(): int((g.kinds == k).sum()) for k in OpKind if (g.kinds == k).any()}
     coll: dict[str, int] = {}
     for c in g.collectives.values():
@@ -271,6 +282,7 @@ def cmd_info(args) -> int:
         "peak_bytes": _by_name(sc, prof.peak),
         "lower_bound_bytes": _by_name(sc, lb),
         "lower_bound_note": note,
+        **alloc,
         "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)},
     }
     lines = [
@@ -298,7 +310,7 @@ def cmd_info(args) -> int:
     for s, n in enumerate(sc.names):
         lines.append(
             f"  {n:>16}: peak {_bytes(prof.peak[s]):>12} at "
-            f"{g.op_names[prof.peak_op(s)]}; lower bound {_bytes(lb[s])}"
+            f"{g.op_names[prof.peak_op(s)]}; lower bound {_bytes(lb[s])}" + _xla_note(alloc, n)
         )
     _emit(args, data, "\n".join(lines))
     return 0
@@ -337,12 +349,14 @@ def cmd_simulate(args) -> int:
     g = r.graph  # with the schedule's orders of the called computations
     prof = simulate(g, r.order, sc)
     note = r.info.get("lower_bound_note", "")
+    alloc = api.xla_allocation(r)
     data = {
         "input": args.input,
         "ops": g.n_ops,
         "peak_bytes": dict(r.peak),
         "lower_bound_bytes": dict(r.bound),
         "lower_bound_note": note,
+        **alloc,
         "peak_step": {n: int(prof.peak_step[s]) for s, n in enumerate(sc.names)},
         "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)},
     }
@@ -352,6 +366,7 @@ def cmd_simulate(args) -> int:
             f"{n}: peak {_bytes(prof.peak[s])} at step {int(prof.peak_step[s])} "
             f"({g.op_names[prof.peak_op(s)]}); lower bound {_bytes(r.bound[n])}"
             + (f" ({note})" if note else "")
+            + _xla_note(alloc, n)
         )
     if args.plot:
         plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=tuple(_inputs(args)))
@@ -535,6 +550,8 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
         write_trace(args.trace, tl, g, inputs=tuple(_inputs(args)))
     data = dict(out["data"])
     data.pop("order")
+    alloc = api.xla_allocation(r)
+    data.update(alloc)
     data["output"] = args.output
     data["orders"] = {k: list(v) for k, v in r.orders.items()}
     data["solver"] = dict(r.solver)
@@ -543,7 +560,7 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
     for n in sc.names:
         line = (
             f"  {n}: peak {_bytes(r.peak[n])}, lower bound {_bytes(r.bound[n])}, "
-            f"gap {100 * r.gap[n]:.2f} %"
+            f"gap {100 * r.gap[n]:.2f} %" + _xla_note(alloc, n).replace(";", ",")
         )
         if r.info.get("lower_bound_note") and r.gap[n] > 0:
             line += f" ({r.info['lower_bound_note']})"
@@ -606,9 +623,7 @@ def hard_stop(args) -> float | None:
     if limit is None or (args.command == "compare" and args.no_solver):
         return None
     args.command_time_limit = float(limit)
-    # half the tolerance: a long read (one JSON parse of seconds) ends before the signal is
-    # seen
-    return args.started + float(limit) + 0.5 * max(1.0, 0.05 * float(limit))
+    return args.started + signals.stop_after(limit)
 
 
 def _solve_deadline(args, name: str, g: Graph) -> float | None:

@@ -157,3 +157,16 @@ def test_the_limit_holds_while_reading_a_large_input(tmp_path, capsys):
     # heuristics have no time limit: nothing stops them
     assert main(["schedule", str(src), "-o", str(out), "--method", "xla-dfs", "--time-limit",
                  "1"], started=time.perf_counter() - 10.0) == 0
+
+
+def test_the_console_arms_the_hard_stop_from_the_arguments_as_typed():
+    from cpsched.console import _early_stop
+
+    assert _early_stop(["schedule", "g.json", "--time-limit", "2"], 100.0) == 102.5
+    assert _early_stop(["compare", "g.json", "--time-limit=40"], 0.0) == 41.0  # 5 %: 2 s
+    assert _early_stop(["pipeline", "-p", "4", "-m", "8", "--time-limit", "3"], 0.0) == 3.5
+    for argv in (["schedule", "g.json", "--method", "xla-dfs", "--time-limit", "2"],
+                 ["schedule", "g.json", "--deterministic", "--time-limit", "2"],
+                 ["schedule", "g.json", "--time-limit", "x"],
+                 ["schedule", "g.json"], ["info", "g.json", "--time-limit", "2"]):
+        assert _early_stop(argv, 0.0) is None, argv
