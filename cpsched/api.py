@@ -69,7 +69,7 @@ from cpsched.heuristics.common import convert_sync_collectives, scenario_index
 from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
-from cpsched.readers import read_graph, sniff_format
+from cpsched.readers import looks_like_mlir, read_graph, sniff_format
 from cpsched.readers.hlo.buffer_assignment import allocation_figures
 from cpsched.readers.hlo.convert import HloConverter, read_hlo_module, scheduled_computations
 from cpsched.readers.hlo.parser import parse_hlo_text
@@ -77,6 +77,7 @@ from cpsched.readers.hlo.verify import verify_module
 from cpsched.readers.jax_frontend import from_jax  # jax itself is imported when called
 from cpsched.readers.json_graph import graph_from_dict
 from cpsched.readers.nx_json import graph_from_node_link
+from cpsched.readers.stablehlo.convert import read_stablehlo_text
 from cpsched.readers.torch_frontend import from_torch  # torch too, when called
 from cpsched.remat.plan import RematResult, remat_result_to_dict
 from cpsched.version import __version__, ortools_version
@@ -310,8 +311,9 @@ def read(source, *, async_collectives: bool = False) -> Graph:
     Parameters
     ----------
     source : str, os.PathLike, Graph or networkx.DiGraph
-        XLA HLO text (as ``--xla_dump_to`` writes it), cpsched graph JSON, or networkx
-        node-link JSON (Checkmate / Moccasin): as a path, or the text itself.
+        XLA HLO text (as ``--xla_dump_to`` writes it), StableHLO / MLIR text, cpsched graph
+        JSON, or networkx node-link JSON (Checkmate / Moccasin): as a path, or the text
+        itself.
     async_collectives : bool, default False
         Split synchronous collectives into start/done pairs (what XLA's GPU pipeline does).
 
@@ -403,6 +405,8 @@ def _read_text(text: str) -> Graph:
         if isinstance(data, dict) and data.get("format") == "cpsched-graph":
             return graph_from_dict(data, "<text>")
         return graph_from_node_link(data, "<text>")
+    if looks_like_mlir("", body):
+        return read_stablehlo_text(body, path="<text>")
     return _entry_graph(verify_module(parse_hlo_text(body)))
 
 

@@ -38,6 +38,7 @@ from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import _unit, load_device
 from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, MAX_FRONTIER_POINTS
+from cpsched.layout import cli as layout_cli
 from cpsched.measure import cli as measure_cli
 from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
@@ -1120,6 +1121,7 @@ SUBCOMMANDS: list[Callable] = [
     pipeline_cli.add_parser,
     sweep_cli.add_parser,
     measure_cli.add_parser,
+    layout_cli.add_parser,
 ]
 
 
