@@ -125,7 +125,8 @@ def test_compare_past_its_deadline_runs_no_solver_row():
 def test_frontier_past_its_deadline_solves_no_point():
     g = random_layered(n=12, seed=1)
     f = api.frontier(g, points=2, time_limit=10, deadline=time.perf_counter() - 1.0)
-    assert [p["status"] for p in f.points] == ["NOT_RUN", "NOT_RUN"]
+    # (the range may be one budget: no collectives, so the least-peak order is the fastest)
+    assert f.points and all(p["status"] == "NOT_RUN" for p in f.points)
 
 
 def test_a_command_that_starts_late_says_the_solver_had_under_half(tmp_path, capsys):

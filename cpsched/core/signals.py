@@ -8,7 +8,7 @@ Anywhere else (start-up, reading the input, a heuristic) it raises ``Interrupted
 raises. The command line exits 130 after SIGINT and 143 after SIGTERM (``exit_code``).
 
 ``command()`` takes both signals for a whole command, so that a signal in one phase (a
-percentage budget's reference solve) still stops the phases after it; the command line's
+method's first phase, a percentage budget's reference) still stops the phases after it; the command line's
 entry point installs the handlers first of all (``install``), before anything slow is
 imported. Outside a command (the Python API) ``keep_work()`` takes SIGINT for its own
 duration and forgets it afterwards. Signals are handled in the main thread only, and a

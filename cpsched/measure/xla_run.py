@@ -833,6 +833,77 @@ class Plugin:
             )
 
 
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | 0x80 if v else b)
+        if not v:
+            return bytes(out)
+
+
+def _field(number: int, data: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+# XLA's PrimitiveType numbers (xla_data.proto), which IFRT's DType kinds repeat, by numpy name
+_PRIMITIVE_TYPE = {
+    "bool": 1,
+    "int8": 2,
+    "int16": 3,
+    "int32": 4,
+    "int64": 5,
+    "uint8": 6,
+    "uint16": 7,
+    "uint32": 8,
+    "uint64": 9,
+    "float16": 10,
+    "float32": 11,
+    "float64": 12,
+    "complex64": 15,
+    "bfloat16": 16,
+    "complex128": 18,
+    "float8_e5m2": 19,
+    "float8_e4m3fn": 20,
+    "int4": 21,
+    "uint4": 22,
+    "float8_e4m3b11fnuz": 23,
+    "float8_e5m2fnuz": 24,
+    "float8_e4m3fnuz": 25,
+}
+
+
+def ifrt_executable(pjrt_bytes: bytes, final_text: str) -> bytes:
+    """What jax's ``deserialize_executable`` loads: the plugin's serialized executable behind
+    IFRT's length-delimited ``SerializedXlaExecutableMetadata``.
+
+    ``PJRT_Executable_Serialize`` gives the PJRT bytes only; jax's client (IFRT) expects the
+    metadata header that its own ``serialize()`` writes first, and takes the number, element
+    types and dimensions of the outputs from it (without them: "Unexpected number of
+    outputs"). Fields: 1 version (3), 2 runtime name, 5 one output spec per output (1 shape
+    dims, 2 dtype kind: IFRT's kinds are XLA's PrimitiveType numbers, 4 memory kind), 7 the
+    computation's name, 9 the executable version (empty: PjRt-IFRT does not track one).
+    """
+    from jaxlib import _hlo
+
+    module = _hlo.hlo_module_from_text(final_text)
+    result = _hlo.XlaComputation(module.as_serialized_hlo_module_proto()).program_shape()
+    shape = result.result_shape()
+    outputs = shape.tuple_shapes() if shape.is_tuple() else [shape]
+    meta = _varint(1 << 3) + _varint(3) + _field(2, b"pjrt_ifrt")
+    for s in outputs:
+        dims = b"".join(_varint(d) for d in s.dimensions())
+        kind = _PRIMITIVE_TYPE.get(str(s.element_type()))
+        if kind is None:
+            raise MeasureError(f"an output of element type {s.element_type()} cannot be read back")
+        spec = _field(1, _field(1, dims) if dims else b"")
+        spec += _field(2, _varint(1 << 3) + _varint(kind)) + _field(4, b"device")
+        meta += _field(5, spec)
+    meta += _field(7, (entry_name(final_text) or "main").encode()) + _field(9, b"")
+    return _varint(len(meta)) + meta + pjrt_bytes
+
+
 def protobuf_field(message: bytes, number: int) -> bytes:
     """The bytes of a length-delimited field of a serialized protobuf message."""
 
@@ -1230,7 +1301,9 @@ class GpuBackend(Backend):
         devs = client.devices()[:1]
         try:
             loaded = client.deserialize_executable(
-                built.executable, _jax.DeviceList(tuple(devs)), None
+                ifrt_executable(built.executable, built.final_text),
+                _jax.DeviceList(tuple(devs)),
+                None,
             )
         except Exception as e:
             raise MeasureError(f"the compiled module does not load: {_first_line(e)}") from None
