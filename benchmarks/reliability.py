@@ -1,6 +1,6 @@
 """Hostile inputs, options, disks and signals through the command line: every regression
 case of the reliability work, run as a user would run it (a fresh ``python -m cpsched`` per
-case), plus a fuzz corpus run in-process.
+case), plus bad calls into the Python API and a fuzz corpus, both run in-process.
 
     python benchmarks/reliability.py --out benchmarks/results_reliability.md
 
@@ -20,11 +20,17 @@ an older version of every output. What is counted (the targets of issue 28):
   command printed (``--json``) against the written file's own;
 - time limits overrun: the wall time of a run with ``--time-limit S`` from the process's
   start past S + max(1 s, 5 %);
+- bad calls into the Python API (``api_bad_calls``) that do not raise the error type of
+  ``cpsched.errors`` they should (a built-in TypeError / ValueError / OverflowError, or no
+  error at all);
 - and, per case, the expected exit code and one line on stderr for exit 2.
 
 "Full disk" cases cap the size of any file the command writes (``RLIMIT_FSIZE``: a write
 past it fails with EFBIG, as one on a full disk fails with ENOSPC), so that some of a
-command's files can be written and others cannot. Exits 1 when any case fails.
+command's files can be written and others cannot; the "disk" cases put one output in a
+read-only folder (as root the child runs under ``setpriv`` without the capabilities that
+pass over permissions), on ``/dev/full``, or send the report on stdout to a full disk.
+Exits 1 when any case fails. ``tests/test_reliability_fast.py`` runs a fast subset.
 """
 
 from __future__ import annotations
@@ -1631,8 +1637,9 @@ def main(argv=None) -> int:
             "Made by `python benchmarks/reliability.py --out benchmarks/results_reliability.md`"
             f" (Python {sys.version.split()[0]}; a 2-core machine shared with other jobs, so the "
             "seconds column and the time-limit rows were measured under load). Each case runs "
-            "`python -m cpsched ARGS` in a fresh folder; what each count means is in the "
-            "script's docstring. A case passes when its exit code is the expected one and it "
+            "`python -m cpsched ARGS` in a fresh folder (the `api` group: one bad call into the "
+            "Python API each, in-process); what each count means is in the script's "
+            "docstring. A case passes when its exit code is the expected one and it "
             "adds to no count.\n\n" + summary + "\n\n" + counts_md + "\n\n"
             + "## Cases\n\n" + table(ordered) + "\n" + ("\n" + kept if kept else ""))
     return 1 if bad or any(counts.values()) else 0

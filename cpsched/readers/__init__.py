@@ -62,6 +62,13 @@ def sniff_format(path: str) -> str:
     if text.startswith("{"):
         kind = _json_format(path, text, whole=len(head) < 4096)
         return {"cpsched-graph": "cpsched-json", "cpsched-torch-graph": "torch"}.get(kind, kind)
+    if str(path).lower().endswith(".json"):
+        # a JSON array or number would otherwise be read as HLO text, and refused as such
+        raise InputError(
+            f"a graph JSON is an object ({{...}}: a cpsched graph or a node-link graph); "
+            f"this file starts with {text[:12]!r}",
+            path=path,
+        )
     if looks_like_mlir(path, text):
         return "mlir"
     return "hlo"
