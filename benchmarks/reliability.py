@@ -1158,7 +1158,10 @@ FUZZ_TOKENS = ["{", "}", "(", ")", "[", "]", ",", ":", "=", '"', "\n", "-1", "0"
                "index=7", "frobnicate", "\x00", "\ufeff", "9223372036854775808", "*", "^",
                "-done", "-start", '"nodes"', '"links"', '"ops"', '"size"', "ENTRY", "\xff",
                "%0", "tensor<-1x", "return", "stablehlo.add", '"directed": false', "-5",
-               '"duration": -1', '"live_in": "no"', "replica_groups={{x}}"]
+               '"duration": -1', '"live_in": "no"', "replica_groups={{x}}", ", body=body",
+               "condition=cond", "to_apply=add", "calls=%x", "while(t0)", "tuple()",
+               "(s32[], f32[64])", "index=-1", "f32[?]", "s32[-5]", "%arg9", "func.func",
+               '"async_start": "v1"', '"control_preds": ["v0"]', '"space": 1']
 
 
 def mutate(text: str, rng) -> str:
@@ -1578,8 +1581,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="write the Markdown results here (default: stdout only)")
     ap.add_argument("-k", default="", help="only cases whose group or name contains this")
-    ap.add_argument("--fuzz", type=int, default=300,
-                    help="mutated inputs run through info and schedule (default: 300)")
+    ap.add_argument("--fuzz", type=int, default=1000,
+                    help="mutated inputs run through info and schedule (default: 1000)")
     ap.add_argument("--jobs", type=int, default=2,
                     help="cases run side by side; signal and time-limit cases always run "
                          "alone (default: 2)")
