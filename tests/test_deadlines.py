@@ -271,3 +271,21 @@ def test_remat_keeps_a_heuristic_plan_when_the_reorder_search_takes_all_the_time
     r = solve_remat(g, sc, budget, time_limit=60, deadline=time.perf_counter() + 3.0)
     assert (r.peak <= r.budget).all()
     assert r.weighted_added <= greedy.weighted_added + 1e-12
+
+
+def test_frontier_starts_no_solve_whose_fixed_work_would_not_fit(monkeypatch):
+    # a solve's work besides its search is seconds on 100k ops: with less time than that
+    # per solve, none starts, and the heuristics' orders set the range
+    from cpsched.cp.joint import frontier as fr
+
+    def refuse(*a, **k):
+        raise AssertionError("a solve started without time for it")
+
+    monkeypatch.setattr(fr, "SOLVE_FIXED_SECONDS_PER_OP", 1.0)  # 30 s of fixed work a solve
+    for name in ("solve_remat", "solve_overlap", "solve_joint"):
+        monkeypatch.setattr(fr, name, refuse)
+    g = transformer_parallel(layers=1, dp=2, tp=2)
+    f = api.frontier(g, points=2, scenarios=["b=2", "s=256"], time_limit=10,
+                     deadline=time.perf_counter() + 20.0)
+    assert f.points and all(p["status"] == "NOT_RUN" for p in f.points)
+    assert "the fastest order known" in f.settings["budget_range"]["high_source"]
