@@ -51,7 +51,10 @@ def looks_like_mlir(path: str, text: str) -> bool:
     """Whether a file named ``path`` that starts with ``text`` is MLIR (StableHLO)."""
     if path.endswith(MLIR_SUFFIXES):
         return True
-    head = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))[:2048].lstrip()
+    # attribute aliases (#loc = ...) and // comments come before the module in MLIR files
+    head = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith(("#", "//")))[
+        :2048
+    ].lstrip()
     return head.startswith(MLIR_STARTS) or (
         ("stablehlo." in head or "mhlo." in head) and not head.startswith("HloModule")
     )
@@ -93,5 +96,5 @@ def is_text(source: str) -> bool:
     return not (
         "\n" not in source
         and len(source) < HEAD_BYTES
-        and (os.path.exists(source) or not source.lstrip().startswith(TEXT_STARTS))
+        and (os.path.exists(source) or not source.lstrip(BOM + " \t\r").startswith(TEXT_STARTS))
     )
