@@ -604,6 +604,7 @@ def time_limit_cases() -> list[Case]:
                                                     "time", "--budget", "90%", "-o",
                                                     "{d}/o.json"]),
         ("compare", ["compare", "{d}/g.json"]),
+        ("frontier", ["frontier", "{d}/g.json", "--points", "4"]),
         ("pipeline --method cp", ["pipeline", "-p", "8", "-m", "64", "--method", "cp"]),
     ]
     return [Case("time limit", f"--time-limit 2: {name}", argv + ["--time-limit", "2"], (0, 2),
