@@ -89,8 +89,6 @@ PENDING_EDGES: set[tuple[str, str]] = {
     ("cpsched.cp.overlap.solve", "cpsched.heuristics.common"),
     ("cpsched.cp.overlap.solve", "cpsched.methods"),
     ("cpsched.cp.pipeline.solve", "cpsched.pipeline.baselines"),
-    ("cpsched.cp.remat.lp_bound", "cpsched.heuristics.remat"),
-    ("cpsched.cp.remat.problem", "cpsched.heuristics.remat"),
     ("cpsched.cp.remat.solve", "cpsched.heuristics.remat"),
     ("cpsched.cp.remat.solve", "cpsched.heuristics.xla_memory"),
     ("cpsched.cp.remat.solve", "cpsched.methods"),
