@@ -7,11 +7,11 @@ placeholders). ``check`` compares two captures case by case.
 
     python benchmarks/same_results.py capture OUT [--tier quick|full] [--ref REV]
     python benchmarks/same_results.py check BEFORE AFTER [--stable BEFORE2]
-    python benchmarks/same_results.py run [--tier quick] [--ref main]   # both, then check
+    python benchmarks/same_results.py run [--tier quick] [--ref main] [--after REV]  # both, check
 
 ``--ref REV`` captures the package as it is at git revision REV (``git archive`` of
 ``cpsched/`` into a scratch folder, run with the inputs of this checkout); without it the
-checkout itself runs. ``run`` keeps the REV capture under ``.same_results/`` keyed by its
+checkout itself runs (``--after REV`` in ``run``: that revision). ``run`` keeps the REV capture under ``.same_results/`` keyed by its
 commit, so a second check against the same base only runs the checkout. Budgets are
 explicit bytes (90 % of the input order's peak per scenario, from the capture's own
 ``simulate``), so both sides get the same numbers. Intended changes are listed in
@@ -506,6 +506,10 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--jobs", type=int, default=1)
         p.add_argument("--peer-cases", default=None)
         p.add_argument("--only", default=None, help="input glob (case id), for a partial run")
+        if name == "run":
+            p.add_argument(
+                "--after", default=None, help="git revision to compare (default: the checkout)"
+            )
     p = sub.add_parser("check")
     p.add_argument("before", type=Path)
     p.add_argument("after", type=Path)
@@ -524,9 +528,9 @@ def main(argv: list[str] | None = None) -> int:
     base = CACHE / f"{commit[:12]}-{args.tier}{suffix.replace('*', '_')}"
     if not (base / "cases.jsonl").exists():
         capture(base, args.tier, args.ref, args.jobs, peers, args.only)
-    mine = CACHE / f"worktree-{args.tier}"
+    mine = CACHE / f"{args.after or 'worktree'}-{args.tier}{suffix.replace('*', '_')}"
     shutil.rmtree(mine, ignore_errors=True)
-    capture(mine, args.tier, None, args.jobs, peers, args.only)
+    capture(mine, args.tier, args.after, args.jobs, peers, args.only)
     return check(base, mine, None)
 
 
