@@ -95,7 +95,7 @@ from cpsched.cp.runtime import (
 )
 from cpsched.cp.search import decompose as D
 from cpsched.cp.search.bounds import projection_bound
-from cpsched.cp.search.cuts import order_split_bound, pair_bound
+from cpsched.cp.memory.cuts import order_split_bound, pair_bound
 from cpsched.cp.search.exact import beam, best_first
 from cpsched.cp.search.greedy import greedy
 from cpsched.cp.search.lns import lns
