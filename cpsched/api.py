@@ -57,6 +57,7 @@ from cpsched.cp.joint.frontier import (
     Frontier,
 )
 from cpsched.cp.joint.frontier import frontier as joint_frontier
+from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph as cut_problem
 from cpsched.cp.memory.solve import (
     CUT_SECONDS_PER_OP2,
@@ -64,7 +65,6 @@ from cpsched.cp.memory.solve import (
     HEURISTIC_SECONDS_PER_OP,
 )
 from cpsched.cp.remat.problem import min_memory_bound
-from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.heuristics.allocation import refine_module_schedule
 from cpsched.heuristics.common import convert_sync_collectives, scenario_index
 from cpsched.heuristics.module import module_lower_bound, schedule_module

@@ -40,8 +40,8 @@ from cpsched.analysis.validate import validate_order
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.core.units import format_bytes
-from cpsched.cp.memory.problem import from_graph
 from cpsched.cp.memory.cuts import CUT_MAX_OPS
+from cpsched.cp.memory.problem import from_graph
 from cpsched.readers.hlo.convert import (
     HloConverter,
     call_contexts,
