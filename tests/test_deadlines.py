@@ -289,3 +289,30 @@ def test_frontier_starts_no_solve_whose_fixed_work_would_not_fit(monkeypatch):
                      deadline=time.perf_counter() + 20.0)
     assert f.points and all(p["status"] == "NOT_RUN" for p in f.points)
     assert "the fastest order known" in f.settings["budget_range"]["high_source"]
+
+
+def test_overlap_phases_take_their_shares_of_the_time_left_not_of_the_limit(monkeypatch):
+    # with 4 s left of a 100 s limit, the heuristics' and the hoist's phases end within
+    # their shares of those 4 s (of the 100 s they ran to the deadline: no solver time)
+    from cpsched.cp.overlap import solve as ov
+
+    seen = {}
+    real_cands, real_hoist = ov.overlap_candidates, ov.budget_hoist
+
+    def cands(*a, deadline=None, **k):
+        seen["candidates"] = deadline
+        return real_cands(*a, deadline=deadline, **k)
+
+    def hoist(*a, deadline=None, **k):
+        seen["hoist"] = deadline
+        return real_hoist(*a, deadline=deadline, **k)
+
+    monkeypatch.setattr(ov, "overlap_candidates", cands)
+    monkeypatch.setattr(ov, "budget_hoist", hoist)
+    g = transformer_parallel(layers=1, dp=2, tp=2)
+    t0 = time.perf_counter()
+    from cpsched.core.scenarios import from_dim_specs
+
+    ov.solve_overlap(g, from_dim_specs(["b=2", "s=256"]), time_limit=100, deadline=t0 + 4.0)
+    assert seen["candidates"] <= t0 + 0.25 * 4.0 + 0.5
+    assert seen["hoist"] <= t0 + 0.4 * 4.0 + 0.5

@@ -229,7 +229,10 @@ def solve_overlap(
 
     # -- budget -------------------------------------------------------------------------------
     mem_methods = list(budget_methods)
-    t_mem = max(0.01, min(0.15 * time_limit, 10.0, cfg.seconds_left()))
+    # the phases' shares are of the time this call has: its limit, or less where the
+    # command's deadline is nearer (reading 100k ops can take half of a 10 s limit)
+    span = max(0.0, min(time_limit, cfg.seconds_left()))
+    t_mem = max(0.01, min(0.15 * span, 10.0))
     mem_opts = dict(hopts, time_limit=t_mem, workers=workers, deadline=cfg.deadline)
     mem_orders = memory_candidates(graph, scenarios, mem_methods, mem_opts, errors)
     lbm = np.maximum(mem_lb(graph, scenarios), 1)
@@ -257,9 +260,7 @@ def solve_overlap(
             dict(hopts),
             errors,
             # a quarter of the time, or none past the deadline (100k ops: seconds each)
-            deadline=None
-            if cfg.deterministic
-            else min(t0 + 0.25 * time_limit, cfg.deadline or math.inf),
+            deadline=None if cfg.deterministic else min(t0 + 0.25 * span, cfg.deadline or math.inf),
         )
     )
     if hint is not None:
@@ -308,7 +309,7 @@ def solve_overlap(
             ms = np.asarray(tl.makespan, dtype=np.float64)
             return float(w @ ms) if scenario_objective == "weighted" else float(np.max(ms / ref))
 
-        deadline_at = min(t0 + 0.3 * time_limit, cfg.deadline or math.inf)
+        deadline_at = min(t0 + 0.3 * span, cfg.deadline or math.inf)
         for c in sorted((c for c in cands if not c.feasible and c.inflight_ok), key=score)[:4]:
             repaired = budget_repair(
                 graph,
@@ -327,7 +328,7 @@ def solve_overlap(
         mem_c = next((c for c in cands if c.name == best_mem and c.feasible), None)
         if mem_c is not None and mem_c not in pool0:
             pool0.append(mem_c)
-        deadline_at = min(t0 + 0.4 * time_limit, cfg.deadline or math.inf)
+        deadline_at = min(t0 + 0.4 * span, cfg.deadline or math.inf)
         for c in pool0:
             o = budget_hoist(
                 graph,
