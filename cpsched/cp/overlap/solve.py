@@ -78,6 +78,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -250,6 +251,14 @@ def solve_overlap(
     # -- candidates ----------------------------------------------------------------------------
     cand_orders: dict[str, list[int]] = dict(mem_orders)
     heur = [h for h in heuristics if h != METHOD]
+    judged: dict[tuple, Candidate] = {}  # each order evaluated once, inside its phase's time
+
+    def judge(label: str, order: list[int]) -> Candidate:
+        key = tuple(order)
+        if key not in judged:
+            judged[key] = evaluate(prob, label, order, budget_arr, limits)
+        return judged[key]
+
     cand_orders.update(
         overlap_candidates(
             graph,
@@ -261,6 +270,7 @@ def solve_overlap(
             errors,
             # a quarter of the time, or none past the deadline (100k ops: seconds each)
             deadline=None if cfg.deterministic else min(t0 + 0.25 * span, cfg.deadline or math.inf),
+            on_order=judge,
         )
     )
     if hint is not None:
@@ -290,7 +300,8 @@ def solve_overlap(
         if key in seen:
             continue
         seen.add(key)
-        cands.append(evaluate(prob, k, o, budget_arr, limits))
+        c = judge(k, o)  # the memory orders and the hint: evaluated now, whatever the time
+        cands.append(c if c.name == k else replace(c, name=k))
 
     def score(c: Candidate) -> tuple:
         if objective == "distance":
