@@ -79,9 +79,6 @@ from cpsched.heuristics.remat import (
     BASELINES,
     lns_remat,
     offload_remat,
-    regens_fit,
-    with_budget,
-    with_regens,
     xla_remat,
 )
 from cpsched.heuristics.xla_memory import xla_default
@@ -91,6 +88,7 @@ from cpsched.remat.breakpoints import breakpoints
 from cpsched.remat.policy import inplace_writers, recomputable_ops
 from cpsched.remat.replay import _budget_array
 from cpsched.remat.result import RematResult, finish_result, remat_result_to_dict
+from cpsched.remat.setup import regens_fit, with_budget, with_regens
 from cpsched.remat.skeleton import Regen, Skeleton
 from cpsched.remat.timing import TransferModel, host_link, op_durations
 
