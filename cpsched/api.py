@@ -61,14 +61,7 @@ from cpsched.cp.joint.frontier import (
 from cpsched.cp.joint.frontier import frontier as joint_frontier
 from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph as cut_problem
-from cpsched.cp.memory.solve import (
-    CUT_SECONDS_PER_OP2,
-    DEFAULT_SECONDS_PER_OP,
-    HEURISTIC_SECONDS_PER_OP,
-)
 from cpsched.cp.remat.problem import min_memory_bound
-from cpsched.heuristics.allocation import refine_module_schedule
-from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
 from cpsched.readers import read_graph, sniff_format
@@ -83,6 +76,13 @@ from cpsched.readers.nx_json import graph_from_node_link
 from cpsched.readers.stablehlo.convert import read_stablehlo_text
 from cpsched.readers.torch_frontend import from_torch  # torch too, when called
 from cpsched.remat.plan import RematResult, remat_result_to_dict
+from cpsched.strategies.allocation import refine_module_schedule
+from cpsched.strategies.min_peak.method import (
+    CUT_SECONDS_PER_OP2,
+    DEFAULT_SECONDS_PER_OP,
+    HEURISTIC_SECONDS_PER_OP,
+)
+from cpsched.strategies.module import module_lower_bound, schedule_module
 from cpsched.version import __version__, ortools_version
 from cpsched.writers import all_or_nothing, write_json, write_text
 from cpsched.writers.hlo import (
@@ -809,7 +809,7 @@ def _run(
 
 
 # the share of cp's time limit on an HLO module kept for orders judged by XLA's allocation
-# (``heuristics.allocation``), and the buffer assignments per second of limit it may compute
+# (``strategies.allocation``), and the buffer assignments per second of limit it may compute
 # in deterministic mode
 ALLOCATION_SEARCH_SHARE = 0.2
 ALLOCATION_EVALUATIONS_PER_SECOND = 20
@@ -830,7 +830,7 @@ def _run_module(
     t0: float,
 ) -> Result:
     """Every sequential computation of ``module`` ordered by ``m``, callees first
-    (``cpsched.heuristics.module``). A solver's time limit is shared among the computations
+    (``cpsched.strategies.module``). A solver's time limit is shared among the computations
     and its result is never worse than the module's own orders nor than the memory
     heuristics'; heuristics do per computation what the compiler's would. A method that is
     a module-level choice (``Method.choice``: ``xla-default``) runs each of its methods on
@@ -913,7 +913,7 @@ def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
 
 
 # The minimum-cut bound (``cpsched.cp.memory.cuts``) is part of the bound every command
-# shows where its expected time (per op squared and scenario: ``cp.memory.solve``'s rate) is
+# shows where its expected time (per op squared and scenario: ``strategies.min_peak.method``'s rate) is
 # at most this; above it the bound is the forced-live one, labelled weak.
 CUT_BOUND_MAX_SECONDS = 2.5
 WEAK_BOUND = "weak: forced-live bytes only"
