@@ -35,7 +35,7 @@ from cpsched.analysis.memory import simulate as simulate_memory
 from cpsched.analysis.schedule import INFEASIBLE, Schedule, make_schedule
 from cpsched.core import arguments, signals
 from cpsched.core.errors import BudgetError, CpschedError, InputError, InputTypeError, LimitError
-from cpsched.core.graph import Graph
+from cpsched.core.graph import Graph, attach_program
 from cpsched.core.inputs import loads_json
 from cpsched.core.nx_graph import from_networkx as convert
 from cpsched.core.plain import to_plain
@@ -368,11 +368,6 @@ def async_collectives_note(graph: Graph) -> str | None:
     return "--async-collectives: the graph has no collective to treat as async"
 
 
-# Graphs read from HLO remember their module, so that every computation of it (while bodies,
-# branches, called computations) is scheduled, not only the entry.
-_HLO_MODULES: weakref.WeakKeyDictionary[Graph, Any] = weakref.WeakKeyDictionary()
-
-
 def _read_path(path: str) -> Graph:
     if not path:
         raise InputError("the input path is empty")
@@ -383,14 +378,15 @@ def _read_path(path: str) -> Graph:
 
 def _entry_graph(module) -> Graph:
     verify_module(module)  # what XLA's verifier refuses is not scheduled
-    g = HloConverter(module).graph(None)
-    _HLO_MODULES[g] = module
-    return g
+    # the graph remembers its module, so that every computation of it (while bodies,
+    # branches, called computations) is scheduled, not only the entry
+    return attach_program(HloConverter(module).graph(None), module)
 
 
 def hlo_module_of(graph: Graph):
-    """The parsed HLO module ``graph`` was read from (its entry computation), or None."""
-    return _HLO_MODULES.get(graph)
+    """The parsed HLO module ``graph`` was read from (its entry computation), or None:
+    ``graph.program``."""
+    return graph.program
 
 
 def _read_text(text: str) -> Graph:
@@ -645,7 +641,7 @@ def _schedule(
             raise InputError(
                 f"--{'keep-order' if flag == 'reorder' else flag} applies to --objective remat only"
             )
-    module = hlo_module_of(g)
+    module = g.program
     if module is not None:
         return kept_budget(_run_module(module, g, sc, m, opts, budget_bytes, reference, t0))
     return kept_budget(_run(g, sc, m, opts, budget_bytes, reference, t0))
@@ -850,7 +846,7 @@ def _run_module(
     else:
         ms = _lift(module, sc, m, opts, m.name)
     s = ms.schedule
-    _HLO_MODULES[s.graph] = module
+    attach_program(s.graph, module)
     r = _result(s.graph, sc, m, s, opts, budget_bytes, reference, t0)
     info = dict(r.info)
     info["computations"] = [vars(c) for c in ms.computations]
@@ -939,7 +935,7 @@ def known_lower_bound(
     (array([111]), '')
     """
     sc = scenarios or static()
-    module = hlo_module_of(graph)
+    module = graph.program
     if module is not None:
         return module_lower_bound(module, sc), ""
     n = graph.n_ops
@@ -982,7 +978,7 @@ def _result(
     if is_solver(m.name):
         if info.get("weak_bound") and s.status != "OPTIMAL":
             info["lower_bound_note"] = f"{WEAK_BOUND}, {info['weak_bound']}"
-    elif hlo_module_of(g) is None:  # a module's result has the module's bound already
+    elif g.program is None:  # a module's result has the module's bound already
         deadline = opts.get("deadline")
         left = None if deadline is None else deadline - time.perf_counter()
         lb, note = known_lower_bound(g, sc, seconds=left)
@@ -1122,7 +1118,7 @@ def _with_computation_orders(
 ) -> tuple[Graph, list[str]]:
     """The entry graph rebuilt with every called computation in its order from ``orders``
     (callees carry their peak under that order), and the entry's order."""
-    module = hlo_module_of(g)
+    module = g.program
     entry = module.entry.name if module is not None else g.name
     unknown = sorted(
         set(orders) - ({entry} | set(scheduled_computations(module) if module else ()))
@@ -1136,7 +1132,7 @@ def _with_computation_orders(
         raise InputError(f"the schedule gives no order for the entry computation {entry}")
     if module is not None and len(orders) > 1:
         g = HloConverter(module, {k: list(v) for k, v in orders.items()}).graph(entry)
-        _HLO_MODULES[g] = module
+        attach_program(g, module)
     return g, [str(x).lstrip("%") for x in orders[entry]]
 
 
@@ -1146,7 +1142,7 @@ def xla_allocation(result: Result) -> dict[str, dict[str, int]]:
     preallocated temp buffer) and ``allocated_bytes`` (all allocations, parameters and
     outputs included: the memory-usage report's total). Empty when the graph was not read
     from HLO, or the schedule is a remat plan (its clones are not the module's)."""
-    module = hlo_module_of(result.graph)
+    module = result.graph.program
     if module is None or result.plan is not None:
         return {}
     figures = allocation_figures(module, result.orders)
@@ -1805,7 +1801,7 @@ def write(
             data["budget_reference"] = result.info["budget_reference"]
     data.update(annotate or {})
     if hlo:
-        module = hlo_module_of(result.graph) or read_hlo_module(str(source))
+        module = result.graph.program or read_hlo_module(str(source))
         if async_collectives and result.graph.meta.get("async_collectives"):
             text, note = _async_hlo_text(module, result)
             write_text(output, text, inputs=inputs)
