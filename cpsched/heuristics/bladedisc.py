@@ -133,7 +133,6 @@ class _Comparator:
         return 2  # DEPENDS: not sure
 
 
-@without_gc
 def _sizes(graph: Graph, scenarios: Scenarios | None, options: Mapping[str, Any]):
     """Buffer sizes as symbolic expressions compared over the scenario box, or (option
     ``symbolic=False``, or a static graph) one scenario's bytes: (symbolic, comparator,
@@ -208,6 +207,7 @@ def _resources(graph: Graph, options: Mapping[str, Any]):
     return occupies, releases, limits, default_limit
 
 
+@without_gc
 def bladedisc_schedule(
     graph: Graph, scenarios: Scenarios | None = None, **options: Any
 ) -> tuple[list[int], dict[str, Any]]:
