@@ -57,6 +57,7 @@ from cpsched.cp.joint.frontier import (
     Frontier,
 )
 from cpsched.cp.joint.frontier import frontier as joint_frontier
+from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph as cut_problem
 from cpsched.cp.memory.solve import (
     CUT_SECONDS_PER_OP2,
@@ -64,7 +65,6 @@ from cpsched.cp.memory.solve import (
     HEURISTIC_SECONDS_PER_OP,
 )
 from cpsched.cp.remat.problem import min_memory_bound
-from cpsched.cp.search.cuts import CUT_MAX_OPS
 from cpsched.heuristics.allocation import refine_module_schedule
 from cpsched.heuristics.common import convert_sync_collectives, scenario_index
 from cpsched.heuristics.module import module_lower_bound, schedule_module
@@ -911,7 +911,7 @@ def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
     )
 
 
-# The minimum-cut bound (``cpsched.cp.search.cuts``) is part of the bound every command
+# The minimum-cut bound (``cpsched.cp.memory.cuts``) is part of the bound every command
 # shows where its expected time (per op squared and scenario: ``cp.memory.solve``'s rate) is
 # at most this; above it the bound is the forced-live one, labelled weak.
 CUT_BOUND_MAX_SECONDS = 2.5

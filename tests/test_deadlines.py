@@ -139,9 +139,25 @@ def test_a_command_that_starts_late_says_the_solver_had_under_half(tmp_path, cap
     assert rc == 0
     d = json.loads(capsys.readouterr().out)
     assert d["solver"]["time_limit"] == 4 and d["solver"]["seconds_available"] < 1.0
+    assert d["time_note"].startswith("note: the solver had")  # in the JSON too
     rc = main(["schedule", str(src), "-o", str(out), "--time-limit", "4"],
               started=time.perf_counter() - 3.0)
     assert rc == 0 and "note: the solver had" in capsys.readouterr().out
+    # started just now: no note
+    rc = main(["schedule", str(src), "-o", str(out), "--time-limit", "4", "--json"])
+    assert rc == 0 and "time_note" not in json.loads(capsys.readouterr().out)
+
+
+def test_compare_and_frontier_that_start_late_say_the_solves_had_under_half(tmp_path, capsys):
+    src = tmp_path / "g.json"
+    src.write_text(json.dumps(graph_to_dict(random_layered(n=30, seed=1))))
+    for argv in (["compare", str(src)], ["frontier", str(src), "--points", "2"]):
+        rc = main([*argv, "--time-limit", "8", "--json"], started=time.perf_counter() - 6.0)
+        assert rc == 0
+        assert json.loads(capsys.readouterr().out)["time_note"].startswith(
+            "note: the solves had")
+        rc = main([*argv, "--time-limit", "8"], started=time.perf_counter() - 6.0)
+        assert rc == 0 and "note: the solves had" in capsys.readouterr().out
 
 
 def test_the_limit_holds_while_reading_a_large_input(tmp_path, capsys):
@@ -231,3 +247,45 @@ def test_an_order_is_timed_on_the_graph_as_its_plan_graph_would_time_it():
             assert (fast.makespan, fast.exposed_comm, fast.exposed_copy, fast.peak) == (
                 slow.makespan, slow.exposed_comm, slow.exposed_copy, slow.peak)
             assert fast.makespan > 0 and fast.peak > 0
+
+
+def test_remat_keeps_a_heuristic_plan_when_the_reorder_search_takes_all_the_time(monkeypatch):
+    # cp never returns less than the best heuristic, whatever the limit: XLA's greedy runs
+    # on the lowest-peak order known before the reorder search, which here (a stand-in)
+    # uses up every second left; it used to end with "no plan found"
+    import cpsched.cp.remat.solve as remat_solve
+
+    def slow_reorder(graph, sc, *, hint, deadline=None, **kw):
+        time.sleep(max(0.0, deadline - time.perf_counter()) if deadline else 0.0)
+        return list(hint), simulate(graph, hint, sc).peak, "HINT"
+
+    monkeypatch.setattr(remat_solve, "min_peak_order", slow_reorder)
+    g = layered(200, preds=5, seed=0)
+    sc = static()
+    budget = int(0.9 * simulate(g, g.default_order(), sc).peak[0])
+    best = min((g.default_order(), list(remat_solve.xla_default(g, sc))),
+               key=lambda o: simulate(g, o, sc).peak[0])
+    assert simulate(g, best, sc).peak[0] > budget  # the reorder search runs
+    greedy = remat_solve.xla_remat(g, sc, budget, order=best)
+    assert (greedy.peak <= greedy.budget).all()  # a heuristic plan exists
+    r = solve_remat(g, sc, budget, time_limit=60, deadline=time.perf_counter() + 3.0)
+    assert (r.peak <= r.budget).all()
+    assert r.weighted_added <= greedy.weighted_added + 1e-12
+
+
+def test_frontier_starts_no_solve_whose_fixed_work_would_not_fit(monkeypatch):
+    # a solve's work besides its search is seconds on 100k ops: with less time than that
+    # per solve, none starts, and the heuristics' orders set the range
+    from cpsched.cp.joint import frontier as fr
+
+    def refuse(*a, **k):
+        raise AssertionError("a solve started without time for it")
+
+    monkeypatch.setattr(fr, "SOLVE_FIXED_SECONDS_PER_OP", 1.0)  # 30 s of fixed work a solve
+    for name in ("solve_remat", "solve_overlap", "solve_joint"):
+        monkeypatch.setattr(fr, name, refuse)
+    g = transformer_parallel(layers=1, dp=2, tp=2)
+    f = api.frontier(g, points=2, scenarios=["b=2", "s=256"], time_limit=10,
+                     deadline=time.perf_counter() + 20.0)
+    assert f.points and all(p["status"] == "NOT_RUN" for p in f.points)
+    assert "the fastest order known" in f.settings["budget_range"]["high_source"]
