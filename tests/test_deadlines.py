@@ -289,3 +289,54 @@ def test_frontier_starts_no_solve_whose_fixed_work_would_not_fit(monkeypatch):
                      deadline=time.perf_counter() + 20.0)
     assert f.points and all(p["status"] == "NOT_RUN" for p in f.points)
     assert "the fastest order known" in f.settings["budget_range"]["high_source"]
+
+
+def test_overlap_phases_take_their_shares_of_the_time_left_not_of_the_limit(monkeypatch):
+    # with 4 s left of a 100 s limit, the heuristics' and the hoist's phases end within
+    # their shares of those 4 s (of the 100 s they ran to the deadline: no solver time)
+    from cpsched.cp.overlap import solve as ov
+
+    seen = {}
+    real_cands, real_hoist = ov.overlap_candidates, ov.budget_hoist
+
+    def cands(*a, deadline=None, **k):
+        seen["candidates"] = deadline
+        return real_cands(*a, deadline=deadline, **k)
+
+    def hoist(*a, deadline=None, **k):
+        seen["hoist"] = deadline
+        return real_hoist(*a, deadline=deadline, **k)
+
+    monkeypatch.setattr(ov, "overlap_candidates", cands)
+    monkeypatch.setattr(ov, "budget_hoist", hoist)
+    g = transformer_parallel(layers=1, dp=2, tp=2)
+    t0 = time.perf_counter()
+    from cpsched.core.scenarios import from_dim_specs
+
+    ov.solve_overlap(g, from_dim_specs(["b=2", "s=256"]), time_limit=100, deadline=t0 + 4.0)
+    assert seen["candidates"] <= t0 + 0.25 * 4.0 + 0.5
+    assert seen["hoist"] <= t0 + 0.4 * 4.0 + 0.5
+
+
+def test_the_heuristics_phase_counts_the_evaluation_of_each_order(monkeypatch):
+    # evaluating a heuristic's order (a timeline: a second at 100k ops) is timed with its
+    # run, so that no run starts whose evaluation would end past the phase's deadline; the
+    # evaluations after the phase used to take 40 s of a 30 s limit at 100k ops
+    from cpsched.cp.overlap import candidates as cd
+    from cpsched.cp.overlap.solve import OVERLAP_HEURISTICS
+
+    g, sc, prob, order, budget = overlap_case()
+    clock = FakeClock()
+    monkeypatch.setattr(cd, "time", clock)
+    judged = []
+
+    def slow_evaluation(label, o):
+        judged.append(label)
+        clock.now += 1.0
+
+    errors: dict = {}
+    found = cd.overlap_candidates(g, sc, OVERLAP_HEURISTICS, {"given": order}, budget, {},
+                                  errors, deadline=3.5, on_order=slow_evaluation)
+    assert 1 <= len(judged) <= 3 and set(judged) <= set(found)
+    assert clock.now <= 3.5
+    assert any(v.startswith("skipped") for v in errors.values())
