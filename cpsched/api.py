@@ -39,6 +39,7 @@ from cpsched.core.graph import Graph
 from cpsched.core.inputs import loads_json
 from cpsched.core.nx_graph import from_networkx as convert
 from cpsched.core.plain import to_plain
+from cpsched.core.scenario_choice import scenario_index
 from cpsched.core.scenarios import (
     Budget,
     Scenarios,
@@ -47,6 +48,7 @@ from cpsched.core.scenarios import (
     parse_budget,
     static,
 )
+from cpsched.core.transforms import convert_sync_collectives
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
@@ -66,7 +68,6 @@ from cpsched.cp.memory.solve import (
 )
 from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.heuristics.allocation import refine_module_schedule
-from cpsched.heuristics.common import convert_sync_collectives, scenario_index
 from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method

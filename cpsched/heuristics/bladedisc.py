@@ -41,17 +41,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from cpsched.core.adjacency import adjacency, csr_lists
+from cpsched.core.gc_pause import without_gc
 from cpsched.core.graph import Graph, OpKind
+from cpsched.core.order import check_order_option
+from cpsched.core.scenario_choice import graph_scenarios, scenario_bytes
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.symbolic import ALWAYS_GE, ALWAYS_LE, ZERO, compare
-from cpsched.heuristics.common import (
-    adjacency,
-    check_order_option,
-    csr_lists,
-    graph_scenarios,
-    scenario_bytes,
-    without_gc,
-)
 from cpsched.heuristics.lhs import HIGH_LATENCY, LOW_LATENCY, resource_kind
 from cpsched.methods import register
 

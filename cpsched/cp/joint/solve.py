@@ -65,6 +65,7 @@ from cpsched.analysis.schedule import FALLBACK, FEASIBLE, OPTIMAL
 from cpsched.core.errors import BudgetError, InfeasibleError, InputError, ScheduleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.transforms import convert_sync_collectives
 from cpsched.cost.model import Costs
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp import runtime
@@ -95,7 +96,6 @@ from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.cp.remat.problem import check_budget
 from cpsched.cp.remat.solve import solve_remat
 from cpsched.cp.runtime import Clock, SolverConfig, stoppable
-from cpsched.heuristics.common import convert_sync_collectives
 from cpsched.methods import register
 from cpsched.remat.replay import _budget_array, check_plan
 from cpsched.remat.result import RematResult, finish_result
