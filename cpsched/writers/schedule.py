@@ -49,6 +49,14 @@ def order_from_names(graph: Graph, names: list[str], path: str | None = None) ->
     return out
 
 
+def schedule_method(path: str) -> str | None:
+    """The method a schedule JSON names (None for other files, or a JSON without one)."""
+    if sniff_format(path) != "cpsched-schedule":
+        return None
+    method = load_json(path).get("method")
+    return method if isinstance(method, str) and method else None
+
+
 def read_order(graph: Graph, path: str) -> list[int]:
     """An order for ``graph`` from a schedule JSON, a scheduled HLO module, or a text file
     with one op name per line."""

@@ -23,7 +23,7 @@ from cpsched.analysis.memory import peak as order_peak
 from cpsched.core.errors import CpschedError, InfeasibleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
-from cpsched.cost.timeline import simulate_timeline
+from cpsched.cost.timeline import model_label, simulate_timeline
 from cpsched.cp import runtime
 from cpsched.cp.joint.solve import solve_joint
 from cpsched.cp.overlap.problem import build_problem
@@ -276,6 +276,7 @@ def frontier(
         "bandwidth": bandwidth,
         "profile": profile if isinstance(profile, str) else None,
         "device": str(device),
+        "model": model_label(costs.device, costs.unit),  # what the times come from
         "seconds": round(time.perf_counter() - t0, 3),
         "budget_range": {
             "low": _scalar(lo, names),
