@@ -17,7 +17,8 @@ for overlap, time, compare and frontier; ``pipeline`` runs ``--stages P --microb
 with F, B and W actions (3 P M of them). Percentage budgets are ``90%``.
 
 The machine's load is part of the result: the table gives the 1-minute load average at the
-start of each row and the CPU time the child got. The output replaces the section between
+start of each row and the CPU time the child got; the peak RSS is the largest of the row's
+runs (memory stays bounded: remat on 10k ops once took 4.36 GB). The output replaces the section between
 ``<!-- bench_deadlines -->`` and ``<!-- /bench_deadlines -->`` of ``--out`` (appended when
 missing), so that other tables in that file stay.
 """
@@ -107,7 +108,8 @@ def run(argv: list[str], timeout: float) -> dict:
         se.seek(0)
         out, err = so.read().decode(errors="replace"), se.read().decode(errors="replace")
     cpu = usage.ru_utime + usage.ru_stime
-    return {"wall": wall, "cpu": cpu, "rc": child.returncode, "stdout": out, "stderr": err}
+    return {"wall": wall, "cpu": cpu, "rss_mb": usage.ru_maxrss / 1024, "rc": child.returncode,
+            "stdout": out, "stderr": err}
 
 
 def solve_seconds(stdout: str) -> float | None:
@@ -127,6 +129,7 @@ def measure(argv: list[str], repeat: int, limit: float) -> dict:
         "median": statistics.median(walls),
         "max": max(walls),
         "cpu": statistics.median(r["cpu"] for r in runs),
+        "rss": max(r["rss_mb"] for r in runs),
         "exits": sorted({r["rc"] for r in runs}),
         "runs": runs,
         "tracebacks": sum("Traceback" in r["stderr"] for r in runs),
@@ -177,8 +180,8 @@ def main(argv=None) -> int:
         f"{share['load']:.1f} | {'yes' if share_ok else 'no'} |",
         "",
         "| command | objective | ops | limit | median wall | max wall | within max(1 s, 5 %) "
-        "| CPU (median) | exit codes | tracebacks | load (1 min) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| CPU (median) | peak RSS | exit codes | tracebacks | load (1 min) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for n in sizes:
         for limit in limits:
@@ -192,7 +195,8 @@ def main(argv=None) -> int:
                 lines.append(
                     f"| {command} | {objective} | {n:,} | {limit:g} s | {m['median']:.2f} s | "
                     f"{m['max']:.2f} s | {'yes' if ok else 'no'} | {m['cpu']:.2f} s | "
-                    f"{', '.join(map(str, m['exits']))} | {m['tracebacks']} | {m['load']:.1f} |"
+                    f"{m['rss']:.0f} MB | {', '.join(map(str, m['exits']))} | "
+                    f"{m['tracebacks']} | {m['load']:.1f} |"
                 )
                 print(lines[-1], flush=True)
     load = os.getloadavg()

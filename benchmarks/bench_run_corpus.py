@@ -52,14 +52,14 @@ def _writer():
 def sources(variants: str) -> list[Path]:
     seen, out = set(), []
     for p in sorted((REPO / "models" / "hlo").glob("*.hlo")):
-        if variants == "default" and ".memopt." in p.name:
+        if (variants == "default") == (".memopt." in p.name) and variants != "all":
             continue
         digest = hashlib.sha256(p.read_bytes()).hexdigest()
         if digest not in seen:  # demo.hlo is a copy of one of the dumps
             seen.add(digest)
             out.append(p)
     for p in sorted((REPO / "models" / "hlo" / "corpus").glob("*.hlo.gz")):
-        if variants == "default" and ".memopt." in p.name:
+        if (variants == "default") == (".memopt." in p.name) and variants != "all":
             continue
         out.append(p)
     return out
@@ -164,7 +164,8 @@ def table(rows: list[dict], argv: list[str], env: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--variants", choices=("default", "all"), default="default")
+    ap.add_argument("--variants", choices=("default", "memopt", "all"), default="default",
+                    help="XLA:CPU's default-scheduler dumps, its memory-optimized ones, or both")
     ap.add_argument("--only", default="", help="comma-separated program names")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results_run_corpus.md"))
     ap.add_argument("--json", help="also write the per-program rows as JSON here")

@@ -1052,6 +1052,11 @@ def main(argv=None) -> int:
     print(summary)
     print(counts_md)
     if args.out:
+        # the section bench_deadlines.py keeps in this file stays as it was
+        old = Path(args.out).read_text() if Path(args.out).exists() else ""
+        begin, end = "<!-- bench_deadlines -->", "<!-- /bench_deadlines -->"
+        kept = old[old.index(begin):old.index(end) + len(end)] + "\n" if begin in old and \
+            end in old else ""
         Path(args.out).write_text(
             "# Reliability: hostile inputs, options, disks and signals\n\n"
             "Made by `python benchmarks/reliability.py --out benchmarks/results_reliability.md`"
@@ -1060,7 +1065,7 @@ def main(argv=None) -> int:
             "`python -m cpsched ARGS` in a fresh folder; what each count means is in the "
             "script's docstring. A case passes when its exit code is the expected one and it "
             "adds to no count.\n\n" + summary + "\n\n" + counts_md + "\n\n"
-            + "## Cases\n\n" + table(ordered) + "\n")
+            + "## Cases\n\n" + table(ordered) + "\n" + ("\n" + kept if kept else ""))
     return 1 if bad or any(counts.values()) else 0
 
 

@@ -17,12 +17,14 @@ over these functions.
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
 import platform
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -33,6 +35,7 @@ from cpsched.analysis.memory import simulate as simulate_memory
 from cpsched.analysis.schedule import INFEASIBLE, Schedule, make_schedule
 from cpsched.core import arguments, signals
 from cpsched.core.errors import (
+    BudgetError,
     CpschedError,
     InfeasibleError,
     InputError,
@@ -61,13 +64,20 @@ from cpsched.cp.joint.frontier import (
 )
 from cpsched.cp.joint.frontier import Frontier as JointFrontier
 from cpsched.cp.joint.frontier import frontier as joint_frontier
-from cpsched.cp.memory.solve import DEFAULT_SECONDS_PER_OP, HEURISTIC_SECONDS_PER_OP
-from cpsched.heuristics.common import convert_sync_collectives
+from cpsched.cp.memory.problem import from_graph as cut_problem
+from cpsched.cp.memory.solve import (
+    CUT_SECONDS_PER_OP2,
+    DEFAULT_SECONDS_PER_OP,
+    HEURISTIC_SECONDS_PER_OP,
+)
+from cpsched.cp.remat.problem import min_memory_bound
+from cpsched.cp.search.cuts import CUT_MAX_OPS
+from cpsched.heuristics.common import convert_sync_collectives, scenario_index
 from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
 from cpsched.plot import plot_frontier, plot_memory
-from cpsched.readers import read_graph, sniff_format
+from cpsched.readers import looks_like_mlir, read_graph, sniff_format
 from cpsched.readers.hlo.buffer_assignment import allocation_figures
 from cpsched.readers.hlo.convert import HloConverter, read_hlo_module, scheduled_computations
 from cpsched.readers.hlo.parser import parse_hlo_text
@@ -75,6 +85,7 @@ from cpsched.readers.hlo.verify import verify_module
 from cpsched.readers.jax_frontend import from_jax_program  # jax is imported when called
 from cpsched.readers.json_graph import graph_from_dict
 from cpsched.readers.nx_json import graph_from_node_link
+from cpsched.readers.stablehlo.convert import read_stablehlo_text
 from cpsched.readers.torch_frontend import from_torch  # torch too, when called
 from cpsched.remat.plan import RematResult, remat_result_to_dict
 from cpsched.remat.rewrite import plan_to_graph
@@ -107,9 +118,6 @@ DEFAULT_TIME_LIMIT = 10.0
 DEFAULT_TIME_LIMITS = {"cp-remat": 60.0, "remat-fixed-order": 60.0, "cp-joint": 30.0}
 DEFAULT_WORKERS = 2
 DEFAULT_SEED = 0
-# A percentage budget is a share of the least peak that ``cp`` finds for each scenario
-# alone, given this share of the time limit.
-LEAST_PEAK_TIME_SHARE = 0.25
 GIVEN = "GIVEN"  # status of the input's own order (``simulate``, compare's ``given`` row)
 
 
@@ -238,8 +246,6 @@ class Result:
 
     def with_bound(self, bound: Mapping[str, int]) -> Result:
         """The same result measured against a better bound (e.g. the best of a comparison)."""
-        from dataclasses import replace
-
         b = {n: min(int(bound[n]), int(self.peak[n])) for n in self.peak}
         return replace(self, bound=b, gap=_gap(self.peak, b))
 
@@ -419,8 +425,9 @@ def read(source, *, async_collectives: bool = False) -> Graph:
     Parameters
     ----------
     source : str, os.PathLike, Graph or networkx.DiGraph
-        XLA HLO text (as ``--xla_dump_to`` writes it), cpsched graph JSON, or networkx
-        node-link JSON (Checkmate / Moccasin): as a path, or the text itself.
+        XLA HLO text (as ``--xla_dump_to`` writes it), StableHLO / MLIR text, cpsched graph
+        JSON, or networkx node-link JSON (Checkmate / Moccasin): as a path, or the text
+        itself.
     async_collectives : bool, default False
         Split synchronous collectives into start/done pairs (what XLA's GPU pipeline does).
 
@@ -529,6 +536,8 @@ def _read_text(text: str) -> Graph:
         if isinstance(data, dict) and data.get("format") == "cpsched-graph":
             return graph_from_dict(data, "<text>")
         return graph_from_node_link(data, "<text>")
+    if looks_like_mlir("", body):
+        return read_stablehlo_text(body, path="<text>")
     return _entry_graph(verify_module(parse_hlo_text(body)))
 
 
@@ -604,57 +613,27 @@ def methods() -> list[dict[str, str]]:
     ]
 
 
-def least_peak(
-    graph: Graph,
-    scenarios: Scenarios,
-    *,
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    workers: int = DEFAULT_WORKERS,
-    seed: int = DEFAULT_SEED,
-    deadline: float | None = None,
-) -> tuple[np.ndarray, list[str]]:
-    """The least peak over all orders that ``cp`` finds for each scenario alone (the
-    reference of percentage budgets), with its status (``OPTIMAL`` when proven)."""
-    cp = get_method("cp").fn
-    peaks, statuses = [], []
-    share = max(1.0, float(time_limit)) / max(1, len(scenarios))
-    for s in range(len(scenarios)):
-        one = scenarios.only(s)
-        r = cp(graph, one, time_limit=share, workers=workers, seed=seed, deadline=deadline)
-        peaks.append(int(r.peak_bytes[0]))
-        statuses.append(r.status)
-    return np.asarray(peaks, dtype=np.int64), statuses
+def budget_reference(graph: Graph, scenarios: Scenarios) -> tuple[np.ndarray, str]:
+    """The peak per scenario that percentage budgets are a share of: the input's own order
+    (what ``simulate`` and ``info`` print for it; the reference Checkmate and Moccasin use),
+    or the graph's topological order where the input has none. Deterministic: no search."""
+    what = (
+        "the peak of the input's own order"
+        if graph.original_order is not None
+        else "the peak of the graph's topological order (the input has no order)"
+    )
+    return simulate_memory(graph, graph.default_order(), scenarios).peak.astype(np.int64), what
 
 
-def resolve_budget(
-    graph: Graph,
-    scenarios: Scenarios,
-    budget,
-    *,
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    workers: int = DEFAULT_WORKERS,
-    seed: int = DEFAULT_SEED,
-    deadline: float | None = None,
-) -> tuple[np.ndarray, dict[str, Any]]:
+def resolve_budget(graph: Graph, scenarios: Scenarios, budget) -> tuple[np.ndarray, dict[str, Any]]:
     """Bytes per scenario for ``budget`` (``8GiB``, ``512MB``, bytes, ``90%``, per scenario).
-    A percentage is of the least peak ``cp`` finds for each scenario alone, in a quarter of
-    ``time_limit``; the second value records that reference (empty for byte budgets)."""
+    A percentage is of ``budget_reference`` (the input order's peak); the second value
+    records that reference (empty for byte budgets)."""
     b = parse_budget(budget, scenarios)
     if not b.relative:
         return b.resolve(scenarios), {}
-    peaks, statuses = least_peak(
-        graph,
-        scenarios,
-        time_limit=LEAST_PEAK_TIME_SHARE * time_limit,
-        workers=workers,
-        seed=seed,
-        deadline=deadline,
-    )
-    ref = {
-        "budget": b.text,
-        "least_peak_bytes": _by_name(scenarios, peaks),
-        "least_peak_status": dict(zip(scenarios.names, statuses)),
-    }
+    peaks, what = budget_reference(graph, scenarios)
+    ref = {"budget": b.text, "reference": what, "reference_bytes": _by_name(scenarios, peaks)}
     return b.resolve(scenarios, peaks), ref
 
 
@@ -697,16 +676,17 @@ def schedule(
     deterministic : bool, default False
         Count limits in work units, not seconds: same input and seed, same order.
     budget : int, str, sequence or dict, optional
-        Memory budget: bytes, ``"8GiB"``, ``"512MB"``, ``"90%"`` (of the least peak that
-        ``cp`` finds for each scenario alone, in a quarter of ``time_limit``), one per
-        scenario as a list or ``{scenario: value}``.
+        Memory budget: bytes, ``"8GiB"``, ``"512MB"``, ``"90%"`` (of the peak of the
+        input's own order, ``budget_reference``), one per scenario as a list or
+        ``{scenario: value}``. A result over it is refused: ``BudgetError`` says the least
+        peak the method reached and the proven minimum.
     log : bool, default False
         CP-SAT's search log.
     progress : callable, optional
         ``progress(objective, bound, gap, elapsed)`` while a solver runs.
     deadline : float, optional
-        A ``time.perf_counter()`` instant by which a solver returns, every phase included
-        (a percentage budget's reference too); default: the call's start plus
+        A ``time.perf_counter()`` instant by which a solver returns, every phase included;
+        default: the call's start plus
         ``time_limit``. Ignored with ``deterministic`` (limits are work units there).
     **options
         Method options (``slack``, ``evict``, ``device``, ``profile``, ``bandwidth``,
@@ -731,6 +711,7 @@ def schedule(
     """
     t0 = time.perf_counter()
     _check_solver_options(method, time_limit, workers, seed, deterministic=deterministic, log=log)
+    deadline = _checked_deadline(deadline)
     if objective is not None:
         arguments.text(objective, "objective")
     if progress is not None and not callable(progress):
@@ -757,7 +738,7 @@ def schedule(
     if progress is not None:
         opts["progress"] = progress
     # a solver keeps its best result on a signal; the signal stays seen until the call ends,
-    # so that one during the budget's reference solve stops the solve after it too
+    # so that one before the solve (reading, the budget's reference) stops the solve too
     with signals.keep_work() if deadline is not None else contextlib.nullcontext():
         return _schedule(g, sc, m, opts, budget, objective, deadline, t0)
 
@@ -775,15 +756,7 @@ def _schedule(
     budget_bytes: dict[str, int] | None = None
     reference: dict[str, Any] = {}
     if budget is not None:
-        arr, reference = resolve_budget(
-            g,
-            sc,
-            budget,
-            time_limit=opts["time_limit"],
-            workers=opts["workers"],
-            seed=opts["seed"],
-            deadline=deadline,
-        )
+        arr, reference = resolve_budget(g, sc, budget)
         budget_bytes = _by_name(sc, arr)
         opts["budget"] = [int(v) for v in arr]
     stopped_by = signals.received()
@@ -801,7 +774,7 @@ def _schedule(
             raise InputError(
                 f"--objective {objective or 'remat'} needs --budget (bytes, 8GiB or 90%)"
             )
-        return _remat_result(g, sc, m, opts, budget_bytes, reference, t0)
+        return kept_budget(_remat_result(g, sc, m, opts, budget_bytes, reference, t0))
     for flag in ("reorder", "bandwidth", "evict"):
         if opts.get(flag) not in (None, False) or (flag == "reorder" and flag in opts):
             raise InputError(
@@ -809,8 +782,60 @@ def _schedule(
             )
     module = hlo_module_of(g)
     if module is not None:
-        return _run_module(module, g, sc, m, opts, budget_bytes, reference, t0)
-    return _run(g, sc, m, opts, budget_bytes, reference, t0)
+        return kept_budget(_run_module(module, g, sc, m, opts, budget_bytes, reference, t0))
+    return kept_budget(_run(g, sc, m, opts, budget_bytes, reference, t0))
+
+
+def kept_budget(r: Result) -> Result:
+    """``r`` when its peak is within its budget in every scenario (or it has none), else
+    ``BudgetError``: a budget is kept or refused, whichever method ran and however short its
+    time was. The message gives per scenario the least peak the method reached and the proven
+    minimum (no order, or for plans no plan, goes below it), so the user knows which budget
+    can be had."""
+    if r.budget is None or all(r.peak[n] <= r.budget[n] for n in r.scenarios.names):
+        return r
+    if r.plan is not None:
+        proven = r.info.get("proven_min_bytes")
+        if not proven:
+            proven = _by_name(r.scenarios, min_memory_bound(r.graph, r.scenarios)[0])
+        what = "no plan"
+    else:
+        proven, what = r.bound, "no order"
+    reached = {n: int(r.peak[n]) for n in r.scenarios.names}
+    proven = {n: int(proven[n]) for n in r.scenarios.names}
+    parts = [
+        f"{n}: budget {_bytes_text(r.budget[n])}, least peak reached {_bytes_text(reached[n])}, "
+        f"{what} goes below {_bytes_text(proven[n])} (proven)"
+        for n in r.scenarios.names
+        if reached[n] > r.budget[n]
+    ]
+    impossible = any(proven[n] > r.budget[n] for n in r.scenarios.names)
+    if impossible:
+        tail = "the budget is below the proven minimum"
+    elif r.plan is not None:
+        tail = "not proven impossible: " + (
+            "a longer --time-limit, or --evict, may meet it"
+            if is_solver(r.method)
+            else "--objective remat (cp-remat: order and plan searched together) may meet it"
+        )
+    else:
+        tail = (
+            "not proven impossible: "
+            + ("a longer --time-limit may meet it; " if is_solver(r.method) else "")
+            + "--objective remat (recompute and, with --evict, offload) may meet it"
+        )
+    raise BudgetError(
+        f"{r.method} ({r.status}) did not meet the budget; nothing written: "
+        + "; ".join(parts)
+        + f"; {tail}",
+        reached=reached,
+        proven=proven,
+        result=r,
+    )
+
+
+def _bytes_text(v: int) -> str:
+    return f"{format_bytes(int(v))} ({int(v):,} B)"
 
 
 def _check_solver_options(method, time_limit, workers, seed=DEFAULT_SEED, **flags) -> None:
@@ -825,6 +850,12 @@ def _check_solver_options(method, time_limit, workers, seed=DEFAULT_SEED, **flag
     for k, v in flags.items():
         if v is not None:
             arguments.flag(v, k)
+
+
+def _checked_deadline(deadline: Any) -> float | None:
+    """A ``time.perf_counter()`` instant (any finite number; one in the past leaves no
+    time), or None."""
+    return None if deadline is None else arguments.number(deadline, "deadline", low=-math.inf)
 
 
 def _check_method_options(options: Mapping[str, Any]) -> None:
@@ -930,7 +961,36 @@ def _run_module(
     """Every sequential computation of ``module`` ordered by ``m``, callees first
     (``cpsched.heuristics.module``). A solver's time limit is shared among the computations
     and its result is never worse than the module's own orders nor than the memory
-    heuristics'; heuristics do per computation what the compiler's would."""
+    heuristics'; heuristics do per computation what the compiler's would. A method that is
+    a module-level choice (``Method.choice``: ``xla-default``) runs each of its methods on
+    the whole module and keeps the least module peak, ties to the first, as XLA's
+    ``DefaultMemoryScheduler::Run`` does; ``info['choice']`` gives each one's peak."""
+    choice = None
+    if m.choice:
+        k = scenario_index(sc, opts.get("scenario"))
+        runs = {name: _lift(module, sc, get_method(name), opts, m.name) for name in m.choice}
+        chosen = min(m.choice, key=lambda name: int(runs[name].peak[k]))  # ties: first
+        ms = runs[chosen]
+        choice = {
+            "selected": chosen,
+            "scenario": sc.names[k],
+            "module_peak_bytes": {name: int(runs[name].peak[k]) for name in m.choice},
+        }
+    else:
+        ms = _lift(module, sc, m, opts, m.name)
+    s = ms.schedule
+    _HLO_MODULES[s.graph] = module
+    r = _result(s.graph, sc, m, s, opts, budget_bytes, reference, t0)
+    info = dict(r.info)
+    info["computations"] = [vars(c) for c in ms.computations]
+    info["kept_input_orders"] = ms.kept_input
+    if choice is not None:
+        info["choice"] = choice
+    return replace(r, orders=dict(ms.orders), info=info)
+
+
+def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
+    """``m`` on every sequential computation of ``module`` (``schedule_module``)."""
     solver = is_solver(m.name)
 
     def per_computation(graph: Graph, scen: Scenarios, seconds: float | None):
@@ -944,25 +1004,70 @@ def _run_module(
         for name in MODULE_ALTERNATIVES:
             fn = get_method(name).fn
             alternatives.append(lambda graph, scen, seconds, fn=fn: fn(graph, scen))
-    ms = schedule_module(
+    return schedule_module(
         module,
         per_computation,
         scenarios=sc,
         time_limit=opts.get("time_limit") if solver else None,
-        method=m.name,
+        method=label,
         never_worse=(m.name == "cp"),
         alternatives=alternatives,
         peak_objective=(m.family != "overlap"),
     )
-    s = ms.schedule
-    _HLO_MODULES[s.graph] = module
-    r = _result(s.graph, sc, m, s, opts, budget_bytes, reference, t0)
-    info = dict(r.info)
-    info["computations"] = [vars(c) for c in ms.computations]
-    info["kept_input_orders"] = ms.kept_input
-    from dataclasses import replace
 
-    return replace(r, orders=dict(ms.orders), info=info)
+
+# The minimum-cut bound (``cpsched.cp.search.cuts``) is part of the bound every command
+# shows where its expected time (per op squared and scenario: ``cp.memory.solve``'s rate) is
+# at most this; above it the bound is the forced-live one, labelled weak.
+CUT_BOUND_MAX_SECONDS = 2.5
+WEAK_BOUND = "weak: forced-live bytes only"
+
+
+def known_lower_bound(
+    graph: Graph, scenarios: Scenarios | None = None, *, seconds: float | None = None
+) -> tuple[np.ndarray, str]:
+    """The best lower bound on the peak of any order that needs no search, per scenario,
+    with a note that is empty for the usual bound and says why where it is weak. The usual
+    bound: the bytes forced live at each op and the minimum cut per op (``info``,
+    ``simulate``, ``compare`` and every method's result start from it; solvers may prove
+    more). For a graph read from HLO, the module's bound (``module_lower_bound``: every
+    called computation at the least it could need in any order). The cut bound costs about
+    ``n^2`` per scenario: above ``CUT_BOUND_MAX_SECONDS`` of it (or ``seconds``, what is
+    left of a time limit) only the forced-live bytes are counted, and the note says so.
+    Computed once per graph and scenarios.
+
+    >>> g = read('{"nodes": [{"id": 0, "size": 100}, {"id": 1, "size": 10},'
+    ...          ' {"id": 2, "size": 1}], "links": [{"source": 0, "target": 2},'
+    ...          ' {"source": 1, "target": 2}]}')
+    >>> known_lower_bound(g)
+    (array([111]), '')
+    """
+    sc = scenarios or static()
+    module = hlo_module_of(graph)
+    if module is not None:
+        return module_lower_bound(module, sc), ""
+    n = graph.n_ops
+    guess = CUT_SECONDS_PER_OP2 * n * n * len(sc)
+    key = json.dumps(sc.to_json(), sort_keys=True)
+    known = _KNOWN_BOUNDS.get(graph, {}).get(key)  # (one skipped for time is not kept)
+    if known is not None:
+        return known[0].copy(), known[1]
+    lb = static_lower_bound(graph, sc)
+    if n <= CUT_MAX_OPS and guess <= CUT_BOUND_MAX_SECONDS:
+        if seconds is not None and guess > seconds:
+            return lb, f"{WEAK_BOUND}, the minimum-cut bound skipped for the time limit"
+        known = np.maximum(lb, cut_problem(graph, sc).lower_bound).astype(np.int64), ""
+    else:
+        known = lb, f"{WEAK_BOUND}, the minimum-cut bound skipped at {n:,} ops"
+    _KNOWN_BOUNDS.setdefault(graph, {})[key] = known
+    return known[0].copy(), known[1]
+
+
+# known_lower_bound's results by graph (while it lives) and scenarios: every row of a
+# comparison asks for the same bound
+_KNOWN_BOUNDS: weakref.WeakKeyDictionary[Graph, dict[str, tuple[np.ndarray, str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _result(
@@ -978,6 +1083,18 @@ def _result(
     info = dict(s.info)
     if reference:
         info["budget_reference"] = reference
+    if is_solver(m.name):
+        if info.get("weak_bound") and s.status != "OPTIMAL":
+            info["lower_bound_note"] = f"{WEAK_BOUND}, {info['weak_bound']}"
+    elif hlo_module_of(g) is None:  # a module's result has the module's bound already
+        deadline = opts.get("deadline")
+        left = None if deadline is None else deadline - time.perf_counter()
+        lb, note = known_lower_bound(g, sc, seconds=left)
+        lb = np.minimum(np.maximum(lb, s.lower_bound_bytes), s.peak_bytes)
+        s = replace(s, lower_bound_bytes=lb.astype(np.int64))
+        if note:
+            info["lower_bound_note"] = note
+    s = replace(s, info=info)  # the schedule written says what the result says
     peak, bound = s.peak_by_name(), s.lower_bound_by_name()
     total = time.perf_counter() - t0
     return Result(
@@ -1034,9 +1151,19 @@ def _remat_result(
     )
 
 
-def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenarios=None) -> Result:
+def simulate(
+    graph,
+    order: Sequence[int] | Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+    scenarios=None,
+) -> Result:
     """Validate and simulate one order (op indices or names; default the graph's own order,
     else a topological one). Raises ``ScheduleError`` for an invalid order.
+
+    For a graph read from HLO, ``order`` may also give the order of every computation by
+    name (``Result.orders``, or what ``writers.schedule.read_module_orders`` reads from a
+    scheduled module): loop bodies, branches and called computations are then simulated in
+    their given orders too, as the module written with them would be. So
+    ``simulate(g, r.orders).peak == r.peak`` for every method's result ``r``.
 
     Examples
     --------
@@ -1049,6 +1176,8 @@ def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenario
     t0 = time.perf_counter()
     g = read(graph)
     sc = scenarios_for(g, scenarios)
+    if isinstance(order, Mapping):
+        g, order = _with_computation_orders(g, order)
     if order is None:
         idx = g.default_order()
     else:
@@ -1063,7 +1192,16 @@ def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenario
                     raise InputError(str(e.args[0])) from None
             else:
                 idx.append(arguments.integer(x, "an op index in order", high=g.n_ops - 1))
-    s = make_schedule(g, idx, "given", sc, status=GIVEN)
+    lb, note = known_lower_bound(g, sc)
+    s = make_schedule(
+        g,
+        idx,
+        "given",
+        sc,
+        status=GIVEN,
+        lower_bound=lb,
+        info={"lower_bound_note": note} if note else None,
+    )
     peak, bound = s.peak_by_name(), s.lower_bound_by_name()
     total = time.perf_counter() - t0
     return Result(
@@ -1079,7 +1217,31 @@ def simulate(graph, order: Sequence[int] | Sequence[str] | None = None, scenario
         seconds=total,
         schedule=s,
         timings={"total": round(total, 6)},
+        info=dict(s.info),
     )
+
+
+def _with_computation_orders(
+    g: Graph, orders: Mapping[str, Sequence[str]]
+) -> tuple[Graph, list[str]]:
+    """The entry graph rebuilt with every called computation in its order from ``orders``
+    (callees carry their peak under that order), and the entry's order."""
+    module = hlo_module_of(g)
+    entry = module.entry.name if module is not None else g.name
+    unknown = sorted(
+        set(orders) - ({entry} | set(scheduled_computations(module) if module else ()))
+    )
+    if unknown:
+        raise InputError(
+            f"the schedule orders computation(s) {', '.join(unknown[:3])} that {g.name} "
+            "does not have"
+        )
+    if entry not in orders:
+        raise InputError(f"the schedule gives no order for the entry computation {entry}")
+    if module is not None and len(orders) > 1:
+        g = HloConverter(module, {k: list(v) for k, v in orders.items()}).graph(entry)
+        _HLO_MODULES[g] = module
+    return g, [str(x).lstrip("%") for x in orders[entry]]
 
 
 def xla_allocation(result: Result) -> dict[str, dict[str, int]]:
@@ -1243,6 +1405,7 @@ class Comparison:
     settings: dict[str, Any]
     errors: dict[str, str] = field(default_factory=dict)
     time_unit: str = "s"
+    bound_note: str = ""  # why the bound is weak, where it is (``known_lower_bound``)
     allocation: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     @property
@@ -1314,8 +1477,9 @@ class Comparison:
             "scenarios": list(self.scenarios.names),
             "time_unit": self.time_unit,
             "lower_bound_bytes": dict(self.bound),
+            "lower_bound_note": self.bound_note,
             "gap_definition": "(peak - bound) / peak, bound = the best proven lower "
-            "bound of any row or the static bound",
+            "bound of any row or the static bound (forced-live bytes and minimum cuts)",
             "reproduce": dict(self.settings),
             "rows": self.rows,
         }
@@ -1379,6 +1543,8 @@ def format_comparison(c: Comparison) -> str:
     head = f"{c.graph.name}: {c.graph.n_ops} ops; best proven lower bound " + ", ".join(
         f"{n} {format_bytes(v)}" if multi else format_bytes(v) for n, v in c.bound.items()
     )
+    if c.bound_note:
+        head += f" ({c.bound_note})"
     xla = bool(c.allocation)  # an HLO module: what XLA's buffer assignment reserves
     model = c.model
     header = (
@@ -1407,8 +1573,9 @@ def format_comparison(c: Comparison) -> str:
         cells.append(format_bytes(max(bud["bytes"].values())) if bud else "none")
         cells.append(format_seconds(row["seconds"]))
         table.append(cells)
+    # an ERROR row's message runs on past the columns instead of widening one of them
     widths = [
-        max(len(r[i]) for r in [header] + [t for t in table if len(t) > i])
+        max(len(r[i]) for r in [header] + [t for t in table if len(t) > i and t[1] != "ERROR"])
         for i in range(len(header))
     ]
     lines = [head, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
@@ -1496,6 +1663,7 @@ def compare(
     _check_solver_options(
         None, time_limit, workers, seed, deterministic=deterministic, solvers=solvers
     )
+    deadline = _checked_deadline(deadline)
     if methods is not None and (
         isinstance(methods, str) or not all(isinstance(m, str) for m in methods)
     ):
@@ -1520,6 +1688,7 @@ def compare(
     )
     if deterministic:
         deadline = None
+    t_start = time.perf_counter()
     solvers_left = sum(is_solver(n) for n in names)
     not_run: list[str] = []
     # a signal stops the comparison after the row it cuts (marked interrupted): the rows
@@ -1539,9 +1708,9 @@ def compare(
             if limit <= 0:
                 errors[row] = "not run: the time limit ran out"
                 continue
-            guess = _heuristic_seconds(name, g)
-            if deadline is not None and time.perf_counter() + guess > deadline:
-                errors[row] = f"not run: about {guess:.0f} s at {g.n_ops} ops, past the time limit"
+            why = _row_would_overrun(name, g, limit, deadline, t_start)
+            if why:
+                errors[row] = f"not run: {why}"
                 continue
             try:
                 if name == "given":
@@ -1567,15 +1736,15 @@ def compare(
         if solvers and methods is None and "cp-overlap" in results and signals.received() is None:
             opts["deadline"] = deadline
             _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
-    module = hlo_module_of(g)
-    if module is not None:
-        lb = module_lower_bound(module, sc)
-    else:
-        lb = static_lower_bound(g, sc)
+    lb, note = known_lower_bound(
+        g, sc, seconds=None if deadline is None else deadline - time.perf_counter()
+    )
     best = {n: int(lb[s]) for s, n in enumerate(sc.names)}
     for r in results.values():
         for n, b in r.bound.items():
-            best[n] = max(best[n], int(b))
+            if b > best[n]:
+                best[n] = int(b)
+                note = ""  # a row proved more than the weak bound
     results = {k: r.with_bound(best) for k, r in results.items()}
     settings = {
         "cpsched": __version__,
@@ -1599,7 +1768,7 @@ def compare(
         settings["interrupted"] = {"not_run": not_run}
     unit = next(iter(timelines.values())).unit if timelines else "s"
     allocation = {row: a for row, r in results.items() if (a := xla_allocation(r))}
-    c = Comparison(g, sc, results, best, timelines, settings, errors, unit, allocation)
+    c = Comparison(g, sc, results, best, timelines, settings, errors, unit, note, allocation)
     return c.to_pandas() if as_dataframe else c
 
 
@@ -1650,8 +1819,9 @@ def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progre
         if progress is not None:
             progress(label)
         limit = _row_time_limit(opts["time_limit"], opts.get("deadline"), 1)
-        if limit <= 0:
-            errors[label] = "not run: the time limit ran out"
+        why = _row_would_overrun("cp-overlap", g, limit, opts.get("deadline"), 0.0)
+        if limit <= 0 or why:
+            errors[label] = f"not run: {why or 'the time limit ran out'}"
             break
         try:
             r = schedule(
@@ -1662,6 +1832,36 @@ def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progre
             continue
         results[label] = r
         timelines[label] = simulate_timeline(g, r.order, costs, sc)
+
+
+# A solver's own work before its search (its problem, warm start and checks), per op: a
+# cp-overlap row at 10,000 ops took 1.4 s with no time to search on a loaded 2-core machine
+SOLVER_START_SECONDS_PER_OP = 1e-4
+# The heuristic rows (listed first) may take this share of a comparison's time: the rest is
+# the solvers'
+HEURISTICS_SHARE = 0.5
+
+
+def _row_would_overrun(
+    name: str, g: Graph, limit: float, deadline: float | None, t_start: float
+) -> str:
+    """Why row ``name`` is not run before ``deadline`` (empty: it is run): a heuristic that
+    would end past its share of the time, a solver whose time is less than its own work
+    before a search."""
+    if deadline is None:
+        return ""
+    if is_solver(name):
+        need = SOLVER_START_SECONDS_PER_OP * g.n_ops
+        return (
+            f"{limit:.1f} s left for it, less than its setup (about {need:.1f} s at {g.n_ops} ops)"
+            if limit < need
+            else ""
+        )
+    guess = _heuristic_seconds(name, g)
+    until = t_start + HEURISTICS_SHARE * (deadline - t_start)
+    if time.perf_counter() + guess > until:
+        return f"no time (about {guess:.1f} s at {g.n_ops} ops)"
+    return ""
 
 
 def _heuristic_seconds(name: str, g: Graph) -> float:
@@ -1780,12 +1980,12 @@ def format_frontier(f: JointFrontier) -> str:
     widths = [
         max(len(r[c]) for r in [head] + [r for r in rows if len(r) > 3]) for c in range(len(head))
     ]
+    k = len(f.points)
     lines = [
-        f"{f.graph}: memory-time frontier, {len(f.points)} budgets from "
+        f"{f.graph}: memory-time frontier, {k} budget{'s' if k != 1 else ''} from "
         f"{format_bytes(first(rng['low']))} ({rng['low_source']}) to "
         f"{format_bytes(first(rng['high']))} ({rng['high_source']}), "
-        f"{f.settings['time_limit_per_point']:g} s each"
-        + (f"; figures of scenario {f.scenarios[0]}" if multi else ""),
+        f"{f.settings['time_limit_per_point']:g} s each",
         "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip(),
     ]
     for cells in rows:
@@ -1797,6 +1997,8 @@ def format_frontier(f: JointFrontier) -> str:
             f"{format_time(first(b['makespan']), f.unit)}, exposed comm "
             f"{format_time(first(b['exposed_comm']), f.unit)}"
         )
+    if multi:  # points are kept by all scenarios together (weighted)
+        lines.append(f"figures of scenario {f.scenarios[0]} of {len(f.scenarios)}; --json: all")
     lines.append(f"time {format_seconds(f.settings['seconds'])}")
     return "\n".join(lines)
 
@@ -1825,11 +2027,12 @@ def frontier(
     Examples
     --------
     >>> import cpsched
-    >>> f = frontier(cpsched.generators.random_layered(n=10, seed=1), points=3, time_limit=2)
+    >>> f = frontier(cpsched.generators.random_layered(n=12, seed=3), points=3, time_limit=2)
     >>> [p["status"] != "ERROR" for p in f.points]
     [True, True, True]
     """
     _check_solver_options(None, time_limit, workers, seed, evict=evict)
+    deadline = _checked_deadline(deadline)
     if bandwidth is not None:
         arguments.number(bandwidth, "bandwidth")
     if arguments.integer(points, "points") < 2:
@@ -1930,7 +2133,7 @@ __all__ = [
     "from_jax",
     "from_torch",
     "scenarios_for",
-    "least_peak",
+    "budget_reference",
     "resolve_budget",
     "timeline",
     "plan_timelines",
@@ -1940,6 +2143,9 @@ __all__ = [
     "format_frontier",
     "format_comparison",
     "Budget",
+    "BudgetError",
+    "known_lower_bound",
+    "kept_budget",
     "INFEASIBLE",
     "OBJECTIVES",
 ]
@@ -2003,6 +2209,11 @@ def write(
     if result.schedule is None:
         raise InputError(f"{result.method}: nothing to write")
     data = schedule_to_dict(result.schedule)
+    if result.budget is not None:
+        # what the schedule was held to, beside what it reached (peak_bytes)
+        data["budget_bytes"] = dict(result.budget)
+        if "budget_reference" in result.info:
+            data["budget_reference"] = result.info["budget_reference"]
     data.update(annotate or {})
     if hlo:
         module = hlo_module_of(result.graph) or read_hlo_module(str(source))

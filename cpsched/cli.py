@@ -21,16 +21,16 @@ import os
 import pathlib
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from cpsched import api
-from cpsched.analysis.memory import lower_bound, simulate
+from cpsched.analysis.memory import simulate
 from cpsched.analysis.validate import validate_order
 from cpsched.capture import add_parser as add_capture
 from cpsched.capture import info_buckets
 from cpsched.core import arguments, signals
-from cpsched.core.errors import CpschedError, InfeasibleError, InputError, LimitError
+from cpsched.core.errors import BudgetError, CpschedError, InputError, LimitError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.inputs import check_input_file
 from cpsched.core.process import process_start
@@ -39,6 +39,7 @@ from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import _unit, load_device
 from cpsched.cost.timeline import model_label
 from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, MAX_FRONTIER_POINTS
+from cpsched.layout import cli as layout_cli
 from cpsched.measure import cli as measure_cli
 from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
@@ -49,7 +50,7 @@ from cpsched.version import version_line
 from cpsched.writers import all_or_nothing, check_target, write_json
 from cpsched.writers.json_graph import graph_to_dict
 from cpsched.writers.remat_hlo import remat_hlo_paths
-from cpsched.writers.schedule import read_order, schedule_method
+from cpsched.writers.schedule import read_module_orders, read_order, schedule_method
 from cpsched.writers.trace import write_trace
 
 EXIT_USAGE = 2
@@ -265,7 +266,7 @@ def cmd_info(args) -> int:
     sc = _scenarios(args, g)
     order = g.default_order()
     prof = simulate(g, order, sc)
-    lb = lower_bound(g, sc)
+    lb, note = api.known_lower_bound(g, sc)
     alloc = api.xla_allocation(api.simulate(g, order, sc))
     kinds = {k.name.lower(): int((g.kinds == k).sum()) for k in OpKind if (g.kinds == k).any()}
     coll: dict[str, int] = {}
@@ -284,6 +285,7 @@ def cmd_info(args) -> int:
         "has_schedule": g.original_order is not None,
         "peak_bytes": _by_name(sc, prof.peak),
         "lower_bound_bytes": _by_name(sc, lb),
+        "lower_bound_note": note,
         **alloc,
         "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)},
     }
@@ -304,7 +306,11 @@ def cmd_info(args) -> int:
             + (" ..." if len(approx) > 3 else "")
         )
     src = "its own schedule" if g.original_order is not None else "a topological order"
-    lines.append(f"peak of {src} vs lower bound, per scenario:")
+    lines.append(
+        f"peak of {src} vs lower bound (no search; `schedule` may prove more), per scenario"
+        + (f" ({note})" if note else "")
+        + ":"
+    )
     for s, n in enumerate(sc.names):
         lines.append(
             f"  {n:>16}: peak {_bytes(prof.peak[s]):>12} at "
@@ -361,16 +367,26 @@ def add_info(sub) -> None:
 def cmd_simulate(args) -> int:
     g = _read(args)
     sc = _scenarios(args, g)
-    order = read_order(g, args.schedule) if args.schedule else g.default_order()
-    validate_order(g, order, what=f"schedule {args.schedule}" if args.schedule else "schedule")
+    order: Any = g.default_order()
+    if args.schedule:
+        # a scheduled module gives every computation's order (reordered loop bodies count)
+        orders = read_module_orders(args.schedule) if api.hlo_module_of(g) else None
+        if orders is not None:
+            order = orders
+        else:
+            order = read_order(g, args.schedule)
+            validate_order(g, order, what=f"schedule {args.schedule}")
     r = api.simulate(g, order, sc)
+    g = r.graph  # with the schedule's orders of the called computations
     prof = simulate(g, r.order, sc)
+    note = r.info.get("lower_bound_note", "")
     alloc = api.xla_allocation(r)
     data = {
         "input": args.input,
         "ops": g.n_ops,
         "peak_bytes": dict(r.peak),
         "lower_bound_bytes": dict(r.bound),
+        "lower_bound_note": note,
         **alloc,
         "peak_step": {n: int(prof.peak_step[s]) for s, n in enumerate(sc.names)},
         "peak_op": {n: g.op_names[prof.peak_op(s)] for s, n in enumerate(sc.names)},
@@ -380,6 +396,7 @@ def cmd_simulate(args) -> int:
         lines.append(
             f"{n}: peak {_bytes(prof.peak[s])} at step {int(prof.peak_step[s])} "
             f"({g.op_names[prof.peak_op(s)]}); lower bound {_bytes(r.bound[n])}"
+            + (f" ({note})" if note else "")
             + _xla_note(alloc, n)
         )
     _explain(args, r, data, lines)
@@ -420,8 +437,9 @@ def add_simulate(sub) -> None:
     q.add_argument(
         "--schedule",
         metavar="FILE",
-        help="schedule JSON, scheduled HLO, or op names one per line (default: "
-        "the input's own order, else a topological order)",
+        help="schedule JSON, scheduled HLO (every computation's sequence, loop bodies "
+        "included), or op names one per line (default: the input's own order, else a "
+        "topological order)",
     )
     q.add_argument(
         "--plot",
@@ -544,7 +562,7 @@ def cmd_schedule(args) -> int:
     # a solver returns its best result on a signal, and it is written marked interrupted;
     # anything else (reading, a heuristic) is stopped outright, with nothing written
     with signals.keep_work() if api.is_solver(name) else contextlib.nullcontext():
-        with stdout_to_stderr(bool(args.log)):
+        with stdout_to_stderr(bool(args.log)), refused_or_interrupted():
             r = api.schedule(
                 g,
                 method,
@@ -565,10 +583,20 @@ def cmd_schedule(args) -> int:
         return _write_schedule(args, g, sc, r)
 
 
+@contextlib.contextmanager
+def refused_or_interrupted() -> Iterator[None]:
+    """A result over its budget is refused (``BudgetError``: exit 2, nothing written),
+    unless a signal cut its search short: then the signal decides the exit (130 / 143)."""
+    try:
+        yield
+    except BudgetError:
+        stopped_by = signals.received()
+        if stopped_by is not None:
+            raise signals.Interrupted(stopped_by) from None
+        raise
+
+
 def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
-    if r.status == "INFEASIBLE":
-        # An impossible budget is the user's input error: one line, exit 2, nothing written.
-        raise InfeasibleError(r.info.get("message") or "the budget cannot be met")
     # everything that can fail is computed before the first file is written
     tl = None
     if r.plan is None and (args.trace or r.info.get("pairs") is not None):
@@ -603,16 +631,16 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
     data["orders"] = {k: list(v) for k, v in r.orders.items()}
     data["solver"] = dict(r.solver)
     data["seconds"] = round(r.seconds, 6)
-    if "budget_reference" in r.info:
-        data["budget_reference"] = r.info["budget_reference"]
     lines = [f"{r.method}: {r.status}, wrote {args.output}"]
     for n in sc.names:
         line = (
             f"  {n}: peak {_bytes(r.peak[n])}, lower bound {_bytes(r.bound[n])}, "
             f"gap {100 * r.gap[n]:.2f} %" + _xla_note(alloc, n).replace(";", ",")
         )
+        if r.info.get("lower_bound_note") and r.gap[n] > 0:
+            line += f" ({r.info['lower_bound_note']})"
         if r.budget is not None:
-            line += f", budget {_bytes(r.budget[n])}"
+            line += f", budget {_bytes(r.budget[n])}" + _reference_text(r, n)
         lines.append(line)
     info = r.info
     if info.get("makespan"):
@@ -671,9 +699,7 @@ def hard_stop(args) -> float | None:
     if limit is None or (args.command == "compare" and args.no_solver):
         return None
     args.command_time_limit = float(limit)
-    # half the tolerance: a long read (one JSON parse of seconds) ends before the signal is
-    # seen
-    return args.started + float(limit) + 0.5 * max(1.0, 0.05 * float(limit))
+    return args.started + signals.stop_after(limit)
 
 
 def _solve_deadline(args, name: str, g: Graph) -> float | None:
@@ -722,16 +748,16 @@ def _solver_note(r: api.Result) -> str:
 
 
 def _short_time_note(r: api.Result) -> list[str]:
-    """A line when the solver had less than half of the time limit (start-up, reading the
-    input and a percentage budget's reference took the rest)."""
+    """A line when the solver had less than half of the time limit (start-up and reading
+    the input took the rest; a percentage budget's reference, the input order's peak, takes
+    no time to speak of)."""
     avail, limit = r.solver.get("seconds_available"), r.solver.get("time_limit")
     if avail is None or not limit or avail >= 0.5 * limit:
         return []
     return [
         f"  note: the solver had {format_seconds(avail)} of the {format_seconds(limit)} "
-        "time limit (starting, reading the input"
-        + (" and the budget's reference" if "budget_reference" in r.info else "")
-        + " took the rest); a longer --time-limit gives it more"
+        "time limit (starting, reading the input took the rest); a longer --time-limit "
+        "gives it more"
     ]
 
 
@@ -772,7 +798,6 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
         lines.insert(2, f"    (also within budget in: {', '.join(top['fits_buckets'])})")
     unit = _time_unit(r, args.device)
     model = _time_model(args.device, unit)
-    ref = r.info.get("budget_reference")
     for s, n in enumerate(sc.names):
         # float noise of timeline differences (1e-20 of a step) prints as 0
         tiny = 1e-9 * max(1.0, abs(float(res.time.base[s])))
@@ -781,11 +806,7 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
             for x in (res.time.recompute, res.time.exposed_transfer)
         )
         line = f"  {n}: peak {_bytes(res.peak[s])} <= budget {_bytes(res.budget[s])}"
-        if ref:
-            line += (
-                f" ({ref['budget']} of the least peak "
-                f"{_bytes(ref['least_peak_bytes'][n])}, {ref['least_peak_status'][n]})"
-            )
+        line += _reference_text(r, n)
         lines.append(
             line + f", added time {float(res.added_time_pct[s]):.2f} % (recompute "
             f"{format_time(rec, unit)}, exposed transfer {format_time(exp, unit)}; {model}), "
@@ -835,6 +856,14 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
             summary["bucket_modules"] = written[1:-1]
     _emit(args, summary, "\n".join(lines))
     return 0
+
+
+def _reference_text(r: api.Result, scenario: str) -> str:
+    """`` (90% of the peak of the input's own order, 29.02 KiB)`` for a percentage budget."""
+    ref = r.info.get("budget_reference")
+    if not ref:
+        return ""
+    return f" ({ref['budget']} of {ref['reference']}, {_bytes(ref['reference_bytes'][scenario])})"
 
 
 def _time_unit(r: api.Result, device: str) -> str:
@@ -929,10 +958,10 @@ def add_schedule(sub) -> None:
     q.add_argument(
         "--budget",
         metavar="BYTES",
-        help="memory budget: bytes, 512MB, 8GiB, or 90%% (of the least peak over "
-        "all orders that cp finds for each scenario alone, in a quarter of "
-        "the time limit); one value, or one per scenario comma separated "
-        "(default: none)",
+        help="memory budget: bytes, 512MB, 8GiB, or 90%% (of the peak of the "
+        "input's own order); one value, or one per scenario comma separated. A "
+        "result over it is refused (exit 2) with the least peak reached and the "
+        "proven minimum (default: none)",
     )
     q.add_argument(
         "--slack",
@@ -1164,6 +1193,7 @@ SUBCOMMANDS: list[Callable] = [
     pipeline_cli.add_parser,
     sweep_cli.add_parser,
     measure_cli.add_parser,
+    layout_cli.add_parser,
 ]
 
 

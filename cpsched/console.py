@@ -12,6 +12,7 @@ which brings the readers, the solvers and OR-Tools).
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import sys
 import types
@@ -22,6 +23,8 @@ from cpsched.version import version_line
 
 # Commands whose helpers (worker pools, Ray) clean up at the interpreter's exit
 SLOW_EXIT = ("sweep", "capture")
+# Commands whose --time-limit bounds the whole command
+SOLVING = ("schedule", "compare", "frontier", "pipeline")
 
 
 def main() -> int:
@@ -32,6 +35,10 @@ def main() -> int:
         if argv == ["--version"]:
             print(version_line())
             return 0
+        # a second of imports on a loaded machine counts too: the hard stop of a solving
+        # command is armed now (the command line sets it again once it has parsed its
+        # arguments, or takes it away where no limit applies)
+        signals.arm(_early_stop(argv, started))
         _import_cp_model_without_pandas()
         # loaded here, after the handlers, rather than at the top of this module
         cli = importlib.import_module("cpsched.cli")
@@ -44,9 +51,46 @@ def main() -> int:
             "returned; nothing written",
             file=sys.stderr,
         )
+    except signals.TimeUp:  # while loading: the command line's own message, shorter
+        code = 2
+        print(
+            "cpsched: error: the time limit ran out while cpsched was starting; nothing "
+            "written; a longer --time-limit gives the solver time",
+            file=sys.stderr,
+        )
     if not argv or argv[0] not in SLOW_EXIT:
         _exit_now(code)
     return code
+
+
+def _early_stop(argv: list[str], started: float) -> float | None:
+    """The hard stop of a solving command, from its ``--time-limit`` as typed (None when
+    there is none to read, or limits are work units)."""
+    if not argv or argv[0] not in SOLVING or "--deterministic" in argv:
+        return None
+    method = _option(argv, "--method")
+    if method is not None and not (
+        method in ("cp", "cp-memory", "all") or method.startswith("cp-")
+    ):
+        return None  # a heuristic: no time limit
+    text = _option(argv, "--time-limit")
+    if text is None:
+        return None
+    try:
+        limit = float(text)
+    except ValueError:
+        return None  # the command line says what is wrong with it
+    return started + signals.stop_after(limit) if 0 < limit < math.inf else None
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    """The value of option ``name`` as typed (``--name V`` or ``--name=V``), else None."""
+    for k, arg in enumerate(argv):
+        if arg == name and k + 1 < len(argv):
+            return argv[k + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
 
 
 def _exit_now(code: int) -> None:

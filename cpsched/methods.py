@@ -34,6 +34,10 @@ class Method:
     summary: str
     family: str  # memory | overlap | remat | solver
     applies: Callable[[Graph], bool] = lambda g: True
+    # a choice among other methods made once for a whole module (XLA's
+    # DefaultMemoryScheduler): each of these orders every computation, the least module
+    # peak wins, ties to the first listed. ``fn`` makes the same choice on one graph.
+    choice: tuple[str, ...] = ()
 
 
 _REGISTRY: dict[str, Method] = {}
@@ -47,7 +51,7 @@ METHOD_OPTIONS = frozenset(
     """
 aggressive bandwidth baselines bounds budget_methods called_resources comm_streams
 convert_sync copies cost_fn costs cpsat decompose depth device durations evict heuristics
-hint hoist latency latency_fn lns margin max_candidates memory_limit method_name model order
+hint hoist known latency latency_fn lns margin max_candidates memory_limit method_name model order
 overhead_cap overlap_limit postprocess profile remat reorder rerun resolution scenario
 scenario_mode scenario_objective search secondary sequential slack stop_when_fits sub_slots
 symbolic transfer window_engine windows
@@ -69,9 +73,15 @@ METHOD_PACKAGES = ("cpsched.heuristics", "cpsched.cp")
 _discovered = False
 
 
-def register(name: str, summary: str, family: str, applies: Callable[[Graph], bool] | None = None):
+def register(
+    name: str,
+    summary: str,
+    family: str,
+    applies: Callable[[Graph], bool] | None = None,
+    choice: tuple[str, ...] = (),
+):
     def deco(fn):
-        _REGISTRY[name] = Method(name, fn, summary, family, applies or (lambda g: True))
+        _REGISTRY[name] = Method(name, fn, summary, family, applies or (lambda g: True), choice)
         return fn
 
     return deco

@@ -100,10 +100,10 @@ def test_every_option_states_its_default():
 def test_budget_accepts_units_and_percentages(capsys, tmp_path):
     src, out = _tiny(tmp_path), tmp_path / "s.json"
     rc, stdout, _ = run(capsys, "schedule", str(src), "--objective", "budget", "--budget",
-                        "100%", "--time-limit", "3", "-o", str(out), "--json")
+                        "60%", "--time-limit", "3", "-o", str(out), "--json")
     d = json.loads(stdout)
-    assert rc == 0 and d["budget_reference"]["least_peak_bytes"] == {"static": 120}
-    assert d["peak_bytes"]["static"] <= 120
+    assert rc == 0 and d["budget_reference"]["reference_bytes"] == {"static": 210}
+    assert d["budget_bytes"] == {"static": 126} and d["peak_bytes"]["static"] <= 126
     rc, stdout, _ = run(capsys, "schedule", str(src), "--objective", "budget", "--budget",
                         "1KiB", "--time-limit", "3", "-o", str(out))
     assert rc == 0 and "budget 1.00 KiB" in stdout

@@ -257,3 +257,34 @@ def test_named_mesh_groups_are_written_out():
                             "  %x = f32[2]{0} parameter(0)\n  ROOT " + line.strip() + "\n}\n")
     # device = 4 data + 2 fsdp + tensor: fsdp fixed per group, data then tensor inside
     assert "replica_groups={{0,1,4,5},{2,3,6,7}}" in plain
+
+
+def test_the_gpu_results_table_sets_measured_beside_predicted(tmp_path):
+    import subprocess
+
+    def order(step, pred, peak, equal=True):
+        return {"order_kept": True, "outputs_equal": equal, "step_seconds": step,
+                "spread": {"q1": step, "q3": step}, "memory": {"temp_bytes": 2**20},
+                "peak_bytes_in_use": 3 * 2**20,
+                "predicted": {"makespan_seconds": {"h200": pred}, "peak_bytes": peak}}
+
+    lines = [{"kind": "run", "jax": "0.11.2", "repeat": 20, "nvidia_smi": "NVIDIA H200"},
+             {"kind": "module", "name": "a", "devices": 1,
+              "orders": {"xla": order(1e-3, 1.1e-3, 2**21),
+                         "cp-overlap": order(0.9e-3, 0.8e-3, 2**21, equal=False)}},
+             {"kind": "module", "name": "b", "devices": 1,
+              "orders": {"xla": order(2e-3, 1e-3, 2**21)}},
+             {"kind": "module", "name": "c", "skipped": "the time budget ran out first"}]
+    path = tmp_path / "m.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "measure_gpu.py"), "table",
+                        str(path)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    rows = {tuple(c.strip() for c in ln.split("|")[1:4]): ln for ln in p.stdout.splitlines()
+            if ln.startswith("| ") and not ln.startswith("| program")}
+    assert "| 1.000 (1.000-1.000) | 1.100 | 1.10 | 1.00 | 3.00 | 2.00 |" in rows[("a", "1", "xla")]
+    assert "DIFFER" in rows[("a", "1", "cp-overlap")]
+    assert "the time budget ran out first" in p.stdout
+    # within 15 %: a (1.10) yes, b (0.50) no
+    assert "within 15 % of the measured median on 1 of 2 programs" in p.stdout
+    assert "a: cp-overlap predicted 27.3 % faster; measured +10.0 %" in p.stdout

@@ -230,10 +230,10 @@ def test_cli_remat_hlo_end_to_end(tmp_path, capsys):
     assert err.startswith("cpsched: error:") and err.count("\n") == 1
     assert _files(tmp_path) == before
 
-    # a baseline whose plan misses the budget: refused by the read-back check
+    # a baseline whose plan misses the budget: refused before anything is written
     assert main(["schedule", src, "--objective", "remat", "--method", "remat-sqrt",
                  "--budget", "12300", "-o", bad]) == 2
-    assert "the plan itself needs 16384 B" in capsys.readouterr().err
+    assert "least peak reached 16.00 KiB (16,384 B)" in capsys.readouterr().err
     assert _files(tmp_path) == before
 
 

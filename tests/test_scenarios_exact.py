@@ -140,7 +140,7 @@ def test_budgets_parse_and_resolve():
     assert resolve_budget("10,20", sc).tolist() == [10, 20]
     with pytest.raises(InputError, match="2 values for 3 scenarios"):
         Budget((1, 2), "1,2").resolve(3)
-    with pytest.raises(InputError, match="needs the least peak"):
+    with pytest.raises(InputError, match="needs a reference peak"):
         Budget((0.5,), "50%").resolve(sc)
     for bad, msg in [("", "give bytes"), ("x%", "expected a percentage"),
                      ("0%", "must be finite and above 0"), ({"a": 1}, "needs the scenarios")]:
@@ -161,7 +161,7 @@ def test_budget_messages_and_texts_exactly():
     assert _msg(Budget((1, 2), "1,2").resolve, 3) == "budget 1,2: 2 values for 3 scenarios"
     assert _msg(Budget((1, 2)).resolve, 3) == "budget [1, 2]: 2 values for 3 scenarios"
     assert _msg(Budget((0.5,), "50%").resolve, sc) == \
-        "budget 50%: a percentage needs the least peak"
+        "budget 50%: a percentage needs a reference peak"
     assert _msg(parse_budget, {"a": 1}) == "a budget by scenario name needs the scenarios"
     assert _msg(parse_budget, {"a": 1}, sc) == "budget names no value for scenario 'b'"
     assert _msg(parse_budget, "") == \

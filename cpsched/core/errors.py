@@ -65,6 +65,25 @@ class ScheduleError(CpschedError):
     """An order that the validator rejects."""
 
 
+class BudgetError(InfeasibleError):
+    """A result over its memory budget, refused: nothing is written. Bytes per scenario:
+    ``reached``, the least peak the method found; ``proven``, a peak no order (or plan)
+    goes below; ``result`` the refused result, for the Python API."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        reached: dict[str, int] | None = None,
+        proven: dict[str, int] | None = None,
+        result: object = None,
+    ):
+        super().__init__(reason)
+        self.reached = dict(reached or {})
+        self.proven = dict(proven or {})
+        self.result = result
+
+
 class InputTypeError(InputError, TypeError):
     """An argument of the wrong type (a string where a number belongs, ...)."""
 

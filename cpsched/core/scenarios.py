@@ -247,22 +247,22 @@ def pick_bucket(scenarios: Scenarios, values: Mapping[str, int]) -> int:
 
 @dataclass(frozen=True)
 class Budget:
-    """A memory budget as stated: per scenario, bytes (``int``) or a share of the least peak
-    (``float``, 0.9 for ``90%``). One part applies to every scenario.
+    """A memory budget as stated: per scenario, bytes (``int``) or a share of a reference
+    peak (``float``, 0.9 for ``90%``). One part applies to every scenario.
 
-    The least peak is what the caller measures (``cpsched.api`` and the command line take the
-    least peak over all orders that the ``cp`` method finds)."""
+    The reference is the caller's (``cpsched.api`` and the command line take the peak of the
+    input's own order, ``cpsched.api.budget_reference``)."""
 
     parts: tuple[int | float, ...]
     text: str = ""
 
     @property
     def relative(self) -> bool:
-        """True when some part is a share of the least peak."""
+        """True when some part is a share of the reference peak."""
         return any(isinstance(p, float) for p in self.parts)
 
     def resolve(
-        self, scenarios: Scenarios | int, least_peak: Sequence[int] | np.ndarray | None = None
+        self, scenarios: Scenarios | int, reference: Sequence[int] | np.ndarray | None = None
     ) -> np.ndarray:
         """Bytes per scenario, ``[len(scenarios)]`` int64 (``scenarios`` or their count)."""
         n = scenarios if isinstance(scenarios, int) else len(scenarios)
@@ -272,18 +272,18 @@ class Budget:
                 f"budget {self.text or list(self.parts)}: {len(self.parts)} values "
                 f"for {n} scenarios"
             )
-        if self.relative and least_peak is None:
-            raise InputError(f"budget {self.text}: a percentage needs the least peak")
-        # a float part makes the budget relative, so least_peak is set (checked above)
+        if self.relative and reference is None:
+            raise InputError(f"budget {self.text}: a percentage needs a reference peak")
+        # a float part makes the budget relative, so reference is set (checked above)
         out = [
-            int(p * int(least_peak[s])) if isinstance(p, float) else int(p)  # type: ignore[index]
+            int(p * int(reference[s])) if isinstance(p, float) else int(p)  # type: ignore[index]
             for s, p in enumerate(parts)
         ]
         return np.asarray(out, dtype=np.int64)
 
 
 def parse_budget(value, scenarios: Scenarios | None = None) -> Budget:
-    """The one budget parser: ``8GiB``, ``512MB``, ``1000000``, ``90%`` (of the least peak),
+    """The one budget parser: ``8GiB``, ``512MB``, ``1000000``, ``90%`` (of a reference peak),
     a comma list or sequence (one per scenario), or a ``{scenario: value}`` mapping (needs
     ``scenarios``). Numbers are bytes.
 
@@ -327,12 +327,40 @@ def parse_budget(value, scenarios: Scenarios | None = None) -> Budget:
             parts.append(share)
         else:
             v = item.item() if isinstance(item, np.generic) else item
-            parts.append(parse_bytes(v, what="budget"))
+            parts.append(_budget_bytes(v))
     return Budget(tuple(parts), text)
 
 
+def _budget_bytes(value) -> int:
+    """Bytes of one budget value; a bare number below 1 (``0.9``) is refused as the
+    percentage it surely meant, and a budget of 0 bytes as impossible."""
+    if isinstance(value, bool):
+        raise InputError(f"budget {value!r}: give bytes (8GiB, 512MB) or a percentage (90%)")
+    bare = value
+    if isinstance(value, str):
+        try:
+            bare = float(value.strip().replace("_", ""))
+        except ValueError:
+            bare = None  # has a unit (or is not a number): parse_bytes says which
+    if isinstance(bare, (int, float)) and math.isfinite(bare):
+        if 0 < bare < 1:
+            raise InputError(
+                f"budget {value!r}: a bare number is bytes; did you mean {100 * bare:g}%?"
+            )
+        if bare != int(bare):
+            raise InputError(
+                f"budget {value!r}: a number of bytes is whole (or give a unit: 1.5MiB, "
+                "or a percentage: 90%)"
+            )
+    out = parse_bytes(value, what="budget")
+    if out <= 0:
+        raise InputError(f"budget {value!r}: must be above 0 bytes")
+    return out
+
+
 def resolve_budget(
-    value, scenarios: Scenarios, least_peak: Sequence[int] | np.ndarray | None = None
+    value, scenarios: Scenarios, reference: Sequence[int] | np.ndarray | None = None
 ) -> np.ndarray:
-    """Bytes per scenario of any budget ``parse_budget`` reads."""
-    return parse_budget(value, scenarios).resolve(scenarios, least_peak)
+    """Bytes per scenario of any budget ``parse_budget`` reads (``reference``: the peaks a
+    percentage is of)."""
+    return parse_budget(value, scenarios).resolve(scenarios, reference)

@@ -8,11 +8,15 @@ Anywhere else (start-up, reading the input, a heuristic) it raises ``Interrupted
 raises. The command line exits 130 after SIGINT and 143 after SIGTERM (``exit_code``).
 
 ``command()`` takes both signals for a whole command, so that a signal in one phase (a
-percentage budget's reference solve) still stops the phases after it; the command line's
+method's first phase, a percentage budget's reference) still stops the phases after it; the command line's
 entry point installs the handlers first of all (``install``), before anything slow is
 imported. Outside a command (the Python API) ``keep_work()`` takes SIGINT for its own
 duration and forgets it afterwards. Signals are handled in the main thread only, and a
 signal ignored on entry (a shell's background job, ``nohup``) stays ignored.
+
+The command's time limit ends it the same way (``time_limit``: a SIGALRM at its deadline
+raises ``TimeUp`` outside ``keep_work``, where no solver watches the clock; reading a large
+input, say).
 
 This module imports nothing but the standard library: the command line loads it before
 anything else.
@@ -31,6 +35,8 @@ __all__ = [
     "Interrupted",
     "TimeUp",
     "time_limit",
+    "arm",
+    "stop_after",
     "install",
     "command",
     "keep_work",
@@ -164,22 +170,40 @@ def _on_alarm(signum: int, frame: Any) -> None:
     # work in progress watches the deadline itself and returns its best in time
 
 
+def stop_after(limit: float) -> float:
+    """Seconds after its start at which a command with time limit ``limit`` stops if no
+    solver is running (reading a large input, say): the limit and half its tolerance,
+    max(1 s, 5 %) (a long read, one JSON parse of seconds, ends before the alarm is seen)."""
+    return float(limit) + 0.5 * max(1.0, 0.05 * float(limit))
+
+
+def arm(at: float | None) -> None:
+    """From now on the command's hard stop is ``at`` (``time.perf_counter()``; None: none):
+    past it, outside ``keep_work``, ``TimeUp`` is raised."""
+    if not _main_thread() or not hasattr(signal, "setitimer"):
+        return
+    if at is None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        return
+    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(1e-3, at - time.perf_counter()))
+
+
 @contextlib.contextmanager
 def time_limit(at: float | None) -> Iterator[None]:
-    """Until the block ends, the command's deadline ``at`` (``time.perf_counter()``)
-    raises ``TimeUp`` where it passes outside ``keep_work`` (reading a large input, say):
-    the command then ends with one line. Inside ``keep_work`` the work itself stops in time
-    and nothing is raised. No-op for None or outside the main thread."""
-    if at is None or not _main_thread() or not hasattr(signal, "setitimer"):
+    """Until the block ends the command's hard stop is ``at`` (``arm``; None disarms one
+    set earlier). Inside ``keep_work`` the work itself stops in time and nothing is
+    raised. No-op outside the main thread."""
+    if not _main_thread() or not hasattr(signal, "setitimer"):
         yield
         return
-    old = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, max(1e-3, at - time.perf_counter()))
+    old = signal.getsignal(signal.SIGALRM)
+    arm(at)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.signal(signal.SIGALRM, old if old is not None else signal.SIG_DFL)
 
 
 @contextlib.contextmanager

@@ -26,7 +26,9 @@ the module it was given. Heuristics run without it: they do what the compiler's 
 
 from __future__ import annotations
 
+import json
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -40,7 +42,12 @@ from cpsched.core.scenarios import Scenarios, static
 from cpsched.core.units import format_bytes
 from cpsched.cp.memory.problem import from_graph
 from cpsched.cp.search.cuts import CUT_MAX_OPS
-from cpsched.readers.hlo.convert import HloConverter, call_contexts, scheduled_computations
+from cpsched.readers.hlo.convert import (
+    HloConverter,
+    call_contexts,
+    computation_orders,
+    scheduled_computations,
+)
 from cpsched.readers.hlo.parser import HloModule
 
 ComputationScheduler = Callable[[Graph, Scenarios, "float | None"], "Sequence[int] | Schedule"]
@@ -81,12 +88,7 @@ class ModuleSchedule:
 def input_orders(module: HloModule) -> dict[str, list[str]]:
     """The input's order of every scheduled computation (text order if valid, else a
     topological one), as instruction names."""
-    conv = HloConverter(module)
-    out = {}
-    for name in scheduled_computations(module):
-        g = conv.graph(name)
-        out[name] = [g.op_names[i] for i in conv._order_for(g, name)]
-    return out
+    return computation_orders(module)
 
 
 def _weight(n_ops: int, share: float) -> float:
@@ -228,6 +230,9 @@ def schedule_module(
     # the entry's own bound holds for its callees' chosen orders only; the module's bound
     # takes each callee at the least it could need in any order
     lb = module_lower_bound(module, sc)
+    if len(names) == 1:
+        # no called computation: the entry's bound (a solver's proof) holds for the module
+        lb = np.maximum(lb, entry_schedule.lower_bound_bytes)
     status = entry_schedule.status
     if peak_objective and np.all(entry_schedule.peak_bytes <= lb):
         status = "OPTIMAL"  # the least peak any orders can have: proven, whatever the entry said
@@ -259,11 +264,28 @@ def schedule_module(
     return ModuleSchedule(module, final, chosen, input_peak, results, kept_input)
 
 
+# module_lower_bound's results by module (``id``, while it lives) and scenarios: every
+# command and method result asks for it, and on a 400-op entry it takes about a second
+_BOUNDS: dict[int, tuple[weakref.ref, dict[str, np.ndarray]]] = {}
+
+
 def module_lower_bound(module: HloModule, scenarios: Scenarios | None = None) -> np.ndarray:
     """A peak no choice of orders (entry and every called computation) can beat: each
     calling op carries the least its callees could need beyond what the caller counts
     (0 where that cannot be bounded, e.g. symbolic sizes)."""
     sc = scenarios or static()
+    key = json.dumps(sc.to_json(), sort_keys=True)
+    ident = id(module)
+    held = _BOUNDS.get(ident)
+    if held is None or held[0]() is not module:
+        held = (weakref.ref(module, lambda _ref: _BOUNDS.pop(ident, None)), {})
+        _BOUNDS[ident] = held
+    if key not in held[1]:
+        held[1][key] = _module_lower_bound(module, sc)
+    return held[1][key].copy()
+
+
+def _module_lower_bound(module: HloModule, sc: Scenarios) -> np.ndarray:
     conv = HloConverter(module)
     entry = module.entry.name
     bounds: dict[str, int] = {}

@@ -44,7 +44,7 @@ from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.methods import register
 from cpsched.remat.events import COMPUTE, FREE, PREFETCH
-from cpsched.remat.policy import evictable_buffers, recomputable_ops
+from cpsched.remat.policy import evictable_buffers, inplace_writers, recomputable_ops
 from cpsched.remat.replay import _budget_array
 from cpsched.remat.result import RematResult, finish_result
 from cpsched.remat.skeleton import (
@@ -678,6 +678,12 @@ def sqrt_remat(
     clon = recomputable_ops(graph)
     pos = np.empty(graph.n_ops, dtype=np.int64)
     pos[np.asarray(order)] = np.arange(len(order))
+    # a clone reads its op's inputs again: not where one of them is overwritten in place
+    # (XLA's in-place fusions), which the replay refuses whatever the order
+    writers = inplace_writers(graph)
+    for v in np.flatnonzero(clon):
+        if any(writers[int(c)] for c in graph.uses(int(v))):
+            clon[v] = False
     back = _phase_backward(graph)
     stash: list[int] = []
     drop_after: dict[int, int] = {}

@@ -16,7 +16,9 @@ Registered methods (family ``memory``):
   instruction order; operand 0 finished first; control predecessors before operands).
 - ``xla-bfs``: FIFO Kahn order (the "wave front" BFScheduler).
 - ``xla-default``: list, DFS and post-order; keeps the lowest simulated peak, ties going to
-  list, then DFS, then post-order. Option ``postprocess``, a function ``(graph, order) ->
+  list, then DFS, then post-order. On an HLO module the three each order every computation
+  and the module's peak decides, once (``DefaultMemoryScheduler::Run``; ``cpsched.api``
+  makes that choice from ``Method.choice``). Option ``postprocess``, a function ``(graph, order) ->
   order`` (XLA's scheduler takes its post-processor the same way), is applied to each
   candidate before scoring it; ``gpu-postprocess`` passes XLA's GPU post-processor.
 
@@ -388,10 +390,15 @@ def default_candidates(
 
 @register(
     "xla-default",
-    "XLA DefaultMemoryScheduler: best simulated peak of list/DFS/post-order",
+    "XLA DefaultMemoryScheduler: list, DFS and post-order each on the whole module, the "
+    "least module peak kept",
     "memory",
+    choice=("xla-list", "xla-dfs", "xla-postorder"),
 )
 def xla_default(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> list[int]:
+    """On one graph: the lowest simulated peak of list, DFS and post-order, ties in that
+    order. On a module the choice is made once for all computations (``Method.choice``),
+    as ``DefaultMemoryScheduler::Run`` does, not per computation."""
     cands = default_candidates(graph, scenarios, **options)
     best = min(range(len(cands)), key=lambda k: (cands[k][2], k))
     return cands[best][1]

@@ -42,7 +42,8 @@ def _json_format(path: str, head: str, whole: bool) -> str:
     return "cpsched-torch-graph" if looks_like_simulator_json(text) else "nx-json"
 
 
-def _looks_like_mlir(path: str, text: str) -> bool:
+def looks_like_mlir(path: str, text: str) -> bool:
+    """Whether a file named ``path`` that starts with ``text`` is MLIR (StableHLO)."""
     if path.endswith((".mlir", ".mlir.gz")):
         return True
     head = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))[:2048].lstrip()
@@ -61,7 +62,7 @@ def sniff_format(path: str) -> str:
     if text.startswith("{"):
         kind = _json_format(path, text, whole=len(head) < 4096)
         return {"cpsched-graph": "cpsched-json", "cpsched-torch-graph": "torch"}.get(kind, kind)
-    if _looks_like_mlir(path, text):
+    if looks_like_mlir(path, text):
         return "mlir"
     return "hlo"
 
@@ -92,6 +93,7 @@ def read_input_text(path: str) -> str:
 __all__ = [
     "read_graph",
     "sniff_format",
+    "looks_like_mlir",
     "load_json",
     "display_name",
     "read_json_graph",

@@ -154,6 +154,8 @@ def run_sweep(
         close = getattr(rows, "close", None)
         if close is not None:
             close()
+        # the rows this run added to the table, whichever statement a signal cut short
+        report.ran = results.lines() - results.lines_at_open
         results.close()
     # the pool's processes have been waited for: their CPU time is in os.times() now
     report.cpu = meter.read(n_jobs, children=(chosen == "local"))

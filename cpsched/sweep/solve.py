@@ -2,7 +2,8 @@
 
 ``solve_task(payload)`` reads or generates the graph, runs ``api.schedule`` (which checks
 the order with the validator and the simulator before it returns) and gives back one table
-row. It never raises: a failing solve is a row with status ``ERROR`` and its message. A
+row. It never raises: a failing solve is a row with status ``ERROR`` and its message, one
+refused for its budget a row with status ``OVER_BUDGET`` and the least peak it reached. A
 solve stopped by a signal gives ``None`` (no row: the next run repeats it).
 """
 
@@ -17,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from cpsched import api, generators
-from cpsched.core.errors import CpschedError
+from cpsched.core.errors import BudgetError, CpschedError
 from cpsched.core.graph import Graph
 from cpsched.sweep.table import ERROR
 
@@ -26,6 +27,7 @@ from cpsched.sweep.table import ERROR
 TASK_SECONDS = "_task_seconds"
 # Messages are one line in the table; past this they are cut.
 MAX_ERROR_CHARS = 400
+OVER_BUDGET = "OVER_BUDGET"  # status of a solve refused for its budget (``BudgetError``)
 
 
 @functools.lru_cache(maxsize=4)
@@ -96,6 +98,12 @@ def solve_task(payload: Mapping[str, Any], data: bytes | None = None) -> dict[st
         )
     except KeyboardInterrupt:
         return None
+    except BudgetError as e:  # over its budget: a row with the least peak it reached
+        peak = max(e.reached.values()) if e.reached else None
+        row.update(status=OVER_BUDGET, peak_bytes=peak, error=_one_line(e))
+        row.update(wall_s=round(time.perf_counter() - t0, 6))
+        row[TASK_SECONDS] = time.perf_counter() - t0
+        return row
     except Exception as e:  # a failing solve is a row, never the end of the sweep
         row.update(status=ERROR, error=_one_line(e), wall_s=round(time.perf_counter() - t0, 6))
         row[TASK_SECONDS] = time.perf_counter() - t0

@@ -139,6 +139,7 @@ class ResultsTable:
         self._fd = -1
         self.created = False  # this run made the table (and takes it away if no row lands)
         self.appended = 0
+        self.lines_at_open = 0
         inputs = tuple(inputs)
         check_target(self.journal, inputs, "-o")
         if self.journal != path:
@@ -156,6 +157,7 @@ class ResultsTable:
             self._read(write)  # under the lock: no other run appends meanwhile
             if os.fstat(self._fd).st_size == 0:  # a table left empty by an old version
                 self._write(HEADER)
+            self.lines_at_open = self.lines()
         except BaseException:
             self.close()
             raise
@@ -242,11 +244,19 @@ class ResultsTable:
         self.appended += 1
         self.rows[values[0]] = dict(zip(COLUMNS, values))
 
+    def lines(self) -> int:
+        """Whole lines in the table now (the header included)."""
+        try:
+            with open(self.journal, "rb") as f:
+                return f.read().count(b"\n")
+        except OSError:
+            return 0
+
     def close(self) -> None:
         """Release the table (and its lock); a table this run made and wrote no row to
         is taken away again."""
         if self._fd >= 0:
-            if self.created and not self.appended and not self.rows:
+            if self.created and self.lines() <= 1:  # the header alone
                 with contextlib.suppress(OSError):
                     os.unlink(self.journal)
             os.close(self._fd)

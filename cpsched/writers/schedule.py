@@ -9,7 +9,9 @@ from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 from cpsched.core.plain import to_plain
 from cpsched.readers import load_json, read_text, sniff_format
-from cpsched.readers.hlo.verify import read_verified_graph
+from cpsched.readers.hlo.convert import computation_orders
+from cpsched.readers.hlo.parser import parse_hlo_text
+from cpsched.readers.hlo.verify import read_verified_graph, verify_module
 
 FORMAT = "cpsched-schedule"
 VERSION = 1
@@ -55,6 +57,21 @@ def schedule_method(path: str) -> str | None:
         return None
     method = load_json(path).get("method")
     return method if isinstance(method, str) and method else None
+
+
+def read_module_orders(path: str) -> dict[str, list[str]] | None:
+    """Every computation's order (instruction names, entry included) from a scheduled HLO
+    module, so that reordered loop bodies and branches count too; None for a schedule file
+    of another kind (JSON, names one per line)."""
+    if sniff_format(path) != "hlo":
+        return None
+    text = read_text(path)
+    if "HloModule" not in text and "ENTRY" not in text:
+        return None
+    module = verify_module(parse_hlo_text(text, path))
+    if not module.is_scheduled:
+        raise InputError("HLO module is not scheduled (no is_scheduled=true)", path=path)
+    return computation_orders(module)
 
 
 def read_order(graph: Graph, path: str) -> list[int]:

@@ -1,13 +1,16 @@
 """The memory-time frontier: the joint model solved at budgets from the least memory any
 plan needs to the peak of the fastest schedule, with every heuristic on the same axes.
 
-Budgets run from the proven minimum (``cpsched.cp.remat.problem.min_memory_bound``: no
-plan, with recomputation and offload, goes below it) up to the peak of ``cp-overlap``
-without a memory limit (the fastest order the overlap model finds), evenly spaced. The
-points are solved from the tightest budget up; a plan that fits a tighter budget also fits
-a looser one, so each point keeps the better of its own plan and the previous point's
-(the frontier never rises as the budget grows). Each point's plan was replayed against the
-memory simulator and timed by the timeline simulator (``solve_joint``).
+Budgets run from the least peak a plan is found for (``cp-remat`` minimising the peak; never
+below the proven minimum, ``cpsched.cp.remat.problem.min_memory_bound``) up to the least
+peak among the fastest orders known (``cp-overlap`` without a memory limit, or a heuristic
+as fast), evenly spaced, each distinct budget once. The points are solved from the tightest
+budget up, each ``solve_joint`` handed every plan known so far (the low end's plan, the
+heuristics' orders, ``cp-overlap``'s, the tighter points' plans): a point keeps the
+fastest of them that fits its budget, on equal makespans the lower peak, so no point is
+missing where a plan is known, none is beaten by a heuristic the table shows, and the
+frontier never rises as the budget grows. Each point's plan was replayed against the memory
+simulator and timed by the timeline simulator (``solve_joint``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.cp.remat.solve import solve_remat
 from cpsched.methods import load_all
+from cpsched.remat.skeleton import Skeleton
 
 DEFAULT_POINTS = 10
 # More budgets than this take hours at the default point limit; refused, not started.
@@ -95,7 +99,7 @@ def frontier(
     Examples
     --------
     >>> from cpsched.generators import random_layered
-    >>> f = frontier(random_layered(n=10, seed=1), points=3, time_limit=2)
+    >>> f = frontier(random_layered(n=12, seed=3), points=3, time_limit=2)
     >>> len(f.points), all(p["status"] != "ERROR" for p in f.points)
     (3, True)
     """
@@ -153,9 +157,12 @@ def frontier(
             continue
         finally:
             slowest = max(slowest, time.perf_counter() - started)
+    base_peaks: dict[str, np.ndarray] = {}
+    base_makespans: dict[str, np.ndarray] = {}
     for name, order in orders.items():
         tl = simulate_timeline(graph, order, costs, sc)
         pk = order_peak(graph, order, sc)
+        base_peaks[name], base_makespans[name] = pk, np.asarray(tl.makespan)
         rows.append(
             {
                 "method": name,
@@ -164,6 +171,11 @@ def frontier(
                 "exposed_comm": _scalar(np.asarray(tl.exposed_comm), names),
             }
         )
+    # every plan known before the points are solved: each point may keep the best of them
+    # that fits its budget (no point is then beaten by a baseline the table shows)
+    known: dict[str, tuple[Skeleton, list[list[int]]]] = {
+        name: (Skeleton(tuple(order)), [[] for _ in names]) for name, order in orders.items()
+    }
     # the range: the proven minimum up to the fastest unconstrained order's peak
     lo, _ = min_memory_bound(graph, sc)
     low_source = "proven minimum with recompute and offload"
@@ -191,6 +203,8 @@ def frontier(
         if (np.asarray(least.peak) > lo).any():
             lo = np.maximum(lo, np.asarray(least.peak, dtype=np.int64))
             low_source = "least peak of cp-remat (objective peak, up to 100 % added time)"
+        # the plan that sets the low end fits it: the lowest point has at least that plan
+        known["cp-remat (least peak)"] = (least.skeleton, [list(a) for a in least.active])
     except CpschedError:
         pass
     total = graph.sizes(sc).sum(axis=1) + graph.transient_bytes(sc).sum(axis=1) + 1
@@ -204,16 +218,32 @@ def frontier(
         seed=seed,
         deadline=deadline,
     )
-    hi = np.maximum(np.asarray(fast.peak_bytes, dtype=np.int64), lo)
+    known["cp-overlap (no memory limit)"] = (Skeleton(tuple(fast.order)), [[] for _ in names])
+    # the top of the range: the least peak among the fastest orders known (cp-overlap's, or a
+    # heuristic's that is as fast with less memory, or faster)
+    tops = {
+        "cp-overlap without a memory limit": (
+            float(w @ np.asarray(simulate_timeline(graph, fast.order, costs, sc).makespan)),
+            np.asarray(fast.peak_bytes, dtype=np.int64),
+        )
+    }
+    tops.update({n: (float(w @ base_makespans[n]), base_peaks[n]) for n in base_peaks})
+    high_from = min(tops, key=lambda n: (tops[n][0], float(w @ tops[n][1])))
+    hi = np.maximum(np.asarray(tops[high_from][1], dtype=np.int64), lo)
+    high_source = f"peak of {high_from}, the fastest order known"
     k = max(2, int(points))
-    budgets = [np.rint(lo + (hi - lo) * i / (k - 1)).astype(np.int64) for i in range(k)]
+    budgets: list[np.ndarray] = []
+    for i in range(k):  # each distinct budget once (a range of one value is one point)
+        bud = np.rint(lo + (hi - lo) * i / (k - 1)).astype(np.int64)
+        if not any((bud == b).all() for b in budgets):
+            budgets.append(bud)
     pts: list[dict[str, Any]] = []
     prev: dict[str, Any] | None = None  # the best plan of the tighter budgets so far
     for i, bud in enumerate(budgets):
         if runtime.interrupted():
             break  # the points so far are the result
         if progress is not None:
-            progress(f"point {i + 1}/{k}: budget " + ", ".join(str(int(b)) for b in bud))
+            progress(f"point {i + 1}/{len(budgets)}: budget " + ", ".join(str(int(b)) for b in bud))
         row: dict[str, Any] = {"budget_bytes": _scalar(bud, names)}
         t_point = seconds()
         try:
@@ -231,6 +261,7 @@ def frontier(
                 time_limit=t_point,
                 workers=workers,
                 seed=seed,
+                known=known,
                 deadline=deadline,
             )
         except InfeasibleError as e:
@@ -266,9 +297,11 @@ def frontier(
         row.update({key: v for key, v in mine.items() if key not in ("score", "budget_bytes")})
         row["makespan_bound"] = bound
         pts.append(row)
+        if res is not None:  # a hint and a fallback for the looser budgets
+            known[f"plan at budget {i + 1}"] = (res.skeleton, [list(a) for a in res.active])
         prev = dict(mine, budget_bytes=mine.get("budget_bytes", row["budget_bytes"]))
     settings = {
-        "points": k,
+        "points": len(budgets),
         "time_limit_per_point": float(time_limit),
         "workers": int(workers),
         "seed": int(seed),
@@ -282,11 +315,11 @@ def frontier(
             "low": _scalar(lo, names),
             "low_source": low_source,
             "high": _scalar(hi, names),
-            "high_source": "peak of cp-overlap without a memory limit",
+            "high_source": high_source,
         },
     }
     if runtime.interrupted():
-        settings["interrupted"] = {"points_solved": len(pts), "points": k}
+        settings["interrupted"] = {"points_solved": len(pts), "points": len(budgets)}
     return Frontier(graph.name, graph.n_ops, names, costs.unit, pts, rows, settings)
 
 

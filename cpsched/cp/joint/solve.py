@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +62,7 @@ from ortools.sat.python.cp_model_helper import FlatIntExpr
 
 from cpsched.analysis.memory import simulate
 from cpsched.analysis.schedule import FALLBACK, FEASIBLE, OPTIMAL
-from cpsched.core.errors import InfeasibleError, InputError, ScheduleError
+from cpsched.core.errors import BudgetError, InfeasibleError, InputError, ScheduleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cost.model import Costs
@@ -171,12 +171,18 @@ def solve_joint(
     log: bool | None = False,
     deterministic: bool | None = None,
     progress: Callable | None = None,
+    known: Mapping[str, tuple[Skeleton, Sequence[Sequence[int]]]] | None = None,
     deadline: float | None = None,
     **_ignored: Any,
 ) -> RematResult:
     """The least makespan within ``budget`` bytes per scenario, deciding order, collective
     placement, clones and (``evict``) host offload together. ``deadline`` (a
     ``time.perf_counter()`` instant, wall-clock mode) ends every phase.
+
+    ``known``: plans found elsewhere, by name: (skeleton, active candidates per scenario),
+    e.g. a heuristic's order (no candidates) or a plan of a tighter budget. Those within the
+    budget join the hints and the fallback, so the result is never worse than any of them;
+    on equal makespans the lower weighted peak is kept.
 
     ``budget``: one number or one per scenario (required). ``evict`` adds host round trips
     timed with ``transfer`` (or ``bandwidth`` bytes per time unit, else the device's PCIe).
@@ -272,8 +278,17 @@ def solve_joint(
         ms = p.makespan()
         return float(w @ ms) if scenario_objective == "weighted" else float(np.max(ms))
 
+    for name, (skeleton, active) in (known or {}).items():
+        try:
+            plans.append(_plan(prob, name, skeleton, active))
+        except (InputError, ScheduleError) as e:  # one the replay refuses: reported, not used
+            errors[name] = str(e)
+
+    def rank(p: Plan) -> tuple[float, float]:
+        return score(p), float(w @ p.peak())
+
     fits = [p for p in plans if (p.peak() <= bud).all()]
-    best_seq = min(fits, key=score) if fits else None
+    best_seq = min(fits, key=rank) if fits else None
     info["sequential"] = [_row(p, sc, bud) for p in plans]
 
     # 2. the joint model ----------------------------------------------------------------------------
@@ -309,18 +324,33 @@ def solve_joint(
     pool = ([sol] if sol is not None else []) + fits
     pool = [p for p in pool if (p.peak() <= bud).all()]
     if not pool:
+        # what can be had instead: the least peak of the plans tried, the proven minimum
+        tried = [p.peak() for p in plans + ([sol] if sol is not None else [])]
+        reached = np.min(tried, axis=0) if tried else None
+        what = "; ".join(
+            f"{n}: budget {int(bud[s]):,} B, "
+            + (f"least peak reached {int(reached[s]):,} B, " if reached is not None else "")
+            + f"proven minimum {int(lb_mem[s]):,} B"
+            for s, n in enumerate(sc.names)
+        )
+        figures = dict(
+            reached=None if reached is None else {n: int(v) for n, v in zip(sc.names, reached)},
+            proven={n: int(v) for n, v in zip(sc.names, lb_mem)},
+        )
         if solver_status == "INFEASIBLE":
-            raise InfeasibleError(
+            raise BudgetError(
                 "no plan with one recompute or host round trip per buffer fits the budget "
-                f"(proven by the joint model; the proven minimum is {int(lb_mem.max())} B)"
+                f"(proven by the joint model): {what}",
+                **figures,
             )
-        raise InfeasibleError(
+        raise BudgetError(
             "no plan within the budget was found"
             + (f" (joint model: {solver_status})" if solver_status != "NOT_RUN" else "")
-            + "; a longer --time-limit or a larger --budget may help"
+            + f": {what}; a longer --time-limit may help",
+            **figures,
         )
-    final = min(pool, key=score)
-    if sol is not None and score(sol) <= score(final):
+    final = min(pool, key=rank)
+    if sol is not None and rank(sol) <= rank(final):
         final = sol
     if final is sol and proven:
         status = OPTIMAL

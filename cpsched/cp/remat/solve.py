@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from cpsched.analysis.memory import simulate
-from cpsched.core.errors import InfeasibleError, InputError
+from cpsched.core.errors import BudgetError, InputError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cp import runtime
@@ -597,11 +597,21 @@ def solve_remat(
                 best = r
                 break
     if best is None:
+        # the least peak any order or plan tried reached: the budget that can be had now
+        reached = np.min(
+            [peaks[k] for k in peaks] + [r.peak for r in base_results.values()], axis=0
+        )
         stopped = "stopped by a signal" if runtime.interrupted() else f"in {time_limit:g} s"
-        raise InfeasibleError(
-            f"no plan found under the budget {stopped} (not proven "
-            f"infeasible; the proven minimum is "
-            f"{', '.join(str(int(x)) for x in lb)} B)"
+        raise BudgetError(
+            f"no plan found under the budget {stopped} (not proven infeasible): "
+            + "; ".join(
+                f"{n}: budget {int(b):,} B, least peak reached {int(p):,} B, proven "
+                f"minimum {int(x):,} B"
+                for n, b, p, x in zip(sc.names, bud, reached, lb)
+            )
+            + "; a longer --time-limit may meet it",
+            reached={n: int(p) for n, p in zip(sc.names, reached)},
+            proven={n: int(x) for n, x in zip(sc.names, lb)},
         )
     return _wrap_up(best, info, timings, method_name, t_start)
 

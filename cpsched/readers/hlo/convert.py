@@ -277,6 +277,18 @@ def scheduled_computations(module: HloModule) -> list[str]:
     return order
 
 
+def computation_orders(module: HloModule) -> dict[str, list[str]]:
+    """The order of every computation that gets a sequence (``scheduled_computations``), as
+    instruction names: the module's own sequence where it is scheduled, else the text order
+    when it is valid, else a topological one."""
+    conv = HloConverter(module)
+    out = {}
+    for name in scheduled_computations(module):
+        g = conv.graph(name)
+        out[name] = [g.op_names[i] for i in conv._order_for(g, name)]
+    return out
+
+
 # -- in-place pairs (XLA's GetInPlaceInputOutputPairs) --------------------------------------
 
 
@@ -1819,6 +1831,7 @@ __all__ = [
     "module_graphs",
     "computation_graph",
     "scheduled_computations",
+    "computation_orders",
     "call_contexts",
     "inplace_pairs",
     "HloConverter",

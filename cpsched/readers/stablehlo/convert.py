@@ -124,7 +124,7 @@ def parse_type(text: str) -> TType:
             depth += 1
         elif ch == ">":
             depth -= 1
-        if ch == "x" and depth == 0 and (cur == "?" or cur.isdigit()):
+        if ch == "x" and depth == 0 and (cur == "?" or (cur.isascii() and cur.isdigit())):
             parts.append(cur)
             cur = ""
         else:

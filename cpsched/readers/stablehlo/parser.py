@@ -44,11 +44,16 @@ class Tok:
     col: int
 
 
+# ASCII only: str.isdigit / isalpha also hold for '²' or 'ÿ', which no pattern here reads
+_DIGITS = frozenset("0123456789")
+_IDENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")
 _SSA_RE = re.compile(r"%[A-Za-z0-9_.$\-]+(?:#\d+)?")
 _NUM_RE = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)")
 _SYM_RE = re.compile(r"@(?:[A-Za-z0-9_.$\-]+|\"(?:[^\"\\]|\\.)*\")")
 _STR_RE = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"")
+# dims (or ? or *) separated by x, then an element type, a dialect type or complex<...>
+_TENSOR_START_RE = re.compile(r"tensor<\s*(?:(?:\?|\*|\d+)\s*x\s*)*[A-Za-z!]")
 # a dimension of a shaped type below zero: tensor<-5x4xf32> (MLIR writes ? for dynamic)
 _NEGATIVE_DIM_RE = re.compile(r"(?:tensor|vector|memref)<(?:(?:\?|\d+)\s*x\s*)*(-\d+)\s*x")
 
@@ -155,7 +160,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
             toks.append(Tok(PUNCT, "->", line, col))
             i += 2
             continue
-        if c.isdigit() or (c == "-" and i + 1 < n and src[i + 1].isdigit()):
+        if c in _DIGITS or (c == "-" and i + 1 < n and src[i + 1] in _DIGITS):
             m = _NUM_RE.match(src, i)
             assert m is not None  # c starts a number
             j = m.end()
@@ -163,7 +168,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
             toks.append(Tok(NUM, m.group(), line, col))
             i = j
             continue
-        if c.isalpha() or c == "_":
+        if c in _IDENT_START:
             m = _IDENT_RE.match(src, i)
             assert m is not None  # c starts an identifier
             word = m.group()
@@ -217,6 +222,8 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
                 if kind == TYPE:
                     for dm in _NEGATIVE_DIM_RE.finditer(text):
                         err(f"negative dimension {dm.group(1)} in {text}", i)
+                    if word == "tensor" and not _TENSOR_START_RE.match(text):
+                        err(f"bad tensor type {text}: dims (or ?) then an element type", i)
                 toks.append(Tok(kind, text, line, col))
                 line += text.count("\n")
                 if "\n" in text:

@@ -1,0 +1,317 @@
+"""Exact layout search: does every buffer fit under a capacity?
+
+A depth-first search over canonical layouts (the ideas of MiniMalloc, Moffitt,
+ASPLOS 2023, written anew here): each step places one unplaced buffer at its lowest
+possible offset (the top of the placed buffers it meets in time), in non-decreasing order
+of offset and, at one offset, of a fixed preorder; every layout can be shifted down into
+one such layout, so an exhausted search proves that none fits. Pruned by:
+
+- dominance: a buffer whose lowest offset is at or above the lowest top any unplaced
+  buffer can reach is not placed next (the latter fits below it, so a layout exists
+  where it comes first);
+- section inference: in each stretch of time, the unplaced bytes live there sit above
+  the stretch's floor (the top of its placed buffers, the lowest offset its unplaced
+  buffers can take, and the offset of the last placement, as offsets never go down), and
+  must fit under the capacity;
+- decomposition: where no unplaced buffer is live across a point in time, the two sides
+  are independent problems, solved one after the other.
+
+Preorders (by the largest total of a stretch the buffer is live in, by area, by
+lifetime...) are tried in turn with a node limit that doubles, so that one poor order
+does not hold the search.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+FOUND, EXHAUSTED, ABORTED = "found", "exhausted", "aborted"
+_INF = 1 << 62
+
+# preorder keys: T the largest remaining total of a stretch the buffer is live in,
+# A area, L lifetime, Z size (all descending)
+PREORDERS = ("TA", "AT", "TLA")
+
+
+@dataclass
+class SearchResult:
+    status: str  # FOUND, EXHAUSTED (proof that nothing fits) or ABORTED
+    offsets: list[int] | None
+    nodes: int
+
+
+class Instance:
+    """The buffers of a problem in compressed time: buffer ``i`` is live in the stretches
+    ``lo[i]..hi[i]`` (inclusive); zero-size buffers are left out (offset 0)."""
+
+    def __init__(self, lower: Sequence[int], upper: Sequence[int], size: Sequence[int]):
+        self.n_all = len(size)
+        keep = [i for i in range(len(size)) if size[i] > 0 and upper[i] > lower[i]]
+        self.index = keep
+        points = sorted({lower[i] for i in keep} | {upper[i] for i in keep})
+        at = {t: k for k, t in enumerate(points)}
+        self.lo = [at[lower[i]] for i in keep]
+        self.hi = [at[upper[i]] - 1 for i in keep]
+        self.size = [int(size[i]) for i in keep]
+        self.length = [upper[i] - lower[i] for i in keep]
+        n = len(keep)
+        self.n = n
+        self.n_sections = max(len(points) - 1, 0)
+        self.sec: list[list[int]] = [[] for _ in range(self.n_sections)]
+        for i in range(n):
+            for k in range(self.lo[i], self.hi[i] + 1):
+                self.sec[k].append(i)
+        self.total = [sum(self.size[i] for i in s) for s in self.sec]
+        lo = np.array(self.lo, dtype=np.int64)
+        hi = np.array(self.hi, dtype=np.int64)
+        self.neighbours: list[list[int]] = []
+        for i in range(n):
+            m = (lo <= hi[i]) & (hi >= lo[i])
+            m[i] = False
+            self.neighbours.append(np.flatnonzero(m).tolist())
+
+    def max_live(self) -> int:
+        return max(self.total, default=0)
+
+    def offsets_of(self, placed: list[int]) -> list[int]:
+        out = [0] * self.n_all
+        for j, i in enumerate(self.index):
+            out[i] = placed[j]
+        return out
+
+
+def search(
+    inst: Instance,
+    capacity: int,
+    preorder: str = "TA",
+    node_limit: int | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> SearchResult:
+    """One depth-first search for a layout within ``capacity`` bytes, the unplaced
+    buffers tried in ``preorder``; ABORTED after ``node_limit`` nodes or when ``stop()``
+    (asked every few hundred nodes) says so."""
+    n, S = inst.n, inst.n_sections
+    if inst.max_live() > capacity:
+        return SearchResult(EXHAUSTED, None, 0)
+    if n == 0:
+        return SearchResult(FOUND, inst.offsets_of([]), 0)
+    lo, hi, size, sec, nb = inst.lo, inst.hi, inst.size, inst.sec, inst.neighbours
+    C = capacity
+    limit = node_limit if node_limit is not None else _INF
+    off = [-1] * n  # offset of a placed buffer, -1 while unplaced
+    mo = [0] * n  # lowest offset an unplaced buffer can take
+    sol = [0] * n
+    top = [0] * S  # top of the placed buffers in each stretch
+    sm = [0 if sec[k] else _INF for k in range(S)]  # lowest ``mo`` of a stretch's unplaced
+    cnt = [len(sec[k]) for k in range(S)]  # how many unplaced take that lowest ``mo``
+    total = list(inst.total)  # unplaced bytes in each stretch
+    cuts = [0] * S  # unplaced buffers live in both stretch k and k + 1
+    for i in range(n):
+        for k in range(lo[i], hi[i]):
+            cuts[k] += 1
+    area = [size[i] * inst.length[i] for i in range(n)]
+    length = inst.length
+    nodes = 0
+
+    def preordered(members: list[int]) -> tuple[list[int], dict[int, int]]:
+        tot = {i: max(total[lo[i] : hi[i] + 1]) for i in members}
+        if preorder == "TA":
+            key: Callable[[int], tuple] = lambda i: (-tot[i], -area[i], i)  # noqa: E731
+        elif preorder == "AT":
+            key = lambda i: (-area[i], -tot[i], i)  # noqa: E731
+        elif preorder == "TLA":
+            key = lambda i: (-tot[i], -length[i], -area[i], i)  # noqa: E731
+        elif preorder == "ZTA":
+            key = lambda i: (-size[i], -tot[i], -area[i], i)  # noqa: E731
+        else:
+            raise ValueError(f"unknown preorder {preorder!r}")
+        order = sorted(members, key=key)
+        return order, {i: k for k, i in enumerate(order)}
+
+    def solve_part(members: list[int], s0: int, s1: int) -> str:
+        order, pre = preordered(members)
+        return step(order, pre, s0, s1, 0, -1)
+
+    def step(order: list[int], pre: dict[int, int], s0: int, s1: int, xl: int, pl: int) -> str:
+        nonlocal nodes
+        nodes += 1
+        if nodes > limit:
+            return ABORTED
+        if not nodes & 255 and stop is not None and stop():
+            return ABORTED
+        un = [i for i in order if off[i] < 0]
+        if not un:
+            return FOUND
+        # dominance: nothing is placed at or above the lowest top an unplaced one reaches
+        minh = min([mo[i] + size[i] for i in un])
+        cands = [i for i in un if mo[i] < minh and (mo[i] > xl or (mo[i] == xl and pre[i] > pl))]
+        cands.sort(key=lambda i: (mo[i], pre[i]))
+        tight = None
+        for b in cands:
+            x = mo[b]
+            sb = size[b]
+            h = x + sb
+            a, z = lo[b], hi[b]
+            if x > xl:
+                # every later placement is at x or above: a stretch outside b's lifetime
+                # whose unplaced bytes do not fit above x rules b out
+                if tight is None:
+                    tight = sorted((k for k in range(s0, s1) if total[k]), key=lambda k: -total[k])
+                bad = False
+                for k in tight:
+                    if x + total[k] <= C:
+                        break
+                    if k < a or k > z:
+                        bad = True
+                        break
+                if bad:
+                    continue
+            off[b] = x
+            sol[b] = x
+            saved: list[tuple[int, int, int]] = []  # (stretch, sm, cnt) to restore
+            redo: list[int] = []
+            if max(sm[a : z + 1]) == x:
+                for k in range(a, z + 1):
+                    if sm[k] == x:
+                        saved.append((k, x, cnt[k]))
+                        c = cnt[k] - 1
+                        cnt[k] = c
+                        if c == 0:
+                            redo.append(k)
+            raised: list[tuple[int, int]] = []
+            for j in nb[b]:
+                if off[j] < 0:
+                    old = mo[j]
+                    if old < h:
+                        raised.append((j, old))
+                        mo[j] = h
+                        lj, hj = lo[j], hi[j] + 1
+                        if max(sm[lj:hj]) != old:
+                            continue
+                        for k in range(lj, hj):
+                            if sm[k] == old:
+                                saved.append((k, old, cnt[k]))
+                                c = cnt[k] - 1
+                                cnt[k] = c
+                                if c == 0:
+                                    redo.append(k)
+            for k in redo:
+                m = _INF
+                c = 0
+                for j in sec[k]:
+                    if off[j] < 0:
+                        v = mo[j]
+                        if v < m:
+                            m = v
+                            c = 1
+                        elif v == m:
+                            c += 1
+                saved.append((k, sm[k], cnt[k]))
+                sm[k] = m
+                cnt[k] = c
+            old_top = top[a : z + 1]
+            for k in range(a, z + 1):
+                top[k] = h
+                total[k] -= sb
+            ok = True
+            check: Sequence[int] = range(s0, s1) if x > xl else list(range(a, z + 1)) + redo
+            for k in check:
+                t = total[k]
+                if t:
+                    f = top[k]
+                    if sm[k] > f:
+                        f = sm[k]
+                    if x > f:
+                        f = x
+                    if f + t > C:
+                        ok = False
+                        break
+            status = EXHAUSTED
+            if ok:
+                parts = [s0]
+                for k in range(a, z):
+                    cuts[k] -= 1
+                    if cuts[k] == 0:
+                        parts.append(k + 1)
+                if len(parts) == 1:
+                    status = step(order, pre, s0, s1, x, pre[b])
+                else:
+                    parts.append(s1)
+                    status = FOUND
+                    for p, q in zip(parts, parts[1:]):
+                        members = [i for i in order if off[i] < 0 and lo[i] < q and hi[i] >= p]
+                        if members:
+                            status = solve_part(members, p, q)
+                            if status != FOUND:
+                                break
+                for k in range(a, z):
+                    cuts[k] += 1
+            top[a : z + 1] = old_top
+            for k in range(a, z + 1):
+                total[k] += sb
+            for k, v, c in reversed(saved):
+                sm[k] = v
+                cnt[k] = c
+            for j, v in reversed(raised):
+                mo[j] = v
+            off[b] = -1
+            if status != EXHAUSTED:
+                return status
+        return EXHAUSTED
+
+    # the independent parts of the whole problem, one after the other
+    parts: list[tuple[int, int]] = []
+    k = 0
+    while k < S:
+        if not sec[k]:
+            k += 1
+            continue
+        a = k
+        while k < S - 1 and cuts[k] > 0:
+            k += 1
+        parts.append((a, k + 1))
+        k += 1
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, 4 * n + 1000))
+    try:
+        for a, z in parts:
+            members = [i for i in range(n) if lo[i] < z and hi[i] >= a]
+            status = solve_part(members, a, z)
+            if status != FOUND:
+                return SearchResult(status, None, nodes)
+    finally:
+        sys.setrecursionlimit(old_limit)
+    return SearchResult(FOUND, inst.offsets_of(sol), nodes)
+
+
+def portfolio_search(
+    inst: Instance,
+    capacity: int,
+    deadline: float,
+    stop: Callable[[], bool] | None = None,
+    preorders: Sequence[str] = PREORDERS,
+) -> SearchResult:
+    """Searches with each preorder in turn under a node limit that doubles each round
+    (from twice the number of buffers), until one finds a layout or exhausts (a proof)
+    or ``deadline`` (``time.perf_counter``) passes."""
+
+    def halt() -> bool:
+        return time.perf_counter() > deadline or (stop is not None and stop())
+
+    limit = max(inst.n, 1)
+    total_nodes = 0
+    while not halt():
+        limit *= 2
+        for p in preorders:
+            r = search(inst, capacity, p, limit, halt)
+            total_nodes += r.nodes
+            if r.status != ABORTED:
+                return SearchResult(r.status, r.offsets, total_nodes)
+            if halt():
+                break
+    return SearchResult(ABORTED, None, total_nodes)
