@@ -54,7 +54,7 @@ from cpsched.core.scenarios import (
     parse_budget,
     static,
 )
-from cpsched.core.units import format_bytes, format_seconds, format_time
+from cpsched.core.units import format_bytes, format_bytes_exact, format_seconds, format_time
 from cpsched.cost.model import estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp.joint.frontier import (
@@ -835,7 +835,7 @@ def kept_budget(r: Result) -> Result:
 
 
 def _bytes_text(v: int) -> str:
-    return f"{format_bytes(int(v))} ({int(v):,} B)"
+    return format_bytes_exact(v)
 
 
 def _check_solver_options(method, time_limit, workers, seed=DEFAULT_SEED, **flags) -> None:
@@ -1476,6 +1476,7 @@ class Comparison:
             "ops": self.graph.n_ops,
             "scenarios": list(self.scenarios.names),
             "time_unit": self.time_unit,
+            "time_model": self.model,
             "lower_bound_bytes": dict(self.bound),
             "lower_bound_note": self.bound_note,
             "gap_definition": "(peak - bound) / peak, bound = the best proven lower "
@@ -2247,7 +2248,7 @@ def _async_hlo_text(module, result: Result) -> tuple[str, str]:
         "same peak"
         if same
         else "peak "
-        + ", ".join(f"{n} {int(p)} B" for n, p in zip(result.scenarios.names, peaks))
+        + ", ".join(f"{n} {format_bytes_exact(p)}" for n, p in zip(result.scenarios.names, peaks))
         + " (start tuple tables and contexts included)"
     )
     return w.text, (

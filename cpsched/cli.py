@@ -503,7 +503,10 @@ def add_methods(sub) -> None:
 # -- schedule -------------------------------------------------------------------------------
 
 
-def _progress_printer():
+def _progress_printer(peak_bytes: bool = True):
+    """One updating line on a terminal (else one every 5 s): the best objective so far, its
+    proven bound and the gap. ``peak_bytes``: the objective is a peak (the min-peak
+    solver), shown in KiB/MiB/GiB; else the model's own objective units."""
     tty = sys.stderr.isatty()
     last = [0.0]
 
@@ -512,9 +515,13 @@ def _progress_printer():
         if not tty and now - last[0] < 5:
             return
         last[0] = now
-        msg = (
-            f"  objective {obj:,.0f}  bound {bound:,.0f}  gap {100 * gap:5.2f} %  {elapsed:6.1f} s"
-        )
+        if peak_bytes:
+            head = f"  peak {_bytes(obj)}  bound {_bytes(bound)}"
+        else:
+            head = f"  objective {obj:,.0f}  bound {bound:,.0f} (model units)"
+        msg = f"{head}  gap {100 * gap:5.2f} %  {elapsed:6.1f} s"
+        if tty:
+            msg = msg.ljust(72)  # over a longer line shown before
         sys.stderr.write(("\r" + msg) if tty else (msg + "\n"))
         sys.stderr.flush()
 
@@ -558,7 +565,7 @@ def cmd_schedule(args) -> int:
         and not args.json
         and not args.log
     ):
-        progress = _progress_printer()
+        progress = _progress_printer(peak_bytes=get_method(name).family == "solver")
     # a solver returns its best result on a signal, and it is written marked interrupted;
     # anything else (reading, a heuristic) is stopped outright, with nothing written
     with signals.keep_work() if api.is_solver(name) else contextlib.nullcontext():
@@ -1064,11 +1071,13 @@ def _compare_csv(c: api.Comparison) -> str:
         "makespan",
         "exposed_comm",
         "seconds",
+        "time_model",
     ]
     w = csv.writer(buf)
     w.writerow(cols)
     for rec in c.records():
         if "error" not in rec:
+            rec["time_model"] = c.model if "makespan" in rec else ""
             w.writerow([rec.get(k, "") for k in cols])
     return buf.getvalue()
 

@@ -19,6 +19,7 @@ from cpsched.analysis.memory import simulate
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios
+from cpsched.core.units import format_bytes_exact
 from cpsched.readers.hlo.convert import module_graphs, read_hlo_module
 from cpsched.readers.hlo.parser import HloModule, parse_hlo_text
 from cpsched.remat.events import COMPUTE, FREE
@@ -122,7 +123,7 @@ def async_remat_module_text(
     back, peaks = verify_async_module(w2.text, w2, scenarios)
     if int(peaks[0]) > int(budget):
         raise ScheduleError(
-            f"the written module peaks at {int(peaks[0])} B, above the budget {int(budget)} B"
+            f"the written module peaks at {format_bytes_exact(peaks[0])}, above the budget {format_bytes_exact(budget)}"
         )
     info = {
         "clones": dict(w1.clones),
@@ -165,7 +166,7 @@ def write_remat_hlo(
         comment = (
             (
                 f"cpsched {method}: remat plan of bucket {name} ({s + 1} of {len(sc)}), "
-                f"budget {budget} B; every bucket's plan: {os.path.basename(plan_path)}"
+                f"budget {format_bytes_exact(budget)}; every bucket's plan: {os.path.basename(plan_path)}"
             )
             if len(sc) > 1
             else None

@@ -26,6 +26,7 @@ from cpsched.analysis.memory import peak as order_peak
 from cpsched.core.errors import CpschedError, InfeasibleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.units import format_bytes
 from cpsched.cost.timeline import model_label, simulate_timeline
 from cpsched.cp import runtime
 from cpsched.cp.joint.solve import solve_joint
@@ -243,7 +244,9 @@ def frontier(
         if runtime.interrupted():
             break  # the points so far are the result
         if progress is not None:
-            progress(f"point {i + 1}/{len(budgets)}: budget " + ", ".join(str(int(b)) for b in bud))
+            progress(
+                f"point {i + 1}/{len(budgets)}: budget " + ", ".join(format_bytes(b) for b in bud)
+            )
         row: dict[str, Any] = {"budget_bytes": _scalar(bud, names)}
         t_point = seconds()
         try:
