@@ -330,7 +330,10 @@ def _timings(total: float, schedule_seconds: float, info: Mapping[str, Any]) -> 
 def _orders(
     graph: Graph, order: Sequence[int], schedule: Schedule | None
 ) -> dict[str, tuple[str, ...]]:
-    out = {graph.name: tuple(graph.op_names[i] for i in order)}
+    # keyed by the computation's own name (a graph read from HLO may be renamed: from_jax)
+    out = {
+        str(graph.meta.get("computation") or graph.name): tuple(graph.op_names[i] for i in order)
+    }
     # per-computation orders of called computations, where the method gives them
     extra = getattr(schedule, "computation_orders", None) or {}
     for comp, names in extra.items():

@@ -1,4 +1,5 @@
-"""Command line: ``cpsched info | simulate | convert | methods | schedule | compare | sweep | run``.
+"""Command line: ``cpsched info | simulate | convert | methods | schedule | compare | frontier |
+capture | pipeline | sweep | run | layout``.
 
 Argument parsing and presentation only: the work is done by ``cpsched.api``. Every error the
 user can cause is one line on stderr (file:line:col: reason) and exit code 2; options are
@@ -60,7 +61,11 @@ EXIT_USAGE = 2
 
 
 def _add_input(p: argparse.ArgumentParser) -> None:
-    p.add_argument("input", help="HLO text, cpsched graph JSON, or networkx node-link JSON")
+    p.add_argument(
+        "input",
+        help="XLA HLO text (.hlo, .hlo.gz), StableHLO/MHLO text (.mlir), cpsched graph JSON, "
+        "a captured torch graph (.torch.json), or networkx node-link JSON",
+    )
     p.add_argument(
         "--dim",
         action="append",
@@ -1223,7 +1228,12 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="cpsched", description=__doc__.splitlines()[0])
+    p = OneLineParser(
+        prog="cpsched",
+        description="Constraint-solver schedules for ML compiler graphs (peak memory, "
+        "collective overlap, remat), beside the compilers' heuristics. Inputs: XLA HLO, "
+        "StableHLO/MHLO (.mlir), cpsched or node-link JSON, captured torch graphs.",
+    )
     p.add_argument(
         "--version",
         action="version",

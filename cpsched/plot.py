@@ -313,7 +313,9 @@ def _draw_lanes(ax, lanes: list[dict[str, Any]]) -> None:
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlim(0, largest * factor * 1.01)
     ax.set_xlabel(f"time ({unit}, {', '.join(models)})")
-    ax.set_title("streams: the compute stream and each transfer stream", fontsize=10)
+    scenario = tls[0].scenario
+    where = "" if scenario == "static" else f" (scenario {scenario})"
+    ax.set_title(f"streams{where}: the compute stream and each transfer stream", fontsize=10)
     ax.grid(axis="x", alpha=0.25)
     _plain(ax)
     ax.legend(

@@ -175,7 +175,7 @@ def plot_sweep(rows: Sequence[Mapping[str, str]], path: str, title: str, inputs=
     fig, axes = plt.subplots(1, 2, figsize=(max(8.0, 1.2 * len(methods) + 4), 4.5))
     for ax, data, label in (
         (axes[0], ratios, "peak / best peak on the graph"),
-        (axes[1], walls, "wall time per solve (s)"),
+        (axes[1], walls, "wall time per solve (s, this machine)"),
     ):
         shown = [(m, d) for m, d in zip(methods, data) if d]
         if shown:
@@ -189,7 +189,12 @@ def plot_sweep(rows: Sequence[Mapping[str, str]], path: str, title: str, inputs=
         ax.grid(axis="y", alpha=0.3)
     if any(walls):
         axes[1].set_yscale("log")
-    fig.suptitle(title)
+    graphs = len({r["graph"] for r in rows})
+    fig.suptitle(
+        f"{title}: {len(rows)} solves of {graphs} graph{'s' if graphs != 1 else ''}, "
+        f"{len(methods)} methods",
+        fontsize=10,
+    )
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
