@@ -117,6 +117,20 @@ def _shown(argv: list[str]) -> list[str]:
     return out
 
 
+_VARIANTS = {"default": "dumps with XLA:CPU's default scheduler",
+             "memopt": "dumps with XLA:CPU's memory-optimized scheduler",
+             "all": "dumps with each of XLA:CPU's two schedulers"}
+
+
+def _variant(argv: list[str]) -> str:
+    for k, a in enumerate(argv):
+        if a.startswith("--variants="):
+            return a.split("=", 1)[1]
+        if a == "--variants" and k + 1 < len(argv):
+            return argv[k + 1]
+    return "default"
+
+
 def table(rows: list[dict], argv: list[str], env: dict) -> str:
     total = sum(r["written"] for r in rows)
     equal = sum(len(r["equal"]) for r in rows)
@@ -132,7 +146,8 @@ def table(rows: list[dict], argv: list[str], env: dict) -> str:
         "work shared the machine's 2 cores (only outputs are compared here, no times).",
         "",
         f"**{equal} of {total} written modules ({100 * equal / max(total, 1):.1f} %) compute "
-        f"the source order's outputs**; {differ} differ; {not_run} could not be run. Every "
+        f"the source order's outputs**; {differ} differ; {not_run} could not be run. Sources: "
+        f"the {len(rows)} programs' {_VARIANTS[_variant(argv)]}. Every "
         "method and objective, as `tests/xla/test_xla_accepts.py` writes them (2 s solver "
         "limits; remat and joint at the tightest of 80/90/97/100 % of the given order's peak "
         "that they meet). Inputs: seeded uniform [-1, 1) floats, integers in [0, 4); floats "

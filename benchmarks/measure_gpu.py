@@ -262,6 +262,7 @@ def run(args) -> int:
     emit({"kind": "run", "started": time.strftime("%Y-%m-%d %H:%M:%S"), **_versions(),
           "argv": sys.argv[1:], "budget_seconds": args.budget, "repeat": args.repeat,
           "warmup": args.warmup, "profile_runs": args.profile_runs, "seed": args.seed,
+          "xla_flags": args.xla_flags if args.platform != "cpu" else "",
           "plan": {k: plan.get(k) for k in ("made", "cpsched", "source", "time_limit",
                                             "command")}})
     log(f"{len(groups)} modules, {sum(len(g['paths']) for g in groups)} orders; budget "
@@ -271,6 +272,8 @@ def run(args) -> int:
                PYTHONUNBUFFERED="1")
     if args.platform == "cpu":
         env["JAX_PLATFORMS"] = "cpu"
+    elif args.xla_flags:
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + args.xla_flags).strip()
     done: set[int] = set()
     recorded: set[int] = set()  # modules with a line of their own
     fatal = ""
@@ -492,8 +495,13 @@ def main(argv: list[str] | None = None) -> int:
                    help="profiled steps per order for per-op times (default: 3; 0: none)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--platform", default="gpu", choices=("gpu", "cpu", "auto"))
-    r.add_argument("--ahead", type=int, default=2,
-                   help="modules compiled ahead in background threads (default: 2)")
+    r.add_argument("--ahead", type=int, default=0,
+                   help="modules compiled ahead in background threads while one is timed "
+                        "(default: 0: a compile beside the timed steps puts milliseconds "
+                        "of noise into them)")
+    r.add_argument("--xla-flags", default="--xla_gpu_enable_command_buffer=",
+                   help="XLA_FLAGS for the child (default: %(default)s: no command buffers, "
+                        "so that the profiler sees every kernel and a step is its kernels)")
     r.add_argument("--min-start", type=float, default=15.0,
                    help="start no child with fewer seconds left (default: 15)")
     r.add_argument("--only", default="", help="comma-separated module names")

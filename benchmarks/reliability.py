@@ -486,7 +486,7 @@ def all_or_nothing_cases() -> list[Case]:
     dyn = {"m.hlo": HLO_OK.replace("f32[8]", "f32[?]")}
     mlp = {"m.hlo": corpus_file("models/hlo/mlp_train.hlo")}
     remat = ["schedule", "{d}/m.hlo", "--method", "remat-span", "--budget", "1GiB",
-             "--time-limit", "2", "-o", "{d}/o.hlo"]
+             "--time-limit", "10", "-o", "{d}/o.hlo"]
     rows = [
         # (name, argv, files, outputs, fsize that fails one file but not all)
         ("-o and --trace (trace too big)", ["schedule", "{d}/g.json", "--method", "lhs", "-o",
@@ -543,7 +543,7 @@ def figure_cases() -> list[Case]:
             argv = ["schedule", f"{{d}}/{fname}", "--method", method, "-o", f"{{d}}/{o}",
                     "--json"] + [x for dim in dims for x in ("--dim", dim)]
             if method == "cp":
-                argv += ["--time-limit", "5"]
+                argv += ["--time-limit", "10"]
             out.append(Case("figure", f"{method} on {label}", argv, 0, {fname: text},
                             outputs=(o,), required=(o,), check="figure", dims=dims))
     return out
@@ -558,13 +558,13 @@ def budget_cases() -> list[Case]:
     for method in remat:
         for budget in ("90%", "70%", "20000"):
             argv = ["schedule", "{d}/g.json", "--method", method, "--budget", budget,
-                    "--time-limit", "5", "-o", "{d}/o.json", "--json"]
+                    "--time-limit", "10", "-o", "{d}/o.json", "--json"]
             out.append(Case("budget", f"{method} --budget {budget}", argv, (0, 2), dict(g),
                             outputs=("o.json",), required=("o.json",), check="budget",
                             budget=int(budget) if budget.isdigit() else None))
     for budget in ("90%", "12KiB"):
         argv = ["schedule", "{d}/g.json", "--objective", "budget", "--budget", budget,
-                "--time-limit", "3", "-o", "{d}/o.json", "--json"]
+                "--time-limit", "10", "-o", "{d}/o.json", "--json"]
         out.append(Case("budget", f"cp --objective budget --budget {budget}", argv, (0, 2),
                         dict(g), outputs=("o.json",), required=("o.json",), check="budget",
                         budget=12 * 1024 if budget == "12KiB" else None))
@@ -883,7 +883,7 @@ def run_case(case: Case, root: Path) -> dict:
         problems.append(f"exit {code} not in {sorted(ALLOWED)}")
         counted.add("exit codes outside 0/2/130/143")
     if "Traceback" in stderr:
-        problems.append("traceback")
+        problems.append("traceback: " + (stderr.strip().splitlines() or [""])[-1][:200])
         counted.add("tracebacks")
     outputs = set(case.outputs)
     for name, dig in before.items():

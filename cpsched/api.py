@@ -72,6 +72,7 @@ from cpsched.cp.memory.solve import (
 )
 from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.cp.search.cuts import CUT_MAX_OPS
+from cpsched.heuristics.allocation import refine_module_schedule
 from cpsched.heuristics.common import convert_sync_collectives, scenario_index
 from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, check_options, load_all
@@ -946,6 +947,12 @@ def _run(
     return _result(g, sc, m, s, opts, budget_bytes, reference, t0)
 
 
+# the share of cp's time limit on an HLO module kept for orders judged by XLA's allocation
+# (``heuristics.allocation``), and the buffer assignments per second of limit it may compute
+# in deterministic mode
+ALLOCATION_SEARCH_SHARE = 0.2
+ALLOCATION_EVALUATIONS_PER_SECOND = 20
+
 # the memory heuristics that cp also tries on every computation of a module, judged by XLA's
 # accounting (a solver's objective counts a loop body's state through the gap XLA leaves)
 MODULE_ALTERNATIVES = ("xla-list", "xla-dfs", "xla-postorder")
@@ -993,11 +1000,21 @@ def _run_module(
 
 
 def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
-    """``m`` on every sequential computation of ``module`` (``schedule_module``)."""
+    """``m`` on every sequential computation of ``module`` (``schedule_module``); cp's
+    orders then judged by what XLA allocates for them (``refine_module_schedule``)."""
+    t0 = time.perf_counter()
     solver = is_solver(m.name)
+    # a share of cp's time limit is kept for a search among orders of no higher peak
+    refine = m.name == "cp" and len(sc) == 1
+    cp_opts = dict(opts)
+    if refine and opts.get("time_limit"):
+        kept = ALLOCATION_SEARCH_SHARE * float(opts["time_limit"])
+        cp_opts["time_limit"] = float(opts["time_limit"]) - kept
+        if opts.get("deadline") is not None:
+            cp_opts["deadline"] = float(opts["deadline"]) - kept
 
     def per_computation(graph: Graph, scen: Scenarios, seconds: float | None):
-        o = dict(opts)
+        o = dict(cp_opts)
         if seconds is not None:
             o["time_limit"] = max(seconds, 0.1)
         return _validated(graph, scen, m, o)
@@ -1007,15 +1024,30 @@ def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
         for name in MODULE_ALTERNATIVES:
             fn = get_method(name).fn
             alternatives.append(lambda graph, scen, seconds, fn=fn: fn(graph, scen))
-    return schedule_module(
+    ms = schedule_module(
         module,
         per_computation,
         scenarios=sc,
-        time_limit=opts.get("time_limit") if solver else None,
+        time_limit=cp_opts.get("time_limit") if solver else None,
         method=label,
         never_worse=(m.name == "cp"),
         alternatives=alternatives,
         peak_objective=(m.family != "overlap"),
+    )
+    if not refine or not all(s.is_constant for s in ms.schedule.graph.buffer_sizes):
+        return ms
+    end = opts.get("deadline")
+    if end is None and not opts.get("deterministic") and opts.get("time_limit"):
+        end = t0 + float(opts["time_limit"])
+    return refine_module_schedule(
+        ms,
+        deadline=end,
+        max_evaluations=(
+            int(ALLOCATION_EVALUATIONS_PER_SECOND * float(opts.get("time_limit") or 10.0))
+            if opts.get("deterministic")
+            else None
+        ),
+        seed=int(opts.get("seed") or 0),
     )
 
 

@@ -132,11 +132,27 @@ def test_search_and_cp_sat_find_the_same_least_capacity(seed):
         assert layout_top(p, r.offsets) == r.capacity_bytes
 
 
+def test_both_engines_visit_the_same_nodes():
+    rng = random.Random(5)
+    for _ in range(30):
+        p = _tight(rng)
+        inst = _instance(p)
+        for cap in (p.max_live(), p.max_live() + 1):
+            a = search(inst, cap, "TLA", engine="lists")
+            b = search(inst, cap, "TLA", engine="arrays")
+            assert (a.status, a.nodes, a.offsets) == (b.status, b.nodes, b.offsets)
+    with pytest.raises(ValueError):
+        search(_instance(_problem(GAP)), 7, engine="gpu")
+    with pytest.raises(ValueError):
+        search(_instance(_problem(GAP)), 7, preorder="TX")
+
+
 def test_every_preorder_is_complete():
     p = _problem(GAP)
     for pre in ("TA", "AT", "TLA", "ZTA"):
-        assert search(_instance(p), 6, pre).status == EXHAUSTED
-        assert search(_instance(p), 7, pre).status == FOUND
+        for engine in ("lists", "arrays"):
+            assert search(_instance(p), 6, pre, engine=engine).status == EXHAUSTED
+            assert search(_instance(p), 7, pre, engine=engine).status == FOUND
 
 
 def test_search_decomposes_and_keeps_zero_sizes():
@@ -306,3 +322,21 @@ def test_cli_schedule_is_for_graphs(tmp_path, capsys):
     sched.write_text("x\n")
     assert main(["layout", str(src), "--schedule", str(sched)]) == 2
     assert "--schedule is for a graph input" in capsys.readouterr().err
+
+
+def test_cli_orders_then_lays_out(tmp_path, capsys):
+    hlo = REPO / "models" / "hlo" / "mlp_train.hlo"
+    out = tmp_path / "mlp.json"
+    args = ["layout", str(hlo), "--method", "cp", "--time-limit", "6", "-o", str(out), "--json"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["method"] == "cp"
+    assert data["capacity_bytes"] == data["peak_bytes"] >= data["order_lower_bound_bytes"]
+    own = REPO / "models" / "hlo" / "mlp_train.hlo"
+    assert main(["layout", str(own), "--json"]) == 0
+    assert data["peak_bytes"] <= json.loads(capsys.readouterr().out)["peak_bytes"]
+    assert main(["layout", str(out), "--check"]) == 0
+    src = tmp_path / "in.csv"
+    src.write_text(EXAMPLE)
+    assert main(["layout", str(src), "--method", "cp"]) == 2
+    assert "--method is for a graph input" in capsys.readouterr().err

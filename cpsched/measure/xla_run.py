@@ -833,6 +833,77 @@ class Plugin:
             )
 
 
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | 0x80 if v else b)
+        if not v:
+            return bytes(out)
+
+
+def _field(number: int, data: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+# XLA's PrimitiveType numbers (xla_data.proto), which IFRT's DType kinds repeat, by numpy name
+_PRIMITIVE_TYPE = {
+    "bool": 1,
+    "int8": 2,
+    "int16": 3,
+    "int32": 4,
+    "int64": 5,
+    "uint8": 6,
+    "uint16": 7,
+    "uint32": 8,
+    "uint64": 9,
+    "float16": 10,
+    "float32": 11,
+    "float64": 12,
+    "complex64": 15,
+    "bfloat16": 16,
+    "complex128": 18,
+    "float8_e5m2": 19,
+    "float8_e4m3fn": 20,
+    "int4": 21,
+    "uint4": 22,
+    "float8_e4m3b11fnuz": 23,
+    "float8_e5m2fnuz": 24,
+    "float8_e4m3fnuz": 25,
+}
+
+
+def ifrt_executable(pjrt_bytes: bytes, final_text: str) -> bytes:
+    """What jax's ``deserialize_executable`` loads: the plugin's serialized executable behind
+    IFRT's length-delimited ``SerializedXlaExecutableMetadata``.
+
+    ``PJRT_Executable_Serialize`` gives the PJRT bytes only; jax's client (IFRT) expects the
+    metadata header that its own ``serialize()`` writes first, and takes the number, element
+    types and dimensions of the outputs from it (without them: "Unexpected number of
+    outputs"). Fields: 1 version (3), 2 runtime name, 5 one output spec per output (1 shape
+    dims, 2 dtype kind: IFRT's kinds are XLA's PrimitiveType numbers, 4 memory kind), 7 the
+    computation's name, 9 the executable version (empty: PjRt-IFRT does not track one).
+    """
+    from jaxlib import _hlo
+
+    module = _hlo.hlo_module_from_text(final_text)
+    result = _hlo.XlaComputation(module.as_serialized_hlo_module_proto()).program_shape()
+    shape = result.result_shape()
+    outputs = shape.tuple_shapes() if shape.is_tuple() else [shape]
+    meta = _varint(1 << 3) + _varint(3) + _field(2, b"pjrt_ifrt")
+    for s in outputs:
+        dims = b"".join(_varint(d) for d in s.dimensions())
+        kind = _PRIMITIVE_TYPE.get(str(s.element_type()))
+        if kind is None:
+            raise MeasureError(f"an output of element type {s.element_type()} cannot be read back")
+        spec = _field(1, _field(1, dims) if dims else b"")
+        spec += _field(2, _varint(1 << 3) + _varint(kind)) + _field(4, b"device")
+        meta += _field(5, spec)
+    meta += _field(7, (entry_name(final_text) or "main").encode()) + _field(9, b"")
+    return _varint(len(meta)) + meta + pjrt_bytes
+
+
 def protobuf_field(message: bytes, number: int) -> bytes:
     """The bytes of a length-delimited field of a serialized protobuf message."""
 
@@ -1230,7 +1301,9 @@ class GpuBackend(Backend):
         devs = client.devices()[:1]
         try:
             loaded = client.deserialize_executable(
-                built.executable, _jax.DeviceList(tuple(devs)), None
+                ifrt_executable(built.executable, built.final_text),
+                _jax.DeviceList(tuple(devs)),
+                None,
             )
         except Exception as e:
             raise MeasureError(f"the compiled module does not load: {_first_line(e)}") from None
@@ -1345,13 +1418,19 @@ def measure(
     order; a module that cannot be measured gets ``{"error": ...}`` and the others go on.
     ``built`` maps paths to ``Built`` results (or futures of them) compiled ahead.
     ``profile_reference_only``: per-op times of the reference alone (the orders of one
-    program run the same kernels)."""
+    program run the same kernels).
+
+    Every module is compiled, loaded, checked and warmed up first; then the timed steps
+    go round the modules in turn (one step of each per round), so that a drift of the
+    machine (clocks, other work) falls on every order alike instead of on whichever ran
+    first."""
     be = be or backend(platform)
     order = list(range(len(paths)))
     if reference is not None:  # the reference runs first: every other module is held to it
         order.remove(reference)
         order.insert(0, reference)
     results: dict[int, dict] = {}
+    ready: dict[int, _Ready] = {}
     shapes, ref_out = None, None
     for i in order:
         p = paths[i]
@@ -1361,18 +1440,9 @@ def measure(
             pre = (built or {}).get(p)
             if pre is not None and hasattr(pre, "result"):
                 pre = pre.result()  # raises what the compile raised
-            _measure_one(
-                rec,
-                be,
-                read_text(p),
-                pre,
-                shapes,
-                repeat,
-                warmup,
-                seed,
-                0 if profile_reference_only and i != reference else profile_runs,
-                with_final_text,
-            )
+            r = _prepare_one(rec, be, read_text(p), pre, shapes, warmup, seed, with_final_text)
+            if r is not None:
+                ready[i] = r
         except MeasureError as e:  # what was found before (compile figures) stays
             rec["error"] = str(e)
         except Exception as e:  # a bug here or an XLA surprise: this module only
@@ -1380,6 +1450,7 @@ def measure(
         if "error" in rec:
             rec.pop("_outputs", None)
             rec.pop("_shapes", None)
+            ready.pop(i, None)
             continue
         host_out = rec.pop("_outputs", None)
         own = rec.pop("_shapes")
@@ -1397,23 +1468,81 @@ def measure(
             check = compare_outputs(host_out, ref_out)
             rec["outputs_equal"] = check.pop("equal")
             rec["output_check"] = check
+    times: dict[int, list[float]] = {i: [] for i in ready}
+    for _ in range(repeat):
+        for i in list(ready):
+            try:
+                times[i].append(ready[i].step())
+            except Exception as e:
+                results[i]["error"] = f"running it failed: {_first_line(e)}"
+                ready.pop(i)
+    for i, r in ready.items():
+        rec = results[i]
+        xs = times[i]
+        rec["step_seconds"] = statistics.median(xs) if xs else r.first
+        rec["step_seconds_runs"] = xs
+        rec["spread"] = _spread(xs or [r.first])
+        rec["timing"] = "interleaved: one step of each order per round"
+        if profile_runs and not (profile_reference_only and i != reference):
+            try:
+                rec["per_op"] = profile_ops(be, r.compiled, r.fresh, profile_runs)
+            except Exception as e:  # no profiler here: the step times still stand
+                rec["per_op"] = {"error": _first_line(e)}
+        r.memory_figures(rec)
     return [results[i] for i in range(len(paths))]
 
 
-def _measure_one(
+class _Ready:
+    """A loaded module with its inputs on the device, ready for timed steps."""
+
+    def __init__(self, be: Backend, compiled: Compiled, host, donated: set[int]):
+        self.be, self.compiled, self.host, self.donated = be, compiled, host, donated
+        self.args = be.put(compiled, host)
+        self.first = 0.0
+
+    def fresh(self) -> list[Any]:
+        # donated parameters are consumed by a run: give them new device copies, and wait
+        # for the copies, so that a timed step holds the step alone
+        gone = [k for k, a in enumerate(self.args) if k in self.donated or a.is_deleted()]
+        if gone:
+            new = self.be.put(self.compiled, self.host, only=set(gone))
+            self.be.jax.block_until_ready([new[k] for k in gone])
+            self.args = [new[k] if k in gone else a for k, a in enumerate(self.args)]
+        return self.args
+
+    def step(self) -> float:
+        t, outs = self.be.run(self.compiled, self.fresh())
+        del outs
+        return t
+
+    def memory_figures(self, rec: dict[str, Any]) -> None:
+        devs = self.compiled.devices
+        stats = devs[0].memory_stats() if devs else None
+        rec["peak_bytes_in_use"] = None
+        if stats:
+            rec["peak_bytes_in_use"] = int(stats.get("peak_bytes_in_use", 0)) or None
+            rec["allocator"] = {k: int(v) for k, v in stats.items() if isinstance(v, int)}
+            if isinstance(self.be, GpuBackend):
+                rec["peak_scope"] = (
+                    "this module"
+                    if self.be.fresh_clients
+                    else f"the process so far: {self.be.client_note}"
+                )
+
+
+def _prepare_one(
     rec: dict[str, Any],
     be: Backend,
     text: str,
     pre: Built | None,
     shapes,
-    repeat: int,
     warmup: int,
     seed: int,
-    profile_runs: int,
     with_final_text: bool,
-) -> None:
-    """Fills ``rec`` as it goes: a module that compiles but does not run keeps its
-    compile figures beside the error."""
+) -> _Ready | None:
+    """Compiles, loads, runs once (outputs) and warms up; fills ``rec`` as it goes, so a
+    module that compiles but does not run keeps its compile figures beside the error.
+    ``None`` for a module this machine cannot run."""
     import numpy as np
 
     h = header(text)
@@ -1451,58 +1580,24 @@ def _measure_one(
             f"{h['devices']} GPUs, not run on one"
         )
         rec["step_seconds"] = None
-        return
-    host = make_inputs(own, seed, len(compiled.devices))
-    donated = set(h["donated"])
-    args = be.put(compiled, host)
-
-    def fresh():
-        # donated parameters are consumed by a run: give them new device copies
-        nonlocal args
-        gone = [k for k, a in enumerate(args) if k in donated or a.is_deleted()]
-        if gone:
-            new = be.put(compiled, host, only=set(gone))
-            args = [new[k] if k in gone else a for k, a in enumerate(args)]
-        return args
-
+        return None
+    ready = _Ready(be, compiled, make_inputs(own, seed, len(compiled.devices)), set(h["donated"]))
     try:
-        first, outs = be.run(compiled, fresh())
+        first, outs = be.run(compiled, ready.fresh())
         host_out = [np.asarray(a) for per in outs for a in per]
         del outs
         for _ in range(max(warmup - 1, 0)):
-            be.run(compiled, fresh())
-        times = []
-        for _ in range(repeat):
-            t, outs = be.run(compiled, fresh())
-            times.append(t)
-            del outs
-        if profile_runs:
-            try:
-                rec["per_op"] = profile_ops(be, compiled, fresh, profile_runs)
-            except Exception as e:  # no profiler here: the step times still stand
-                rec["per_op"] = {"error": _first_line(e)}
+            ready.step()
     except MeasureError:
         raise
     except Exception as e:
         raise MeasureError(f"running it failed: {_first_line(e)}") from None
+    ready.first = first
     rec["executed"] = True
     rec["first_run_seconds"] = first
-    rec["step_seconds"] = statistics.median(times) if times else first
-    rec["step_seconds_runs"] = times
-    rec["spread"] = _spread(times or [first])
-    stats = compiled.devices[0].memory_stats() if compiled.devices else None
-    rec["peak_bytes_in_use"] = None
-    if stats:
-        rec["peak_bytes_in_use"] = int(stats.get("peak_bytes_in_use", 0)) or None
-        rec["allocator"] = {k: int(v) for k, v in stats.items() if isinstance(v, int)}
-        if isinstance(be, GpuBackend):
-            rec["peak_scope"] = (
-                "this module" if be.fresh_clients else f"the process so far: {be.client_note}"
-            )
     rec["outputs"] = len(host_out)
     rec["_outputs"] = host_out
-    del args
-    return
+    return ready
 
 
 # -- child-process entry --------------------------------------------------------------------

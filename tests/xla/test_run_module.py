@@ -216,3 +216,45 @@ def test_the_gpu_script_runs_end_to_end_on_the_cpu_without_cpsched(tmp_path):
     assert lines[-1]["modules_done"] == 2 and not lines[-1]["stopped_by_budget"]
     with gzip.open(plan / "while_cg.cp.hlo.gz", "rt") as f:
         assert f.read().startswith("HloModule")
+
+
+def test_plugin_bytes_load_into_jax_behind_ifrt_metadata():
+    """The GPU path loads the CUDA plugin's serialized executable into jax's client, which
+    wants IFRT's metadata header first (outputs' number, types and shapes). Checked here
+    with XLA:CPU's PJRT bytes: jax's own serialization with its header cut off, given the
+    header ``ifrt_executable`` writes, loads and computes what the program computes."""
+    script = textwrap.dedent(
+        f"""
+        import importlib.util, json, sys
+        import numpy as np, jax, jax.numpy as jnp
+        from jaxlib import _jax
+        spec = importlib.util.spec_from_file_location("xla_run", {str(ENGINE)!r})
+        xr = importlib.util.module_from_spec(spec); spec.loader.exec_module(xr)
+        f = jax.jit(lambda x, y: (x @ y, (x + 1).astype(jnp.int32)[0], jnp.sum(y)))
+        a = np.arange(12, dtype=np.float32).reshape(3, 4)
+        b = np.ones((4, 4), np.float32)
+        compiled = f.lower(a, b).compile()
+        ex = compiled.runtime_executable()
+        s = ex.serialize()
+        n = shift = i = 0
+        while True:
+            c = s[i]; n |= (c & 127) << shift; shift += 7; i += 1
+            if c < 128: break
+        pjrt = s[i + n:]
+        final = ex.hlo_modules()[0].to_string()
+        client = jax.devices("cpu")[0].client
+        devs = _jax.DeviceList(tuple(client.devices()[:1]))
+        loaded = client.deserialize_executable(xr.ifrt_executable(pjrt, final), devs, None)
+        args = [jax.device_put(a), jax.device_put(b)]
+        outs = loaded.execute_sharded(args).disassemble_into_single_device_arrays()
+        got = [np.asarray(o[0]) for o in outs]
+        want = [np.asarray(w) for w in f(a, b)]
+        print(json.dumps([[g.dtype.str, list(g.shape), bool(np.array_equal(g, w))]
+                          for g, w in zip(got, want)]))
+        """
+    )
+    p = subprocess.run([JAX_PYTHON, "-c", script], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = json.loads(p.stdout.strip().splitlines()[-1])
+    assert [r[1] for r in rows] == [[3, 4], [4], []]
+    assert all(r[2] for r in rows), rows

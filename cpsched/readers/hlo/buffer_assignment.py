@@ -29,8 +29,12 @@ from cpsched.core.errors import InputError
 from cpsched.layout.heap import EventHeap, align_up, best_heap
 from cpsched.readers.hlo.dataflow import (
     ELEMENTWISE_OPS,
+    Aliases,
+    Dataflow,
     HloValue,
+    LiveRanges,
     ModuleAnalysis,
+    Program,
     analyse,
     in_place_pairs,
     shape_of,
@@ -878,6 +882,28 @@ def assign_buffers(
     return BufferAssignment(allocs, an.flow.values, target, an)
 
 
+class BufferAssigner:
+    """``assign_buffers`` for many orders of one module: the order-independent analyses
+    (dataflow, aliasing) are done once; ``assign(orders)`` redoes the live ranges and the
+    assignment."""
+
+    def __init__(self, module: HloModule, target: str = "auto"):
+        if target == "auto":
+            target = detect_target(module)
+        if target not in ALIGNMENT:
+            raise InputError(f"unknown target {target!r} (cpu, gpu or auto)")
+        self.module = module
+        self.target = target
+        self.prog = Program(module)
+        self.flow = Dataflow(self.prog)
+        self.aliases = Aliases(self.flow)
+
+    def assign(self, orders: Mapping[str, Sequence[str]] | None = None) -> BufferAssignment:
+        an = ModuleAnalysis(self.prog, self.flow, self.aliases, LiveRanges(self.aliases, orders))
+        allocs = _Assigner(an, self.target).run()
+        return BufferAssignment(allocs, an.flow.values, self.target, an)
+
+
 def allocation_figures(
     module: HloModule, orders: Mapping[str, Sequence[str]] | None = None, target: str = "auto"
 ) -> dict[str, int] | None:
@@ -1060,6 +1086,7 @@ def compare(ours: BufferAssignment | Report, theirs: Report) -> list[str]:
 __all__ = [
     "Allocation",
     "BufferAssignment",
+    "BufferAssigner",
     "assign_buffers",
     "allocation_figures",
     "detect_target",
