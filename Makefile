@@ -102,6 +102,7 @@ test-xla: $(STAMP)
 	CPSCHED_JAX_PYTHON=$$newest CPSCHED_JAX_PINNED_PYTHON=$$pinned $(BIN)/python -m pytest tests/xla -rs || status=$$?; \
 	if [ -n "$$newest" ]; then \
 	  CPSCHED_JAX_PYTHON=$$newest $$newest -m pytest tests/test_jax_frontend.py tests/test_pipeline_jax.py tests/test_stablehlo_exports.py -rs || status=$$?; \
+	  CPSCHED_JAX_PYTHON=$$newest $(BIN)/python -m pytest tests/test_docs.py -k jax -rs || status=$$?; \
 	fi; exit $$status
 
 # Ray lives in its own environment too (`make ray-env`: .venv-ray, about 70 MB from the
@@ -202,7 +203,8 @@ torch-corpus: $(TORCH_STAMP)
 
 test-torch: $(STAMP)
 	@if $(MAKE) -s torch-env; then \
-	  nice -n 10 $(TORCH_VENV)/bin/python -m pytest tests/inductor -rs; \
+	  nice -n 10 $(TORCH_VENV)/bin/python -m pytest tests/inductor -rs && \
+	  CPSCHED_TORCH_PYTHON=$(abspath $(TORCH_VENV))/bin/python nice -n 10 $(BIN)/python -m pytest tests/test_docs.py -k torch -rs; \
 	else \
 	  echo "test-torch: SKIPPED: .venv-torch could not be created (torch==$(TORCH_VERSION) from the package registry); Inductor's orders, estimates and the hand-back were not checked"; \
 	fi
