@@ -11,7 +11,8 @@ with ``CPSCHED_TORCH_PYTHON`` (``make test-torch``); without one they skip, sayi
 Each page runs in a scratch folder that holds a copy of the repository's ``models/`` and
 ``examples/``, so an example reads the bundled inputs by their paths in the repository and
 writes nowhere else. Links between pages and to files of the repository must
-resolve.
+resolve. Every file of ``examples/`` is used by a page, and each stand-alone example script
+(one with a ``main``) runs.
 """
 
 from __future__ import annotations
@@ -207,3 +208,33 @@ def test_examples_run(key, tmp_path, inputs):
                 argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
             )
             assert proc.returncode == 0, f"{b.where}: $ {cmd}\n{proc.stderr[-3000:]}"
+
+
+EXAMPLES = sorted(p for p in (REPO / "examples").iterdir() if p.is_file())
+
+
+def test_every_example_file_is_used_by_a_page():
+    text = "\n".join(p.read_text() for p in PAGES)
+    for p in EXAMPLES:
+        assert f"examples/{p.name}" in text, f"examples/{p.name} is in no page of the manual"
+
+
+SCRIPTS = [p for p in EXAMPLES if p.suffix == ".py" and "def main(" in p.read_text()]
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_example_scripts_run(script, tmp_path):
+    """A stand-alone example script (one with a ``main``) runs from the repository and
+    writes into the folder it is given."""
+    assert SCRIPTS, "no example script found"
+    env = dict(os.environ, MPLBACKEND="Agg", JAX_PLATFORMS="cpu")
+    proc = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "out")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert proc.returncode == 0, f"{script.name}:\n{proc.stderr[-3000:]}"
+    assert any((tmp_path / "out").iterdir()), f"{script.name} wrote nothing"
