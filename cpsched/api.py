@@ -46,6 +46,7 @@ from cpsched.core.graph import Graph
 from cpsched.core.inputs import loads_json
 from cpsched.core.nx_graph import from_networkx as convert
 from cpsched.core.plain import to_plain
+from cpsched.core.scenario_choice import scenario_index
 from cpsched.core.scenarios import (
     Budget,
     Scenarios,
@@ -54,6 +55,7 @@ from cpsched.core.scenarios import (
     parse_budget,
     static,
 )
+from cpsched.core.transforms import convert_sync_collectives
 from cpsched.core.units import format_bytes, format_bytes_exact, format_seconds, format_time
 from cpsched.cost.model import estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
@@ -64,6 +66,7 @@ from cpsched.cp.joint.frontier import (
 )
 from cpsched.cp.joint.frontier import Frontier as JointFrontier
 from cpsched.cp.joint.frontier import frontier as joint_frontier
+from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph as cut_problem
 from cpsched.cp.memory.solve import (
     CUT_SECONDS_PER_OP2,
@@ -71,14 +74,13 @@ from cpsched.cp.memory.solve import (
     HEURISTIC_SECONDS_PER_OP,
 )
 from cpsched.cp.remat.problem import min_memory_bound
-from cpsched.cp.search.cuts import CUT_MAX_OPS
 from cpsched.heuristics.allocation import refine_module_schedule
-from cpsched.heuristics.common import convert_sync_collectives, scenario_index
 from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
 from cpsched.plot import plot_frontier, plot_memory
-from cpsched.readers import looks_like_mlir, read_graph, sniff_format
+from cpsched.readers import read_graph, sniff_format
+from cpsched.readers.detect import is_text, text_format
 from cpsched.readers.hlo.buffer_assignment import allocation_figures
 from cpsched.readers.hlo.convert import HloConverter, read_hlo_module, scheduled_computations
 from cpsched.readers.hlo.parser import parse_hlo_text
@@ -456,15 +458,7 @@ def read(source, *, async_collectives: bool = False) -> Graph:
             f"{type(source).__name__}"
         )
     else:
-        text = source
-        if (
-            "\n" not in text
-            and len(text) < 4096
-            and (os.path.exists(text) or not text.lstrip().startswith(("{", "HloModule")))
-        ):
-            g = _read_path(text)
-        else:
-            g = _read_text(text)
+        g = _read_text(source) if is_text(source) else _read_path(source)
     if g.n_ops == 0:
         raise InputError(f"{g.name}: the graph has no ops; nothing to schedule")
     if async_collectives:
@@ -535,12 +529,13 @@ def hlo_module_of(graph: Graph):
 
 def _read_text(text: str) -> Graph:
     body = text.lstrip("\ufeff \t\r\n")
-    if body.startswith("{"):
+    kind = text_format(body)
+    if kind == "json":
         data = loads_json(body, "<text>")
         if isinstance(data, dict) and data.get("format") == "cpsched-graph":
             return graph_from_dict(data, "<text>")
         return graph_from_node_link(data, "<text>")
-    if looks_like_mlir("", body):
+    if kind == "mlir":
         return read_stablehlo_text(body, path="<text>")
     return _entry_graph(verify_module(parse_hlo_text(body)))
 
@@ -1051,7 +1046,7 @@ def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
     )
 
 
-# The minimum-cut bound (``cpsched.cp.search.cuts``) is part of the bound every command
+# The minimum-cut bound (``cpsched.cp.memory.cuts``) is part of the bound every command
 # shows where its expected time (per op squared and scenario: ``cp.memory.solve``'s rate) is
 # at most this; above it the bound is the forced-live one, labelled weak.
 CUT_BOUND_MAX_SECONDS = 2.5

@@ -1,4 +1,4 @@
-"""Minimum-cut per-op lower bounds (``cpsched.cp.search.cuts``): sound against brute force."""
+"""Minimum-cut per-op lower bounds (``cpsched.cp.memory.cuts``): sound against brute force."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from cpsched.core.graph import GraphBuilder
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cp.memory.problem import from_graph, project, window
 from cpsched.cp.memory.solve import solve
-from cpsched.cp.search.cuts import cut_op_bounds, order_split_bound, pair_bound
+from cpsched.cp.memory.bounds import order_split_bound, pair_bound
+from cpsched.cp.memory.cuts import cut_op_bounds
 from helpers import orders_from_preds
 
 

@@ -1,5 +1,5 @@
 """The validator: every schedule cpsched emits passes through ``validate_order`` (the
-structural check, part of the IR: ``cpsched.core.order``) and ``validate_schedule``."""
+structural check, part of the IR: ``cpsched.core.graph``) and ``validate_schedule``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import numpy as np
 
 from cpsched.analysis.memory import peak
 from cpsched.core.errors import ScheduleError
-from cpsched.core.graph import Graph
-from cpsched.core.order import validate_order
+from cpsched.core.graph import Graph, validate_order
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.units import format_bytes_exact
 

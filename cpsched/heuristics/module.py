@@ -40,8 +40,8 @@ from cpsched.analysis.validate import validate_order
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.core.units import format_bytes
+from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph
-from cpsched.cp.search.cuts import CUT_MAX_OPS
 from cpsched.readers.hlo.convert import (
     HloConverter,
     call_contexts,
@@ -296,7 +296,7 @@ def _module_lower_bound(module: HloModule, sc: Scenarios) -> np.ndarray:
     g = conv.graph(entry)
     g = g.with_(transient=conv.callee_transients(g, bounds))
     lb = lower_bound(g, sc)
-    # the entry's minimum-cut bound (``cpsched.cp.search.cuts``) with those transients: as
+    # the entry's minimum-cut bound (``cpsched.cp.memory.cuts``) with those transients: as
     # sound for the module as the forced-live one, and far stronger where parameters and
     # their updates must pile up (an optimizer step); skipped on large entries (its cost)
     if 0 < g.n_ops <= CUT_MAX_OPS:

@@ -37,6 +37,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "the collective-permutes of a ppermute pipeline program's loop bodies (cp-overlap) "
         "against XLA's order.",
     )
+    _add_shape_options(q)
+    _add_from_hlo_options(q)
+    _add_cost_options(q)
+    _add_run_options(q)
+    q.set_defaults(fn=run)
+    return q
+
+
+def _add_shape_options(q: argparse.ArgumentParser) -> None:
+    """Devices and microbatches."""
     q.add_argument(
         "--stages",
         "-p",
@@ -53,6 +63,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="M",
         help="microbatches per step (required, unless --from-hlo)",
     )
+
+
+def _add_from_hlo_options(q: argparse.ArgumentParser) -> None:
+    """The --from-hlo mode: a pipeline program read from HLO."""
     q.add_argument(
         "--from-hlo",
         metavar="FILE",
@@ -82,6 +96,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="with --from-hlo: cost-model preset (h100, a100, xla-approx) or a TOML/JSON "
         "file (default h100)",
     )
+
+
+def _add_cost_options(q: argparse.ArgumentParser) -> None:
+    """Stage times, memory and communication of the generated problem."""
     q.add_argument(
         "--virtual",
         "-v",
@@ -149,6 +167,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action="store_true",
         help="the sender is busy during a transfer (default: overlapped)",
     )
+
+
+def _add_run_options(q: argparse.ArgumentParser) -> None:
+    """Method, solver and outputs."""
     q.add_argument(
         "--method",
         default="all",
@@ -179,8 +201,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     q.add_argument("--trace", metavar="OUT", help="Chrome/Perfetto trace JSON (default none)")
     q.add_argument("--json", action="store_true", help="machine-readable output (default: a table)")
-    q.set_defaults(fn=run)
-    return q
 
 
 def _floats(text: str, what: str) -> list[float]:

@@ -40,11 +40,11 @@ from cpsched.analysis.validate import validate_schedule
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.transforms import convert_sync_collectives
 from cpsched.core.units import format_bytes_exact
 from cpsched.cost.model import estimate, load_device
 from cpsched.cost.timeline import Timeline, simulate_timeline
 from cpsched.cp.overlap.solve import solve_overlap
-from cpsched.heuristics.common import convert_sync_collectives
 from cpsched.heuristics.lhs import lhs
 from cpsched.readers.hlo.convert import (
     HloConverter,

@@ -82,6 +82,7 @@ from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, resolve_budget, static
 from cpsched.core.units import format_bytes_exact
+from cpsched.cp.memory.bounds import order_split_bound, pair_bound
 from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
 from cpsched.cp.memory.builder import run as run_cpsat
 from cpsched.cp.memory.objectives import RES
@@ -96,7 +97,6 @@ from cpsched.cp.runtime import (
 )
 from cpsched.cp.search import decompose as D
 from cpsched.cp.search.bounds import projection_bound
-from cpsched.cp.search.cuts import order_split_bound, pair_bound
 from cpsched.cp.search.exact import beam, best_first
 from cpsched.cp.search.greedy import greedy
 from cpsched.cp.search.lns import lns

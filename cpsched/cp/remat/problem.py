@@ -16,8 +16,12 @@ from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.core.units import format_bytes_exact
-from cpsched.heuristics.remat import eviction_windows
-from cpsched.remat.policy import evictable_buffers, inplace_writers, recomputable_ops
+from cpsched.remat.policy import (
+    evictable_buffers,
+    eviction_windows,
+    inplace_writers,
+    recomputable_ops,
+)
 from cpsched.remat.result import RematResult
 from cpsched.remat.skeleton import Regen, Skeleton, materialize_tagged
 
