@@ -41,6 +41,7 @@ from cpsched.core.scenarios import Scenarios, static
 from cpsched.cost.model import (
     STREAM_ASYNC_COMPUTE,
     STREAM_COPY,
+    UNIT_FILE,
     UNIT_SECONDS,
     Costs,
     async_class,
@@ -96,6 +97,12 @@ class Timeline:
     transfer_time: np.ndarray
     wait: np.ndarray  # compute-stream wait at the done (sync: transfer time)
     overlapped: np.ndarray  # transfer time hidden behind compute
+    device: str = ""  # the cost model's device preset (``Costs.device``): names the times
+
+    @property
+    def model(self) -> str:
+        """What the times come from, for a heading: ``h100 model``, ``the input's op times``."""
+        return model_label(self.device, self.unit)
 
     @property
     def distance(self) -> np.ndarray:
@@ -230,7 +237,13 @@ class Timelines:
     transfer_time: np.ndarray
     wait: np.ndarray
     overlapped: np.ndarray
+    device: str = ""
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def model(self) -> str:
+        """What the times come from, for a heading (``Timeline.model``)."""
+        return model_label(self.device, self.unit)
 
     def __len__(self) -> int:
         return len(self.scenarios)
@@ -273,6 +286,7 @@ class Timelines:
                 transfer_time=self.transfer_time[s],
                 wait=self.wait[s],
                 overlapped=self.overlapped[s],
+                device=self.device,
             )
             self._cache[s] = hit
         return hit
@@ -288,6 +302,19 @@ class Timelines:
 
     def summaries(self) -> list[dict]:
         return [t.summary() for t in self]
+
+
+def model_label(device: str, unit: str) -> str:
+    """What a time figure comes from, for a column heading or an axis: ``h100 model`` (the
+    device preset the cost model used), ``the input's op times`` (a node-link file's own
+    durations), or ``cost model`` where the preset is not known.
+
+    >>> model_label("h100", "s"), model_label("xla-approx", "xla"), model_label("h100", "file")
+    ('h100 model', 'xla-approx model', "the input's op times")
+    """
+    if unit == UNIT_FILE:
+        return "the input's op times"
+    return f"{device} model" if device else "cost model"
 
 
 def _positions(order: np.ndarray, n: int) -> np.ndarray:
@@ -571,6 +598,7 @@ def simulate_timeline(
         transfer_time=L.T.copy(),
         wait=wait.T.copy(),
         overlapped=overlapped.T.copy(),
+        device=costs.device,
     )
 
 
@@ -596,4 +624,5 @@ __all__ = [
     "timeline",
     "default_stream",
     "COMPUTE_STREAM",
+    "model_label",
 ]

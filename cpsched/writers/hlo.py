@@ -24,6 +24,7 @@ from cpsched.analysis.memory import peak
 from cpsched.analysis.validate import validate_schedule
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Graph, OpKind
+from cpsched.core.units import format_bytes_exact
 from cpsched.readers.hlo.convert import HloConverter, _follow, module_graphs, scheduled_computations
 from cpsched.readers.hlo.parser import (
     HloComputation,
@@ -738,14 +739,14 @@ def verify_remat_module(
             raise ScheduleError(f"written remat module: {start!r} does not copy to host memory")
     if peak > int(budget):
         why = (
-            f"the plan itself needs {int(plan_peak)} B"
+            f"the plan itself needs {format_bytes_exact(plan_peak)}"
             if plan_peak is not None and int(plan_peak) > int(budget)
             else "it counts each copy-start's tuple table and context (28 B while in flight), "
             "which the plan does not"
         )
         raise ScheduleError(
-            f"the written module's simulated peak {peak} B exceeds the budget "
-            f"{int(budget)} B ({why})"
+            f"the written module's simulated peak {format_bytes_exact(peak)} exceeds the budget "
+            f"{format_bytes_exact(budget)} ({why})"
         )
     return g, peak
 
