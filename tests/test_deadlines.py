@@ -340,3 +340,20 @@ def test_the_heuristics_phase_counts_the_evaluation_of_each_order(monkeypatch):
     assert 1 <= len(judged) <= 3 and set(judged) <= set(found)
     assert clock.now <= 3.5
     assert any(v.startswith("skipped") for v in errors.values())
+
+
+def test_the_hoist_and_the_repair_past_their_deadline_do_no_work(monkeypatch):
+    from cpsched.cp.overlap import hints
+
+    g, sc, prob, order, budget = overlap_case()
+
+    def refuse(*a, **k):
+        raise AssertionError("re-simulated an order past the deadline")
+
+    monkeypatch.setattr(hints, "peak", refuse)
+    monkeypatch.setattr(hints, "simulate", refuse)
+    past = time.perf_counter() - 1.0
+    assert hints.budget_hoist(g, sc, order, budget, prob.starts, prob.dones, refuse,
+                              deadline=past) == list(order)
+    assert hints.budget_repair(g, sc, order, budget, prob.starts, prob.dones, refuse,
+                               deadline=past) is None
