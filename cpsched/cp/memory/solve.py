@@ -81,6 +81,7 @@ from cpsched.analysis.validate import validate_order
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, resolve_budget, static
+from cpsched.core.units import format_bytes_exact
 from cpsched.cp.memory.bounds import order_split_bound, pair_bound
 from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
 from cpsched.cp.memory.builder import run as run_cpsat
@@ -1027,7 +1028,8 @@ def _message(
 ) -> tuple[str]:
     if objective == "budget" and not (pk <= budgets).all():
         parts = [
-            f"{n}: budget {int(b):,}, best peak {int(p):,}, proven minimum >= {int(l):,}"
+            f"{n}: budget {format_bytes_exact(b)}, best peak {format_bytes_exact(p)}, proven "
+            f"minimum >= {format_bytes_exact(l)}"
             for n, b, p, l in zip(scenarios.names, budgets, pk, lower)
         ]
         infeasible = (

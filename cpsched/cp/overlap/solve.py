@@ -96,7 +96,9 @@ from cpsched.analysis.schedule import (
 )
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
+from cpsched.core.order import check_order_option
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.transforms import convert_sync_collectives
 from cpsched.cp import runtime
 from cpsched.cp.overlap import objectives as O
 from cpsched.cp.overlap.bounds import overlap_lower_bound
@@ -128,7 +130,6 @@ from cpsched.cp.overlap.problem import (
     total_distance,
 )
 from cpsched.cp.runtime import Clock, SolverConfig, stoppable
-from cpsched.heuristics.common import check_order_option, convert_sync_collectives
 from cpsched.methods import register
 
 METHOD = "cp-overlap"

@@ -15,6 +15,7 @@ from cpsched.analysis.memory import live_ranges, simulate
 from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.units import format_bytes_exact
 from cpsched.remat.policy import (
     evictable_buffers,
     eviction_windows,
@@ -95,7 +96,7 @@ def min_memory_bound(
             if tot[s] > best[s]:
                 best[s] = tot[s]
                 why[s] = (
-                    f"op {graph.op_names[v]!r} needs {int(tot[s])} B at once (its inputs, "
+                    f"op {graph.op_names[v]!r} needs {format_bytes_exact(tot[s])} at once (its inputs, "
                     "outputs and transient"
                     + (", plus pinned buffers live across it" if extra else "")
                     + ")"
@@ -116,7 +117,7 @@ def check_budget(
     if bad.size:
         s = int(bad[0])
         raise InfeasibleError(
-            f"budget {int(budget[s])} B is below the proven minimum {int(lb[s])} B "
+            f"budget {format_bytes_exact(budget[s])} is below the proven minimum {format_bytes_exact(lb[s])} "
             f"in scenario {scenarios.names[s]}: {why[s]}"
         )
     return lb

@@ -55,6 +55,7 @@ from cpsched.analysis.memory import simulate
 from cpsched.core.errors import BudgetError, InputError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.units import format_bytes_exact
 from cpsched.cp import runtime
 from cpsched.cp.memory.solve import solve as solve_min_peak
 from cpsched.cp.remat import objectives as O
@@ -635,8 +636,7 @@ def solve_remat(
         raise BudgetError(
             f"no plan found under the budget {stopped} (not proven infeasible): "
             + "; ".join(
-                f"{n}: budget {int(b):,} B, least peak reached {int(p):,} B, proven "
-                f"minimum {int(x):,} B"
+                f"{n}: budget {format_bytes_exact(b)}, least peak reached {format_bytes_exact(p)}, proven minimum {format_bytes_exact(x)}"
                 for n, b, p, x in zip(sc.names, bud, reached, lb)
             )
             + "; a longer --time-limit may meet it",
