@@ -26,15 +26,16 @@ from cpsched.analysis.memory import peak as order_peak
 from cpsched.core.errors import CpschedError, InfeasibleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
-from cpsched.cost.timeline import simulate_timeline
+from cpsched.core.units import format_bytes
+from cpsched.cost.timeline import model_label, simulate_timeline
 from cpsched.cp import runtime
 from cpsched.cp.joint.solve import solve_joint
 from cpsched.cp.overlap.problem import build_problem
 from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.cp.remat.problem import min_memory_bound
-from cpsched.cp.remat.solve import solve_remat
 from cpsched.methods import load_all
 from cpsched.remat.skeleton import Skeleton
+from cpsched.strategies.remat.method import solve_remat
 
 DEFAULT_POINTS = 10
 # More budgets than this take hours at the default point limit; refused, not started.
@@ -248,7 +249,9 @@ def frontier(
         if runtime.interrupted():
             break  # the points so far are the result
         if progress is not None:
-            progress(f"point {i + 1}/{len(budgets)}: budget " + ", ".join(str(int(b)) for b in bud))
+            progress(
+                f"point {i + 1}/{len(budgets)}: budget " + ", ".join(format_bytes(b) for b in bud)
+            )
         row: dict[str, Any] = {"budget_bytes": _scalar(bud, names)}
         t_point = seconds()
         try:
@@ -314,6 +317,7 @@ def frontier(
         "bandwidth": bandwidth,
         "profile": profile if isinstance(profile, str) else None,
         "device": str(device),
+        "model": model_label(costs.device, costs.unit),  # what the times come from
         "seconds": round(time.perf_counter() - t0, 3),
         "budget_range": {
             "low": _scalar(lo, names),
