@@ -375,7 +375,7 @@ def cmd_simulate(args) -> int:
     order: Any = g.default_order()
     if args.schedule:
         # a scheduled module gives every computation's order (reordered loop bodies count)
-        orders = read_module_orders(args.schedule) if api.hlo_module_of(g) else None
+        orders = read_module_orders(args.schedule) if g.program is not None else None
         if orders is not None:
             order = orders
         else:

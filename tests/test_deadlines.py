@@ -22,7 +22,7 @@ from cpsched.core.errors import InfeasibleError
 from cpsched.core.scenarios import static
 from cpsched.cp import runtime
 from cpsched.cp.remat.problem import ModelTooLarge, clone_candidates
-from cpsched.cp.remat.solve import solve_remat
+from cpsched.strategies.remat.method import solve_remat
 from cpsched.generators import layered, random_layered, transformer_parallel
 from cpsched.heuristics.remat import _greedy_regens, _setup
 from cpsched.remat.timing import op_durations
@@ -77,7 +77,7 @@ def test_remat_past_its_deadline_runs_nothing_and_says_so():
 
 
 def test_remat_never_builds_a_model_too_large_for_its_time(monkeypatch):
-    import cpsched.cp.remat.solve as remat_solve
+    import cpsched.strategies.remat.method as remat_solve
 
     def refuse(spec):
         raise AssertionError(f"built: {sum(map(len, spec.stage_domain.values()))} positions")
@@ -262,7 +262,7 @@ def test_remat_keeps_a_heuristic_plan_when_the_reorder_search_takes_all_the_time
     # cp never returns less than the best heuristic, whatever the limit: XLA's greedy runs
     # on the lowest-peak order known before the reorder search, which here (a stand-in)
     # uses up every second left; it used to end with "no plan found"
-    import cpsched.cp.remat.solve as remat_solve
+    import cpsched.strategies.remat.method as remat_solve
 
     def slow_reorder(graph, sc, *, hint, deadline=None, **kw):
         time.sleep(max(0.0, deadline - time.perf_counter()) if deadline else 0.0)

@@ -18,11 +18,11 @@ from cpsched.core.scenarios import from_dim_specs
 from cpsched.core.units import format_bytes, format_seconds, parse_bytes
 from cpsched.cost.model import load_device
 from cpsched.cost.timeline import model_label
-from cpsched.cp.pipeline.solve import solve
 from cpsched.pipeline import baselines
 from cpsched.pipeline.export import write_torch_csv, write_trace
 from cpsched.pipeline.from_hlo import PipelineHloReport, place_permutes
 from cpsched.pipeline.problem import CAP_1F1B, PipelineProblem
+from cpsched.pipeline.solve import solve
 from cpsched.writers import check_target, write_text
 
 METHODS = ("gpipe", "1f1b", "interleaved", "circular", "zb-h1", "zb-h2", "cp", "all")

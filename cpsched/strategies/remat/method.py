@@ -57,7 +57,6 @@ from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.core.units import format_bytes_exact
 from cpsched.cp import runtime
-from cpsched.cp.memory.solve import solve as solve_min_peak
 from cpsched.cp.remat import objectives as O
 from cpsched.cp.remat.constraints import build
 from cpsched.cp.remat.lp_bound import lp_bound
@@ -92,6 +91,7 @@ from cpsched.remat.result import RematResult, finish_result, remat_result_to_dic
 from cpsched.remat.setup import regens_fit, with_budget, with_regens
 from cpsched.remat.skeleton import Regen, Skeleton
 from cpsched.remat.timing import TransferModel, host_link, op_durations
+from cpsched.strategies.min_peak.method import solve as solve_min_peak
 
 JOINT_ALL_OPS = 300  # up to this many ops the joint model may clone any clonable op
 # From this many ops on, the best baseline plan is improved by a large-neighbourhood search
@@ -187,7 +187,7 @@ def min_peak_order(
     deterministic: bool = False,
     deadline: float | None = None,
 ) -> tuple[list[int], np.ndarray, str]:
-    """An order of least peak by the min-peak model (``cpsched.cp.memory.solve``; with
+    """An order of least peak by the min-peak model (``cpsched.strategies.min_peak.method``; with
     ``target`` bytes per scenario, its budget objective, stopped as soon as every scenario
     is at or under it). Returns the order, its peaks and the solver's status; never worse
     than ``hint`` (then the status is ``HINT``)."""
