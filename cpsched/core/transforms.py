@@ -4,6 +4,8 @@ scheduler runs), and ``pair_names`` finds the pair made of an op."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
@@ -15,6 +17,102 @@ _DEDICATED = ("all-reduce", "all-gather", "collective-permute")
 
 def _is_splittable(graph: Graph, i: int) -> bool:
     return int(graph.kinds[i]) == OpKind.COMPUTE and graph.opcodes[i] in SPLIT_OPCODES
+
+
+def _add_pair(
+    b: GraphBuilder,
+    graph: Graph,
+    i: int,
+    operands: list[int],
+    ctrl: list[int],
+    attrs: dict,
+    fresh: Callable[[str], str],
+    names: set[str],
+) -> None:
+    """Op ``i`` of ``graph`` as its start and done in ``b``; the start carries the
+    collective, now async."""
+    opc = graph.opcodes[i]
+    name = graph.op_names[i]
+    sname, dname = fresh(f"{name}-start"), fresh(f"{name}-done")
+    names.discard(name)
+    if opc in _DEDICATED:
+        s_op, d_op, extra = f"{opc}-start", f"{opc}-done", {}
+    else:
+        s_op, d_op, extra = "async-start", "async-done", {"async_wrapped_opcode": opc}
+    a2 = {**attrs, **extra, "converted_from": name}
+    a2.pop("is_sync", None)
+    s = b.add_op(
+        sname,
+        s_op,
+        OpKind.ASYNC_START,
+        operands=operands,
+        control_preds=ctrl,
+        flops=graph.flops[i],
+        bytes_accessed=graph.bytes_accessed[i],
+        transient=graph.transient[i],
+        attrs=a2,
+    )
+    d = b.add_op(dname, d_op, OpKind.ASYNC_DONE, operands=[s], attrs=a2)
+    b.pair_async(s, d)
+    c = graph.collectives.get(i)
+    if c is None:
+        c = Collective(
+            kind=opc,
+            bytes=graph.buffer_sizes[graph.defines(i)[0]]
+            if graph.defines(i).size
+            else graph.bytes_accessed[i],
+        )
+    b.set_collective(
+        s, Collective(c.kind, c.bytes, c.group_size, c.replica_groups, c.channel_id, False)
+    )
+
+
+def _add_buffers(
+    b: GraphBuilder,
+    graph: Graph,
+    is_split: np.ndarray,
+    new_of: np.ndarray,
+    start_of: np.ndarray,
+    keep_inputs_live: bool,
+) -> None:
+    """``graph``'s buffers in ``b``: defined by the start for split ops; users of split ops
+    become their starts (and dones, with ``keep_inputs_live``)."""
+    for j in range(graph.n_buffers):
+        d = int(graph.buffer_def[j])
+        dnew = int(start_of[d]) if is_split[d] else int(new_of[d])
+        users = []
+        for u in graph.buffer_users(j):
+            u = int(u)
+            if is_split[u]:
+                users.append(int(start_of[u]))  # the start reads the input...
+                if keep_inputs_live:
+                    users.append(int(new_of[u]))  # ...and it stays until the done
+            else:
+                users.append(int(new_of[u]))
+        if is_split[d]:
+            users.append(int(new_of[d]))  # the done uses the in-flight buffer
+        b.add_buffer(
+            dnew,
+            graph.buffer_sizes[j],
+            users=users,
+            name=graph.buffer_names[j],
+            live_in=bool(graph.buffer_live_in[j]),
+            live_out=bool(graph.buffer_live_out[j]),
+            space=int(graph.buffer_space[j]),
+        )
+
+
+def _async_state_bytes(opcode: str, n_operands: int) -> int:
+    """What XLA's async form of a collective allocates besides its result, in flight from
+    start to done: the start's tuple table (8 bytes a pointer), collective-permute's two
+    u32 contexts, and an async-start's operand tuple."""
+    if opcode == "all-reduce":
+        return 0
+    if opcode == "all-gather":
+        return 8 * 2
+    if opcode == "collective-permute":
+        return 8 * 4 + 4 + 4
+    return 8 * 2 + 8 * max(n_operands, 1)
 
 
 def convert_sync_collectives(graph: Graph, keep_inputs_live: bool = True) -> Graph:
@@ -76,77 +174,13 @@ def convert_sync_collectives(graph: Graph, keep_inputs_live: bool = True) -> Gra
                 attrs=attrs or None,
             )
             continue
-        name = graph.op_names[i]
-        sname, dname = fresh(f"{name}-start"), fresh(f"{name}-done")
-        names.discard(name)
-        if opc in _DEDICATED:
-            s_op, d_op, extra = f"{opc}-start", f"{opc}-done", {}
-        else:
-            s_op, d_op, extra = "async-start", "async-done", {"async_wrapped_opcode": opc}
-        a2 = {**attrs, **extra, "converted_from": name}
-        a2.pop("is_sync", None)
-        s = b.add_op(
-            sname,
-            s_op,
-            OpKind.ASYNC_START,
-            operands=operands,
-            control_preds=ctrl,
-            flops=graph.flops[i],
-            bytes_accessed=graph.bytes_accessed[i],
-            transient=graph.transient[i],
-            attrs=a2,
-        )
-        d = b.add_op(dname, d_op, OpKind.ASYNC_DONE, operands=[s], attrs=a2)
-        b.pair_async(s, d)
-        c = graph.collectives.get(i)
-        if c is None:
-            c = Collective(
-                kind=opc,
-                bytes=graph.buffer_sizes[graph.defines(i)[0]]
-                if graph.defines(i).size
-                else graph.bytes_accessed[i],
-            )
-        b.set_collective(
-            s, Collective(c.kind, c.bytes, c.group_size, c.replica_groups, c.channel_id, False)
-        )
-    # buffers: defined by the start for split ops; users of split ops become their dones
-    for j in range(graph.n_buffers):
-        d = int(graph.buffer_def[j])
-        dnew = int(start_of[d]) if is_split[d] else int(new_of[d])
-        users = []
-        for u in graph.buffer_users(j):
-            u = int(u)
-            if is_split[u]:
-                users.append(int(start_of[u]))  # the start reads the input...
-                if keep_inputs_live:
-                    users.append(int(new_of[u]))  # ...and it stays until the done
-            else:
-                users.append(int(new_of[u]))
-        if is_split[d]:
-            users.append(int(new_of[d]))  # the done uses the in-flight buffer
-        b.add_buffer(
-            dnew,
-            graph.buffer_sizes[j],
-            users=users,
-            name=graph.buffer_names[j],
-            live_in=bool(graph.buffer_live_in[j]),
-            live_out=bool(graph.buffer_live_out[j]),
-            space=int(graph.buffer_space[j]),
-        )
+        _add_pair(b, graph, i, operands, ctrl, attrs, fresh, names)
+    _add_buffers(b, graph, is_split, new_of, start_of, keep_inputs_live)
     # what XLA's async form allocates besides the result, in flight from start to done:
     # the start's tuple table (8 bytes a pointer), collective-permute's two u32 contexts,
     # and an async-start's operand tuple
     for i in split:
-        n_ops = len(graph.operands(i))
-        opc = graph.opcodes[i]
-        if opc == "all-reduce":
-            state = 0
-        elif opc == "all-gather":
-            state = 8 * 2
-        elif opc == "collective-permute":
-            state = 8 * 4 + 4 + 4
-        else:
-            state = 8 * 2 + 8 * max(n_ops, 1)
+        state = _async_state_bytes(graph.opcodes[i], len(graph.operands(i)))
         if state:
             b.add_buffer(
                 int(start_of[i]),
