@@ -42,7 +42,7 @@ from cpsched.core.errors import (
     InputTypeError,
     LimitError,
 )
-from cpsched.core.graph import Graph
+from cpsched.core.graph import Graph, attach_program
 from cpsched.core.inputs import loads_json
 from cpsched.core.nx_graph import from_networkx as convert
 from cpsched.core.plain import to_plain
@@ -68,14 +68,7 @@ from cpsched.cp.joint.frontier import Frontier as JointFrontier
 from cpsched.cp.joint.frontier import frontier as joint_frontier
 from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph as cut_problem
-from cpsched.cp.memory.solve import (
-    CUT_SECONDS_PER_OP2,
-    DEFAULT_SECONDS_PER_OP,
-    HEURISTIC_SECONDS_PER_OP,
-)
 from cpsched.cp.remat.problem import min_memory_bound
-from cpsched.heuristics.allocation import refine_module_schedule
-from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
 from cpsched.plot import plot_frontier, plot_memory
@@ -92,6 +85,13 @@ from cpsched.readers.stablehlo.convert import read_stablehlo_text
 from cpsched.readers.torch_frontend import from_torch  # torch too, when called
 from cpsched.remat.plan import RematResult, remat_result_to_dict
 from cpsched.remat.rewrite import plan_to_graph
+from cpsched.strategies.allocation import refine_module_schedule
+from cpsched.strategies.min_peak.method import (
+    CUT_SECONDS_PER_OP2,
+    DEFAULT_SECONDS_PER_OP,
+    HEURISTIC_SECONDS_PER_OP,
+)
+from cpsched.strategies.module import module_lower_bound, schedule_module
 from cpsched.version import __version__, ortools_version
 from cpsched.writers import all_or_nothing, write_json, write_text
 from cpsched.writers.hlo import (
@@ -216,7 +216,7 @@ class Result:
         if async_collectives is None:
             async_collectives = bool(self.graph.meta.get("async_collectives"))
         source = source_file(self.graph)
-        from_hlo = hlo_module_of(self.graph) is not None or (
+        from_hlo = self.graph.program is not None or (
             source is not None and sniff_format(source) == "hlo"
         )
         as_hlo = from_hlo and not path.lower().endswith(".json")
@@ -394,7 +394,7 @@ def from_jax(
     )
     if module is not None:
         verify_module(module)  # what XLA's verifier refuses is not scheduled
-        _HLO_MODULES[g] = module
+        attach_program(g, module)
     return g
 
 
@@ -488,13 +488,8 @@ def async_collectives_note(graph: Graph) -> str | None:
     return "--async-collectives: the graph has no collective to treat as async"
 
 
-# Graphs read from HLO remember their module, so that every computation of it (while bodies,
-# branches, called computations) is scheduled, not only the entry.
-_HLO_MODULES: weakref.WeakKeyDictionary[Graph, Any] = weakref.WeakKeyDictionary()
-
-
-# ...and every graph read from a file remembers it, so that ``Result.write`` never writes
-# over the input the user gave
+# every graph read from a file remembers it, so that ``Result.write`` never writes over the
+# input the user gave
 _SOURCE_FILES: weakref.WeakKeyDictionary[Graph, str] = weakref.WeakKeyDictionary()
 
 
@@ -511,20 +506,21 @@ def _read_path(path: str) -> Graph:
 
 def source_file(graph: Graph) -> str | None:
     """The file ``graph`` was read from (by ``read``), or None."""
-    module = hlo_module_of(graph)
+    module = graph.program
     return _SOURCE_FILES.get(graph) or (module.path if module is not None else None)
 
 
 def _entry_graph(module) -> Graph:
     verify_module(module)  # what XLA's verifier refuses is not scheduled
-    g = HloConverter(module).graph(None)
-    _HLO_MODULES[g] = module
-    return g
+    # the graph remembers its module, so that every computation of it (while bodies,
+    # branches, called computations) is scheduled, not only the entry
+    return attach_program(HloConverter(module).graph(None), module)
 
 
 def hlo_module_of(graph: Graph):
-    """The parsed HLO module ``graph`` was read from (its entry computation), or None."""
-    return _HLO_MODULES.get(graph)
+    """The parsed HLO module ``graph`` was read from (its entry computation), or None:
+    ``graph.program``."""
+    return graph.program
 
 
 def _read_text(text: str) -> Graph:
@@ -779,7 +775,7 @@ def _schedule(
             raise InputError(
                 f"--{'keep-order' if flag == 'reorder' else flag} applies to --objective remat only"
             )
-    module = hlo_module_of(g)
+    module = g.program
     if module is not None:
         return kept_budget(_run_module(module, g, sc, m, opts, budget_bytes, reference, t0))
     return kept_budget(_run(g, sc, m, opts, budget_bytes, reference, t0))
@@ -943,7 +939,7 @@ def _run(
 
 
 # the share of cp's time limit on an HLO module kept for orders judged by XLA's allocation
-# (``heuristics.allocation``), and the buffer assignments per second of limit it may compute
+# (``strategies.allocation``), and the buffer assignments per second of limit it may compute
 # in deterministic mode
 ALLOCATION_SEARCH_SHARE = 0.2
 ALLOCATION_EVALUATIONS_PER_SECOND = 20
@@ -964,7 +960,7 @@ def _run_module(
     t0: float,
 ) -> Result:
     """Every sequential computation of ``module`` ordered by ``m``, callees first
-    (``cpsched.heuristics.module``). A solver's time limit is shared among the computations
+    (``cpsched.strategies.module``). A solver's time limit is shared among the computations
     and its result is never worse than the module's own orders nor than the memory
     heuristics'; heuristics do per computation what the compiler's would. A method that is
     a module-level choice (``Method.choice``: ``xla-default``) runs each of its methods on
@@ -984,7 +980,7 @@ def _run_module(
     else:
         ms = _lift(module, sc, m, opts, m.name)
     s = ms.schedule
-    _HLO_MODULES[s.graph] = module
+    attach_program(s.graph, module)
     r = _result(s.graph, sc, m, s, opts, budget_bytes, reference, t0)
     info = dict(r.info)
     info["computations"] = [vars(c) for c in ms.computations]
@@ -1047,7 +1043,7 @@ def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
 
 
 # The minimum-cut bound (``cpsched.cp.memory.cuts``) is part of the bound every command
-# shows where its expected time (per op squared and scenario: ``cp.memory.solve``'s rate) is
+# shows where its expected time (per op squared and scenario: ``strategies.min_peak.method``'s rate) is
 # at most this; above it the bound is the forced-live one, labelled weak.
 CUT_BOUND_MAX_SECONDS = 2.5
 WEAK_BOUND = "weak: forced-live bytes only"
@@ -1073,7 +1069,7 @@ def known_lower_bound(
     (array([111]), '')
     """
     sc = scenarios or static()
-    module = hlo_module_of(graph)
+    module = graph.program
     if module is not None:
         return module_lower_bound(module, sc), ""
     n = graph.n_ops
@@ -1116,7 +1112,7 @@ def _result(
     if is_solver(m.name):
         if info.get("weak_bound") and s.status != "OPTIMAL":
             info["lower_bound_note"] = f"{WEAK_BOUND}, {info['weak_bound']}"
-    elif hlo_module_of(g) is None:  # a module's result has the module's bound already
+    elif g.program is None:  # a module's result has the module's bound already
         deadline = opts.get("deadline")
         left = None if deadline is None else deadline - time.perf_counter()
         lb, note = known_lower_bound(g, sc, seconds=left)
@@ -1256,7 +1252,7 @@ def _with_computation_orders(
 ) -> tuple[Graph, list[str]]:
     """The entry graph rebuilt with every called computation in its order from ``orders``
     (callees carry their peak under that order), and the entry's order."""
-    module = hlo_module_of(g)
+    module = g.program
     entry = module.entry.name if module is not None else g.name
     unknown = sorted(
         set(orders) - ({entry} | set(scheduled_computations(module) if module else ()))
@@ -1270,7 +1266,7 @@ def _with_computation_orders(
         raise InputError(f"the schedule gives no order for the entry computation {entry}")
     if module is not None and len(orders) > 1:
         g = HloConverter(module, {k: list(v) for k, v in orders.items()}).graph(entry)
-        _HLO_MODULES[g] = module
+        attach_program(g, module)
     return g, [str(x).lstrip("%") for x in orders[entry]]
 
 
@@ -1280,7 +1276,7 @@ def xla_allocation(result: Result) -> dict[str, dict[str, int]]:
     preallocated temp buffer) and ``allocated_bytes`` (all allocations, parameters and
     outputs included: the memory-usage report's total). Empty when the graph was not read
     from HLO, or the schedule is a remat plan (its clones are not the module's)."""
-    module = hlo_module_of(result.graph)
+    module = result.graph.program
     if module is None or result.plan is not None:
         return {}
     figures = allocation_figures(module, result.orders)
@@ -2211,7 +2207,7 @@ def write(
     _check_result(result)
     arguments.text(output, "output")
     hlo = bool(source) and sniff_format(str(source)) == "hlo" if as_hlo is None else as_hlo
-    if hlo and not source and hlo_module_of(result.graph) is None:
+    if hlo and not source and result.graph.program is None:
         raise InputError(f"{result.graph.name} was not read from HLO: write a .json schedule")
     inputs = ((source,) if source else ()) + tuple(p for p in inputs if p)
     if result.plan is not None:
@@ -2221,7 +2217,7 @@ def write(
             data["budget_reference"] = result.info["budget_reference"]
         if hlo:
             written, buckets = write_remat_hlo(
-                str(source) if source else hlo_module_of(result.graph),
+                str(source) if source else result.graph.program,
                 output,
                 result.graph,
                 result.scenarios,
@@ -2247,7 +2243,7 @@ def write(
             data["budget_reference"] = result.info["budget_reference"]
     data.update(annotate or {})
     if hlo:
-        module = hlo_module_of(result.graph) or read_hlo_module(str(source))
+        module = result.graph.program or read_hlo_module(str(source))
         if async_collectives and result.graph.meta.get("async_collectives"):
             text, note = _async_hlo_text(module, result)
             write_text(output, text, inputs=inputs)

@@ -34,7 +34,7 @@ from cpsched.core import arguments, signals
 from cpsched.core.errors import BudgetError, CpschedError, InputError, LimitError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.inputs import check_input_file
-from cpsched.core.process import process_start
+from cpsched.core.process import process_start, short_time_text
 from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import _unit, load_device
@@ -375,7 +375,7 @@ def cmd_simulate(args) -> int:
     order: Any = g.default_order()
     if args.schedule:
         # a scheduled module gives every computation's order (reordered loop bodies count)
-        orders = read_module_orders(args.schedule) if api.hlo_module_of(g) else None
+        orders = read_module_orders(args.schedule) if g.program is not None else None
         if orders is not None:
             order = orders
         else:
@@ -756,19 +756,6 @@ def _solver_note(r: api.Result) -> str:
     return (
         f" (limit {format_seconds(s['time_limit'])}, {s['workers']} workers, seed "
         f"{s['seed']}{', deterministic' if s.get('deterministic') else ''})"
-    )
-
-
-def short_time_text(avail: float | None, limit: float | None, what: str = "the solver") -> str:
-    """A note when ``what`` had less than half of the time limit (start-up and reading the
-    input took the rest; a percentage budget's reference, the input order's peak, takes
-    no time to speak of); empty otherwise."""
-    if avail is None or not limit or avail >= 0.5 * limit:
-        return ""
-    return (
-        f"note: {what} had {format_seconds(max(0.0, avail))} of the "
-        f"{format_seconds(limit)} time limit (starting, reading the input took the rest); a "
-        "longer --time-limit gives it more"
     )
 
 
@@ -1319,9 +1306,15 @@ def _main(argv: Sequence[str] | None, started: float) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         return 0
     except signals.TimeUp:
+        limit = getattr(args, "command_time_limit", None)  # None: stopped while parsing
         print(
-            f"cpsched: error: the time limit of {args.command_time_limit:g} s ran out before any "
-            "result was found; nothing written; a longer --time-limit gives the solver time",
+            "cpsched: error: the time limit "
+            + (
+                f"of {limit:g} s ran out before any result was found"
+                if limit is not None
+                else "ran out while cpsched was starting"
+            )
+            + "; nothing written; a longer --time-limit gives the solver time",
             file=sys.stderr,
         )
         return EXIT_USAGE

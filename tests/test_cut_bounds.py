@@ -11,7 +11,7 @@ from cpsched.analysis.schedule import OPTIMAL
 from cpsched.core.graph import GraphBuilder
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cp.memory.problem import from_graph, project, window
-from cpsched.cp.memory.solve import solve
+from cpsched.strategies.min_peak.method import solve
 from cpsched.cp.memory.bounds import order_split_bound, pair_bound
 from cpsched.cp.memory.cuts import cut_op_bounds
 from helpers import orders_from_preds
@@ -133,7 +133,7 @@ def test_module_bound_uses_the_cuts():
     from pathlib import Path
 
     from cpsched.analysis.memory import lower_bound
-    from cpsched.heuristics.module import input_orders, module_lower_bound, module_peak
+    from cpsched.strategies.module import input_orders, module_lower_bound, module_peak
     from cpsched.readers.hlo.convert import HloConverter, read_hlo_module
 
     path = Path(__file__).resolve().parents[1] / "models" / "hlo" / "cnn_train.hlo"

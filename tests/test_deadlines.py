@@ -22,7 +22,7 @@ from cpsched.core.errors import InfeasibleError
 from cpsched.core.scenarios import static
 from cpsched.cp import runtime
 from cpsched.cp.remat.problem import ModelTooLarge, clone_candidates
-from cpsched.cp.remat.solve import solve_remat
+from cpsched.strategies.remat.method import solve_remat
 from cpsched.generators import layered, random_layered, transformer_parallel
 from cpsched.heuristics.remat import _greedy_regens, _setup
 from cpsched.remat.timing import op_durations
@@ -77,7 +77,7 @@ def test_remat_past_its_deadline_runs_nothing_and_says_so():
 
 
 def test_remat_never_builds_a_model_too_large_for_its_time(monkeypatch):
-    import cpsched.cp.remat.solve as remat_solve
+    import cpsched.strategies.remat.method as remat_solve
 
     def refuse(spec):
         raise AssertionError(f"built: {sum(map(len, spec.stage_domain.values()))} positions")
@@ -158,6 +158,15 @@ def test_compare_and_frontier_that_start_late_say_the_solves_had_under_half(tmp_
             "note: the solves had")
         rc = main([*argv, "--time-limit", "8"], started=time.perf_counter() - 6.0)
         assert rc == 0 and "note: the solves had" in capsys.readouterr().out
+    pipe = ["pipeline", "--stages", "2", "--microbatches", "3", "--time-limit", "8"]
+    assert main([*pipe, "--json"], started=time.perf_counter() - 6.0) == 0
+    rows = json.loads(capsys.readouterr().out)
+    cp_row = next(r for r in rows if r["method"] == "cp")
+    assert cp_row["time_note"].startswith("note: the solves had")
+    assert main(pipe, started=time.perf_counter() - 6.0) == 0
+    assert "note: the solves had" in capsys.readouterr().out
+    assert main([*pipe, "--json"]) == 0  # started now: no note
+    assert all("time_note" not in r for r in json.loads(capsys.readouterr().out))
 
 
 def test_the_limit_holds_while_reading_a_large_input(tmp_path, capsys):
@@ -253,7 +262,7 @@ def test_remat_keeps_a_heuristic_plan_when_the_reorder_search_takes_all_the_time
     # cp never returns less than the best heuristic, whatever the limit: XLA's greedy runs
     # on the lowest-peak order known before the reorder search, which here (a stand-in)
     # uses up every second left; it used to end with "no plan found"
-    import cpsched.cp.remat.solve as remat_solve
+    import cpsched.strategies.remat.method as remat_solve
 
     def slow_reorder(graph, sc, *, hint, deadline=None, **kw):
         time.sleep(max(0.0, deadline - time.perf_counter()) if deadline else 0.0)
@@ -340,3 +349,36 @@ def test_the_heuristics_phase_counts_the_evaluation_of_each_order(monkeypatch):
     assert 1 <= len(judged) <= 3 and set(judged) <= set(found)
     assert clock.now <= 3.5
     assert any(v.startswith("skipped") for v in errors.values())
+
+
+def test_the_hoist_and_the_repair_past_their_deadline_do_no_work(monkeypatch):
+    from cpsched.cp.overlap import hints
+
+    g, sc, prob, order, budget = overlap_case()
+
+    def refuse(*a, **k):
+        raise AssertionError("re-simulated an order past the deadline")
+
+    monkeypatch.setattr(hints, "peak", refuse)
+    monkeypatch.setattr(hints, "simulate", refuse)
+    past = time.perf_counter() - 1.0
+    assert hints.budget_hoist(g, sc, order, budget, prob.starts, prob.dones, refuse,
+                              deadline=past) == list(order)
+    assert hints.budget_repair(g, sc, order, budget, prob.starts, prob.dones, refuse,
+                               deadline=past) is None
+
+
+def test_a_hard_stop_while_the_arguments_are_parsed_gives_one_line(monkeypatch, capsys):
+    # the console arms the hard stop from the arguments as typed, before the command line
+    # has parsed them: a stop there (a loaded machine) is one line and exit 2, no traceback
+    import cpsched.cli as cli
+    from cpsched.core import signals
+
+    def stopped(*a, **k):
+        raise signals.TimeUp()
+
+    monkeypatch.setattr(cli, "build_parser", stopped)
+    assert main(["schedule", "g.json", "--time-limit", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cpsched: error: the time limit ran out while cpsched was starting")
+    assert len(err.splitlines()) == 1

@@ -113,6 +113,12 @@ class Graph:
     op_attrs: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
     original_order: tuple[int, ...] | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    # The program this graph is the entry computation of (an HLO module, so that its
+    # while bodies, branches and called computations are scheduled too); None for a graph
+    # built any other way. Set only by the code that read the graph (``attach_program``);
+    # a derived graph (``with_``, a transform) does not keep it: it is no longer that
+    # program's entry.
+    program: Any = field(default=None, repr=False)
     # -- derived structure (computed once in __post_init__) -------------------------------
     pred_ptr: np.ndarray = field(init=False, repr=False)  # all dependences, CSR by successor
     pred_idx: np.ndarray = field(init=False, repr=False)
@@ -426,8 +432,9 @@ class Graph:
         return G
 
     def with_(self, **changes) -> Graph:
-        """A copy with some fields replaced (the IR is immutable)."""
-        return replace(self, **changes)
+        """A copy with some fields replaced (the IR is immutable); without ``program``
+        unless given."""
+        return replace(self, **{"program": None, **changes})
 
 
 # Memory spaces are stored as int8; 0 is the device, XLA's host space is 5.
@@ -676,6 +683,14 @@ class GraphBuilder:
 
 
 __all__ = ["Graph", "GraphBuilder", "OpKind", "Collective", "ZERO"]
+
+
+def attach_program(graph: Graph, program: Any) -> Graph:
+    """Record that ``graph``, just read from ``program`` (a parsed HLO module), is its entry
+    computation, and return it. Only the reader that built ``graph`` calls this, before it
+    hands the graph out: a graph is immutable once shared."""
+    object.__setattr__(graph, "program", program)
+    return graph
 
 
 def validate_order(graph: Graph, order: Sequence[int] | np.ndarray, what: str = "schedule") -> None:

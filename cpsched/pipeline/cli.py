@@ -13,15 +13,16 @@ import time
 
 from cpsched.core import signals
 from cpsched.core.errors import InputError
+from cpsched.core.process import short_time_text
 from cpsched.core.scenarios import from_dim_specs
 from cpsched.core.units import format_bytes, format_seconds, parse_bytes
 from cpsched.cost.model import load_device
 from cpsched.cost.timeline import model_label
-from cpsched.cp.pipeline.solve import solve
 from cpsched.pipeline import baselines
 from cpsched.pipeline.export import write_torch_csv, write_trace
 from cpsched.pipeline.from_hlo import PipelineHloReport, place_permutes
 from cpsched.pipeline.problem import CAP_1F1B, PipelineProblem
+from cpsched.pipeline.solve import solve
 from cpsched.writers import check_target, write_text
 
 METHODS = ("gpipe", "1f1b", "interleaved", "circular", "zb-h1", "zb-h2", "cp", "all")
@@ -363,6 +364,8 @@ def run(args) -> int:
         print(json.dumps(out, indent=1))
     else:
         _print_table(problem, reports, sys.stdout, args)
+        if getattr(args, "time_note", ""):
+            print(args.time_note)
     return 0
 
 
@@ -489,6 +492,12 @@ def _run_methods(pr: PipelineProblem, args):
     best = None
     for name in methods:
         if name == "cp":
+            deadline = _deadline(args)
+            if deadline is not None and getattr(args, "solves_began", None) is None:
+                args.solves_began = time.perf_counter()  # the solves' share: said if short
+                args.time_note = short_time_text(
+                    deadline - args.solves_began, args.time_limit, "the solves"
+                )
             sch = solve(
                 pr,
                 time_limit=_solve_seconds(args),
@@ -499,6 +508,8 @@ def _run_methods(pr: PipelineProblem, args):
             signals.check()  # a signal cut the search: stop, with nothing written
             row = sch.summary()
             row["gap"] = round(sch.info.get("gap", 0.0), 6)
+            if getattr(args, "time_note", ""):
+                row["time_note"] = args.time_note
         else:
             why = baselines.applicable(pr, name)
             if why is not None:

@@ -33,9 +33,9 @@ from cpsched.cp.joint.solve import solve_joint
 from cpsched.cp.overlap.problem import build_problem
 from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.cp.remat.problem import min_memory_bound
-from cpsched.cp.remat.solve import solve_remat
 from cpsched.methods import load_all
 from cpsched.remat.skeleton import Skeleton
+from cpsched.strategies.remat.method import solve_remat
 
 DEFAULT_POINTS = 10
 # More budgets than this take hours at the default point limit; refused, not started.

@@ -95,7 +95,6 @@ from cpsched.cp.overlap.problem import (
 )
 from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.cp.remat.problem import check_budget
-from cpsched.cp.remat.solve import solve_remat
 from cpsched.cp.runtime import Clock, SolverConfig, stoppable
 from cpsched.methods import register
 from cpsched.remat.replay import _budget_array, check_plan
@@ -103,6 +102,7 @@ from cpsched.remat.result import RematResult, finish_result
 from cpsched.remat.rewrite import plan_to_graph
 from cpsched.remat.skeleton import Evict, Regen, Skeleton, materialize
 from cpsched.remat.timing import TransferModel, host_link
+from cpsched.strategies.remat.method import solve_remat
 
 METHOD = "cp-joint"
 DEFAULT_TIME_LIMIT = 30.0

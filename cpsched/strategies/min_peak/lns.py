@@ -11,7 +11,7 @@ those steps only, so the whole order's peak never rises (the search is monotone)
 
 Each round picks the highest step whose window has not been tried in its current content,
 centred on it (then shifted), and solves the window exactly by the best-first search of
-``cpsched.cp.search.exact`` (live-ins and live-outs of the window fixed by its ``base`` and
+``cpsched.strategies.min_peak.exact`` (live-ins and live-outs of the window fixed by its ``base`` and
 ``buf_out``) within a small limit, or by the CP-SAT model when ``engine='cpsat'``. A new
 window order is spliced in when the window's own peak drops. When every window around the
 top steps was tried, the width grows.
@@ -30,8 +30,8 @@ import numpy as np
 from cpsched.analysis.memory import positions
 from cpsched.cp.memory.problem import Problem
 from cpsched.cp.runtime import interrupted
-from cpsched.cp.search.exact import best_first
-from cpsched.cp.search.windows import _cpsat_window
+from cpsched.strategies.min_peak.exact import best_first
+from cpsched.strategies.min_peak.windows import _cpsat_window
 
 # Steps around which windows are tried per round (the highest ones).
 TOP_STEPS = 64

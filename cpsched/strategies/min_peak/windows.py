@@ -20,7 +20,7 @@ import numpy as np
 from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build, run
 from cpsched.cp.memory.problem import Problem, window
 from cpsched.cp.runtime import SolverConfig, interrupted
-from cpsched.cp.search.exact import best_first
+from cpsched.strategies.min_peak.exact import best_first
 
 
 @dataclass

@@ -32,12 +32,12 @@ from ortools.sat.python import cp_model
 
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.cp import runtime
-from cpsched.cp.pipeline.bounds import device_bound, heads_and_tails, load_tails
-from cpsched.cp.pipeline.constraints import add_all
-from cpsched.cp.pipeline.objectives import add_hint, minimise_makespan
-from cpsched.cp.pipeline.problem import CpData, make_data
-from cpsched.cp.pipeline.variables import make_vars
 from cpsched.pipeline import baselines
+from cpsched.pipeline.model.bounds import device_bound, heads_and_tails, load_tails
+from cpsched.pipeline.model.constraints import add_all
+from cpsched.pipeline.model.objectives import add_hint, minimise_makespan
+from cpsched.pipeline.model.problem import CpData, make_data
+from cpsched.pipeline.model.variables import make_vars
 from cpsched.pipeline.problem import PipelineProblem
 from cpsched.pipeline.schedule import Action, PipelineSchedule, fifo_relabel, lower_bound, replay
 

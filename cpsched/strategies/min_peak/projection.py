@@ -20,7 +20,7 @@ import numpy as np
 
 from cpsched.cp.memory.problem import Problem, project
 from cpsched.cp.runtime import interrupted
-from cpsched.cp.search.exact import best_first
+from cpsched.strategies.min_peak.exact import best_first
 
 # Share of the bound phase spent on a first quick pass over every window.
 PASS1_SHARE = 0.35

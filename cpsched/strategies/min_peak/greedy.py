@@ -1,4 +1,4 @@
-"""The greedy warm start (the width-1 beam of ``cpsched.cp.search.exact``) in time about
+"""The greedy warm start (the width-1 beam of ``cpsched.strategies.min_peak.exact``) in time about
 linear in the graph, for problems of any size.
 
 ``exact.beam(p, 1)`` keeps its downsets as Python-integer bitsets, so every step costs time

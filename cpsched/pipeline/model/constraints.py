@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from cpsched.cp.pipeline.variables import Vars, memory_interval
+from cpsched.pipeline.model.variables import Vars, memory_interval
 from cpsched.pipeline.schedule import Action
 
 

@@ -30,7 +30,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from cpsched.cp.pipeline.problem import CpData
+from cpsched.pipeline.model.problem import CpData
 from cpsched.pipeline.schedule import Action
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from cpsched.cp.pipeline.problem import CpData
+from cpsched.pipeline.model.problem import CpData
 from cpsched.pipeline.schedule import Action
 
 

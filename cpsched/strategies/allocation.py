@@ -26,10 +26,10 @@ from cpsched.analysis.memory import peak
 from cpsched.analysis.schedule import make_schedule, place_inline_ops
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import static
-from cpsched.heuristics.module import ModuleSchedule, module_peak
 from cpsched.readers.hlo.buffer_assignment import BufferAssigner
 from cpsched.readers.hlo.convert import HloConverter, scheduled_computations
 from cpsched.readers.hlo.parser import HloModule
+from cpsched.strategies.module import ModuleSchedule, module_peak
 
 # buffer assignments without a gain before the search stops: this many per instruction of
 # the computations it reorders, at least MIN_STALE (gains come after long plateaus)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cpsched.cp.pipeline.variables import Vars
+from cpsched.pipeline.model.variables import Vars
 from cpsched.pipeline.schedule import Action
 
 

@@ -19,19 +19,19 @@ Objectives (``objective=``):
 
 Pipeline (each step stops as soon as the gap is closed):
 
-1. heuristics: the graph's own order, a greedy (``cpsched.cp.search.greedy``, linear),
+1. heuristics: the graph's own order, a greedy (``cpsched.strategies.min_peak.greedy``, linear),
    the registered memory heuristics (``cpsched.methods``, cheapest first, each only if its
    expected time fits) and a beam search (up to ``DENSE_MAX_OPS`` ops); the best one is
    the hint and the floor of the result: the returned order is never worse;
 2. lower bounds: per-op forced-live bytes (``Problem.lower_bound``);
-3. decomposition at cut points (``cpsched.cp.search.decompose``) for objectives that are a max
+3. decomposition at cut points (``cpsched.strategies.min_peak.decompose``) for objectives that are a max
    over steps (one scenario, minimax, budget): segments are solved independently;
-4. per problem: exact best-first search over downsets (``cpsched.cp.search.exact``), then the
+4. per problem: exact best-first search over downsets (``cpsched.strategies.min_peak.exact``), then the
    CP-SAT model (``cpsched.cp.memory.builder``: positions + cumulative or per-op memory rows,
    hinted, with the best bound as the peak's lower bound), then windowed refinement of
-   the best order (``cpsched.cp.search.windows``), then projection lower bounds
-   (``cpsched.cp.search.bounds``); above ``DENSE_MAX_OPS`` ops only the large-neighbourhood
-   search (``cpsched.cp.search.lns``: windows at a cost independent of the graph's size);
+   the best order (``cpsched.strategies.min_peak.windows``), then projection lower bounds
+   (``cpsched.strategies.min_peak.projection``); above ``DENSE_MAX_OPS`` ops only the large-neighbourhood
+   search (``cpsched.strategies.min_peak.lns``: windows at a cost independent of the graph's size);
 5. the final order is re-checked with the exact simulator (``make_schedule``).
 
 Statuses: ``OPTIMAL`` (objective equals its proven bound), ``FEASIBLE`` (the solvers
@@ -95,13 +95,13 @@ from cpsched.cp.runtime import (
     interrupted,
     stoppable,
 )
-from cpsched.cp.search import decompose as D
-from cpsched.cp.search.bounds import projection_bound
-from cpsched.cp.search.exact import beam, best_first
-from cpsched.cp.search.greedy import greedy
-from cpsched.cp.search.lns import lns
-from cpsched.cp.search.windows import refine
 from cpsched.methods import load_all, register
+from cpsched.strategies.min_peak import decompose as D
+from cpsched.strategies.min_peak.exact import beam, best_first
+from cpsched.strategies.min_peak.greedy import greedy
+from cpsched.strategies.min_peak.lns import lns
+from cpsched.strategies.min_peak.projection import projection_bound
+from cpsched.strategies.min_peak.windows import refine
 
 OBJECTIVES = ("weighted", "minimax", "lexicographic", "budget")
 # weighted objective over several buckets: share of the time spent on each bucket alone
@@ -756,7 +756,7 @@ def solve(
 
     The switches (``decompose``, ``heuristics``, ``search``, ``cpsat``, ``windows``,
     ``bounds``) turn pipeline steps off for experiments; ``window_engine`` is ``search`` or
-    ``cpsat`` (see ``cpsched.cp.search.windows``).
+    ``cpsat`` (see ``cpsched.strategies.min_peak.windows``).
     """
     t0 = time.perf_counter()
     scenarios = scenarios or static()
