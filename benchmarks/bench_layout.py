@@ -182,7 +182,19 @@ def measure_compiled() -> list[dict]:
             # the file as the plan named it, relative to the repository
             f = o["file"]
             rel = next(f[f.index(k) :] for k in ("benchmarks/", "models/") if k in f)
-            ba = assign_buffers(read_hlo_module(str(REPO / rel)), target="gpu")
+            module = read_hlo_module(str(REPO / rel))
+            ba = assign_buffers(module, target="gpu")
+            final = set(o.get("xla_order") or ())
+            # copies of the entry that XLA's final module no longer has
+            dropped_copies = (
+                [
+                    i.name
+                    for i in module.entry.instructions
+                    if i.opcode == "copy" and i.name not in final
+                ]
+                if final
+                else []
+            )
             check = o.get("order_check") or {}
             row.update(
                 temp_bytes=ba.temp_bytes,
@@ -194,6 +206,7 @@ def measure_compiled() -> list[dict]:
                 dropped_by_xla=check.get("dropped_by_xla"),
                 added_by_xla_own_order=own.get("added_by_xla"),
                 dropped_by_xla_own_order=own.get("dropped_by_xla"),
+                dropped_copies=dropped_copies,
             )
             rows.append(row)
     return rows
@@ -209,9 +222,9 @@ def _compiled_table(sec: dict) -> list[str]:
         "*equal*: the temp bytes of cpsched's assignment for the order (`--json` "
         "`temp_bytes`) equal `compiled.memory_analysis()`'s, and so do the host temp bytes. "
         "XLA:GPU adds and drops instructions after scheduling (copies it finds it can "
-        "remove, async wrappers of collectives); where it added or dropped others in an "
-        "order than in its own order of the same module, the module it assigned is not the "
-        "one cpsched assigned (*XLA changed it*).",
+        "remove, async wrappers of collectives); where it dropped copies of the entry, or "
+        "added or dropped others in an order than in its own order of the same module, the "
+        "module it assigned is not the one cpsched assigned (*XLA changed it*).",
         "",
         "| order | compiled | equal | XLA changed it | differ otherwise |",
         "|---|---:|---:|---:|---:|",
@@ -233,6 +246,11 @@ def _compiled_table(sec: dict) -> list[str]:
             f"({r['temp_bytes'] - r['xla_temp_bytes']:+,}); XLA added / dropped "
             f"{r['added_by_xla']} / {r['dropped_by_xla']} instructions, in its own order "
             f"{r['added_by_xla_own_order']} / {r['dropped_by_xla_own_order']}"
+            + (
+                f"; copies dropped: {', '.join(r['dropped_copies'])}"
+                if r.get("dropped_copies")
+                else ""
+            )
             for r in bad
         ]
     L += [
@@ -240,8 +258,9 @@ def _compiled_table(sec: dict) -> list[str]:
         "XLA's own orders are the corpus dumps of `models/hlo/gpu/`, whose H100 reports "
         "cpsched's assignment equals allocation for allocation (first section); the H200 "
         "compiled each again from that optimized module, so a difference in an `xla` row "
-        "is XLA's second compile against its first. Where XLA dropped copies from cp's "
-        "order, the device allocates less than cpsched's figure says.",
+        "is XLA's second compile against its first. Where XLA dropped copies from an "
+        "order, the device allocates less than cpsched's figure says: cpsched assigns the "
+        "module it wrote and does not predict that removal.",
     ]
     errors = [r for r in sec["rows"] if "error" in r]
     if errors:
@@ -261,8 +280,9 @@ def _compiled_equal(r: dict) -> bool:
 
 
 def _changed(r: dict) -> bool:
-    """XLA added or dropped other instructions in this order than in its own."""
-    return (r.get("added_by_xla"), r.get("dropped_by_xla")) != (
+    """XLA dropped copies of the entry, or added or dropped other instructions in this
+    order than in its own."""
+    return bool(r.get("dropped_copies")) or (r.get("added_by_xla"), r.get("dropped_by_xla")) != (
         r.get("added_by_xla_own_order"),
         r.get("dropped_by_xla_own_order"),
     )
