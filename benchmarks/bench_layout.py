@@ -321,9 +321,11 @@ def plain(path: Path, tmp: Path) -> Path:
     return dest
 
 
-def measure_allocated(time_limit: float, keep: Path) -> list[dict]:
+def measure_allocated(time_limit: float, keep: Path, only: list[str] | None = None) -> list[dict]:
     rows = []
     for capture, name, default, memopt in programs():
+        if only is not None and _stem(default) not in only:
+            continue
         print(f"allocated: {name} ...", file=sys.stderr, flush=True)
         row: dict = {"capture": capture, "program": name}
         with tempfile.TemporaryDirectory() as tmp:
@@ -769,6 +771,12 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--runs", type=int, default=3, help="fit runs per MiniMalloc instance")
     ap.add_argument(
+        "--programs",
+        metavar="NAME,...",
+        help="programs of the allocated and layout sections, by name (default: all; a "
+        "partial run for checking the script, its table is not the whole one)",
+    )
+    ap.add_argument(
         "--cp-time-limit", type=float, default=20.0, help="cp seconds per program (default: 20)"
     )
     ap.add_argument(
@@ -808,7 +816,10 @@ def main(argv=None) -> int:
             command += f" --only {','.join(only)}"
         if args.instances:
             command += f" --instances {args.instances}"
+        if args.programs:
+            command += f" --programs {args.programs}"
         instances = [x.upper() for x in _names([args.instances])] if args.instances else None
+        chosen = _names([args.programs]) if args.programs else None
         keep = Path(tempfile.mkdtemp(prefix="bench_layout_"))
         try:
             for name in SECTIONS:
@@ -822,7 +833,7 @@ def main(argv=None) -> int:
                     rows = measure_compiled()
                 elif name == "allocated":
                     meta["cp_time_limit"] = args.cp_time_limit
-                    rows = measure_allocated(args.cp_time_limit, keep)
+                    rows = measure_allocated(args.cp_time_limit, keep, chosen)
                 elif name == "layout":
                     meta["layout_time_limit"] = args.layout_time_limit
                     rows = measure_layout(
