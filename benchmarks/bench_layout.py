@@ -321,7 +321,9 @@ def plain(path: Path, tmp: Path) -> Path:
     return dest
 
 
-def measure_allocated(time_limit: float, keep: Path, only: list[str] | None = None) -> list[dict]:
+def measure_allocated(
+    time_limit: float, keep: Path, only: list[str] | None = None, deterministic: bool = False
+) -> list[dict]:
     rows = []
     for capture, name, default, memopt in programs():
         if only is not None and _stem(default) not in only:
@@ -348,6 +350,7 @@ def measure_allocated(time_limit: float, keep: Path, only: list[str] | None = No
                         f"{time_limit:g}",
                         "-o",
                         str(out),
+                        *(["--deterministic"] if deterministic else []),
                     ]
                 )
                 if rc:
@@ -545,6 +548,8 @@ def table(res: dict) -> str:
         if sec is None:
             continue
         L += TABLES[name](sec)
+        if name == "allocated" and "allocated_other_mode" in res["sections"]:
+            L += _other_mode(res["sections"]["allocated_other_mode"])
         m = sec.get("machine", {})
         L += [
             f"Made by `{sec.get('command')}`: {m.get('cores')} cores, load average "
@@ -597,9 +602,17 @@ def _allocated_table(sec: dict) -> list[str]:
     L = [
         "## Allocated bytes of cp's orders against XLA's",
         "",
-        f"`cpsched schedule DUMP --time-limit {fmt(time_limit)}` (cp: the least peak; a "
-        "fifth of the limit goes to a search among orders of no higher peak for the least "
-        "allocated bytes, `heuristics/allocation.py`) on each program's default dump, "
+        f"`cpsched schedule DUMP --time-limit {fmt(time_limit)}{_mode_flag(sec)}` (cp: the "
+        "least peak; a fifth of the limit goes to a search among orders of no higher peak "
+        "for the least allocated bytes, `heuristics/allocation.py`"
+        + (
+            "; `--deterministic`: one CP-SAT worker, the limit counted in CP-SAT's "
+            "deterministic time, 20 buffer assignments per second of limit, so the figures "
+            "do not depend on the machine's load and its wall time does"
+            if sec.get("deterministic")
+            else "; wall-clock limits, so a loaded machine gives cp and the search less work"
+        )
+        + ") on each program's default dump, "
         "against XLA:CPU's two orders (each dump's own: the default scheduler and the "
         "memory-optimized one). *peak*: most bytes live at once by cpsched's accounting; "
         "*allocated*: the total of XLA's buffer assignment for the order (equal to XLA's "
@@ -611,22 +624,12 @@ def _allocated_table(sec: dict) -> list[str]:
         "| cp peak / allocated | before search | vs XLA (peak / allocated) | cp s | target |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
-    below = met = equal_peak_above = 0
     for r in rows:
         if "error" in r:
             L.append(f"| {r['capture']} | {r['program']} | error: {fmt(r['error'])} |||||||")
             continue
-        xp = min(r["xla_default_peak"], r["xla_memopt_peak"])
-        xa = min(r["xla_default_allocated"], r["xla_memopt_allocated"])
-        dp, da = r["cp_peak"] - xp, r["cp_allocated"] - xa
-        target = "-"
-        if dp < 0:
-            below += 1
-            ok = da < 0
-            met += ok
-            target = "yes" if ok else "**no**"
-        elif da > 0:
-            equal_peak_above += 1
+        dp, da = _against_xla(r)
+        target = "-" if dp >= 0 else ("yes" if da < 0 else "**no**")
         L.append(
             f"| {r['capture']} | {r['program']} "
             f"| {fmt(r['xla_default_peak'])} / {fmt(r['xla_default_allocated'])} "
@@ -635,14 +638,49 @@ def _allocated_table(sec: dict) -> list[str]:
             f"| {fmt(r.get('cp_allocated_before_search'))} "
             f"| {dp:+,} / {da:+,} | {r['cp_seconds']} | {target} |"
         )
-    L += [
-        "",
-        f"cp's peak is below both of XLA's orders on {below} programs; its allocated bytes "
-        f"are below both of theirs on {met} of them. Where cp's peak ties XLA's, its "
-        f"allocated bytes are above on {equal_peak_above}.",
+    L += ["", _allocated_summary(rows), ""]
+    return L
+
+
+def _mode_flag(sec: dict) -> str:
+    return " --deterministic" if sec.get("deterministic") else ""
+
+
+def _against_xla(r: dict) -> tuple[int, int]:
+    """cp minus the lower of XLA's two orders: (peak, allocated)."""
+    xp = min(r["xla_default_peak"], r["xla_memopt_peak"])
+    xa = min(r["xla_default_allocated"], r["xla_memopt_allocated"])
+    return r["cp_peak"] - xp, r["cp_allocated"] - xa
+
+
+def _allocated_summary(rows: list[dict]) -> str:
+    ok_rows = [r for r in rows if "error" not in r]
+    diffs = [(r, *_against_xla(r)) for r in ok_rows]
+    below = [(r, da) for r, dp, da in diffs if dp < 0]
+    missed = [r["program"] for r, da in below if da >= 0]
+    tie_above = [r["program"] for r, dp, da in diffs if dp == 0 and da > 0]
+    text = (
+        f"cp's peak is below both of XLA's orders on {len(below)} of {len(ok_rows)} programs; "
+        f"its allocated bytes are below both of theirs on {len(below) - len(missed)} of them"
+    )
+    text += f" (not on {', '.join(missed)})." if missed else "."
+    text += f" Where cp's peak ties XLA's, its allocated bytes are above on {len(tie_above)}"
+    text += f" ({', '.join(tie_above)})." if tie_above else "."
+    errors = len(rows) - len(ok_rows)
+    if errors:
+        text += f" {errors} programs failed (error rows)."
+    return text
+
+
+def _other_mode(sec: dict) -> list[str]:
+    m = sec.get("machine", {})
+    mode = "`--deterministic`" if sec.get("deterministic") else "wall-clock limits (the default)"
+    return [
+        f"The same section run with {mode}, `--time-limit {fmt(sec.get('cp_time_limit'))}`, "
+        f"load average {m.get('load_average')} at the start and {sec.get('load_at_end')} at "
+        f"the end (`{sec.get('command')}`): " + _allocated_summary(sec["rows"]),
         "",
     ]
-    return L
 
 
 def _minimalloc_table(sec: dict) -> list[str]:
@@ -785,6 +823,13 @@ def main(argv=None) -> int:
         default=20.0,
         help="`cpsched layout` seconds per cp module (layout section; default: 20)",
     )
+    ap.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="cp with --deterministic in the allocated section: one worker, the limit in "
+        "CP-SAT's deterministic time and a fixed number of buffer assignments, so that its "
+        "figures do not depend on the machine's load (default: wall-clock limits)",
+    )
     ap.add_argument("--from-json", metavar="JSON", help="rewrite the table from these rows")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results_layout.md"))
     args = ap.parse_args(argv)
@@ -818,6 +863,8 @@ def main(argv=None) -> int:
             command += f" --instances {args.instances}"
         if args.programs:
             command += f" --programs {args.programs}"
+        if args.deterministic:
+            command += " --deterministic"
         instances = [x.upper() for x in _names([args.instances])] if args.instances else None
         chosen = _names([args.programs]) if args.programs else None
         keep = Path(tempfile.mkdtemp(prefix="bench_layout_"))
@@ -832,8 +879,12 @@ def main(argv=None) -> int:
                 elif name == "compiled":
                     rows = measure_compiled()
                 elif name == "allocated":
-                    meta["cp_time_limit"] = args.cp_time_limit
-                    rows = measure_allocated(args.cp_time_limit, keep, chosen)
+                    meta.update(cp_time_limit=args.cp_time_limit, deterministic=args.deterministic)
+                    prev = res["sections"].get("allocated")
+                    if prev is not None and bool(prev.get("deterministic")) != args.deterministic:
+                        # the other mode's run stays, summed up beside this one
+                        res["sections"]["allocated_other_mode"] = prev
+                    rows = measure_allocated(args.cp_time_limit, keep, chosen, args.deterministic)
                 elif name == "layout":
                     meta["layout_time_limit"] = args.layout_time_limit
                     rows = measure_layout(
