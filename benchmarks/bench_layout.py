@@ -604,7 +604,7 @@ def _allocated_table(sec: dict) -> list[str]:
         "",
         f"`cpsched schedule DUMP --time-limit {fmt(time_limit)}{_mode_flag(sec)}` (cp: the "
         "least peak; a fifth of the limit goes to a search among orders of no higher peak "
-        "for the least allocated bytes, `heuristics/allocation.py`"
+        "for the least allocated bytes, `strategies/allocation.py`"
         + (
             "; `--deterministic`: one CP-SAT worker, the limit counted in CP-SAT's "
             "deterministic time, 20 buffer assignments per second of limit, so the figures "

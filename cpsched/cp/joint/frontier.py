@@ -26,20 +26,25 @@ from cpsched.analysis.memory import peak as order_peak
 from cpsched.core.errors import CpschedError, InfeasibleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
-from cpsched.cost.timeline import simulate_timeline
+from cpsched.core.units import format_bytes
+from cpsched.cost.timeline import model_label, simulate_timeline
 from cpsched.cp import runtime
 from cpsched.cp.joint.solve import solve_joint
 from cpsched.cp.overlap.problem import build_problem
 from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.cp.remat.problem import min_memory_bound
-from cpsched.cp.remat.solve import solve_remat
 from cpsched.methods import load_all
 from cpsched.remat.skeleton import Skeleton
+from cpsched.strategies.remat.method import solve_remat
 
 DEFAULT_POINTS = 10
 # More budgets than this take hours at the default point limit; refused, not started.
 MAX_FRONTIER_POINTS = 200
 DEFAULT_POINT_TIME_LIMIT = 20.0
+# A solve's work besides its search (problem, heuristics, replays), per op, before one has
+# been measured: the least-peak and the unconstrained solves took about 3 s each at 100k
+# ops, so that a 10 s limit, 5 s of it spent reading, ran 17 s
+SOLVE_FIXED_SECONDS_PER_OP = 3e-5
 
 
 @dataclass
@@ -106,7 +111,8 @@ def frontier(
     t0 = time.perf_counter()
     solves_left = int(points) + 2  # the range's two solves, then one per point
     # a solve's work besides its search (problem, heuristics, replays): the most seen so far
-    overrun = [0.0, time.perf_counter(), 0.0]  # [most, when the last began, its seconds]
+    overrun = [SOLVE_FIXED_SECONDS_PER_OP * graph.n_ops, time.perf_counter(), 0.0]
+    # ([most, when the last began, its seconds]: the first solve has the estimate)
 
     def seconds() -> float:
         """This solve's time: ``time_limit``, and its share of what is left once each solve
@@ -159,10 +165,12 @@ def frontier(
             slowest = max(slowest, time.perf_counter() - started)
     base_peaks: dict[str, np.ndarray] = {}
     base_makespans: dict[str, np.ndarray] = {}
+    base_exposed: dict[str, np.ndarray] = {}
     for name, order in orders.items():
         tl = simulate_timeline(graph, order, costs, sc)
         pk = order_peak(graph, order, sc)
         base_peaks[name], base_makespans[name] = pk, np.asarray(tl.makespan)
+        base_exposed[name] = np.asarray(tl.exposed_comm)
         rows.append(
             {
                 "method": name,
@@ -208,26 +216,26 @@ def frontier(
     except CpschedError:
         pass
     total = graph.sizes(sc).sum(axis=1) + graph.transient_bytes(sc).sum(axis=1) + 1
-    fast = solve_overlap(
-        graph,
-        sc,
-        budget=total,
-        costs=costs,
-        time_limit=max(0.01, seconds()),
-        workers=workers,
-        seed=seed,
-        deadline=deadline,
-    )
-    known["cp-overlap (no memory limit)"] = (Skeleton(tuple(fast.order)), [[] for _ in names])
     # the top of the range: the least peak among the fastest orders known (cp-overlap's, or a
     # heuristic's that is as fast with less memory, or faster)
-    tops = {
-        "cp-overlap without a memory limit": (
+    tops = {n: (float(w @ base_makespans[n]), base_peaks[n]) for n in base_peaks}
+    t_fast = seconds()
+    if t_fast > 0 or not tops:  # without time, the heuristics' orders set the top
+        fast = solve_overlap(
+            graph,
+            sc,
+            budget=total,
+            costs=costs,
+            time_limit=max(0.01, t_fast),
+            workers=workers,
+            seed=seed,
+            deadline=deadline,
+        )
+        known["cp-overlap (no memory limit)"] = (Skeleton(tuple(fast.order)), [[] for _ in names])
+        tops["cp-overlap without a memory limit"] = (
             float(w @ np.asarray(simulate_timeline(graph, fast.order, costs, sc).makespan)),
             np.asarray(fast.peak_bytes, dtype=np.int64),
         )
-    }
-    tops.update({n: (float(w @ base_makespans[n]), base_peaks[n]) for n in base_peaks})
     high_from = min(tops, key=lambda n: (tops[n][0], float(w @ tops[n][1])))
     hi = np.maximum(np.asarray(tops[high_from][1], dtype=np.int64), lo)
     high_source = f"peak of {high_from}, the fastest order known"
@@ -243,7 +251,9 @@ def frontier(
         if runtime.interrupted():
             break  # the points so far are the result
         if progress is not None:
-            progress(f"point {i + 1}/{len(budgets)}: budget " + ", ".join(str(int(b)) for b in bud))
+            progress(
+                f"point {i + 1}/{len(budgets)}: budget " + ", ".join(format_bytes(b) for b in bud)
+            )
         row: dict[str, Any] = {"budget_bytes": _scalar(bud, names)}
         t_point = seconds()
         try:
@@ -288,6 +298,23 @@ def frontier(
             }
             if info.get("interrupted"):
                 mine["interrupted"] = True  # the point a signal cut: its best plan so far
+        if mine is None:
+            # not solved (no time, or no plan found): the fastest order the table shows that
+            # fits this budget is still a plan for it, so the point is never left empty
+            # while a known plan fits
+            fits = [n for n in base_peaks if (base_peaks[n] <= bud).all()]
+            if fits:
+                n = min(
+                    fits, key=lambda n: (float(w @ base_makespans[n]), float(w @ base_peaks[n]))
+                )
+                mine = {
+                    "status": "HEURISTIC",
+                    "peak_bytes": _scalar(base_peaks[n], names),
+                    "makespan": _scalar(base_makespans[n], names),
+                    "exposed_comm": _scalar(base_exposed[n], names),
+                    "score": float(w @ base_makespans[n]),
+                    "plan_from": n,
+                }
         if prev is not None and (mine is None or prev["score"] < mine["score"]):
             # a plan of a tighter budget fits this one and is faster: keep it
             mine = dict(prev, carried_from=prev["budget_bytes"])
@@ -309,6 +336,7 @@ def frontier(
         "bandwidth": bandwidth,
         "profile": profile if isinstance(profile, str) else None,
         "device": str(device),
+        "model": model_label(costs.device, costs.unit),  # what the times come from
         "seconds": round(time.perf_counter() - t0, 3),
         "budget_range": {
             "low": _scalar(lo, names),

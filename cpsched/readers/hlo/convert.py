@@ -38,10 +38,13 @@ import numpy as np
 
 from cpsched.analysis.memory import lower_bound, simulate
 from cpsched.analysis.validate import validate_order
+from cpsched.core import opcodes
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.symbolic import SymExpr
+from cpsched.readers.files import short_path
 from cpsched.readers.hlo.parser import (
+    CALL_KEYS,
     ELEMENT_BYTES,
     HloComputation,
     HloInstruction,
@@ -60,95 +63,13 @@ from cpsched.readers.hlo.parser import (
 
 # -- opcode classes ------------------------------------------------------------------------
 
-FORWARDING = {
-    "get-tuple-element",
-    "bitcast",
-    "tuple",
-    "add-dependency",
-    "domain",
-    "opt-barrier",
-    "optimization-barrier",
-}
-CONTROL_FLOW = {"while", "conditional", "call"}
-ASYNC_STARTS = {
-    "all-reduce-start",
-    "all-gather-start",
-    "collective-permute-start",
-    "copy-start",
-    "send",
-    "recv",
-    "async-start",
-}
-ASYNC_DONES = {
-    "all-reduce-done",
-    "all-gather-done",
-    "collective-permute-done",
-    "copy-done",
-    "send-done",
-    "recv-done",
-    "async-done",
-}
-COLLECTIVES = {
-    "all-reduce",
-    "all-gather",
-    "reduce-scatter",
-    "all-to-all",
-    "collective-permute",
-    "collective-broadcast",
-    "ragged-all-to-all",
-}
-ELEMENTWISE = {
-    "abs",
-    "add",
-    "and",
-    "atan2",
-    "cbrt",
-    "ceil",
-    "clamp",
-    "compare",
-    "complex",
-    "convert",
-    "cosine",
-    "divide",
-    "erf",
-    "exponential",
-    "exponential-minus-one",
-    "floor",
-    "imag",
-    "is-finite",
-    "log",
-    "log-plus-one",
-    "logistic",
-    "maximum",
-    "minimum",
-    "multiply",
-    "negate",
-    "not",
-    "or",
-    "popcnt",
-    "power",
-    "real",
-    "reduce-precision",
-    "remainder",
-    "round-nearest-afz",
-    "round-nearest-even",
-    "rsqrt",
-    "select",
-    "shift-left",
-    "shift-right-arithmetic",
-    "shift-right-logical",
-    "sign",
-    "sine",
-    "sqrt",
-    "stochastic-convert",
-    "subtract",
-    "tan",
-    "tanh",
-    "xor",
-    "clz",
-    "map",
-    "rng",
-}
+FORWARDING = set(opcodes.FORWARDING)
+CONTROL_FLOW = set(opcodes.CONTROL_FLOW)
+ASYNC_STARTS = {*opcodes.ASYNC_STARTS, "send", "recv"}
+ASYNC_DONES = {*opcodes.ASYNC_DONES, "send-done", "recv-done"}
+COLLECTIVES = set(opcodes.COLLECTIVES)
+# map applies its computation per element; rng draws one value per element.
+ELEMENTWISE = opcodes.ELEMENTWISE_MATH | {"map", "rng"}
 REDUCING = {
     "reduce",
     "all-reduce",
@@ -406,6 +327,7 @@ class HloConverter:
             if role == "body"
         }
         self._results: dict[str, _CompResult] = {}
+        self._sources: dict[int, str | None] = {}
         self._transient: dict[str, SymExpr] = {}
         self._excess: dict[str, SymExpr] = {}
         self._body_cost: dict[str, tuple[int, int]] = {}
@@ -418,6 +340,21 @@ class HloConverter:
         self._consts: dict[int, SymExpr] = {}
 
     # -- memoized shape facts -----------------------------------------------------------------
+
+    def source_of(self, metadata: Mapping[str, str]) -> str | None:
+        """``file.py:LINE`` of an instruction's metadata: ``source_file`` / ``source_line``
+        (older XLA), or its ``stack_frame_id`` in the module's ``StackFrames`` (newer)."""
+        if "source_file" in metadata and "source_line" in metadata:
+            return f"{short_path(metadata['source_file'])}:{metadata['source_line']}"
+        frame = metadata.get("stack_frame_id")
+        if frame is None or not frame.isdigit():
+            return None
+        key = int(frame)
+        if key not in self._sources:
+            loc = self.m.source_of_frame(key)
+            self._sources[key] = f"{short_path(loc[0])}:{loc[1]}" if loc else None
+        return self._sources[key]
+
     def leaf_bytes(self, shape: Shape | None) -> int:
         if shape is None:
             return 0
@@ -783,17 +720,7 @@ _MORE_ATTRS = frozenset(
         "kind",
         "infeed_config",
         "outfeed_config",
-        "calls",
-        "to_apply",
-        "condition",
-        "body",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-        "comparator",
-        "branch_computations",
-        "called_computations",
+        *CALL_KEYS,
     )
 )
 _MORE_OPCODES = frozenset(("while", "async-start", "async-update", "async-done", "parameter"))
@@ -1282,6 +1209,9 @@ class _GraphBuild:
             for key in ("op_name", "op_type", "scheduling_name"):
                 if key in md:
                     a[key] = md[key]
+            source = self.conv.source_of(md)
+            if source:
+                a["source"] = source
         if not _MORE_ATTRS.isdisjoint(attrs):
             self._more_attrs(ins, a)
         if ins.opcode in _MORE_OPCODES:
