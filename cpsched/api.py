@@ -421,6 +421,8 @@ def from_networkx(G, name: str | None = None) -> Graph:
     """
     if not (hasattr(G, "is_directed") and hasattr(G, "nodes")):
         raise InputTypeError(f"from_networkx takes a networkx.DiGraph, not {type(G).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise InputTypeError(f"name must be a string, not {type(name).__name__}")
     # networkx takes 0.1 s to import: only when a networkx graph is converted
     g = convert(G, name)
     if g.n_ops == 0:
@@ -1753,12 +1755,16 @@ def compare(
         None, time_limit, workers, seed, deterministic=deterministic, solvers=solvers
     )
     deadline = _checked_deadline(deadline)
-    if methods is not None and (
-        isinstance(methods, str) or not all(isinstance(m, str) for m in methods)
-    ):
-        raise InputTypeError("methods must be a list of method names")
-    if methods is not None and not solvers and any(is_solver(m) for m in methods):
-        raise InputError("solvers=False (--no-solver) and a solver among the methods: use one")
+    if methods is not None:
+        if isinstance(methods, str) or not isinstance(methods, Iterable):
+            raise InputTypeError("methods must be a list of method names")
+        methods = list(methods)  # a generator is read once, here
+        if not all(isinstance(m, str) for m in methods):
+            raise InputTypeError("methods must be a list of method names")
+        if not methods:
+            raise InputError("methods is empty: give method names, or None for every method")
+        if not solvers and any(is_solver(m) for m in methods):
+            raise InputError("solvers=False (--no-solver) and a solver among the methods: use one")
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
     names = _compare_methods(g, methods, solvers)
