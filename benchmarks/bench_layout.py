@@ -720,6 +720,16 @@ def _minimalloc_table(sec: dict) -> list[str]:
         in_time += bool(ok) and len(ok) == len(fits) and max(secs) <= (time_limit or 60)
         optimal += least["status"] == "OPTIMAL"
     n = len(rows)
+    made: dict[str, list[str]] = {}
+    for r in rows:
+        made.setdefault(str(r.get("command")), []).append(r["instance"])
+    if len(made) > 1:  # rows kept from earlier runs (--instances)
+        L += [
+            "",
+            "Rows made by "
+            + "; ".join(f"`python {c}` ({', '.join(names)})" for c, names in made.items())
+            + ".",
+        ]
     L += [
         "",
         f"Every run fits in 1,048,576 bytes on {all_fit} of {n} instances, each within "
