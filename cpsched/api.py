@@ -48,7 +48,7 @@ from cpsched.core.scenarios import (
     static,
 )
 from cpsched.core.units import format_bytes, format_seconds, format_time
-from cpsched.cost.model import estimate, load_device, load_profile
+from cpsched.cost.model import default_device, estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp.joint.frontier import (
     DEFAULT_POINT_TIME_LIMIT,
@@ -591,6 +591,7 @@ def schedule(
     g = read(graph)
     sc = scenarios_for(g, scenarios)
     name, opts = _method_and_options(method, objective, options)
+    opts.setdefault("device", default_device(g))  # the preset of every time figure
     m = get_method(name)
     if time_limit is None:
         time_limit = DEFAULT_TIME_LIMITS.get(m.name, DEFAULT_TIME_LIMIT)
@@ -1256,6 +1257,7 @@ class Comparison:
             "ops": self.graph.n_ops,
             "scenarios": list(self.scenarios.names),
             "time_unit": self.time_unit,
+            "device": self.settings.get("device"),
             "lower_bound_bytes": dict(self.bound),
             "lower_bound_note": self.bound_note,
             "gap_definition": "(peak - bound) / peak, bound = the best proven lower "
@@ -1336,6 +1338,9 @@ def format_comparison(c: Comparison) -> str:
             "; XLA temp / allocated: what XLA's buffer assignment reserves for the row's "
             "order (its temp buffer / all allocations, parameters and outputs included)"
         )
+    device = c.settings.get("device")
+    if device is not None and c.time_unit != "file":
+        note += f"; makespan, exposed comm: cost model, device preset {device}"
     if multi:
         note += "; makespan, exposed comm: worst scenario"
     if c.time_unit == "xla":
@@ -1362,7 +1367,7 @@ def compare(
     seed: int = DEFAULT_SEED,
     deterministic: bool = False,
     solvers: bool = True,
-    device: str = "h100",
+    device: str | None = None,
     profile: str | None = None,
     as_dataframe: bool = False,
     async_collectives: bool = False,
@@ -1385,8 +1390,9 @@ def compare(
         each solver row gets at most ``time_limit`` and its share of the time left, and
         rows that find no time left are listed as not run.
     device, profile : str
-        Cost model for makespan and exposed communication (``h100``, ``a100``,
-        ``xla-approx`` or a file; measured op times).
+        Cost model for makespan and exposed communication (``h100``, ``a100``, ``cpu``,
+        ``xla-approx`` or a file; default ``cpu`` for a module XLA:CPU optimized, else
+        ``h100``), and measured op times.
     as_dataframe : bool, default False
         Return ``Comparison.to_pandas()`` instead of the ``Comparison``.
 
@@ -1417,6 +1423,7 @@ def compare(
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
     names = _compare_methods(g, methods, solvers)
+    device = device if device is not None else default_device(g)
     costs = _costs(g, sc, device, profile)
     results: dict[str, Result] = {}
     timelines: dict[str, Any] = {}
@@ -1633,7 +1640,7 @@ def frontier(
     time_limit: float = DEFAULT_POINT_TIME_LIMIT,
     evict: bool = False,
     bandwidth: float | None = None,
-    device: str = "h100",
+    device: str | None = None,
     profile: str | None = None,
     workers: int = DEFAULT_WORKERS,
     seed: int = DEFAULT_SEED,
@@ -1673,7 +1680,7 @@ def frontier(
         time_limit=float(time_limit),
         evict=evict,
         bandwidth=bandwidth,
-        device=device,
+        device=device if device is not None else default_device(g),
         profile=profile,
         workers=int(workers),
         seed=int(seed),
@@ -1711,9 +1718,11 @@ def _check_result(result) -> None:
         raise InputTypeError(f"expected a Result, not {type(result).__name__}")
 
 
-def timeline(result: Result, device: str = "h100", profile: str | None = None):
-    """The cost model's timeline (makespan, exposed communication per scenario) of a result."""
+def timeline(result: Result, device: str | None = None, profile: str | None = None):
+    """The cost model's timeline (makespan, exposed communication per scenario) of a result
+    (``device``: default ``cpu`` for a module XLA:CPU optimized, else ``h100``)."""
     _check_result(result)
+    device = device if device is not None else default_device(result.graph)
     return simulate_timeline(
         result.graph,
         result.order,

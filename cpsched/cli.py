@@ -36,7 +36,7 @@ from cpsched.core.inputs import check_input_file
 from cpsched.core.process import process_start
 from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
-from cpsched.cost.model import _unit, load_device
+from cpsched.cost.model import _unit, default_device, load_device
 from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, MAX_FRONTIER_POINTS
 from cpsched.layout import cli as layout_cli
 from cpsched.measure import cli as measure_cli
@@ -97,6 +97,8 @@ def _read(args) -> Graph:
         note = api.async_collectives_note(g)
         if note:
             print(f"note: {note}", file=sys.stderr)
+    if hasattr(args, "device") and args.device is None:
+        args.device = default_device(g)
     return g
 
 
@@ -812,8 +814,8 @@ def _add_solver_options(q: argparse.ArgumentParser, default_limit: str) -> None:
     )
     q.add_argument(
         "--device",
-        default="h100",
-        help="cost-model preset (h100, a100, xla-approx) or a TOML/JSON file (default: h100)",
+        help="cost-model preset (h100, h200, a100, cpu, xla-approx) or a TOML/JSON file "
+        "(default: cpu for a module XLA:CPU optimized, else h100)",
     )
     q.add_argument(
         "--profile",

@@ -432,6 +432,8 @@ def simulate_timeline(
     makespan = end_pos[-1].copy() if n else np.zeros(n_s)
     if n_p:
         makespan = np.maximum(makespan, te.max(axis=0))
+    # the runtime's fixed cost of one execution (0 unless the preset was fitted to steps)
+    makespan = makespan + float(costs.step_overhead)
 
     # -- overlap: transfer time minus compute-stream idle/sync time inside it ------------
     overlapped = np.zeros((n_p, n_s))
