@@ -60,6 +60,14 @@ Device preset sources (full text in the JSON files):
   bidirectional = 32 each way); DGX A100 guide (200 Gb/s ConnectX-6 per GPU).
 - launch overheads: XLA's GPU performance model estimates (1 us per kernel, 5 us per
   NCCL kernel); per-step latencies are estimates to calibrate with nccl-tests.
+- cpu: fitted to XLA:CPU on the machine at hand by ``benchmarks/fit_cpu_preset.py``
+  (roofline on the profiler's per-op times, launch and step overheads on measured steps;
+  ``cpsched.measure.fit``); the default (``default_device``) for modules XLA:CPU optimized.
+- h200-fitted: the h200 preset with its compute, memory, launch and step figures fitted
+  the same way to measured H200 runs (``benchmarks/fit_gpu_preset.py``).
+
+``step_overhead_us`` is the runtime's fixed cost of one execution of the module (dispatch,
+synchronisation), added once to the timeline's makespan; the datasheet presets leave it 0.
 """
 
 from __future__ import annotations
