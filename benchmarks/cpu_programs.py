@@ -32,10 +32,16 @@ from cpsched.readers import read_graph  # noqa: E402
 def sources() -> list[Path]:
     """The bundled dumps (demo.hlo is a copy of sharded_dp_tp: left out) and the corpus,
     XLA:CPU's default-scheduler variant."""
-    out = [p for p in sorted((REPO / "models" / "hlo").glob("*.hlo"))
-           if ".memopt." not in p.name and p.name != "demo.hlo"]
-    out += [p for p in sorted((REPO / "models" / "hlo" / "corpus").glob("*.hlo.gz"))
-            if ".memopt." not in p.name]
+    out = [
+        p
+        for p in sorted((REPO / "models" / "hlo").glob("*.hlo"))
+        if ".memopt." not in p.name and p.name != "demo.hlo"
+    ]
+    out += [
+        p
+        for p in sorted((REPO / "models" / "hlo" / "corpus").glob("*.hlo.gz"))
+        if ".memopt." not in p.name
+    ]
     return out
 
 
@@ -44,14 +50,19 @@ def program_name(p: Path) -> str:
 
 
 def environment(python: str) -> dict:
-    jax_version = subprocess.run([python, "-c", "import jax; print(jax.__version__)"],
-                                 capture_output=True, text=True).stdout.strip()
+    jax_version = subprocess.run(
+        [python, "-c", "import jax; print(jax.__version__)"], capture_output=True, text=True
+    ).stdout.strip()
     try:
         load = os.getloadavg()[0]
     except OSError:
         load = None
-    return {"jax": jax_version, "machine": f"{platform.machine()} {os.cpu_count()} cores",
-            "date": time.strftime("%Y-%m-%d %H:%M"), "load_1min": load}
+    return {
+        "jax": jax_version,
+        "machine": f"{platform.machine()} {os.cpu_count()} cores",
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "load_1min": load,
+    }
 
 
 def final_graph(final_text: str):
@@ -70,6 +81,17 @@ def predict(graph, device) -> float:
     return float(tl.makespan[0]) * dev.seconds_per_unit
 
 
+def predict_step(row: dict, device) -> float:
+    """The predicted step of a measured program on this host: the timeline's step for one
+    device; for a module of N devices, which XLA:CPU runs as N devices in one process on
+    the same cores, N times its ops (one step overhead): the devices' work shares the
+    cores, each op already using all of them."""
+    dev = load_device(device)
+    one = predict(row["_graph"], dev)
+    n = row.get("devices", 1)
+    return one if n <= 1 else n * (one - dev.step_overhead) + dev.step_overhead
+
+
 def measure(src: Path, python: str, repeat: int, profile_runs: int) -> dict:
     """One program's record: step times, per-op samples, and its final graph (``_graph``,
     not serialised)."""
@@ -77,8 +99,15 @@ def measure(src: Path, python: str, repeat: int, profile_runs: int) -> dict:
     row: dict = {"program": name, "file": str(src.relative_to(REPO))}
     t0 = time.perf_counter()
     try:
-        rec = measure_group([str(src)], reference=None, repeat=repeat, platform="cpu",
-                            python=python, profile_runs=profile_runs, final_text=True)[0]
+        rec = measure_group(
+            [str(src)],
+            reference=None,
+            repeat=repeat,
+            platform="cpu",
+            python=python,
+            profile_runs=profile_runs,
+            final_text=True,
+        )[0]
     except Exception as e:  # the child died: this program is not measured
         row["error"] = f"child process: {e}"
         return row
@@ -115,8 +144,10 @@ def measure_all(only: set[str], repeat: int, profile_runs: int, log=print) -> tu
         if "error" in row:
             log(f"{row['program']}: {row['error']}")
         else:
-            log(f"{row['program']}: step {row['step_seconds'] * 1e3:.3f} ms, "
-                f"{len(row['samples'])} ops profiled ({row['seconds']} s)")
+            log(
+                f"{row['program']}: step {row['step_seconds'] * 1e3:.3f} ms, "
+                f"{len(row['samples'])} ops profiled ({row['seconds']} s)"
+            )
     try:
         env["load_1min_end"] = os.getloadavg()[0]
     except OSError:
@@ -166,8 +197,11 @@ def fit_device(rows: list[dict], exclude: str | None = None) -> tuple[dict, obje
     dev = {**BASE, **rf.file_keys()}
     for k in ("nvlink_gbps", "network_gbps", "pcie_gbps"):
         dev[k] = dev["hbm_gbps"]
-    steps = [step_terms(r["_graph"], dev, r["program"], r["step_seconds"])
-             for r in use if single_device(r)]
+    steps = [
+        step_terms(r["_graph"], dev, r["program"], r["step_seconds"])
+        for r in use
+        if single_device(r)
+    ]
     sf = fit_steps(steps)
     dev.update(sf.file_keys())
     return dev, rf, sf

@@ -39,21 +39,32 @@ DEFAULT_OUT = cpu_programs.REPO / "cpsched" / "cost" / "devices" / "cpu.json"
 def preset_from_rows(rows: list[dict], env: dict, command: str) -> dict:
     dev, rf, sf = cpu_programs.fit_device(rows)
     ok = [r for r in rows if "error" not in r]
-    where = (f"`{command}` on {env['machine']}, jax {env['jax']} (XLA:CPU), {env['date']}, "
-             f"1-minute load {env.get('load_1min', '?'):.1f} at the start")
-    roof = (f"fitted: {where}; roofline on {rf.samples} profiled ops of {rf.programs} "
-            f"programs' final modules (median |log(model/measured)| per op "
-            f"{rf.median_abs_log_ratio:.2f}; per-op floor {rf.launch_overhead * 1e6:.2g} us)")
-    steps = (f"fitted: {where}; on the median step times of {sf.programs} single-device "
-             f"programs with the roofline held (median |log(model/measured)| per step "
-             f"{sf.median_abs_log_ratio:.2f})")
+    where = (
+        f"`{command}` on {env['machine']}, jax {env['jax']} (XLA:CPU), {env['date']}, "
+        f"1-minute load {env.get('load_1min', '?'):.1f} at the start"
+    )
+    roof = (
+        f"fitted: {where}; roofline on {rf.samples} profiled ops of {rf.programs} "
+        f"programs' final modules (median |log(model/measured)| per op "
+        f"{rf.median_abs_log_ratio:.2f}; per-op floor {rf.launch_overhead * 1e6:.2g} us)"
+    )
+    steps = (
+        f"fitted: {where}; on the median step times of {sf.programs} single-device "
+        f"programs with the roofline held (median |log(model/measured)| per step "
+        f"{sf.median_abs_log_ratio:.2f})"
+    )
     sources = {k: roof for k in ("fp32_tflops", "bf16_tflops", "hbm_gbps")}
     sources.update({"launch_overhead_us": steps, "step_overhead_us": steps})
     sources.update(cpu_programs.BASE_SOURCES)
     figures = {k: v for k, v in dev.items() if k not in ("name", "default_dtype")}
-    out = preset({}, figures, "cpu",
-                 f"XLA:CPU on {env['machine']}, fitted to measured per-op and step times "
-                 f"({len(ok)} programs; refit with benchmarks/fit_cpu_preset.py)", sources)
+    out = preset(
+        {},
+        figures,
+        "cpu",
+        f"XLA:CPU on {env['machine']}, fitted to measured per-op and step times "
+        f"({len(ok)} programs; refit with benchmarks/fit_cpu_preset.py)",
+        sources,
+    )
     out["default_dtype"] = "fp32"
     out["sources"]["default_dtype"] = "XLA:CPU computes in f32 unless the program says bf16"
     return out
@@ -64,19 +75,33 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated program names (default: all)")
     ap.add_argument("--repeat", type=int, default=10, help="timed steps per program (default: 10)")
-    ap.add_argument("--profile-runs", type=int, default=5,
-                    help="profiled steps per program (default: 5)")
+    ap.add_argument(
+        "--profile-runs", type=int, default=5, help="profiled steps per program (default: 5)"
+    )
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="preset file (default: %(default)s)")
     a = ap.parse_args(argv)
     only = {n for n in a.only.split(",") if n}
-    rows, env = cpu_programs.measure_all(only, a.repeat, a.profile_runs,
-                                         log=lambda m: print(m, flush=True))
-    command = " ".join(["python benchmarks/fit_cpu_preset.py",
-                        *cpu_programs.shown_args(argv, ("--out",))])
+    rows, env = cpu_programs.measure_all(
+        only, a.repeat, a.profile_runs, log=lambda m: print(m, flush=True)
+    )
+    command = " ".join(
+        ["python benchmarks/fit_cpu_preset.py", *cpu_programs.shown_args(argv, ("--out",))]
+    )
     data = preset_from_rows(rows, env, command)
     Path(a.out).write_text(json.dumps(data, indent=2) + "\n")
-    print(f"wrote {a.out}: " + ", ".join(f"{k} {data[k]}" for k in (
-        "fp32_tflops", "bf16_tflops", "hbm_gbps", "launch_overhead_us", "step_overhead_us")))
+    print(
+        f"wrote {a.out}: "
+        + ", ".join(
+            f"{k} {data[k]}"
+            for k in (
+                "fp32_tflops",
+                "bf16_tflops",
+                "hbm_gbps",
+                "launch_overhead_us",
+                "step_overhead_us",
+            )
+        )
+    )
     return 0
 
 

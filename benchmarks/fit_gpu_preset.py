@@ -84,7 +84,8 @@ class Programs:
 
     def ran(self) -> list[str]:
         return sorted(
-            n for n, m in self.modules.items()
+            n
+            for n, m in self.modules.items()
             if m.get("devices", 1) == 1 and (m.get("orders", {}).get("xla") or {}).get("executed")
         )
 
@@ -98,11 +99,22 @@ def fit_device(progs: Programs, exclude: str | None = None) -> tuple[dict, objec
     names = [n for n in progs.ran() if n != exclude]
     base = json.loads((REPO / "cpsched" / "cost" / "devices" / "h200.json").read_text())
     base.pop("sources", None)
-    rf = fit_roofline([s for n in names for s in progs.samples(n)], default_fp32=False,
-                      peak_range=(1e10, 1e16), bandwidth_range=(1e10, 1e13))
+    rf = fit_roofline(
+        [s for n in names for s in progs.samples(n)],
+        default_fp32=False,
+        peak_range=(1e10, 1e16),
+        bandwidth_range=(1e10, 1e13),
+    )
     dev = {**base, **rf.file_keys()}
-    steps = [step_terms(progs.graph(progs.paths[n]["xla"]), dev, n,
-                        progs.modules[n]["orders"]["xla"]["step_seconds"]) for n in names]
+    steps = [
+        step_terms(
+            progs.graph(progs.paths[n]["xla"]),
+            dev,
+            n,
+            progs.modules[n]["orders"]["xla"]["step_seconds"],
+        )
+        for n in names
+    ]
     sf = fit_steps(steps)
     dev.update(sf.file_keys())
     return dev, rf, sf
@@ -111,41 +123,75 @@ def fit_device(progs: Programs, exclude: str | None = None) -> tuple[dict, objec
 def preset_file(progs: Programs, command: str, measured: Path) -> dict:
     dev, rf, sf = fit_device(progs)
     head = progs.head
-    where = (f"fitted by `{command}` to {measured.relative_to(REPO)} (jax {head.get('jax')}, "
-             f"{head.get('nvidia_smi') or 'NVIDIA H200'}, no command buffers, "
-             f"{head.get('repeat')} timed steps per order)")
-    roof = (f"{where}: roofline on {rf.samples} profiled kernels of {rf.programs} modules "
-            f"(median |log(model/measured)| per kernel {rf.median_abs_log_ratio:.2f}; "
-            f"per-kernel floor {rf.launch_overhead * 1e6:.2g} us)")
-    steps = (f"{where}: on the median step times of XLA:GPU's order of {sf.programs} "
-             f"single-device modules, the roofline held (median |log(model/measured)| per "
-             f"step {sf.median_abs_log_ratio:.2f})")
-    figures = {k: dev[k] for k in ("bf16_tflops", "fp32_tflops", "hbm_gbps",
-                                   "launch_overhead_us", "step_overhead_us")}
+    where = (
+        f"fitted by `{command}` to {measured.relative_to(REPO)} (jax {head.get('jax')}, "
+        f"{head.get('nvidia_smi') or 'NVIDIA H200'}, no command buffers, "
+        f"{head.get('repeat')} timed steps per order)"
+    )
+    roof = (
+        f"{where}: roofline on {rf.samples} profiled kernels of {rf.programs} modules "
+        f"(median |log(model/measured)| per kernel {rf.median_abs_log_ratio:.2f}; "
+        f"per-kernel floor {rf.launch_overhead * 1e6:.2g} us)"
+    )
+    steps = (
+        f"{where}: on the median step times of XLA:GPU's order of {sf.programs} "
+        f"single-device modules, the roofline held (median |log(model/measured)| per "
+        f"step {sf.median_abs_log_ratio:.2f})"
+    )
+    figures = {
+        k: dev[k]
+        for k in (
+            "bf16_tflops",
+            "fp32_tflops",
+            "hbm_gbps",
+            "launch_overhead_us",
+            "step_overhead_us",
+        )
+    }
     base = json.loads((REPO / "cpsched" / "cost" / "devices" / "h200.json").read_text())
-    return preset(base, figures, "h200-fitted",
-                  "NVIDIA H200 SXM, the h200 preset with its compute, memory and launch "
-                  "figures fitted to measured XLA:GPU runs (refit with "
-                  "benchmarks/fit_gpu_preset.py)",
-                  {**{k: roof for k in ("bf16_tflops", "fp32_tflops", "hbm_gbps")},
-                   "launch_overhead_us": steps, "step_overhead_us": steps})
+    return preset(
+        base,
+        figures,
+        "h200-fitted",
+        "NVIDIA H200 SXM, the h200 preset with its compute, memory and launch "
+        "figures fitted to measured XLA:GPU runs (refit with "
+        "benchmarks/fit_gpu_preset.py)",
+        {
+            **{k: roof for k in ("bf16_tflops", "fp32_tflops", "hbm_gbps")},
+            "launch_overhead_us": steps,
+            "step_overhead_us": steps,
+        },
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--measured", default=str(MEASURED),
-                    help="measure_gpu.py run's JSONL (default: %(default)s)")
+    ap.add_argument(
+        "--measured",
+        default=str(MEASURED),
+        help="measure_gpu.py run's JSONL (default: %(default)s)",
+    )
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="preset file (default: %(default)s)")
     a = ap.parse_args(argv)
     measured = Path(a.measured).resolve()
     progs = Programs(measured)
     shown = [x for x in argv if x != a.out and not x.startswith("--out")]
-    data = preset_file(progs, " ".join(["python benchmarks/fit_gpu_preset.py", *shown]),
-                       measured)
+    data = preset_file(progs, " ".join(["python benchmarks/fit_gpu_preset.py", *shown]), measured)
     Path(a.out).write_text(json.dumps(data, indent=2) + "\n")
-    print(f"wrote {a.out}: " + ", ".join(f"{k} {data[k]}" for k in (
-        "bf16_tflops", "fp32_tflops", "hbm_gbps", "launch_overhead_us", "step_overhead_us")))
+    print(
+        f"wrote {a.out}: "
+        + ", ".join(
+            f"{k} {data[k]}"
+            for k in (
+                "bf16_tflops",
+                "fp32_tflops",
+                "hbm_gbps",
+                "launch_overhead_us",
+                "step_overhead_us",
+            )
+        )
+    )
     return 0
 
 

@@ -83,8 +83,15 @@ def test_a_loop_launches_its_body_ops_every_iteration():
     g = read_hlo_text(TRIP4)
     w = g.op_index("w")
     assert g.op_attrs[w]["launches"] == 16
-    base = {"name": "t", "bf16_tflops": 1e3, "fp32_tflops": 1e3, "hbm_gbps": 1e6,
-            "nvlink_gbps": 1, "network_gbps": 1, "pcie_gbps": 1}
+    base = {
+        "name": "t",
+        "bf16_tflops": 1e3,
+        "fp32_tflops": 1e3,
+        "hbm_gbps": 1e6,
+        "nvlink_gbps": 1,
+        "network_gbps": 1,
+        "pcie_gbps": 1,
+    }
     t0 = op_times(g, load_device({**base, "launch_overhead_us": 0}))[0, w]
     t1 = op_times(g, load_device({**base, "launch_overhead_us": 2}))[0, w]
     assert t1 - t0 == pytest.approx(16 * 2e-6)
@@ -103,11 +110,17 @@ def test_step_overhead_is_added_once_to_the_makespan():
 
 def test_step_terms_split_the_timeline_into_base_launches_and_overhead():
     g = read_hlo_text(TRIP4)
-    dev = {"name": "t", "bf16_tflops": 1, "fp32_tflops": 1, "hbm_gbps": 10,
-           "nvlink_gbps": 1, "network_gbps": 1, "pcie_gbps": 1}
+    dev = {
+        "name": "t",
+        "bf16_tflops": 1,
+        "fp32_tflops": 1,
+        "hbm_gbps": 10,
+        "nvlink_gbps": 1,
+        "network_gbps": 1,
+        "pcie_gbps": 1,
+    }
     st = step_terms(g, dev, "w", 1e-3)
-    full = timeline(g, device=load_device({**dev, "launch_overhead_us": 3,
-                                           "step_overhead_us": 40}))
+    full = timeline(g, device=load_device({**dev, "launch_overhead_us": 3, "step_overhead_us": 40}))
     from cpsched.measure.fit import StepFit
 
     assert predicted(st, StepFit(3e-6, 4e-5, 1, 0.0)) == pytest.approx(full.makespan[0])
@@ -147,8 +160,7 @@ def test_fitted_presets_name_their_source_for_every_fitted_figure(name):
     path = os.path.join(REPO, "cpsched", "cost", "devices", f"{name}.json")
     with open(path) as f:
         data = json.load(f)
-    for key in ("bf16_tflops", "fp32_tflops", "hbm_gbps", "launch_overhead_us",
-                "step_overhead_us"):
+    for key in ("bf16_tflops", "fp32_tflops", "hbm_gbps", "launch_overhead_us", "step_overhead_us"):
         assert key in data and "fitted" in data["sources"][key], key
     assert dev.step_overhead >= 0 and dev.hbm_bandwidth > 0
 
