@@ -573,12 +573,13 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
     info = r.info
     if info.get("makespan"):
         unit = info.get("unit", "s")
+        data["device"] = str(args.device)  # the preset of the time figures
         for n in sc.names:
             lines.append(
                 f"  {n}: makespan {format_time(info['makespan'][n], unit)}, exposed "
                 f"comm {format_time(info['exposed_comm'][n], unit)} (lower bound "
                 f"{format_time(info['exposed_comm_lower_bound'][n], unit)}), budget "
-                f"{_bytes(info['budget'][n])}"
+                f"{_bytes(info['budget'][n])}, device preset {args.device}"
             )
         lines.append(_pair_lines(info.get("pairs") or [], sc.names[0], unit))
     if out.get("async"):
@@ -1044,7 +1045,8 @@ def _frontier_table(f) -> str:
     lines = [
         f"{f.graph}: memory-time frontier, {k} budget{'s' if k != 1 else ''} from "
         f"{_bytes(first(rng['low']))} ({rng['low_source']}) to {_bytes(first(rng['high']))} "
-        f"({rng['high_source']}), {f.settings['time_limit_per_point']:g} s each",
+        f"({rng['high_source']}), {f.settings['time_limit_per_point']:g} s each; times: "
+        f"device preset {f.settings.get('device')}",
         f"{'budget':>11}  {'status':<18} {'peak':>11} {'makespan':>10} {'bound':>10} "
         f"{'exposed comm':>12}",
     ]

@@ -175,3 +175,25 @@ def test_compare_and_schedule_report_the_cpu_preset_for_an_xla_cpu_module(capsys
     assert "device preset cpu" in capsys.readouterr().out
     assert main(["compare", CPU_MODULE, "--json", "--no-solver", "--device", "h100"]) == 0
     assert json.loads(capsys.readouterr().out)["device"] == "h100"
+
+
+def test_schedule_names_the_preset_of_its_time_figures(tmp_path, capsys):
+    from cpsched.cli import main
+
+    src = os.path.join(REPO, "models", "hlo", "sharded_dp_tp.hlo")
+    out = tmp_path / "o.hlo"
+    args = [
+        "schedule",
+        src,
+        "--objective",
+        "overlap",
+        "--async-collectives",
+        "--time-limit",
+        "1",
+        "-o",
+        str(out),
+        "--json",
+    ]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["device"] == "cpu" and data["makespan"]["static"] > 0
