@@ -70,7 +70,8 @@ from cpsched.heuristics.common import convert_sync_collectives, scenario_index
 from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
-from cpsched.readers import looks_like_mlir, read_graph, sniff_format
+from cpsched.readers import read_graph, sniff_format
+from cpsched.readers.detect import is_text, text_format
 from cpsched.readers.hlo.buffer_assignment import allocation_figures
 from cpsched.readers.hlo.convert import HloConverter, read_hlo_module, scheduled_computations
 from cpsched.readers.hlo.parser import parse_hlo_text
@@ -339,15 +340,7 @@ def read(source, *, async_collectives: bool = False) -> Graph:
             f"{type(source).__name__}"
         )
     else:
-        text = source
-        if (
-            "\n" not in text
-            and len(text) < 4096
-            and (os.path.exists(text) or not text.lstrip().startswith(("{", "HloModule")))
-        ):
-            g = _read_path(text)
-        else:
-            g = _read_text(text)
+        g = _read_text(source) if is_text(source) else _read_path(source)
     if g.n_ops == 0:
         raise InputError(f"{g.name}: the graph has no ops; nothing to schedule")
     if async_collectives:
@@ -401,12 +394,13 @@ def hlo_module_of(graph: Graph):
 
 def _read_text(text: str) -> Graph:
     body = text.lstrip("\ufeff \t\r\n")
-    if body.startswith("{"):
+    kind = text_format(body)
+    if kind == "json":
         data = loads_json(body, "<text>")
         if isinstance(data, dict) and data.get("format") == "cpsched-graph":
             return graph_from_dict(data, "<text>")
         return graph_from_node_link(data, "<text>")
-    if looks_like_mlir("", body):
+    if kind == "mlir":
         return read_stablehlo_text(body, path="<text>")
     return _entry_graph(verify_module(parse_hlo_text(body)))
 

@@ -585,7 +585,7 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
     if out.get("async"):
         lines.append(f"  {out['async']}")
     lines.append(f"  time {format_seconds(r.seconds)}" + _solver_note(r))
-    lines += _short_time_note(r)
+    lines += _short_time_note(r, data)
     if info.get("message"):
         lines.append(f"  {info['message']}")
     if args.trace:
@@ -658,18 +658,38 @@ def _solver_note(r: api.Result) -> str:
     )
 
 
-def _short_time_note(r: api.Result) -> list[str]:
-    """A line when the solver had less than half of the time limit (start-up and reading
-    the input took the rest; a percentage budget's reference, the input order's peak, takes
-    no time to speak of)."""
-    avail, limit = r.solver.get("seconds_available"), r.solver.get("time_limit")
+def short_time_text(avail: float | None, limit: float | None, what: str = "the solver") -> str:
+    """A note when ``what`` had less than half of the time limit (start-up and reading the
+    input took the rest; a percentage budget's reference, the input order's peak, takes
+    no time to speak of); empty otherwise."""
     if avail is None or not limit or avail >= 0.5 * limit:
-        return []
-    return [
-        f"  note: the solver had {format_seconds(avail)} of the {format_seconds(limit)} "
-        "time limit (starting, reading the input took the rest); a longer --time-limit "
-        "gives it more"
-    ]
+        return ""
+    return (
+        f"note: {what} had {format_seconds(max(0.0, avail))} of the "
+        f"{format_seconds(limit)} time limit (starting, reading the input took the rest); a "
+        "longer --time-limit gives it more"
+    )
+
+
+def _short_time_note(r: api.Result, data: dict | None = None) -> list[str]:
+    """``short_time_text`` of a schedule as a line of its report, and in ``data`` (its
+    JSON) as ``time_note``."""
+    text = short_time_text(r.solver.get("seconds_available"), r.solver.get("time_limit"))
+    if text and data is not None:
+        data["time_note"] = text
+    return [f"  {text}"] if text else []
+
+
+def _command_time_note(args, deadline: float | None, data: dict) -> str:
+    """``short_time_text`` for a command whose solves share ``deadline``: the time they had
+    from when they began (``args.solve_began``); also in ``data`` as ``time_note``."""
+    began = getattr(args, "solve_began", None)
+    if deadline is None or began is None or args.time_limit is None:
+        return ""
+    text = short_time_text(deadline - began, float(args.time_limit), "the solves")
+    if text:
+        data["time_note"] = text
+    return text
 
 
 def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
@@ -748,7 +768,7 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
             + ", ".join(f"{n} {b:.2f} %" for n, b in zip(sc.names, bound))
         )
     lines.append(f"  time {format_seconds(r.seconds)}" + _solver_note(r))
-    lines += _short_time_note(r)
+    lines += _short_time_note(r, data)
     if res.info.get("message"):
         lines.append(f"  {res.info['message']}")
     summary = dict(data)
@@ -915,6 +935,7 @@ def cmd_compare(args) -> int:
     deadline = None
     if args.time_limit is not None and not args.deterministic:
         deadline = _finish_by(args.started + args.time_limit, g)
+    args.solve_began = time.perf_counter()
     c = api.compare(
         g,
         scenarios=sc,
@@ -931,12 +952,15 @@ def cmd_compare(args) -> int:
     data = c.to_dict()
     data["input"] = args.input
     data["reproduce"]["command"] = ["cpsched"] + list(args.argv)
+    note = "" if args.no_solver else _command_time_note(args, deadline, data)
     if args.csv:
         print(_compare_csv(c), end="")
     elif args.json:
         print(json.dumps(data, indent=1))
     else:
         print(api.format_comparison(c))
+    if note and not args.json:
+        print(f"cpsched: {note}", file=sys.stderr if args.csv else sys.stdout)
     sys.stdout.flush()
     if args.plot:
         tls = c.timelines
@@ -1006,6 +1030,7 @@ def cmd_frontier(args) -> int:
     deadline = None
     if args.time_limit is not None and not args.deterministic:
         deadline = _finish_by(args.started + args.time_limit, g)
+    args.solve_began = time.perf_counter()
     f = api.frontier(
         g,
         points=args.points,
@@ -1027,7 +1052,14 @@ def cmd_frontier(args) -> int:
         plot_frontier(
             f.points, f.baselines, args.plot, title=g.name, unit=f.unit, inputs=tuple(_inputs(args))
         )
-    _emit(args, data, _frontier_table(f) + (f"\nwrote {args.plot}" if args.plot else ""))
+    note = _command_time_note(args, deadline, data)
+    _emit(
+        args,
+        data,
+        _frontier_table(f)
+        + (f"\nwrote {args.plot}" if args.plot else "")
+        + (f"\n{note}" if note else ""),
+    )
     if signals.received() is not None:
         print("cpsched: interrupted: the points solved so far were written", file=sys.stderr)
         return interrupted_exit(args)

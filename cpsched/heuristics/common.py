@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from cpsched.core import opcodes
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.scenarios import Scenarios, from_json, static
@@ -228,27 +229,8 @@ def check_order_option(graph: Graph, order: Sequence[int | str] | None) -> list[
 
 # -- op classification -------------------------------------------------------------------------
 
-COLLECTIVE_KINDS = (
-    "all-reduce",
-    "all-gather",
-    "reduce-scatter",
-    "all-to-all",
-    "collective-permute",
-    "collective-broadcast",
-    "ragged-all-to-all",
-)
-_NOP_OPCODES = frozenset(
-    {
-        "get-tuple-element",
-        "bitcast",
-        "tuple",
-        "constant",
-        "parameter",
-        "opt-barrier",
-        "add-dependency",
-        "domain",
-    }
-)
+COLLECTIVE_KINDS = opcodes.COLLECTIVES
+_NOP_OPCODES = frozenset({*opcodes.FORWARDING, "constant", "parameter"} - {"optimization-barrier"})
 
 
 def attr(graph: Graph, i: int, key: str, default: Any = None) -> Any:

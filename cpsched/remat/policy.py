@@ -5,50 +5,33 @@ from __future__ import annotations
 
 import numpy as np
 
+from cpsched.core import opcodes
 from cpsched.core.graph import Graph, OpKind
 
 # Ops that must run exactly once (side effects, communication, host interaction).
 _NEVER_CLONE = frozenset(
     {
+        *opcodes.COLLECTIVES,
+        *opcodes.ASYNC_STARTS,
+        *opcodes.ASYNC_DONES,
+        *opcodes.SEND_RECV,
+        *opcodes.CONTROL_FLOW,
+        "async-update",
         "rng",
         "rng-bit-generator",
         "rng-get-and-update-state",
         "custom-call",
         "infeed",
         "outfeed",
-        "send",
-        "send-done",
-        "recv",
-        "recv-done",
-        "all-reduce",
-        "all-gather",
-        "reduce-scatter",
-        "all-to-all",
-        "collective-permute",
-        "collective-broadcast",
-        "all-reduce-start",
-        "all-reduce-done",
-        "all-gather-start",
-        "all-gather-done",
-        "collective-permute-start",
-        "collective-permute-done",
-        "copy-start",
-        "copy-done",
         "parameter",
         "constant",
-        "while",
-        "conditional",
-        "call",
         "after-all",
         "partition-id",
         "replica-id",
         "optimization-barrier",
         "opt-barrier",
-        "async-start",
-        "async-update",
-        "async-done",
     }
-)
+) - {"ragged-all-to-all"}
 
 
 def inplace_writers(graph: Graph) -> list[list[int]]:

@@ -40,6 +40,10 @@ DEFAULT_POINTS = 10
 # More budgets than this take hours at the default point limit; refused, not started.
 MAX_FRONTIER_POINTS = 200
 DEFAULT_POINT_TIME_LIMIT = 20.0
+# A solve's work besides its search (problem, heuristics, replays), per op, before one has
+# been measured: the least-peak and the unconstrained solves took about 3 s each at 100k
+# ops, so that a 10 s limit, 5 s of it spent reading, ran 17 s
+SOLVE_FIXED_SECONDS_PER_OP = 3e-5
 
 
 @dataclass
@@ -106,7 +110,8 @@ def frontier(
     t0 = time.perf_counter()
     solves_left = int(points) + 2  # the range's two solves, then one per point
     # a solve's work besides its search (problem, heuristics, replays): the most seen so far
-    overrun = [0.0, time.perf_counter(), 0.0]  # [most, when the last began, its seconds]
+    overrun = [SOLVE_FIXED_SECONDS_PER_OP * graph.n_ops, time.perf_counter(), 0.0]
+    # ([most, when the last began, its seconds]: the first solve has the estimate)
 
     def seconds() -> float:
         """This solve's time: ``time_limit``, and its share of what is left once each solve
@@ -208,26 +213,26 @@ def frontier(
     except CpschedError:
         pass
     total = graph.sizes(sc).sum(axis=1) + graph.transient_bytes(sc).sum(axis=1) + 1
-    fast = solve_overlap(
-        graph,
-        sc,
-        budget=total,
-        costs=costs,
-        time_limit=max(0.01, seconds()),
-        workers=workers,
-        seed=seed,
-        deadline=deadline,
-    )
-    known["cp-overlap (no memory limit)"] = (Skeleton(tuple(fast.order)), [[] for _ in names])
     # the top of the range: the least peak among the fastest orders known (cp-overlap's, or a
     # heuristic's that is as fast with less memory, or faster)
-    tops = {
-        "cp-overlap without a memory limit": (
+    tops = {n: (float(w @ base_makespans[n]), base_peaks[n]) for n in base_peaks}
+    t_fast = seconds()
+    if t_fast > 0 or not tops:  # without time, the heuristics' orders set the top
+        fast = solve_overlap(
+            graph,
+            sc,
+            budget=total,
+            costs=costs,
+            time_limit=max(0.01, t_fast),
+            workers=workers,
+            seed=seed,
+            deadline=deadline,
+        )
+        known["cp-overlap (no memory limit)"] = (Skeleton(tuple(fast.order)), [[] for _ in names])
+        tops["cp-overlap without a memory limit"] = (
             float(w @ np.asarray(simulate_timeline(graph, fast.order, costs, sc).makespan)),
             np.asarray(fast.peak_bytes, dtype=np.int64),
         )
-    }
-    tops.update({n: (float(w @ base_makespans[n]), base_peaks[n]) for n in base_peaks})
     high_from = min(tops, key=lambda n: (tops[n][0], float(w @ tops[n][1])))
     hi = np.maximum(np.asarray(tops[high_from][1], dtype=np.int64), lo)
     high_source = f"peak of {high_from}, the fastest order known"

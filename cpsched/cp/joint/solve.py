@@ -79,6 +79,7 @@ from cpsched.cp.joint.problem import (
     copy_out_before_back,
     plan_costs,
     skeleton_from_plan_order,
+    time_order,
     time_plan,
 )
 from cpsched.cp.joint.variables import JointVars
@@ -141,6 +142,9 @@ class Plan:
 def _plan(prob: JointProblem, name: str, skeleton: Skeleton, active) -> Plan:
     timing = []
     for s in range(len(prob.scenarios)):
+        if not len(active[s]) and len(skeleton.order) == prob.graph.n_ops:
+            timing.append(time_order(prob, skeleton.order, s))  # an order: no graph to write
+            continue
         ev = materialize(prob.graph, skeleton, active[s])
         timing.append(time_plan(prob, ev, s))
     return Plan(name, skeleton, [list(a) for a in active], timing)

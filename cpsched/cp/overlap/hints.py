@@ -19,6 +19,12 @@ from cpsched.analysis.memory import peak, simulate
 from cpsched.cp.runtime import interrupted
 
 
+def _no_time(deadline: float | None, slowest: float) -> bool:
+    """Stop before a step that would end past ``deadline``, judged by the slowest step so
+    far (a step re-simulates the order several times: a second or more at 100k ops)."""
+    return interrupted() or (deadline is not None and time.perf_counter() + slowest > deadline)
+
+
 def _move(order: list[int], i: int, j: int) -> list[int]:
     out = list(order)
     x = out.pop(i)
@@ -57,40 +63,43 @@ def budget_hoist(
     best = objective(cur)
     pred = [graph.preds(i) for i in range(graph.n_ops)]
     succ = [graph.succs(i) for i in range(graph.n_ops)]
+    slowest = 0.0  # the longest step so far
+
+    def step(x: int, up: bool) -> bool:
+        """Move op ``x`` (a start up, a done down) if that keeps the budget and does not
+        worsen the objective; True if the objective improved."""
+        nonlocal cur, best
+        pos = {v: k for k, v in enumerate(cur)}
+        i = pos[x]
+        if up:
+            lo = max((pos[int(p)] for p in pred[x]), default=-1) + 1
+            j = _earliest(cur, i, lo, feasible) if lo < i else i
+        else:
+            hi = min((pos[int(s)] for s in succ[x]), default=n) - 1
+            j = _latest(cur, i, hi, feasible) if hi > i else i
+        if j == i:
+            return False
+        cand = _move(cur, i, j)
+        v = objective(cand)
+        if v > best:
+            return False
+        gained = v < best
+        cur, best = cand, v
+        return gained
+
     for _ in range(passes):
         improved = False
-        # starts, earliest first: move up
-        for a in sorted((int(x) for x in starts), key=lambda x: cur.index(x)):
-            if interrupted() or (deadline is not None and time.perf_counter() > deadline):
-                return cur
-            pos = {v: k for k, v in enumerate(cur)}
-            i = pos[a]
-            lo = max((pos[int(p)] for p in pred[a]), default=-1) + 1
-            if lo >= i:
-                continue
-            j = _earliest(cur, i, lo, feasible)
-            if j < i:
-                cand = _move(cur, i, j)
-                v = objective(cand)
-                if v <= best:
-                    improved |= v < best
-                    cur, best = cand, v
-        # dones, latest first: move down
-        for d in sorted((int(x) for x in dones if x >= 0), key=lambda x: -cur.index(x)):
-            if interrupted() or (deadline is not None and time.perf_counter() > deadline):
-                return cur
-            pos = {v: k for k, v in enumerate(cur)}
-            i = pos[d]
-            hi = min((pos[int(s)] for s in succ[d]), default=n) - 1
-            if hi <= i:
-                continue
-            j = _latest(cur, i, hi, feasible)
-            if j > i:
-                cand = _move(cur, i, j)
-                v = objective(cand)
-                if v <= best:
-                    improved |= v < best
-                    cur, best = cand, v
+        # starts earliest first (moved up), then dones latest first (moved down); positions
+        # as at the start of each sweep (a list.index per key was O(n^2) at 100k ops)
+        for up in (True, False):
+            pos0 = {v: k for k, v in enumerate(cur)}
+            ops = [int(x) for x in (starts if up else dones) if x >= 0]
+            for x in sorted(ops, key=lambda x: pos0[x] if up else -pos0[x]):
+                if _no_time(deadline, slowest):
+                    return cur
+                t_step = time.perf_counter()
+                improved |= step(x, up)
+                slowest = max(slowest, time.perf_counter() - t_step)
         if not improved:
             break
     return cur
@@ -152,9 +161,11 @@ def budget_repair(
         over = u / np.maximum(budget, 1)[:, None]
         return float(over.max()), u
 
+    slowest = 0.0  # the longest step so far
     for _ in range(max_steps):
-        if interrupted() or (deadline is not None and time.perf_counter() > deadline):
+        if _no_time(deadline, slowest):
             return None
+        t_step = time.perf_counter()
         ex, usage = excess(cur)
         if ex <= 1.0:
             return cur
@@ -185,6 +196,7 @@ def budget_repair(
         if best is None:
             return None
         cur = best[1]
+        slowest = max(slowest, time.perf_counter() - t_step)
     return None
 
 

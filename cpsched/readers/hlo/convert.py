@@ -38,6 +38,7 @@ import numpy as np
 
 from cpsched.analysis.memory import lower_bound, simulate
 from cpsched.analysis.validate import validate_order
+from cpsched.core import opcodes
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.symbolic import SymExpr
@@ -60,95 +61,13 @@ from cpsched.readers.hlo.parser import (
 
 # -- opcode classes ------------------------------------------------------------------------
 
-FORWARDING = {
-    "get-tuple-element",
-    "bitcast",
-    "tuple",
-    "add-dependency",
-    "domain",
-    "opt-barrier",
-    "optimization-barrier",
-}
-CONTROL_FLOW = {"while", "conditional", "call"}
-ASYNC_STARTS = {
-    "all-reduce-start",
-    "all-gather-start",
-    "collective-permute-start",
-    "copy-start",
-    "send",
-    "recv",
-    "async-start",
-}
-ASYNC_DONES = {
-    "all-reduce-done",
-    "all-gather-done",
-    "collective-permute-done",
-    "copy-done",
-    "send-done",
-    "recv-done",
-    "async-done",
-}
-COLLECTIVES = {
-    "all-reduce",
-    "all-gather",
-    "reduce-scatter",
-    "all-to-all",
-    "collective-permute",
-    "collective-broadcast",
-    "ragged-all-to-all",
-}
-ELEMENTWISE = {
-    "abs",
-    "add",
-    "and",
-    "atan2",
-    "cbrt",
-    "ceil",
-    "clamp",
-    "compare",
-    "complex",
-    "convert",
-    "cosine",
-    "divide",
-    "erf",
-    "exponential",
-    "exponential-minus-one",
-    "floor",
-    "imag",
-    "is-finite",
-    "log",
-    "log-plus-one",
-    "logistic",
-    "maximum",
-    "minimum",
-    "multiply",
-    "negate",
-    "not",
-    "or",
-    "popcnt",
-    "power",
-    "real",
-    "reduce-precision",
-    "remainder",
-    "round-nearest-afz",
-    "round-nearest-even",
-    "rsqrt",
-    "select",
-    "shift-left",
-    "shift-right-arithmetic",
-    "shift-right-logical",
-    "sign",
-    "sine",
-    "sqrt",
-    "stochastic-convert",
-    "subtract",
-    "tan",
-    "tanh",
-    "xor",
-    "clz",
-    "map",
-    "rng",
-}
+FORWARDING = set(opcodes.FORWARDING)
+CONTROL_FLOW = set(opcodes.CONTROL_FLOW)
+ASYNC_STARTS = {*opcodes.ASYNC_STARTS, "send", "recv"}
+ASYNC_DONES = {*opcodes.ASYNC_DONES, "send-done", "recv-done"}
+COLLECTIVES = set(opcodes.COLLECTIVES)
+# map applies its computation per element; rng draws one value per element.
+ELEMENTWISE = opcodes.ELEMENTWISE_MATH | {"map", "rng"}
 REDUCING = {
     "reduce",
     "all-reduce",

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from cpsched.core import opcodes
 from cpsched.core.errors import InputError
 from cpsched.core.inputs import read_text as read_input_text
 
@@ -88,19 +89,11 @@ POINTER_SIZE = 8
 # Opcodes that really end in -start/-update/-done; any other ``<op>-start`` is the syntax
 # sugar for an async-start wrapping ``<op>``.
 NATIVE_ASYNC = {
-    "all-reduce-start",
-    "all-reduce-done",
-    "all-gather-start",
-    "all-gather-done",
-    "collective-permute-start",
-    "collective-permute-done",
-    "copy-start",
-    "copy-done",
+    *opcodes.ASYNC_STARTS,
+    *opcodes.ASYNC_DONES,
+    "async-update",
     "send-done",
     "recv-done",
-    "async-start",
-    "async-update",
-    "async-done",
 }
 # The opcodes XLA's HLO parser knows (hlo_opcode.h, 2026). Others are read as generic ops with
 # a note: a dump from a newer XLA may use one this list does not have yet.
@@ -1978,63 +1971,24 @@ def _check_acyclic(p: _Parser, comp: HloComputation) -> None:
                 stack.append((nxt, iter(preds[nxt])))
 
 
-_SAME_SHAPE_OPS = {
-    "abs",
-    "add",
-    "and",
-    "atan2",
-    "cbrt",
-    "ceil",
-    "clamp",
+# Ops whose result has their first operand's shape (dtype aside: compare, complex and the
+# conversions change it).
+_SAME_SHAPE_OPS = (
+    opcodes.ELEMENTWISE_MATH - {"clz", "compare", "complex", "convert", "stochastic-convert"}
+) | {
     "copy",
-    "cosine",
-    "divide",
-    "erf",
-    "exponential",
-    "exponential-minus-one",
-    "floor",
-    "imag",
-    "is-finite",
-    "log",
-    "log-plus-one",
-    "logistic",
-    "maximum",
-    "minimum",
-    "multiply",
-    "negate",
-    "not",
-    "or",
-    "popcnt",
-    "power",
-    "real",
-    "remainder",
-    "round-nearest-afz",
-    "round-nearest-even",
-    "rsqrt",
-    "select",
-    "shift-left",
-    "shift-right-arithmetic",
-    "shift-right-logical",
-    "sign",
-    "sine",
-    "sqrt",
-    "subtract",
-    "tan",
-    "tanh",
-    "xor",
     "opt-barrier",
+    "optimization-barrier",
     "bitcast",
     "add-dependency",
+    "domain",
     "all-reduce",
     "all-reduce-start",
     "all-reduce-done",
     "collective-permute",
     "collective-permute-done",
-    "reduce-precision",
     "copy-done",
     "dynamic-update-slice",
-    "optimization-barrier",
-    "domain",
 }
 
 

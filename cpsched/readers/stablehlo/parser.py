@@ -659,6 +659,9 @@ class _Parser:
                 j = self.i
                 while j < len(self.t) - 1 and self.t[j].kind in (NL, LOC):
                     j += 1
+                if j >= len(self.t) - 1 and depth > 0:
+                    # the text ends inside the op's brackets (a truncated file)
+                    self.err("unexpected end of the file inside an op (truncated?)")
                 nxt = self.t[j]
                 if (
                     depth > 0
