@@ -230,6 +230,11 @@ def run_module(
             "XLA:CPU compiles the program again (fusion and scheduling): the order "
             "it ran is its own, reported as xla_order"
         )
+        if (mine.get("devices") or 1) > 1:
+            notes.append(
+                f"its {mine['devices']} devices run in this one process on the same cores: "
+                "the measured step holds all of their work, predicted_seconds one device's"
+            )
     ref_run = None
     if reference:
         theirs = records[1]
