@@ -69,10 +69,23 @@ def _mib(b) -> str:
 # -- XLA:CPU ---------------------------------------------------------------------------------
 
 
-def cpu_rows(only: set[str], repeat: int, profile_runs: int) -> tuple[list[dict], dict]:
-    rows, env = cpu_programs.measure_all(
-        only, repeat, profile_runs, log=lambda m: print(m, flush=True)
-    )
+def cpu_rows(
+    only: set[str],
+    repeat: int,
+    profile_runs: int,
+    raw: str | None = None,
+    reuse: bool = False,
+    command: str = "",
+) -> tuple[list[dict], dict]:
+    if reuse and raw:
+        rows, env = cpu_programs.load_raw(raw)
+    else:
+        rows, env = cpu_programs.measure_all(
+            only, repeat, profile_runs, log=lambda m: print(m, flush=True)
+        )
+        env.update(repeat=repeat, profile_runs=profile_runs, command=command)
+        if raw:
+            cpu_programs.save_raw(raw, rows, env)
     ok = [r for r in rows if "error" not in r]
     try:
         shipped = load_device("cpu")
@@ -143,10 +156,11 @@ def cpu_section(rows: list[dict], env: dict, command: str) -> list[str]:
         "",
         "Predicted: cpsched's timeline model of XLA's final module (XLA:CPU fuses and "
         "schedules the program again; its module is read back) in the order it ran, with a "
-        "`cpu` device: the roofline (fp32/bf16 FLOP/s, memory bandwidth) fitted to the "
-        "profiler's per-op times, and the launch (per op; a loop's body ops count per "
-        "iteration) and step overheads fitted to the single-device programs' step times "
-        "(`benchmarks/fit_cpu_preset.py`, `cpsched.measure.fit`). "
+        "`cpu` device: the roofline (fp32/bf16 FLOP/s, memory bandwidth, a per-op launch "
+        "floor; a loop's body ops launch every iteration) fitted to the profiler's per-op "
+        "times, then one factor on every op time and a step overhead fitted to the "
+        "single-device programs' step times (`benchmarks/fit_cpu_preset.py`, "
+        "`cpsched.measure.fit`). "
         f"Figures fitted in this run: {', '.join(f'{k} {v}' for k, v in fit.items())}. "
         f"The shipped preset's source: {env.get('shipped', '-')}.",
         "",
@@ -406,6 +420,16 @@ def main(argv: list[str] | None = None) -> int:
         "--profile-runs", type=int, default=5, help="profiled steps per program (default: 5)"
     )
     ap.add_argument(
+        "--raw",
+        help="also keep the measurements (steps, per-op times, XLA's final modules) in this "
+        "gzip JSON file (default: none)",
+    )
+    ap.add_argument(
+        "--from-raw",
+        action="store_true",
+        help="measure nothing: fit and predict from --raw's file of an earlier run",
+    )
+    ap.add_argument(
         "--gpu-only",
         action="store_true",
         help="measure nothing: the CPU rows of the last run (results_measured.json)",
@@ -415,14 +439,25 @@ def main(argv: list[str] | None = None) -> int:
         "--data", default=str(DATA), help="the CPU rows as JSON (written; read with --gpu-only)"
     )
     a = ap.parse_args(argv)
-    shown = [x for x in cpu_programs.shown_args(argv, ("--out", "--data")) if x != "--gpu-only"]
+    shown = [
+        x
+        for x in cpu_programs.shown_args(argv, ("--out", "--data", "--raw"))
+        if x not in ("--gpu-only", "--from-raw")
+    ]
     if a.gpu_only:
         saved = json.loads(Path(a.data).read_text())
         rows, env, command = saved["rows"], saved["env"], saved["command"]
     else:
-        rows, env = cpu_rows({n for n in a.only.split(",") if n}, a.repeat, a.profile_runs)
-        env.update(repeat=a.repeat, profile_runs=a.profile_runs)
         command = " ".join(["CPSCHED_JAX_PYTHON=PY python benchmarks/bench_measured.py", *shown])
+        rows, env = cpu_rows(
+            {n for n in a.only.split(",") if n},
+            a.repeat,
+            a.profile_runs,
+            a.raw,
+            a.from_raw,
+            command,
+        )
+        command = env.get("command") or command
         Path(a.data).write_text(
             json.dumps({"command": command, "env": env, "rows": rows}, indent=1) + "\n"
         )

@@ -155,6 +155,29 @@ def measure_all(only: set[str], repeat: int, profile_runs: int, log=print) -> tu
     return rows, env
 
 
+def save_raw(path: str, rows: list[dict], env: dict) -> None:
+    """The measurements (steps, per-op samples, XLA's final modules) as gzip JSON, so that
+    the fit and the table can be made again without measuring (``load_raw``)."""
+    import gzip
+    import json
+
+    keep = [{k: v for k, v in r.items() if k != "_graph"} for r in rows]
+    with gzip.open(path, "wt") as f:
+        json.dump({"env": env, "rows": keep}, f)
+
+
+def load_raw(path: str) -> tuple[list[dict], dict]:
+    import gzip
+    import json
+
+    with gzip.open(path, "rt") as f:
+        data = json.load(f)
+    for r in data["rows"]:
+        if "final_text" in r:
+            r["_graph"] = final_graph(r["final_text"])
+    return data["rows"], data["env"]
+
+
 # -- the fit ---------------------------------------------------------------------------------
 
 # The keys the fit does not set. XLA:CPU's collectives between the devices of one process
@@ -186,25 +209,43 @@ def single_device(row: dict) -> bool:
     return "error" not in row and row.get("devices", 1) == 1
 
 
-def fit_device(rows: list[dict], exclude: str | None = None) -> tuple[dict, object, object]:
+def fit_device(
+    rows: list[dict], exclude: str | None = None, step_fit: str = "scale"
+) -> tuple[dict, object, object]:
     """A ``cpu`` device mapping fitted on ``rows`` (all but ``exclude``): the roofline on the
-    per-op samples of every program, then the launch and step overheads on the step times
-    of the single-device ones (a module for N devices runs N of them on the same cores)."""
-    from cpsched.measure.fit import Sample, fit_roofline, fit_steps, step_terms
+    per-op samples of every program, then, on the step times of the single-device ones (a
+    module for N devices runs N of them on the same cores), either (``scale``) one factor on
+    every op time and a step overhead, or (``launch``) the launch and step overheads."""
+    from cpsched.measure.fit import Sample, fit_roofline, fit_scale, fit_steps, step_terms
 
     use = [r for r in rows if "error" not in r and r["program"] != exclude]
     rf = fit_roofline([Sample(**s) for r in use for s in r["samples"]], default_fp32=True)
     dev = {**BASE, **rf.file_keys()}
-    for k in ("nvlink_gbps", "network_gbps", "pcie_gbps"):
-        dev[k] = dev["hbm_gbps"]
+    for key in ("nvlink_gbps", "network_gbps", "pcie_gbps"):
+        dev[key] = dev["hbm_gbps"]
     steps = [
         step_terms(r["_graph"], dev, r["program"], r["step_seconds"])
         for r in use
         if single_device(r)
     ]
-    sf = fit_steps(steps)
-    dev.update(sf.file_keys())
+    if step_fit == "launch":
+        sf = fit_steps(steps)
+        dev.update(sf.file_keys())
+    else:
+        sf = fit_scale(steps, rf.launch_overhead)
+        k = sf.scale
+        dev["fp32_tflops"] = _round(rf.peak_flops_fp32 / k / 1e12)
+        dev["bf16_tflops"] = _round(rf.peak_flops_bf16 / k / 1e12)
+        dev["hbm_gbps"] = _round(rf.bandwidth / k / 1e9)
+        dev["launch_overhead_us"] = _round(rf.launch_overhead * k * 1e6)
+        dev["step_overhead_us"] = _round(sf.step_overhead * 1e6)
+    for key in ("nvlink_gbps", "network_gbps", "pcie_gbps"):
+        dev[key] = dev["hbm_gbps"]
     return dev, rf, sf
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.4g}")
 
 
 def shown_args(argv: list[str], hidden: tuple[str, ...]) -> list[str]:

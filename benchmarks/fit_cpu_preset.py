@@ -10,9 +10,9 @@ fits (``cpsched.measure.fit``):
 1. the roofline: fp32 and bf16 peak FLOP/s, memory bandwidth and a per-op floor, on every
    profiled op of XLA's final modules (cpsched's flops and bytes of each op beside its
    measured time, weighted by its share of the time);
-2. the overheads: per-op launch and per-step overhead, on the single-device programs' median
-   step times with the roofline held (what the runtime spends around the ops, which the
-   per-op events do not hold).
+2. the steps: one factor on every op time (the roofline's figures and its floor scaled
+   together) and a step overhead, on the single-device programs' median step times (what
+   the runtime spends around and between the ops, which the per-op events do not hold).
 
 The preset file names its source (the command, the date, jax, the machine, the programs and
 ops it came from, and its fit errors) for each fitted figure. ``cpsched`` uses it by default
@@ -48,13 +48,25 @@ def preset_from_rows(rows: list[dict], env: dict, command: str) -> dict:
         f"programs' final modules (median |log(model/measured)| per op "
         f"{rf.median_abs_log_ratio:.2f}; per-op floor {rf.launch_overhead * 1e6:.2g} us)"
     )
-    steps = (
-        f"fitted: {where}; on the median step times of {sf.programs} single-device "
-        f"programs with the roofline held (median |log(model/measured)| per step "
-        f"{sf.median_abs_log_ratio:.2f})"
-    )
-    sources = {k: roof for k in ("fp32_tflops", "bf16_tflops", "hbm_gbps")}
-    sources.update({"launch_overhead_us": steps, "step_overhead_us": steps})
+    if hasattr(sf, "scale"):  # one factor on every op time, and a step overhead
+        scaled = (
+            f"; then times {sf.scale:.3g}, the factor on every op time (with a step overhead) "
+            f"that fits the median step times of {sf.programs} single-device programs best "
+            f"(median |log(model/measured)| per step {sf.median_abs_log_ratio:.2f})"
+        )
+        sources = {
+            k: roof + scaled
+            for k in ("fp32_tflops", "bf16_tflops", "hbm_gbps", "launch_overhead_us")
+        }
+        sources["step_overhead_us"] = f"fitted: {where}" + scaled
+    else:
+        steps = (
+            f"fitted: {where}; on the median step times of {sf.programs} single-device "
+            f"programs with the roofline held (median |log(model/measured)| per step "
+            f"{sf.median_abs_log_ratio:.2f})"
+        )
+        sources = {k: roof for k in ("fp32_tflops", "bf16_tflops", "hbm_gbps")}
+        sources.update({"launch_overhead_us": steps, "step_overhead_us": steps})
     sources.update(cpu_programs.BASE_SOURCES)
     figures = {k: v for k, v in dev.items() if k not in ("name", "default_dtype")}
     out = preset(
@@ -79,14 +91,33 @@ def main(argv: list[str] | None = None) -> int:
         "--profile-runs", type=int, default=5, help="profiled steps per program (default: 5)"
     )
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="preset file (default: %(default)s)")
+    ap.add_argument(
+        "--raw",
+        help="keep the measurements in this gzip JSON file (with --from-raw: read them)",
+    )
+    ap.add_argument(
+        "--from-raw",
+        action="store_true",
+        help="measure nothing: fit to --raw's file (bench_measured.py --raw writes one too)",
+    )
     a = ap.parse_args(argv)
     only = {n for n in a.only.split(",") if n}
-    rows, env = cpu_programs.measure_all(
-        only, a.repeat, a.profile_runs, log=lambda m: print(m, flush=True)
-    )
-    command = " ".join(
-        ["python benchmarks/fit_cpu_preset.py", *cpu_programs.shown_args(argv, ("--out",))]
-    )
+    if a.from_raw and a.raw:
+        rows, env = cpu_programs.load_raw(a.raw)
+        command = env.get("command") or "python benchmarks/bench_measured.py"
+        command = f"{command}, refitted by python benchmarks/fit_cpu_preset.py --from-raw"
+    else:
+        rows, env = cpu_programs.measure_all(
+            only, a.repeat, a.profile_runs, log=lambda m: print(m, flush=True)
+        )
+        if a.raw:
+            cpu_programs.save_raw(a.raw, rows, env)
+        command = " ".join(
+            [
+                "python benchmarks/fit_cpu_preset.py",
+                *cpu_programs.shown_args(argv, ("--out", "--raw")),
+            ]
+        )
     data = preset_from_rows(rows, env, command)
     Path(a.out).write_text(json.dumps(data, indent=2) + "\n")
     print(

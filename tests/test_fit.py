@@ -197,3 +197,16 @@ def test_schedule_names_the_preset_of_its_time_figures(tmp_path, capsys):
     assert main(args) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["device"] == "cpu" and data["makespan"]["static"] > 0
+
+
+def test_scale_fit_recovers_a_factor_on_the_op_times_and_a_step_overhead():
+    from cpsched.measure.fit import fit_scale
+
+    rng = np.random.default_rng(3)
+    steps = []
+    for k in range(10):
+        base, ops = float(rng.uniform(1e-5, 1e-2)), float(rng.integers(5, 500))
+        steps.append(Step(f"p{k}", base, ops, 2.5 * (base + ops * 2e-6) + 8e-5))
+    fit = fit_scale(steps, 2e-6)
+    assert fit.scale == pytest.approx(2.5, rel=0.03)
+    assert fit.step_overhead == pytest.approx(8e-5, rel=0.1)

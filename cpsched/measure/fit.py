@@ -304,6 +304,41 @@ def fit_steps(steps: Iterable[Step]) -> StepFit:
     )
 
 
+@dataclass(frozen=True)
+class ScaleFit:
+    """A factor on every op time and a step overhead, fitted to whole steps."""
+
+    scale: float
+    step_overhead: float
+    programs: int
+    median_abs_log_ratio: float
+
+
+def fit_scale(steps: Iterable[Step], launch_overhead: float) -> ScaleFit:
+    """The factor ``k`` on the roofline's op times (launches at ``launch_overhead`` each
+    included) and the step overhead that make ``step_overhead + k * (base + ops * launch)``
+    closest to the measured steps (least sum of absolute log ratios): the runtime's time
+    around the ops taken as proportional to them, not as a fixed cost per op."""
+    steps = [s for s in steps if s.measured > 0]
+    if not steps:
+        raise ValueError("no measured steps to fit")
+    full = np.array([s.base + s.ops * launch_overhead for s in steps])
+    lm = np.log(np.array([s.measured for s in steps]))
+
+    def search(gk: np.ndarray, gs: np.ndarray) -> tuple[float, float]:
+        pred = gk[:, None, None] * full[None, None, :] + gs[None, :, None]
+        err = np.abs(np.log(np.maximum(pred, 1e-15)) - lm).sum(axis=2)
+        i, j = divmod(int(np.argmin(err)), len(gs))
+        return float(gk[i]), float(gs[j])
+
+    k, so = search(np.geomspace(0.05, 100, 133), np.concatenate([[0.0], np.geomspace(1e-7, 1, 71)]))
+    for span in (0.3, 0.06):
+        gs = _around(so, span * 3, 41) if so > 0 else np.array([0.0, 1e-7, 3e-7, 1e-6])
+        k, so = search(_around(k, span, 41), gs)
+    pred = so + k * full
+    return ScaleFit(k, so, len(steps), float(np.median(np.abs(np.log(pred) - lm))))
+
+
 def preset(
     base: Mapping[str, Any],
     figures: Mapping[str, float],
@@ -332,6 +367,8 @@ __all__ = [
     "op_samples",
     "fit_roofline",
     "fit_steps",
+    "fit_scale",
+    "ScaleFit",
     "step_terms",
     "predicted",
     "model_seconds",
