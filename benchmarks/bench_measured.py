@@ -157,9 +157,10 @@ def cpu_section(rows: list[dict], env: dict, command: str) -> list[str]:
         "Predicted: cpsched's timeline model of XLA's final module (XLA:CPU fuses and "
         "schedules the program again; its module is read back) in the order it ran, with a "
         "`cpu` device: the roofline (fp32/bf16 FLOP/s, memory bandwidth, a per-op launch "
-        "floor; a loop's body ops launch every iteration) fitted to the profiler's per-op "
-        "times, then one factor on every op time and a step overhead fitted to the "
-        "single-device programs' step times (`benchmarks/fit_cpu_preset.py`, "
+        "floor) fitted to the profiler's per-op times, then a factor on those times, a "
+        "launch overhead per op (a loop's body ops count every iteration) and a step "
+        "overhead fitted to the single-device programs' step times "
+        "(`benchmarks/fit_cpu_preset.py`, "
         "`cpsched.measure.fit`). "
         f"Figures fitted in this run: {', '.join(f'{k} {v}' for k, v in fit.items())}. "
         f"The shipped preset's source: {env.get('shipped', '-')}.",

@@ -214,8 +214,9 @@ def fit_device(
 ) -> tuple[dict, object, object]:
     """A ``cpu`` device mapping fitted on ``rows`` (all but ``exclude``): the roofline on the
     per-op samples of every program, then, on the step times of the single-device ones (a
-    module for N devices runs N of them on the same cores), either (``scale``) one factor on
-    every op time and a step overhead, or (``launch``) the launch and step overheads."""
+    module for N devices runs N of them on the same cores), either (``scale``) a factor on
+    the roofline's times with the launch and step overheads, or (``launch``) the launch and
+    step overheads alone."""
     from cpsched.measure.fit import Sample, fit_roofline, fit_scale, fit_steps, step_terms
 
     use = [r for r in rows if "error" not in r and r["program"] != exclude]
@@ -232,12 +233,12 @@ def fit_device(
         sf = fit_steps(steps)
         dev.update(sf.file_keys())
     else:
-        sf = fit_scale(steps, rf.launch_overhead)
+        sf = fit_scale(steps)
         k = sf.scale
         dev["fp32_tflops"] = _round(rf.peak_flops_fp32 / k / 1e12)
         dev["bf16_tflops"] = _round(rf.peak_flops_bf16 / k / 1e12)
         dev["hbm_gbps"] = _round(rf.bandwidth / k / 1e9)
-        dev["launch_overhead_us"] = _round(rf.launch_overhead * k * 1e6)
+        dev["launch_overhead_us"] = _round(sf.launch_overhead * 1e6)
         dev["step_overhead_us"] = _round(sf.step_overhead * 1e6)
     for key in ("nvlink_gbps", "network_gbps", "pcie_gbps"):
         dev[key] = dev["hbm_gbps"]

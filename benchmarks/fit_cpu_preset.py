@@ -10,9 +10,10 @@ fits (``cpsched.measure.fit``):
 1. the roofline: fp32 and bf16 peak FLOP/s, memory bandwidth and a per-op floor, on every
    profiled op of XLA's final modules (cpsched's flops and bytes of each op beside its
    measured time, weighted by its share of the time);
-2. the steps: one factor on every op time (the roofline's figures and its floor scaled
-   together) and a step overhead, on the single-device programs' median step times (what
-   the runtime spends around and between the ops, which the per-op events do not hold).
+2. the steps: a factor on the roofline's op times, a launch overhead per op (a loop's body
+   ops count every iteration) and a step overhead, on the single-device programs' median
+   step times (what the runtime spends around and between the ops, which the per-op events
+   do not hold, and what other work on the cores takes in proportion to the ops').
 
 The preset file names its source (the command, the date, jax, the machine, the programs and
 ops it came from, and its fit errors) for each fitted figure. ``cpsched`` uses it by default
@@ -48,17 +49,20 @@ def preset_from_rows(rows: list[dict], env: dict, command: str) -> dict:
         f"programs' final modules (median |log(model/measured)| per op "
         f"{rf.median_abs_log_ratio:.2f}; per-op floor {rf.launch_overhead * 1e6:.2g} us)"
     )
-    if hasattr(sf, "scale"):  # one factor on every op time, and a step overhead
+    if hasattr(sf, "scale"):  # a factor on the roofline, launch and step overheads
         scaled = (
-            f"; then times {sf.scale:.3g}, the factor on every op time (with a step overhead) "
-            f"that fits the median step times of {sf.programs} single-device programs best "
-            f"(median |log(model/measured)| per step {sf.median_abs_log_ratio:.2f})"
+            f"; then times {sf.scale:.3g}, the factor on the roofline's op times that, with "
+            f"a launch and a step overhead, fits the median step times of {sf.programs} "
+            f"single-device programs best (median |log(model/measured)| per step "
+            f"{sf.median_abs_log_ratio:.2f})"
         )
-        sources = {
-            k: roof + scaled
-            for k in ("fp32_tflops", "bf16_tflops", "hbm_gbps", "launch_overhead_us")
-        }
-        sources["step_overhead_us"] = f"fitted: {where}" + scaled
+        sources = {k: roof + scaled for k in ("fp32_tflops", "bf16_tflops", "hbm_gbps")}
+        steps = (
+            f"fitted: {where}; with the factor on the roofline, on the median step times "
+            f"of {sf.programs} single-device programs (median |log(model/measured)| per "
+            f"step {sf.median_abs_log_ratio:.2f})"
+        )
+        sources.update({"launch_overhead_us": steps, "step_overhead_us": steps})
     else:
         steps = (
             f"fitted: {where}; on the median step times of {sf.programs} single-device "

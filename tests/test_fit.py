@@ -199,14 +199,16 @@ def test_schedule_names_the_preset_of_its_time_figures(tmp_path, capsys):
     assert data["device"] == "cpu" and data["makespan"]["static"] > 0
 
 
-def test_scale_fit_recovers_a_factor_on_the_op_times_and_a_step_overhead():
+def test_scale_fit_recovers_a_factor_a_launch_and_a_step_overhead():
     from cpsched.measure.fit import fit_scale
 
     rng = np.random.default_rng(3)
     steps = []
-    for k in range(10):
-        base, ops = float(rng.uniform(1e-5, 1e-2)), float(rng.integers(5, 500))
-        steps.append(Step(f"p{k}", base, ops, 2.5 * (base + ops * 2e-6) + 8e-5))
-    fit = fit_scale(steps, 2e-6)
-    assert fit.scale == pytest.approx(2.5, rel=0.03)
-    assert fit.step_overhead == pytest.approx(8e-5, rel=0.1)
+    for k in range(14):
+        base, ops = float(rng.uniform(1e-5, 1e-2)), float(rng.integers(5, 3000))
+        steps.append(Step(f"p{k}", base, ops, 2.5 * base + ops * 1e-6 + 8e-5))
+    fit = fit_scale(steps)
+    assert fit.scale == pytest.approx(2.5, rel=0.05)
+    assert fit.launch_overhead == pytest.approx(1e-6, rel=0.1)
+    assert fit.step_overhead == pytest.approx(8e-5, rel=0.15)
+    assert fit.median_abs_log_ratio < 0.02

@@ -306,37 +306,51 @@ def fit_steps(steps: Iterable[Step]) -> StepFit:
 
 @dataclass(frozen=True)
 class ScaleFit:
-    """A factor on every op time and a step overhead, fitted to whole steps."""
+    """A factor on the roofline's op times, a launch overhead per op and a step overhead,
+    fitted to whole steps."""
 
     scale: float
+    launch_overhead: float
     step_overhead: float
     programs: int
     median_abs_log_ratio: float
 
 
-def fit_scale(steps: Iterable[Step], launch_overhead: float) -> ScaleFit:
-    """The factor ``k`` on the roofline's op times (launches at ``launch_overhead`` each
-    included) and the step overhead that make ``step_overhead + k * (base + ops * launch)``
-    closest to the measured steps (least sum of absolute log ratios): the runtime's time
-    around the ops taken as proportional to them, not as a fixed cost per op."""
+def fit_scale(steps: Iterable[Step]) -> ScaleFit:
+    """The factor ``k`` on the roofline's op times, the launch overhead ``L`` per op and the
+    step overhead ``S`` that make ``S + k * base + L * ops`` closest to the measured steps
+    (least sum of absolute log ratios). ``k`` takes what the per-op events miss in
+    proportion to the work (a busy machine's preemptions, cache effects between ops),
+    ``L`` what the runtime spends per op (a loop's body ops count every iteration), ``S``
+    per execution."""
     steps = [s for s in steps if s.measured > 0]
     if not steps:
         raise ValueError("no measured steps to fit")
-    full = np.array([s.base + s.ops * launch_overhead for s in steps])
+    base = np.array([s.base for s in steps])
+    ops = np.array([s.ops for s in steps])
     lm = np.log(np.array([s.measured for s in steps]))
 
-    def search(gk: np.ndarray, gs: np.ndarray) -> tuple[float, float]:
-        pred = gk[:, None, None] * full[None, None, :] + gs[None, :, None]
-        err = np.abs(np.log(np.maximum(pred, 1e-15)) - lm).sum(axis=2)
-        i, j = divmod(int(np.argmin(err)), len(gs))
-        return float(gk[i]), float(gs[j])
+    def search(gk, gl, gs) -> tuple[float, float, float]:
+        best = (math.inf, 0.0, 0.0, 0.0)
+        for k in gk:
+            pred = k * base[None, None, :] + gl[:, None, None] * ops + gs[None, :, None]
+            err = np.abs(np.log(np.maximum(pred, 1e-15)) - lm).sum(axis=2)
+            i = int(np.argmin(err))
+            if float(err.flat[i]) < best[0]:
+                a, b = divmod(i, len(gs))
+                best = (float(err.flat[i]), float(k), float(gl[a]), float(gs[b]))
+        return best[1], best[2], best[3]
 
-    k, so = search(np.geomspace(0.05, 100, 133), np.concatenate([[0.0], np.geomspace(1e-7, 1, 71)]))
-    for span in (0.3, 0.06):
-        gs = _around(so, span * 3, 41) if so > 0 else np.array([0.0, 1e-7, 3e-7, 1e-6])
-        k, so = search(_around(k, span, 41), gs)
-    pred = so + k * full
-    return ScaleFit(k, so, len(steps), float(np.median(np.abs(np.log(pred) - lm))))
+    def grid(x: float, span: float, first: np.ndarray) -> np.ndarray:
+        return _around(x, span, 21) if x > 0 else first[:8]
+
+    gl0 = np.concatenate([[0.0], np.geomspace(1e-8, 1e-3, 41)])
+    gs0 = np.concatenate([[0.0], np.geomspace(1e-7, 1.0, 57)])
+    k, lo, so = search(np.geomspace(0.05, 100, 81), gl0, gs0)
+    for span in (0.4, 0.08):
+        k, lo, so = search(_around(k, span, 21), grid(lo, span * 3, gl0), grid(so, span * 3, gs0))
+    pred = k * base + lo * ops + so
+    return ScaleFit(k, lo, so, len(steps), float(np.median(np.abs(np.log(pred) - lm))))
 
 
 def preset(
