@@ -51,9 +51,9 @@ from cpsched.cp.joint.problem import (  # noqa: E402
 from cpsched.cp.joint.solve import solve_joint  # noqa: E402
 from cpsched.cp.overlap.problem import build_problem  # noqa: E402
 from cpsched.cp.overlap.solve import solve_overlap  # noqa: E402
-from cpsched.cp.remat.solve import solve_remat  # noqa: E402
+from cpsched.strategies.remat.method import solve_remat  # noqa: E402
 from cpsched.generators import transformer_parallel  # noqa: E402
-from cpsched.heuristics.common import convert_sync_collectives  # noqa: E402
+from cpsched.core.transforms import convert_sync_collectives  # noqa: E402
 from cpsched.remat.replay import replay  # noqa: E402
 from cpsched.remat.rewrite import plan_to_graph  # noqa: E402
 from cpsched.remat.skeleton import Skeleton, materialize  # noqa: E402

@@ -572,7 +572,7 @@ def _allocated_table(sec: dict) -> list[str]:
         "",
         f"`cpsched schedule DUMP --time-limit {fmt(time_limit)}` (cp: the least peak; a "
         "fifth of the limit goes to a search among orders of no higher peak for the least "
-        "allocated bytes, `heuristics/allocation.py`) on each program's default dump, "
+        "allocated bytes, `strategies/allocation.py`) on each program's default dump, "
         "against XLA:CPU's two orders (each dump's own: the default scheduler and the "
         "memory-optimized one). *peak*: most bytes live at once by cpsched's accounting; "
         "*allocated*: the total of XLA's buffer assignment for the order (equal to XLA's "

@@ -56,7 +56,7 @@ XLA_CASES = (
 
 
 def _hlo(path: Path):
-    from cpsched.heuristics.common import convert_sync_collectives
+    from cpsched.core.transforms import convert_sync_collectives
     from cpsched.readers import read_graph
     return convert_sync_collectives(read_graph(str(path)))
 

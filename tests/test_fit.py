@@ -171,8 +171,9 @@ def test_compare_and_schedule_report_the_cpu_preset_for_an_xla_cpu_module(capsys
     assert main(["compare", CPU_MODULE, "--json", "--no-solver"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["device"] == out["reproduce"]["device"] == "cpu"
+    assert out["time_model"] == "cpu model"
     assert main(["compare", CPU_MODULE, "--no-solver"]) == 0
-    assert "device preset cpu" in capsys.readouterr().out
+    assert "makespan (cpu model)" in capsys.readouterr().out
     assert main(["compare", CPU_MODULE, "--json", "--no-solver", "--device", "h100"]) == 0
     assert json.loads(capsys.readouterr().out)["device"] == "h100"
 

@@ -366,9 +366,9 @@ def test_method_options_cover_the_solvers_keywords():
     import inspect
 
     from cpsched.cp.joint.solve import solve_joint
-    from cpsched.cp.memory.solve import solve
+    from cpsched.strategies.min_peak.method import solve
     from cpsched.cp.overlap.solve import solve_overlap
-    from cpsched.cp.remat.solve import solve_remat
+    from cpsched.strategies.remat.method import solve_remat
     from cpsched.methods import METHOD_OPTIONS
 
     settings = {

@@ -88,7 +88,7 @@ def test_hand_computed_case_is_optimal_with_one_clone():
 def _transformer():
     from cpsched.core.scenarios import from_dim_specs
     from cpsched.generators import transformer_parallel
-    from cpsched.heuristics.common import convert_sync_collectives
+    from cpsched.core.transforms import convert_sync_collectives
 
     g = convert_sync_collectives(
         transformer_parallel(layers=1, d_model=256, heads=4, d_ff=1024, vocab=1024)

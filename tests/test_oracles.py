@@ -378,7 +378,7 @@ def test_cp_method_reaches_the_brute_force_optimum(k):
 def test_cp_sat_alone_in_the_pipeline_is_optimal(k):
     """``solve`` with search, windows, bounds and heuristics off: only the CP-SAT model can
     prove the optimum, and an OPTIMAL claim must be true."""
-    from cpsched.cp.memory.solve import solve
+    from cpsched.strategies.min_peak.method import solve
     seed, spec, peaks = nontrivial_cases()[k]
     g = spec.build()
     sc = scenarios(BF_S)

@@ -51,16 +51,12 @@ from typing import Any
 import numpy as np
 
 from cpsched.analysis.memory import peak
+from cpsched.core.adjacency import adjacency, csr_lists
+from cpsched.core.gc_pause import without_gc
 from cpsched.core.graph import Graph, OpKind
+from cpsched.core.opclass import is_effective_scalar
+from cpsched.core.scenario_choice import scenario_bytes, scenario_index
 from cpsched.core.scenarios import Scenarios, static
-from cpsched.heuristics.common import (
-    adjacency,
-    csr_lists,
-    is_effective_scalar,
-    scenario_bytes,
-    scenario_index,
-    without_gc,
-)
 from cpsched.methods import register
 
 _BIG = 1 << 62  # the (INT64_MAX, INT64_MAX) priority of effective scalars

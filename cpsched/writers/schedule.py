@@ -52,6 +52,14 @@ def order_from_names(graph: Graph, names: list[str], path: str | None = None) ->
     return out
 
 
+def schedule_method(path: str) -> str | None:
+    """The method a schedule JSON names (None for other files, or a JSON without one)."""
+    if sniff_format(path) != "cpsched-schedule":
+        return None
+    method = load_json(path).get("method")
+    return method if isinstance(method, str) and method else None
+
+
 def read_module_orders(path: str) -> dict[str, list[str]] | None:
     """Every computation's order (instruction names, entry included) from a scheduled HLO
     module, so that reordered loop bodies and branches count too; None for a schedule file

@@ -65,6 +65,8 @@ from cpsched.analysis.schedule import FALLBACK, FEASIBLE, OPTIMAL
 from cpsched.core.errors import BudgetError, InfeasibleError, InputError, ScheduleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.transforms import convert_sync_collectives
+from cpsched.core.units import format_bytes_exact
 from cpsched.cost.model import Costs
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp import runtime
@@ -93,15 +95,14 @@ from cpsched.cp.overlap.problem import (
 )
 from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.cp.remat.problem import check_budget
-from cpsched.cp.remat.solve import solve_remat
 from cpsched.cp.runtime import Clock, SolverConfig, stoppable
-from cpsched.heuristics.common import convert_sync_collectives
 from cpsched.methods import register
 from cpsched.remat.replay import _budget_array, check_plan
 from cpsched.remat.result import RematResult, finish_result
 from cpsched.remat.rewrite import plan_to_graph
 from cpsched.remat.skeleton import Evict, Regen, Skeleton, materialize
 from cpsched.remat.timing import TransferModel, host_link
+from cpsched.strategies.remat.method import solve_remat
 
 METHOD = "cp-joint"
 DEFAULT_TIME_LIMIT = 30.0
@@ -332,9 +333,13 @@ def solve_joint(
         tried = [p.peak() for p in plans + ([sol] if sol is not None else [])]
         reached = np.min(tried, axis=0) if tried else None
         what = "; ".join(
-            f"{n}: budget {int(bud[s]):,} B, "
-            + (f"least peak reached {int(reached[s]):,} B, " if reached is not None else "")
-            + f"proven minimum {int(lb_mem[s]):,} B"
+            f"{n}: budget {format_bytes_exact(bud[s])}, "
+            + (
+                f"least peak reached {format_bytes_exact(reached[s])}, "
+                if reached is not None
+                else ""
+            )
+            + f"proven minimum {format_bytes_exact(lb_mem[s])}"
             for s, n in enumerate(sc.names)
         )
         figures = dict(

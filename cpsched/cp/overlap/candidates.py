@@ -5,7 +5,7 @@ limits and approximate costs for ``lhs``). They are hints and the floor of the r
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -77,10 +77,13 @@ def overlap_candidates(
     opts: dict,
     errors: dict,
     deadline: float | None = None,
+    on_order: Callable[[str, list[int]], Any] | None = None,
 ) -> dict[str, list[int]]:
     """Orders of every overlap heuristic under each of its ``heuristic_variants``; with
     ``deadline`` (``time.perf_counter()``) no run starts that would end past it, judged by
-    the longest run so far (the default variant of each heuristic comes first)."""
+    the longest run so far (the default variant of each heuristic comes first).
+    ``on_order(label, order)`` runs on each order found, timed with its run (the caller's
+    evaluation of it: a timeline of 100k ops takes a second)."""
     found: dict[str, list[int]] = {}
     variants = [
         (name, v) for name in methods for v in heuristic_variants(name, budget, bases, opts)
@@ -96,11 +99,13 @@ def overlap_candidates(
             order = run_method(name, graph, scenarios, o)
         except Exception as e:
             errors[label] = f"{type(e).__name__}: {e}"
-            continue
-        finally:
             slowest = max(slowest, time.perf_counter() - t0)
+            continue
         if order is not None:
             found[label] = order
+            if on_order is not None:
+                on_order(label, order)
+        slowest = max(slowest, time.perf_counter() - t0)
     # in the variants' own order (ties between candidates go to the first)
     return {label: found[label] for _, (label, _) in variants if label in found}
 

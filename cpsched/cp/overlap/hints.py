@@ -50,8 +50,8 @@ def budget_hoist(
     feasibility check (in-flight limits)."""
     cur = [int(i) for i in order]
     n = len(cur)
-    if n == 0 or not len(starts):
-        return cur
+    if n == 0 or not len(starts) or _no_time(deadline, 0.0):
+        return cur  # (its set-up alone re-simulates the order: a second at 100k ops)
 
     def feasible(o: list[int]) -> bool:
         if not np.all(peak(graph, o, scenarios) <= budget):
@@ -150,6 +150,8 @@ def budget_repair(
     async pair in flight there can move its start to just after that step or its done to
     just before it; the move that lowers that step's usage, with the smallest excess left
     and then the best ``objective``, is applied. ``None`` if no move helps."""
+    if _no_time(deadline, 0.0):
+        return None
     cur = [int(i) for i in order]
     pairs = [(int(a), int(d)) for a, d in zip(starts, dones) if d >= 0]
     pred = [graph.preds(i) for i in range(graph.n_ops)]

@@ -78,6 +78,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -95,7 +96,9 @@ from cpsched.analysis.schedule import (
 )
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
+from cpsched.core.order import check_order_option
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.transforms import convert_sync_collectives
 from cpsched.cp import runtime
 from cpsched.cp.overlap import objectives as O
 from cpsched.cp.overlap.bounds import overlap_lower_bound
@@ -127,7 +130,6 @@ from cpsched.cp.overlap.problem import (
     total_distance,
 )
 from cpsched.cp.runtime import Clock, SolverConfig, stoppable
-from cpsched.heuristics.common import check_order_option, convert_sync_collectives
 from cpsched.methods import register
 
 METHOD = "cp-overlap"
@@ -229,7 +231,10 @@ def solve_overlap(
 
     # -- budget -------------------------------------------------------------------------------
     mem_methods = list(budget_methods)
-    t_mem = max(0.01, min(0.15 * time_limit, 10.0, cfg.seconds_left()))
+    # the phases' shares are of the time this call has: its limit, or less where the
+    # command's deadline is nearer (reading 100k ops can take half of a 10 s limit)
+    span = max(0.0, min(time_limit, cfg.seconds_left()))
+    t_mem = max(0.01, min(0.15 * span, 10.0))
     mem_opts = dict(hopts, time_limit=t_mem, workers=workers, deadline=cfg.deadline)
     mem_orders = memory_candidates(graph, scenarios, mem_methods, mem_opts, errors)
     lbm = np.maximum(mem_lb(graph, scenarios), 1)
@@ -247,6 +252,14 @@ def solve_overlap(
     # -- candidates ----------------------------------------------------------------------------
     cand_orders: dict[str, list[int]] = dict(mem_orders)
     heur = [h for h in heuristics if h != METHOD]
+    judged: dict[tuple, Candidate] = {}  # each order evaluated once, inside its phase's time
+
+    def judge(label: str, order: list[int]) -> Candidate:
+        key = tuple(order)
+        if key not in judged:
+            judged[key] = evaluate(prob, label, order, budget_arr, limits)
+        return judged[key]
+
     cand_orders.update(
         overlap_candidates(
             graph,
@@ -257,9 +270,8 @@ def solve_overlap(
             dict(hopts),
             errors,
             # a quarter of the time, or none past the deadline (100k ops: seconds each)
-            deadline=None
-            if cfg.deterministic
-            else min(t0 + 0.25 * time_limit, cfg.deadline or math.inf),
+            deadline=None if cfg.deterministic else min(t0 + 0.25 * span, cfg.deadline or math.inf),
+            on_order=judge,
         )
     )
     if hint is not None:
@@ -289,7 +301,8 @@ def solve_overlap(
         if key in seen:
             continue
         seen.add(key)
-        cands.append(evaluate(prob, k, o, budget_arr, limits))
+        c = judge(k, o)  # the memory orders and the hint: evaluated now, whatever the time
+        cands.append(c if c.name == k else replace(c, name=k))
 
     def score(c: Candidate) -> tuple:
         if objective == "distance":
@@ -308,7 +321,7 @@ def solve_overlap(
             ms = np.asarray(tl.makespan, dtype=np.float64)
             return float(w @ ms) if scenario_objective == "weighted" else float(np.max(ms / ref))
 
-        deadline_at = min(t0 + 0.3 * time_limit, cfg.deadline or math.inf)
+        deadline_at = min(t0 + 0.3 * span, cfg.deadline or math.inf)
         for c in sorted((c for c in cands if not c.feasible and c.inflight_ok), key=score)[:4]:
             repaired = budget_repair(
                 graph,
@@ -327,7 +340,7 @@ def solve_overlap(
         mem_c = next((c for c in cands if c.name == best_mem and c.feasible), None)
         if mem_c is not None and mem_c not in pool0:
             pool0.append(mem_c)
-        deadline_at = min(t0 + 0.4 * time_limit, cfg.deadline or math.inf)
+        deadline_at = min(t0 + 0.4 * span, cfg.deadline or math.inf)
         for c in pool0:
             o = budget_hoist(
                 graph,

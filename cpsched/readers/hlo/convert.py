@@ -42,7 +42,9 @@ from cpsched.core import opcodes
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.symbolic import SymExpr
+from cpsched.readers.files import short_path
 from cpsched.readers.hlo.parser import (
+    CALL_KEYS,
     ELEMENT_BYTES,
     HloComputation,
     HloInstruction,
@@ -325,6 +327,7 @@ class HloConverter:
             if role == "body"
         }
         self._results: dict[str, _CompResult] = {}
+        self._sources: dict[int, str | None] = {}
         self._transient: dict[str, SymExpr] = {}
         self._excess: dict[str, SymExpr] = {}
         self._body_cost: dict[str, tuple[int, int]] = {}
@@ -339,6 +342,21 @@ class HloConverter:
         self._consts: dict[int, SymExpr] = {}
 
     # -- memoized shape facts -----------------------------------------------------------------
+
+    def source_of(self, metadata: Mapping[str, str]) -> str | None:
+        """``file.py:LINE`` of an instruction's metadata: ``source_file`` / ``source_line``
+        (older XLA), or its ``stack_frame_id`` in the module's ``StackFrames`` (newer)."""
+        if "source_file" in metadata and "source_line" in metadata:
+            return f"{short_path(metadata['source_file'])}:{metadata['source_line']}"
+        frame = metadata.get("stack_frame_id")
+        if frame is None or not frame.isdigit():
+            return None
+        key = int(frame)
+        if key not in self._sources:
+            loc = self.m.source_of_frame(key)
+            self._sources[key] = f"{short_path(loc[0])}:{loc[1]}" if loc else None
+        return self._sources[key]
+
     def leaf_bytes(self, shape: Shape | None) -> int:
         if shape is None:
             return 0
@@ -743,17 +761,7 @@ _MORE_ATTRS = frozenset(
         "kind",
         "infeed_config",
         "outfeed_config",
-        "calls",
-        "to_apply",
-        "condition",
-        "body",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-        "comparator",
-        "branch_computations",
-        "called_computations",
+        *CALL_KEYS,
     )
 )
 _MORE_OPCODES = frozenset(("while", "async-start", "async-update", "async-done", "parameter"))
@@ -1286,6 +1294,9 @@ class _GraphBuild:
             for key in ("op_name", "op_type", "scheduling_name"):
                 if key in md:
                     a[key] = md[key]
+            source = self.conv.source_of(md)
+            if source:
+                a["source"] = source
         if not _MORE_ATTRS.isdisjoint(attrs):
             self._more_attrs(ins, a)
         if ins.opcode in _MORE_OPCODES:

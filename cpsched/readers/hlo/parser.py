@@ -372,22 +372,7 @@ class HloInstruction:
         if _CALL_KEYS.isdisjoint(self.attrs):
             return []
         out = []
-        for key in (
-            "calls",
-            "to_apply",
-            "condition",
-            "body",
-            "true_computation",
-            "false_computation",
-            "select",
-            "scatter",
-            "comparator",
-        ):
-            raw = self.attrs.get(key)
-            if raw is not None:
-                for n in names_in(raw):
-                    out.append((key, n))
-        for key in ("branch_computations", "called_computations"):
+        for key in CALL_KEYS:
             raw = self.attrs.get(key)
             if raw is not None:
                 for n in names_in(raw):
@@ -408,22 +393,22 @@ class HloInstruction:
         return parse_backend_config(raw) if raw is not None else None
 
 
-_CALL_KEYS = frozenset(
-    (
-        "calls",
-        "to_apply",
-        "condition",
-        "body",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-        "comparator",
-        "branch_computations",
-        "called_computations",
-    )
-)
+# The attributes that name called computations: one each, then the lists.
 _LIST_CALL_KEYS = frozenset(("branch_computations", "called_computations"))
+CALL_KEYS = (
+    "calls",
+    "to_apply",
+    "condition",
+    "body",
+    "true_computation",
+    "false_computation",
+    "select",
+    "scatter",
+    "comparator",
+    "branch_computations",
+    "called_computations",
+)
+_CALL_KEYS = frozenset(CALL_KEYS)
 
 
 @dataclass(eq=False)
@@ -458,6 +443,8 @@ class HloModule:
     by_name: dict[str, HloComputation]
     entry: HloComputation
     notes: list[str] = field(default_factory=list)
+    # the trailing sections' entries by number (``FileNames``, ``FileLocations``, ...)
+    sections: dict[str, dict[int, str]] = field(default_factory=dict)
 
     @property
     def is_scheduled(self) -> bool:
@@ -496,6 +483,18 @@ class HloModule:
 
     def location(self, offset: int) -> tuple[int, int]:
         return _location(self.text, offset, _line_starts(self.text))
+
+    def source_of_frame(self, frame_id: int) -> tuple[str, int] | None:
+        """``(file, line)`` of stack frame ``frame_id`` (an instruction's ``stack_frame_id``
+        metadata: its innermost frame, numbered from 1 as in the ``StackFrames`` section),
+        or None where the module does not say."""
+        try:
+            frame = parse_kv_strings(self.sections["StackFrames"][frame_id])
+            loc = parse_kv_strings(self.sections["FileLocations"][int(frame["file_location_id"])])
+            name = self.sections["FileNames"][int(loc["file_name_id"])]
+            return _unquote(name.strip()), int(loc["line"])
+        except (KeyError, ValueError):
+            return None
 
 
 _ALIAS_RE = re.compile(
@@ -836,6 +835,7 @@ class _Parser:
         self.i = 0
         self._starts: list[int] | None = None
         self.notes: list[str] = []
+        self.sections: dict[str, dict[int, str]] = {}
         self._shapes: dict[str, Shape] = {}  # text of an ``S`` token -> its shape
 
     # -- helpers ------------------------------------------------------------------------------
@@ -1329,14 +1329,17 @@ class _Parser:
             entry,
             self.notes,
         )
+        mod.sections = self.sections
         _check_module(self, mod)
         return mod
 
     def skip_section(self) -> None:
         """``FileNames`` / ``FunctionNames`` / ``FileLocations`` / ``StackFrames``: numbered
         entries (``1 "file.py"``, ``1 {file_name_id=1 ...}``) before or after the
-        computations; kept only as text."""
+        computations; each entry's text is kept in ``self.sections`` (source lines of the
+        instructions' ``stack_frame_id`` metadata)."""
         toks = self.toks
+        entries = self.sections.setdefault(toks[self.i][1], {})
         self.i += 1
         while True:
             t = toks[self.i]
@@ -1348,10 +1351,13 @@ class _Parser:
             n = toks[self.i]
             if n[0] == "s" or n[0] == "o":
                 self.i += 1
+                end = n[3]
             elif n[0] in _OPEN:
-                self.skip_group()
+                end = self.skip_group()
             else:
                 raise self.error(f"bad {t[1]!r} entry in a FileNames/StackFrames section", n[2])
+            if t[1].isdigit():
+                entries[int(t[1])] = self.text[n[2] : end]
 
     def computation(self) -> HloComputation:
         toks = self.toks
