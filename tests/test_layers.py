@@ -226,3 +226,20 @@ def test_the_cycle_finder_counts_type_only_imports(tmp_path):
     (mod / "b.py").write_text("from cpsched.x.a import A\n")
     mods = {"cpsched.x.a": mod / "a.py", "cpsched.x.b": mod / "b.py"}
     assert cycles(edges(mods)) == [["cpsched.x.a", "cpsched.x.b"]]
+
+
+def test_the_documented_layout_matches_the_tree():
+    """Every package path the README's layout table and docs/package.md name exists, and
+    every package of cpsched/ is in docs/package.md."""
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    layout = readme[readme.index("## Layout") :]
+    layout = layout[: layout.find("\n## ", 3) if "\n## " in layout[3:] else None]
+    package = (REPO / "docs" / "package.md").read_text()
+    named = set(re.findall(r"`(cpsched/[\w/]+?)/?`", layout + package))
+    missing = sorted(p for p in named if not (REPO / p).exists() and not (REPO / f"{p}.py").exists())
+    assert missing == [], "the layout names paths that do not exist"
+    packages = sorted(p.name for p in PKG.iterdir() if (p / "__init__.py").exists())
+    absent = [p for p in packages if f"`cpsched/{p}/`" not in package]
+    assert absent == [], "packages that docs/package.md does not describe"
