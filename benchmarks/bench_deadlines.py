@@ -233,7 +233,8 @@ def main(argv=None) -> int:
         "max(1 s, 5 %), with no traceback and an exit code of 0, 2, 130 or 143 (2: the "
         "command refused, e.g. no plan in time or the limit ran out while reading). A "
         "loaded machine gives the child less CPU than the wall time: compare the CPU "
-        "column.",
+        "column. Peak RSS: the largest of the row's runs, each child's own (a small "
+        "wrapper process reports it; a few MB of it are the wrapper's).",
         "",
     ]
     text = "\n".join(head + lines + ["", END]) + "\n"

@@ -159,6 +159,9 @@ class Result:
         Bytes per scenario the method was asked to fit.
     plan : RematResult or None
         The remat / offload plan (clones, evictions, prefetches per scenario).
+    schedule : Schedule or None
+        The validated schedule the figures come from (peak and bound as byte arrays per
+        scenario, the computations' orders); None for a remat plan.
     seconds : float
         Wall time of the method, validation included.
     timings : dict

@@ -207,7 +207,21 @@ def test_examples_run(key, tmp_path, inputs):
             proc = subprocess.run(
                 argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
             )
+            if proc.returncode == 2 and "ran out before any" in proc.stderr:
+                # a wall-clock --time-limit on a heavily loaded machine can pass before the
+                # first result (a kept promise, not a broken example): once more with more time
+                argv = _longer_time_limit(argv)
+                proc = subprocess.run(
+                    argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
+                )
             assert proc.returncode == 0, f"{b.where}: $ {cmd}\n{proc.stderr[-3000:]}"
+
+
+def _longer_time_limit(argv: list[str], factor: int = 6) -> list[str]:
+    out = list(argv)
+    k = out.index("--time-limit")
+    out[k + 1] = str(float(out[k + 1]) * factor)
+    return out
 
 
 EXAMPLES = sorted(p for p in (REPO / "examples").iterdir() if p.is_file())

@@ -366,18 +366,9 @@ def _mesh_groups(m: re.Match) -> str:
     return "replica_groups={" + ",".join(groups) + "}"
 
 
-def logical_text(text: str) -> str:
-    """The module as a plain HLO program for a backend that compiles it from scratch: every
-    fusion replaced by its fused computation's instructions (the fusion's root takes the
-    fusion's name), every bitcast by the transposes and reshape it stands for (layouts
-    decide what a bitcast means, and a StableHLO round trip loses them), backend configs,
-    ``is_scheduled`` and the entry layout dropped. The values computed are the module's
-    own, as the program jax first handed to XLA."""
-    text = re.sub(r"/\*index=\d+\*/", "", text)
-    text = re.sub(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}", _mesh_groups, text)
-    lines = text.splitlines()
-    start = next((k for k, ln in enumerate(lines) if ln.startswith("HloModule")), 0)
-    head = lines[start]
+def _program_header(head: str, partitions: int) -> tuple[str, int]:
+    """The ``HloModule`` line of ``logical_text``'s program: not scheduled, no entry layout
+    or sharding propagation, and N partitions as N replicas."""
     head = head.replace(", is_scheduled=true", "").replace("is_scheduled=true, ", "")
     for attr in (
         "entry_computation_layout",
@@ -385,18 +376,24 @@ def logical_text(text: str) -> str:
         "allow_spmd_sharding_propagation_to_parameters",
     ):
         head = drop_attr(head, attr)
-    partitions = header(text)["partitions"]
     if partitions > 1:
         # one program per device, as replicas: XLA:CPU compiles partitions only through its
         # SPMD partitioner, which refuses programs it has already partitioned
         head = re.sub(r",\s*replica_count=\d+", "", head)
         head = head.replace(f"num_partitions={partitions}", f"replica_count={partitions}")
-    # computations: name -> (header line, body lines)
+    return head, partitions
+
+
+def _computations(
+    lines: list[str],
+) -> tuple[dict[str, tuple[str, list[str]]], list[str], list[str]]:
+    """The computations of a module's text after its ``HloModule`` line: name -> (header
+    line, body lines), their order, and the lines before the first one."""
     comps: dict[str, tuple[str, list[str]]] = {}
     order: list[str] = []
     prefix: list[str] = []
     cur: str | None = None
-    for line in lines[start + 1 :]:
+    for line in lines:
         if cur is None:
             if line.strip().endswith("{") and not line.startswith((" ", "\t")):
                 name_m = re.match(r"^(?:ENTRY\s+)?%?([\w.\-]+)", line)
@@ -410,6 +407,22 @@ def logical_text(text: str) -> str:
             cur = None
             continue
         comps[cur][1].append(line)
+    return comps, order, prefix
+
+
+def logical_text(text: str) -> str:
+    """The module as a plain HLO program for a backend that compiles it from scratch: every
+    fusion replaced by its fused computation's instructions (the fusion's root takes the
+    fusion's name), every bitcast by the transposes and reshape it stands for (layouts
+    decide what a bitcast means, and a StableHLO round trip loses them), backend configs,
+    ``is_scheduled`` and the entry layout dropped. The values computed are the module's
+    own, as the program jax first handed to XLA."""
+    text = re.sub(r"/\*index=\d+\*/", "", text)
+    text = re.sub(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}", _mesh_groups, text)
+    lines = text.splitlines()
+    start = next((k for k, ln in enumerate(lines) if ln.startswith("HloModule")), 0)
+    head, partitions = _program_header(lines[start], header(text)["partitions"])
+    comps, order, prefix = _computations(lines[start + 1 :])
     fused = {
         c
         for _, body in comps.values()

@@ -44,6 +44,7 @@ from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.symbolic import SymExpr
 from cpsched.readers.files import short_path
 from cpsched.readers.hlo.parser import (
+    CALL_KEYS,
     ELEMENT_BYTES,
     HloComputation,
     HloInstruction,
@@ -719,17 +720,7 @@ _MORE_ATTRS = frozenset(
         "kind",
         "infeed_config",
         "outfeed_config",
-        "calls",
-        "to_apply",
-        "condition",
-        "body",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-        "comparator",
-        "branch_computations",
-        "called_computations",
+        *CALL_KEYS,
     )
 )
 _MORE_OPCODES = frozenset(("while", "async-start", "async-update", "async-done", "parameter"))

@@ -372,22 +372,7 @@ class HloInstruction:
         if _CALL_KEYS.isdisjoint(self.attrs):
             return []
         out = []
-        for key in (
-            "calls",
-            "to_apply",
-            "condition",
-            "body",
-            "true_computation",
-            "false_computation",
-            "select",
-            "scatter",
-            "comparator",
-        ):
-            raw = self.attrs.get(key)
-            if raw is not None:
-                for n in names_in(raw):
-                    out.append((key, n))
-        for key in ("branch_computations", "called_computations"):
+        for key in CALL_KEYS:
             raw = self.attrs.get(key)
             if raw is not None:
                 for n in names_in(raw):
@@ -408,22 +393,22 @@ class HloInstruction:
         return parse_backend_config(raw) if raw is not None else None
 
 
-_CALL_KEYS = frozenset(
-    (
-        "calls",
-        "to_apply",
-        "condition",
-        "body",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-        "comparator",
-        "branch_computations",
-        "called_computations",
-    )
-)
+# The attributes that name called computations: one each, then the lists.
 _LIST_CALL_KEYS = frozenset(("branch_computations", "called_computations"))
+CALL_KEYS = (
+    "calls",
+    "to_apply",
+    "condition",
+    "body",
+    "true_computation",
+    "false_computation",
+    "select",
+    "scatter",
+    "comparator",
+    "branch_computations",
+    "called_computations",
+)
+_CALL_KEYS = frozenset(CALL_KEYS)
 
 
 @dataclass(eq=False)
