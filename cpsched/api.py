@@ -421,6 +421,8 @@ def from_networkx(G, name: str | None = None) -> Graph:
     """
     if not (hasattr(G, "is_directed") and hasattr(G, "nodes")):
         raise InputTypeError(f"from_networkx takes a networkx.DiGraph, not {type(G).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise InputTypeError(f"name must be a string, not {type(name).__name__}")
     # networkx takes 0.1 s to import: only when a networkx graph is converted
     g = convert(G, name)
     if g.n_ops == 0:
@@ -1636,6 +1638,65 @@ def format_comparison(c: Comparison) -> str:
     return "\n".join(lines)
 
 
+def _best_bounds(
+    g: Graph, sc: Scenarios, results: Mapping[str, Result], deadline: float | None
+) -> tuple[dict[str, int], str]:
+    """The best proven lower bound per scenario among the rows and the graph's known bound,
+    and the known bound's note (empty where a row proved more)."""
+    lb, note = known_lower_bound(
+        g, sc, seconds=None if deadline is None else deadline - time.perf_counter()
+    )
+    best = {n: int(lb[s]) for s, n in enumerate(sc.names)}
+    for r in results.values():
+        for n, b in r.bound.items():
+            if b > best[n]:
+                best[n] = int(b)
+                note = ""  # a row proved more than the weak bound
+    return best, note
+
+
+def _compare_settings(
+    rows: list[str],
+    sc: Scenarios,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    deterministic: bool,
+    solvers: bool,
+    device: str,
+    profile: str | None,
+    async_collectives: bool,
+) -> dict[str, Any]:
+    """What reproduces a comparison: versions, machine, rows and every setting."""
+    return {
+        "cpsched": __version__,
+        "ortools": ortools_version(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "methods": rows,
+        "time_limit": float(time_limit),
+        "workers": int(workers),
+        "seed": int(seed),
+        "deterministic": bool(deterministic),
+        "solvers": bool(solvers),
+        "device": device,
+        "profile": profile,
+        "async_collectives": bool(async_collectives),
+        "scenarios": sc.to_json(),
+    }
+
+
+def _compare_row(
+    g: Graph, sc: Scenarios, name: str, opts: Mapping[str, Any], deadline: float | None
+) -> Result:
+    """One row of ``compare``: the input's own order (``given``) or the method's schedule
+    with the row's options (time limit, workers, seed, determinism, cost model)."""
+    if name == "given":
+        return simulate(g, g.original_order, sc)
+    return schedule(g, name, scenarios=sc, deadline=deadline, **opts)
+
+
 def compare(
     graph,
     methods: Iterable[str] | None = None,
@@ -1694,12 +1755,16 @@ def compare(
         None, time_limit, workers, seed, deterministic=deterministic, solvers=solvers
     )
     deadline = _checked_deadline(deadline)
-    if methods is not None and (
-        isinstance(methods, str) or not all(isinstance(m, str) for m in methods)
-    ):
-        raise InputTypeError("methods must be a list of method names")
-    if methods is not None and not solvers and any(is_solver(m) for m in methods):
-        raise InputError("solvers=False (--no-solver) and a solver among the methods: use one")
+    if methods is not None:
+        if isinstance(methods, str) or not isinstance(methods, Iterable):
+            raise InputTypeError("methods must be a list of method names")
+        methods = list(methods)  # a generator is read once, here
+        if not all(isinstance(m, str) for m in methods):
+            raise InputTypeError("methods must be a list of method names")
+        if not methods:
+            raise InputError("methods is empty: give method names, or None for every method")
+        if not solvers and any(is_solver(m) for m in methods):
+            raise InputError("solvers=False (--no-solver) and a solver among the methods: use one")
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
     names = _compare_methods(g, methods, solvers)
@@ -1743,21 +1808,7 @@ def compare(
                 errors[row] = f"not run: {why}"
                 continue
             try:
-                if name == "given":
-                    r = simulate(g, g.original_order, sc)
-                else:
-                    r = schedule(
-                        g,
-                        name,
-                        scenarios=sc,
-                        time_limit=limit,
-                        workers=workers,
-                        seed=seed,
-                        deterministic=deterministic,
-                        device=device,
-                        profile=profile,
-                        deadline=deadline,
-                    )
+                r = _compare_row(g, sc, name, dict(opts, time_limit=limit), deadline)
             except CpschedError as e:
                 errors[row] = str(e)
                 continue
@@ -1766,33 +1817,20 @@ def compare(
         if solvers and methods is None and "cp-overlap" in results and signals.received() is None:
             opts["deadline"] = deadline
             _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
-    lb, note = known_lower_bound(
-        g, sc, seconds=None if deadline is None else deadline - time.perf_counter()
-    )
-    best = {n: int(lb[s]) for s, n in enumerate(sc.names)}
-    for r in results.values():
-        for n, b in r.bound.items():
-            if b > best[n]:
-                best[n] = int(b)
-                note = ""  # a row proved more than the weak bound
+    best, note = _best_bounds(g, sc, results, deadline)
     results = {k: r.with_bound(best) for k, r in results.items()}
-    settings = {
-        "cpsched": __version__,
-        "ortools": ortools_version(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "methods": rows,
-        "time_limit": float(time_limit),
-        "workers": int(workers),
-        "seed": int(seed),
-        "deterministic": bool(deterministic),
-        "solvers": bool(solvers),
-        "device": device,
-        "profile": profile,
-        "async_collectives": bool(async_collectives),
-        "scenarios": sc.to_json(),
-    }
+    settings = _compare_settings(
+        rows,
+        sc,
+        time_limit,
+        workers,
+        seed,
+        deterministic,
+        solvers,
+        device,
+        profile,
+        async_collectives,
+    )
     if signals.received() is not None:
         # the row the signal cut is marked in its result; these never started
         settings["interrupted"] = {"not_run": not_run}

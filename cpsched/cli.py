@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import errno
 import io
 import json
 import math
@@ -199,6 +200,9 @@ def check_input_files(args) -> None:
         os.path.sep in device or device.endswith((".json", ".toml")) or os.path.exists(device)
     ):
         check_input_file(device)
+    if isinstance(device, str):
+        # an unknown preset or a bad file is refused where the method would not read it too
+        load_device(device)
 
 
 def check_numbers(args) -> None:
@@ -1266,6 +1270,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# write errors of the report on stdout (a full disk, a closed or broken descriptor)
+REPORT_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EBADF)
+
+
 def main(argv: Sequence[str] | None = None, *, started: float | None = None) -> int:
     # a time limit counts from ``started``: the process's start on the command line (the
     # console script passes it), the call when called in-process
@@ -1292,8 +1300,17 @@ def _main(argv: Sequence[str] | None, started: float) -> int:
         with signals.time_limit(hard_stop(args)), all_or_nothing():
             try:
                 code = args.fn(args)
+                # the report is an output too: stdout on a full disk fails the command
+                # before any of its files is committed
+                sys.stdout.flush()
             except BrokenPipeError:
                 pass  # the report's reader left: the files still count, committed here
+            except OSError as e:
+                if e.errno not in REPORT_ERRNOS or e.filename is not None:
+                    raise
+                raise InputError(
+                    f"stdout: the report could not be written ({e.strerror}); nothing written"
+                ) from None
             else:
                 # a signal a solver's runtime took in a command that keeps no work: it ends
                 # the command (its files are complete, the exit code says it was stopped)

@@ -1918,6 +1918,9 @@ def _check_module(p: _Parser, mod: HloModule) -> None:
                             f"unknown control predecessor {_strip(m.group())!r} of {ins.name!r}",
                             base + m.start(),
                         )
+            missing = _missing_computation(ins)
+            if missing:
+                raise p.error(f"{ins.name!r}: {ins.opcode} without {missing}", ins.name_offset)
             for key, cname in ins.called():
                 if cname not in mod.by_name:
                     raw = ins.attrs[key]
@@ -1925,6 +1928,29 @@ def _check_module(p: _Parser, mod: HloModule) -> None:
                     raise p.error(f"{ins.name!r} calls unknown computation {cname!r} ({key})", off)
         _check_acyclic(p, comp)
     _infer_shapes(mod)
+
+
+# the computations an op cannot run without (XLA's parser requires them too)
+_REQUIRED_CALLS = {
+    "while": ("condition", "body"),
+    "call": ("to_apply",),
+    "fusion": ("calls",),
+    "reduce": ("to_apply",),
+}
+
+
+def _missing_computation(ins) -> str:
+    """The attribute naming a computation that ``ins`` needs but lacks, else ''."""
+    for key in _REQUIRED_CALLS.get(ins.opcode, ()):
+        if key not in ins.attrs:
+            return f"{key}="
+    if (
+        ins.opcode == "conditional"
+        and "branch_computations" not in ins.attrs
+        and not ("true_computation" in ins.attrs and "false_computation" in ins.attrs)
+    ):
+        return "branch_computations= (or true_computation= and false_computation=)"
+    return ""
 
 
 def _check_acyclic(p: _Parser, comp: HloComputation) -> None:
