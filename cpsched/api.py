@@ -59,13 +59,6 @@ from cpsched.core.transforms import convert_sync_collectives
 from cpsched.core.units import format_bytes, format_bytes_exact, format_seconds, format_time
 from cpsched.cost.model import default_device, estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
-from cpsched.cp.joint.frontier import (
-    DEFAULT_POINT_TIME_LIMIT,
-    DEFAULT_POINTS,
-    MAX_FRONTIER_POINTS,
-)
-from cpsched.cp.joint.frontier import Frontier as JointFrontier
-from cpsched.cp.joint.frontier import frontier as joint_frontier
 from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph as cut_problem
 from cpsched.cp.remat.problem import min_memory_bound
@@ -86,6 +79,13 @@ from cpsched.readers.torch_frontend import from_torch  # torch too, when called
 from cpsched.remat.plan import RematResult, remat_result_to_dict
 from cpsched.remat.rewrite import plan_to_graph
 from cpsched.strategies.allocation import refine_module_schedule
+from cpsched.strategies.frontier import (
+    DEFAULT_POINT_TIME_LIMIT,
+    DEFAULT_POINTS,
+    MAX_FRONTIER_POINTS,
+)
+from cpsched.strategies.frontier import Frontier as JointFrontier
+from cpsched.strategies.frontier import frontier as joint_frontier
 from cpsched.strategies.min_peak.method import (
     CUT_SECONDS_PER_OP2,
     DEFAULT_SECONDS_PER_OP,
@@ -2094,7 +2094,7 @@ def frontier(
     """The memory-time frontier of ``graph``: ``cp-joint`` at ``points`` budgets from the
     least peak a plan reaches to the fastest order's peak (``time_limit`` seconds each, and
     with ``deadline``, a ``time.perf_counter()`` instant, no solve past it), with every
-    heuristic's (peak, makespan); see ``cpsched.cp.joint.frontier``.
+    heuristic's (peak, makespan); see ``cpsched.strategies.frontier``.
 
     Examples
     --------

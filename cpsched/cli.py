@@ -40,13 +40,17 @@ from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import _unit, default_device, load_device
 from cpsched.cost.timeline import model_label
-from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, MAX_FRONTIER_POINTS
 from cpsched.layout import cli as layout_cli
 from cpsched.measure import cli as measure_cli
 from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
 from cpsched.plot import plot_memory, require_matplotlib
 from cpsched.readers import sniff_format
+from cpsched.strategies.frontier import (
+    DEFAULT_POINT_TIME_LIMIT,
+    DEFAULT_POINTS,
+    MAX_FRONTIER_POINTS,
+)
 from cpsched.sweep import cli as sweep_cli
 from cpsched.version import version_line
 from cpsched.writers import all_or_nothing, check_target, write_json
