@@ -469,6 +469,19 @@ def measure_minimalloc(runs: int, time_limit: float, instances: list[str] | None
     return rows
 
 
+def _fit_summary(row: dict) -> dict:
+    fits = row["fit_runs"]
+    ok = [f for f in fits if f["rc"] == 0 and (f["capacity_bytes"] or 0) <= CAPACITY]
+    return {
+        "command": row.get("command"),
+        "load_at_start": row.get("load_at_start"),
+        "runs": len(fits),
+        "fitting": len(ok),
+        "seconds": [f["seconds"] for f in fits],
+        "errors": [f["error"] for f in fits if f["rc"] and f.get("error")],
+    }
+
+
 def _count_rows(p: Path) -> int:
     return max(0, len([ln for ln in p.read_text().splitlines() if ln.strip()]) - 1)
 
@@ -735,6 +748,15 @@ def _minimalloc_table(sec: dict) -> list[str]:
             + "; ".join(f"`python {c}` ({', '.join(names)})" for c, names in made.items())
             + ".",
         ]
+    earlier = [(r["instance"], e) for r in rows for e in r.get("earlier", [])]
+    if earlier:
+        L += ["", "Measured again with `--instances`; the earlier runs of those instances:", ""]
+        L += [
+            f"- {name}: {e['fitting']} of {e['runs']} runs fit, seconds "
+            f"{', '.join(f'{x:.1f}' for x in e['seconds'])}, load at start "
+            f"{e['load_at_start']}" + (f"; errors: {'; '.join(e['errors'])}" if e["errors"] else "")
+            for name, e in earlier
+        ]
     L += [
         "",
         f"Every run fits in 1,048,576 bytes on {all_fit} of {n} instances, each within "
@@ -913,6 +935,11 @@ def main(argv=None) -> int:
                     if instances is not None and name in res["sections"]:
                         # the other instances' rows stay, each with the command that made it
                         done = {r["instance"] for r in rows}
+                        before = {r["instance"]: r for r in res["sections"][name]["rows"]}
+                        for r in rows:  # what the run before said stays visible
+                            if r["instance"] in before:
+                                old = before[r["instance"]]
+                                r["earlier"] = [*old.get("earlier", []), _fit_summary(old)]
                         rows = sorted(
                             [r for r in res["sections"][name]["rows"] if r["instance"] not in done]
                             + rows,
