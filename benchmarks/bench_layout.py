@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -754,7 +755,10 @@ def _minimalloc_table(sec: dict) -> list[str]:
         L += [
             f"- {name}: {e['fitting']} of {e['runs']} runs fit, seconds "
             f"{', '.join(f'{x:.1f}' for x in e['seconds'])}, load at start "
-            f"{e['load_at_start']}" + (f"; errors: {'; '.join(e['errors'])}" if e["errors"] else "")
+            f"{e['load_at_start']}"
+            + "".join(
+                f"; {n} run{'s' if n > 1 else ''}: {msg}" for msg, n in Counter(e["errors"]).items()
+            )
             for name, e in earlier
         ]
     L += [
