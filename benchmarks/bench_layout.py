@@ -24,7 +24,8 @@ Sections:
 - ``allocated``: for every jax 0.12 program with a ``.memopt`` twin (XLA:CPU), the peak
   (cpsched's accounting of XLA's live ranges) and the allocated bytes (XLA's buffer
   assignment) of XLA's two orders, each dump's own, and of ``cpsched schedule
-  --time-limit T`` (cp on the default dump).
+  --time-limit T --deterministic`` (cp on the default dump; its figures do not depend on
+  the machine's load, ``--wall-clock`` runs cp as the command's default does).
 - ``layout``: ``cpsched layout`` on each module cp wrote in ``allocated`` (its own order):
   does a layout reach the order's peak, the most bytes live at once (no layout of that
   order can use less), and is that peak cp's proven floor?
@@ -674,7 +675,11 @@ def _allocated_summary(rows: list[dict]) -> str:
 
 def _other_mode(sec: dict) -> list[str]:
     m = sec.get("machine", {})
-    mode = "`--deterministic`" if sec.get("deterministic") else "wall-clock limits (the default)"
+    mode = (
+        "`--deterministic`"
+        if sec.get("deterministic")
+        else "wall-clock limits (`cpsched schedule`'s default)"
+    )
     return [
         f"The same section run with {mode}, `--time-limit {fmt(sec.get('cp_time_limit'))}`, "
         f"load average {m.get('load_average')} at the start and {sec.get('load_at_end')} at "
@@ -720,6 +725,16 @@ def _minimalloc_table(sec: dict) -> list[str]:
         in_time += bool(ok) and len(ok) == len(fits) and max(secs) <= (time_limit or 60)
         optimal += least["status"] == "OPTIMAL"
     n = len(rows)
+    made: dict[str, list[str]] = {}
+    for r in rows:
+        made.setdefault(str(r.get("command")), []).append(r["instance"])
+    if len(made) > 1:  # rows kept from earlier runs (--instances)
+        L += [
+            "",
+            "Rows made by "
+            + "; ".join(f"`python {c}` ({', '.join(names)})" for c, names in made.items())
+            + ".",
+        ]
     L += [
         "",
         f"Every run fits in 1,048,576 bytes on {all_fit} of {n} instances, each within "
@@ -824,11 +839,12 @@ def main(argv=None) -> int:
         help="`cpsched layout` seconds per cp module (layout section; default: 20)",
     )
     ap.add_argument(
-        "--deterministic",
+        "--wall-clock",
         action="store_true",
-        help="cp with --deterministic in the allocated section: one worker, the limit in "
-        "CP-SAT's deterministic time and a fixed number of buffer assignments, so that its "
-        "figures do not depend on the machine's load (default: wall-clock limits)",
+        help="cp with wall-clock limits in the allocated section, as `cpsched schedule` "
+        "runs by default (default: --deterministic: one worker, the limit in CP-SAT's "
+        "deterministic time and a fixed number of buffer assignments, so that the figures "
+        "do not depend on the machine's load)",
     )
     ap.add_argument("--from-json", metavar="JSON", help="rewrite the table from these rows")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results_layout.md"))
@@ -863,8 +879,9 @@ def main(argv=None) -> int:
             command += f" --instances {args.instances}"
         if args.programs:
             command += f" --programs {args.programs}"
-        if args.deterministic:
-            command += " --deterministic"
+        args.deterministic = not args.wall_clock
+        if args.wall_clock:
+            command += " --wall-clock"
         instances = [x.upper() for x in _names([args.instances])] if args.instances else None
         chosen = _names([args.programs]) if args.programs else None
         keep = Path(tempfile.mkdtemp(prefix="bench_layout_"))

@@ -122,7 +122,12 @@ def cpu_rows(
 def cpu_section(rows: list[dict], env: dict, command: str) -> list[str]:
     ok = [r for r in rows if "error" not in r]
     cols = (
-        ("predicted_shipped", "`cpu` preset (shipped)"),
+        (
+            "predicted_shipped",
+            "`cpu` preset (shipped; fitted to this same run, so in-sample)"
+            if env.get("date") and env["date"] in str(env.get("shipped", ""))
+            else "`cpu` preset (shipped; fitted to an earlier run)",
+        ),
         ("predicted_fit", "fitted in this run, all programs (in-sample)"),
         ("predicted_held_out", "fitted in this run without the program (held out)"),
     )
