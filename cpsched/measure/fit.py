@@ -27,7 +27,8 @@ import numpy as np
 
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import static
-from cpsched.cost.model import collective_of
+from cpsched.cost.model import collective_of, load_device
+from cpsched.cost.timeline import timeline
 
 # Ops whose cost the model does not take from the roofline of their own flops and bytes:
 # loops and conditionals (their bodies' ops are timed one by one), calls, and collectives.
@@ -253,8 +254,6 @@ class StepFit:
 def step_terms(graph: Graph, device: Mapping[str, Any], program: str = "", measured=0.0) -> Step:
     """``Step`` of ``graph``'s own order under ``device`` (a device file's keys) with its
     launch and step overheads set aside: two timelines, at 0 and at 1 us per launch."""
-    from cpsched.cost.model import load_device
-    from cpsched.cost.timeline import timeline
 
     def span(launch_us: float) -> float:
         dev = load_device({**device, "launch_overhead_us": launch_us, "step_overhead_us": 0.0})
