@@ -57,15 +57,8 @@ from cpsched.core.scenarios import (
 )
 from cpsched.core.transforms import convert_sync_collectives
 from cpsched.core.units import format_bytes, format_bytes_exact, format_seconds, format_time
-from cpsched.cost.model import estimate, load_device, load_profile
+from cpsched.cost.model import default_device, estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
-from cpsched.cp.joint.frontier import (
-    DEFAULT_POINT_TIME_LIMIT,
-    DEFAULT_POINTS,
-    MAX_FRONTIER_POINTS,
-)
-from cpsched.cp.joint.frontier import Frontier as JointFrontier
-from cpsched.cp.joint.frontier import frontier as joint_frontier
 from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph as cut_problem
 from cpsched.cp.remat.problem import min_memory_bound
@@ -86,6 +79,13 @@ from cpsched.readers.torch_frontend import from_torch  # torch too, when called
 from cpsched.remat.plan import RematResult, remat_result_to_dict
 from cpsched.remat.rewrite import plan_to_graph
 from cpsched.strategies.allocation import refine_module_schedule
+from cpsched.strategies.frontier import (
+    DEFAULT_POINT_TIME_LIMIT,
+    DEFAULT_POINTS,
+    MAX_FRONTIER_POINTS,
+)
+from cpsched.strategies.frontier import Frontier as JointFrontier
+from cpsched.strategies.frontier import frontier as joint_frontier
 from cpsched.strategies.min_peak.method import (
     CUT_SECONDS_PER_OP2,
     DEFAULT_SECONDS_PER_OP,
@@ -721,6 +721,7 @@ def schedule(
     g = read(graph)
     sc = scenarios_for(g, scenarios)
     name, opts = _method_and_options(method, objective, options)
+    opts.setdefault("device", default_device(g))  # the preset of every time figure
     m = get_method(name)
     if time_limit is None:
         time_limit = DEFAULT_TIME_LIMITS.get(m.name, DEFAULT_TIME_LIMIT)
@@ -1508,6 +1509,7 @@ class Comparison:
             "scenarios": list(self.scenarios.names),
             "time_unit": self.time_unit,
             "time_model": self.model,
+            "device": self.settings.get("device"),
             "lower_bound_bytes": dict(self.bound),
             "lower_bound_note": self.bound_note,
             "gap_definition": "(peak - bound) / peak, bound = the best proven lower "
@@ -1707,7 +1709,7 @@ def compare(
     seed: int = DEFAULT_SEED,
     deterministic: bool = False,
     solvers: bool = True,
-    device: str = "h100",
+    device: str | None = None,
     profile: str | None = None,
     as_dataframe: bool = False,
     async_collectives: bool = False,
@@ -1730,8 +1732,9 @@ def compare(
         each solver row gets at most ``time_limit`` and its share of the time left, and
         rows that find no time left are listed as not run.
     device, profile : str
-        Cost model for makespan and exposed communication (``h100``, ``a100``,
-        ``xla-approx`` or a file; measured op times).
+        Cost model for makespan and exposed communication (``h100``, ``a100``, ``cpu``,
+        ``xla-approx`` or a file; default ``cpu`` for a module XLA:CPU optimized, else
+        ``h100``), and measured op times.
     as_dataframe : bool, default False
         Return ``Comparison.to_pandas()`` instead of the ``Comparison``.
 
@@ -1768,6 +1771,7 @@ def compare(
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
     names = _compare_methods(g, methods, solvers)
+    device = device if device is not None else default_device(g)
     costs = _costs(g, sc, device, profile)
     results: dict[str, Result] = {}
     timelines: dict[str, Any] = {}
@@ -2079,7 +2083,7 @@ def frontier(
     time_limit: float = DEFAULT_POINT_TIME_LIMIT,
     evict: bool = False,
     bandwidth: float | None = None,
-    device: str = "h100",
+    device: str | None = None,
     profile: str | None = None,
     workers: int = DEFAULT_WORKERS,
     seed: int = DEFAULT_SEED,
@@ -2090,7 +2094,7 @@ def frontier(
     """The memory-time frontier of ``graph``: ``cp-joint`` at ``points`` budgets from the
     least peak a plan reaches to the fastest order's peak (``time_limit`` seconds each, and
     with ``deadline``, a ``time.perf_counter()`` instant, no solve past it), with every
-    heuristic's (peak, makespan); see ``cpsched.cp.joint.frontier``.
+    heuristic's (peak, makespan); see ``cpsched.strategies.frontier``.
 
     Examples
     --------
@@ -2119,7 +2123,7 @@ def frontier(
         time_limit=float(time_limit),
         evict=evict,
         bandwidth=bandwidth,
-        device=device,
+        device=device if device is not None else default_device(g),
         profile=profile,
         workers=int(workers),
         seed=int(seed),
@@ -2158,10 +2162,12 @@ def _check_result(result) -> None:
         raise InputTypeError(f"expected a Result, not {type(result).__name__}")
 
 
-def timeline(result: Result, device: str = "h100", profile: str | None = None):
+def timeline(result: Result, device: str | None = None, profile: str | None = None):
     """The cost model's timeline (makespan, exposed communication per scenario) of a result
-    (of its main order; ``plan_timelines`` for a remat plan's clones and copies)."""
+    (of its main order; ``plan_timelines`` for a remat plan's clones and copies);
+    ``device``: default ``cpu`` for a module XLA:CPU optimized, else ``h100``."""
     _check_result(result)
+    device = device if device is not None else default_device(result.graph)
     return simulate_timeline(
         result.graph,
         result.order,
@@ -2171,12 +2177,14 @@ def timeline(result: Result, device: str = "h100", profile: str | None = None):
 
 
 def plan_timelines(
-    result: Result, device: str = "h100", profile: str | None = None
+    result: Result, device: str | None = None, profile: str | None = None
 ) -> dict[str, Any]:
     """A remat plan's timeline per scenario (``{scenario: Timelines}``): the plan written
     into the graph (clones as ops, host copies as async copy pairs: ``plan_to_graph``),
-    under the cost model."""
+    under the cost model (``device``: default ``cpu`` for a module XLA:CPU optimized, else
+    ``h100``)."""
     _check_result(result)
+    device = device if device is not None else default_device(result.graph)
     if result.plan is None:
         raise InputError(f"{result.method}: not a remat plan (use timeline)")
     plan, out = result.plan, {}

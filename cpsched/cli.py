@@ -38,15 +38,19 @@ from cpsched.core.inputs import check_input_file
 from cpsched.core.process import process_start, short_time_text
 from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
-from cpsched.cost.model import _unit, load_device
+from cpsched.cost.model import _unit, default_device, load_device
 from cpsched.cost.timeline import model_label
-from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, MAX_FRONTIER_POINTS
 from cpsched.layout import cli as layout_cli
 from cpsched.measure import cli as measure_cli
 from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
 from cpsched.plot import plot_memory, require_matplotlib
 from cpsched.readers import sniff_format
+from cpsched.strategies.frontier import (
+    DEFAULT_POINT_TIME_LIMIT,
+    DEFAULT_POINTS,
+    MAX_FRONTIER_POINTS,
+)
 from cpsched.sweep import cli as sweep_cli
 from cpsched.version import version_line
 from cpsched.writers import all_or_nothing, check_target, write_json
@@ -104,6 +108,8 @@ def _read(args) -> Graph:
         note = api.async_collectives_note(g)
         if note:
             print(f"note: {note}", file=sys.stderr)
+    if hasattr(args, "device") and args.device is None:
+        args.device = default_device(g)
     return g
 
 
@@ -661,6 +667,7 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
     info = r.info
     if info.get("makespan"):
         unit = info.get("unit", "s")
+        data["device"] = str(args.device)  # the preset of the time figures
         model = tl.model if tl is not None else _time_model(args.device, unit)
         for n in sc.names:
             lines.append(
@@ -939,8 +946,8 @@ def _add_solver_options(q: argparse.ArgumentParser, default_limit: str) -> None:
 def _add_cost_options(q: argparse.ArgumentParser) -> None:
     q.add_argument(
         "--device",
-        default="h100",
-        help="cost-model preset (h100, a100, xla-approx) or a TOML/JSON file (default: h100)",
+        help="cost-model preset (h100, h200, a100, cpu, xla-approx) or a TOML/JSON file "
+        "(default: cpu for a module XLA:CPU optimized, else h100)",
     )
     q.add_argument(
         "--profile",

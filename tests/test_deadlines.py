@@ -222,7 +222,7 @@ def overlap_case():
 
 
 def test_the_hoist_starts_no_step_that_would_end_past_its_deadline(monkeypatch):
-    from cpsched.cp.overlap import hints
+    from cpsched.strategies.overlap import hints
 
     g, sc, prob, order, budget = overlap_case()
     clock = FakeClock()
@@ -287,7 +287,7 @@ def test_remat_keeps_a_heuristic_plan_when_the_reorder_search_takes_all_the_time
 def test_frontier_starts_no_solve_whose_fixed_work_would_not_fit(monkeypatch):
     # a solve's work besides its search is seconds on 100k ops: with less time than that
     # per solve, none starts, and the heuristics' orders set the range
-    from cpsched.cp.joint import frontier as fr
+    from cpsched.strategies import frontier as fr
 
     def refuse(*a, **k):
         raise AssertionError("a solve started without time for it")
@@ -314,7 +314,7 @@ def test_frontier_starts_no_solve_whose_fixed_work_would_not_fit(monkeypatch):
 def test_overlap_phases_take_their_shares_of_the_time_left_not_of_the_limit(monkeypatch):
     # with 4 s left of a 100 s limit, the heuristics' and the hoist's phases end within
     # their shares of those 4 s (of the 100 s they ran to the deadline: no solver time)
-    from cpsched.cp.overlap import solve as ov
+    from cpsched.strategies.overlap import method as ov
 
     seen = {}
     real_cands, real_hoist = ov.overlap_candidates, ov.budget_hoist
@@ -342,8 +342,8 @@ def test_the_heuristics_phase_counts_the_evaluation_of_each_order(monkeypatch):
     # evaluating a heuristic's order (a timeline: a second at 100k ops) is timed with its
     # run, so that no run starts whose evaluation would end past the phase's deadline; the
     # evaluations after the phase used to take 40 s of a 30 s limit at 100k ops
-    from cpsched.cp.overlap import candidates as cd
-    from cpsched.cp.overlap.solve import OVERLAP_HEURISTICS
+    from cpsched.strategies.overlap import candidates as cd
+    from cpsched.strategies.overlap.method import OVERLAP_HEURISTICS
 
     g, sc, prob, order, budget = overlap_case()
     clock = FakeClock()
@@ -363,7 +363,7 @@ def test_the_heuristics_phase_counts_the_evaluation_of_each_order(monkeypatch):
 
 
 def test_the_hoist_and_the_repair_past_their_deadline_do_no_work(monkeypatch):
-    from cpsched.cp.overlap import hints
+    from cpsched.strategies.overlap import hints
 
     g, sc, prob, order, budget = overlap_case()
 

@@ -324,9 +324,9 @@ def test_method_options_cover_the_solvers_keywords():
     # a keyword a solver takes but METHOD_OPTIONS lacks would be refused as a typo
     import inspect
 
-    from cpsched.cp.joint.solve import solve_joint
+    from cpsched.strategies.joint.method import solve_joint
     from cpsched.strategies.min_peak.method import solve
-    from cpsched.cp.overlap.solve import solve_overlap
+    from cpsched.strategies.overlap.method import solve_overlap
     from cpsched.strategies.remat.method import solve_remat
     from cpsched.methods import METHOD_OPTIONS
 

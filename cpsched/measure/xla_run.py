@@ -1358,11 +1358,14 @@ def backend(platform: str = "auto") -> Backend:
 
 
 def profile_ops(be: Backend, compiled: Compiled, args_fn, runs: int) -> dict:
-    """Per-op time of one step from the profiler's events: ``{op: [seconds, count]}`` summed
-    over ``runs`` steps and divided by them. Ops are named by the events' ``hlo_op`` stat
-    (XLA:CPU's thunks, XLA:GPU's kernels where the tracer gives it), else by the event's
-    own name on a device plane (XLA:GPU names a kernel after its fusion). Events of device
-    planes are preferred; the planes used and the stat keys seen are reported too."""
+    """Per-op time of one step from the profiler's events: ``{op: [seconds, count]}`` per
+    step. Ops are named by the events' ``hlo_op`` stat (XLA:CPU's thunks, XLA:GPU's kernels
+    where the tracer gives it), else by the event's own name on a device plane (XLA:GPU
+    names a kernel after its fusion). Events of device planes are preferred; the planes
+    used and the stat keys seen are reported too. Where the events say which run they
+    belong to (``run_id``), an op's time is the median over the runs of its time in each
+    (``per_run``: true), so that a step the machine's other work interrupted does not
+    count; else the sum over the runs divided by them."""
     from jax._src.profiler import ProfileData
     from jaxlib import _profiler
 
@@ -1373,11 +1376,11 @@ def profile_ops(be: Backend, compiled: Compiled, args_fn, runs: int) -> dict:
     finally:
         xspace = session.stop()
     data = ProfileData.from_serialized_xspace(xspace)
-    found: dict[str, dict[str, list[float]]] = {}
+    found: dict[str, dict[str, dict[Any, list[float]]]] = {}
     keys: set[str] = set()
     for plane in data.planes:
         device = plane.name.startswith("/device:")
-        per: dict[str, list[float]] = {}
+        per: dict[str, dict[Any, list[float]]] = {}
         for line in plane.lines:
             for ev in line.events:
                 stats = dict(ev.stats)
@@ -1385,21 +1388,36 @@ def profile_ops(be: Backend, compiled: Compiled, args_fn, runs: int) -> dict:
                 op = stats.get("hlo_op") or (ev.name if device else None)
                 if not op:
                     continue
-                slot = per.setdefault(str(op), [0.0, 0.0])
-                slot[0] += ev.duration_ns * 1e-9 / runs
-                slot[1] += 1.0 / runs
+                slot = per.setdefault(str(op), {}).setdefault(stats.get("run_id"), [0.0, 0.0])
+                slot[0] += ev.duration_ns * 1e-9
+                slot[1] += 1.0
         if per:
             found[plane.name] = per
     chosen = {k: v for k, v in found.items() if k.startswith("/device:")} or found
-    ops: dict[str, list[float]] = {}
+    by_run: dict[str, dict[Any, list[float]]] = {}
     for per in chosen.values():
-        for op, (sec, cnt) in per.items():
-            slot = ops.setdefault(op, [0.0, 0.0])
-            slot[0] += sec
-            slot[1] += cnt
+        for op, runs_of in per.items():
+            mine = by_run.setdefault(op, {})
+            for run, (sec, cnt) in runs_of.items():
+                slot = mine.setdefault(run, [0.0, 0.0])
+                slot[0] += sec
+                slot[1] += cnt
+    ids = {run for runs_of in by_run.values() for run in runs_of}
+    per_run = None not in ids and len(ids) == runs
+    ops: dict[str, list[float]] = {}
+    for op, runs_of in by_run.items():
+        if per_run:
+            vals = list(runs_of.values()) + [[0.0, 0.0]] * (runs - len(runs_of))
+            ops[op] = [statistics.median(v[0] for v in vals), statistics.median(v[1] for v in vals)]
+        else:
+            ops[op] = [
+                sum(v[0] for v in runs_of.values()) / runs,
+                sum(v[1] for v in runs_of.values()) / runs,
+            ]
     return {
         "planes": sorted(chosen),
         "stat_keys": sorted(keys)[:40],
+        "per_run": per_run,
         "ops": {k: [round(v[0], 12), round(v[1], 3)] for k, v in ops.items()},
     }
 

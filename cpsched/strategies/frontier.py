@@ -29,12 +29,12 @@ from cpsched.core.scenarios import Scenarios, static
 from cpsched.core.units import format_bytes
 from cpsched.cost.timeline import model_label, simulate_timeline
 from cpsched.cp import runtime
-from cpsched.cp.joint.solve import solve_joint
 from cpsched.cp.overlap.problem import build_problem
-from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.methods import load_all
 from cpsched.remat.skeleton import Skeleton
+from cpsched.strategies.joint.method import solve_joint
+from cpsched.strategies.overlap.method import solve_overlap
 from cpsched.strategies.remat.method import solve_remat
 
 DEFAULT_POINTS = 10
