@@ -40,8 +40,8 @@ RESULTS = REPO / "benchmarks" / "results_cp_memory.md"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build  # noqa: E402
-from cpsched.cp.memory.builder import run
+from cpsched.cp.memory.solve import ModelOptions, ObjectiveSpec, build  # noqa: E402
+from cpsched.cp.memory.solve import run
 from cpsched.cp.runtime import SolverConfig  # noqa: E402
 from cpsched.cp.memory.naive import solve_naive  # noqa: E402
 from cpsched.cp.memory.problem import from_graph  # noqa: E402

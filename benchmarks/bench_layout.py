@@ -24,7 +24,8 @@ Sections:
 - ``allocated``: for every jax 0.12 program with a ``.memopt`` twin (XLA:CPU), the peak
   (cpsched's accounting of XLA's live ranges) and the allocated bytes (XLA's buffer
   assignment) of XLA's two orders, each dump's own, and of ``cpsched schedule
-  --time-limit T`` (cp on the default dump).
+  --time-limit T --deterministic`` (cp on the default dump; its figures do not depend on
+  the machine's load, ``--wall-clock`` runs cp as the command's default does).
 - ``layout``: ``cpsched layout`` on each module cp wrote in ``allocated`` (its own order):
   does a layout reach the order's peak, the most bytes live at once (no layout of that
   order can use less), and is that peak cp's proven floor?
@@ -48,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -182,7 +184,19 @@ def measure_compiled() -> list[dict]:
             # the file as the plan named it, relative to the repository
             f = o["file"]
             rel = next(f[f.index(k) :] for k in ("benchmarks/", "models/") if k in f)
-            ba = assign_buffers(read_hlo_module(str(REPO / rel)), target="gpu")
+            module = read_hlo_module(str(REPO / rel))
+            ba = assign_buffers(module, target="gpu")
+            final = set(o.get("xla_order") or ())
+            # copies of the entry that XLA's final module no longer has
+            dropped_copies = (
+                [
+                    i.name
+                    for i in module.entry.instructions
+                    if i.opcode == "copy" and i.name not in final
+                ]
+                if final
+                else []
+            )
             check = o.get("order_check") or {}
             row.update(
                 temp_bytes=ba.temp_bytes,
@@ -194,6 +208,7 @@ def measure_compiled() -> list[dict]:
                 dropped_by_xla=check.get("dropped_by_xla"),
                 added_by_xla_own_order=own.get("added_by_xla"),
                 dropped_by_xla_own_order=own.get("dropped_by_xla"),
+                dropped_copies=dropped_copies,
             )
             rows.append(row)
     return rows
@@ -209,9 +224,9 @@ def _compiled_table(sec: dict) -> list[str]:
         "*equal*: the temp bytes of cpsched's assignment for the order (`--json` "
         "`temp_bytes`) equal `compiled.memory_analysis()`'s, and so do the host temp bytes. "
         "XLA:GPU adds and drops instructions after scheduling (copies it finds it can "
-        "remove, async wrappers of collectives); where it added or dropped others in an "
-        "order than in its own order of the same module, the module it assigned is not the "
-        "one cpsched assigned (*XLA changed it*).",
+        "remove, async wrappers of collectives); where it dropped copies of the entry, or "
+        "added or dropped others in an order than in its own order of the same module, the "
+        "module it assigned is not the one cpsched assigned (*XLA changed it*).",
         "",
         "| order | compiled | equal | XLA changed it | differ otherwise |",
         "|---|---:|---:|---:|---:|",
@@ -225,6 +240,7 @@ def _compiled_table(sec: dict) -> list[str]:
             f"| {len(rs) - len(eq) - len(changed)} |"
         )
     bad = [r for r in rows if not _compiled_equal(r)]
+    over = [r["temp_bytes"] - r["xla_temp_bytes"] for r in bad if _changed(r)]
     if bad:
         L += ["", "Orders that differ (temp bytes, cpsched / XLA):", ""]
         L += [
@@ -233,6 +249,11 @@ def _compiled_table(sec: dict) -> list[str]:
             f"({r['temp_bytes'] - r['xla_temp_bytes']:+,}); XLA added / dropped "
             f"{r['added_by_xla']} / {r['dropped_by_xla']} instructions, in its own order "
             f"{r['added_by_xla_own_order']} / {r['dropped_by_xla_own_order']}"
+            + (
+                f"; copies dropped: {', '.join(r['dropped_copies'])}"
+                if r.get("dropped_copies")
+                else ""
+            )
             for r in bad
         ]
     L += [
@@ -240,8 +261,13 @@ def _compiled_table(sec: dict) -> list[str]:
         "XLA's own orders are the corpus dumps of `models/hlo/gpu/`, whose H100 reports "
         "cpsched's assignment equals allocation for allocation (first section); the H200 "
         "compiled each again from that optimized module, so a difference in an `xla` row "
-        "is XLA's second compile against its first. Where XLA dropped copies from cp's "
-        "order, the device allocates less than cpsched's figure says.",
+        "is XLA's second compile against its first. Where XLA dropped copies from an "
+        "order, the device allocates less than cpsched's figure says: XLA:GPU runs its copy "
+        "elision again after scheduling (`RemoveUnnecessaryCopies` under the module's "
+        "order, in `RunPostSchedulingCopyInsertion`), and an order that ends a copy's "
+        "source before its destination is written frees that copy; cpsched assigns the "
+        "module as written and does not reproduce that pass, so for such orders its figure "
+        f"is above XLA's (by at most {max(over, default=0):,} B here).",
     ]
     errors = [r for r in sec["rows"] if "error" in r]
     if errors:
@@ -261,8 +287,9 @@ def _compiled_equal(r: dict) -> bool:
 
 
 def _changed(r: dict) -> bool:
-    """XLA added or dropped other instructions in this order than in its own."""
-    return (r.get("added_by_xla"), r.get("dropped_by_xla")) != (
+    """XLA dropped copies of the entry, or added or dropped other instructions in this
+    order than in its own."""
+    return bool(r.get("dropped_copies")) or (r.get("added_by_xla"), r.get("dropped_by_xla")) != (
         r.get("added_by_xla_own_order"),
         r.get("dropped_by_xla_own_order"),
     )
@@ -296,9 +323,13 @@ def plain(path: Path, tmp: Path) -> Path:
     return dest
 
 
-def measure_allocated(time_limit: float, keep: Path) -> list[dict]:
+def measure_allocated(
+    time_limit: float, keep: Path, only: list[str] | None = None, deterministic: bool = False
+) -> list[dict]:
     rows = []
     for capture, name, default, memopt in programs():
+        if only is not None and _stem(default) not in only:
+            continue
         print(f"allocated: {name} ...", file=sys.stderr, flush=True)
         row: dict = {"capture": capture, "program": name}
         with tempfile.TemporaryDirectory() as tmp:
@@ -321,6 +352,7 @@ def measure_allocated(time_limit: float, keep: Path) -> list[dict]:
                         f"{time_limit:g}",
                         "-o",
                         str(out),
+                        *(["--deterministic"] if deterministic else []),
                     ]
                 )
                 if rc:
@@ -438,6 +470,19 @@ def measure_minimalloc(runs: int, time_limit: float, instances: list[str] | None
     return rows
 
 
+def _fit_summary(row: dict) -> dict:
+    fits = row["fit_runs"]
+    ok = [f for f in fits if f["rc"] == 0 and (f["capacity_bytes"] or 0) <= CAPACITY]
+    return {
+        "command": row.get("command"),
+        "load_at_start": row.get("load_at_start"),
+        "runs": len(fits),
+        "fitting": len(ok),
+        "seconds": [f["seconds"] for f in fits],
+        "errors": [f["error"] for f in fits if f["rc"] and f.get("error")],
+    }
+
+
 def _count_rows(p: Path) -> int:
     return max(0, len([ln for ln in p.read_text().splitlines() if ln.strip()]) - 1)
 
@@ -518,6 +563,8 @@ def table(res: dict) -> str:
         if sec is None:
             continue
         L += TABLES[name](sec)
+        if name == "allocated" and "allocated_other_mode" in res["sections"]:
+            L += _other_mode(res["sections"]["allocated_other_mode"])
         m = sec.get("machine", {})
         L += [
             f"Made by `{sec.get('command')}`: {m.get('cores')} cores, load average "
@@ -570,9 +617,17 @@ def _allocated_table(sec: dict) -> list[str]:
     L = [
         "## Allocated bytes of cp's orders against XLA's",
         "",
-        f"`cpsched schedule DUMP --time-limit {fmt(time_limit)}` (cp: the least peak; a "
-        "fifth of the limit goes to a search among orders of no higher peak for the least "
-        "allocated bytes, `strategies/allocation.py`) on each program's default dump, "
+        f"`cpsched schedule DUMP --time-limit {fmt(time_limit)}{_mode_flag(sec)}` (cp: the "
+        "least peak; a fifth of the limit goes to a search among orders of no higher peak "
+        "for the least allocated bytes, `strategies/allocation.py`"
+        + (
+            "; `--deterministic`: one CP-SAT worker, the limit counted in CP-SAT's "
+            "deterministic time, 20 buffer assignments per second of limit, so the figures "
+            "do not depend on the machine's load and its wall time does"
+            if sec.get("deterministic")
+            else "; wall-clock limits, so a loaded machine gives cp and the search less work"
+        )
+        + ") on each program's default dump, "
         "against XLA:CPU's two orders (each dump's own: the default scheduler and the "
         "memory-optimized one). *peak*: most bytes live at once by cpsched's accounting; "
         "*allocated*: the total of XLA's buffer assignment for the order (equal to XLA's "
@@ -584,22 +639,12 @@ def _allocated_table(sec: dict) -> list[str]:
         "| cp peak / allocated | before search | vs XLA (peak / allocated) | cp s | target |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
-    below = met = equal_peak_above = 0
     for r in rows:
         if "error" in r:
             L.append(f"| {r['capture']} | {r['program']} | error: {fmt(r['error'])} |||||||")
             continue
-        xp = min(r["xla_default_peak"], r["xla_memopt_peak"])
-        xa = min(r["xla_default_allocated"], r["xla_memopt_allocated"])
-        dp, da = r["cp_peak"] - xp, r["cp_allocated"] - xa
-        target = "-"
-        if dp < 0:
-            below += 1
-            ok = da < 0
-            met += ok
-            target = "yes" if ok else "**no**"
-        elif da > 0:
-            equal_peak_above += 1
+        dp, da = _against_xla(r)
+        target = "-" if dp >= 0 else ("yes" if da < 0 else "**no**")
         L.append(
             f"| {r['capture']} | {r['program']} "
             f"| {fmt(r['xla_default_peak'])} / {fmt(r['xla_default_allocated'])} "
@@ -608,14 +653,53 @@ def _allocated_table(sec: dict) -> list[str]:
             f"| {fmt(r.get('cp_allocated_before_search'))} "
             f"| {dp:+,} / {da:+,} | {r['cp_seconds']} | {target} |"
         )
-    L += [
-        "",
-        f"cp's peak is below both of XLA's orders on {below} programs; its allocated bytes "
-        f"are below both of theirs on {met} of them. Where cp's peak ties XLA's, its "
-        f"allocated bytes are above on {equal_peak_above}.",
+    L += ["", _allocated_summary(rows), ""]
+    return L
+
+
+def _mode_flag(sec: dict) -> str:
+    return " --deterministic" if sec.get("deterministic") else ""
+
+
+def _against_xla(r: dict) -> tuple[int, int]:
+    """cp minus the lower of XLA's two orders: (peak, allocated)."""
+    xp = min(r["xla_default_peak"], r["xla_memopt_peak"])
+    xa = min(r["xla_default_allocated"], r["xla_memopt_allocated"])
+    return r["cp_peak"] - xp, r["cp_allocated"] - xa
+
+
+def _allocated_summary(rows: list[dict]) -> str:
+    ok_rows = [r for r in rows if "error" not in r]
+    diffs = [(r, *_against_xla(r)) for r in ok_rows]
+    below = [(r, da) for r, dp, da in diffs if dp < 0]
+    missed = [r["program"] for r, da in below if da >= 0]
+    tie_above = [r["program"] for r, dp, da in diffs if dp == 0 and da > 0]
+    text = (
+        f"cp's peak is below both of XLA's orders on {len(below)} of {len(ok_rows)} programs; "
+        f"its allocated bytes are below both of theirs on {len(below) - len(missed)} of them"
+    )
+    text += f" (not on {', '.join(missed)})." if missed else "."
+    text += f" Where cp's peak ties XLA's, its allocated bytes are above on {len(tie_above)}"
+    text += f" ({', '.join(tie_above)})." if tie_above else "."
+    errors = len(rows) - len(ok_rows)
+    if errors:
+        text += f" {errors} programs failed (error rows)."
+    return text
+
+
+def _other_mode(sec: dict) -> list[str]:
+    m = sec.get("machine", {})
+    mode = (
+        "`--deterministic`"
+        if sec.get("deterministic")
+        else "wall-clock limits (`cpsched schedule`'s default)"
+    )
+    return [
+        f"The same section run with {mode}, `--time-limit {fmt(sec.get('cp_time_limit'))}`, "
+        f"load average {m.get('load_average')} at the start and {sec.get('load_at_end')} at "
+        f"the end (`{sec.get('command')}`): " + _allocated_summary(sec["rows"]),
         "",
     ]
-    return L
 
 
 def _minimalloc_table(sec: dict) -> list[str]:
@@ -655,6 +739,28 @@ def _minimalloc_table(sec: dict) -> list[str]:
         in_time += bool(ok) and len(ok) == len(fits) and max(secs) <= (time_limit or 60)
         optimal += least["status"] == "OPTIMAL"
     n = len(rows)
+    made: dict[str, list[str]] = {}
+    for r in rows:
+        made.setdefault(str(r.get("command")), []).append(r["instance"])
+    if len(made) > 1:  # rows kept from earlier runs (--instances)
+        L += [
+            "",
+            "Rows made by "
+            + "; ".join(f"`python {c}` ({', '.join(names)})" for c, names in made.items())
+            + ".",
+        ]
+    earlier = [(r["instance"], e) for r in rows for e in r.get("earlier", [])]
+    if earlier:
+        L += ["", "Measured again with `--instances`; the earlier runs of those instances:", ""]
+        L += [
+            f"- {name}: {e['fitting']} of {e['runs']} runs fit, seconds "
+            f"{', '.join(f'{x:.1f}' for x in e['seconds'])}, load at start "
+            f"{e['load_at_start']}"
+            + "".join(
+                f"; {n} run{'s' if n > 1 else ''}: {msg}" for msg, n in Counter(e["errors"]).items()
+            )
+            for name, e in earlier
+        ]
     L += [
         "",
         f"Every run fits in 1,048,576 bytes on {all_fit} of {n} instances, each within "
@@ -744,6 +850,12 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--runs", type=int, default=3, help="fit runs per MiniMalloc instance")
     ap.add_argument(
+        "--programs",
+        metavar="NAME,...",
+        help="programs of the allocated and layout sections, by name (default: all; a "
+        "partial run for checking the script, its table is not the whole one)",
+    )
+    ap.add_argument(
         "--cp-time-limit", type=float, default=20.0, help="cp seconds per program (default: 20)"
     )
     ap.add_argument(
@@ -751,6 +863,14 @@ def main(argv=None) -> int:
         type=float,
         default=20.0,
         help="`cpsched layout` seconds per cp module (layout section; default: 20)",
+    )
+    ap.add_argument(
+        "--wall-clock",
+        action="store_true",
+        help="cp with wall-clock limits in the allocated section, as `cpsched schedule` "
+        "runs by default (default: --deterministic: one worker, the limit in CP-SAT's "
+        "deterministic time and a fixed number of buffer assignments, so that the figures "
+        "do not depend on the machine's load)",
     )
     ap.add_argument("--from-json", metavar="JSON", help="rewrite the table from these rows")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results_layout.md"))
@@ -783,7 +903,13 @@ def main(argv=None) -> int:
             command += f" --only {','.join(only)}"
         if args.instances:
             command += f" --instances {args.instances}"
+        if args.programs:
+            command += f" --programs {args.programs}"
+        args.deterministic = not args.wall_clock
+        if args.wall_clock:
+            command += " --wall-clock"
         instances = [x.upper() for x in _names([args.instances])] if args.instances else None
+        chosen = _names([args.programs]) if args.programs else None
         keep = Path(tempfile.mkdtemp(prefix="bench_layout_"))
         try:
             for name in SECTIONS:
@@ -796,8 +922,12 @@ def main(argv=None) -> int:
                 elif name == "compiled":
                     rows = measure_compiled()
                 elif name == "allocated":
-                    meta["cp_time_limit"] = args.cp_time_limit
-                    rows = measure_allocated(args.cp_time_limit, keep)
+                    meta.update(cp_time_limit=args.cp_time_limit, deterministic=args.deterministic)
+                    prev = res["sections"].get("allocated")
+                    if prev is not None and bool(prev.get("deterministic")) != args.deterministic:
+                        # the other mode's run stays, summed up beside this one
+                        res["sections"]["allocated_other_mode"] = prev
+                    rows = measure_allocated(args.cp_time_limit, keep, chosen, args.deterministic)
                 elif name == "layout":
                     meta["layout_time_limit"] = args.layout_time_limit
                     rows = measure_layout(
@@ -809,6 +939,11 @@ def main(argv=None) -> int:
                     if instances is not None and name in res["sections"]:
                         # the other instances' rows stay, each with the command that made it
                         done = {r["instance"] for r in rows}
+                        before = {r["instance"]: r for r in res["sections"][name]["rows"]}
+                        for r in rows:  # what the run before said stays visible
+                            if r["instance"] in before:
+                                old = before[r["instance"]]
+                                r["earlier"] = [*old.get("earlier", []), _fit_summary(old)]
                         rows = sorted(
                             [r for r in res["sections"][name]["rows"] if r["instance"] not in done]
                             + rows,

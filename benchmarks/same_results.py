@@ -7,6 +7,7 @@ placeholders). ``check`` compares two captures case by case.
 
     python benchmarks/same_results.py capture OUT [--tier quick|full] [--ref REV]
     python benchmarks/same_results.py check BEFORE AFTER [--stable BEFORE2]
+    python benchmarks/same_results.py recheck BEFORE AFTER   # the cases that differ, again
     python benchmarks/same_results.py run [--tier quick] [--ref main] [--after REV]  # both, check
 
 ``--ref REV`` captures the package as it is at git revision REV (``git archive`` of
@@ -38,8 +39,9 @@ EXPECTED = REPO / "benchmarks" / "same_results_expected.json"
 CACHE = REPO / ".same_results"
 COMMON = ["--deterministic", "--workers", "1", "--seed", "0"]
 TIME_LIMIT = {"quick": "2", "full": "5"}
-# wall-clock figures: differ run to run whatever the code
-WALL_KEYS = {"seconds", "wall", "wall_s", "timings", "elapsed"}
+# wall-clock figures (and the phase budgets cut from the wall time left): differ run to run
+# whatever the code
+WALL_KEYS = {"seconds", "wall", "wall_s", "timings", "elapsed", "clock_limit"}
 WALL_TEXT = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?\s?(?:s|ms|seconds)\b")
 
 QUICK_INPUTS = [
@@ -365,7 +367,7 @@ def capture(
         tasks = []
         for path in inputs(tier, peers):
             cid = case_id(path, peers)
-            if only and not fnmatch.fnmatch(cid, only):
+            if only and not any(fnmatch.fnmatch(cid, g) for g in only.split(",")):
                 continue
             rc, text, err = run_cli(src, REPO, ["simulate", str(path), "--json"], 300)
             budget, collectives = None, False
@@ -452,7 +454,8 @@ def check(before: Path, after: Path, stable: Path | None) -> int:
     a, b = load(before), load(after)
     meta = json.loads((after / "meta.json").read_text())
     if meta.get("only"):  # a partial capture: compare the inputs it ran
-        a = {k: v for k, v in a.items() if fnmatch.fnmatch(k.split("/")[0], meta["only"])}
+        globs = meta["only"].split(",")
+        a = {k: v for k, v in a.items() if any(fnmatch.fnmatch(k.split("/")[0], g) for g in globs)}
     s = load(stable) if stable else {}
     allowed = expected_changes()
     same = unstable = expected = 0
@@ -494,6 +497,62 @@ def check(before: Path, after: Path, stable: Path | None) -> int:
     return 1 if bad else 0
 
 
+def recheck(before: Path, after: Path, jobs: int, peers: Path) -> int:
+    """Run every case that differs once more with both revisions: a case whose BEFORE
+    revision does not reproduce its own capture is unstable (its output depends on the
+    machine's load, not on the change); one whose AFTER rerun matches BEFORE was a flake;
+    the rest differ."""
+    a, b = load(before), load(after)
+    meta_a = json.loads((before / "meta.json").read_text())
+    meta_b = json.loads((after / "meta.json").read_text())
+    keys = ("rc", "stderr", "artifacts")
+    cases = [c for c in sorted(set(a) & set(b)) if any(a[c][k] != b[c][k] for k in keys)]
+    scratch = Path(tempfile.mkdtemp(prefix="same_results."))
+    verdict: dict[str, str] = {}
+    try:
+        blobs = scratch / "blobs"
+        blobs.mkdir()
+        srcs = {}
+        for side, meta in (("before", meta_a), ("after", meta_b)):
+            ref = None if meta["source"] == "worktree" else meta["source"]
+            srcs[side] = source_tree(ref, scratch / side)[0]
+        wall = max(30.0, 20 * float(TIME_LIMIT[meta_a["tier"]])) * 3
+
+        def rerun(side: str, case: str) -> dict:
+            argv = a[case]["argv"]
+            path = Path(argv[1].replace("<repo>", str(REPO)).replace("<peer>", str(peers)))
+            template = [argv[0], *[x.replace("<out>", "OUT") for x in argv[2:]]]
+            subs = [(str(srcs[side]), "<repo>"), (str(REPO), "<repo>"), (str(peers), "<peer>")]
+            cid, name = case.split("/", 1)
+            return run_case(
+                srcs[side], scratch / side / "work", blobs, subs, path, cid, name, template, wall
+            )
+
+        with cf.ThreadPoolExecutor(max_workers=jobs) as ex:
+            futs = {
+                (side, c): ex.submit(rerun, side, c) for c in cases for side in ("before", "after")
+            }
+            for c in cases:
+                ra, rb = futs["before", c].result(), futs["after", c].result()
+                if any(ra[k] != a[c][k] for k in keys):
+                    verdict[c] = "unstable: the before revision does not reproduce its own output"
+                elif all(rb[k] == a[c][k] for k in keys):
+                    verdict[c] = "identical on a second run (a flake of the first)"
+                else:
+                    verdict[c] = "DIFFERS"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for c in cases:
+        print(f"{c}: {verdict[c]}")
+    bad = sum(v == "DIFFERS" for v in verdict.values())
+    print(
+        f"{len(cases)} cases rechecked: {bad} differ, "
+        f"{sum(v.startswith('unstable') for v in verdict.values())} unstable, "
+        f"{sum(v.startswith('identical') for v in verdict.values())} identical on a second run"
+    )
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -509,7 +568,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         p.add_argument("--jobs", type=int, default=1)
         p.add_argument("--peer-cases", default=None)
-        p.add_argument("--only", default=None, help="input glob (case id), for a partial run")
+        p.add_argument(
+            "--only",
+            default=None,
+            help="input globs (case ids, comma separated), for a partial run",
+        )
         if name == "run":
             p.add_argument(
                 "--after", default=None, help="git revision to compare (default: the checkout)"
@@ -518,9 +581,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("before", type=Path)
     p.add_argument("after", type=Path)
     p.add_argument("--stable", type=Path, default=None)
+    p = sub.add_parser("recheck", help="run the cases that differ once more, with both sides")
+    p.add_argument("before", type=Path)
+    p.add_argument("after", type=Path)
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--peer-cases", default=None)
     args = ap.parse_args(argv)
     if args.cmd == "check":
         return check(args.before, args.after, args.stable)
+    if args.cmd == "recheck":
+        return recheck(args.before, args.after, args.jobs, peer_dir(args.peer_cases))
     peers = peer_dir(args.peer_cases)
     if args.cmd == "capture":
         capture(args.out, args.tier, args.ref, args.jobs, peers, args.only)

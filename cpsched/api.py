@@ -57,15 +57,8 @@ from cpsched.core.scenarios import (
 )
 from cpsched.core.transforms import convert_sync_collectives
 from cpsched.core.units import format_bytes, format_bytes_exact, format_seconds, format_time
-from cpsched.cost.model import estimate, load_device, load_profile
+from cpsched.cost.model import default_device, estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
-from cpsched.cp.joint.frontier import (
-    DEFAULT_POINT_TIME_LIMIT,
-    DEFAULT_POINTS,
-    MAX_FRONTIER_POINTS,
-)
-from cpsched.cp.joint.frontier import Frontier as JointFrontier
-from cpsched.cp.joint.frontier import frontier as joint_frontier
 from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph as cut_problem
 from cpsched.cp.remat.problem import min_memory_bound
@@ -86,6 +79,13 @@ from cpsched.readers.torch_frontend import from_torch  # torch too, when called
 from cpsched.remat.plan import RematResult, remat_result_to_dict
 from cpsched.remat.rewrite import plan_to_graph
 from cpsched.strategies.allocation import refine_module_schedule
+from cpsched.strategies.frontier import (
+    DEFAULT_POINT_TIME_LIMIT,
+    DEFAULT_POINTS,
+    MAX_FRONTIER_POINTS,
+)
+from cpsched.strategies.frontier import Frontier as JointFrontier
+from cpsched.strategies.frontier import frontier as joint_frontier
 from cpsched.strategies.min_peak.method import (
     CUT_SECONDS_PER_OP2,
     DEFAULT_SECONDS_PER_OP,
@@ -159,6 +159,9 @@ class Result:
         Bytes per scenario the method was asked to fit.
     plan : RematResult or None
         The remat / offload plan (clones, evictions, prefetches per scenario).
+    schedule : Schedule or None
+        The validated schedule the figures come from (peak and bound as byte arrays per
+        scenario, the computations' orders); None for a remat plan.
     seconds : float
         Wall time of the method, validation included.
     timings : dict
@@ -418,6 +421,8 @@ def from_networkx(G, name: str | None = None) -> Graph:
     """
     if not (hasattr(G, "is_directed") and hasattr(G, "nodes")):
         raise InputTypeError(f"from_networkx takes a networkx.DiGraph, not {type(G).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise InputTypeError(f"name must be a string, not {type(name).__name__}")
     # networkx takes 0.1 s to import: only when a networkx graph is converted
     g = convert(G, name)
     if g.n_ops == 0:
@@ -716,6 +721,7 @@ def schedule(
     g = read(graph)
     sc = scenarios_for(g, scenarios)
     name, opts = _method_and_options(method, objective, options)
+    opts.setdefault("device", default_device(g))  # the preset of every time figure
     m = get_method(name)
     if time_limit is None:
         time_limit = DEFAULT_TIME_LIMITS.get(m.name, DEFAULT_TIME_LIMIT)
@@ -1503,6 +1509,7 @@ class Comparison:
             "scenarios": list(self.scenarios.names),
             "time_unit": self.time_unit,
             "time_model": self.model,
+            "device": self.settings.get("device"),
             "lower_bound_bytes": dict(self.bound),
             "lower_bound_note": self.bound_note,
             "gap_definition": "(peak - bound) / peak, bound = the best proven lower "
@@ -1633,6 +1640,65 @@ def format_comparison(c: Comparison) -> str:
     return "\n".join(lines)
 
 
+def _best_bounds(
+    g: Graph, sc: Scenarios, results: Mapping[str, Result], deadline: float | None
+) -> tuple[dict[str, int], str]:
+    """The best proven lower bound per scenario among the rows and the graph's known bound,
+    and the known bound's note (empty where a row proved more)."""
+    lb, note = known_lower_bound(
+        g, sc, seconds=None if deadline is None else deadline - time.perf_counter()
+    )
+    best = {n: int(lb[s]) for s, n in enumerate(sc.names)}
+    for r in results.values():
+        for n, b in r.bound.items():
+            if b > best[n]:
+                best[n] = int(b)
+                note = ""  # a row proved more than the weak bound
+    return best, note
+
+
+def _compare_settings(
+    rows: list[str],
+    sc: Scenarios,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    deterministic: bool,
+    solvers: bool,
+    device: str,
+    profile: str | None,
+    async_collectives: bool,
+) -> dict[str, Any]:
+    """What reproduces a comparison: versions, machine, rows and every setting."""
+    return {
+        "cpsched": __version__,
+        "ortools": ortools_version(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "methods": rows,
+        "time_limit": float(time_limit),
+        "workers": int(workers),
+        "seed": int(seed),
+        "deterministic": bool(deterministic),
+        "solvers": bool(solvers),
+        "device": device,
+        "profile": profile,
+        "async_collectives": bool(async_collectives),
+        "scenarios": sc.to_json(),
+    }
+
+
+def _compare_row(
+    g: Graph, sc: Scenarios, name: str, opts: Mapping[str, Any], deadline: float | None
+) -> Result:
+    """One row of ``compare``: the input's own order (``given``) or the method's schedule
+    with the row's options (time limit, workers, seed, determinism, cost model)."""
+    if name == "given":
+        return simulate(g, g.original_order, sc)
+    return schedule(g, name, scenarios=sc, deadline=deadline, **opts)
+
+
 def compare(
     graph,
     methods: Iterable[str] | None = None,
@@ -1643,7 +1709,7 @@ def compare(
     seed: int = DEFAULT_SEED,
     deterministic: bool = False,
     solvers: bool = True,
-    device: str = "h100",
+    device: str | None = None,
     profile: str | None = None,
     as_dataframe: bool = False,
     async_collectives: bool = False,
@@ -1666,8 +1732,9 @@ def compare(
         each solver row gets at most ``time_limit`` and its share of the time left, and
         rows that find no time left are listed as not run.
     device, profile : str
-        Cost model for makespan and exposed communication (``h100``, ``a100``,
-        ``xla-approx`` or a file; measured op times).
+        Cost model for makespan and exposed communication (``h100``, ``a100``, ``cpu``,
+        ``xla-approx`` or a file; default ``cpu`` for a module XLA:CPU optimized, else
+        ``h100``), and measured op times.
     as_dataframe : bool, default False
         Return ``Comparison.to_pandas()`` instead of the ``Comparison``.
 
@@ -1691,15 +1758,20 @@ def compare(
         None, time_limit, workers, seed, deterministic=deterministic, solvers=solvers
     )
     deadline = _checked_deadline(deadline)
-    if methods is not None and (
-        isinstance(methods, str) or not all(isinstance(m, str) for m in methods)
-    ):
-        raise InputTypeError("methods must be a list of method names")
-    if methods is not None and not solvers and any(is_solver(m) for m in methods):
-        raise InputError("solvers=False (--no-solver) and a solver among the methods: use one")
+    if methods is not None:
+        if isinstance(methods, str) or not isinstance(methods, Iterable):
+            raise InputTypeError("methods must be a list of method names")
+        methods = list(methods)  # a generator is read once, here
+        if not all(isinstance(m, str) for m in methods):
+            raise InputTypeError("methods must be a list of method names")
+        if not methods:
+            raise InputError("methods is empty: give method names, or None for every method")
+        if not solvers and any(is_solver(m) for m in methods):
+            raise InputError("solvers=False (--no-solver) and a solver among the methods: use one")
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
     names = _compare_methods(g, methods, solvers)
+    device = device if device is not None else default_device(g)
     costs = _costs(g, sc, device, profile)
     results: dict[str, Result] = {}
     timelines: dict[str, Any] = {}
@@ -1740,21 +1812,7 @@ def compare(
                 errors[row] = f"not run: {why}"
                 continue
             try:
-                if name == "given":
-                    r = simulate(g, g.original_order, sc)
-                else:
-                    r = schedule(
-                        g,
-                        name,
-                        scenarios=sc,
-                        time_limit=limit,
-                        workers=workers,
-                        seed=seed,
-                        deterministic=deterministic,
-                        device=device,
-                        profile=profile,
-                        deadline=deadline,
-                    )
+                r = _compare_row(g, sc, name, dict(opts, time_limit=limit), deadline)
             except CpschedError as e:
                 errors[row] = str(e)
                 continue
@@ -1763,33 +1821,20 @@ def compare(
         if solvers and methods is None and "cp-overlap" in results and signals.received() is None:
             opts["deadline"] = deadline
             _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
-    lb, note = known_lower_bound(
-        g, sc, seconds=None if deadline is None else deadline - time.perf_counter()
-    )
-    best = {n: int(lb[s]) for s, n in enumerate(sc.names)}
-    for r in results.values():
-        for n, b in r.bound.items():
-            if b > best[n]:
-                best[n] = int(b)
-                note = ""  # a row proved more than the weak bound
+    best, note = _best_bounds(g, sc, results, deadline)
     results = {k: r.with_bound(best) for k, r in results.items()}
-    settings = {
-        "cpsched": __version__,
-        "ortools": ortools_version(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "methods": rows,
-        "time_limit": float(time_limit),
-        "workers": int(workers),
-        "seed": int(seed),
-        "deterministic": bool(deterministic),
-        "solvers": bool(solvers),
-        "device": device,
-        "profile": profile,
-        "async_collectives": bool(async_collectives),
-        "scenarios": sc.to_json(),
-    }
+    settings = _compare_settings(
+        rows,
+        sc,
+        time_limit,
+        workers,
+        seed,
+        deterministic,
+        solvers,
+        device,
+        profile,
+        async_collectives,
+    )
     if signals.received() is not None:
         # the row the signal cut is marked in its result; these never started
         settings["interrupted"] = {"not_run": not_run}
@@ -2038,7 +2083,7 @@ def frontier(
     time_limit: float = DEFAULT_POINT_TIME_LIMIT,
     evict: bool = False,
     bandwidth: float | None = None,
-    device: str = "h100",
+    device: str | None = None,
     profile: str | None = None,
     workers: int = DEFAULT_WORKERS,
     seed: int = DEFAULT_SEED,
@@ -2049,7 +2094,7 @@ def frontier(
     """The memory-time frontier of ``graph``: ``cp-joint`` at ``points`` budgets from the
     least peak a plan reaches to the fastest order's peak (``time_limit`` seconds each, and
     with ``deadline``, a ``time.perf_counter()`` instant, no solve past it), with every
-    heuristic's (peak, makespan); see ``cpsched.cp.joint.frontier``.
+    heuristic's (peak, makespan); see ``cpsched.strategies.frontier``.
 
     Examples
     --------
@@ -2078,7 +2123,7 @@ def frontier(
         time_limit=float(time_limit),
         evict=evict,
         bandwidth=bandwidth,
-        device=device,
+        device=device if device is not None else default_device(g),
         profile=profile,
         workers=int(workers),
         seed=int(seed),
@@ -2117,10 +2162,12 @@ def _check_result(result) -> None:
         raise InputTypeError(f"expected a Result, not {type(result).__name__}")
 
 
-def timeline(result: Result, device: str = "h100", profile: str | None = None):
+def timeline(result: Result, device: str | None = None, profile: str | None = None):
     """The cost model's timeline (makespan, exposed communication per scenario) of a result
-    (of its main order; ``plan_timelines`` for a remat plan's clones and copies)."""
+    (of its main order; ``plan_timelines`` for a remat plan's clones and copies);
+    ``device``: default ``cpu`` for a module XLA:CPU optimized, else ``h100``."""
     _check_result(result)
+    device = device if device is not None else default_device(result.graph)
     return simulate_timeline(
         result.graph,
         result.order,
@@ -2130,12 +2177,14 @@ def timeline(result: Result, device: str = "h100", profile: str | None = None):
 
 
 def plan_timelines(
-    result: Result, device: str = "h100", profile: str | None = None
+    result: Result, device: str | None = None, profile: str | None = None
 ) -> dict[str, Any]:
     """A remat plan's timeline per scenario (``{scenario: Timelines}``): the plan written
     into the graph (clones as ops, host copies as async copy pairs: ``plan_to_graph``),
-    under the cost model."""
+    under the cost model (``device``: default ``cpu`` for a module XLA:CPU optimized, else
+    ``h100``)."""
     _check_result(result)
+    device = device if device is not None else default_device(result.graph)
     if result.plan is None:
         raise InputError(f"{result.method}: not a remat plan (use timeline)")
     plan, out = result.plan, {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import errno
 import io
 import json
 import math
@@ -37,15 +38,19 @@ from cpsched.core.inputs import check_input_file
 from cpsched.core.process import process_start, short_time_text
 from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
-from cpsched.cost.model import _unit, load_device
+from cpsched.cost.model import _unit, default_device, load_device
 from cpsched.cost.timeline import model_label
-from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, MAX_FRONTIER_POINTS
 from cpsched.layout import cli as layout_cli
 from cpsched.measure import cli as measure_cli
 from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
 from cpsched.plot import plot_memory, require_matplotlib
 from cpsched.readers import sniff_format
+from cpsched.strategies.frontier import (
+    DEFAULT_POINT_TIME_LIMIT,
+    DEFAULT_POINTS,
+    MAX_FRONTIER_POINTS,
+)
 from cpsched.sweep import cli as sweep_cli
 from cpsched.version import version_line
 from cpsched.writers import all_or_nothing, check_target, write_json
@@ -103,6 +108,8 @@ def _read(args) -> Graph:
         note = api.async_collectives_note(g)
         if note:
             print(f"note: {note}", file=sys.stderr)
+    if hasattr(args, "device") and args.device is None:
+        args.device = default_device(g)
     return g
 
 
@@ -195,6 +202,9 @@ def check_input_files(args) -> None:
         os.path.sep in device or device.endswith((".json", ".toml")) or os.path.exists(device)
     ):
         check_input_file(device)
+    if isinstance(device, str):
+        # an unknown preset or a bad file is refused where the method would not read it too
+        load_device(device)
 
 
 def check_numbers(args) -> None:
@@ -657,6 +667,7 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
     info = r.info
     if info.get("makespan"):
         unit = info.get("unit", "s")
+        data["device"] = str(args.device)  # the preset of the time figures
         model = tl.model if tl is not None else _time_model(args.device, unit)
         for n in sc.names:
             lines.append(
@@ -935,8 +946,8 @@ def _add_solver_options(q: argparse.ArgumentParser, default_limit: str) -> None:
 def _add_cost_options(q: argparse.ArgumentParser) -> None:
     q.add_argument(
         "--device",
-        default="h100",
-        help="cost-model preset (h100, a100, xla-approx) or a TOML/JSON file (default: h100)",
+        help="cost-model preset (h100, h200, a100, cpu, xla-approx) or a TOML/JSON file "
+        "(default: cpu for a module XLA:CPU optimized, else h100)",
     )
     q.add_argument(
         "--profile",
@@ -1262,6 +1273,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# write errors of the report on stdout (a full disk, a closed or broken descriptor)
+REPORT_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EBADF)
+
+
 def main(argv: Sequence[str] | None = None, *, started: float | None = None) -> int:
     # a time limit counts from ``started``: the process's start on the command line (the
     # console script passes it), the call when called in-process
@@ -1288,8 +1303,17 @@ def _main(argv: Sequence[str] | None, started: float) -> int:
         with signals.time_limit(hard_stop(args)), all_or_nothing():
             try:
                 code = args.fn(args)
+                # the report is an output too: stdout on a full disk fails the command
+                # before any of its files is committed
+                sys.stdout.flush()
             except BrokenPipeError:
                 pass  # the report's reader left: the files still count, committed here
+            except OSError as e:
+                if e.errno not in REPORT_ERRNOS or e.filename is not None:
+                    raise
+                raise InputError(
+                    f"stdout: the report could not be written ({e.strerror}); nothing written"
+                ) from None
             else:
                 # a signal a solver's runtime took in a command that keeps no work: it ends
                 # the command (its files are complete, the exit code says it was stopped)

@@ -339,6 +339,22 @@ def test_commands_report_what_xla_reserves(capsys, tmp_path):
     assert "XLA temp" in capsys.readouterr().out
 
 
+def test_host_memory_is_a_figure_of_its_own(capsys):
+    """Offloaded values (``S(5)``) get host allocations: not in temp_bytes, which is what
+    ``memory_analysis()`` reports for device memory, but beside it."""
+    hlo = HLO / "gpu" / "scan_remat_offload.hlo.gz"
+    if not hlo.exists():
+        pytest.skip("scan_remat_offload (XLA:GPU) not present")
+    ba = assign_buffers(read_hlo_module(str(hlo)))
+    assert ba.host_temp_bytes > 0 and ba.host_allocated_bytes >= ba.host_temp_bytes
+    assert ba.temp_bytes + ba.host_temp_bytes == sum(a.size for a in ba.allocations if a.is_temp)
+    data = _cli(capsys, "info", str(hlo), "--json")
+    assert data["temp_bytes"] == {"static": ba.temp_bytes}
+    assert data["host_temp_bytes"] == {"static": ba.host_temp_bytes}
+    data = _cli(capsys, "info", str(HLO / "mlp_train.hlo"), "--json")
+    assert "host_temp_bytes" not in data and "host_allocated_bytes" not in data
+
+
 def test_graphs_not_from_hlo_have_no_xla_figures(capsys, tmp_path):
     g = tmp_path / "g.json"
     g.write_text(

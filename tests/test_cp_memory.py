@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from cpsched.cp.memory import constraints as C
-from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
-from cpsched.cp.memory.builder import run
+from cpsched.cp.memory.solve import ModelOptions, ObjectiveSpec, build
+from cpsched.cp.memory.solve import run
 from cpsched.cp.runtime import SolverConfig
 from cpsched.strategies.min_peak.decompose import cut_points, segments
 from cpsched.cp.memory.naive import solve_naive

@@ -123,7 +123,7 @@ def test_deterministic_pipelines_repeat_exactly():
     """One meaning of ``deterministic`` for every model: the same orders twice."""
     from cpsched.core.scenarios import from_dim_specs
     from cpsched.strategies.min_peak.method import solve
-    from cpsched.cp.overlap.solve import solve_overlap
+    from cpsched.strategies.overlap.method import solve_overlap
     from cpsched.generators import random_layered, transformer_parallel
 
     g = random_layered(n=80, seed=4)

@@ -5,6 +5,7 @@ scheduler runs), and ``pair_names`` finds the pair made of an op."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -13,6 +14,15 @@ from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 SPLIT_OPCODES = ("all-reduce", "all-gather", "collective-permute", "all-to-all", "reduce-scatter")
 # XLA has dedicated start/done opcodes for these; the others become async-start/done.
 _DEDICATED = ("all-reduce", "all-gather", "collective-permute")
+
+
+def op_costs(graph: Graph, i: int) -> dict[str, Any]:
+    """Op ``i``'s cost figures as ``GraphBuilder.add_op`` takes them, for a copy of it."""
+    return {
+        "flops": graph.flops[i],
+        "bytes_accessed": graph.bytes_accessed[i],
+        "transient": graph.transient[i],
+    }
 
 
 def _is_splittable(graph: Graph, i: int) -> bool:
@@ -47,9 +57,7 @@ def _add_pair(
         OpKind.ASYNC_START,
         operands=operands,
         control_preds=ctrl,
-        flops=graph.flops[i],
-        bytes_accessed=graph.bytes_accessed[i],
-        transient=graph.transient[i],
+        **op_costs(graph, i),
         attrs=a2,
     )
     d = b.add_op(dname, d_op, OpKind.ASYNC_DONE, operands=[s], attrs=a2)
@@ -168,9 +176,7 @@ def convert_sync_collectives(graph: Graph, keep_inputs_live: bool = True) -> Gra
                 graph.kind(i),
                 operands=operands,
                 control_preds=ctrl,
-                flops=graph.flops[i],
-                bytes_accessed=graph.bytes_accessed[i],
-                transient=graph.transient[i],
+                **op_costs(graph, i),
                 attrs=attrs or None,
             )
             continue

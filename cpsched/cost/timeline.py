@@ -45,6 +45,7 @@ from cpsched.cost.model import (
     UNIT_SECONDS,
     Costs,
     async_class,
+    default_device,
     estimate,
     is_sync_collective,
 )
@@ -335,7 +336,7 @@ def _op_times(
     row per scenario (a single row repeated for every scenario)."""
     n = graph.n_ops
     if costs is None:
-        costs = estimate(graph, device or "h100", scenarios, profile)
+        costs = estimate(graph, device or default_device(graph), scenarios, profile)
     elif not isinstance(costs, Costs):
         costs = Costs(np.asarray(costs, dtype=np.float64), dict(transfer or {}), UNIT_SECONDS)
     op = np.asarray(costs.op, dtype=np.float64)
@@ -519,7 +520,7 @@ def simulate_timeline(
 
     ``costs`` is a ``cpsched.cost.model.Costs`` (``estimate(graph, device, scenarios)``), or an
     ``[S, n_ops]`` array of compute-stream times together with ``transfer={op: [S]}``;
-    when left out, it is estimated for ``device`` (default ``h100``) and ``profile``.
+    when left out, it is estimated for ``device`` (default ``default_device(graph)``) and ``profile``.
     ``stream_of(start_op, transfer_class) -> name`` overrides the stream assignment.
     """
     scenarios = scenarios or static()
@@ -558,6 +559,8 @@ def simulate_timeline(
     makespan = end_pos[-1].copy() if n else np.zeros(n_s)
     if n_p:
         makespan = np.maximum(makespan, te.max(axis=0))
+    # the runtime's fixed cost of one execution (0 unless the preset was fitted to steps)
+    makespan = makespan + float(costs.step_overhead)
     overlapped = _overlapped(rows, pos, Dprev, F, tb, te, wait, n_s)
 
     # -- totals ---------------------------------------------------------------------------
@@ -605,13 +608,16 @@ def simulate_timeline(
 def timeline(
     graph: Graph,
     order: Sequence[int] | None = None,
-    device="h100",
+    device=None,
     scenarios: Scenarios | None = None,
     profile=None,
     **options,
 ) -> Timelines:
-    """Estimate costs for ``device`` (and ``profile``) and simulate ``order``."""
+    """Estimate costs for ``device`` (and ``profile``) and simulate ``order``; ``device``
+    defaults to ``default_device(graph)``: ``cpu`` for a module XLA:CPU optimized, else
+    ``h100``."""
     scenarios = scenarios or static()
+    device = device if device is not None else default_device(graph)
     return simulate_timeline(
         graph, order, estimate(graph, device, scenarios, profile), scenarios, **options
     )

@@ -639,10 +639,7 @@ def dtr_remat(
     s_h = int(np.argmax(sc.weights))
     clon = recomputable_ops(graph)
     nb = graph.n_buffers
-    remaining = np.zeros(nb, dtype=np.int64)
-    for x in order:
-        for b in graph.uses(x):
-            remaining[int(b)] += 1
+    remaining = _reads_left(graph, order)
     resident = graph.buffer_live_in.copy()
     dropped = np.zeros(nb, dtype=bool)
     usage = sizes[:, resident].sum(axis=1).astype(np.int64)
@@ -656,9 +653,7 @@ def dtr_remat(
     # children (union-find, never split), each component carrying its recompute time
     parent = np.arange(nb)
     comp_cost = np.zeros(nb)
-    readers_of = [
-        [int(c) for u in graph.buffer_users(b) for c in graph.defines(int(u))] for b in range(nb)
-    ]
+    readers_of = _reader_outputs(graph)
 
     def find(b: int) -> int:
         while parent[b] != b:
@@ -776,6 +771,23 @@ def dtr_remat(
                 if dropped[b]:
                     drop(b)
     return _finish(graph, sc, bud, order, regens, dur, "remat-dtr", t0, {})
+
+
+def _reads_left(graph: Graph, order: Sequence[int]) -> np.ndarray:
+    """How many ops of ``order`` read each buffer."""
+    remaining = np.zeros(graph.n_buffers, dtype=np.int64)
+    for x in order:
+        for b in graph.uses(x):
+            remaining[int(b)] += 1
+    return remaining
+
+
+def _reader_outputs(graph: Graph) -> list[list[int]]:
+    """Per buffer, the buffers its readers define (its children in DTR's neighbourhood)."""
+    return [
+        [int(c) for u in graph.buffer_users(b) for c in graph.defines(int(u))]
+        for b in range(graph.n_buffers)
+    ]
 
 
 def _recoverable(graph: Graph, order: Sequence[int], clon: np.ndarray) -> np.ndarray:

@@ -44,7 +44,6 @@ from cpsched.core.transforms import convert_sync_collectives
 from cpsched.core.units import format_bytes_exact
 from cpsched.cost.model import estimate, load_device
 from cpsched.cost.timeline import Timeline, simulate_timeline
-from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.heuristics.lhs import lhs
 from cpsched.readers.hlo.convert import (
     HloConverter,
@@ -54,6 +53,7 @@ from cpsched.readers.hlo.convert import (
 )
 from cpsched.readers.hlo.parser import HloModule, parse_hlo_text
 from cpsched.readers.hlo.verify import verify_module
+from cpsched.strategies.overlap.method import solve_overlap
 from cpsched.writers.hlo import AsyncHlo, async_module_text, verify_async_module, write_hlo
 
 PERMUTES = ("collective-permute", "collective-permute-start")

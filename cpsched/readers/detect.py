@@ -66,6 +66,13 @@ def text_format(text: str, name: str = "") -> str:
     body = text.lstrip(BOM + " \t\r\n")
     if body.startswith("{"):
         return "json"
+    if name.lower().endswith(".json"):
+        # a JSON array or number would otherwise be read as HLO text, and refused as such
+        raise InputError(
+            "a graph JSON is an object ({...}: a cpsched graph or a node-link graph); "
+            f"this file starts with {body[:12]!r}",
+            path=name,
+        )
     if looks_like_mlir(name, body):
         return "mlir"
     return "hlo"

@@ -130,7 +130,7 @@ def plan_costs(prob: JointProblem, plan_graph: Graph, s: int) -> Costs:
                 int(sizes[0, inp].sum()) if inp.size else 0,
             )
             tr[i] = np.array([float(prob.transfer.times(np.array([nbytes]))[0])])
-    return Costs(op, tr, base.costs.unit, base.costs.device)
+    return Costs(op, tr, base.costs.unit, base.costs.device, base.costs.step_overhead)
 
 
 def scenario_costs(prob: JointProblem, s: int) -> Costs:

@@ -44,6 +44,7 @@ from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.symbolic import SymExpr
 from cpsched.readers.files import short_path
 from cpsched.readers.hlo.parser import (
+    CALL_KEYS,
     ELEMENT_BYTES,
     HloComputation,
     HloInstruction,
@@ -330,6 +331,8 @@ class HloConverter:
         self._transient: dict[str, SymExpr] = {}
         self._excess: dict[str, SymExpr] = {}
         self._body_cost: dict[str, tuple[int, int]] = {}
+        self._body_launches: dict[str, int] = {}
+        self._backend: str | None | bool = False  # not looked at yet
         self._active: set[str] = set()
         # derived facts per shape object, keyed by id(); each entry holds the shape itself so
         # the id cannot be reused while it is cached
@@ -551,6 +554,45 @@ class HloConverter:
         self._body_cost[name] = (f, b)
         return f, b
 
+    @property
+    def backend(self) -> str | None:
+        """``module_backend`` of the module, looked at once."""
+        if self._backend is False:
+            self._backend = module_backend(self.m)
+        return self._backend  # type: ignore[return-value]
+
+    def launches(self, ins: HloInstruction) -> int:
+        """How many ops one run of ``ins`` launches: 1 for a plain op, 0 for one that moves
+        nothing (parameters, constants, tuples, bitcasts, async dones); a loop launches its
+        condition's and body's ops every iteration (``known_trip_count``, else once), a
+        conditional its largest branch's, a call its callee's."""
+        op = ins.opcode
+        if op in ("parameter", "constant") or op in FORWARDING or op in ASYNC_DONES:
+            return 0
+        if op == "while":
+            trip = _trip_count(ins) or 1
+            return trip * sum(
+                self._comp_launches(ins.attrs.get(role, "").lstrip("%"))
+                for role in ("condition", "body")
+            )
+        if op in ("conditional", "call"):
+            return max((self._comp_launches(c) for _, c in ins.called()), default=0)
+        return 1
+
+    def _comp_launches(self, name: str) -> int:
+        if name in self._body_launches:
+            return self._body_launches[name]
+        comp = self.m.by_name.get(name)
+        if comp is None or name in self._active:
+            return 0
+        self._active.add(name)
+        try:
+            n = sum(self.launches(ins) for ins in comp.instructions)
+        finally:
+            self._active.discard(name)
+        self._body_launches[name] = n
+        return n
+
     # -- transient of called computations -----------------------------------------------------
     def temporaries(self, name: str) -> SymExpr:
         """Peak bytes a called computation needs beyond what its caller holds (its
@@ -719,17 +761,7 @@ _MORE_ATTRS = frozenset(
         "kind",
         "infeed_config",
         "outfeed_config",
-        "calls",
-        "to_apply",
-        "condition",
-        "body",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-        "comparator",
-        "branch_computations",
-        "called_computations",
+        *CALL_KEYS,
     )
 )
 _MORE_OPCODES = frozenset(("while", "async-start", "async-update", "async-done", "parameter"))
@@ -765,6 +797,39 @@ _MAYBE_IN_PLACE = {
 _MAYBE_COLLECTIVE = (
     COLLECTIVES | {c + "-start" for c in COLLECTIVES} | {"send", "recv", "async-start"}
 )
+
+
+# What XLA's backends leave in the modules they optimize: XLA:GPU's backend configs and
+# library calls, XLA:CPU's ``CpuBackendConfig`` and its YNNPACK / oneDNN fusions and calls.
+_GPU_MARKS = (
+    "operation_queue_id",
+    "fusion_backend_config",
+    "gemm_backend_config",
+    "cudnn_conv_backend_config",
+)
+_GPU_TARGETS = ("__cublas", "__cudnn", "__triton", "__gpu")
+_CPU_MARKS = ("outer_dimension_partitions", "__ynn_fusion", "__onednn")
+_CPU_TARGETS = ("__onednn", "__xnn", "__ynn")
+
+
+def module_backend(module) -> str | None:
+    """``gpu`` for a module XLA:GPU optimized, ``cpu`` for one XLA:CPU optimized (their
+    backend configs and library calls say which), else ``None``: a module no backend has
+    optimized yet (jax's lowered HLO) carries neither."""
+    cpu = False
+    for comp in module.computations:
+        for ins in comp.instructions:
+            raw = ins.attrs.get("backend_config", "")
+            if raw:
+                if any(m in raw for m in _GPU_MARKS):
+                    return "gpu"
+                cpu = cpu or any(m in raw for m in _CPU_MARKS)
+            if ins.opcode == "custom-call":
+                target = ins.attrs.get("custom_call_target", "").strip('"')
+                if target.startswith(_GPU_TARGETS):
+                    return "gpu"
+                cpu = cpu or target.startswith(_CPU_TARGETS)
+    return "cpu" if cpu else None
 
 
 def _subtree(tree: Tree, prefix: tuple[int, ...]) -> Tree:
@@ -918,7 +983,9 @@ class _GraphBuild:
                 flops=const(f),
                 bytes_accessed=const(by),
                 transient=zero,
-                attrs=self.attrs_of(ins, user_counts.get(ins.name, 0)),
+                attrs=self._with_launches(
+                    self.attrs_of(ins, user_counts.get(ins.name, 0)), conv, ins
+                ),
             )
             added.add(ins.name)
             if not early:
@@ -991,6 +1058,7 @@ class _GraphBuild:
                 "replica_count": self.m.replica_count,
                 "num_partitions": self.m.num_partitions,
                 "notes": list(self.m.notes) + self.notes,
+                "backend": conv.backend,
             }
         )
         try:
@@ -1201,6 +1269,14 @@ class _GraphBuild:
         return out
 
     # -- attributes ---------------------------------------------------------------------------
+    @staticmethod
+    def _with_launches(a: dict[str, Any], conv: HloConverter, ins: HloInstruction) -> dict:
+        # a loop, conditional or call launches its bodies' ops: the cost model charges
+        # the launch overhead that many times (``attrs['launches']``)
+        if ins.opcode in CONTROL_FLOW:
+            a["launches"] = conv.launches(ins)
+        return a
+
     def attrs_of(self, ins: HloInstruction, user_count: int) -> dict[str, Any]:
         a: dict[str, Any] = {"user_count": user_count}
         attrs = ins.attrs

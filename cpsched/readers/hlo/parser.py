@@ -372,22 +372,7 @@ class HloInstruction:
         if _CALL_KEYS.isdisjoint(self.attrs):
             return []
         out = []
-        for key in (
-            "calls",
-            "to_apply",
-            "condition",
-            "body",
-            "true_computation",
-            "false_computation",
-            "select",
-            "scatter",
-            "comparator",
-        ):
-            raw = self.attrs.get(key)
-            if raw is not None:
-                for n in names_in(raw):
-                    out.append((key, n))
-        for key in ("branch_computations", "called_computations"):
+        for key in CALL_KEYS:
             raw = self.attrs.get(key)
             if raw is not None:
                 for n in names_in(raw):
@@ -408,22 +393,22 @@ class HloInstruction:
         return parse_backend_config(raw) if raw is not None else None
 
 
-_CALL_KEYS = frozenset(
-    (
-        "calls",
-        "to_apply",
-        "condition",
-        "body",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-        "comparator",
-        "branch_computations",
-        "called_computations",
-    )
-)
+# The attributes that name called computations: one each, then the lists.
 _LIST_CALL_KEYS = frozenset(("branch_computations", "called_computations"))
+CALL_KEYS = (
+    "calls",
+    "to_apply",
+    "condition",
+    "body",
+    "true_computation",
+    "false_computation",
+    "select",
+    "scatter",
+    "comparator",
+    "branch_computations",
+    "called_computations",
+)
+_CALL_KEYS = frozenset(CALL_KEYS)
 
 
 @dataclass(eq=False)
@@ -1933,6 +1918,9 @@ def _check_module(p: _Parser, mod: HloModule) -> None:
                             f"unknown control predecessor {_strip(m.group())!r} of {ins.name!r}",
                             base + m.start(),
                         )
+            missing = _missing_computation(ins)
+            if missing:
+                raise p.error(f"{ins.name!r}: {ins.opcode} without {missing}", ins.name_offset)
             for key, cname in ins.called():
                 if cname not in mod.by_name:
                     raw = ins.attrs[key]
@@ -1940,6 +1928,29 @@ def _check_module(p: _Parser, mod: HloModule) -> None:
                     raise p.error(f"{ins.name!r} calls unknown computation {cname!r} ({key})", off)
         _check_acyclic(p, comp)
     _infer_shapes(mod)
+
+
+# the computations an op cannot run without (XLA's parser requires them too)
+_REQUIRED_CALLS = {
+    "while": ("condition", "body"),
+    "call": ("to_apply",),
+    "fusion": ("calls",),
+    "reduce": ("to_apply",),
+}
+
+
+def _missing_computation(ins) -> str:
+    """The attribute naming a computation that ``ins`` needs but lacks, else ''."""
+    for key in _REQUIRED_CALLS.get(ins.opcode, ()):
+        if key not in ins.attrs:
+            return f"{key}="
+    if (
+        ins.opcode == "conditional"
+        and "branch_computations" not in ins.attrs
+        and not ("true_computation" in ins.attrs and "false_computation" in ins.attrs)
+    ):
+        return "branch_computations= (or true_computation= and false_computation=)"
+    return ""
 
 
 def _check_acyclic(p: _Parser, comp: HloComputation) -> None:

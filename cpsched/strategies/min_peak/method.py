@@ -27,7 +27,7 @@ Pipeline (each step stops as soon as the gap is closed):
 3. decomposition at cut points (``cpsched.strategies.min_peak.decompose``) for objectives that are a max
    over steps (one scenario, minimax, budget): segments are solved independently;
 4. per problem: exact best-first search over downsets (``cpsched.strategies.min_peak.exact``), then the
-   CP-SAT model (``cpsched.cp.memory.builder``: positions + cumulative or per-op memory rows,
+   CP-SAT model (``cpsched.cp.memory.solve``: positions + cumulative or per-op memory rows,
    hinted, with the best bound as the peak's lower bound), then windowed refinement of
    the best order (``cpsched.strategies.min_peak.windows``), then projection lower bounds
    (``cpsched.strategies.min_peak.projection``); above ``DENSE_MAX_OPS`` ops only the large-neighbourhood
@@ -83,11 +83,11 @@ from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, resolve_budget, static
 from cpsched.core.units import format_bytes_exact
 from cpsched.cp.memory.bounds import order_split_bound, pair_bound
-from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
-from cpsched.cp.memory.builder import run as run_cpsat
 from cpsched.cp.memory.objectives import RES
 from cpsched.cp.memory.problem import Problem, from_graph
 from cpsched.cp.memory.scaling import make_scale
+from cpsched.cp.memory.solve import ModelOptions, ObjectiveSpec, build
+from cpsched.cp.memory.solve import run as run_cpsat
 from cpsched.cp.runtime import (
     UNKNOWN,
     Clock,

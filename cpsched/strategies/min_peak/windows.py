@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build, run
 from cpsched.cp.memory.problem import Problem, window
+from cpsched.cp.memory.solve import ModelOptions, ObjectiveSpec, build, run
 from cpsched.cp.runtime import SolverConfig, interrupted
 from cpsched.strategies.min_peak.exact import best_first
 

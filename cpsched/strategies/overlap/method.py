@@ -102,14 +102,7 @@ from cpsched.core.transforms import convert_sync_collectives
 from cpsched.cp import runtime
 from cpsched.cp.overlap import objectives as O
 from cpsched.cp.overlap.bounds import overlap_lower_bound
-from cpsched.cp.overlap.candidates import (
-    MEMORY_METHODS,
-    OVERLAP_HEURISTICS,
-    memory_candidates,
-    overlap_candidates,
-)
 from cpsched.cp.overlap.constraints import build
-from cpsched.cp.overlap.hints import budget_hoist, budget_repair
 from cpsched.cp.overlap.problem import (
     K_START,
     RESOLUTION,
@@ -131,6 +124,13 @@ from cpsched.cp.overlap.problem import (
 )
 from cpsched.cp.runtime import Clock, SolverConfig, stoppable
 from cpsched.methods import register
+from cpsched.strategies.overlap.candidates import (
+    MEMORY_METHODS,
+    OVERLAP_HEURISTICS,
+    memory_candidates,
+    overlap_candidates,
+)
+from cpsched.strategies.overlap.hints import budget_hoist, budget_repair
 
 METHOD = "cp-overlap"
 DEFAULT_TIME_LIMIT = 10.0

@@ -74,8 +74,8 @@ from cpsched.cp import runtime
 from cpsched.cp.joint.problem import JointProblem
 from cpsched.cp.overlap.bounds import heads_tails, overlap_lower_bound, reach_matrix
 from cpsched.cp.overlap.problem import OverlapProblem
-from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.remat.policy import recomputable_ops
+from cpsched.strategies.overlap.method import solve_overlap
 
 
 def analytic_bound(base: OverlapProblem) -> np.ndarray:

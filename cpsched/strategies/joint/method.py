@@ -13,7 +13,7 @@ done; host copies (copy-out after the definition, copy back before the first lat
 run on one copy stream; a done or a reader of a copied-back buffer waits for its transfer.
 
 Model (time-indexed, one time copy per scenario sharing one order; the overlap model's
-variables and constraints for ops and collectives, ``cpsched.cp.overlap.solve``):
+variables and constraints for ops and collectives, ``cpsched.strategies.overlap.method``):
 
 - each gap buffer ``b`` (defined by ``a``) has per scenario at most one gap kind: a clone
   of ``a`` (an optional interval on the compute stream) or a host round trip (two optional
@@ -42,7 +42,7 @@ Bound: ``makespan_bound`` is the largest of the solver's bound over the model's 
 (one gap per buffer and scenario; times rounded to ticks, the rounding slack taken off;
 one scenario only), the cut bound at the budget (``memory_cut_bound``: the clones that
 memory forces after one op, with the time that op cannot start before and the work after
-it) and the budget-free bounds of ``cpsched.cp.joint.bounds``, all of which hold
+it) and the budget-free bounds of ``cpsched.strategies.joint.bounds``, all of which hold
 for every plan (``budget_free_bound``: the analytic overlap bound, and the overlap model
 without a memory limit when no order fits the budget, ``NO_MEMORY_SHARE`` of the time);
 never above the result. With several scenarios ``weighted_bound`` bounds the weighted
@@ -71,7 +71,6 @@ from cpsched.cost.model import Costs
 from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp import runtime
 from cpsched.cp.joint import objectives as O
-from cpsched.cp.joint.bounds import analytic_bound, memory_cut_bound, no_memory_bound
 from cpsched.cp.joint.constraints import build, readers
 from cpsched.cp.joint.problem import (
     MAX_JOINT_OPS,
@@ -93,7 +92,6 @@ from cpsched.cp.overlap.problem import (
     floor1,
     ticks,
 )
-from cpsched.cp.overlap.solve import solve_overlap
 from cpsched.cp.remat.problem import check_budget
 from cpsched.cp.runtime import Clock, SolverConfig, stoppable
 from cpsched.methods import register
@@ -102,6 +100,8 @@ from cpsched.remat.result import RematResult, finish_result
 from cpsched.remat.rewrite import plan_to_graph
 from cpsched.remat.skeleton import Evict, Regen, Skeleton, materialize
 from cpsched.remat.timing import TransferModel, host_link
+from cpsched.strategies.joint.bounds import analytic_bound, memory_cut_bound, no_memory_bound
+from cpsched.strategies.overlap.method import solve_overlap
 from cpsched.strategies.remat.method import solve_remat
 
 METHOD = "cp-joint"
@@ -271,7 +271,7 @@ def solve_joint(
         clock.spend(t_seq)
     else:
         relax = None
-    # bounds for every plan at every budget (``cpsched.cp.joint.bounds``)
+    # bounds for every plan at every budget (``cpsched.strategies.joint.bounds``)
     lb_free = analytic_bound(base) if small else np.zeros(n_s)
     if relax is not None:
         lb_free = np.maximum(lb_free, relax[0])
