@@ -6,6 +6,17 @@ and ``inductor_order`` (need ``cpsched[torch]``); every method returns one ``Res
 ``run_module`` runs a written HLO module on XLA (needs jax) and returns a ``RunRecord``.
 """
 
+import os as _os
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"] or _os.path.basename(_sys.argv[0] if _sys.argv else "") == "cpsched":
+    # the command line is starting (``python -m cpsched``, the console script): from here a
+    # signal is only noted until the console installs its handlers, so that one during the
+    # imports below ends the command with its one line rather than a traceback
+    from cpsched.core import signals as _signals
+
+    _signals.note_early()
+
 import importlib
 from typing import TYPE_CHECKING, Any
 

@@ -33,6 +33,7 @@ def main() -> int:
     _closed_streams_to_devnull()
     argv = sys.argv[1:]
     try:
+        signals.raise_early()  # a signal that came while the package was being imported
         if argv == ["--version"]:
             print(version_line())
             return 0

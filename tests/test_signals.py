@@ -205,3 +205,35 @@ def test_api_schedule_raises_when_a_signal_stops_the_reference(signal_in_the_ref
     g = random_layered(n=40, seed=3)
     with pytest.raises(KeyboardInterrupt):
         api.schedule(g, objective="remat", budget="90%", time_limit=60)
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_while_the_package_imports_ends_the_command_in_one_line(tmp_path, sig, code):
+    # the package's own import (before the console's handlers: the method registry, and on a
+    # loaded machine a long time) notes a signal; the console then ends with its one line.
+    # The signal is sent from inside that window: argv as ``python -m cpsched`` has it while
+    # the package is imported, then the signal, then the console's main.
+    src = (
+        "import os, signal, sys\n"
+        "sys.argv = ['-m', 'info', 'x.json']\n"
+        "import cpsched\n"
+        f"os.kill(os.getpid(), {int(sig)})\n"
+        "sys.argv = ['cpsched', 'info', 'x.json']\n"
+        "from cpsched.console import main\n"
+        "sys.exit(main())\n"
+    )
+    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
+    assert r.returncode == code
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "before a result was returned; nothing written" in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_importing_the_package_as_a_library_leaves_the_signal_handlers_alone():
+    r = subprocess.run([sys.executable, "-c", "import signal, cpsched\n"
+                        "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler,"
+                        " signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert r.stdout.split() == ["True", "True"]

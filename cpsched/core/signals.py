@@ -38,6 +38,8 @@ __all__ = [
     "arm",
     "stop_after",
     "install",
+    "note_early",
+    "raise_early",
     "command",
     "keep_work",
     "received",
@@ -128,6 +130,33 @@ def _give_back() -> None:
     for s, old in _saved.items():
         signal.signal(s, old if old is not None else signal.SIG_DFL)
     _saved.clear()
+
+
+# signals noted while the package itself was being imported for the command line, before
+# its handlers existed (``note_early``); the console ends the command on them at once
+_early: list[int] = []
+
+
+def _note(signum: int, frame: Any) -> None:
+    _early.append(int(signum))
+
+
+def note_early() -> None:
+    """Until ``install``: SIGINT and SIGTERM are only noted. The package's import calls this
+    when it starts the command line, so that a signal during that import (milliseconds, or
+    much more on a loaded machine) gives the command's one line, not a traceback."""
+    if not _main_thread():
+        return
+    for s in HANDLED:
+        if signal.getsignal(s) is not signal.SIG_IGN:
+            signal.signal(s, _note)
+
+
+def raise_early() -> None:
+    """Raise ``Interrupted`` for a signal ``note_early`` noted (after ``install``)."""
+    if _early:
+        _received.append(_early[0])
+        raise Interrupted(_early[0])
 
 
 def install() -> None:
