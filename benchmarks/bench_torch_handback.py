@@ -58,7 +58,10 @@ def _compare(ref: dict, got: dict) -> dict:
 
     out = {"equal": True, "max_abs": 0.0, "max_rel": 0.0, "tensors": 0, "worst": None}
     if ref.keys() != got.keys():
-        out.update(equal=False, worst=f"different tensors: {sorted(ref.keys() ^ got.keys())[:4]}")
+        out.update(
+            equal=False,
+            worst=f"different tensors: {sorted(ref.keys() ^ got.keys())[:4]}",
+        )
         return out
     for key, e in ref.items():
         c = got[key]
@@ -105,6 +108,16 @@ def _bitwise(a: dict, b: dict) -> bool:
         else torch.equal(a[k], b[k])
         for k in a
     )
+
+
+def _max_diff(a: dict, b: dict) -> float:
+    """The largest |a - b| over the float tensors both have (0.0 when bit for bit equal)."""
+    worst = 0.0
+    for k, x in a.items():
+        y = b.get(k)
+        if y is not None and x.is_floating_point() and x.shape == y.shape and x.numel():
+            worst = max(worst, float((x.double() - y.double()).abs().nan_to_num(0.0).max()))
+    return worst
 
 
 def _other_size_inputs(inputs, dynamic_shapes):
@@ -216,7 +229,9 @@ def worker(name: str, time_limit: float) -> dict:
         grads=_compare(eager[1], cp[1]),
         buffers=_compare(eager[2], cp[2]),
         repeat_bitwise=all(_bitwise(a, b) for a, b in zip(cp[:3], again[:3])),
+        repeat_max_abs=max(_max_diff(a, b) for a, b in zip(cp[:3], again[:3])),
         own_order_bitwise=all(_bitwise(a, b) for a, b in zip(cp[:3], own[:3])),
+        own_max_abs=max(_max_diff(a, b) for a, b in zip(cp[:3], own[:3])),
         own_vs_eager={
             k: _compare(e, o)
             for k, e, o in zip(("outputs", "grads", "buffers"), eager[:3], own[:3])
@@ -256,6 +271,14 @@ def _passes(r: dict) -> bool:
     return all(checks)
 
 
+def own_cell(r: dict) -> str:
+    if r["own_order_bitwise"]:
+        return "yes"
+    if not r["repeat_bitwise"]:
+        return "runs differ"  # the same compiled step twice is not bit for bit the same
+    return "**no**"
+
+
 def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_version: str) -> None:
     def e(x: float) -> str:
         return "0" if x == 0 else f"{x:.1e}"
@@ -281,7 +304,8 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
         "the largest error over those tensors, relative to the tensor's largest eager magnitude. "
         "`order`: graphs whose final order in Inductor's scheduler is cp's / graphs compiled "
         "(and Inductor's `estimate_peak_memory` of it equals cp's peak). `= own`: cp's order "
-        "gives bit for bit the results of Inductor's own order. `compile s`: first compiled "
+        "gives bit for bit the results of Inductor's own order (`runs differ`: two runs of the "
+        "same compiled step already differ, a kernel is not deterministic). `compile s`: first compiled "
         "step minus the second (cp's solves included).\n"
     )
     done = [rows[n] for n, _, _ in order if n in rows and "error" not in rows[n]]
@@ -298,12 +322,25 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
     L.append(
         f"- outputs, gradients and buffers equal eager mode's: {sum(_passes(r) for r in done)} of {len(done)} programs"
     )
+    steady = [r for r in done if r["repeat_bitwise"]]
     L.append(
-        f"- bit for bit equal to Inductor's own order: {sum(r['own_order_bitwise'] for r in done)} of {len(done)} programs"
+        f"- bit for bit equal to Inductor's own order: {sum(r['own_order_bitwise'] for r in steady)} "
+        f"of {len(steady)} programs whose compiled step gives the same bits when run twice"
     )
+    shaky = [r for r in done if not r["repeat_bitwise"]]
+    if shaky:
+        L.append(
+            "- compiled step not bit for bit repeatable (a kernel that is not deterministic run "
+            "to run; largest |difference| of two runs, and of cp's order against Inductor's "
+            "own): "
+            + "; ".join(
+                f"{r['program']} ({r['repeat_max_abs']:.1e}, {r['own_max_abs']:.1e})" for r in shaky
+            )
+        )
     if done:
         worst = max(
-            done, key=lambda r: max(r[k]["max_rel"] for k in ("outputs", "grads", "buffers"))
+            done,
+            key=lambda r: max(r[k]["max_rel"] for k in ("outputs", "grads", "buffers")),
         )
         L.append(
             f"- largest relative error: {worst['program']}, "
@@ -331,7 +368,7 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
         L.append(
             f"| {name} | {len(r['graphs'])} | {ok}/{len(r['graphs'])} | {cell(r['outputs'])} "
             f"| {cell(r['grads'])} | {cell(r['buffers'])} | {e(max(r[k]['max_abs'] for k in kinds))} "
-            f"| {e(max(r[k]['max_rel'] for k in kinds))} | {'yes' if r['own_order_bitwise'] else 'no'} "
+            f"| {e(max(r[k]['max_rel'] for k in kinds))} | {own_cell(r)} "
             f"| {r['eager_s']:.2f} | {r['compile_s']:.1f} | {r['compiled_step_s']:.2f} |"
         )
     L.append("")
@@ -445,7 +482,10 @@ def main(argv=None) -> int:
                     rows[name] = json.loads(out.read_text())
                 else:
                     tail = (p.stderr.strip().splitlines() or ["no message"])[-1]
-                    rows[name] = {"program": name, "error": f"exit {p.returncode}: {tail[:300]}"}
+                    rows[name] = {
+                        "program": name,
+                        "error": f"exit {p.returncode}: {tail[:300]}",
+                    }
             except subprocess.TimeoutExpired:
                 rows.pop(name, None)
                 skipped[name] = (
