@@ -316,8 +316,10 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
     L.append(
         f"- programs run: {len(done)} of {len(order)}; failed: {len(failed)}; not run: {len(skipped)}"
     )
+    n_order = sum(g["final_is_cp"] for r in done for g in r["graphs"])
     L.append(
-        f"- graphs compiled in cp's order, Inductor's final order = cp's: {n_final} of {n_graphs}"
+        f"- graphs compiled in cp's order, Inductor's final order = cp's: {n_order} of {n_graphs}; "
+        f"and Inductor's estimate of it = cp's peak too: {n_final} of {n_graphs}"
     )
     L.append(
         f"- outputs, gradients and buffers equal eager mode's: {sum(_passes(r) for r in done)} of {len(done)} programs"
