@@ -11,7 +11,7 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[test,dev]"
+	$(BIN)/python -m pip install -q -e ".[test,dev,plot]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -36,7 +36,7 @@ clean:
 
 # jax lives in its own environments (never in .venv). `make jax-env` makes .venv-jax with the
 # newest jax and jaxlib on the package registry (re-checked on every make; JAX_VERSION=x.y.z
-# pins one) plus flax and equinox, for the capture scripts (`make corpus`) and test-xla. jax
+# pins one) plus flax, equinox and matplotlib (the plot extra), for the capture scripts (`make corpus`) and test-xla. jax
 # 0.11 and later need Python >= 3.12: the first of PYTHON312 (a variable), python3.13 and
 # python3.12 on PATH, and $(PYTHON) that runs and is >= 3.12 makes it; without one it says so.
 # .venv-jax-0.10 holds the pinned jax 0.10.2 under $(PYTHON) (the 0.10 syntax corpus).
@@ -60,9 +60,9 @@ jax-env:
 	  py=$$($(FIND_PY312)); test -n "$$py" || { echo "jax-env: $(NO_PY312)"; exit 1; }; \
 	  "$$py" -m venv $(JAX_VENV); fi
 	@$(JAX_VENV)/bin/python -c '$(PY312_PROBE)' || { echo "jax-env: $(JAX_VENV) has Python < 3.12: remove it and run again"; exit 1; }
-	@if [ ! -f $(JAX_VENV)/.installed-extras ] || [ pyproject.toml -nt $(JAX_VENV)/.installed-extras ]; then \
+	@if [ ! -f $(JAX_VENV)/.installed-extras-plot ] || [ pyproject.toml -nt $(JAX_VENV)/.installed-extras-plot ]; then \
 	  $(JAX_VENV)/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1; \
-	  $(JAX_VENV)/bin/python -m pip install -q $(JAX_EXTRAS) -e ".[test]" && touch $(JAX_VENV)/.installed-extras; fi
+	  $(JAX_VENV)/bin/python -m pip install -q $(JAX_EXTRAS) -e ".[test,plot]" && touch $(JAX_VENV)/.installed-extras-plot; fi
 	@if [ -n "$(JAX_VERSION)" ]; then spec="jax==$(JAX_VERSION) jaxlib==$(JAX_VERSION)"; else spec="--upgrade jax jaxlib"; fi; \
 	  if ! $(JAX_VENV)/bin/python -m pip install -q $$spec ; then \
 	    $(JAX_VENV)/bin/python -c 'import jax' 2>/dev/null || exit 1; \
@@ -102,6 +102,7 @@ test-xla: $(STAMP)
 	CPSCHED_JAX_PYTHON=$$newest CPSCHED_JAX_PINNED_PYTHON=$$pinned $(BIN)/python -m pytest tests/xla -rs || status=$$?; \
 	if [ -n "$$newest" ]; then \
 	  CPSCHED_JAX_PYTHON=$$newest $$newest -m pytest tests/test_jax_frontend.py tests/test_pipeline_jax.py tests/test_stablehlo_exports.py -rs || status=$$?; \
+	  CPSCHED_JAX_PYTHON=$$newest $(BIN)/python -m pytest tests/test_docs.py -k jax -rs || status=$$?; \
 	fi; exit $$status
 
 # Ray lives in its own environment too (`make ray-env`: .venv-ray, about 70 MB from the
@@ -174,7 +175,7 @@ mutation: $(STAMP) $(MUT_STAMP)
 	  $(MUT_VENV)/bin/mutmut run --paths-to-mutate $$f --runner "sh -c '$(MUT_PYTEST) $$t || exit 1'" --no-progress $$extra; \
 	done; $(MUT_VENV)/bin/mutmut results
 
-# torch lives in its own environment too (`make torch-env`: .venv-torch, ~5.5 GB: the torch
+# torch lives in its own environment too (`make torch-env`: .venv-torch with matplotlib, ~5.5 GB: the torch
 # wheel brings its CUDA libraries even for CPU use; pip's cache keeps them for the next
 # run). `make torch-corpus` recaptures models/torch/ (CPU, minutes); `make test-torch` runs
 # tests/inductor/ with it, and says SKIPPED where the environment cannot be made.
@@ -182,7 +183,7 @@ mutation: $(STAMP) $(MUT_STAMP)
 TORCH_VERSION ?= 2.14.1
 TORCHVISION_VERSION ?= 0.29.1
 TORCH_VENV := .venv-torch
-TORCH_STAMP := $(TORCH_VENV)/.installed-torch-$(TORCH_VERSION)
+TORCH_STAMP := $(TORCH_VENV)/.installed-torch-$(TORCH_VERSION)-plot
 
 $(TORCH_VENV)/bin/python:
 	$(PYTHON) -m venv $(TORCH_VENV)
@@ -190,7 +191,7 @@ $(TORCH_VENV)/bin/python:
 $(TORCH_STAMP): $(TORCH_VENV)/bin/python pyproject.toml
 	$(TORCH_VENV)/bin/python -m pip install -q --upgrade pip
 	$(TORCH_VENV)/bin/python -m pip install -q "torch==$(TORCH_VERSION)" \
-	  "torchvision==$(TORCHVISION_VERSION)" "transformers>=4.57,<6" "torch_geometric>=2.6" -e ".[test]"
+	  "torchvision==$(TORCHVISION_VERSION)" "transformers>=4.57,<6" "torch_geometric>=2.6" -e ".[test,plot]"
 	rm -f $(TORCH_VENV)/.installed-torch-*
 	touch $@
 
@@ -202,7 +203,8 @@ torch-corpus: $(TORCH_STAMP)
 
 test-torch: $(STAMP)
 	@if $(MAKE) -s torch-env; then \
-	  nice -n 10 $(TORCH_VENV)/bin/python -m pytest tests/inductor -rs; \
+	  nice -n 10 $(TORCH_VENV)/bin/python -m pytest tests/inductor -rs && \
+	  CPSCHED_TORCH_PYTHON=$(abspath $(TORCH_VENV))/bin/python nice -n 10 $(BIN)/python -m pytest tests/test_docs.py -k torch -rs; \
 	else \
 	  echo "test-torch: SKIPPED: .venv-torch could not be created (torch==$(TORCH_VERSION) from the package registry); Inductor's orders, estimates and the hand-back were not checked"; \
 	fi

@@ -40,13 +40,13 @@ RESULTS = REPO / "benchmarks" / "results_cp_memory.md"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build  # noqa: E402
-from cpsched.cp.memory.builder import run
+from cpsched.cp.memory.solve import ModelOptions, ObjectiveSpec, build  # noqa: E402
+from cpsched.cp.memory.solve import run
 from cpsched.cp.runtime import SolverConfig  # noqa: E402
 from cpsched.cp.memory.naive import solve_naive  # noqa: E402
 from cpsched.cp.memory.problem import from_graph  # noqa: E402
-from cpsched.cp.search.exact import best_first  # noqa: E402
-from cpsched.cp.memory.solve import solve  # noqa: E402
+from cpsched.strategies.min_peak.exact import best_first  # noqa: E402
+from cpsched.strategies.min_peak.method import solve  # noqa: E402
 from cpsched.analysis.memory import peak  # noqa: E402
 from cpsched.readers.nx_json import read_nx_json  # noqa: E402
 from cpsched.core.scenarios import static  # noqa: E402
@@ -226,7 +226,7 @@ def suite_bounds(args) -> str:
         sb = r.bound
         b = build(p, ObjectiveSpec("weighted", weights=np.ones(1)), ModelOptions(), hint=order)
         cr = run(b, SolverConfig(time_limit=args.time_limit, workers=2))
-        from cpsched.cp.search.bounds import projection_bound
+        from cpsched.strategies.min_peak.projection import projection_bound
         pb, pst = projection_bound(p, order, upper=ub,
                                    deadline=time.perf_counter() + args.time_limit,
                                    per_try=args.time_limit / 3)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -89,27 +90,47 @@ def cases(n: int, limit: float, workdir: Path) -> list[tuple[str, str, list[str]
     ]
 
 
+# The child runs under this small wrapper, which reports the child's own rusage. A child
+# forked straight from this script would report this script's peak RSS as its own (Linux
+# keeps the larger of the pre-exec and post-exec peaks, and this script holds the generated
+# graphs), so every row would show the same figure. The wrapper's own few MB are the floor.
+WRAPPER = """
+import json, os, sys, time
+t0 = time.perf_counter()
+pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)
+_, status, ru = os.wait4(pid, 0)
+wall = time.perf_counter() - t0
+with open(sys.argv[1], "w") as f:
+    json.dump({"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_kb": ru.ru_maxrss,
+               "rc": os.waitstatus_to_exitcode(status)}, f)
+"""
+
+
 def run(argv: list[str], timeout: float) -> dict:
-    """One child process: wall seconds, CPU seconds, exit code and its stdout."""
+    """One child process: wall seconds, CPU seconds, its own peak RSS, exit code, stdout."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        child = subprocess.Popen([sys.executable, "-m", "cpsched", *argv], stdout=so,
-                                 stderr=se, env=env)
-        guard = threading.Timer(timeout, child.kill)  # a hang ends as a killed run (-9)
+    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se, \
+            tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "usage.json"
+        cmd = [sys.executable, "-S", "-c", WRAPPER, str(report), sys.executable, "-m",
+               "cpsched", *argv]
+        t0 = time.perf_counter()
+        wrapper = subprocess.Popen(cmd, stdout=so, stderr=se, env=env, start_new_session=True)
+        # a hang ends as a killed run (-9): the wrapper and the child share one session
+        guard = threading.Timer(timeout, os.killpg, (wrapper.pid, 9))
         guard.start()
         try:
-            _, status, usage = os.wait4(child.pid, 0)
+            wrapper.wait()
         finally:
             guard.cancel()
-        wall = time.perf_counter() - t0
-        child.returncode = os.waitstatus_to_exitcode(status)
         so.seek(0)
         se.seek(0)
         out, err = so.read().decode(errors="replace"), se.read().decode(errors="replace")
-    cpu = usage.ru_utime + usage.ru_stime
-    return {"wall": wall, "cpu": cpu, "rss_mb": usage.ru_maxrss / 1024, "rc": child.returncode,
-            "stdout": out, "stderr": err}
+        usage = json.loads(report.read_text()) if report.exists() else {
+            "wall": time.perf_counter() - t0, "cpu": math.nan, "rss_kb": math.nan,
+            "rc": wrapper.returncode}  # killed by the guard
+    return {"wall": usage["wall"], "cpu": usage["cpu"], "rss_mb": usage["rss_kb"] / 1024,
+            "rc": usage["rc"], "stdout": out, "stderr": err}
 
 
 def solve_seconds(stdout: str) -> float | None:
@@ -212,7 +233,8 @@ def main(argv=None) -> int:
         "max(1 s, 5 %), with no traceback and an exit code of 0, 2, 130 or 143 (2: the "
         "command refused, e.g. no plan in time or the limit ran out while reading). A "
         "loaded machine gives the child less CPU than the wall time: compare the CPU "
-        "column.",
+        "column. Peak RSS: the largest of the row's runs, each child's own (a small "
+        "wrapper process reports it; a few MB of it are the wrapper's).",
         "",
     ]
     text = "\n".join(head + lines + ["", END]) + "\n"

@@ -119,7 +119,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="markdown file to write (default: print)")
     args = ap.parse_args(argv)
 
-    from cpsched.heuristics.common import _ADJ_CACHE
+    from cpsched.core.adjacency import _ADJ_CACHE
     from cpsched.analysis.memory import peak
     from cpsched.methods import get
     from cpsched.analysis.validate import validate_order

@@ -40,7 +40,7 @@ from cpsched import api  # noqa: E402
 from cpsched.core.errors import CpschedError  # noqa: E402
 from cpsched.core.scenarios import from_dim_specs, static  # noqa: E402
 from cpsched.cost.timeline import simulate_timeline  # noqa: E402
-from cpsched.cp.joint.bounds import memory_cut_bound, no_memory_bound  # noqa: E402
+from cpsched.strategies.joint.bounds import memory_cut_bound, no_memory_bound  # noqa: E402
 from cpsched.cp.joint.problem import (  # noqa: E402
     build_joint_problem,
     copy_out_before_back,
@@ -48,12 +48,12 @@ from cpsched.cp.joint.problem import (  # noqa: E402
     skeleton_from_plan_order,
     time_plan,
 )
-from cpsched.cp.joint.solve import solve_joint  # noqa: E402
+from cpsched.strategies.joint.method import solve_joint  # noqa: E402
 from cpsched.cp.overlap.problem import build_problem  # noqa: E402
-from cpsched.cp.overlap.solve import solve_overlap  # noqa: E402
-from cpsched.cp.remat.solve import solve_remat  # noqa: E402
+from cpsched.strategies.overlap.method import solve_overlap  # noqa: E402
+from cpsched.strategies.remat.method import solve_remat  # noqa: E402
 from cpsched.generators import transformer_parallel  # noqa: E402
-from cpsched.heuristics.common import convert_sync_collectives  # noqa: E402
+from cpsched.core.transforms import convert_sync_collectives  # noqa: E402
 from cpsched.remat.replay import replay  # noqa: E402
 from cpsched.remat.rewrite import plan_to_graph  # noqa: E402
 from cpsched.remat.skeleton import Skeleton, materialize  # noqa: E402
@@ -86,7 +86,7 @@ def one(
     link = host_link(g, "h100") if evict else None
     least = api.schedule(g, scenarios=sc, time_limit=10).peak[sc.names[0]]
     base = build_problem(g, sc, reach=False)
-    # the budget-free bound (every plan at every budget; cpsched.cp.joint.bounds): the
+    # the budget-free bound (every plan at every budget; cpsched.strategies.joint.bounds): the
     # overlap model without a memory limit, once per program
     full = build_problem(g, sc)
     free_lb, free_ms, _ = no_memory_bound(full, relax_limit, {})

@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 
 import cpsched  # noqa: E402
 from cpsched.core.errors import CpschedError  # noqa: E402
-from cpsched.heuristics.module import (input_orders, module_lower_bound,  # noqa: E402
+from cpsched.strategies.module import (input_orders, module_lower_bound,  # noqa: E402
                                        module_peak, schedule_module)
 from cpsched.methods import get, load_all  # noqa: E402
 from cpsched.readers.hlo.live_range import (orders_from_sequence,  # noqa: E402

@@ -35,10 +35,10 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(REPO))
 
-from cpsched.cp.overlap.candidates import (family, heuristic_variants,  # noqa: E402
+from cpsched.strategies.overlap.candidates import (family, heuristic_variants,  # noqa: E402
                                            memory_candidates, overlap_candidates, run_method)
 from cpsched.cp.overlap.problem import build_problem, evaluate  # noqa: E402
-from cpsched.cp.overlap.solve import solve_overlap  # noqa: E402
+from cpsched.strategies.overlap.method import solve_overlap  # noqa: E402
 from cpsched.analysis.memory import peak  # noqa: E402
 from cpsched.core.scenarios import from_dim_specs, static  # noqa: E402
 
@@ -56,7 +56,7 @@ XLA_CASES = (
 
 
 def _hlo(path: Path):
-    from cpsched.heuristics.common import convert_sync_collectives
+    from cpsched.core.transforms import convert_sync_collectives
     from cpsched.readers import read_graph
     return convert_sync_collectives(read_graph(str(path)))
 

@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from cpsched.core.units import format_bytes, format_seconds  # noqa: E402
-from cpsched.cp.pipeline.solve import solve  # noqa: E402
+from cpsched.pipeline.solve import solve  # noqa: E402
 from cpsched.pipeline import baselines  # noqa: E402
 from cpsched.pipeline.from_hlo import place_permutes  # noqa: E402
 from cpsched.pipeline.problem import PipelineProblem, cap_1f1b  # noqa: E402

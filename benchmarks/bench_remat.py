@@ -26,7 +26,7 @@ SHARED = REPO.parent / "shared"
 MOCCASIN = SHARED / "peer-cases" / "moccasin"
 sys.path.insert(0, str(REPO))
 
-from cpsched.cp.remat.solve import solve_remat  # noqa: E402
+from cpsched.strategies.remat.method import solve_remat  # noqa: E402
 from cpsched.core.errors import InfeasibleError  # noqa: E402
 from cpsched.heuristics.remat import dtr_remat, sqrt_remat, xla_remat  # noqa: E402
 from cpsched.analysis.memory import simulate  # noqa: E402
@@ -153,7 +153,7 @@ def run_evict(gname: str, frac: float, gbps: float, limit: float, quick: bool) -
 def run_just_under(seeds=range(6), limit: float = 30.0) -> list[dict]:
     """Small random graphs at 95 % of their least peak over all orders: no order fits, and
     often no baseline either, so the CP models must find the plan."""
-    from cpsched.cp.remat.solve import min_peak_order
+    from cpsched.strategies.remat.method import min_peak_order
     from cpsched.generators import random_layered
     rows = []
     for seed in seeds:

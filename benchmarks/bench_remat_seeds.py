@@ -27,8 +27,8 @@ RLG1000 = (
 )
 sys.path.insert(0, str(REPO))
 
-from cpsched.cp.memory.solve import solve as solve_min_peak  # noqa: E402
-from cpsched.cp.remat.solve import solve_remat  # noqa: E402
+from cpsched.strategies.min_peak.method import solve as solve_min_peak  # noqa: E402
+from cpsched.strategies.remat.method import solve_remat  # noqa: E402
 from cpsched.heuristics.remat import BASELINES  # noqa: E402
 from cpsched.heuristics.xla_memory import xla_default  # noqa: E402
 from cpsched.readers.nx_json import read_nx_json  # noqa: E402

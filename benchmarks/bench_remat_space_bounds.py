@@ -54,7 +54,7 @@ from cpsched.cp.remat.lp_bound import (  # noqa: E402
     step_set_bound,
 )
 from cpsched.cp.remat.segments import build_segment_model, hot_steps  # noqa: E402
-from cpsched.cp.remat.solve import solve_remat  # noqa: E402
+from cpsched.strategies.remat.method import solve_remat  # noqa: E402
 from cpsched.readers.nx_json import read_nx_json  # noqa: E402
 from cpsched.remat.policy import recomputable_ops  # noqa: E402
 from cpsched.remat.skeleton import Regen  # noqa: E402

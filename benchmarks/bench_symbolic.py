@@ -34,7 +34,7 @@ if str(REPO) not in sys.path:
 
 from cpsched.analysis.memory import simulate  # noqa: E402
 from cpsched.core.scenarios import Scenarios  # noqa: E402
-from cpsched.cp.memory.solve import solve  # noqa: E402
+from cpsched.strategies.min_peak.method import solve  # noqa: E402
 from cpsched.readers import read_graph  # noqa: E402
 
 MODEL = REPO / "models" / "stablehlo" / "transformer_train.sym.mlir"
@@ -137,7 +137,7 @@ def run_remat(g, sc, limit: float, ref: np.ndarray, frac: float
     """``cp-remat`` with one budget for every bucket: ``frac`` x the largest bucket's best
     order peak (``ref``), so that bucket needs clones or copies and the others may not."""
     from cpsched.core.errors import InfeasibleError
-    from cpsched.cp.remat.solve import solve_remat
+    from cpsched.strategies.remat.method import solve_remat
     budget = int(frac * ref[-1])
     t0 = time.perf_counter()
     try:

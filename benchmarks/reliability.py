@@ -1,6 +1,6 @@
 """Hostile inputs, options, disks and signals through the command line: every regression
 case of the reliability work, run as a user would run it (a fresh ``python -m cpsched`` per
-case), plus a fuzz corpus run in-process.
+case), plus bad calls into the Python API and a fuzz corpus, both run in-process.
 
     python benchmarks/reliability.py --out benchmarks/results_reliability.md
 
@@ -20,11 +20,17 @@ an older version of every output. What is counted (the targets of issue 28):
   command printed (``--json``) against the written file's own;
 - time limits overrun: the wall time of a run with ``--time-limit S`` from the process's
   start past S + max(1 s, 5 %);
+- bad calls into the Python API (``api_bad_calls``) that do not raise the error type of
+  ``cpsched.errors`` they should (a built-in TypeError / ValueError / OverflowError, or no
+  error at all);
 - and, per case, the expected exit code and one line on stderr for exit 2.
 
 "Full disk" cases cap the size of any file the command writes (``RLIMIT_FSIZE``: a write
 past it fails with EFBIG, as one on a full disk fails with ENOSPC), so that some of a
-command's files can be written and others cannot. Exits 1 when any case fails.
+command's files can be written and others cannot; the "disk" cases put one output in a
+read-only folder (as root the child runs under ``setpriv`` without the capabilities that
+pass over permissions), on ``/dev/full``, or send the report on stdout to a full disk.
+Exits 1 when any case fails. ``tests/test_reliability_fast.py`` runs a fast subset.
 """
 
 from __future__ import annotations
@@ -50,7 +56,9 @@ sys.path.insert(0, str(REPO))
 ALLOWED = {0, 2, 130, 143}
 COUNTS = ("tracebacks", "exit codes outside 0/2/130/143", "inputs changed",
           "older outputs changed", "partial outputs", "outputs over budget with exit 0",
-          "claimed figures != simulate", "time limits overrun", "other failures")
+          "claimed figures != simulate", "time limits overrun",
+          "API calls not refused with cpsched's errors", "other failures")
+API_COUNT = "API calls not refused with cpsched's errors"
 
 
 # -- inputs -------------------------------------------------------------------------------
@@ -189,13 +197,15 @@ class Case:
     argv: list[str]                    # after `cpsched`; {d} is the case's folder
     expect: int | tuple[int, ...]      # the exit code(s) that are right
     files: dict[str, str | bytes] = field(default_factory=dict)
-    setup: str = ""                    # fifo:NAME, symlink:NAME->TARGET, env:K=V, chardev:NAME
+    # fifo:NAME, symlink:NAME->TARGET, hardlink:NAME->TARGET, env:K=V, chardev:NAME,
+    # rodir:NAME (a read-only folder), dir:NAME, stdout:full, stdout:closed, stderr:closed
+    setup: str = ""
     signal: int | None = None          # sent after `signal_after` seconds
     signal_after: float = 0.0
     outputs: tuple[str, ...] = ()      # files the command may write
     required: tuple[str, ...] = ()     # files it must write when it exits 0
     older: bool = False                # every output exists beforehand (an older output)
-    check: str = ""                    # "interrupted", "figure", "budget"
+    check: str = ""                    # "interrupted", "figure", "budget", "table", "rows"
     fsize: int | None = None           # RLIMIT_FSIZE: a write past it fails (a full disk)
     time_limit: float | None = None    # the --time-limit the wall time is held to
     max_seconds: float | None = None   # a resource limit must answer within this
@@ -594,6 +604,7 @@ def time_limit_cases() -> list[Case]:
                                                     "time", "--budget", "90%", "-o",
                                                     "{d}/o.json"]),
         ("compare", ["compare", "{d}/g.json"]),
+        ("frontier", ["frontier", "{d}/g.json", "--points", "4"]),
         ("pipeline --method cp", ["pipeline", "-p", "8", "-m", "64", "--method", "cp"]),
     ]
     return [Case("time limit", f"--time-limit 2: {name}", argv + ["--time-limit", "2"], (0, 2),
@@ -633,9 +644,512 @@ def signal_cases(quick: bool = False) -> list[Case]:
     return out
 
 
+def more_signal_cases(quick: bool = False) -> list[Case]:
+    """Signals where the first round had none: the first second of a solving command (the
+    imports, the reading, a percentage budget's reference), the budget-reference and greedy
+    phases of remat and of ``--objective time``, the memory-only phase of ``--slack``, a
+    pipeline long enough to be cut mid-solve, and ``compare`` / ``frontier`` cut while they
+    solve (they print the finished rows or points and say so)."""
+    wide = {"g.json": wide_graph(300)}
+    big = {"g.json": wide_graph(1000, seed=7)}
+    mlp = {"m.hlo": corpus_file("models/hlo/mlp_train.hlo")}
+    rows = [
+        ("remat --budget 70% (1k ops)", ["schedule", "{d}/g.json", "--objective", "remat",
+                                         "--budget", "70%", "--time-limit", "60", "-o",
+                                         "{d}/o.json"], big, ("o.json", "o.json.plan.json"),
+         "", (0.1, 0.5, 0.9, 2.0, 4.0)),
+        ("--objective time --budget 90%", ["schedule", "{d}/g.json", "--objective", "time",
+                                           "--budget", "90%", "--time-limit", "60", "-o",
+                                           "{d}/o.json"], wide, ("o.json", "o.json.plan.json"),
+         "", (0.1, 0.5, 0.9, 2.0, 4.0)),
+        ("--objective overlap --slack 0.1", ["schedule", "{d}/g.json", "--objective",
+                                             "overlap", "--slack", "0.1", "--time-limit", "60",
+                                             "-o", "{d}/o.json"], wide, ("o.json",), "",
+         (0.5, 2.0, 4.0)),
+        ("cp on 1k ops", ["schedule", "{d}/g.json", "--time-limit", "60", "-o", "{d}/o.json"],
+         big, ("o.json",), "", (0.05, 0.2, 0.9)),
+        ("pipeline -p 16 -m 128 --method cp", ["pipeline", "-p", "16", "-m", "128", "--method",
+                                               "cp", "--time-limit", "60", "--csv",
+                                               "{d}/p.csv", "--trace", "{d}/p.json"], {},
+         ("p.csv", "p.json"), "", (0.5, 2.0, 5.0)),
+        ("compare (rows kept)", ["compare", "{d}/g.json", "--time-limit", "30"], wide, (),
+         "rows", (4.0, 8.0)),
+        ("frontier --points 12 (points kept)", ["frontier", "{d}/m.hlo", "--time-limit", "10",
+                                                "--points", "12"], mlp, (), "rows",
+         (2.5, 4.0)),
+    ]
+    out: list[Case] = []
+    for name, argv, files, outs, check, times in rows:
+        if quick:
+            times = times[:1] + times[-1:]
+        for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+            for after in times:
+                out.append(Case("signal", f"{signal.Signals(sig).name} at {after:g} s: {name}",
+                                argv, code, dict(files), signal=sig, signal_after=after,
+                                outputs=outs, check=check))
+    return out
+
+
+def disk_cases() -> list[Case]:
+    """Full-disk-like failures beside ``RLIMIT_FSIZE``: the second output in a read-only
+    folder or on ``/dev/full``, the report on stdout to a full disk or a closed stdout. A
+    command that fails writes nothing and leaves every older output as it was."""
+    g = {"g.json": chain_graph()}
+    mlp = {"m.hlo": corpus_file("models/hlo/mlp_train.hlo")}
+    sched = ["schedule", "{d}/g.json", "--method", "xla-dfs"]
+    remat = ["schedule", "{d}/m.hlo", "--method", "remat-span", "--budget", "90%",
+             "--time-limit", "10"]
+    pipe = ["pipeline", "-p", "4", "-m", "8", "--method", "1f1b"]
+    rows = [
+        # (name, argv, files, outputs, expect, setup)
+        ("--trace in a read-only folder", sched + ["-o", "{d}/o.json", "--trace",
+                                                   "{d}/ro/t.json"], g, ("o.json",), 2,
+         "rodir:ro"),
+        ("-o in a read-only folder, --trace beside", sched + ["-o", "{d}/ro/o.json",
+                                                              "--trace", "{d}/t.json"], g,
+         ("t.json",), 2, "rodir:ro"),
+        ("remat module and plan in a read-only folder", remat + ["-o", "{d}/ro/o.hlo"], mlp,
+         (), 2, "rodir:ro"),
+        ("pipeline --trace in a read-only folder", pipe + ["--csv", "{d}/p.csv", "--trace",
+                                                           "{d}/ro/p.json"], {}, ("p.csv",),
+         2, "rodir:ro"),
+        ("convert -o in a read-only folder", ["convert", "{d}/g.json", "-o",
+                                              "{d}/ro/c.json"], g, (), 2, "rodir:ro"),
+        ("sweep table in a read-only folder", ["sweep", "{d}/s.toml", "-o", "{d}/ro/t.csv"],
+         {"s.toml": 'graphs = ["layered:n=12,seed=0..1"]\nmethods = ["xla-dfs"]\n'}, (), 2,
+         "rodir:ro"),
+        ("--trace /dev/full", sched + ["-o", "{d}/o.json", "--trace", "/dev/full"], g,
+         ("o.json",), 2, ""),
+        ("-o /dev/full, --trace beside", sched + ["-o", "/dev/full", "--trace",
+                                                  "{d}/t.json"], g, ("t.json",), 2, ""),
+        ("pipeline --csv /dev/full", pipe + ["--csv", "/dev/full", "--trace", "{d}/p.json"],
+         {}, ("p.json",), 2, ""),
+        ("remat plan beside a module -o /dev/full", remat + ["-o", "/dev/full"], mlp, (), 2,
+         ""),
+        ("report on stdout to a full disk", sched + ["-o", "{d}/o.json", "--trace",
+                                                     "{d}/t.json"], g, ("o.json", "t.json"),
+         2, "stdout:/dev/full"),
+        ("--json report to a full disk", sched + ["-o", "{d}/o.json", "--json"], g,
+         ("o.json",), 2, "stdout:/dev/full"),
+        ("compare report to a full disk", ["compare", "{d}/g.json", "--no-solver"], g, (), 2,
+         "stdout:/dev/full"),
+        ("stdout closed (files still written)", sched + ["-o", "{d}/o.json"], g, ("o.json",),
+         0, "stdout:closed"),
+        ("stderr closed, bad input", ["info", "{d}/g.json"], {"g.json": "{"}, (), 2,
+         "stderr:closed"),
+    ]
+    out: list[Case] = []
+    for name, argv, files, outs, expect, setup in rows:
+        out.append(Case("disk", name, argv, expect, dict(files), setup=setup, outputs=outs,
+                        required=outs if expect == 0 else (), older=True))
+    return out
+
+
+def more_budget_cases() -> list[Case]:
+    """Every method that takes ``--budget``, at several values from loose to impossible, on
+    a plain and a symbolic graph; and every spelling of a fraction, refused with the
+    percentage it meant."""
+    g = {"g.json": wide_graph(40, seed=2)}
+    gs = {"g.json": wide_graph(30, seed=3, dim="b")}
+    out: list[Case] = []
+    solvers = {"cp-remat": "10", "cp-joint": "10", "remat-fixed-order": "10",
+               "cp": "5", "cp-overlap": "5"}
+    methods = ("remat-span", "remat-xla", "remat-dtr", "remat-sqrt", "remat-offload",
+               "cp-remat", "cp-joint", "remat-fixed-order", "cp", "cp-overlap", "lhs",
+               "xla-dfs", "xla-default", "bladedisc")
+    for method in methods:
+        budgets = ["100%", "50%", "25%", "150%", "9000", "1MiB"]
+        if method in solvers:
+            budgets = ["100%", "50%", "9000"]
+        for budget in budgets:
+            argv = ["schedule", "{d}/g.json", "--method", method, "--budget", budget,
+                    "-o", "{d}/o.json", "--json"]
+            if method in solvers:
+                argv += ["--time-limit", solvers[method]]
+            if method == "cp" and budget != "100%":
+                argv += ["--objective", "budget"]
+            b = None if budget.endswith("%") else (2**20 if budget == "1MiB" else int(budget))
+            out.append(Case("budget", f"{method} --budget {budget}", argv, (0, 2), dict(g),
+                            outputs=("o.json", "o.json.plan.json"), required=("o.json",),
+                            check="budget", budget=b))
+    for method in ("remat-span", "remat-dtr", "xla-dfs", "cp-remat"):
+        argv = ["schedule", "{d}/g.json", "--method", method, "--budget", "80%,40%",
+                "--dim", "b=2,8", "-o", "{d}/o.json", "--json", "--time-limit", "10"]
+        out.append(Case("budget", f"{method} --budget 80%,40% over b=2,8", argv, (0, 2),
+                        dict(gs), outputs=("o.json", "o.json.plan.json"),
+                        required=("o.json",), check="budget", dims=("b=2,8",)))
+    fractions = ("0.9", ".9", "0.5", "0.99", "0.9,0.8", "1.5", "0", "-0.9", "90 %", "%",
+                 "nan%", "inf%", "-10%", "0%", "1e400%", "", ",", "9 0%", "90%%", "0x10",
+                 "1e3", "12 KiB", "12KB", "12kib", "1.5KiB", "1e-3GiB")
+    for budget in fractions:
+        argv = ["schedule", "{d}/g.json", "--method", "remat-span", "--budget", budget, "-o",
+                "{d}/o.json", "--json"]
+        out.append(Case("budget", f"--budget {budget!r}", argv, (0, 2), dict(g),
+                        outputs=("o.json", "o.json.plan.json"), required=("o.json",),
+                        check="budget", older=True))
+    return out
+
+
+def more_input_cases() -> list[Case]:
+    """More hostile files and options than the issue listed: empty and odd JSON, deep
+    nesting, cycles, dangling names, a 30,000-op chain (recursion), CRLF line ends, paths
+    that spell the input another way, hard links, tiny time limits, odd --dim values."""
+    def chain_edit(change):
+        return {"g.json": edited_chain(change)}
+    n = 30_000
+    long_chain = {"g.json": chain_graph(n=n)}
+    files = {
+        "empty file": ("g.json", ""),
+        "whitespace only": ("g.json", " \n\t\n"),
+        "JSON {}": ("g.json", "{}"),
+        "JSON []": ("g.json", "[]"),
+        "JSON 42": ("g.json", "42"),
+        "JSON null": ("g.json", "null"),
+        "JSON nested 100,000 deep": ("g.json", "[" * 100_000),
+        "JSON object nested 100,000 deep": ("g.json", '{"a":' * 100_000),
+        "cycle in graph JSON": ("g.json", edited_chain(
+            lambda d: d["ops"][0]["operands"].append("v5"))),
+        "operand names no op": ("g.json", edited_chain(
+            lambda d: d["ops"][2]["operands"].append("zz"))),
+        "buffer of no op": ("g.json", edited_chain(lambda d: d["buffers"][1].update(op="zz"))),
+        "user names no op": ("g.json", edited_chain(
+            lambda d: d["buffers"][1]["users"].append("zz"))),
+        "two ops of one name": ("g.json", edited_chain(
+            lambda d: d["ops"][3].update(name="v2"))),
+        "size -8": ("g.json", chain_graph(size=-8)),
+        "size 1.5": ("g.json", chain_graph(size=1.5)),
+        "size \"4*\"": ("g.json", chain_graph(size="4*")),
+        "size true": ("g.json", chain_graph(size=True)),
+        "node-link cycle": ("g.json", node_link(links=NODE_LINK["links"] + [
+            {"source": 2, "target": 0}])),
+        "node-link size -1": ("g.json", node_link(nodes=[
+            {"id": 0, "size": -1}, {"id": 1, "size": 8}, {"id": 2, "size": 8}])),
+        "node-link link to a missing node": ("g.json", node_link(links=NODE_LINK["links"] + [
+            {"source": 2, "target": 9}])),
+        "HLO cycle": ("m.hlo", hlo("  p0 = f32[8] parameter(0)\n  a = f32[8] add(p0, b)\n"
+                                   "  ROOT b = f32[8] add(p0, a)")),
+        "HLO operand never defined": ("m.hlo", hlo(
+            "  p0 = f32[8] parameter(0)\n  ROOT a = f32[8] add(p0, zz)")),
+        "HLO two ROOTs": ("m.hlo", hlo("  p0 = f32[8] parameter(0)\n  ROOT a = f32[8] "
+                                       "negate(p0)\n  ROOT b = f32[8] negate(a)")),
+        "HLO name defined twice": ("m.hlo", hlo(
+            "  p0 = f32[8] parameter(0)\n  a = f32[8] negate(p0)\n"
+            "  ROOT a = f32[8] negate(a)")),
+        "HLO while without body": ("m.hlo", HLO_WHILE.replace(", body=body", "")),
+        "HLO calls a missing computation": ("m.hlo", HLO_WHILE.replace("to_apply=add",
+                                                                      "to_apply=nope")),
+        "HLO shape f32[8,": ("m.hlo", hlo("  p0 = f32[8, parameter(0)\n  ROOT n = f32[8] "
+                                          "negate(p0)")),
+        "HLO dim -1": ("m.hlo", hlo("  p0 = f32[-1] parameter(0)\n  ROOT n = f32[-1] "
+                                    "negate(p0)")),
+        "HLO cut in half": ("m.hlo", HLO_WHILE[:len(HLO_WHILE) // 2]),
+        "StableHLO unknown op": ("m.mlir", MLIR.replace("stablehlo.negate", "stablehlo.frob")),
+        "StableHLO operand never defined": ("m.mlir", MLIR.replace("stablehlo.negate %1",
+                                                                   "stablehlo.negate %9")),
+    }
+    out: list[Case] = []
+    for name, (fname, text) in files.items():
+        o = _out_for(fname)
+        out.append(Case("more input", f"{name} (info)", ["info", f"{{d}}/{fname}"], 2,
+                        {fname: text}))
+        out.append(Case("more input", f"{name} (schedule)", [
+            "schedule", f"{{d}}/{fname}", "--method", "xla-dfs", "-o", f"{{d}}/{o}"], 2,
+            {fname: text}, outputs=(o,), older=True))
+    valid = [
+        ("HLO with CRLF line ends", ["info", "{d}/m.hlo"], {"m.hlo": HLO_OK.replace(
+            "\n", "\r\n")}, ""),
+        ("HLO with tabs", ["info", "{d}/m.hlo"], {"m.hlo": HLO_OK.replace("  ", "\t")}, ""),
+        ("op names with spaces, quotes and non-ASCII", ["schedule", "{d}/g.json", "--method",
+                                                        "xla-dfs", "-o", "{d}/o.json"],
+         {"g.json": chain_graph().replace('"v1"', '"a \\"b\\" \u00e9\u4e2d"')}, ""),
+    ]
+    for method in ("xla-dfs", "xla-postorder", "xla-list", "bladedisc", "lhs"):
+        valid.append((f"{n:,}-op chain through {method}", [
+            "schedule", "{d}/g.json", "--method", method, "-o", "{d}/o.json"], long_chain, ""))
+    for name, argv, files_, setup in valid:
+        outs = ("o.json",) if "-o" in argv else ()
+        out.append(Case("more input", name, argv, 0, dict(files_), setup=setup, outputs=outs,
+                        required=outs))
+    g = {"g.json": chain_graph()}
+    gs = {"g.json": chain_graph(size="4*b")}
+    sched = ["schedule", "{d}/g.json", "--method", "xla-dfs"]
+    opts = [
+        ("-o spelled ./g.json", sched + ["-o", "{d}/./g.json"], g, ""),
+        ("-o spelled sub/../g.json", sched + ["-o", "{d}/sub/../g.json"], g, "dir:sub"),
+        ("-o a hard link of the input", sched + ["-o", "{d}/h.json"], g,
+         "hardlink:h.json->g.json"),
+        ("input is a folder", ["info", "{d}/sub"], {}, "dir:sub"),
+        ("--dim b=", ["info", "{d}/g.json", "--dim", "b="], gs, ""),
+        ("--dim =4", ["info", "{d}/g.json", "--dim", "=4"], gs, ""),
+        ("--dim b=0", ["info", "{d}/g.json", "--dim", "b=0"], gs, ""),
+        ("--dim b=1.5", ["info", "{d}/g.json", "--dim", "b=1.5"], gs, ""),
+        ("--dim b=-4", ["info", "{d}/g.json", "--dim", "b=-4"], gs, ""),
+        ("--dim b=4 --dim b=8", ["info", "{d}/g.json", "--dim", "b=4", "--dim", "b=8"], gs, ""),
+        ("--dim zz=4 (no such dim)", ["info", "{d}/g.json", "--dim", "zz=4"], gs, ""),
+        ("--weights 1,2 for 3 scenarios", ["info", "{d}/g.json", "--dim", "b=1,2,3",
+                                           "--weights", "1,2"], gs, ""),
+        ("--weights=-1,1", ["info", "{d}/g.json", "--dim", "b=1,2", "--weights=-1,1"], gs,
+         ""),
+        ("--device nope", sched + ["-o", "{d}/o.json", "--device", "nope"], g, ""),
+        ("--profile missing", sched + ["-o", "{d}/o.json", "--profile", "{d}/nope.json"], g, ""),
+        ("--slack nan", ["schedule", "{d}/g.json", "--objective", "overlap", "--slack", "nan",
+                         "-o", "{d}/o.json"], g, ""),
+        ("--slack -1", ["schedule", "{d}/g.json", "--objective", "overlap", "--slack", "-1",
+                        "-o", "{d}/o.json"], g, ""),
+        ("--bandwidth -1", ["schedule", "{d}/g.json", "--objective", "remat", "--budget",
+                            "90%", "--evict", "--bandwidth", "-1", "-o", "{d}/o.json"], g, ""),
+        ("--seed 1.5", sched + ["-o", "{d}/o.json", "--seed", "1.5"], g, ""),
+        ("--budget for a heuristic that takes none (xla-bfs)", sched[:3] + [
+            "xla-bfs", "--budget", "1", "-o", "{d}/o.json"], g, ""),
+        ("CPSCHED_MAX_INPUT_BYTES=abc", ["info", "{d}/g.json"], g,
+         "env:CPSCHED_MAX_INPUT_BYTES=abc"),
+        ("pipeline -p 4 -m 0", ["pipeline", "-p", "4", "-m", "0"], {}, ""),
+        ("pipeline --virtual 0", ["pipeline", "-p", "4", "-m", "8", "--virtual", "0"], {}, ""),
+        ("pipeline --act -1", ["pipeline", "-p", "4", "-m", "8", "--act", "-1"], {}, ""),
+        ("pipeline --method nope", ["pipeline", "-p", "4", "-m", "8", "--method", "nope"], {},
+         ""),
+        ("simulate --schedule with a missing op", ["simulate", "{d}/g.json", "--schedule",
+                                                   "{d}/s.txt"],
+         dict(g, **{"s.txt": "v0\nv1\nv2\n"}), ""),
+        ("simulate --schedule out of order", ["simulate", "{d}/g.json", "--schedule",
+                                              "{d}/s.txt"],
+         dict(g, **{"s.txt": "\n".join(f"v{k}" for k in reversed(range(6))) + "\n"}), ""),
+        ("simulate --schedule naming an op twice", ["simulate", "{d}/g.json", "--schedule",
+                                                    "{d}/s.txt"],
+         dict(g, **{"s.txt": "\n".join(["v0"] + [f"v{k}" for k in range(6)]) + "\n"}), ""),
+    ]
+    for name, argv, files_, setup in opts:
+        expect: int | tuple[int, ...] = (0, 2) if "hard link" in name else 2
+        out.append(Case("more input", name, argv, expect, dict(files_), setup=setup,
+                        outputs=("o.json", "h.json")))
+    tiny = ["schedule", "{d}/g.json", "-o", "{d}/o.json", "--time-limit"]
+    for v in ("1e-9", "0.001"):
+        out.append(Case("more input", f"--time-limit {v}", tiny + [v], (0, 2), dict(g),
+                        outputs=("o.json",), time_limit=float(v)))
+    return out
+
+
 def cases(quick: bool = False) -> list[Case]:
-    return (earlier_cases() + bad_input_cases() + limit_cases() + all_or_nothing_cases()
-            + figure_cases() + budget_cases() + time_limit_cases() + signal_cases(quick))
+    return (earlier_cases() + bad_input_cases() + more_input_cases() + limit_cases()
+            + all_or_nothing_cases() + disk_cases() + figure_cases() + budget_cases()
+            + more_budget_cases() + time_limit_cases() + signal_cases(quick)
+            + more_signal_cases(quick))
+
+
+# -- the Python API (in process) -------------------------------------------------------------
+
+def api_bad_calls() -> dict[str, tuple]:
+    """Bad calls into the Python API, each with the error type of cpsched's own that it
+    must raise (``cpsched.errors``): {name: (call, error type)}. Issue 28 found 27 raising
+    the built-in TypeError / ValueError / OverflowError or accepted."""
+    import math
+
+    import networkx as nx
+
+    import cpsched
+    from cpsched import api, generators
+    from cpsched.errors import InputError as IE
+    from cpsched.errors import InputTypeError as TE
+    from cpsched.errors import LimitError as LE
+    from cpsched.errors import ScheduleError as SE
+
+    g = generators.random_layered(n=12, seed=3)
+    gs = generators.random_layered(n=12, seed=3, dim="b")
+    done = api.schedule(g, "xla-dfs")
+
+    def nx_graph(size=8, **extra):
+        G = nx.DiGraph(**extra)
+        G.add_node(0, size=size)
+        G.add_node(1, size=8)
+        G.add_edge(0, 1)
+        return G
+
+    def sched(**kw):
+        return lambda: api.schedule(g, **kw)
+
+    def on_sym(scen, method="xla-dfs"):
+        return lambda: api.schedule(gs, method, scenarios=scen)
+
+    def remat(budget, method="remat-span"):
+        return lambda: api.schedule(g, method, budget=budget)
+
+    calls = {
+        "read(nx.Graph())": (lambda: api.read(nx.Graph()), IE),
+        "read(None)": (lambda: api.read(None), TE),
+        "read(42)": (lambda: api.read(42), TE),
+        "read(b'HloModule x')": (lambda: api.read(b"HloModule x"), TE),
+        "read('')": (lambda: api.read(""), IE),
+        "read(a missing path)": (lambda: api.read("no/such/file.hlo"), IE),
+        "read(['a'])": (lambda: api.read(["a"]), TE),
+        "read(g, async_collectives='yes')": (lambda: api.read(g, async_collectives="yes"), TE),
+        "from_networkx(None)": (lambda: api.from_networkx(None), TE),
+        "from_networkx(nx.Graph())": (lambda: api.from_networkx(nx.Graph()), IE),
+        "from_networkx(undirected path)": (lambda: api.from_networkx(nx.path_graph(3)), IE),
+        "from_networkx(a cycle)": (lambda: api.from_networkx(
+            nx.DiGraph([(0, 1), (1, 0)])), IE),
+        "from_networkx(a self-loop)": (lambda: api.from_networkx(
+            nx.DiGraph([(0, 1), (1, 1)])), IE),
+        "from_networkx(no sizes)": (lambda: api.from_networkx(nx.DiGraph([(0, 1)])), IE),
+        "from_networkx(size=-1)": (lambda: api.from_networkx(nx_graph(-1)), IE),
+        "from_networkx(size='4*')": (lambda: api.from_networkx(nx_graph("4*")), IE),
+        "from_networkx(size=nan)": (lambda: api.from_networkx(nx_graph(math.nan)), IE),
+        "from_networkx(size=2**70)": (lambda: api.from_networkx(nx_graph(2**70)), IE),
+        "from_networkx(name=5)": (lambda: api.from_networkx(nx_graph(), name=5), TE),
+        "from_networkx(MultiDiGraph in cpsched's layout)": (lambda: api.from_networkx(
+            nx.MultiDiGraph(g.to_networkx())), IE),
+        "time_limit='5'": (sched(time_limit="5"), TE),
+        "time_limit=10**400": (sched(time_limit=10**400), IE),
+        "time_limit=nan": (sched(time_limit=math.nan), IE),
+        "time_limit=inf": (sched(time_limit=math.inf), IE),
+        "time_limit=-1": (sched(time_limit=-1), IE),
+        "time_limit=True": (sched(time_limit=True), TE),
+        "workers=2.5": (sched(workers=2.5), TE),
+        "workers=0": (sched(workers=0), IE),
+        "workers='2'": (sched(workers="2"), TE),
+        "workers=10**6": (sched(workers=10**6), LE),
+        "seed=2**64": (sched(seed=2**64), IE),
+        "seed=-1": (sched(seed=-1), IE),
+        "seed=1.5": (sched(seed=1.5), TE),
+        "seed=None": (sched(seed=None), TE),
+        "deterministic='no'": (sched(deterministic="no"), TE),
+        "log=2": (lambda: api.schedule(g, "xla-dfs", log=2), TE),
+        "slack=nan": (sched(objective="overlap", slack=math.nan), IE),
+        "slack=-1": (sched(objective="overlap", slack=-1), IE),
+        "slack=inf": (sched(objective="overlap", slack=math.inf), IE),
+        "slack='x'": (sched(objective="overlap", slack="x"), TE),
+        "method=5": (lambda: api.schedule(g, 5), TE),
+        "method='nope'": (lambda: api.schedule(g, "nope"), IE),
+        "method=''": (lambda: api.schedule(g, ""), IE),
+        "objective='nope'": (sched(objective="nope"), IE),
+        "objective=3": (sched(objective=3), TE),
+        "scenarios={'b': [1.5]}": (on_sym({"b": [1.5]}), TE),
+        "scenarios={'s': [1.5]} on a static graph": (lambda: api.schedule(
+            g, "xla-dfs", scenarios={"s": [1.5]}), TE),
+        "scenarios={'b': [0]}": (on_sym({"b": [0]}), IE),
+        "scenarios={'b': [-3]}": (on_sym({"b": [-3]}), IE),
+        "scenarios={'b': [2**70]}": (on_sym({"b": [2**70]}), IE),
+        "scenarios={'b': []}": (on_sym({"b": []}), IE),
+        "scenarios={'b': '4'}": (on_sym({"b": "4"}), TE),
+        "scenarios={'b': [True]}": (on_sym({"b": [True]}), TE),
+        "scenarios={'b': [nan]}": (on_sym({"b": [math.nan]}), TE),
+        "scenarios={'zz': [4]}": (on_sym({"zz": [4]}), IE),
+        "scenarios={} on a symbolic graph": (on_sym({}), IE),
+        "scenarios=5": (on_sym(5), TE),
+        "scenarios=[5]": (on_sym([5]), TE),
+        "scenarios={'b': 1..1999} (past 1024)": (on_sym({"b": list(range(1, 2000))}), LE),
+        "budget=object()": (sched(objective="remat", budget=object()), TE),
+        "budget=-1": (remat(-1), IE),
+        "budget=0": (remat(0), IE),
+        "budget=0.9": (remat(0.9), IE),
+        "budget='0.9'": (remat("0.9"), IE),
+        "budget=nan": (remat(math.nan), IE),
+        "budget=10**400": (remat(10**400), IE),
+        "budget=True": (remat(True), IE),
+        "budget='-10%'": (remat("-10%"), IE),
+        "budget='abc'": (remat("abc"), IE),
+        "budget=[1000, 2000] for one scenario": (remat([1000, 2000]), IE),
+        "budget={'zz': 10**6}": (remat({"zz": 10**6}), IE),
+        "budget='1%' (below any plan)": (remat("1%"), cpsched.errors.InfeasibleError),
+        "objective='remat' without a budget": (sched(objective="remat"), IE),
+        "unknown option slak=0.1": (lambda: api.schedule(g, "xla-dfs", slak=0.1), IE),
+        "deadline='x'": (sched(deadline="x"), TE),
+        "deadline=nan": (sched(deadline=math.nan), IE),
+        "progress=5": (sched(progress=5), TE),
+        "device='nope'": (sched(objective="overlap", device="nope", time_limit=2), IE),
+        "device=5": (sched(objective="overlap", device=5, time_limit=2), TE),
+        "profile=5": (sched(objective="overlap", profile=5, time_limit=2), TE),
+        "bandwidth=-1": (lambda: api.schedule(g, "remat-offload", budget="90%",
+                                              bandwidth=-1), IE),
+        "bandwidth='x'": (lambda: api.schedule(g, "remat-offload", budget="90%",
+                                               bandwidth="x"), TE),
+        "compare(methods='xla-dfs')": (lambda: api.compare(g, methods="xla-dfs"), TE),
+        "compare(methods=[5])": (lambda: api.compare(g, methods=[5]), TE),
+        "compare(methods=['nope'])": (lambda: api.compare(g, methods=["nope"]), IE),
+        "compare(methods=[])": (lambda: api.compare(g, methods=[]), IE),
+        "compare(time_limit=-1)": (lambda: api.compare(g, time_limit=-1), IE),
+        "compare(None)": (lambda: api.compare(None), TE),
+        "frontier(points=2.5)": (lambda: api.frontier(g, points=2.5), TE),
+        "frontier(points=0)": (lambda: api.frontier(g, points=0), IE),
+        "frontier(points=-3)": (lambda: api.frontier(g, points=-3), IE),
+        "frontier(points=10**6)": (lambda: api.frontier(g, points=10**6), LE),
+        "frontier(time_limit='1')": (lambda: api.frontier(g, time_limit="1"), TE),
+        "simulate(order=[None] * n)": (lambda: api.simulate(g, [None] * g.n_ops), TE),
+        "simulate(order one short)": (lambda: api.simulate(g, list(range(g.n_ops - 1))), SE),
+        "simulate(order repeating op 0)": (lambda: api.simulate(g, [0] * g.n_ops), SE),
+        "simulate(order with -1)": (lambda: api.simulate(
+            g, [-1] + list(range(1, g.n_ops))), IE),
+        "simulate(order of unknown names)": (lambda: api.simulate(g, ["zz"] * g.n_ops), IE),
+        "simulate(order=5)": (lambda: api.simulate(g, 5), TE),
+        "simulate(order of floats)": (lambda: api.simulate(
+            g, [float(i) for i in range(g.n_ops)]), TE),
+        "simulate(order reversed)": (lambda: api.simulate(
+            g, list(reversed(range(g.n_ops)))), SE),
+        "simulate(None, [0])": (lambda: api.simulate(None, [0]), TE),
+        "write(None, path)": (lambda: api.write(None, "o.json"), TE),
+        "write(result, None)": (lambda: api.write(done, None), TE),
+        "write(result, 5)": (lambda: api.write(done, 5), TE),
+        "write(result, a missing folder)": (lambda: api.write(done, "no/such/dir/o.json"), IE),
+        "write(result, '/dev/full')": (lambda: api.write(done, "/dev/full"), IE),
+        "random_layered(n=-5)": (lambda: generators.random_layered(n=-5), IE),
+        "random_layered(n=2.5)": (lambda: generators.random_layered(n=2.5), TE),
+        "random_layered(n=10**9)": (lambda: generators.random_layered(n=10**9), LE),
+        "random_layered(seed='x')": (lambda: generators.random_layered(n=10, seed="x"), TE),
+        "SymExpr.parse(None)": (lambda: cpsched.SymExpr.parse(None), TE),
+        "SymExpr.parse('b+')": (lambda: cpsched.SymExpr.parse("b+"), IE),
+        "SymExpr.parse('')": (lambda: cpsched.SymExpr.parse(""), IE),
+        "SymExpr.parse('2**b')": (lambda: cpsched.SymExpr.parse("2**b"), IE),
+        "SymExpr.parse('1e400')": (lambda: cpsched.SymExpr.parse("1e400"), IE),
+        "scenarios_for(weights=[nan])": (lambda: api.scenarios_for(
+            gs, {"b": [4]}, weights=[math.nan]), IE),
+        "scenarios_for(weights=[1, 2]) for one": (lambda: api.scenarios_for(
+            gs, {"b": [4]}, weights=[1, 2]), IE),
+        "scenarios_for(weights=[-1])": (lambda: api.scenarios_for(
+            gs, {"b": [4]}, weights=[-1]), IE),
+        "scenarios_for(weights='x')": (lambda: api.scenarios_for(
+            gs, {"b": [4]}, weights="x"), IE),
+    }
+    return calls
+
+
+def api_runs() -> list[dict]:
+    """Every bad call of ``api_bad_calls`` in this process: a case passes when it raises
+    its error type (a subclass of cpsched's own), and, as issue 28 asks of old callers, the
+    built-in type it stands for (``InputTypeError`` is a ``TypeError``, ``InputError`` a
+    ``ValueError``). Working folder: a temporary one (a call that wrongly writes, writes
+    there)."""
+    from cpsched.errors import CpschedError, InputError, InputTypeError
+    rows = []
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="cpsched-api-") as tmp:
+        os.chdir(tmp)
+        try:
+            calls = api_bad_calls()
+            for name, (fn, kind) in calls.items():
+                t0 = time.perf_counter()
+                problems: list[str] = []
+                try:
+                    fn()
+                    problems.append("accepted")
+                    message = ""
+                except CpschedError as e:
+                    message = f"{type(e).__name__}: {e}"
+                    if not isinstance(e, kind):
+                        problems.append(f"raised {type(e).__name__}, expected {kind.__name__}")
+                    builtin = TypeError if kind is InputTypeError else (
+                        ValueError if issubclass(kind, InputError) else None)
+                    if builtin is not None and not isinstance(e, builtin):
+                        problems.append(f"not a {builtin.__name__}")
+                except Exception as e:  # noqa: BLE001 - what is counted
+                    message = ""
+                    problems.append(f"raw {type(e).__name__}: {e}")
+                rows.append({"group": "api", "case": name, "exit": "raise",
+                             "expect": kind.__name__, "ok": not problems, "problems": problems,
+                             "message": message.replace(tmp, "."),
+                             "seconds": time.perf_counter() - t0,
+                             "counted": {API_COUNT} if problems else set()})
+        finally:
+            os.chdir(cwd)
+    return rows
 
 
 # -- a fuzz corpus through the command line (in process) ------------------------------------
@@ -645,7 +1159,10 @@ FUZZ_TOKENS = ["{", "}", "(", ")", "[", "]", ",", ":", "=", '"', "\n", "-1", "0"
                "index=7", "frobnicate", "\x00", "\ufeff", "9223372036854775808", "*", "^",
                "-done", "-start", '"nodes"', '"links"', '"ops"', '"size"', "ENTRY", "\xff",
                "%0", "tensor<-1x", "return", "stablehlo.add", '"directed": false', "-5",
-               '"duration": -1', '"live_in": "no"', "replica_groups={{x}}"]
+               '"duration": -1', '"live_in": "no"', "replica_groups={{x}}", ", body=body",
+               "condition=cond", "to_apply=add", "calls=%x", "while(t0)", "tuple()",
+               "(s32[], f32[64])", "index=-1", "f32[?]", "s32[-5]", "%arg9", "func.func",
+               '"async_start": "v1"', '"control_preds": ["v0"]', '"space": 1']
 
 
 def mutate(text: str, rng) -> str:
@@ -822,30 +1339,68 @@ def _hold_table(case: Case, d: Path, env: dict) -> subprocess.Popen:
     return p
 
 
+def read_only_skipped() -> bool:
+    """True where a folder cannot be made read-only for the child: root (who writes
+    anywhere) without ``setpriv`` to drop that power."""
+    import shutil
+    return os.geteuid() == 0 and shutil.which("setpriv") is None
+
+
 def run_case(case: Case, root: Path) -> dict:
     d = Path(tempfile.mkdtemp(dir=root))
     for name, content in case.files.items():
         (d / name).write_bytes(content if isinstance(content, bytes) else content.encode())
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("CPSCHED_DEBUG", None)
-    if case.setup.startswith("fifo:"):
-        os.mkfifo(d / case.setup[5:])
-    elif case.setup.startswith("symlink:"):
-        link, target = case.setup[8:].split("->")
-        os.symlink(target, d / link)
-    elif case.setup.startswith("chardev:"):
-        try:
-            os.mknod(d / case.setup[8:], stat.S_IFCHR | 0o666, os.makedev(1, 3))
-        except (PermissionError, AttributeError):
-            return {"group": case.group, "case": case.name, "exit": "-", "expect": case.expect,
-                    "ok": True, "problems": [], "message": "skipped: mknod needs root",
-                    "seconds": 0.0, "counted": set()}
-    elif case.setup.startswith("env:"):
-        k, v = case.setup[4:].split("=", 1)
-        env[k] = v
+    prefix: list[str] = []
+    streams: dict[str, object] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    read_only: list[Path] = []
+    for setup in filter(None, case.setup.split(";")):
+        kind, _, arg = setup.partition(":")
+        if kind == "fifo":
+            os.mkfifo(d / arg)
+        elif kind in ("symlink", "hardlink"):
+            link, target = arg.split("->")
+            if kind == "symlink":
+                os.symlink(target, d / link)
+            else:
+                os.link(d / target, d / link)
+        elif kind == "chardev":
+            try:
+                os.mknod(d / arg, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+            except (PermissionError, AttributeError):
+                return {"group": case.group, "case": case.name, "exit": "-",
+                        "expect": case.expect, "ok": True, "problems": [],
+                        "message": "skipped: mknod needs root", "seconds": 0.0,
+                        "counted": set()}
+        elif kind == "env":
+            k, v = arg.split("=", 1)
+            env[k] = v
+        elif kind == "dir":
+            (d / arg).mkdir()
+        elif kind == "rodir":
+            # read-only for the child even as root: it runs without the capabilities that
+            # pass over file permissions
+            if read_only_skipped():
+                return {"group": case.group, "case": case.name, "exit": "-",
+                        "expect": case.expect, "ok": True, "problems": [],
+                        "message": "skipped: root without setpriv", "seconds": 0.0,
+                        "counted": set()}
+            (d / arg).mkdir()
+            read_only.append(d / arg)
+            if os.geteuid() == 0:
+                prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+        elif kind in ("stdout", "stderr"):
+            streams[kind] = subprocess.DEVNULL if arg == "closed" else open(arg, "w")
+            if arg == "closed":
+                # the descriptor closed in the child, as ``>&-`` does
+                prefix = ["sh", "-c", f'exec "$0" "$@" {1 if kind == "stdout" else 2}>&-']
     if case.older:
         for o in case.outputs:
-            (d / o).write_text(f"an older {o}\n")
+            if (d / o).parent.is_dir():
+                (d / o).write_text(f"an older {o}\n")
+    for folder in read_only:
+        folder.chmod(0o555)
     holder = _hold_table(case, d, env) if case.lock_holder else None
     before = _snapshot(d)
     argv = [a.replace("{d}", str(d)) for a in case.argv]
@@ -856,8 +1411,8 @@ def run_case(case: Case, root: Path) -> dict:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-m", "cpsched"] + argv, env=env, cwd=d,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    p = subprocess.Popen(prefix + [sys.executable, "-m", "cpsched"] + argv, env=env, cwd=d,
+                         stdout=streams["stdout"], stderr=streams["stderr"], text=True,
                          preexec_fn=small_disk if limit is not None else None)
     if case.signal is not None:
         time.sleep(case.signal_after)
@@ -867,7 +1422,13 @@ def run_case(case: Case, root: Path) -> dict:
     except subprocess.TimeoutExpired:
         p.kill()
         stdout, stderr = p.communicate()
+    stdout, stderr = stdout or "", stderr or ""
     seconds = time.perf_counter() - t0
+    for stream in streams.values():
+        if hasattr(stream, "close"):
+            stream.close()
+    for folder in read_only:
+        folder.chmod(0o755)
     if holder is not None:
         holder.send_signal(signal.SIGTERM)
         holder.wait(timeout=120)
@@ -876,6 +1437,14 @@ def run_case(case: Case, root: Path) -> dict:
     counted: set[str] = set()
     expect = case.expect if isinstance(case.expect, tuple) else (case.expect,)
     code = p.returncode
+    early = ""
+    if case.signal is not None and code == -case.signal:
+        # killed while the interpreter itself was starting, before any line of cpsched ran
+        # (no handler can exist yet; on a loaded machine that takes over the signal's
+        # moment): the shell reports 128 + N, as for a handled signal, and nothing is written
+        code = 128 + case.signal
+        early = ("killed by the signal while Python was starting, before cpsched's first "
+                 f"line (the shell's status {code}); nothing written")
     if code not in expect:
         problems.append(f"exit {code}, expected {' or '.join(map(str, expect))}")
         counted.add("other failures")
@@ -920,7 +1489,8 @@ def run_case(case: Case, root: Path) -> dict:
             problems.append(f"t.csv: {torn}")
             counted.add("partial outputs")
     err_lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    if code == 2 and len(err_lines) != 1 and not case.lock_holder:
+    if code == 2 and len(err_lines) != 1 and not case.lock_holder and \
+            "stderr:closed" not in case.setup:
         problems.append(f"{len(err_lines)} lines on stderr")
         counted.add("other failures")
     if case.max_seconds is not None and seconds > case.max_seconds:
@@ -951,14 +1521,27 @@ def run_case(case: Case, root: Path) -> dict:
                 problems.append("o.json is not a valid schedule: " + check.stderr.strip())
                 counted.add("partial outputs")
             note = "wrote the best schedule so far, marked interrupted (valid)"
+        elif early:
+            note = early
         elif "nothing written" in stderr:
             note = "no schedule came back: nothing written"
         else:
             problems.append("no output and no message")
             counted.add("other failures")
+    if case.check == "rows" and code in (130, 143) and not early:
+        said = (stdout + stderr).lower()
+        if not any(w in said for w in ("interrupted", "terminated")):
+            problems.append("stopped without saying so")
+            counted.add("other failures")
+        elif "nothing written" not in said and not stdout.strip():
+            problems.append("stopped, but printed none of the finished rows")
+            counted.add("other failures")
+        else:
+            note = ("printed the finished rows, the cut one marked" if stdout.strip()
+                    else "stopped before any row finished: nothing printed, and said so")
     if not problems:
         counted = set()
-    message = note or (err_lines[-1] if err_lines else (stdout.strip().splitlines() or [""])[0])
+    message = note or early or (err_lines[-1] if err_lines else (stdout.strip().splitlines() or [""])[0])
     return {"group": case.group, "case": case.name, "exit": code,
             "expect": "/".join(map(str, expect)), "ok": not problems, "problems": problems,
             "message": message.replace(str(d) + "/", "").replace(str(d), "."),
@@ -1009,8 +1592,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="write the Markdown results here (default: stdout only)")
     ap.add_argument("-k", default="", help="only cases whose group or name contains this")
-    ap.add_argument("--fuzz", type=int, default=300,
-                    help="mutated inputs run through info and schedule (default: 300)")
+    ap.add_argument("--fuzz", type=int, default=1000,
+                    help="mutated inputs run through info and schedule (default: 1000)")
     ap.add_argument("--jobs", type=int, default=2,
                     help="cases run side by side; signal and time-limit cases always run "
                          "alone (default: 2)")
@@ -1039,12 +1622,18 @@ def main(argv=None) -> int:
             rows[chosen.index(c)] = run_case(c, Path(tmp))
             show(rows[chosen.index(c)])
     ordered = [rows[k] for k in sorted(rows)]
+    if not args.k or args.k in "api":
+        for r in api_runs():
+            ordered.append(r)
+            show(r)
     fz = fuzz_corpus(args.fuzz) if args.fuzz > 0 else None
     counts_md, counts = counts_table(ordered, fz)
     bad = [r for r in ordered if not r["ok"]]
     runs = len(ordered) + (fz["runs"] if fz else 0)
-    summary = (f"{runs} hostile runs: {len(ordered)} cases in fresh processes "
-               f"({len(ordered) - len(bad)} as expected)"
+    n_api = sum(r["group"] == "api" for r in ordered)
+    summary = (f"{runs} hostile runs: {len(ordered) - n_api} cases in fresh processes and "
+               f"{n_api} bad calls into the Python API in-process "
+               f"({len(ordered) - len(bad)} of the {len(ordered)} as expected)"
                + (f" and {fz['runs']} fuzz runs in-process ({args.fuzz} mutated inputs of five "
                   f"formats through `info` and `schedule`, seed 0; exit codes {fz['codes']})"
                   if fz else "")
@@ -1062,8 +1651,9 @@ def main(argv=None) -> int:
             "Made by `python benchmarks/reliability.py --out benchmarks/results_reliability.md`"
             f" (Python {sys.version.split()[0]}; a 2-core machine shared with other jobs, so the "
             "seconds column and the time-limit rows were measured under load). Each case runs "
-            "`python -m cpsched ARGS` in a fresh folder; what each count means is in the "
-            "script's docstring. A case passes when its exit code is the expected one and it "
+            "`python -m cpsched ARGS` in a fresh folder (the `api` group: one bad call into the "
+            "Python API each, in-process); what each count means is in the script's "
+            "docstring. A case passes when its exit code is the expected one and it "
             "adds to no count.\n\n" + summary + "\n\n" + counts_md + "\n\n"
             + "## Cases\n\n" + table(ordered) + "\n" + ("\n" + kept if kept else ""))
     return 1 if bad or any(counts.values()) else 0

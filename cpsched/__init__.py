@@ -1,7 +1,7 @@
 """cpsched: constraint-solver schedules for ML compiler graphs, beside the compilers' heuristics.
 
 The Python API (``cpsched.api``): ``read``, ``schedule``, ``compare``, ``simulate``,
-``frontier``, ``methods``, ``from_networkx``, ``from_jax`` (needs ``cpsched[jax]``), ``from_torch``
+``frontier``, ``explain_peak``, ``methods``, ``from_networkx``, ``from_jax`` (needs ``cpsched[jax]``), ``from_torch``
 and ``inductor_order`` (need ``cpsched[torch]``); every method returns one ``Result``.
 ``run_module`` runs a written HLO module on XLA (needs jax) and returns a ``RunRecord``.
 """
@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from cpsched import generators
     from cpsched.api import (
         Comparison,
+        Frontier,
         Result,
         compare,
+        explain_peak,
         from_jax,
         from_networkx,
         from_torch,
@@ -44,6 +46,8 @@ _EXPORTS = {
     "SymExpr": "cpsched.core.symbolic",
     "Result": "cpsched.api",
     "Comparison": "cpsched.api",
+    "Frontier": "cpsched.api",
+    "explain_peak": "cpsched.api",
     "read": "cpsched.api",
     "schedule": "cpsched.api",
     "compare": "cpsched.api",
@@ -67,6 +71,8 @@ __all__ = [
     "__version__",
     "Result",
     "Comparison",
+    "Frontier",
+    "explain_peak",
     "read",
     "schedule",
     "compare",

@@ -24,7 +24,7 @@ import platform
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -34,11 +34,19 @@ from cpsched.analysis.memory import lower_bound as static_lower_bound
 from cpsched.analysis.memory import simulate as simulate_memory
 from cpsched.analysis.schedule import INFEASIBLE, Schedule, make_schedule
 from cpsched.core import arguments, signals
-from cpsched.core.errors import BudgetError, CpschedError, InputError, InputTypeError, LimitError
-from cpsched.core.graph import Graph
+from cpsched.core.errors import (
+    BudgetError,
+    CpschedError,
+    InfeasibleError,
+    InputError,
+    InputTypeError,
+    LimitError,
+)
+from cpsched.core.graph import Graph, attach_program
 from cpsched.core.inputs import loads_json
 from cpsched.core.nx_graph import from_networkx as convert
 from cpsched.core.plain import to_plain
+from cpsched.core.scenario_choice import scenario_index
 from cpsched.core.scenarios import (
     Budget,
     Scenarios,
@@ -47,40 +55,43 @@ from cpsched.core.scenarios import (
     parse_budget,
     static,
 )
-from cpsched.core.units import format_bytes, format_seconds, format_time
-from cpsched.cost.model import estimate, load_device, load_profile
+from cpsched.core.transforms import convert_sync_collectives
+from cpsched.core.units import format_bytes, format_bytes_exact, format_seconds, format_time
+from cpsched.cost.model import default_device, estimate, load_device, load_profile
 from cpsched.cost.timeline import simulate_timeline
-from cpsched.cp.joint.frontier import (
-    DEFAULT_POINT_TIME_LIMIT,
-    DEFAULT_POINTS,
-    MAX_FRONTIER_POINTS,
-    Frontier,
-)
-from cpsched.cp.joint.frontier import frontier as joint_frontier
+from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph as cut_problem
-from cpsched.cp.memory.solve import (
-    CUT_SECONDS_PER_OP2,
-    DEFAULT_SECONDS_PER_OP,
-    HEURISTIC_SECONDS_PER_OP,
-)
 from cpsched.cp.remat.problem import min_memory_bound
-from cpsched.cp.search.cuts import CUT_MAX_OPS
-from cpsched.heuristics.allocation import refine_module_schedule
-from cpsched.heuristics.common import convert_sync_collectives, scenario_index
-from cpsched.heuristics.module import module_lower_bound, schedule_module
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
-from cpsched.readers import looks_like_mlir, read_graph, sniff_format
+from cpsched.plot import plot_frontier, plot_memory
+from cpsched.readers import read_graph, sniff_format
+from cpsched.readers.detect import is_text, text_format
 from cpsched.readers.hlo.buffer_assignment import allocation_figures
 from cpsched.readers.hlo.convert import HloConverter, read_hlo_module, scheduled_computations
 from cpsched.readers.hlo.parser import parse_hlo_text
 from cpsched.readers.hlo.verify import verify_module
-from cpsched.readers.jax_frontend import from_jax  # jax itself is imported when called
+from cpsched.readers.jax_frontend import from_jax_program  # jax is imported when called
 from cpsched.readers.json_graph import graph_from_dict
 from cpsched.readers.nx_json import graph_from_node_link
 from cpsched.readers.stablehlo.convert import read_stablehlo_text
 from cpsched.readers.torch_frontend import from_torch  # torch too, when called
 from cpsched.remat.plan import RematResult, remat_result_to_dict
+from cpsched.remat.rewrite import plan_to_graph
+from cpsched.strategies.allocation import refine_module_schedule
+from cpsched.strategies.frontier import (
+    DEFAULT_POINT_TIME_LIMIT,
+    DEFAULT_POINTS,
+    MAX_FRONTIER_POINTS,
+)
+from cpsched.strategies.frontier import Frontier as JointFrontier
+from cpsched.strategies.frontier import frontier as joint_frontier
+from cpsched.strategies.min_peak.method import (
+    CUT_SECONDS_PER_OP2,
+    DEFAULT_SECONDS_PER_OP,
+    HEURISTIC_SECONDS_PER_OP,
+)
+from cpsched.strategies.module import module_lower_bound, schedule_module
 from cpsched.version import __version__, ortools_version
 from cpsched.writers import all_or_nothing, write_json, write_text
 from cpsched.writers.hlo import (
@@ -148,6 +159,9 @@ class Result:
         Bytes per scenario the method was asked to fit.
     plan : RematResult or None
         The remat / offload plan (clones, evictions, prefetches per scenario).
+    schedule : Schedule or None
+        The validated schedule the figures come from (peak and bound as byte arrays per
+        scenario, the computations' orders); None for a remat plan.
     seconds : float
         Wall time of the method, validation included.
     timings : dict
@@ -178,6 +192,63 @@ class Result:
     def order_names(self) -> list[str]:
         """The entry computation's order as op names."""
         return [self.graph.op_names[i] for i in self.order]
+
+    def write(self, path: str | os.PathLike, *, async_collectives: bool | None = None) -> list[str]:
+        """Write the schedule to ``path``, checked as the command line checks it; returns the
+        paths written.
+
+        A graph read from HLO (a file, HLO text, or ``from_jax``) gives the module with every
+        ordered computation re-sequenced (``is_scheduled=true``, read back and re-simulated
+        first), unless ``path`` ends in ``.json``; other graphs give the schedule JSON. A
+        remat plan gives its module (or plan JSON) and ``PATH.plan.json``. An infeasible
+        result is refused, and nothing is written over an existing input.
+        ``async_collectives`` (default: as the graph was read) writes the collectives that
+        ``read(..., async_collectives=True)`` split as start/done pairs.
+
+        Examples
+        --------
+        >>> import cpsched, tempfile, os, json
+        >>> r = cpsched.schedule(cpsched.generators.random_layered(n=12, seed=3), time_limit=5)
+        >>> out = os.path.join(tempfile.mkdtemp(), "order.json")
+        >>> r.write(out) == [out], json.load(open(out))["method"]
+        (True, 'cp')
+        """
+        path = arguments.text(os.fspath(path), "path")
+        if self.status == INFEASIBLE:
+            raise InfeasibleError(self.info.get("message") or "the budget cannot be met")
+        if async_collectives is None:
+            async_collectives = bool(self.graph.meta.get("async_collectives"))
+        source = source_file(self.graph)
+        from_hlo = self.graph.program is not None or (
+            source is not None and sniff_format(source) == "hlo"
+        )
+        as_hlo = from_hlo and not path.lower().endswith(".json")
+        return write(
+            self,
+            path,
+            source if as_hlo else None,
+            as_hlo=as_hlo,
+            async_collectives=async_collectives,
+            inputs=(source,) if source else (),
+        )["written"]
+
+    def peak_buffers(self, top: int | None = 10) -> dict[str, dict[str, Any]]:
+        """Why the peak is where it is: per scenario, the buffers live at the peak step,
+        largest first (at most ``top``), with the op that defines each and the program's
+        own names and source lines where the input carries them (``explain_peak``)."""
+        return explain_peak(self, top=top)
+
+    def plot(self, path: str | os.PathLike, *, title: str | None = None) -> str:
+        """Draw the live memory of the order at every step, with the lower bound on any
+        order's peak, to ``path`` (PNG, SVG or PDF; needs matplotlib); returns ``path``."""
+        path = arguments.text(os.fspath(path), "path")
+        plot_memory(
+            {self.method: memory_profile(self)},
+            path,
+            title=title or f"{self.graph.name}: live memory of {whose_order(self)}",
+            bound=dict(self.bound) or None,
+        )
+        return path
 
     def with_bound(self, bound: Mapping[str, int]) -> Result:
         """The same result measured against a better bound (e.g. the best of a comparison)."""
@@ -233,6 +304,18 @@ class Result:
         return "\n".join(lines)
 
 
+def whose_order(r: Result) -> str:
+    """Whose order a result is, for a title: ``cp's order``, ``the input's own order``."""
+    if r.method != "given":
+        return f"{r.method}'s order"
+    own = r.graph.original_order
+    if own is not None and tuple(own) == tuple(r.order):
+        return "the input's own order"
+    if own is None and tuple(r.graph.default_order()) == tuple(r.order):
+        return "a topological order"
+    return "the given order"
+
+
 def _gap(peak: Mapping[str, int], bound: Mapping[str, int]) -> dict[str, float]:
     return {n: (float(peak[n] - bound[n]) / float(peak[n]) if peak[n] else 0.0) for n in bound}
 
@@ -253,7 +336,10 @@ def _timings(total: float, schedule_seconds: float, info: Mapping[str, Any]) -> 
 def _orders(
     graph: Graph, order: Sequence[int], schedule: Schedule | None
 ) -> dict[str, tuple[str, ...]]:
-    out = {graph.name: tuple(graph.op_names[i] for i in order)}
+    # keyed by the computation's own name (a graph read from HLO may be renamed: from_jax)
+    out = {
+        str(graph.meta.get("computation") or graph.name): tuple(graph.op_names[i] for i in order)
+    }
     # per-computation orders of called computations, where the method gives them
     extra = getattr(schedule, "computation_orders", None) or {}
     for comp, names in extra.items():
@@ -279,6 +365,42 @@ def _solver_settings(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
 # -- reading ---------------------------------------------------------------------------------
 
 
+def from_jax(
+    fn,
+    *example_args,
+    dims: Mapping[Any, str] | None = None,
+    stage: str = "optimized",
+    constraints: Sequence[str] = (),
+    name: str | None = None,
+    **jit_kwargs,
+) -> Graph:
+    """The ``Graph`` of a JAX function at ``example_args`` (needs ``cpsched[jax]``).
+
+    - ``stage="optimized"`` (default): XLA's optimized HLO module for this machine's
+      backend (``jax.jit(fn).lower(...).compile().as_text()``), the graph reading its
+      ``--xla_dump_to`` file gives; ``schedule`` orders every computation of the module and
+      ``Result.write`` writes it back scheduled.
+    - ``stage="stablehlo"``: ``jax.export``'s StableHLO, before XLA's fusion; ``dims``
+      maps arguments (position or name) to symbolic shape specs (``{"x": "b, 256"}``),
+      ``constraints`` such as ``["b <= 4096"]``: every size is a polynomial in the dims.
+
+    Other keyword arguments go to ``jax.jit`` (``donate_argnums``, ``static_argnums``, ...).
+    """
+    g, module = from_jax_program(
+        fn,
+        *example_args,
+        dims=dims,
+        stage=stage,
+        constraints=constraints,
+        name=name,
+        **jit_kwargs,
+    )
+    if module is not None:
+        verify_module(module)  # what XLA's verifier refuses is not scheduled
+        attach_program(g, module)
+    return g
+
+
 def from_networkx(G, name: str | None = None) -> Graph:
     """A ``Graph`` from a ``networkx.DiGraph`` (the inverse of ``Graph.to_networkx()``).
 
@@ -299,6 +421,8 @@ def from_networkx(G, name: str | None = None) -> Graph:
     """
     if not (hasattr(G, "is_directed") and hasattr(G, "nodes")):
         raise InputTypeError(f"from_networkx takes a networkx.DiGraph, not {type(G).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise InputTypeError(f"name must be a string, not {type(name).__name__}")
     # networkx takes 0.1 s to import: only when a networkx graph is converted
     g = convert(G, name)
     if g.n_ops == 0:
@@ -339,19 +463,14 @@ def read(source, *, async_collectives: bool = False) -> Graph:
             f"{type(source).__name__}"
         )
     else:
-        text = source
-        if (
-            "\n" not in text
-            and len(text) < 4096
-            and (os.path.exists(text) or not text.lstrip().startswith(("{", "HloModule")))
-        ):
-            g = _read_path(text)
-        else:
-            g = _read_text(text)
+        g = _read_text(source) if is_text(source) else _read_path(source)
     if g.n_ops == 0:
         raise InputError(f"{g.name}: the graph has no ops; nothing to schedule")
     if async_collectives:
+        source = source_file(g)
         g = convert_sync_collectives(g)
+        if source:
+            _SOURCE_FILES[g] = source
     return g
 
 
@@ -374,39 +493,50 @@ def async_collectives_note(graph: Graph) -> str | None:
     return "--async-collectives: the graph has no collective to treat as async"
 
 
-# Graphs read from HLO remember their module, so that every computation of it (while bodies,
-# branches, called computations) is scheduled, not only the entry.
-_HLO_MODULES: weakref.WeakKeyDictionary[Graph, Any] = weakref.WeakKeyDictionary()
+# every graph read from a file remembers it, so that ``Result.write`` never writes over the
+# input the user gave
+_SOURCE_FILES: weakref.WeakKeyDictionary[Graph, str] = weakref.WeakKeyDictionary()
 
 
 def _read_path(path: str) -> Graph:
     if not path:
         raise InputError("the input path is empty")
     if sniff_format(path) == "hlo":
-        return _entry_graph(verify_module(read_hlo_module(path)))
-    return read_graph(path)
+        g = _entry_graph(verify_module(read_hlo_module(path)))
+    else:
+        g = read_graph(path)
+    _SOURCE_FILES[g] = path
+    return g
+
+
+def source_file(graph: Graph) -> str | None:
+    """The file ``graph`` was read from (by ``read``), or None."""
+    module = graph.program
+    return _SOURCE_FILES.get(graph) or (module.path if module is not None else None)
 
 
 def _entry_graph(module) -> Graph:
     verify_module(module)  # what XLA's verifier refuses is not scheduled
-    g = HloConverter(module).graph(None)
-    _HLO_MODULES[g] = module
-    return g
+    # the graph remembers its module, so that every computation of it (while bodies,
+    # branches, called computations) is scheduled, not only the entry
+    return attach_program(HloConverter(module).graph(None), module)
 
 
 def hlo_module_of(graph: Graph):
-    """The parsed HLO module ``graph`` was read from (its entry computation), or None."""
-    return _HLO_MODULES.get(graph)
+    """The parsed HLO module ``graph`` was read from (its entry computation), or None:
+    ``graph.program``."""
+    return graph.program
 
 
 def _read_text(text: str) -> Graph:
     body = text.lstrip("\ufeff \t\r\n")
-    if body.startswith("{"):
+    kind = text_format(body)
+    if kind == "json":
         data = loads_json(body, "<text>")
         if isinstance(data, dict) and data.get("format") == "cpsched-graph":
             return graph_from_dict(data, "<text>")
         return graph_from_node_link(data, "<text>")
-    if looks_like_mlir("", body):
+    if kind == "mlir":
         return read_stablehlo_text(body, path="<text>")
     return _entry_graph(verify_module(parse_hlo_text(body)))
 
@@ -591,6 +721,7 @@ def schedule(
     g = read(graph)
     sc = scenarios_for(g, scenarios)
     name, opts = _method_and_options(method, objective, options)
+    opts.setdefault("device", default_device(g))  # the preset of every time figure
     m = get_method(name)
     if time_limit is None:
         time_limit = DEFAULT_TIME_LIMITS.get(m.name, DEFAULT_TIME_LIMIT)
@@ -650,7 +781,7 @@ def _schedule(
             raise InputError(
                 f"--{'keep-order' if flag == 'reorder' else flag} applies to --objective remat only"
             )
-    module = hlo_module_of(g)
+    module = g.program
     if module is not None:
         return kept_budget(_run_module(module, g, sc, m, opts, budget_bytes, reference, t0))
     return kept_budget(_run(g, sc, m, opts, budget_bytes, reference, t0))
@@ -705,7 +836,7 @@ def kept_budget(r: Result) -> Result:
 
 
 def _bytes_text(v: int) -> str:
-    return f"{format_bytes(int(v))} ({int(v):,} B)"
+    return format_bytes_exact(v)
 
 
 def _check_solver_options(method, time_limit, workers, seed=DEFAULT_SEED, **flags) -> None:
@@ -814,7 +945,7 @@ def _run(
 
 
 # the share of cp's time limit on an HLO module kept for orders judged by XLA's allocation
-# (``heuristics.allocation``), and the buffer assignments per second of limit it may compute
+# (``strategies.allocation``), and the buffer assignments per second of limit it may compute
 # in deterministic mode
 ALLOCATION_SEARCH_SHARE = 0.2
 ALLOCATION_EVALUATIONS_PER_SECOND = 20
@@ -835,7 +966,7 @@ def _run_module(
     t0: float,
 ) -> Result:
     """Every sequential computation of ``module`` ordered by ``m``, callees first
-    (``cpsched.heuristics.module``). A solver's time limit is shared among the computations
+    (``cpsched.strategies.module``). A solver's time limit is shared among the computations
     and its result is never worse than the module's own orders nor than the memory
     heuristics'; heuristics do per computation what the compiler's would. A method that is
     a module-level choice (``Method.choice``: ``xla-default``) runs each of its methods on
@@ -855,7 +986,7 @@ def _run_module(
     else:
         ms = _lift(module, sc, m, opts, m.name)
     s = ms.schedule
-    _HLO_MODULES[s.graph] = module
+    attach_program(s.graph, module)
     r = _result(s.graph, sc, m, s, opts, budget_bytes, reference, t0)
     info = dict(r.info)
     info["computations"] = [vars(c) for c in ms.computations]
@@ -917,8 +1048,8 @@ def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
     )
 
 
-# The minimum-cut bound (``cpsched.cp.search.cuts``) is part of the bound every command
-# shows where its expected time (per op squared and scenario: ``cp.memory.solve``'s rate) is
+# The minimum-cut bound (``cpsched.cp.memory.cuts``) is part of the bound every command
+# shows where its expected time (per op squared and scenario: ``strategies.min_peak.method``'s rate) is
 # at most this; above it the bound is the forced-live one, labelled weak.
 CUT_BOUND_MAX_SECONDS = 2.5
 WEAK_BOUND = "weak: forced-live bytes only"
@@ -944,7 +1075,7 @@ def known_lower_bound(
     (array([111]), '')
     """
     sc = scenarios or static()
-    module = hlo_module_of(graph)
+    module = graph.program
     if module is not None:
         return module_lower_bound(module, sc), ""
     n = graph.n_ops
@@ -987,7 +1118,7 @@ def _result(
     if is_solver(m.name):
         if info.get("weak_bound") and s.status != "OPTIMAL":
             info["lower_bound_note"] = f"{WEAK_BOUND}, {info['weak_bound']}"
-    elif hlo_module_of(g) is None:  # a module's result has the module's bound already
+    elif g.program is None:  # a module's result has the module's bound already
         deadline = opts.get("deadline")
         left = None if deadline is None else deadline - time.perf_counter()
         lb, note = known_lower_bound(g, sc, seconds=left)
@@ -1127,7 +1258,7 @@ def _with_computation_orders(
 ) -> tuple[Graph, list[str]]:
     """The entry graph rebuilt with every called computation in its order from ``orders``
     (callees carry their peak under that order), and the entry's order."""
-    module = hlo_module_of(g)
+    module = g.program
     entry = module.entry.name if module is not None else g.name
     unknown = sorted(
         set(orders) - ({entry} | set(scheduled_computations(module) if module else ()))
@@ -1141,7 +1272,7 @@ def _with_computation_orders(
         raise InputError(f"the schedule gives no order for the entry computation {entry}")
     if module is not None and len(orders) > 1:
         g = HloConverter(module, {k: list(v) for k, v in orders.items()}).graph(entry)
-        _HLO_MODULES[g] = module
+        attach_program(g, module)
     return g, [str(x).lstrip("%") for x in orders[entry]]
 
 
@@ -1151,7 +1282,7 @@ def xla_allocation(result: Result) -> dict[str, dict[str, int]]:
     preallocated temp buffer) and ``allocated_bytes`` (all allocations, parameters and
     outputs included: the memory-usage report's total). Empty when the graph was not read
     from HLO, or the schedule is a remat plan (its clones are not the module's)."""
-    module = hlo_module_of(result.graph)
+    module = result.graph.program
     if module is None or result.plan is not None:
         return {}
     figures = allocation_figures(module, result.orders)
@@ -1164,6 +1295,127 @@ def memory_profile(result: Result):
     """Memory over time (``MemoryProfile``: bytes live per step and scenario) of a result's
     order."""
     return simulate_memory(result.graph, result.order, result.scenarios)
+
+
+def explain_peak(result: Result, *, top: int | None = 10) -> dict[str, dict[str, Any]]:
+    """Per scenario: where the peak of ``result``'s order is and what is live there.
+
+    ``{"peak_bytes", "step", "op", "buffers": [...], "more": {"count", "bytes"}}``; the
+    buffers live at the (first) peak step, largest first (the ``top`` largest; None: all),
+    and the scratch bytes of the op running there (its ``transient``: a fusion's scratch, a
+    loop's or call's own peak). Each buffer: ``buffer``, ``bytes``, ``op`` and ``opcode``
+    (the op that defines it), ``live`` (first and last step; ``parameter`` / ``output``
+    where it is live throughout), and where the input carries them, the program's own
+    names and lines: ``op_name`` (XLA's metadata), ``fx`` and ``aten`` (PyTorch),
+    ``source`` (``file.py:LINE``).
+
+    Examples
+    --------
+    >>> g = read('{"nodes": [{"id": "a", "size": 100}, {"id": "b", "size": 10},'
+    ...          ' {"id": "c", "size": 1}], "links": [{"source": "a", "target": "c"},'
+    ...          ' {"source": "b", "target": "c"}]}')
+    >>> e = explain_peak(simulate(g, ["a", "b", "c"]))["static"]
+    >>> e["peak_bytes"], e["op"], [(b["buffer"], b["bytes"]) for b in e["buffers"]]
+    (111, 'c', [('a', 100), ('b', 10), ('c', 1)])
+    """
+    _check_result(result)
+    if top is not None:
+        top = arguments.integer(top, "top", low=0)
+    g, sc = result.graph, result.scenarios
+    prof = memory_profile(result)
+    sizes = g.sizes(sc)
+    transient = g.transient_bytes(sc)
+    out: dict[str, dict[str, Any]] = {}
+    last = max(len(result.order) - 1, 0)
+    for s, name in enumerate(sc.names):
+        step = int(prof.peak_step[s])
+        op = int(prof.order[step]) if len(prof.order) else -1
+        live = np.flatnonzero((prof.start <= step) & (prof.end >= step) & (sizes[s] > 0))
+        live = live[np.argsort(-sizes[s][live], kind="stable")]
+        rows = []
+        for b in live:
+            d = int(g.buffer_def[b])
+            start, end = int(prof.start[b]), int(prof.end[b])
+            row = {
+                "buffer": g.buffer_names[b],
+                "bytes": int(sizes[s][b]),
+                "op": g.op_names[d],
+                "opcode": g.opcodes[d],
+                "live": [start, end],
+            }
+            if g.buffer_live_in[b]:
+                row["kind"] = "parameter"
+            elif g.buffer_live_out[b] and end == last:
+                row["kind"] = "output"
+            rows.append(_with_program_names(row, g.attrs(d)))
+        scratch = int(transient[s][op]) if op >= 0 else 0
+        if scratch > 0:
+            row = {
+                "buffer": f"{g.op_names[op]} (scratch)",
+                "bytes": scratch,
+                "op": g.op_names[op],
+                "opcode": g.opcodes[op],
+                "live": [step, step],
+                "kind": "scratch",
+            }
+            rows.append(_with_program_names(row, g.attrs(op)))
+            rows.sort(key=lambda r: -r["bytes"])
+        shown = rows if top is None else rows[:top]
+        rest = rows[len(shown) :]
+        out[name] = {
+            "peak_bytes": int(prof.peak[s]),
+            "step": step,
+            "op": g.op_names[op] if op >= 0 else None,
+            "buffers": shown,
+            "more": {"count": len(rest), "bytes": int(sum(r["bytes"] for r in rest))},
+        }
+    return out
+
+
+def _with_program_names(row: dict[str, Any], attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """The program's own names of an op, where the reader kept them."""
+    if attrs.get("op_name"):
+        row["op_name"] = str(attrs["op_name"])
+    for key in ("fx", "aten"):
+        if attrs.get(key):
+            row[key] = list(attrs[key])
+    if attrs.get("source"):
+        row["source"] = str(attrs["source"])
+    return row
+
+
+def format_peak_buffers(explained: Mapping[str, Mapping[str, Any]]) -> str:
+    """``explain_peak``'s answer as text: per scenario, one line per buffer (size, buffer,
+    the op defining it, the program's name and source line)."""
+    lines: list[str] = []
+    multi = len(explained) > 1
+    for name, e in explained.items():
+        lines.append(
+            f"live at the peak{f' of {name}' if multi else ''}: {format_bytes(e['peak_bytes'])} "
+            f"at step {e['step']} ({e['op']}), largest first:"
+        )
+        rows = [("bytes", "buffer", "defined by", "live", "program (source)")]
+        for b in e["buffers"]:
+            live = b.get("kind") or f"{b['live'][0]}-{b['live'][1]}"
+            program = b.get("op_name") or ""
+            if not program and (b.get("fx") or b.get("aten")):
+                program = ", ".join(b.get("aten") or b.get("fx") or [])
+            if b.get("source"):
+                program = f"{program} ({b['source']})" if program else b["source"]
+            defined = b["opcode"] if b["op"] == b["buffer"] else f"{b['op']} ({b['opcode']})"
+            rows.append((format_bytes(b["bytes"]), b["buffer"], defined, live, program))
+        widths = [max(len(r[c]) for r in rows) for c in range(4)]
+        for r in rows:
+            lines.append(
+                "  "
+                + "  ".join(
+                    [r[0].rjust(widths[0])] + [r[c].ljust(widths[c]) for c in range(1, 4)] + [r[4]]
+                ).rstrip()
+            )
+        more = e["more"]
+        if more["count"]:
+            lines.append(f"  ... and {more['count']} smaller, {format_bytes(more['bytes'])} in all")
+    return "\n".join(lines)
 
 
 # -- compare ---------------------------------------------------------------------------------
@@ -1256,6 +1508,8 @@ class Comparison:
             "ops": self.graph.n_ops,
             "scenarios": list(self.scenarios.names),
             "time_unit": self.time_unit,
+            "time_model": self.model,
+            "device": self.settings.get("device"),
             "lower_bound_bytes": dict(self.bound),
             "lower_bound_note": self.bound_note,
             "gap_definition": "(peak - bound) / peak, bound = the best proven lower "
@@ -1266,6 +1520,39 @@ class Comparison:
 
     def table(self) -> str:
         return format_comparison(self)
+
+    @property
+    def model(self) -> str:
+        """What the time columns come from: ``h100 model``, ``the input's op times``."""
+        tl = next(iter(self.timelines.values()), None)
+        return tl.model if tl is not None else f"{self.settings.get('device')} model"
+
+    def plot(self, path: str | os.PathLike, *, inputs: Sequence[str] = ()) -> str:
+        """Live memory of every row's order (one line each, with the best lower bound) and,
+        where the program has collectives or copies, the streams of the input's order and
+        of cp-overlap's (needs matplotlib); never over ``inputs``. Returns ``path``."""
+        path = arguments.text(os.fspath(path), "path")
+        profiles = {n: memory_profile(r) for n, r in self.results.items()}
+        plot_memory(
+            profiles,
+            path,
+            title=f"{self.graph.name}: live memory of each method's order",
+            inputs=tuple(inputs),
+            timelines=self._streams_shown(),
+            bound=dict(self.bound),
+        )
+        return path
+
+    def _streams_shown(self) -> dict[str, Any]:
+        """The timelines a figure shows: the input's order (or the first row) beside the
+        solver's overlap order (else the fastest row): before and after."""
+        tls = self.timelines
+        if not tls:
+            return {}
+        before: str = "given" if "given" in tls else next(iter(tls))
+        solver = [n for n in ("cp-overlap", "cp-memory") if n in tls]
+        after: str = solver[0] if solver else min(tls, key=lambda n: tls[n].expected_makespan)
+        return {n: tls[n] for n in dict.fromkeys((before, after))}
 
     def __repr__(self) -> str:
         return self.table()
@@ -1293,11 +1580,12 @@ def format_comparison(c: Comparison) -> str:
     if c.bound_note:
         head += f" ({c.bound_note})"
     xla = bool(c.allocation)  # an HLO module: what XLA's buffer assignment reserves
+    model = c.model
     header = (
         ["method", "status"]
         + [f"peak {n}" if multi else "peak" for n in sc.names]
         + (["XLA temp", "allocated"] if xla else [])
-        + ["vs bound", "makespan", "exposed comm", "budget", "time"]
+        + ["vs bound", f"makespan ({model})", f"exposed comm ({model})", "budget", "time"]
     )
     table: list[list[str]] = []
     for row in c.rows:
@@ -1352,6 +1640,65 @@ def format_comparison(c: Comparison) -> str:
     return "\n".join(lines)
 
 
+def _best_bounds(
+    g: Graph, sc: Scenarios, results: Mapping[str, Result], deadline: float | None
+) -> tuple[dict[str, int], str]:
+    """The best proven lower bound per scenario among the rows and the graph's known bound,
+    and the known bound's note (empty where a row proved more)."""
+    lb, note = known_lower_bound(
+        g, sc, seconds=None if deadline is None else deadline - time.perf_counter()
+    )
+    best = {n: int(lb[s]) for s, n in enumerate(sc.names)}
+    for r in results.values():
+        for n, b in r.bound.items():
+            if b > best[n]:
+                best[n] = int(b)
+                note = ""  # a row proved more than the weak bound
+    return best, note
+
+
+def _compare_settings(
+    rows: list[str],
+    sc: Scenarios,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    deterministic: bool,
+    solvers: bool,
+    device: str,
+    profile: str | None,
+    async_collectives: bool,
+) -> dict[str, Any]:
+    """What reproduces a comparison: versions, machine, rows and every setting."""
+    return {
+        "cpsched": __version__,
+        "ortools": ortools_version(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "methods": rows,
+        "time_limit": float(time_limit),
+        "workers": int(workers),
+        "seed": int(seed),
+        "deterministic": bool(deterministic),
+        "solvers": bool(solvers),
+        "device": device,
+        "profile": profile,
+        "async_collectives": bool(async_collectives),
+        "scenarios": sc.to_json(),
+    }
+
+
+def _compare_row(
+    g: Graph, sc: Scenarios, name: str, opts: Mapping[str, Any], deadline: float | None
+) -> Result:
+    """One row of ``compare``: the input's own order (``given``) or the method's schedule
+    with the row's options (time limit, workers, seed, determinism, cost model)."""
+    if name == "given":
+        return simulate(g, g.original_order, sc)
+    return schedule(g, name, scenarios=sc, deadline=deadline, **opts)
+
+
 def compare(
     graph,
     methods: Iterable[str] | None = None,
@@ -1362,7 +1709,7 @@ def compare(
     seed: int = DEFAULT_SEED,
     deterministic: bool = False,
     solvers: bool = True,
-    device: str = "h100",
+    device: str | None = None,
     profile: str | None = None,
     as_dataframe: bool = False,
     async_collectives: bool = False,
@@ -1385,8 +1732,9 @@ def compare(
         each solver row gets at most ``time_limit`` and its share of the time left, and
         rows that find no time left are listed as not run.
     device, profile : str
-        Cost model for makespan and exposed communication (``h100``, ``a100``,
-        ``xla-approx`` or a file; measured op times).
+        Cost model for makespan and exposed communication (``h100``, ``a100``, ``cpu``,
+        ``xla-approx`` or a file; default ``cpu`` for a module XLA:CPU optimized, else
+        ``h100``), and measured op times.
     as_dataframe : bool, default False
         Return ``Comparison.to_pandas()`` instead of the ``Comparison``.
 
@@ -1410,13 +1758,20 @@ def compare(
         None, time_limit, workers, seed, deterministic=deterministic, solvers=solvers
     )
     deadline = _checked_deadline(deadline)
-    if methods is not None and (
-        isinstance(methods, str) or not all(isinstance(m, str) for m in methods)
-    ):
-        raise InputTypeError("methods must be a list of method names")
+    if methods is not None:
+        if isinstance(methods, str) or not isinstance(methods, Iterable):
+            raise InputTypeError("methods must be a list of method names")
+        methods = list(methods)  # a generator is read once, here
+        if not all(isinstance(m, str) for m in methods):
+            raise InputTypeError("methods must be a list of method names")
+        if not methods:
+            raise InputError("methods is empty: give method names, or None for every method")
+        if not solvers and any(is_solver(m) for m in methods):
+            raise InputError("solvers=False (--no-solver) and a solver among the methods: use one")
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
     names = _compare_methods(g, methods, solvers)
+    device = device if device is not None else default_device(g)
     costs = _costs(g, sc, device, profile)
     results: dict[str, Result] = {}
     timelines: dict[str, Any] = {}
@@ -1457,21 +1812,7 @@ def compare(
                 errors[row] = f"not run: {why}"
                 continue
             try:
-                if name == "given":
-                    r = simulate(g, g.original_order, sc)
-                else:
-                    r = schedule(
-                        g,
-                        name,
-                        scenarios=sc,
-                        time_limit=limit,
-                        workers=workers,
-                        seed=seed,
-                        deterministic=deterministic,
-                        device=device,
-                        profile=profile,
-                        deadline=deadline,
-                    )
+                r = _compare_row(g, sc, name, dict(opts, time_limit=limit), deadline)
             except CpschedError as e:
                 errors[row] = str(e)
                 continue
@@ -1480,33 +1821,20 @@ def compare(
         if solvers and methods is None and "cp-overlap" in results and signals.received() is None:
             opts["deadline"] = deadline
             _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
-    lb, note = known_lower_bound(
-        g, sc, seconds=None if deadline is None else deadline - time.perf_counter()
-    )
-    best = {n: int(lb[s]) for s, n in enumerate(sc.names)}
-    for r in results.values():
-        for n, b in r.bound.items():
-            if b > best[n]:
-                best[n] = int(b)
-                note = ""  # a row proved more than the weak bound
+    best, note = _best_bounds(g, sc, results, deadline)
     results = {k: r.with_bound(best) for k, r in results.items()}
-    settings = {
-        "cpsched": __version__,
-        "ortools": ortools_version(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "methods": rows,
-        "time_limit": float(time_limit),
-        "workers": int(workers),
-        "seed": int(seed),
-        "deterministic": bool(deterministic),
-        "solvers": bool(solvers),
-        "device": device,
-        "profile": profile,
-        "async_collectives": bool(async_collectives),
-        "scenarios": sc.to_json(),
-    }
+    settings = _compare_settings(
+        rows,
+        sc,
+        time_limit,
+        workers,
+        seed,
+        deterministic,
+        solvers,
+        device,
+        profile,
+        async_collectives,
+    )
     if signals.received() is not None:
         # the row the signal cut is marked in its result; these never started
         settings["interrupted"] = {"not_run": not_run}
@@ -1625,6 +1953,128 @@ def _row_time_limit(time_limit: float, deadline: float | None, solvers_left: int
     return min(float(time_limit), left / max(1, solvers_left))
 
 
+@dataclass
+class Frontier(JointFrontier):
+    """The memory-time frontier of one graph (``frontier``): ``points`` (cp-joint at each
+    budget) and ``baselines`` (every heuristic at its own peak), bytes and the cost model's
+    time unit (``unit``; ``settings["model"]`` names the device model).
+
+    ``records()`` gives flat rows (one per point or baseline and scenario),
+    ``to_pandas()`` them as a DataFrame, ``table()`` the text the command line prints,
+    ``plot(path)`` the figure, ``to_dict()`` the JSON."""
+
+    def records(self) -> list[dict[str, Any]]:
+        """One record per point or baseline and scenario: ``kind`` (``point`` /
+        ``baseline``), ``method``, ``status``, ``scenario``, ``budget_bytes``, ``peak_bytes``,
+        ``makespan``, ``makespan_bound``, ``exposed_comm`` (times in ``unit``)."""
+
+        def at(v, n):
+            return v.get(n) if isinstance(v, dict) else v
+
+        out: list[dict[str, Any]] = []
+        for kind, rows in (("point", self.points), ("baseline", self.baselines)):
+            for row in rows:
+                for n in self.scenarios:
+                    out.append(
+                        {
+                            "kind": kind,
+                            "method": row.get("method", "cp-joint"),
+                            "status": row.get("status", "HEURISTIC"),
+                            "scenario": n,
+                            "budget_bytes": at(row.get("budget_bytes"), n),
+                            "peak_bytes": at(row.get("peak_bytes"), n),
+                            "makespan": at(row.get("makespan"), n),
+                            "makespan_bound": at(row.get("makespan_bound"), n),
+                            "exposed_comm": at(row.get("exposed_comm"), n),
+                        }
+                    )
+        return out
+
+    def to_pandas(self):
+        """``records()`` as a pandas DataFrame (pandas comes with ortools)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise InputError("to_pandas needs pandas: pip install pandas") from None
+        return pd.DataFrame.from_records(self.records())
+
+    def table(self) -> str:
+        return format_frontier(self)
+
+    def plot(self, path: str | os.PathLike, *, inputs: Sequence[str] = ()) -> str:
+        """Makespan against the budget, with the bound and every heuristic (needs
+        matplotlib), never over ``inputs``; returns ``path``."""
+        path = arguments.text(os.fspath(path), "path")
+        plot_frontier(
+            self.points,
+            self.baselines,
+            path,
+            title=f"{self.graph}: memory-time frontier (cp-joint)",
+            unit=self.unit,
+            inputs=tuple(inputs),
+            model=str(self.settings.get("model", "")),
+            scenario=self.scenarios[0] if len(self.scenarios) > 1 else None,
+        )
+        return path
+
+    def __repr__(self) -> str:
+        return self.table()
+
+
+def format_frontier(f: JointFrontier) -> str:
+    """Points and baselines as text, bytes and times with units (first scenario's figures);
+    the time columns name the device model."""
+
+    def first(v):
+        return next(iter(v.values())) if isinstance(v, dict) else v
+
+    rng = f.settings["budget_range"]
+    model = f.settings.get("model", "cost model")
+    multi = len(f.scenarios) > 1
+    head = ["budget", "status", "peak", f"makespan ({model})", "bound", "exposed comm"]
+    rows: list[list[str]] = []
+    for p in f.points:
+        if p.get("makespan") is None:
+            rows.append([format_bytes(first(p["budget_bytes"])), p["status"], "no plan"])
+            continue
+        b = p.get("makespan_bound")
+        rows.append(
+            [
+                format_bytes(first(p["budget_bytes"])),
+                p["status"],
+                format_bytes(first(p["peak_bytes"])),
+                format_time(first(p["makespan"]), f.unit),
+                format_time(first(b), f.unit) if b is not None else "-",
+                format_time(first(p["exposed_comm"]), f.unit)
+                + (" (plan of a tighter budget)" if "carried_from" in p else ""),
+            ]
+        )
+    widths = [
+        max(len(r[c]) for r in [head] + [r for r in rows if len(r) > 3]) for c in range(len(head))
+    ]
+    k = len(f.points)
+    lines = [
+        f"{f.graph}: memory-time frontier, {k} budget{'s' if k != 1 else ''} from "
+        f"{format_bytes(first(rng['low']))} ({rng['low_source']}) to "
+        f"{format_bytes(first(rng['high']))} ({rng['high_source']}), "
+        f"{f.settings['time_limit_per_point']:g} s each",
+        "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip(),
+    ]
+    for cells in rows:
+        lines.append("  ".join(x.ljust(w) for x, w in zip(cells, widths)).rstrip())
+    lines.append(f"heuristics (their own peak, no budget; times: {model}):")
+    for b in f.baselines:
+        lines.append(
+            f"  {b['method']:<16} peak {format_bytes(first(b['peak_bytes'])):>11}, makespan "
+            f"{format_time(first(b['makespan']), f.unit)}, exposed comm "
+            f"{format_time(first(b['exposed_comm']), f.unit)}"
+        )
+    if multi:  # points are kept by all scenarios together (weighted)
+        lines.append(f"figures of scenario {f.scenarios[0]} of {len(f.scenarios)}; --json: all")
+    lines.append(f"time {format_seconds(f.settings['seconds'])}")
+    return "\n".join(lines)
+
+
 def frontier(
     graph,
     *,
@@ -1633,7 +2083,7 @@ def frontier(
     time_limit: float = DEFAULT_POINT_TIME_LIMIT,
     evict: bool = False,
     bandwidth: float | None = None,
-    device: str = "h100",
+    device: str | None = None,
     profile: str | None = None,
     workers: int = DEFAULT_WORKERS,
     seed: int = DEFAULT_SEED,
@@ -1644,7 +2094,7 @@ def frontier(
     """The memory-time frontier of ``graph``: ``cp-joint`` at ``points`` budgets from the
     least peak a plan reaches to the fastest order's peak (``time_limit`` seconds each, and
     with ``deadline``, a ``time.perf_counter()`` instant, no solve past it), with every
-    heuristic's (peak, makespan); see ``cpsched.cp.joint.frontier``.
+    heuristic's (peak, makespan); see ``cpsched.strategies.frontier``.
 
     Examples
     --------
@@ -1666,20 +2116,21 @@ def frontier(
         )
     g = read(graph, async_collectives=async_collectives)
     sc = scenarios_for(g, scenarios)
-    return joint_frontier(
+    f = joint_frontier(
         g,
         sc,
         points=int(points),
         time_limit=float(time_limit),
         evict=evict,
         bandwidth=bandwidth,
-        device=device,
+        device=device if device is not None else default_device(g),
         profile=profile,
         workers=int(workers),
         seed=int(seed),
         progress=progress,
         deadline=deadline,
     )
+    return Frontier(**{k.name: getattr(f, k.name) for k in fields(f)})
 
 
 def _compare_methods(g: Graph, methods: Iterable[str] | None, solvers: bool) -> list[str]:
@@ -1711,15 +2162,37 @@ def _check_result(result) -> None:
         raise InputTypeError(f"expected a Result, not {type(result).__name__}")
 
 
-def timeline(result: Result, device: str = "h100", profile: str | None = None):
-    """The cost model's timeline (makespan, exposed communication per scenario) of a result."""
+def timeline(result: Result, device: str | None = None, profile: str | None = None):
+    """The cost model's timeline (makespan, exposed communication per scenario) of a result
+    (of its main order; ``plan_timelines`` for a remat plan's clones and copies);
+    ``device``: default ``cpu`` for a module XLA:CPU optimized, else ``h100``."""
     _check_result(result)
+    device = device if device is not None else default_device(result.graph)
     return simulate_timeline(
         result.graph,
         result.order,
         _costs(result.graph, result.scenarios, device, profile),
         result.scenarios,
     )
+
+
+def plan_timelines(
+    result: Result, device: str | None = None, profile: str | None = None
+) -> dict[str, Any]:
+    """A remat plan's timeline per scenario (``{scenario: Timelines}``): the plan written
+    into the graph (clones as ops, host copies as async copy pairs: ``plan_to_graph``),
+    under the cost model (``device``: default ``cpu`` for a module XLA:CPU optimized, else
+    ``h100``)."""
+    _check_result(result)
+    device = device if device is not None else default_device(result.graph)
+    if result.plan is None:
+        raise InputError(f"{result.method}: not a remat plan (use timeline)")
+    plan, out = result.plan, {}
+    for s, name in enumerate(result.scenarios.names):
+        sc = result.scenarios.only(s)
+        pg, order = plan_to_graph(plan.graph, plan.events[s])
+        out[name] = simulate_timeline(pg, order, _costs(pg, sc, device, profile), sc)
+    return out
 
 
 __all__ = [
@@ -1739,7 +2212,11 @@ __all__ = [
     "budget_reference",
     "resolve_budget",
     "timeline",
+    "plan_timelines",
     "memory_profile",
+    "explain_peak",
+    "format_peak_buffers",
+    "format_frontier",
     "format_comparison",
     "Budget",
     "BudgetError",
@@ -1762,10 +2239,13 @@ def write(
     async_collectives: bool = False,
     inputs: Sequence[str] = (),
     annotate: Mapping[str, Any] | None = None,
+    as_hlo: bool | None = None,
 ) -> dict[str, Any]:
     """Write ``result`` as the command line does, never over ``source`` nor any of
     ``inputs`` (and only over a regular file, atomically). ``annotate``: extra top-level
-    fields of the JSON written (e.g. ``{"interrupted": True}``).
+    fields of the JSON written (e.g. ``{"interrupted": True}``). ``as_hlo``: write HLO
+    (default: when ``source`` is an HLO file); without ``source`` the module is the one
+    the graph was read from.
 
     HLO in (``source`` an HLO file): the module with every ordered computation re-sequenced
     (``is_scheduled=true``); for a remat plan, the module with the plan written in (and one
@@ -1775,7 +2255,9 @@ def write(
     paths), ``data`` (the JSON written or its summary) and, for remat HLO, ``buckets``."""
     _check_result(result)
     arguments.text(output, "output")
-    hlo = bool(source) and sniff_format(str(source)) == "hlo"
+    hlo = bool(source) and sniff_format(str(source)) == "hlo" if as_hlo is None else as_hlo
+    if hlo and not source and result.graph.program is None:
+        raise InputError(f"{result.graph.name} was not read from HLO: write a .json schedule")
     inputs = ((source,) if source else ()) + tuple(p for p in inputs if p)
     if result.plan is not None:
         data = remat_result_to_dict(result.plan)
@@ -1784,7 +2266,7 @@ def write(
             data["budget_reference"] = result.info["budget_reference"]
         if hlo:
             written, buckets = write_remat_hlo(
-                str(source),
+                str(source) if source else result.graph.program,
                 output,
                 result.graph,
                 result.scenarios,
@@ -1810,7 +2292,7 @@ def write(
             data["budget_reference"] = result.info["budget_reference"]
     data.update(annotate or {})
     if hlo:
-        module = hlo_module_of(result.graph) or read_hlo_module(str(source))
+        module = result.graph.program or read_hlo_module(str(source))
         if async_collectives and result.graph.meta.get("async_collectives"):
             text, note = _async_hlo_text(module, result)
             write_text(output, text, inputs=inputs)
@@ -1841,7 +2323,7 @@ def _async_hlo_text(module, result: Result) -> tuple[str, str]:
         "same peak"
         if same
         else "peak "
-        + ", ".join(f"{n} {int(p)} B" for n, p in zip(result.scenarios.names, peaks))
+        + ", ".join(f"{n} {format_bytes_exact(p)}" for n, p in zip(result.scenarios.names, peaks))
         + " (start tuple tables and contexts included)"
     )
     return w.text, (

@@ -43,7 +43,10 @@ RECORD = ".cpsched-capture.json"
 
 
 def add_parser(sub) -> None:
-    q = sub.add_parser("capture", help="write a JAX function's optimized HLO / StableHLO files")
+    q = sub.add_parser(
+        "capture",
+        help="write a JAX function's HLO / StableHLO files, or a torch program's graphs (--torch)",
+    )
     q.add_argument(
         "target",
         metavar="SCRIPT.py:FUNCTION",

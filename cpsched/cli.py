@@ -1,4 +1,5 @@
-"""Command line: ``cpsched info | simulate | convert | methods | schedule | compare | sweep | run``.
+"""Command line: ``cpsched info | simulate | convert | methods | schedule | compare | frontier |
+capture | pipeline | sweep | run | layout``.
 
 Argument parsing and presentation only: the work is done by ``cpsched.api``. Every error the
 user can cause is one line on stderr (file:line:col: reason) and exit code 2; options are
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import errno
 import io
 import json
 import math
@@ -33,23 +35,28 @@ from cpsched.core import arguments, signals
 from cpsched.core.errors import BudgetError, CpschedError, InputError, LimitError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.inputs import check_input_file
-from cpsched.core.process import process_start
+from cpsched.core.process import process_start, short_time_text
 from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
-from cpsched.cost.model import _unit, load_device
-from cpsched.cp.joint.frontier import DEFAULT_POINT_TIME_LIMIT, DEFAULT_POINTS, MAX_FRONTIER_POINTS
+from cpsched.cost.model import _unit, default_device, load_device
+from cpsched.cost.timeline import model_label
 from cpsched.layout import cli as layout_cli
 from cpsched.measure import cli as measure_cli
 from cpsched.methods import get as get_method
 from cpsched.pipeline import cli as pipeline_cli
-from cpsched.plot import plot_frontier, plot_memory, require_matplotlib
+from cpsched.plot import plot_memory, require_matplotlib
 from cpsched.readers import sniff_format
+from cpsched.strategies.frontier import (
+    DEFAULT_POINT_TIME_LIMIT,
+    DEFAULT_POINTS,
+    MAX_FRONTIER_POINTS,
+)
 from cpsched.sweep import cli as sweep_cli
 from cpsched.version import version_line
 from cpsched.writers import all_or_nothing, check_target, write_json
 from cpsched.writers.json_graph import graph_to_dict
 from cpsched.writers.remat_hlo import remat_hlo_paths
-from cpsched.writers.schedule import read_module_orders, read_order
+from cpsched.writers.schedule import read_module_orders, read_order, schedule_method
 from cpsched.writers.trace import write_trace
 
 EXIT_USAGE = 2
@@ -59,7 +66,11 @@ EXIT_USAGE = 2
 
 
 def _add_input(p: argparse.ArgumentParser) -> None:
-    p.add_argument("input", help="HLO text, cpsched graph JSON, or networkx node-link JSON")
+    p.add_argument(
+        "input",
+        help="XLA HLO text (.hlo, .hlo.gz), StableHLO/MHLO text (.mlir), cpsched graph JSON, "
+        "a captured torch graph (.torch.json), or networkx node-link JSON",
+    )
     p.add_argument(
         "--dim",
         action="append",
@@ -97,6 +108,8 @@ def _read(args) -> Graph:
         note = api.async_collectives_note(g)
         if note:
             print(f"note: {note}", file=sys.stderr)
+    if hasattr(args, "device") and args.device is None:
+        args.device = default_device(g)
     return g
 
 
@@ -189,6 +202,9 @@ def check_input_files(args) -> None:
         os.path.sep in device or device.endswith((".json", ".toml")) or os.path.exists(device)
     ):
         check_input_file(device)
+    if isinstance(device, str):
+        # an unknown preset or a bad file is refused where the method would not read it too
+        load_device(device)
 
 
 def check_numbers(args) -> None:
@@ -204,6 +220,8 @@ def check_numbers(args) -> None:
                 f"--{k.replace('_', '-')} must be a finite number "
                 f"{'above' if strict else 'at least'} {low:g} (got {v})"
             )
+    if getattr(args, "explain", None) is not None and args.explain < 0:
+        raise InputError(f"--explain must be a number of buffers, 0 or more (got {args.explain})")
     if getattr(args, "workers", None) is not None:
         arguments.workers(args.workers, "--workers")
     if getattr(args, "seed", None) is not None:
@@ -313,8 +331,34 @@ def cmd_info(args) -> int:
             f"  {n:>16}: peak {_bytes(prof.peak[s]):>12} at "
             f"{g.op_names[prof.peak_op(s)]}; lower bound {_bytes(lb[s])}" + _xla_note(alloc, n)
         )
+    _explain(args, api.simulate(g, order, sc), data, lines)
     _emit(args, data, "\n".join(lines))
     return 0
+
+
+def _explain(args, r: api.Result, data: dict, lines: list[str]) -> None:
+    """``--explain N``: the N largest buffers live at the peak, with the program's op names
+    and source lines (``peak_buffers`` in the JSON)."""
+    top = getattr(args, "explain", None)
+    if not top:
+        return
+    explained = api.explain_peak(r, top=top)
+    data["peak_buffers"] = explained
+    lines.append(api.format_peak_buffers(explained))
+
+
+def _add_explain(q: argparse.ArgumentParser, default: int) -> None:
+    q.add_argument(
+        "--explain",
+        type=int,
+        nargs="?",
+        const=10,
+        default=default,
+        metavar="N",
+        help="list the N largest buffers live at the peak, with the op that defines each "
+        "and the program's op names and source lines where it carries them "
+        f"(N defaults to 10; default: {default or 'off'})",
+    )
 
 
 def add_info(sub) -> None:
@@ -328,6 +372,7 @@ def add_info(sub) -> None:
         "symbolic graph to all (sizes from names such as a.s128.hlo, or --dim; "
         "default: none)",
     )
+    _add_explain(q, 5)
     q.set_defaults(fn=cmd_info)
 
 
@@ -340,7 +385,7 @@ def cmd_simulate(args) -> int:
     order: Any = g.default_order()
     if args.schedule:
         # a scheduled module gives every computation's order (reordered loop bodies count)
-        orders = read_module_orders(args.schedule) if api.hlo_module_of(g) else None
+        orders = read_module_orders(args.schedule) if g.program is not None else None
         if orders is not None:
             order = orders
         else:
@@ -369,11 +414,36 @@ def cmd_simulate(args) -> int:
             + (f" ({note})" if note else "")
             + _xla_note(alloc, n)
         )
-    if args.plot:
-        plot_memory({"schedule": prof}, args.plot, title=g.name, inputs=tuple(_inputs(args)))
-        lines.append(f"wrote {args.plot}")
+    _explain(args, r, data, lines)
+    _simulate_outputs(args, g, r, lines)
     _emit(args, data, "\n".join(lines))
     return 0
+
+
+def _simulate_outputs(args, g: Graph, r: api.Result, lines: list[str]) -> None:
+    """``--plot`` and ``--trace`` of the order simulated, named after whose order it is."""
+    label, whose = "given", ""
+    if args.schedule:
+        method = schedule_method(args.schedule)
+        base = os.path.basename(args.schedule)
+        label = method or base
+        whose = f"{method}'s order ({base})" if method else f"the order in {base}"
+    if args.trace:  # everything that can fail before the first file
+        tl = api.timeline(r, args.device, args.profile)
+    if args.plot:
+        plot_memory(
+            {label: api.memory_profile(r)},
+            args.plot,
+            title=f"{g.name}: live memory of {whose or api.whose_order(r)}",
+            inputs=tuple(_inputs(args)),
+            bound=dict(r.bound),
+        )
+        lines.append(f"wrote {args.plot}")
+    if args.trace:
+        write_trace(args.trace, tl, g, inputs=tuple(_inputs(args)), label=label)
+        lines.append(
+            f"wrote {args.trace} (makespan {format_time(tl.makespan[0], tl.unit)}, {tl.model})"
+        )
 
 
 def add_simulate(sub) -> None:
@@ -387,8 +457,19 @@ def add_simulate(sub) -> None:
         "topological order)",
     )
     q.add_argument(
-        "--plot", metavar="PNG", help="draw memory over time (needs matplotlib; default: no plot)"
+        "--plot",
+        metavar="PNG",
+        help="draw live memory at every step with the lower bound (needs matplotlib; "
+        "default: no plot)",
     )
+    q.add_argument(
+        "--trace",
+        metavar="JSON",
+        help="Chrome/Perfetto trace of the order's timeline with a memory counter track "
+        "(default: none)",
+    )
+    _add_explain(q, 0)
+    _add_cost_options(q)
     q.set_defaults(fn=cmd_simulate)
 
 
@@ -437,7 +518,10 @@ def add_methods(sub) -> None:
 # -- schedule -------------------------------------------------------------------------------
 
 
-def _progress_printer():
+def _progress_printer(peak_bytes: bool = True):
+    """One updating line on a terminal (else one every 5 s): the best objective so far, its
+    proven bound and the gap. ``peak_bytes``: the objective is a peak (the min-peak
+    solver), shown in KiB/MiB/GiB; else the model's own objective units."""
     tty = sys.stderr.isatty()
     last = [0.0]
 
@@ -446,9 +530,13 @@ def _progress_printer():
         if not tty and now - last[0] < 5:
             return
         last[0] = now
-        msg = (
-            f"  objective {obj:,.0f}  bound {bound:,.0f}  gap {100 * gap:5.2f} %  {elapsed:6.1f} s"
-        )
+        if peak_bytes:
+            head = f"  peak {_bytes(obj)}  bound {_bytes(bound)}"
+        else:
+            head = f"  objective {obj:,.0f}  bound {bound:,.0f} (model units)"
+        msg = f"{head}  gap {100 * gap:5.2f} %  {elapsed:6.1f} s"
+        if tty:
+            msg = msg.ljust(72)  # over a longer line shown before
         sys.stderr.write(("\r" + msg) if tty else (msg + "\n"))
         sys.stderr.flush()
 
@@ -492,7 +580,7 @@ def cmd_schedule(args) -> int:
         and not args.json
         and not args.log
     ):
-        progress = _progress_printer()
+        progress = _progress_printer(peak_bytes=get_method(name).family == "solver")
     # a solver returns its best result on a signal, and it is written marked interrupted;
     # anything else (reading, a heuristic) is stopped outright, with nothing written
     with signals.keep_work() if api.is_solver(name) else contextlib.nullcontext():
@@ -535,6 +623,12 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
     tl = None
     if r.plan is None and (args.trace or r.info.get("pairs") is not None):
         tl = api.timeline(r, args.device, args.profile)
+    plan_traces: list = []
+    if r.plan is not None and args.trace:  # the plan's clones and host copies, per bucket
+        plan_traces = [
+            (t, t.graph, r.method)
+            for t in api.plan_timelines(r, args.device, args.profile).values()
+        ]
     stopped = was_interrupted(args, r)
     out = api.write(
         r,
@@ -545,10 +639,12 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
         annotate={"interrupted": True} if stopped else None,
     )
     if r.plan is not None:
+        if args.trace:
+            write_trace(args.trace, plan_traces, inputs=tuple(_inputs(args)))
         code = _present_remat(args, r, out, stopped)
         return interrupted_exit(args) if stopped else code
     if args.trace and tl is not None:
-        write_trace(args.trace, tl, g, inputs=tuple(_inputs(args)))
+        write_trace(args.trace, tl, g, inputs=tuple(_inputs(args)), label=r.method)
     data = dict(out["data"])
     data.pop("order")
     alloc = api.xla_allocation(r)
@@ -571,18 +667,20 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
     info = r.info
     if info.get("makespan"):
         unit = info.get("unit", "s")
+        data["device"] = str(args.device)  # the preset of the time figures
+        model = tl.model if tl is not None else _time_model(args.device, unit)
         for n in sc.names:
             lines.append(
                 f"  {n}: makespan {format_time(info['makespan'][n], unit)}, exposed "
                 f"comm {format_time(info['exposed_comm'][n], unit)} (lower bound "
-                f"{format_time(info['exposed_comm_lower_bound'][n], unit)}), budget "
-                f"{_bytes(info['budget'][n])}"
+                f"{format_time(info['exposed_comm_lower_bound'][n], unit)}; {model}), "
+                f"budget {_bytes(info['budget'][n])}"
             )
         lines.append(_pair_lines(info.get("pairs") or [], sc.names[0], unit))
     if out.get("async"):
         lines.append(f"  {out['async']}")
     lines.append(f"  time {format_seconds(r.seconds)}" + _solver_note(r))
-    lines += _short_time_note(r)
+    lines += _short_time_note(r, data)
     if info.get("message"):
         lines.append(f"  {info['message']}")
     if args.trace:
@@ -640,6 +738,23 @@ def _solve_deadline(args, name: str, g: Graph) -> float | None:
     return _finish_by(started + float(limit), g)
 
 
+# Seconds a figure takes to draw once matplotlib is loaded (``check_args`` loads it): under
+# one for compare's twenty rows on a loaded 2-core machine. A solving command with --plot
+# keeps them back from its time limit.
+FIGURE_SECONDS = 1.0
+
+
+def _figure_seconds(args) -> float:
+    return FIGURE_SECONDS if getattr(args, "plot", None) else 0.0
+
+
+def drawing():
+    """Drawing the figure of a finished result: the time limit's hard stop does not throw
+    the result away there (its time was kept back from the solve), and a signal is taken
+    once the figure is written."""
+    return signals.keep_work()
+
+
 def _finish_by(end: float, g: Graph) -> float:
     """When the solving must stop for the command to end by ``end``."""
     return end - FINISH_SECONDS - FINISH_SECONDS_PER_OP * g.n_ops
@@ -655,18 +770,25 @@ def _solver_note(r: api.Result) -> str:
     )
 
 
-def _short_time_note(r: api.Result) -> list[str]:
-    """A line when the solver had less than half of the time limit (start-up and reading
-    the input took the rest; a percentage budget's reference, the input order's peak, takes
-    no time to speak of)."""
-    avail, limit = r.solver.get("seconds_available"), r.solver.get("time_limit")
-    if avail is None or not limit or avail >= 0.5 * limit:
-        return []
-    return [
-        f"  note: the solver had {format_seconds(avail)} of the {format_seconds(limit)} "
-        "time limit (starting, reading the input took the rest); a longer --time-limit "
-        "gives it more"
-    ]
+def _short_time_note(r: api.Result, data: dict | None = None) -> list[str]:
+    """``short_time_text`` of a schedule as a line of its report, and in ``data`` (its
+    JSON) as ``time_note``."""
+    text = short_time_text(r.solver.get("seconds_available"), r.solver.get("time_limit"))
+    if text and data is not None:
+        data["time_note"] = text
+    return [f"  {text}"] if text else []
+
+
+def _command_time_note(args, deadline: float | None, data: dict) -> str:
+    """``short_time_text`` for a command whose solves share ``deadline``: the time they had
+    from when they began (``args.solve_began``); also in ``data`` as ``time_note``."""
+    began = getattr(args, "solve_began", None)
+    if deadline is None or began is None or args.time_limit is None:
+        return ""
+    text = short_time_text(deadline - began, float(args.time_limit), "the solves")
+    if text:
+        data["time_note"] = text
+    return text
 
 
 def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
@@ -705,6 +827,7 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
         top = next(iter(buckets.values()))
         lines.insert(2, f"    (also within budget in: {', '.join(top['fits_buckets'])})")
     unit = _time_unit(r, args.device)
+    model = _time_model(args.device, unit)
     for s, n in enumerate(sc.names):
         # float noise of timeline differences (1e-20 of a step) prints as 0
         tiny = 1e-9 * max(1.0, abs(float(res.time.base[s])))
@@ -716,7 +839,7 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
         line += _reference_text(r, n)
         lines.append(
             line + f", added time {float(res.added_time_pct[s]):.2f} % (recompute "
-            f"{format_time(rec, unit)}, exposed transfer {format_time(exp, unit)}), "
+            f"{format_time(rec, unit)}, exposed transfer {format_time(exp, unit)}; {model}), "
             f"active candidates {len(res.active[s])}"
         )
     if data.get("breakpoints"):
@@ -731,7 +854,7 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
             )
             if n in mb:
                 line += f", makespan lower bound {format_time(mb[n], unit)}"
-            lines.append(line)
+            lines.append(line + f" ({model})")
         for row in res.info.get("sequential") or []:
             lines.append(
                 f"  separate methods: {row['method']}: makespan "
@@ -745,9 +868,11 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
             + ", ".join(f"{n} {b:.2f} %" for n, b in zip(sc.names, bound))
         )
     lines.append(f"  time {format_seconds(r.seconds)}" + _solver_note(r))
-    lines += _short_time_note(r)
+    lines += _short_time_note(r, data)
     if res.info.get("message"):
         lines.append(f"  {res.info['message']}")
+    if args.trace:
+        lines.append(f"  wrote {args.trace} (the plan's clones and host copies; {model})")
     summary = dict(data)
     summary.pop("steps", None)
     summary["output"] = args.output
@@ -774,6 +899,11 @@ def _reference_text(r: api.Result, scenario: str) -> str:
 def _time_unit(r: api.Result, device: str) -> str:
     """The unit of the op times a remat plan was timed with (the cost model's)."""
     return _unit(r.graph, load_device(device))
+
+
+def _time_model(device: str, unit: str) -> str:
+    """What times in ``unit`` from the ``--device`` preset come from (``h100 model``)."""
+    return model_label(load_device(device).name, unit)
 
 
 def _add_solver_options(q: argparse.ArgumentParser, default_limit: str) -> None:
@@ -810,10 +940,14 @@ def _add_solver_options(q: argparse.ArgumentParser, default_limit: str) -> None:
         action="store_true",
         help="split synchronous collectives into start/done pairs first (default: off)",
     )
+    _add_cost_options(q)
+
+
+def _add_cost_options(q: argparse.ArgumentParser) -> None:
     q.add_argument(
         "--device",
-        default="h100",
-        help="cost-model preset (h100, a100, xla-approx) or a TOML/JSON file (default: h100)",
+        help="cost-model preset (h100, h200, a100, cpu, xla-approx) or a TOML/JSON file "
+        "(default: cpu for a module XLA:CPU optimized, else h100)",
     )
     q.add_argument(
         "--profile",
@@ -911,7 +1045,8 @@ def cmd_compare(args) -> int:
     # too); without it each solver row has the default
     deadline = None
     if args.time_limit is not None and not args.deterministic:
-        deadline = _finish_by(args.started + args.time_limit, g)
+        deadline = _finish_by(args.started + args.time_limit - _figure_seconds(args), g)
+    args.solve_began = time.perf_counter()
     c = api.compare(
         g,
         scenarios=sc,
@@ -924,27 +1059,24 @@ def cmd_compare(args) -> int:
         device=args.device,
         profile=args.profile,
         async_collectives=args.async_collectives,
+        methods=args.methods,
     )
     data = c.to_dict()
     data["input"] = args.input
     data["reproduce"]["command"] = ["cpsched"] + list(args.argv)
+    note = "" if args.no_solver else _command_time_note(args, deadline, data)
     if args.csv:
         print(_compare_csv(c), end="")
     elif args.json:
         print(json.dumps(data, indent=1))
     else:
         print(api.format_comparison(c))
+    if note and not args.json:
+        print(f"cpsched: {note}", file=sys.stderr if args.csv else sys.stdout)
     sys.stdout.flush()
     if args.plot:
-        tls = c.timelines
-        best = min(tls, key=lambda n: tls[n].expected_makespan) if tls else None
-        plot_memory(
-            {n: simulate(g, r.order, sc) for n, r in c.results.items()},
-            args.plot,
-            title=g.name,
-            inputs=tuple(_inputs(args)),
-            timelines={best: tls[best]} if best else None,
-        )
+        with drawing():
+            c.plot(args.plot, inputs=_inputs(args))
         if not (args.json or args.csv):
             print(f"wrote {args.plot}")
     if signals.received() is not None:
@@ -966,11 +1098,13 @@ def _compare_csv(c: api.Comparison) -> str:
         "makespan",
         "exposed_comm",
         "seconds",
+        "time_model",
     ]
     w = csv.writer(buf)
     w.writerow(cols)
     for rec in c.records():
         if "error" not in rec:
+            rec["time_model"] = c.model if "makespan" in rec else ""
             w.writerow([rec.get(k, "") for k in cols])
     return buf.getvalue()
 
@@ -991,7 +1125,22 @@ def add_compare(sub) -> None:
         help="memory over time of every method (needs matplotlib; default: none)",
     )
     q.add_argument("--no-solver", action="store_true", help="heuristics only (default: off)")
+    q.add_argument(
+        "--methods",
+        type=_method_list,
+        metavar="A,B",
+        help="only these methods, comma separated (see `cpsched methods`; cp-memory is cp); "
+        "the input's own order is always the first row (default: every order method that "
+        "applies)",
+    )
     q.set_defaults(fn=cmd_compare)
+
+
+def _method_list(text: str) -> list[str]:
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give method names, comma separated")
+    return names
 
 
 def cmd_frontier(args) -> int:
@@ -1002,7 +1151,8 @@ def cmd_frontier(args) -> int:
     # without it each point has the default
     deadline = None
     if args.time_limit is not None and not args.deterministic:
-        deadline = _finish_by(args.started + args.time_limit, g)
+        deadline = _finish_by(args.started + args.time_limit - _figure_seconds(args), g)
+    args.solve_began = time.perf_counter()
     f = api.frontier(
         g,
         points=args.points,
@@ -1021,54 +1171,18 @@ def cmd_frontier(args) -> int:
     data["input"] = args.input
     data["settings"]["command"] = ["cpsched"] + list(args.argv)
     if args.plot:
-        plot_frontier(
-            f.points, f.baselines, args.plot, title=g.name, unit=f.unit, inputs=tuple(_inputs(args))
-        )
-    _emit(args, data, _frontier_table(f) + (f"\nwrote {args.plot}" if args.plot else ""))
+        with drawing():
+            f.plot(args.plot, inputs=_inputs(args))
+    note = _command_time_note(args, deadline, data)
+    _emit(
+        args,
+        data,
+        f.table() + (f"\nwrote {args.plot}" if args.plot else "") + (f"\n{note}" if note else ""),
+    )
     if signals.received() is not None:
         print("cpsched: interrupted: the points solved so far were written", file=sys.stderr)
         return interrupted_exit(args)
     return 0
-
-
-def _frontier_table(f) -> str:
-    """Points and baselines, bytes and times with units (first scenario's figures)."""
-
-    def first(v):
-        return next(iter(v.values())) if isinstance(v, dict) else v
-
-    rng = f.settings["budget_range"]
-    k = len(f.points)
-    lines = [
-        f"{f.graph}: memory-time frontier, {k} budget{'s' if k != 1 else ''} from "
-        f"{_bytes(first(rng['low']))} ({rng['low_source']}) to {_bytes(first(rng['high']))} "
-        f"({rng['high_source']}), {f.settings['time_limit_per_point']:g} s each",
-        f"{'budget':>11}  {'status':<18} {'peak':>11} {'makespan':>10} {'bound':>10} "
-        f"{'exposed comm':>12}",
-    ]
-    for p in f.points:
-        if p.get("makespan") is None:
-            lines.append(f"{_bytes(first(p['budget_bytes'])):>11}  {p['status']:<18} no plan")
-            continue
-        b = p.get("makespan_bound")
-        lines.append(
-            f"{_bytes(first(p['budget_bytes'])):>11}  {p['status']:<18} "
-            f"{_bytes(first(p['peak_bytes'])):>11} {format_time(first(p['makespan']), f.unit):>10} "
-            f"{format_time(first(b), f.unit) if b is not None else '-':>10} "
-            f"{format_time(first(p['exposed_comm']), f.unit):>12}"
-            + (" (plan of a tighter budget)" if "carried_from" in p else "")
-        )
-    lines.append("heuristics (their own peak, no budget):")
-    for r in f.baselines:
-        lines.append(
-            f"  {r['method']:<16} peak {_bytes(first(r['peak_bytes'])):>11}, makespan "
-            f"{format_time(first(r['makespan']), f.unit)}, exposed comm "
-            f"{format_time(first(r['exposed_comm']), f.unit)}"
-        )
-    if len(f.scenarios) > 1:  # points are kept by all scenarios together (weighted)
-        lines.append(f"figures of scenario {f.scenarios[0]} of {len(f.scenarios)}; --json: all")
-    lines.append(f"time {format_seconds(f.settings['seconds'])}")
-    return "\n".join(lines)
 
 
 def add_frontier(sub) -> None:
@@ -1142,7 +1256,12 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="cpsched", description=__doc__.splitlines()[0])
+    p = OneLineParser(
+        prog="cpsched",
+        description="Constraint-solver schedules for ML compiler graphs (peak memory, "
+        "collective overlap, remat), beside the compilers' heuristics. Inputs: XLA HLO, "
+        "StableHLO/MHLO (.mlir), cpsched or node-link JSON, captured torch graphs.",
+    )
     p.add_argument(
         "--version",
         action="version",
@@ -1152,6 +1271,10 @@ def build_parser() -> argparse.ArgumentParser:
     for add in SUBCOMMANDS:
         add(sub)
     return p
+
+
+# write errors of the report on stdout (a full disk, a closed or broken descriptor)
+REPORT_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EBADF)
 
 
 def main(argv: Sequence[str] | None = None, *, started: float | None = None) -> int:
@@ -1180,8 +1303,17 @@ def _main(argv: Sequence[str] | None, started: float) -> int:
         with signals.time_limit(hard_stop(args)), all_or_nothing():
             try:
                 code = args.fn(args)
+                # the report is an output too: stdout on a full disk fails the command
+                # before any of its files is committed
+                sys.stdout.flush()
             except BrokenPipeError:
                 pass  # the report's reader left: the files still count, committed here
+            except OSError as e:
+                if e.errno not in REPORT_ERRNOS or e.filename is not None:
+                    raise
+                raise InputError(
+                    f"stdout: the report could not be written ({e.strerror}); nothing written"
+                ) from None
             else:
                 # a signal a solver's runtime took in a command that keeps no work: it ends
                 # the command (its files are complete, the exit code says it was stopped)
@@ -1198,9 +1330,15 @@ def _main(argv: Sequence[str] | None, started: float) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         return 0
     except signals.TimeUp:
+        limit = getattr(args, "command_time_limit", None)  # None: stopped while parsing
         print(
-            f"cpsched: error: the time limit of {args.command_time_limit:g} s ran out before any "
-            "result was found; nothing written; a longer --time-limit gives the solver time",
+            "cpsched: error: the time limit "
+            + (
+                f"of {limit:g} s ran out before any result was found"
+                if limit is not None
+                else "ran out while cpsched was starting"
+            )
+            + "; nothing written; a longer --time-limit gives the solver time",
             file=sys.stderr,
         )
         return EXIT_USAGE

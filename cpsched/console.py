@@ -30,6 +30,7 @@ SOLVING = ("schedule", "compare", "frontier", "pipeline")
 def main() -> int:
     started = process_start()
     signals.install()
+    _closed_streams_to_devnull()
     argv = sys.argv[1:]
     try:
         if argv == ["--version"]:
@@ -61,6 +62,14 @@ def main() -> int:
     if not argv or argv[0] not in SLOW_EXIT:
         _exit_now(code)
     return code
+
+
+def _closed_streams_to_devnull() -> None:
+    """A standard stream closed by the caller (``cpsched ... >&-``) is None here: the
+    report is not wanted, the command's files still are, so it goes to the null device."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - lives as long as we do
 
 
 def _early_stop(argv: list[str], started: float) -> float | None:
@@ -100,7 +109,7 @@ def _exit_now(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):
             pass
     os._exit(code)
 

@@ -1086,6 +1086,97 @@ def layered(
 # ----------------------------------------------------------------------------------------
 
 
+class _TensorParallel:
+    """Megatron's tensor-parallel communication for one rank of ``transformer_parallel``:
+    the f / g operators (all-reduce of an input gradient / of partial sums) or, with
+    sequence parallelism, all-gather before and reduce-scatter after the parallel region."""
+
+    def __init__(self, net: _Net, tp_groups: list[list[int]], tp: int, sp: bool, bs, d_model):
+        self.net, self.tp_groups, self.tp, self.sp = net, tp_groups, tp, sp
+        self.bs, self.d_model = bs, d_model
+
+    def ar(self, nm, x, groups=None, grad=None):
+        groups = self.tp_groups if groups is None else groups
+        return self.net.collective(nm, "all-reduce", x, x.numel, groups, grad=grad)
+
+    def ag(self, nm, x):  # sequence all-gather; transpose: reduce-scatter
+        return self.net.collective(
+            nm,
+            "all-gather",
+            x,
+            x.numel * self.tp,
+            self.tp_groups,
+            grad=lambda dy: self.rs(f"{nm}/grad", dy, grad=False),
+        )
+
+    def rs(self, nm, x, grad=True):  # sequence reduce-scatter; transpose: all-gather
+        out = self.bs * (self.d_model // self.tp)
+        return self.net.collective(
+            nm,
+            "reduce-scatter",
+            x,
+            out,
+            self.tp_groups,
+            grad=(lambda dy: self.ag_plain(f"{nm}/grad", dy)) if grad else None,
+        )
+
+    def ag_plain(self, nm, x):
+        return self.net.collective(nm, "all-gather", x, x.numel * self.tp, self.tp_groups)
+
+    def enter_tp(self, nm, h):
+        """Make the column-parallel input: all-gather (sp) or f (grad all-reduce)."""
+        if self.sp:
+            return self.ag(f"{nm}/allgather", h)
+        self.net.hooks[h] = lambda dy: self.ar(f"{nm}/grad_allreduce", dy)
+        return h
+
+    def leave_tp(self, nm, partial):
+        """Combine row-parallel partial sums: reduce-scatter (sp) or all-reduce (g)."""
+        if self.sp:
+            return self.rs(f"{nm}/reducescatter", partial)
+        return self.ar(f"{nm}/allreduce", partial, grad=PASS)
+
+
+def _tp_block_weights(net: _Net, layers: int, d_model: int, dl: int, fl: int) -> list[dict]:
+    """Each layer's weight shards on one tensor-parallel rank (``dl`` = d_model/tp columns
+    of QKV and rows of the output projection, ``fl`` = d_ff/tp of the MLP)."""
+    return [
+        {
+            k: net.weight(f"L{l}/w_{k}", n)
+            for k, n in (
+                ("ln1", d_model),
+                ("wqkv", d_model * 3 * dl),
+                ("wo", dl * d_model),
+                ("ln2", d_model),
+                ("w1", d_model * fl),
+                ("w2", fl * d_model),
+            )
+        }
+        for l in range(layers)
+    ]
+
+
+def _stage_backward(net: _Net, x, x_leaf, resid, prev_pairs, next_pairs, on_weight_grad):
+    """A middle pipeline stage's end: send the activations on, receive their gradient,
+    run backward and send the input gradient back."""
+    x_out = net.collective("send_activations", "collective-permute", x, resid, next_pairs)
+    net.g.set_live_out(x_out.buf)
+    net.phase = "backward"
+    dy_in = net.input("stage_output_grad", resid)
+    dy = net.collective(
+        "recv_grad", "collective-permute", dy_in, resid, [[b_, a_] for a_, b_ in next_pairs]
+    )
+    grads = net.backward(x, dy, on_weight_grad=on_weight_grad)
+    # the input gradient goes back to the previous stage
+    dx = grads.pop(x_leaf, None)
+    if dx is not None:
+        dsent = net.collective(
+            "send_grad", "collective-permute", dx, resid, [[b_, a_] for a_, b_ in prev_pairs]
+        )
+        net.g.set_live_out(dsent.buf)
+    return grads
+
+
 @_validated
 def transformer_parallel(
     layers: int = 2,
@@ -1142,45 +1233,8 @@ def transformer_parallel(
     all_group = [[rank(stage, i, j) for i in range(dp) for j in range(tp)]]
     resid = bs * (d_model // tp) if sp else bs * d_model  # residual stream per rank
 
-    def ar(nm, x, groups=tp_groups, grad=None):
-        return net.collective(nm, "all-reduce", x, x.numel, groups, grad=grad)
-
-    def ag(nm, x):  # sequence all-gather; transpose: reduce-scatter
-        return net.collective(
-            nm,
-            "all-gather",
-            x,
-            x.numel * tp,
-            tp_groups,
-            grad=lambda dy: rs(f"{nm}/grad", dy, grad=False),
-        )
-
-    def rs(nm, x, grad=True):  # sequence reduce-scatter; transpose: all-gather
-        out = bs * (d_model // tp)
-        return net.collective(
-            nm,
-            "reduce-scatter",
-            x,
-            out,
-            tp_groups,
-            grad=(lambda dy: ag_plain(f"{nm}/grad", dy)) if grad else None,
-        )
-
-    def ag_plain(nm, x):
-        return net.collective(nm, "all-gather", x, x.numel * tp, tp_groups)
-
-    def enter_tp(nm, h):
-        """Make the column-parallel input: all-gather (sp) or f (grad all-reduce)."""
-        if sp:
-            return ag(f"{nm}/allgather", h)
-        net.hooks[h] = lambda dy: ar(f"{nm}/grad_allreduce", dy)
-        return h
-
-    def leave_tp(nm, partial):
-        """Combine row-parallel partial sums: reduce-scatter (sp) or all-reduce (g)."""
-        if sp:
-            return rs(f"{nm}/reducescatter", partial)
-        return ar(f"{nm}/allreduce", partial, grad=PASS)
+    comm = _TensorParallel(net, tp_groups, tp, sp, bs, d_model)
+    ar, enter_tp, leave_tp = comm.ar, comm.enter_tp, comm.leave_tp
 
     dl, fl, hl, vl = d_model // tp, d_ff // tp, heads // tp, vocab // tp
     if pp > 1:
@@ -1195,20 +1249,7 @@ def transformer_parallel(
         tokens = net.input("tokens", bs, itemsize=4)
         targets = net.input("targets", bs, itemsize=4)
         wte = net.weight("wte_shard", vl * d_model)
-    blocks = [
-        {
-            k: net.weight(f"L{l}/w_{k}", n)
-            for k, n in (
-                ("ln1", d_model),
-                ("wqkv", d_model * 3 * dl),
-                ("wo", dl * d_model),
-                ("ln2", d_model),
-                ("w1", d_model * fl),
-                ("w2", fl * d_model),
-            )
-        }
-        for l in range(layers)
-    ]
+    blocks = _tp_block_weights(net, layers, d_model, dl, fl)
     if pp == 1:
         lnf = net.weight("w_lnf", d_model)
         emb = net.op(
@@ -1243,21 +1284,7 @@ def transformer_parallel(
         return net.collective(f"{w.name}/grad_dp_allreduce", "all-reduce", gw, gw.numel, groups)
 
     if pp > 1:
-        x_out = net.collective("send_activations", "collective-permute", x, resid, next_pairs)
-        net.g.set_live_out(x_out.buf)
-        net.phase = "backward"
-        dy_in = net.input("stage_output_grad", resid)
-        dy = net.collective(
-            "recv_grad", "collective-permute", dy_in, resid, [[b_, a_] for a_, b_ in next_pairs]
-        )
-        grads = net.backward(x, dy, on_weight_grad=dp_reduce)
-        # the input gradient goes back to the previous stage
-        dx = grads.pop(x_leaf, None)
-        if dx is not None:
-            dsent = net.collective(
-                "send_grad", "collective-permute", dx, resid, [[b_, a_] for a_, b_ in prev_pairs]
-            )
-            net.g.set_live_out(dsent.buf)
+        grads = _stage_backward(net, x, x_leaf, resid, prev_pairs, next_pairs, dp_reduce)
     else:
         h = _layer_norm(net, "lnf", x, lnf)
         h = enter_tp("head", h)

@@ -69,7 +69,7 @@ def check_options(options, what: str = "option") -> None:
 
 
 # Packages whose modules register methods when imported (walked, not listed).
-METHOD_PACKAGES = ("cpsched.heuristics", "cpsched.cp")
+METHOD_PACKAGES = ("cpsched.heuristics", "cpsched.strategies")
 _discovered = False
 
 

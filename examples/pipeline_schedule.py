@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from cpsched.cp.pipeline.solve import solve  # noqa: E402
+from cpsched.pipeline.solve import solve  # noqa: E402
 from cpsched.pipeline import baselines  # noqa: E402
 from cpsched.pipeline.export import write_torch_csv, write_trace  # noqa: E402
 from cpsched.pipeline.problem import PipelineProblem  # noqa: E402

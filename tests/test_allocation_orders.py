@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from cpsched import api
-from cpsched.heuristics.allocation import refine_orders
-from cpsched.heuristics.module import input_orders, module_peak
+from cpsched.strategies.allocation import refine_orders
+from cpsched.strategies.module import input_orders, module_peak
 from cpsched.readers.hlo.buffer_assignment import BufferAssigner, assign_buffers, conflicts
 from cpsched.readers.hlo.parser import read_hlo_module
 

@@ -22,7 +22,7 @@ from cpsched.analysis.validate import validate_order
 from cpsched.core.scenarios import static
 from cpsched.cost.model import Costs
 from cpsched.cost.timeline import simulate_timeline
-from cpsched.cp.overlap.solve import solve_overlap
+from cpsched.strategies.overlap.method import solve_overlap
 
 ALONE = dict(heuristics=(), budget_methods=(), hoist=False, lns=False, time_limit=10, workers=1)
 # (compute ops, seed): graphs with two async all-reduces where, at the median-peak budget,

@@ -1,4 +1,4 @@
-"""The pipeline CP model (cpsched.cp.pipeline) against exhaustive search on tiny instances.
+"""The pipeline CP model (cpsched.pipeline.model) against exhaustive search on tiny instances.
 
 Every per-device sequence of actions that keeps each device's own dependences (F before B
 before W of one microbatch and stage, and the stage order of chunks on one device) is
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from cpsched.core.errors import ScheduleError
-from cpsched.cp.pipeline.solve import best_baseline, solve
+from cpsched.pipeline.solve import best_baseline, solve
 from cpsched.pipeline.problem import PipelineProblem
 from cpsched.pipeline.schedule import all_actions, deps, replay
 

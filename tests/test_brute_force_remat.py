@@ -18,7 +18,7 @@ from helpers import all_topological_orders
 from test_remat_cp import FULL, weighted_dag
 
 from cpsched.analysis.memory import simulate
-from cpsched.cp.remat.solve import min_memory_bound, solve_remat
+from cpsched.strategies.remat.method import min_memory_bound, solve_remat
 from cpsched.heuristics.remat import dtr_remat, sqrt_remat, xla_remat
 from cpsched.remat.plan import (
     PlanError,

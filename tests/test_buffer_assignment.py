@@ -43,7 +43,7 @@ def _modules() -> list[tuple[str, Path, Path]]:
         ba = p.with_suffix(".buffer-assignment.txt")
         if ba.exists():
             out.append((p.name, p, ba))
-    for sub in ("corpus", "corpus-jax0.10", "gpu"):
+    for sub in ("corpus", "corpus-jax0.10", "corpus-jax0.10/bundled", "gpu"):
         for p in sorted((HLO / sub).glob("*.hlo.gz")):
             ba = p.parent / p.name.replace(".hlo.gz", ".buffer-assignment.txt.gz")
             if ba.exists():
@@ -55,8 +55,9 @@ MODULES = _modules()
 needs_corpus = pytest.mark.skipif(not MODULES, reason="no XLA reports under models/hlo")
 
 
-def _manifest_figures(name: str) -> tuple[int, int] | None:
-    """(preallocated temp, total of allocations) the capture recorded, where it did."""
+def _manifest_figures(name: str) -> tuple[int | None, int] | None:
+    """(preallocated temp, total of allocations) the capture recorded, where it did; the
+    temp is None where only the total was kept."""
     sub, _, file = name.rpartition("/")
     stem = file.replace(".hlo.gz", "").replace(".hlo", "")
     path = HLO / sub / "manifest.json" if sub else None
@@ -64,15 +65,19 @@ def _manifest_figures(name: str) -> tuple[int, int] | None:
         return None
     data = json.loads(path.read_text())
     program, _, variant = stem.partition(".")
-    entry = data["programs"].get(program)
+    if "programs" in data:
+        entry = data["programs"].get(program)
+        if entry is not None and "variants" in entry:
+            entry = entry["variants"]["memopt" if variant == "memopt" else "default"]
+    else:  # the bundled captures: one entry per dump, keyed by its stem
+        entry = data.get(stem)
     if entry is None:
         return None
-    if "variants" in entry:
-        entry = entry["variants"]["memopt" if variant == "memopt" else "default"]
     mem = entry.get("xla_memory", {})
-    if "preallocated_temp_bytes" not in mem:
+    total = mem.get("allocations_total_bytes", mem.get("buffer_assignment_total_bytes"))
+    if total is None:
         return None
-    return mem["preallocated_temp_bytes"], mem["allocations_total_bytes"]
+    return mem.get("preallocated_temp_bytes"), total
 
 
 @needs_corpus
@@ -102,7 +107,11 @@ def test_assignment_equals_xla_report(name, hlo, report):
     assert ours.allocated_bytes == theirs.allocated_bytes
     figures = _manifest_figures(name)
     if figures is not None:
-        assert (ours.temp_bytes, ours.allocated_bytes) == figures
+        # the capture summed allocations of every memory space, host (S(5)) included
+        temp, total = figures
+        assert ours.allocated_bytes + ours.host_allocated_bytes == total
+        if temp is not None:
+            assert ours.temp_bytes + ours.host_temp_bytes == temp
     usage = Path(str(report).replace("buffer-assignment", "memory-usage-report"))
     if usage.exists():
         assert ours.allocated_bytes == sum(read_memory_usage_totals(str(usage)).values())
@@ -328,6 +337,22 @@ def test_commands_report_what_xla_reserves(capsys, tmp_path):
     assert all("allocated_bytes" in r for r in rows.values())
     assert main(["compare", hlo, "--no-solver"]) == 0
     assert "XLA temp" in capsys.readouterr().out
+
+
+def test_host_memory_is_a_figure_of_its_own(capsys):
+    """Offloaded values (``S(5)``) get host allocations: not in temp_bytes, which is what
+    ``memory_analysis()`` reports for device memory, but beside it."""
+    hlo = HLO / "gpu" / "scan_remat_offload.hlo.gz"
+    if not hlo.exists():
+        pytest.skip("scan_remat_offload (XLA:GPU) not present")
+    ba = assign_buffers(read_hlo_module(str(hlo)))
+    assert ba.host_temp_bytes > 0 and ba.host_allocated_bytes >= ba.host_temp_bytes
+    assert ba.temp_bytes + ba.host_temp_bytes == sum(a.size for a in ba.allocations if a.is_temp)
+    data = _cli(capsys, "info", str(hlo), "--json")
+    assert data["temp_bytes"] == {"static": ba.temp_bytes}
+    assert data["host_temp_bytes"] == {"static": ba.host_temp_bytes}
+    data = _cli(capsys, "info", str(HLO / "mlp_train.hlo"), "--json")
+    assert "host_temp_bytes" not in data and "host_allocated_bytes" not in data
 
 
 def test_graphs_not_from_hlo_have_no_xla_figures(capsys, tmp_path):

@@ -100,8 +100,11 @@ def options_of(cmd: str) -> set[str]:
 
 # Every option listed here has a test below; a new option without one fails this test.
 TESTED = {
-    "info": {"--dim", "--weights", "--scenarios", "--json"},
-    "simulate": {"--dim", "--weights", "--scenarios", "--json", "--schedule", "--plot"},
+    # --explain: tests/test_explain.py; simulate's --trace, --device, --profile:
+    # tests/test_figures.py; compare's --methods: tests/test_api_results.py
+    "info": {"--dim", "--weights", "--scenarios", "--json", "--explain"},
+    "simulate": {"--dim", "--weights", "--scenarios", "--json", "--schedule", "--plot",
+                 "--trace", "--explain", "--device", "--profile"},
     "convert": {"--dim", "--weights", "--scenarios", "--json", "--output",
                 "--async-collectives"},
     "methods": {"--json"},
@@ -111,7 +114,7 @@ TESTED = {
                  "--bandwidth", "--keep-order", "--trace", "--log"},
     "compare": {"--dim", "--weights", "--scenarios", "--json", "--time-limit", "--workers",
                 "--seed", "--deterministic", "--async-collectives", "--device", "--profile",
-                "--csv", "--plot", "--no-solver"},
+                "--csv", "--plot", "--no-solver", "--methods"},
     # tests/test_joint.py
     "frontier": {"--dim", "--weights", "--scenarios", "--json", "--time-limit", "--workers",
                  "--seed", "--deterministic", "--async-collectives", "--device", "--profile",

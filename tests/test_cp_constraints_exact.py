@@ -23,10 +23,10 @@ from cpsched.core.scenarios import Scenarios, static
 from cpsched.cost.model import Costs
 from cpsched.cp.memory import constraints as C
 from cpsched.cp.memory import objectives as O
-from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build, run
+from cpsched.cp.memory.solve import ModelOptions, ObjectiveSpec, build, run
 from cpsched.cp.memory.problem import from_graph
-from cpsched.cp.overlap.solve import solve_overlap
-from cpsched.cp.remat.solve import min_memory_bound, solve_remat
+from cpsched.strategies.overlap.method import solve_overlap
+from cpsched.strategies.remat.method import min_memory_bound, solve_remat
 from cpsched.cp.runtime import SolverConfig
 from cpsched.remat.plan import Evict, TransferModel, replay
 

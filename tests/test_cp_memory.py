@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from cpsched.cp.memory import constraints as C
-from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
-from cpsched.cp.memory.builder import run
+from cpsched.cp.memory.solve import ModelOptions, ObjectiveSpec, build
+from cpsched.cp.memory.solve import run
 from cpsched.cp.runtime import SolverConfig
-from cpsched.cp.search.decompose import cut_points, segments
+from cpsched.strategies.min_peak.decompose import cut_points, segments
 from cpsched.cp.memory.naive import solve_naive
 from cpsched.cp.memory.problem import from_graph, induced, project, window
-from cpsched.cp.search.exact import beam, best_first
-from cpsched.cp.memory.solve import solve
+from cpsched.strategies.min_peak.exact import beam, best_first
+from cpsched.strategies.min_peak.method import solve
 from cpsched.core.graph import GraphBuilder
 from helpers import orders_from_preds
 from cpsched.analysis.memory import lower_bound, op_lower_bounds, peak

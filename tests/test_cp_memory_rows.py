@@ -16,7 +16,7 @@ import pytest
 
 from cpsched.cp.memory import constraints as C
 from cpsched.cp.memory import objectives as O
-from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build, run
+from cpsched.cp.memory.solve import ModelOptions, ObjectiveSpec, build, run
 from cpsched.cp.memory.problem import Problem
 from cpsched.cp.runtime import SolverConfig
 

@@ -18,7 +18,7 @@ from cpsched.cost.timeline import simulate_timeline
 from cpsched.analysis.validate import validate_order
 
 from cpsched.cp.overlap.problem import build_problem, total_distance
-from cpsched.cp.overlap.solve import solve_overlap
+from cpsched.strategies.overlap.method import solve_overlap
 from helpers import all_topological_orders
 
 FAST = dict(heuristics=(), budget_methods=(), time_limit=5, workers=2)

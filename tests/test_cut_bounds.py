@@ -1,4 +1,4 @@
-"""Minimum-cut per-op lower bounds (``cpsched.cp.search.cuts``): sound against brute force."""
+"""Minimum-cut per-op lower bounds (``cpsched.cp.memory.cuts``): sound against brute force."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from cpsched.analysis.schedule import OPTIMAL
 from cpsched.core.graph import GraphBuilder
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cp.memory.problem import from_graph, project, window
-from cpsched.cp.memory.solve import solve
-from cpsched.cp.search.cuts import cut_op_bounds, order_split_bound, pair_bound
+from cpsched.strategies.min_peak.method import solve
+from cpsched.cp.memory.bounds import order_split_bound, pair_bound
+from cpsched.cp.memory.cuts import cut_op_bounds
 from helpers import orders_from_preds
 
 
@@ -132,7 +133,7 @@ def test_module_bound_uses_the_cuts():
     from pathlib import Path
 
     from cpsched.analysis.memory import lower_bound
-    from cpsched.heuristics.module import input_orders, module_lower_bound, module_peak
+    from cpsched.strategies.module import input_orders, module_lower_bound, module_peak
     from cpsched.readers.hlo.convert import HloConverter, read_hlo_module
 
     path = Path(__file__).resolve().parents[1] / "models" / "hlo" / "cnn_train.hlo"

@@ -22,7 +22,7 @@ import pytest
 from cpsched.analysis.memory import simulate
 from cpsched.analysis.schedule import make_schedule, place_inline_ops
 from cpsched.cli import main
-from cpsched.heuristics.module import input_orders, module_peak
+from cpsched.strategies.module import input_orders, module_peak
 from cpsched.readers.hlo.convert import HloConverter, read_hlo_text
 from cpsched.readers.hlo.parser import parse_hlo_text, read_hlo_module
 

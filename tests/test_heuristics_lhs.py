@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cpsched.core.graph import Collective, GraphBuilder, OpKind
-from cpsched.heuristics.common import convert_sync_collectives, pair_names
+from cpsched.core.transforms import convert_sync_collectives, pair_names
 from cpsched.heuristics.lhs import (HIGH_LATENCY, approximate_cost, called_resources_from_module,
                                     lhs, lhs_schedule)
 from cpsched.analysis.memory import peak

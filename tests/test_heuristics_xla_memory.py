@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from cpsched.core.graph import GraphBuilder, OpKind
 from cpsched.heuristics import xla_memory as xm
-from cpsched.heuristics.common import adjacency, scenario_index
+from cpsched.core.adjacency import adjacency
+from cpsched.core.scenario_choice import scenario_index
 from cpsched.analysis.memory import peak
 from cpsched.methods import get, load_all
 from cpsched.core.scenarios import from_dim_specs, static

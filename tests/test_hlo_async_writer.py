@@ -8,7 +8,7 @@ import pytest
 from cpsched.cli import main
 from cpsched.core.errors import InputError
 from cpsched.core.scenarios import static
-from cpsched.heuristics.common import convert_sync_collectives, pair_names
+from cpsched.core.transforms import convert_sync_collectives, pair_names
 from cpsched.readers import read_graph
 from cpsched.readers.hlo.convert import module_graphs, read_hlo_module
 from cpsched.readers.hlo.parser import parse_hlo_text

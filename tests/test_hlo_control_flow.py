@@ -247,7 +247,7 @@ def test_module_lower_bound_lets_the_callee_take_its_least_peak():
     32 B beyond, so no schedule of the module goes below ``p + c + 32`` = 72 B, where the
     given orders peak at 104 B."""
     from cpsched.analysis.memory import simulate
-    from cpsched.heuristics.module import module_lower_bound
+    from cpsched.strategies.module import module_lower_bound
     from cpsched.readers.hlo.parser import parse_hlo_text
 
     m = parse_hlo_text(CALL_BOUND)
@@ -500,7 +500,7 @@ def test_symbolic_callees_take_the_sum_of_their_temporaries():
     import numpy as np
 
     from cpsched.core.scenarios import Scenarios
-    from cpsched.heuristics.module import module_lower_bound
+    from cpsched.strategies.module import module_lower_bound
     from cpsched.readers.hlo.parser import parse_hlo_text
 
     g = read_hlo_text(SYMBOLIC)

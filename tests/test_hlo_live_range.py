@@ -185,7 +185,13 @@ def test_corpus_live_ranges_match_xla_value_for_value(key, folder, stem, loaded)
 # jax 0.12's scan_switch_layers: in the backward while body a conditional's branch peaks
 # while the result buffer an earlier branch of XLA's flattened sequence wrote stays live (XLA
 # gives the result one buffer); the graph charges a branch its own result from its
-# definition only, 8 KiB (0.8 %) under XLA's figure at that one step
+# definition only, 8 KiB (0.8 %) under XLA's figure at that one step. The cause: result {0}
+# (f32[16,128]) of that conditional is the while loop's state {1}: one HloBuffer with the
+# body's parameter and every branch's root, so XLA's normalised ranges keep it live through
+# all three branches; result {1} (f32[128,128]) is a fresh buffer whose values end with each
+# branch. Charging every result of a later branch from its first step instead overshoots by
+# 8,448 B; the fix is to hold, in every branch, the results that share the caller's
+# loop-state buffer (the dataflow's buffer_of knows which)
 _BRANCH_RESULT_HELD = {"newest:scan_switch_layers"}   # the default order; memopt agrees
 
 

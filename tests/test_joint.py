@@ -17,14 +17,14 @@ from cpsched.core.graph import GraphBuilder, OpKind
 from cpsched.core.scenarios import static
 from cpsched.cost.model import Costs
 from cpsched.cost.timeline import simulate_timeline
-from cpsched.cp.joint.bounds import analytic_bound, memory_cut_bound, no_memory_bound
+from cpsched.strategies.joint.bounds import analytic_bound, memory_cut_bound, no_memory_bound
 from cpsched.cp.joint.problem import (
     build_joint_problem,
     copy_out_before_back,
     skeleton_from_plan_order,
     time_plan,
 )
-from cpsched.cp.joint.solve import solve_joint
+from cpsched.strategies.joint.method import solve_joint
 from cpsched.cp.overlap.problem import build_problem
 from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.generators import random_layered
@@ -88,7 +88,7 @@ def test_hand_computed_case_is_optimal_with_one_clone():
 def _transformer():
     from cpsched.core.scenarios import from_dim_specs
     from cpsched.generators import transformer_parallel
-    from cpsched.heuristics.common import convert_sync_collectives
+    from cpsched.core.transforms import convert_sync_collectives
 
     g = convert_sync_collectives(
         transformer_parallel(layers=1, d_model=256, heads=4, d_ff=1024, vocab=1024)
@@ -329,7 +329,7 @@ def test_joint_model_matches_brute_force(n, seed):
     assert full.info["makespan"]["static"] == pytest.approx(dur.sum() + want)
 
 
-# -- lower bounds on the makespan (cpsched.cp.joint.bounds) against brute force -------------
+# -- lower bounds on the makespan (cpsched.strategies.joint.bounds) against brute force -------------
 
 
 def _async_case(n, colls, seed):
@@ -384,7 +384,7 @@ def test_joint_bound_under_a_budget_against_brute_force(n, colls, seed):
     assert res.info["budget_free_bound"]["static"] <= free + 1e-9
 
 
-# -- the budget-dependent cut bound (cpsched.cp.joint.bounds.memory_cut_bound) -------------
+# -- the budget-dependent cut bound (cpsched.strategies.joint.bounds.memory_cut_bound) -------------
 
 
 def far_use_across_a_collective():

@@ -1,4 +1,4 @@
-"""Every computation of an HLO module scheduled (cpsched.heuristics.module), written back
+"""Every computation of an HLO module scheduled (cpsched.strategies.module), written back
 with a sequence for each, and read back with the same orders."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from cpsched.analysis.memory import simulate
 from cpsched.core.errors import ScheduleError
-from cpsched.heuristics.module import (input_orders, module_lower_bound, module_peak,
+from cpsched.strategies.module import (input_orders, module_lower_bound, module_peak,
                                        schedule_module)
 from cpsched.heuristics.xla_memory import xla_list
 from cpsched.methods import get

@@ -309,8 +309,8 @@ def test_enough_nontrivial_brute_force_cases():
 
 @functools.lru_cache(maxsize=None)
 def _model_alone(seed: int, memory: str):
-    from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
-    from cpsched.cp.memory.builder import run
+    from cpsched.cp.memory.solve import ModelOptions, ObjectiveSpec, build
+    from cpsched.cp.memory.solve import run
     from cpsched.cp.runtime import SolverConfig
     from cpsched.cp.memory.problem import from_graph
     from cpsched.cp.memory.scaling import make_scale
@@ -378,7 +378,7 @@ def test_cp_method_reaches_the_brute_force_optimum(k):
 def test_cp_sat_alone_in_the_pipeline_is_optimal(k):
     """``solve`` with search, windows, bounds and heuristics off: only the CP-SAT model can
     prove the optimum, and an OPTIMAL claim must be true."""
-    from cpsched.cp.memory.solve import solve
+    from cpsched.strategies.min_peak.method import solve
     seed, spec, peaks = nontrivial_cases()[k]
     g = spec.build()
     sc = scenarios(BF_S)
@@ -409,8 +409,8 @@ def test_cp_model_with_the_order_fixed_evaluates_it_exactly(memory):
     order's simulated peak, in every scenario (a model that under- or over-counts a buffer
     live across some op, or an op's transient, fails on the order that exposes it, optimal
     or not)."""
-    from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
-    from cpsched.cp.memory.builder import run
+    from cpsched.cp.memory.solve import ModelOptions, ObjectiveSpec, build
+    from cpsched.cp.memory.solve import run
     from cpsched.cp.runtime import SolverConfig
     from cpsched.cp.memory.problem import from_graph
     from cpsched.cp.memory.scaling import make_scale
@@ -443,8 +443,8 @@ def test_cp_model_with_the_order_fixed_evaluates_it_exactly(memory):
 def test_cp_model_alone_on_fan_out_graphs(memory, seed):
     """Fan-out graphs (one big buffer, three unordered readers, side ops that can run between
     them): the model's optimum is the brute-force one and its peak variables are exact."""
-    from cpsched.cp.memory.builder import ModelOptions, ObjectiveSpec, build
-    from cpsched.cp.memory.builder import run
+    from cpsched.cp.memory.solve import ModelOptions, ObjectiveSpec, build
+    from cpsched.cp.memory.solve import run
     from cpsched.cp.runtime import SolverConfig
     from cpsched.cp.memory.problem import from_graph
     from cpsched.cp.memory.scaling import make_scale

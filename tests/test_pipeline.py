@@ -217,7 +217,7 @@ def unbalanced(p, m, cap="1f1b", comm=0.0, v=1):
 
 
 def test_cp_matches_zb_h1_under_1f1b_cap_and_proves_it():
-    from cpsched.cp.pipeline.solve import solve
+    from cpsched.pipeline.solve import solve
     pr = uniform(4, 8, f=1, b=1, w=1, act=4, act_w=1, memory_cap="1f1b")
     s = solve(pr, time_limit=5)
     h1 = baselines.build(pr, "zb-h1").replay
@@ -227,7 +227,7 @@ def test_cp_matches_zb_h1_under_1f1b_cap_and_proves_it():
 
 
 def test_cp_beats_every_baseline_on_unbalanced_costs():
-    from cpsched.cp.pipeline.solve import solve
+    from cpsched.pipeline.solve import solve
     pr = unbalanced(4, 8, comm=1.0)
     s = solve(pr, time_limit=5)
     fits = [baselines.build(pr, n).replay for n in baselines.BASELINES
@@ -246,7 +246,7 @@ def test_cp_bound_is_a_real_bound_on_a_tiny_case():
     """p=2, m=2: every interleaving of each device's actions is enumerated; the best one is
     the CP optimum."""
     import itertools
-    from cpsched.cp.pipeline.solve import solve
+    from cpsched.pipeline.solve import solve
     pr = PipelineProblem(p=2, m=2, f=(1, 2), b=(2, 3), w=(1, 1), act=(2,), act_w=(1,),
                          memory_cap=4)
     dev = [[a for a in (Action(k, d, j) for j in range(2) for k in "FBW")] for d in range(2)]
@@ -265,7 +265,7 @@ def test_cp_bound_is_a_real_bound_on_a_tiny_case():
 
 
 def test_cp_interleaved_fused_no_cap_reaches_bound():
-    from cpsched.cp.pipeline.solve import solve
+    from cpsched.pipeline.solve import solve
     pr = fused(2, 4, 2, f=0.5, b=1.0, act=1)
     s = solve(pr, time_limit=5)
     assert s.replay.makespan <= baselines.build(pr, "interleaved").replay.makespan + 1e-9
@@ -376,7 +376,7 @@ def test_greedy_fits_the_cap_and_never_deadlocks(p, m, v, cap):
 
 
 def test_cp_with_chunks_under_the_1f1b_cap_is_hinted_by_greedy():
-    from cpsched.cp.pipeline.solve import solve
+    from cpsched.pipeline.solve import solve
     pr = unbalanced(2, 4, v=2)
     assert all(not baselines.build(pr, n).replay.memory_ok for n in ("interleaved", "circular"))
     s = solve(pr, time_limit=3)

@@ -10,9 +10,9 @@ import random
 import pytest
 
 from cpsched.core.errors import ScheduleError
-from cpsched.cp.pipeline.bounds import device_bound, heads_and_tails, jackson_preemptive
-from cpsched.cp.pipeline.problem import make_data
-from cpsched.cp.pipeline.solve import critical_path_greedy, solve
+from cpsched.pipeline.model.bounds import device_bound, heads_and_tails, jackson_preemptive
+from cpsched.pipeline.model.problem import make_data
+from cpsched.pipeline.solve import critical_path_greedy, solve
 from cpsched.pipeline import baselines
 from cpsched.pipeline.problem import PipelineProblem
 from cpsched.pipeline.schedule import Action, lower_bound, replay

@@ -78,7 +78,7 @@ def test_every_schedule_gives_the_unpipelined_gradients():
         pr = uniform(4, 8, v, split_backward=split)
         jobs[name] = _job(pr, baselines.build(pr, name).actions)
     pytest.importorskip("ortools", reason="the CP schedule needs ortools")
-    from cpsched.cp.pipeline.solve import solve
+    from cpsched.pipeline.solve import solve
     pr = PipelineProblem(p=4, m=8, f=(2, 2, 2, 3), b=(4, 4, 4, 6), w=(2, 2, 2, 3), act=(4,),
                          act_w=(1,), comm=1.0, memory_cap="1f1b")
     cp = solve(pr, time_limit=3)

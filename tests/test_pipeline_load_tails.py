@@ -15,12 +15,12 @@ from ortools.sat.python import cp_model
 from test_brute_force_pipeline import _sequences
 
 from cpsched.core.errors import InputError, ScheduleError
-from cpsched.cp.pipeline.bounds import device_bound, heads_and_tails, load_tails
-from cpsched.cp.pipeline.constraints import add_all
-from cpsched.cp.pipeline.objectives import minimise_makespan
-from cpsched.cp.pipeline.problem import make_data
-from cpsched.cp.pipeline.solve import critical_path_greedy, solve
-from cpsched.cp.pipeline.variables import make_vars
+from cpsched.pipeline.model.bounds import device_bound, heads_and_tails, load_tails
+from cpsched.pipeline.model.constraints import add_all
+from cpsched.pipeline.model.objectives import minimise_makespan
+from cpsched.pipeline.model.problem import make_data
+from cpsched.pipeline.solve import critical_path_greedy, solve
+from cpsched.pipeline.model.variables import make_vars
 from cpsched.pipeline import baselines
 from cpsched.pipeline.problem import PipelineProblem
 from cpsched.pipeline.schedule import all_actions, fifo_relabel, replay

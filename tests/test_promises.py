@@ -244,7 +244,7 @@ def _small_parallel():
 def test_frontier_keeps_every_known_plan_when_the_joint_model_finds_none(monkeypatch):
     """With the joint model and the separate methods finding nothing, every point still
     has the best known plan that fits it (the low end's, a heuristic's), never NO_PLAN."""
-    import cpsched.cp.joint.solve as joint
+    import cpsched.strategies.joint.method as joint
 
     monkeypatch.setattr(joint, "_sequential", lambda *a, **k: ([], None))
 
@@ -274,7 +274,7 @@ def test_frontier_points_are_never_beaten_by_a_baseline_it_shows():
 
 
 def test_frontier_solves_each_distinct_budget_once(monkeypatch):
-    import cpsched.cp.joint.frontier as fr
+    import cpsched.strategies.frontier as fr
 
     calls = []
     real = fr.solve_joint

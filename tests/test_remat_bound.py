@@ -3,7 +3,7 @@ the CP model, the offload baseline), and not trivially zero."""
 
 import pytest
 
-from cpsched.cp.remat.solve import solve_remat
+from cpsched.strategies.remat.method import solve_remat
 from cpsched.heuristics.remat import offload_remat
 from cpsched.analysis.memory import simulate
 from cpsched.remat.bound import added_time_lower_bound

@@ -10,7 +10,7 @@ from test_remat_cp import brute_force, fixed_order_cases, weighted_dag
 
 from cpsched.analysis.memory import simulate
 from cpsched.core.graph import GraphBuilder
-from cpsched.cp.remat.solve import min_memory_bound
+from cpsched.strategies.remat.method import min_memory_bound
 from cpsched.heuristics.remat import (
     regens_fit,
     _greedy_regens,

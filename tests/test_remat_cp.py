@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from ortools.sat.python import cp_model
 
-from cpsched.cp.remat.solve import min_memory_bound, solve_remat
+from cpsched.strategies.remat.method import min_memory_bound, solve_remat
 from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import GraphBuilder
 from cpsched.heuristics.remat import (regens_fit, _greedy_regens, _setup, dtr_remat, lns_remat,
@@ -223,7 +223,7 @@ def test_clone_search_keeps_the_budget_and_never_loses(seed):
 def test_clone_search_runs_inside_cp_remat_on_large_graphs(monkeypatch):
     """With the size threshold lowered, cp-remat runs the clone search and the exact-repair
     search after the baselines, reports both, and its result is never worse than any baseline that meets the budget."""
-    import cpsched.cp.remat.solve as remat_solve
+    import cpsched.strategies.remat.method as remat_solve
     monkeypatch.setattr(remat_solve, "LNS_MIN_OPS", 1)
     g = weighted_dag(20, 3, p=0.2)
     order = g.default_order()
@@ -351,7 +351,7 @@ def test_a_baseline_plan_is_a_complete_hint_for_the_joint_model():
     model and make the hint infeasible); the hint keeps only what the events keep and gives
     every model variable a value, so CP-SAT takes it as its first solution."""
     from cpsched.cp.remat import problem as R
-    from cpsched.cp.remat.solve import build_model
+    from cpsched.strategies.remat.method import build_model
     from cpsched.generators import random_layered
     from cpsched.remat.plan import inplace_writers, op_durations
     g = random_layered(n=60, seed=3)
@@ -387,7 +387,7 @@ def test_reorder_phase_keeps_lowering_the_peak_when_no_order_fits(monkeypatch):
     lowering the peak for the rest of its time: the remat after it starts from there."""
     import types
 
-    import cpsched.cp.remat.solve as remat_solve
+    import cpsched.strategies.remat.method as remat_solve
     g = weighted_dag(8, 2)
     orders = list(all_topological_orders(g))
     peaks = [int(simulate(g, o).peak[0]) for o in orders]

@@ -122,8 +122,8 @@ def interrupt_when_ready(code: str, ready: str) -> list[str]:
 def test_deterministic_pipelines_repeat_exactly():
     """One meaning of ``deterministic`` for every model: the same orders twice."""
     from cpsched.core.scenarios import from_dim_specs
-    from cpsched.cp.memory.solve import solve
-    from cpsched.cp.overlap.solve import solve_overlap
+    from cpsched.strategies.min_peak.method import solve
+    from cpsched.strategies.overlap.method import solve_overlap
     from cpsched.generators import random_layered, transformer_parallel
 
     g = random_layered(n=80, seed=4)
@@ -138,8 +138,8 @@ def test_deterministic_pipelines_repeat_exactly():
 
 
 def test_deterministic_remat_repeats_exactly():
-    from cpsched.cp.remat.solve import solve_remat
-    from cpsched.cp.memory.solve import solve
+    from cpsched.strategies.remat.method import solve_remat
+    from cpsched.strategies.min_peak.method import solve
     from cpsched.generators import random_layered
 
     g = random_layered(n=40, seed=2)
@@ -155,7 +155,7 @@ def test_sigint_stops_a_pipeline_with_its_best_order():
     code = textwrap.dedent("""
         import sys
         sys.path.insert(0, sys.argv[1])
-        from cpsched.cp.memory.solve import solve
+        from cpsched.strategies.min_peak.method import solve
         from cpsched.generators import random_layered
         g = random_layered(n=250, seed=1)
         def progress(obj, bound, gap, t):

@@ -21,10 +21,10 @@ from cpsched.cli import main
 from cpsched.core.scenarios import static
 from cpsched.cp import runtime
 from cpsched.cp.memory.problem import DENSE_MAX_OPS, from_graph
-from cpsched.cp.memory.solve import solve
-from cpsched.cp.search.exact import beam
-from cpsched.cp.search.greedy import greedy
-from cpsched.cp.search.lns import OrderState, lns
+from cpsched.strategies.min_peak.method import solve
+from cpsched.strategies.min_peak.exact import beam
+from cpsched.strategies.min_peak.greedy import greedy
+from cpsched.strategies.min_peak.lns import OrderState, lns
 from cpsched.generators import layered, random_layered, transformer_train
 from cpsched.writers.json_graph import graph_to_dict
 from cpsched.writers.schedule import read_order

@@ -179,7 +179,7 @@ def test_small_sweep_writes_validated_rows_and_rerun_skips_all(capsys, graphs):
     assert all(r["time_limit"] == "2.0" and r["seed"] == "0" for r in cp)
     assert "4 solves; 0 were in" in out and "4 ran now (0 failed)" in out
     summary = (graphs / "s.md").read_text()
-    assert "| tiny.json | 5 | cp |" in summary and "**120**" in summary
+    assert "| tiny.json | 5 | cp |" in summary and "**120 B**" in summary
     before = table.read_bytes()
     rc, out, _ = run(capsys, "sweep", p)
     assert rc == 0 and "4 were in" in out and "0 ran now" in out

@@ -85,9 +85,9 @@ def test_validate_schedule_returns_the_simulated_peak_and_checks_claims():
     assert validate_schedule(g, [0, 1, 2, 3], sc, {"two": 8, "one": 8}).tolist() == [8, 8]
     with pytest.raises(ScheduleError) as e:
         validate_schedule(g, [0, 1, 2, 3], sc, [8, 9])
-    assert str(e.value) == ("schedule of g claims peak 9 bytes in scenario two, the "
-                            "simulator finds 8")
-    with pytest.raises(ScheduleError, match="^cp schedule of g claims peak 7 bytes in scenario one"):
+    assert str(e.value) == ("schedule of g claims peak 9 B in scenario two, the "
+                            "simulator finds 8 B")
+    with pytest.raises(ScheduleError, match="^cp schedule of g claims peak 7 B in scenario one"):
         validate_schedule(g, [0, 1, 2, 3], sc, {"one": 7, "two": 8}, what="cp schedule")
     # an invalid order is refused before any claim is looked at
     with pytest.raises(ScheduleError, match="breaks a dependence"):

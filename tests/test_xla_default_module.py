@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cpsched import api
-from cpsched.heuristics.module import schedule_module
+from cpsched.strategies.module import schedule_module
 from cpsched.heuristics.xla_memory import xla_default
 from cpsched.readers.hlo.convert import computation_orders, read_hlo_module
 

@@ -1,5 +1,5 @@
 """The validator: every schedule cpsched emits passes through ``validate_order`` (the
-structural check, part of the IR: ``cpsched.core.order``) and ``validate_schedule``."""
+structural check, part of the IR: ``cpsched.core.graph``) and ``validate_schedule``."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 
 from cpsched.analysis.memory import peak
 from cpsched.core.errors import ScheduleError
-from cpsched.core.graph import Graph
-from cpsched.core.order import validate_order
+from cpsched.core.graph import Graph, validate_order
 from cpsched.core.scenarios import Scenarios
+from cpsched.core.units import format_bytes_exact
 
 __all__ = ["validate_order", "validate_schedule"]
 
@@ -37,7 +37,7 @@ def validate_schedule(
         for name, c, s in zip(scenarios.names, claimed, sim):
             if int(c) != int(s):
                 raise ScheduleError(
-                    f"{what} of {graph.name} claims peak {int(c)} bytes in "
-                    f"scenario {name}, the simulator finds {int(s)}"
+                    f"{what} of {graph.name} claims peak {format_bytes_exact(c)} in "
+                    f"scenario {name}, the simulator finds {format_bytes_exact(s)}"
                 )
     return sim

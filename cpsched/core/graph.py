@@ -29,8 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from cpsched.core.errors import InputError
-from cpsched.core.order import validate_order
+from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.plain import to_plain
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.symbolic import SIZE_LIMIT, ZERO, SymExpr, evaluate_many
@@ -114,6 +113,12 @@ class Graph:
     op_attrs: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
     original_order: tuple[int, ...] | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    # The program this graph is the entry computation of (an HLO module, so that its
+    # while bodies, branches and called computations are scheduled too); None for a graph
+    # built any other way. Set only by the code that read the graph (``attach_program``);
+    # a derived graph (``with_``, a transform) does not keep it: it is no longer that
+    # program's entry.
+    program: Any = field(default=None, repr=False)
     # -- derived structure (computed once in __post_init__) -------------------------------
     pred_ptr: np.ndarray = field(init=False, repr=False)  # all dependences, CSR by successor
     pred_idx: np.ndarray = field(init=False, repr=False)
@@ -427,8 +432,9 @@ class Graph:
         return G
 
     def with_(self, **changes) -> Graph:
-        """A copy with some fields replaced (the IR is immutable)."""
-        return replace(self, **changes)
+        """A copy with some fields replaced (the IR is immutable); without ``program``
+        unless given."""
+        return replace(self, **{"program": None, **changes})
 
 
 # Memory spaces are stored as int8; 0 is the device, XLA's host space is 5.
@@ -677,3 +683,37 @@ class GraphBuilder:
 
 
 __all__ = ["Graph", "GraphBuilder", "OpKind", "Collective", "ZERO"]
+
+
+def attach_program(graph: Graph, program: Any) -> Graph:
+    """Record that ``graph``, just read from ``program`` (a parsed HLO module), is its entry
+    computation, and return it. Only the reader that built ``graph`` calls this, before it
+    hands the graph out: a graph is immutable once shared."""
+    object.__setattr__(graph, "program", program)
+    return graph
+
+
+def validate_order(graph: Graph, order: Sequence[int] | np.ndarray, what: str = "schedule") -> None:
+    """Raise ``ScheduleError`` unless ``order`` is a permutation of the ops that respects
+    data and control dependences and puts every async start before its update/done."""
+    n = graph.n_ops
+    arr = np.asarray(list(order), dtype=np.int64)
+    if arr.size != n:
+        raise ScheduleError(f"{what} of {graph.name} has {arr.size} ops, the graph has {n}")
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        raise ScheduleError(f"{what} of {graph.name} names op index outside 0..{n - 1}")
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[arr] = np.arange(n)
+    if (pos < 0).any():
+        missing = graph.op_names[int(np.flatnonzero(pos < 0)[0])]
+        raise ScheduleError(f"{what} of {graph.name} repeats an op and misses {missing!r}")
+    succ_rows = np.repeat(np.arange(n), np.diff(graph.pred_ptr))
+    bad = pos[graph.pred_idx] >= pos[succ_rows]
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        u, v = int(graph.pred_idx[k]), int(succ_rows[k])
+        why = "an async start after its done" if graph.async_start[v] == u else "a dependence"
+        raise ScheduleError(
+            f"{what} of {graph.name} breaks {why}: {graph.op_names[v]!r} "
+            f"(step {pos[v]}) comes before {graph.op_names[u]!r} (step {pos[u]})"
+        )

@@ -56,6 +56,15 @@ def from_networkx(
     else one buffer per node (see the module docstring)."""
     if not G.is_directed():
         raise InputError("from_networkx needs a directed graph (networkx.DiGraph)")
+    if G.is_multigraph():
+        if G.graph.get("cpsched_ir") is not None:
+            raise InputError(
+                "from_networkx: a MultiDiGraph in cpsched's layout; to_networkx writes a DiGraph"
+            )
+        import networkx
+
+        # parallel edges of a plain graph are one dependence
+        G = networkx.DiGraph(G)
     if G.graph.get("cpsched_ir") is not None:
         if int(G.graph["cpsched_ir"]) > IR_VERSION:
             raise InputError(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-__all__ = ["process_start"]
+__all__ = ["process_start", "short_time_text"]
 
 _process_start: float | None = None
 
@@ -27,3 +27,18 @@ def process_start() -> float:
         except (OSError, ValueError, IndexError):
             _process_start = now
     return _process_start
+
+
+def short_time_text(avail: float | None, limit: float | None, what: str = "the solver") -> str:
+    """A note when ``what`` had less than half of the time limit (start-up and reading the
+    input took the rest; a percentage budget's reference, the input order's peak, takes
+    no time to speak of); empty otherwise."""
+    if avail is None or not limit or avail >= 0.5 * limit:
+        return ""
+    from cpsched.core.units import format_seconds  # (this module is read before any other)
+
+    return (
+        f"note: {what} had {format_seconds(max(0.0, avail))} of the "
+        f"{format_seconds(limit)} time limit (starting, reading the input took the rest); a "
+        "longer --time-limit gives it more"
+    )

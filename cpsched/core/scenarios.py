@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from cpsched.core.errors import InputError, InputTypeError
+from cpsched.core.errors import InputError, InputTypeError, LimitError
 from cpsched.core.inputs import load_json
 from cpsched.core.units import parse_bytes
 
@@ -32,7 +32,7 @@ class Scenarios:
 
     def __post_init__(self):
         if len(self.names) > MAX_SCENARIOS:
-            raise InputError(
+            raise LimitError(
                 f"{len(self.names):,} scenarios, over the limit of {MAX_SCENARIOS:,}; "
                 "give fewer values (buckets) per dim"
             )
@@ -133,7 +133,7 @@ def from_dim_specs(specs: Sequence[str], weights: Sequence[float] | str | None =
         lists.append(values)
     count = math.prod(len(v) for v in lists)
     if count > MAX_SCENARIOS:
-        raise InputError(
+        raise LimitError(
             f"--dim {' x '.join(str(len(v)) for v in lists)} values give {count:,} scenarios, "
             f"over the limit of {MAX_SCENARIOS:,}; give fewer values (buckets) per dim"
         )
@@ -342,7 +342,8 @@ def _budget_bytes(value) -> int:
             bare = float(value.strip().replace("_", ""))
         except ValueError:
             bare = None  # has a unit (or is not a number): parse_bytes says which
-    if isinstance(bare, (int, float)) and math.isfinite(bare):
+    # an int past a float's range (10**400) is whole; parse_bytes refuses its size
+    if isinstance(bare, int) or (isinstance(bare, float) and math.isfinite(bare)):
         if 0 < bare < 1:
             raise InputError(
                 f"budget {value!r}: a bare number is bytes; did you mean {100 * bare:g}%?"

@@ -66,6 +66,18 @@ def format_bytes(v: float) -> str:
     raise AssertionError("unreachable")
 
 
+def format_bytes_exact(v: float) -> str:
+    """Human-readable bytes with the exact count beside them, for messages whose figure a
+    user may type back (a budget): ``12.84 MiB (13,466,152 B)``; ``512 B`` alone.
+
+    >>> format_bytes_exact(512), format_bytes_exact(13466152)
+    ('512 B', '12.84 MiB (13,466,152 B)')
+    """
+    v = int(v)
+    short = format_bytes(v)
+    return short if abs(v) < 1024 else f"{short} ({v:,} B)"
+
+
 def format_seconds(seconds: float) -> str:
     """A duration in s, ms, us or ns, with three significant figures.
 
@@ -98,4 +110,11 @@ def format_time(value: float, unit: str = "s") -> str:
     return f"{float(value):,.6g} units"
 
 
-__all__ = ["BYTE_UNITS", "parse_bytes", "format_bytes", "format_seconds", "format_time"]
+__all__ = [
+    "BYTE_UNITS",
+    "parse_bytes",
+    "format_bytes",
+    "format_bytes_exact",
+    "format_seconds",
+    "format_time",
+]

@@ -11,8 +11,10 @@ Three sources of times, in this order of precedence:
 3. the **device model** (``Device``):
 
    - compute ops (``COMPUTE``, ``CONTROL_FLOW``): roofline
-     ``max(flops / peak, bytes_accessed / hbm_bandwidth) + launch_overhead``; the peak is
-     the fp32 one for ops whose ``attrs['dtype']`` is f32, else the bf16 one;
+     ``max(flops / peak, bytes_accessed / hbm_bandwidth) + launch_overhead * launches``; the
+     peak is the fp32 one for ops whose ``attrs['dtype']`` is f32, else the bf16 one;
+     ``launches`` is 1, or for a loop, conditional or call the ops its bodies launch
+     (``attrs['launches']``, the HLO reader's: a loop's body ops times its trip count);
    - parameters, constants, aliases, async starts/updates/dones themselves: 0 (their work
      is the transfer, timed separately);
    - collectives (the start of an async pair, or a sync collective), alpha-beta with ring
@@ -58,6 +60,14 @@ Device preset sources (full text in the JSON files):
   bidirectional = 32 each way); DGX A100 guide (200 Gb/s ConnectX-6 per GPU).
 - launch overheads: XLA's GPU performance model estimates (1 us per kernel, 5 us per
   NCCL kernel); per-step latencies are estimates to calibrate with nccl-tests.
+- cpu: fitted to XLA:CPU on the machine at hand by ``benchmarks/fit_cpu_preset.py``
+  (roofline on the profiler's per-op times, launch and step overheads on measured steps;
+  ``cpsched.measure.fit``); the default (``default_device``) for modules XLA:CPU optimized.
+- h200-fitted: the h200 preset with its compute, memory, launch and step figures fitted
+  the same way to measured H200 runs (``benchmarks/fit_gpu_preset.py``).
+
+``step_overhead_us`` is the runtime's fixed cost of one execution of the module (dispatch,
+synchronisation), added once to the timeline's makespan; the datasheet presets leave it 0.
 """
 
 from __future__ import annotations
@@ -134,6 +144,7 @@ _FILE_KEYS: dict[str, tuple[str, float]] = {
     "pcie_latency_us": ("pcie_latency", _US),
     "launch_overhead_us": ("launch_overhead", _US),
     "collective_launch_us": ("collective_launch", _US),
+    "step_overhead_us": ("step_overhead", _US),
     "gpus_per_node": ("gpus_per_node", 1),
 }
 _PLAIN_KEYS = ("name", "description", "default_dtype", "sources", "extends")
@@ -159,6 +170,9 @@ class Device:
     pcie_latency: float = 0.0
     launch_overhead: float = 0.0  # per compute kernel
     collective_launch: float = 0.0  # per collective
+    # per execution of the module (the runtime's dispatch and synchronisation, which no op's
+    # time holds): added once to the timeline's makespan; 0 in the datasheet presets
+    step_overhead: float = 0.0
     gpus_per_node: int = 8
     default_dtype: str = "bf16"
     mode: str = "roofline"
@@ -219,6 +233,7 @@ class Device:
             "pcie_latency",
             "launch_overhead",
             "collective_launch",
+            "step_overhead",
         ):
             v = getattr(self, attr)
             if not (v >= 0 and math.isfinite(v)):
@@ -239,6 +254,20 @@ XLA_GPU_APPROX = Device(
     description="XLA GpuLatencyEstimator without profile (abstract units)",
 )
 _ABSTRACT = {"xla-approx": XLA_APPROX, "xla-gpu-approx": XLA_GPU_APPROX}
+
+
+DEFAULT_DEVICE = "h100"
+CPU_DEVICE = "cpu"
+
+
+def default_device(graph: Graph | None = None) -> str:
+    """The preset a time figure uses when none is given: ``cpu`` (fitted to XLA:CPU by
+    ``benchmarks/fit_cpu_preset.py``) for a module XLA:CPU optimized, which the HLO reader
+    tells by the backend configs XLA:CPU leaves in it (``graph.meta['backend']``), else
+    ``h100``."""
+    if graph is not None and graph.meta.get("backend") == "cpu" and CPU_DEVICE in preset_names():
+        return CPU_DEVICE
+    return DEFAULT_DEVICE
 
 
 def preset_names() -> list[str]:
@@ -606,7 +635,14 @@ def _roofline(
             f = _is_fp32(a) if a else None
             if f is not None:
                 peak[k] = device.peak_flops_fp32 if f else device.peak_flops_bf16
-    return np.maximum(flops / peak[None, :], nbytes / device.hbm_bandwidth) + device.launch_overhead
+    launches = np.ones(len(ops))
+    if graph.op_attrs:
+        for k, i in enumerate(ops):
+            a = graph.op_attrs.get(int(i))
+            if a and "launches" in a:  # a loop launches its body's ops every iteration
+                launches[k] = float(a["launches"])
+    roof = np.maximum(flops / peak[None, :], nbytes / device.hbm_bandwidth)
+    return roof + device.launch_overhead * launches[None, :]
 
 
 def op_times(
@@ -785,6 +821,7 @@ class Costs:
     transfer: Mapping[int, np.ndarray]
     unit: str = UNIT_SECONDS
     device: str = ""
+    step_overhead: float = 0.0  # once per execution, in ``unit`` (``Device.step_overhead``)
 
     @property
     def seconds_per_unit(self) -> float | None:
@@ -801,11 +838,13 @@ def estimate(
     device = load_device(device) if not isinstance(device, Device) else device
     scenarios = scenarios or static()
     profile = load_profile(profile)
+    unit = _unit(graph, device)
     return Costs(
         op_times(graph, device, scenarios, profile),
         collective_times(graph, device, scenarios, profile),
-        _unit(graph, device),
+        unit,
         device.name,
+        device.step_overhead / device.seconds_per_unit if unit != UNIT_FILE else 0.0,
     )
 
 
@@ -816,6 +855,8 @@ __all__ = [
     "load_device",
     "load_profile",
     "preset_names",
+    "default_device",
+    "DEFAULT_DEVICE",
     "parse_profile_text",
     "op_times",
     "collective_times",

@@ -41,9 +41,11 @@ from cpsched.core.scenarios import Scenarios, static
 from cpsched.cost.model import (
     STREAM_ASYNC_COMPUTE,
     STREAM_COPY,
+    UNIT_FILE,
     UNIT_SECONDS,
     Costs,
     async_class,
+    default_device,
     estimate,
     is_sync_collective,
 )
@@ -96,6 +98,12 @@ class Timeline:
     transfer_time: np.ndarray
     wait: np.ndarray  # compute-stream wait at the done (sync: transfer time)
     overlapped: np.ndarray  # transfer time hidden behind compute
+    device: str = ""  # the cost model's device preset (``Costs.device``): names the times
+
+    @property
+    def model(self) -> str:
+        """What the times come from, for a heading: ``h100 model``, ``the input's op times``."""
+        return model_label(self.device, self.unit)
 
     @property
     def distance(self) -> np.ndarray:
@@ -230,7 +238,13 @@ class Timelines:
     transfer_time: np.ndarray
     wait: np.ndarray
     overlapped: np.ndarray
+    device: str = ""
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def model(self) -> str:
+        """What the times come from, for a heading (``Timeline.model``)."""
+        return model_label(self.device, self.unit)
 
     def __len__(self) -> int:
         return len(self.scenarios)
@@ -273,6 +287,7 @@ class Timelines:
                 transfer_time=self.transfer_time[s],
                 wait=self.wait[s],
                 overlapped=self.overlapped[s],
+                device=self.device,
             )
             self._cache[s] = hit
         return hit
@@ -290,39 +305,38 @@ class Timelines:
         return [t.summary() for t in self]
 
 
+def model_label(device: str, unit: str) -> str:
+    """What a time figure comes from, for a column heading or an axis: ``h100 model`` (the
+    device preset the cost model used), ``the input's op times`` (a node-link file's own
+    durations), or ``cost model`` where the preset is not known.
+
+    >>> model_label("h100", "s"), model_label("xla-approx", "xla"), model_label("h100", "file")
+    ('h100 model', 'xla-approx model', "the input's op times")
+    """
+    if unit == UNIT_FILE:
+        return "the input's op times"
+    return f"{device} model" if device else "cost model"
+
+
 def _positions(order: np.ndarray, n: int) -> np.ndarray:
     pos = np.full(n, -1, dtype=np.int64)
     pos[order] = np.arange(order.size, dtype=np.int64)
     return pos
 
 
-def simulate_timeline(
+def _op_times(
     graph: Graph,
-    order: Sequence[int] | None = None,
-    costs: Costs | np.ndarray | None = None,
-    scenarios: Scenarios | None = None,
-    *,
-    transfer: Mapping[int, np.ndarray] | None = None,
-    device=None,
-    profile=None,
-    comm_streams: str = "shared",
-    stream_of: Callable[[int, str], str] | None = None,
-    validate: bool = True,
-) -> Timelines:
-    """Simulate ``order`` (default: the graph's own) under ``costs``.
-
-    ``costs`` is a ``cpsched.cost.model.Costs`` (``estimate(graph, device, scenarios)``), or an
-    ``[S, n_ops]`` array of compute-stream times together with ``transfer={op: [S]}``;
-    when left out, it is estimated for ``device`` (default ``h100``) and ``profile``.
-    ``stream_of(start_op, transfer_class) -> name`` overrides the stream assignment.
-    """
-    scenarios = scenarios or static()
+    costs: Costs | np.ndarray | None,
+    scenarios: Scenarios,
+    transfer: Mapping[int, np.ndarray] | None,
+    device,
+    profile,
+) -> tuple[Costs, np.ndarray]:
+    """``costs`` as a ``Costs`` and its compute-stream times as an ``[S, n_ops]`` array, one
+    row per scenario (a single row repeated for every scenario)."""
     n = graph.n_ops
-    order_arr = np.asarray(graph.default_order() if order is None else list(order), dtype=np.int64)
-    if validate:
-        validate_order(graph, order_arr, what="timeline order")
     if costs is None:
-        costs = estimate(graph, device or "h100", scenarios, profile)
+        costs = estimate(graph, device or default_device(graph), scenarios, profile)
     elif not isinstance(costs, Costs):
         costs = Costs(np.asarray(costs, dtype=np.float64), dict(transfer or {}), UNIT_SECONDS)
     op = np.asarray(costs.op, dtype=np.float64)
@@ -336,10 +350,33 @@ def simulate_timeline(
             raise InputError(f"costs have {n_s} scenarios; pass the scenarios they were made for")
         if n_s == 1:
             op = np.repeat(op, len(scenarios), axis=0)
-            n_s = len(scenarios)
         else:
             raise InputError(f"costs have {n_s} scenarios, {len(scenarios)} given")
+    return costs, op
 
+
+@dataclass
+class _Rows:
+    """The transfers of a timeline (sync collectives and async pairs), in order of their
+    start: start op, done op (-1: none), class, sync flag, stream index, time ``[rows, S]``."""
+
+    start: np.ndarray
+    done: np.ndarray
+    cls: tuple[str, ...]
+    sync: np.ndarray
+    stream: np.ndarray
+    streams: list[str]
+    time: np.ndarray
+
+
+def _transfer_rows(
+    graph: Graph,
+    costs: Costs,
+    pos: np.ndarray,
+    n_s: int,
+    comm_streams: str,
+    stream_of: Callable[[int, str], str] | None,
+) -> _Rows:
     def tr(i: int) -> np.ndarray:
         t = costs.transfer.get(i)
         if t is None:
@@ -347,8 +384,6 @@ def simulate_timeline(
         t = np.asarray(t, dtype=np.float64).reshape(-1)
         return np.broadcast_to(t, (n_s,)) if t.size in (1, n_s) else t
 
-    pos = _positions(order_arr, n)
-    # -- rows: sync collectives and async pairs, in order of their start -----------------
     rows: list[tuple[int, int, str, bool]] = []  # (start op, done op, class, sync)
     kinds = graph.kinds
     for i in sorted(
@@ -362,10 +397,6 @@ def simulate_timeline(
         rows.append((i, done, cls, sync))
     rows.sort(key=lambda r: pos[r[0]])
     n_p = len(rows)
-    p_start = np.array([r[0] for r in rows], dtype=np.int64)
-    p_done = np.array([r[1] for r in rows], dtype=np.int64)
-    p_cls = tuple(r[2] for r in rows)
-    p_sync = np.array([r[3] for r in rows], dtype=bool)
     streams: list[str] = [COMPUTE_STREAM]
     p_stream = np.zeros(n_p, dtype=np.int64)
     for k, (i, _, cls, sync) in enumerate(rows):
@@ -380,15 +411,24 @@ def simulate_timeline(
     L = np.zeros((n_p, n_s))
     for k, r in enumerate(rows):
         L[k] = tr(r[0])
+    return _Rows(
+        start=np.array([r[0] for r in rows], dtype=np.int64),
+        done=np.array([r[1] for r in rows], dtype=np.int64),
+        cls=tuple(r[2] for r in rows),
+        sync=np.array([r[3] for r in rows], dtype=bool),
+        stream=p_stream,
+        streams=streams,
+        time=L,
+    )
 
-    # -- compute-stream durations in order, [n, S] ---------------------------------------
-    d = op[:, order_arr].T.copy()
-    for k in map(int, np.flatnonzero(p_sync)):
-        d[pos[p_start[k]]] += L[k]
-    D = np.cumsum(d, axis=0)
-    Dprev = D - d
 
-    # -- async events, in order ----------------------------------------------------------
+def _async_events(
+    rows: _Rows, pos: np.ndarray, D: np.ndarray, Dprev: np.ndarray, n: int, n_s: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Play the async starts and dones in order: each transfer's begin and end, the compute
+    stream's wait at each done, and the cumulative waits ``F`` by position ``[n, S]``."""
+    n_p = len(rows.cls)
+    p_start, p_done, p_sync, L = rows.start, rows.done, rows.sync, rows.time
     tb = np.zeros((n_p, n_s))
     te = np.zeros((n_p, n_s))
     wait = np.zeros((n_p, n_s))
@@ -401,11 +441,11 @@ def simulate_timeline(
             events.append((int(pos[p_done[k]]), 1, k))
     events.sort()
     f = np.zeros(n_s)
-    free = [np.zeros(n_s) for _ in streams]
+    free = [np.zeros(n_s) for _ in rows.streams]
     inc = np.zeros((n, n_s)) if n else np.zeros((0, n_s))
     for k_pos, typ, k in events:
         if typ == 0:
-            q = p_stream[k]
+            q = rows.stream[k]
             b = np.maximum(D[k_pos] + f, free[q])
             e = b + L[k]
             free[q] = e
@@ -416,25 +456,22 @@ def simulate_timeline(
             wait[k] = w
             inc[k_pos] += w
             f = fn
-    F = np.cumsum(inc, axis=0)
-    start_pos = Dprev + F
-    end_pos = D + F
-    start = np.zeros((n_s, n))
-    end = np.zeros((n_s, n))
-    start[:, order_arr] = start_pos.T
-    end[:, order_arr] = end_pos.T
-    # sync rows: the transfer is the tail of the op's compute-stream slot
-    for k in map(int, np.flatnonzero(p_sync)):
-        kp = pos[p_start[k]]
-        te[k] = end_pos[kp]
-        tb[k] = end_pos[kp] - L[k]
-        wait[k] = L[k]
-    makespan = end_pos[-1].copy() if n else np.zeros(n_s)
-    if n_p:
-        makespan = np.maximum(makespan, te.max(axis=0))
+    return tb, te, wait, np.cumsum(inc, axis=0)
 
-    # -- overlap: transfer time minus compute-stream idle/sync time inside it ------------
-    overlapped = np.zeros((n_p, n_s))
+
+def _overlapped(
+    rows: _Rows,
+    pos: np.ndarray,
+    Dprev: np.ndarray,
+    F: np.ndarray,
+    tb: np.ndarray,
+    te: np.ndarray,
+    wait: np.ndarray,
+    n_s: int,
+) -> np.ndarray:
+    """Overlap: each transfer's time minus the compute stream's idle and sync time inside it."""
+    p_done, p_sync, L = rows.done, rows.sync, rows.time
+    overlapped = np.zeros((len(rows.cls), n_s))
     asyn = np.flatnonzero(~p_sync)
     if asyn.size:
         done_rows = asyn[p_done[asyn] >= 0]
@@ -463,6 +500,68 @@ def simulate_timeline(
             else:
                 hidden = b1 - b0
             overlapped[asyn, s] = np.clip(hidden, 0.0, L[asyn, s])
+    return overlapped
+
+
+def simulate_timeline(
+    graph: Graph,
+    order: Sequence[int] | None = None,
+    costs: Costs | np.ndarray | None = None,
+    scenarios: Scenarios | None = None,
+    *,
+    transfer: Mapping[int, np.ndarray] | None = None,
+    device=None,
+    profile=None,
+    comm_streams: str = "shared",
+    stream_of: Callable[[int, str], str] | None = None,
+    validate: bool = True,
+) -> Timelines:
+    """Simulate ``order`` (default: the graph's own) under ``costs``.
+
+    ``costs`` is a ``cpsched.cost.model.Costs`` (``estimate(graph, device, scenarios)``), or an
+    ``[S, n_ops]`` array of compute-stream times together with ``transfer={op: [S]}``;
+    when left out, it is estimated for ``device`` (default ``default_device(graph)``) and ``profile``.
+    ``stream_of(start_op, transfer_class) -> name`` overrides the stream assignment.
+    """
+    scenarios = scenarios or static()
+    n = graph.n_ops
+    order_arr = np.asarray(graph.default_order() if order is None else list(order), dtype=np.int64)
+    if validate:
+        validate_order(graph, order_arr, what="timeline order")
+    costs, op = _op_times(graph, costs, scenarios, transfer, device, profile)
+    n_s = op.shape[0]
+    pos = _positions(order_arr, n)
+    rows = _transfer_rows(graph, costs, pos, n_s, comm_streams, stream_of)
+    p_start, p_done, p_sync, L = rows.start, rows.done, rows.sync, rows.time
+    p_cls, p_stream, streams = rows.cls, rows.stream, rows.streams
+    n_p = len(p_cls)
+
+    # -- compute-stream durations in order, [n, S] ---------------------------------------
+    d = op[:, order_arr].T.copy()
+    for k in map(int, np.flatnonzero(p_sync)):
+        d[pos[p_start[k]]] += L[k]
+    D = np.cumsum(d, axis=0)
+    Dprev = D - d
+
+    tb, te, wait, F = _async_events(rows, pos, D, Dprev, n, n_s)
+    start_pos = Dprev + F
+    end_pos = D + F
+    start = np.zeros((n_s, n))
+    end = np.zeros((n_s, n))
+    start[:, order_arr] = start_pos.T
+    end[:, order_arr] = end_pos.T
+    # sync rows: the transfer is the tail of the op's compute-stream slot
+    for k in map(int, np.flatnonzero(p_sync)):
+        kp = pos[p_start[k]]
+        te[k] = end_pos[kp]
+        tb[k] = end_pos[kp] - L[k]
+        wait[k] = L[k]
+    makespan = end_pos[-1].copy() if n else np.zeros(n_s)
+    if n_p:
+        makespan = np.maximum(makespan, te.max(axis=0))
+    # the runtime's fixed cost of one execution (0 unless the preset was fitted to steps)
+    makespan = makespan + float(costs.step_overhead)
+    overlapped = _overlapped(rows, pos, Dprev, F, tb, te, wait, n_s)
 
     # -- totals ---------------------------------------------------------------------------
     is_comm = np.array([c.startswith("collective:") for c in p_cls], dtype=bool)
@@ -502,19 +601,23 @@ def simulate_timeline(
         transfer_time=L.T.copy(),
         wait=wait.T.copy(),
         overlapped=overlapped.T.copy(),
+        device=costs.device,
     )
 
 
 def timeline(
     graph: Graph,
     order: Sequence[int] | None = None,
-    device="h100",
+    device=None,
     scenarios: Scenarios | None = None,
     profile=None,
     **options,
 ) -> Timelines:
-    """Estimate costs for ``device`` (and ``profile``) and simulate ``order``."""
+    """Estimate costs for ``device`` (and ``profile``) and simulate ``order``; ``device``
+    defaults to ``default_device(graph)``: ``cpu`` for a module XLA:CPU optimized, else
+    ``h100``."""
     scenarios = scenarios or static()
+    device = device if device is not None else default_device(graph)
     return simulate_timeline(
         graph, order, estimate(graph, device, scenarios, profile), scenarios, **options
     )
@@ -527,4 +630,5 @@ __all__ = [
     "timeline",
     "default_stream",
     "COMPUTE_STREAM",
+    "model_label",
 ]

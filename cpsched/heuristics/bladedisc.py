@@ -41,17 +41,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from cpsched.core.adjacency import adjacency, csr_lists
+from cpsched.core.gc_pause import without_gc
 from cpsched.core.graph import Graph, OpKind
+from cpsched.core.order import check_order_option
+from cpsched.core.scenario_choice import graph_scenarios, scenario_bytes
 from cpsched.core.scenarios import Scenarios
 from cpsched.core.symbolic import ALWAYS_GE, ALWAYS_LE, ZERO, compare
-from cpsched.heuristics.common import (
-    adjacency,
-    check_order_option,
-    csr_lists,
-    graph_scenarios,
-    scenario_bytes,
-    without_gc,
-)
 from cpsched.heuristics.lhs import HIGH_LATENCY, LOW_LATENCY, resource_kind
 from cpsched.methods import register
 
@@ -133,6 +129,80 @@ class _Comparator:
         return 2  # DEPENDS: not sure
 
 
+def _sizes(graph: Graph, scenarios: Scenarios | None, options: Mapping[str, Any]):
+    """Buffer sizes as symbolic expressions compared over the scenario box, or (option
+    ``symbolic=False``, or a static graph) one scenario's bytes: (symbolic, comparator,
+    zero, sizes)."""
+    symbolic = bool(options.get("symbolic", True)) and bool(graph.dims)
+    if symbolic:
+        sc = graph_scenarios(graph, scenarios)
+        cmp = _Comparator(sc.box())
+        zero: Any = ZERO
+        size: list[Any] = [
+            s if sp == 0 else ZERO for s, sp in zip(graph.buffer_sizes, graph.buffer_space.tolist())
+        ]
+    else:
+        cmp = _Comparator(None)
+        zero = 0
+        size = scenario_bytes(graph, scenarios, options.get("scenario")).tolist()
+
+    return symbolic, cmp, zero, size
+
+
+def _allocations(graph: Graph, cmp, zero, size, defs, users_of) -> list[int]:
+    """What each op allocates for good: its outputs that outlive it (have users or are live
+    out), interned in ``cmp``."""
+    n = graph.n_ops
+    live_in = graph.buffer_live_in.tolist()
+    live_out = graph.buffer_live_out.tolist()
+    plus = []
+    for i in range(n):
+        p = zero
+        for b in defs[i]:
+            if not live_in[b] and (users_of[b] or live_out[b]):
+                p = p + size[b]
+        plus.append(cmp.intern(p))
+    return plus
+
+
+def _time_model(graph: Graph, options: Mapping[str, Any]):
+    """XLA's approximate costs (or option ``cost_fn``), the async dones and each async
+    pair's latency (or option ``latency_fn``)."""
+    n = graph.n_ops
+    cost_fn = options.get("cost_fn")
+    cost = [float(cost_fn(i)) if cost_fn else disc_cost(graph, i) for i in range(n)]
+    done_of = graph.async_done.tolist()
+    latency_fn = options.get("latency_fn")
+    pair_lat = {
+        s: (float(latency_fn(s, done_of[s])) if latency_fn else HIGH_LATENCY)
+        for s in range(n)
+        if done_of[s] >= 0
+    }
+
+    return cost, done_of, pair_lat
+
+
+def _resources(graph: Graph, options: Mapping[str, Any]):
+    """Which resource each async done occupies and each start releases, and the overlap
+    limits per resource (option ``overlap_limit``: a number or a mapping with ``default``)."""
+    n = graph.n_ops
+    occupies: list[str | None] = [None] * n
+    for i in range(n):
+        if int(graph.kinds[i]) == OpKind.ASYNC_DONE:
+            occupies[i] = resource_kind(graph, i)
+    releases = [
+        resource_kind(graph, i) if int(graph.kinds[i]) == OpKind.ASYNC_START else None
+        for i in range(n)
+    ]
+    lim = options.get("overlap_limit", 1)
+    if isinstance(lim, Mapping):
+        limits = {str(k): int(v) for k, v in lim.items()}
+        default_limit = limits.pop("default", 1)
+    else:
+        limits, default_limit = {}, int(lim)
+    return occupies, releases, limits, default_limit
+
+
 @without_gc
 def bladedisc_schedule(
     graph: Graph, scenarios: Scenarios | None = None, **options: Any
@@ -151,36 +221,14 @@ def bladedisc_schedule(
     adj = adjacency(graph)
     preds, succs = adj.preds, adj.succs
 
-    # -- sizes: symbolic expressions or one scenario's bytes ---------------------------------
-    symbolic = bool(options.get("symbolic", True)) and bool(graph.dims)
-    if symbolic:
-        sc = graph_scenarios(graph, scenarios)
-        cmp = _Comparator(sc.box())
-        zero: Any = ZERO
-        size: list[Any] = [
-            s if sp == 0 else ZERO for s, sp in zip(graph.buffer_sizes, graph.buffer_space.tolist())
-        ]
-    else:
-        cmp = _Comparator(None)
-        zero = 0
-        size = scenario_bytes(graph, scenarios, options.get("scenario")).tolist()
-
-    def add(a, b):
-        return a + b
+    symbolic, cmp, zero, size = _sizes(graph, scenarios, options)
 
     live_in = graph.buffer_live_in.tolist()
     live_out = graph.buffer_live_out.tolist()
     users_of = csr_lists(graph.buffer_users_ptr, graph.buffer_users_idx)
     uses = csr_lists(graph.uses_ptr, graph.uses_idx)
     defs = csr_lists(graph.defs_ptr, graph.defs_idx)
-    # what an op allocates for good: outputs that outlive it (have users or are live out)
-    plus = []
-    for i in range(n):
-        p = zero
-        for b in defs[i]:
-            if not live_in[b] and (users_of[b] or live_out[b]):
-                p = add(p, size[b])
-        plus.append(cmp.intern(p))
+    plus = _allocations(graph, cmp, zero, size, defs, users_of)
     touched = [False] * graph.n_buffers  # some user already placed (bottom-up)
     delta_cache: list[int] = [-1] * n
 
@@ -190,38 +238,17 @@ def bladedisc_schedule(
             m = zero
             for b in uses[i]:
                 if not touched[b] and not live_in[b] and not live_out[b]:
-                    m = add(m, size[b])
+                    m = m + size[b]
             d = delta_cache[i] = cmp.delta(plus[i], cmp.intern(m))
         return d
 
     # -- time model and resources (as in the LHS) ------------------------------------------
-    cost_fn = options.get("cost_fn")
-    cost = [float(cost_fn(i)) if cost_fn else disc_cost(graph, i) for i in range(n)]
-    done_of = graph.async_done.tolist()
-    latency_fn = options.get("latency_fn")
-    pair_lat = {
-        s: (float(latency_fn(s, done_of[s])) if latency_fn else HIGH_LATENCY)
-        for s in range(n)
-        if done_of[s] >= 0
-    }
+    cost, done_of, pair_lat = _time_model(graph, options)
 
     def lat(u: int, v: int) -> float:
         return pair_lat[u] if done_of[u] == v else LOW_LATENCY
 
-    occupies: list[str | None] = [None] * n
-    for i in range(n):
-        if int(graph.kinds[i]) == OpKind.ASYNC_DONE:
-            occupies[i] = resource_kind(graph, i)
-    releases = [
-        resource_kind(graph, i) if int(graph.kinds[i]) == OpKind.ASYNC_START else None
-        for i in range(n)
-    ]
-    lim = options.get("overlap_limit", 1)
-    if isinstance(lim, Mapping):
-        limits = {str(k): int(v) for k, v in lim.items()}
-        default_limit = limits.pop("default", 1)
-    else:
-        limits, default_limit = {}, int(lim)
+    occupies, releases, limits, default_limit = _resources(graph, options)
     in_flight: dict[str, int] = {}
     noop = [_is_noop(graph, i) for i in range(n)]
     is_done = [occupies[i] is not None for i in range(n)]

@@ -37,17 +37,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cpsched.core.adjacency import adjacency
+from cpsched.core.gc_pause import without_gc
 from cpsched.core.graph import Graph
-from cpsched.core.scenarios import Scenarios
-from cpsched.heuristics.common import (
-    adjacency,
-    check_order_option,
+from cpsched.core.opclass import (
     custom_call_schedule,
     is_async_collective_done,
     is_async_collective_start,
     is_sync_collective,
-    without_gc,
 )
+from cpsched.core.order import check_order_option
+from cpsched.core.scenarios import Scenarios
 from cpsched.heuristics.xla_memory import xla_default
 from cpsched.methods import register
 

@@ -42,10 +42,11 @@ import heapq
 from typing import Any
 
 from cpsched.analysis.memory import peak as simulated_peak
+from cpsched.core.gc_pause import without_gc
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.order import validate_order
+from cpsched.core.scenario_choice import graph_scenarios, scenario_bytes, scenario_index
 from cpsched.core.scenarios import Scenarios
-from cpsched.heuristics.common import graph_scenarios, scenario_bytes, scenario_index, without_gc
 from cpsched.methods import register
 
 

@@ -65,21 +65,15 @@ from typing import Any
 
 import numpy as np
 
+from cpsched.core.adjacency import adjacency, csr_lists
+from cpsched.core.gc_pause import without_gc
 from cpsched.core.graph import Graph, OpKind
+from cpsched.core.opclass import attr, collective_kind
+from cpsched.core.order import check_order_option
+from cpsched.core.scenario_choice import graph_scenarios, scenario_bytes, scenario_index
 from cpsched.core.scenarios import Scenarios
+from cpsched.core.transforms import SPLIT_OPCODES
 from cpsched.cost import model as cm
-from cpsched.heuristics.common import (
-    SPLIT_OPCODES,
-    adjacency,
-    attr,
-    check_order_option,
-    collective_kind,
-    csr_lists,
-    graph_scenarios,
-    scenario_bytes,
-    scenario_index,
-    without_gc,
-)
 from cpsched.heuristics.xla_memory import xla_default
 from cpsched.methods import register
 

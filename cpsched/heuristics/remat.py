@@ -38,15 +38,26 @@ from typing import Any
 import numpy as np
 
 from cpsched.analysis.memory import simulate
-from cpsched.analysis.schedule import HEURISTIC
-from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
-from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.scenarios import Scenarios
 from cpsched.methods import register
 from cpsched.remat.events import COMPUTE, FREE, PREFETCH
-from cpsched.remat.policy import evictable_buffers, inplace_writers, recomputable_ops
-from cpsched.remat.replay import _budget_array
-from cpsched.remat.result import RematResult, finish_result
+from cpsched.remat.policy import (
+    eviction_windows,
+    inplace_writers,
+    recomputable_ops,
+)
+from cpsched.remat.result import RematResult
+from cpsched.remat.setup import (
+    OVER_BUDGET,
+    normalize_regens,
+    prune_clones,
+    regens_fit,
+    with_budget,
+)
+from cpsched.remat.setup import finish_plan as _finish
+from cpsched.remat.setup import setup as _setup
+from cpsched.remat.setup import usage_trace as _usage_trace
 from cpsched.remat.skeleton import (
     Evict,
     PlanError,
@@ -55,105 +66,11 @@ from cpsched.remat.skeleton import (
     materialize,
     materialize_tagged,
 )
-from cpsched.remat.timing import TransferModel, host_link, op_durations, plan_time
+from cpsched.remat.timing import TransferModel, host_link, plan_time
 
-OVER_BUDGET = "OVER_BUDGET"
 # how many producers deep ``remat-span`` may re-compute the inputs of a clone (clone chains);
 # on RLG n1000 at 486,895 depths 2 and 3 gave the same plans as 1, and took longer
 CHAIN_DEPTH = 1
-
-
-def _setup(graph: Graph, scenarios: Scenarios | None, budget, order, durations):
-    sc = scenarios if scenarios is not None and len(scenarios) else static()
-    if budget is None:
-        raise InputError("remat needs a memory budget (--budget BYTES)")
-    bud = _budget_array(budget, len(sc))
-    order = list(graph.default_order() if order is None else order)
-    dur = op_durations(graph, sc) if durations is None else np.atleast_2d(durations)
-    sizes = graph.sizes(sc) if graph.n_buffers else np.zeros((len(sc), 0), dtype=np.int64)
-    trans = graph.transient_bytes(sc)
-    return sc, bud, order, dur, sizes, trans
-
-
-def normalize_regens(regens: Sequence[tuple[int, int, float]]) -> tuple[Regen, ...]:
-    """Integer sub-positions (rank within the step) for regens given with float ones."""
-    by_step: dict[int, list[tuple[float, int]]] = {}
-    for v, t, sub in regens:
-        by_step.setdefault(int(t), []).append((float(sub), int(v)))
-    out = []
-    for t in sorted(by_step):
-        for k, (_, v) in enumerate(sorted(by_step[t])):
-            out.append(Regen(v, t, k))
-    return tuple(out)
-
-
-def _finish(graph, sc, bud, order, regens, dur, method, t0, info, transfer=None, base=()):
-    sk = Skeleton(tuple(order), tuple(base) + normalize_regens(regens))
-    n_s = len(sc)
-    all_ids = tuple(range(len(sk.candidates)))
-    res = finish_result(
-        graph,
-        sc,
-        bud,
-        sk,
-        [all_ids] * n_s,
-        method,
-        HEURISTIC,
-        time.perf_counter() - t0,
-        dur,
-        transfer,
-        info,
-        check_budget=False,
-    )
-    if (res.peak > res.budget).any():
-        res.status = OVER_BUDGET
-    return res
-
-
-def with_regens(
-    graph: Graph,
-    sc: Scenarios,
-    bud: np.ndarray,
-    order: Sequence[int],
-    regens: Sequence[tuple[int, int, float]],
-    dur: np.ndarray,
-    method: str,
-    t0: float,
-    info: dict[str, Any],
-) -> RematResult:
-    """The replay-checked result of the clones ``regens`` (op, step, sub) on ``order``
-    (status ``OVER_BUDGET`` where the replay goes over ``bud``)."""
-    return _finish(graph, sc, bud, order, list(regens), dur, method, t0, info)
-
-
-def _usage_trace(graph: Graph, events, sizes: np.ndarray, trans: np.ndarray) -> np.ndarray:
-    """``[S, E]`` usage at each event (after allocations, with the op's transient)."""
-    n_s = sizes.shape[0]
-    out = np.zeros((n_s, len(events)), dtype=np.int64)
-    usage = sizes[:, graph.buffer_live_in].sum(axis=1).astype(np.int64)
-    resident = graph.buffer_live_in.copy()
-    computed = np.zeros(graph.n_ops, dtype=bool)
-    for k, (code, x) in enumerate(events):
-        if code == COMPUTE:
-            for b in graph.defines(x):
-                if graph.buffer_live_in[b] and not computed[x]:
-                    continue
-                if not resident[b]:
-                    resident[b] = True
-                    usage = usage + sizes[:, b]
-            computed[x] = True
-            out[:, k] = usage + trans[:, x]
-        elif code == FREE:
-            resident[x] = False
-            usage = usage - sizes[:, x]
-            out[:, k] = usage
-        elif code == PREFETCH:
-            resident[x] = True
-            usage = usage + sizes[:, x]
-            out[:, k] = usage
-        else:
-            out[:, k] = usage
-    return out
 
 
 # -- XLA-style greedy remat ----------------------------------------------------------------
@@ -298,48 +215,6 @@ def _greedy_regens(
         banned.add((p, k2))
         step = max(step, time.perf_counter() - t_it)
     return regens, it
-
-
-def regens_fit(graph, bud, order, regens, sizes, trans, base: tuple = ()) -> bool:
-    """Whether the clones ``regens`` on ``order`` (plus ``base`` candidates) replay under
-    ``bud`` in every scenario."""
-    sk = Skeleton(tuple(order), tuple(base) + normalize_regens(regens))
-    try:
-        events, _, _ = materialize_tagged(graph, sk)
-    except PlanError:
-        return False
-    return not (_usage_trace(graph, events, sizes, trans) > bud[:, None]).any()
-
-
-def prune_clones(
-    graph: Graph,
-    bud: np.ndarray,
-    order: Sequence[int],
-    regens: list[tuple[int, int, float]],
-    dur: np.ndarray,
-    sizes: np.ndarray,
-    trans: np.ndarray,
-    time_limit: float = 30.0,
-) -> list[tuple[int, int, float]]:
-    """Drop clones, the most expensive first, while the plan still meets the budget.
-
-    A greedy adds clones one over-budget step at a time; later clones often make earlier
-    ones unnecessary (on RLG n1000 at 486,895 this removes 60-90 % of XLA's greedy clones)."""
-    t0 = time.perf_counter()
-    if not regens_fit(graph, bud, order, regens, sizes, trans):
-        return list(regens)
-    cost = dur.max(axis=0)
-    keep = [True] * len(regens)
-    step = 0.0  # each try replays the plan: none starts that would end past the limit
-    for i in sorted(range(len(regens)), key=lambda i: (-float(cost[regens[i][0]]), i)):
-        t_try = time.perf_counter()
-        if t_try - t0 + step > time_limit:
-            break
-        keep[i] = False
-        if not regens_fit(graph, bud, order, [c for c, k in zip(regens, keep) if k], sizes, trans):
-            keep[i] = True
-        step = max(step, time.perf_counter() - t_try)
-    return [c for c, k in zip(regens, keep) if k]
 
 
 def _span_plan(
@@ -764,10 +639,7 @@ def dtr_remat(
     s_h = int(np.argmax(sc.weights))
     clon = recomputable_ops(graph)
     nb = graph.n_buffers
-    remaining = np.zeros(nb, dtype=np.int64)
-    for x in order:
-        for b in graph.uses(x):
-            remaining[int(b)] += 1
+    remaining = _reads_left(graph, order)
     resident = graph.buffer_live_in.copy()
     dropped = np.zeros(nb, dtype=bool)
     usage = sizes[:, resident].sum(axis=1).astype(np.int64)
@@ -781,9 +653,7 @@ def dtr_remat(
     # children (union-find, never split), each component carrying its recompute time
     parent = np.arange(nb)
     comp_cost = np.zeros(nb)
-    readers_of = [
-        [int(c) for u in graph.buffer_users(b) for c in graph.defines(int(u))] for b in range(nb)
-    ]
+    readers_of = _reader_outputs(graph)
 
     def find(b: int) -> int:
         while parent[b] != b:
@@ -903,6 +773,23 @@ def dtr_remat(
     return _finish(graph, sc, bud, order, regens, dur, "remat-dtr", t0, {})
 
 
+def _reads_left(graph: Graph, order: Sequence[int]) -> np.ndarray:
+    """How many ops of ``order`` read each buffer."""
+    remaining = np.zeros(graph.n_buffers, dtype=np.int64)
+    for x in order:
+        for b in graph.uses(x):
+            remaining[int(b)] += 1
+    return remaining
+
+
+def _reader_outputs(graph: Graph) -> list[list[int]]:
+    """Per buffer, the buffers its readers define (its children in DTR's neighbourhood)."""
+    return [
+        [int(c) for u in graph.buffer_users(b) for c in graph.defines(int(u))]
+        for b in range(graph.n_buffers)
+    ]
+
+
 def _recoverable(graph: Graph, order: Sequence[int], clon: np.ndarray) -> np.ndarray:
     """Buffers that can always be recomputed while still needed: a clonable producer whose
     inputs are recoverable too, or pinned but read (or kept) at least as long."""
@@ -925,50 +812,6 @@ def _recoverable(graph: Graph, order: Sequence[int], clon: np.ndarray) -> np.nda
 
 
 # -- host offload (eviction) -----------------------------------------------------------------
-
-
-def eviction_windows(
-    graph: Graph,
-    order: Sequence[int],
-    hot: np.ndarray,
-    dur: np.ndarray,
-    tau: np.ndarray | None,
-    window: int = 6,
-) -> dict[int, tuple[int, int, list[int], list[int]]]:
-    """Per evictable buffer, its longest gap between touches that spans a ``hot`` step:
-    ``(a, c, free_steps, prefetch_steps)``: last touch ``a`` before the gap, next read ``c``,
-    the main steps before which the device copy can be freed (its copy-out, issued before
-    step ``a+1``, is done by then at the main ops' pace) and those before which the copy-in
-    can be issued (up to ``window`` steps around the latest one that still hides it, plus
-    ``c`` itself). Times are the main ops' (slowest scenario), clones and stalls left out."""
-    n = graph.n_ops
-    pos = np.empty(n, dtype=np.int64)
-    pos[np.asarray(order)] = np.arange(n)
-    cum_hot = np.concatenate([[0], np.cumsum(hot)])
-    T = np.concatenate([[0.0], np.cumsum(dur[:, order].max(axis=0))])
-    out: dict[int, tuple[int, int, list[int], list[int]]] = {}
-    for b in map(int, np.flatnonzero(evictable_buffers(graph))):
-        v = int(graph.buffer_def[b])
-        seq = [int(pos[v])] + sorted(int(pos[u]) for u in graph.buffer_users(b))
-        best = None
-        for a, c in zip(seq, seq[1:]):
-            if c - a >= 2 and cum_hot[c] - cum_hot[a + 1] > 0:
-                span = T[c] - T[a + 1]
-                if best is None or span > best[0]:
-                    best = (span, a, c)
-        if best is None:
-            continue
-        _, a, c = best
-        t = float(tau[b]) if tau is not None else 0.0
-        r_min = int(np.searchsorted(T, T[a + 1] + t, side="left"))
-        if r_min >= c:
-            continue
-        rdom = list(range(r_min, min(c, r_min + window) + 1))
-        g_h = int(np.searchsorted(T, T[c] - t, side="right")) - 1
-        lo = max(r_min, g_h - window)
-        gdom = sorted(set(range(lo, min(c, max(g_h, lo)) + 1)) | {c})
-        out[b] = (a, c, rdom, gdom)
-    return out
 
 
 def offload_remat(
@@ -1054,21 +897,6 @@ def offload_remat(
     res.seconds = time.perf_counter() - t0
     res.info["evictions"] = len(chosen)
     return res
-
-
-def with_budget(fn):
-    """``fn(graph, scenarios, budget, **options)`` as a registered method, which takes the
-    budget as an option."""
-
-    def run(graph: Graph, scenarios: Scenarios | None = None, **options: Any):
-        budget = options.pop("budget", None)
-        if budget is None:
-            raise InputError("remat methods need a memory budget (--budget BYTES)")
-        return fn(graph, scenarios, budget, **options)
-
-    run.__name__ = fn.__name__
-    run.__doc__ = fn.__doc__
-    return run
 
 
 # family "remat": they need a budget and return plans, not orders, so ``cpsched compare`` (a

@@ -46,21 +46,18 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from cpsched.analysis.memory import peak
+from cpsched.core.adjacency import adjacency, csr_lists
+from cpsched.core.gc_pause import without_gc
 from cpsched.core.graph import Graph, OpKind
+from cpsched.core.opclass import is_effective_scalar
+from cpsched.core.scenario_choice import scenario_bytes, scenario_index
 from cpsched.core.scenarios import Scenarios, static
-from cpsched.heuristics.common import (
-    adjacency,
-    csr_lists,
-    is_effective_scalar,
-    scenario_bytes,
-    scenario_index,
-    without_gc,
-)
 from cpsched.methods import register
 
 _BIG = 1 << 62  # the (INT64_MAX, INT64_MAX) priority of effective scalars
@@ -193,6 +190,39 @@ def _root(graph: Graph, succs: list[list[int]]) -> int:
     return graph.n_ops - 1
 
 
+_NEW, _VISITING, _VISITED = 0, 1, 2
+
+
+def _dfs_post_order(
+    graph: Graph, roots: Sequence[int], push: Callable[[int, list[int], list[int]], None]
+) -> list[int]:
+    """Iterative depth-first search from each root, every op after the ops ``push(op,
+    stack, state)`` put on the stack (its unvisited predecessors, the last pushed visited
+    first); ops no root reaches follow in topological order (not in XLA's world: they
+    reach a user-less op only through non-operand edges)."""
+    state = [_NEW] * graph.n_ops
+    out: list[int] = []
+    for r in roots:
+        if state[r] == _VISITED:
+            continue
+        stack = [r]
+        while stack:
+            cur = stack[-1]
+            st = state[cur]
+            if st != _NEW:
+                stack.pop()
+                if st == _VISITING:
+                    state[cur] = _VISITED
+                    out.append(cur)
+                continue
+            state[cur] = _VISITING
+            push(cur, stack, state)
+    if len(out) != graph.n_ops:
+        seen = set(out)
+        out.extend(i for i in graph.topological_order() if i not in seen)
+    return out
+
+
 @without_gc
 def postorder(graph: Graph) -> list[int]:
     """``HloComputation::MakeInstructionPostOrder`` on the IR."""
@@ -200,41 +230,23 @@ def postorder(graph: Graph) -> list[int]:
     adj = adjacency(graph)
     users, preds, xla_preds = adj.users, adj.preds, adj.xla_preds
     n_ops_ptr = graph.operands_ptr.tolist()
-    NEW, VISITING, VISITED = 0, 1, 2
-    state = [NEW] * n
-    out: list[int] = []
-    for r in range(n):
-        if users[r] or state[r] == VISITED:
-            continue
-        stack = [r]
-        while stack:
-            cur = stack[-1]
-            st = state[cur]
-            if st != NEW:
-                stack.pop()
-                if st == VISITING:
-                    state[cur] = VISITED
-                    out.append(cur)
-                continue
-            state[cur] = VISITING
-            xp = xla_preds[cur]
-            if len(xp) != len(preds[cur]):
-                extra = [p for p in preds[cur] if p not in set(xp)]
-                for p in reversed(extra):  # deepest: usually visited already
-                    if state[p] != VISITED:
-                        stack.append(p)
-            k = n_ops_ptr[cur + 1] - n_ops_ptr[cur]
-            for p in reversed(xp[:k]):  # operands, last pushed first
-                if state[p] != VISITED:
+
+    def push(cur: int, stack: list[int], state: list[int]) -> None:
+        xp = xla_preds[cur]
+        if len(xp) != len(preds[cur]):
+            extra = [p for p in preds[cur] if p not in set(xp)]
+            for p in reversed(extra):  # deepest: usually visited already
+                if state[p] != _VISITED:
                     stack.append(p)
-            for p in xp[k:]:  # control preds on top
-                if state[p] != VISITED:
-                    stack.append(p)
-    if len(out) != n:
-        # ops that only reach a user-less op through non-operand edges (not in XLA's world)
-        seen = set(out)
-        out.extend(i for i in graph.topological_order() if i not in seen)
-    return out
+        k = n_ops_ptr[cur + 1] - n_ops_ptr[cur]
+        for p in reversed(xp[:k]):  # operands, last pushed first
+            if state[p] != _VISITED:
+                stack.append(p)
+        for p in xp[k:]:  # control preds on top
+            if state[p] != _VISITED:
+                stack.append(p)
+
+    return _dfs_post_order(graph, [r for r in range(n) if not users[r]], push)
 
 
 def _dfs_stats(graph: Graph, nbytes: np.ndarray, post: list[int]) -> tuple[list[int], list[int]]:
@@ -278,41 +290,24 @@ def dfs_order(graph: Graph, nbytes: np.ndarray) -> list[int]:
     def key(i: int):
         return (-extra[i], -total[i], names[i])
 
-    NEW, VISITING, VISITED = 0, 1, 2
-    state = [NEW] * n
-    out: list[int] = []
     preds, xla_preds = adj.preds, adj.xla_preds
     root = _root(graph, adj.succs)
     starts = [i for i in range(n) if not adj.succs[i] and i != root] + [root]
-    for r in starts:
-        if state[r] == VISITED:
-            continue
-        stack = [r]
-        while stack:
-            cur = stack[-1]
-            st = state[cur]
-            if st != NEW:
-                stack.pop()
-                if st == VISITING:
-                    state[cur] = VISITED
-                    out.append(cur)
-                continue
-            state[cur] = VISITING
-            xp = xla_preds[cur]
-            if len(xp) != len(preds[cur]):
-                xs = set(xp)
-                extra_p = sorted(
-                    (p for p in preds[cur] if p not in xs and state[p] != VISITED), key=key
-                )
-                stack.extend(reversed(extra_p))
-            kids = [p for p in xp if state[p] != VISITED]
-            if len(kids) > 1:
-                kids.sort(key=key)
-            stack.extend(reversed(kids))
-    if len(out) != n:
-        seen = set(out)
-        out.extend(i for i in graph.topological_order() if i not in seen)
-    return out
+
+    def push(cur: int, stack: list[int], state: list[int]) -> None:
+        xp = xla_preds[cur]
+        if len(xp) != len(preds[cur]):
+            xs = set(xp)
+            extra_p = sorted(
+                (p for p in preds[cur] if p not in xs and state[p] != _VISITED), key=key
+            )
+            stack.extend(reversed(extra_p))
+        kids = [p for p in xp if state[p] != _VISITED]
+        if len(kids) > 1:
+            kids.sort(key=key)
+        stack.extend(reversed(kids))
+
+    return _dfs_post_order(graph, starts, push)
 
 
 @without_gc

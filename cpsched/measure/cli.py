@@ -46,7 +46,8 @@ def add_parser(sub) -> None:
     q.add_argument(
         "--device",
         metavar="PRESET",
-        help=f"cost-model preset of the predicted step time (default: {DEFAULT_DEVICE})",
+        help="cost-model preset of the predicted step time (default: cpu for XLA:CPU's "
+        f"final module, else {DEFAULT_DEVICE})",
     )
     q.add_argument(
         "--profile",

@@ -21,13 +21,12 @@ from typing import Any
 
 from cpsched.core.errors import CpschedError, InputError
 from cpsched.core.scenarios import static
-from cpsched.cost.model import load_device
+from cpsched.cost.model import DEFAULT_DEVICE, default_device, load_device
 from cpsched.cost.timeline import timeline
 from cpsched.readers import read_graph
 
 ENGINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xla_run.py")
 DEFAULT_REPEAT = 10
-DEFAULT_DEVICE = "h100"
 JAX_PYTHON_ENV = "CPSCHED_JAX_PYTHON"
 
 
@@ -134,11 +133,15 @@ def measure_group(
     platform: str = "auto",
     python: str | None = None,
     timeout: float | None = None,
+    profile_runs: int = 0,
+    final_text: bool = False,
 ) -> list[dict]:
     """``xla_run.measure``'s records for several modules of one program (the same
     parameters), run in one child process on the same inputs, outputs held to
     ``paths[reference]``'s. A module that cannot be run has ``error`` in its record; a
-    child that dies raises ``InputError``."""
+    child that dies raises ``InputError``. ``profile_runs``: profiled steps for per-op
+    times (``per_op``); ``final_text``: each record carries XLA's final module
+    (``final_text``)."""
     python = python or jax_python()
     if python is None:
         raise InputError(f"needs jax and jaxlib, or {JAX_PYTHON_ENV}")
@@ -147,23 +150,29 @@ def measure_group(
         "repeat": repeat,
         "warmup": 1,
         "seed": seed,
+        "profile_runs": profile_runs,
+        "final_text": final_text,
         "groups": [{"paths": list(paths), "reference": reference}],
     }
     return _child(python, job, platform, timeout)
 
 
-def _predicted(final_text: str, device: str) -> tuple[float | None, str | None]:
-    """The timeline model's step time of XLA's final module in its own order."""
+def _predicted(final_text: str, device: str | None) -> tuple[float | None, str | None, str | None]:
+    """The timeline model's step time of XLA's final module in its own order, the preset
+    that made it (``device``, else the default for the module: ``cpu`` for XLA:CPU's), and
+    a note where cpsched cannot read the module."""
     with tempfile.TemporaryDirectory(prefix="cpsched-run-") as tmp:
         path = os.path.join(tmp, "final.hlo")
         with open(path, "w") as f:
             f.write(final_text)
         try:
             g = read_graph(path)
+            device = device or default_device(g)
             tl = timeline(g, g.default_order(), device=device, scenarios=static())
         except CpschedError as e:  # XLA wrote something cpsched cannot read: say so
-            return None, f"cpsched cannot read XLA's final module: {str(e).split(': ', 1)[-1]}"
-    return float(tl.makespan[0]) * load_device(device).seconds_per_unit, None
+            why = str(e).split(": ", 1)[-1]
+            return None, device, f"cpsched cannot read XLA's final module: {why}"
+    return float(tl.makespan[0]) * load_device(device).seconds_per_unit, device, None
 
 
 def run_module(
@@ -181,7 +190,8 @@ def run_module(
     check its outputs against ``reference``'s on the same inputs, time ``repeat`` steps.
 
     ``platform``: ``cpu``, ``gpu`` or ``auto`` (a GPU when jax has one). ``device``: the
-    preset of ``predicted_seconds`` (default ``h100``). Raises ``InputError`` (one line) for
+    preset of ``predicted_seconds`` (default: ``cpu`` for XLA:CPU's final module, else
+    ``h100``). Raises ``InputError`` (one line) for
     a module that cannot be run: unreadable, a token or opaque parameter, a backend that
     refuses it, no jax.
     """
@@ -190,8 +200,8 @@ def run_module(
             raise InputError("no such file", path=path)
     if repeat < 1:
         raise InputError(f"--repeat must be at least 1, got {repeat}")
-    device = device or DEFAULT_DEVICE
-    load_device(device)  # an unknown preset is refused before anything runs
+    if device is not None:
+        load_device(device)  # an unknown preset is refused before anything runs
     python = python or jax_python()
     if python is None:
         raise InputError(
@@ -213,17 +223,22 @@ def run_module(
         if "error" in rec:
             raise InputError(rec["error"], path=path)
     mine = records[0]
-    predicted, note = _predicted(mine.pop("final_text"), device)
+    predicted, used, note = _predicted(mine.pop("final_text"), device)
     notes = [note] if note else []
     if mine.get("platform") == "cpu":
         notes.append(
             "XLA:CPU compiles the program again (fusion and scheduling): the order "
             "it ran is its own, reported as xla_order"
         )
+        if (mine.get("devices") or 1) > 1:
+            notes.append(
+                f"its {mine['devices']} devices run in this one process on the same cores: "
+                "the measured step holds all of their work, predicted_seconds one device's"
+            )
     ref_run = None
     if reference:
         theirs = records[1]
-        ref_pred, _ = _predicted(theirs.pop("final_text"), device)
+        ref_pred, _, _ = _predicted(theirs.pop("final_text"), used)
         ref_run = {
             k: theirs.get(k)
             for k in (
@@ -247,7 +262,7 @@ def run_module(
         spread=mine.get("spread") or {},
         step_seconds_runs=mine.get("step_seconds_runs") or [],
         predicted_seconds=predicted,
-        device=device,
+        device=used or DEFAULT_DEVICE,
         order_kept=bool(mine.get("order_kept")),
         order_check=mine.get("order_check") or {},
         xla_order=mine.get("xla_order") or [],

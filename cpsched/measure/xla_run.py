@@ -366,18 +366,9 @@ def _mesh_groups(m: re.Match) -> str:
     return "replica_groups={" + ",".join(groups) + "}"
 
 
-def logical_text(text: str) -> str:
-    """The module as a plain HLO program for a backend that compiles it from scratch: every
-    fusion replaced by its fused computation's instructions (the fusion's root takes the
-    fusion's name), every bitcast by the transposes and reshape it stands for (layouts
-    decide what a bitcast means, and a StableHLO round trip loses them), backend configs,
-    ``is_scheduled`` and the entry layout dropped. The values computed are the module's
-    own, as the program jax first handed to XLA."""
-    text = re.sub(r"/\*index=\d+\*/", "", text)
-    text = re.sub(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}", _mesh_groups, text)
-    lines = text.splitlines()
-    start = next((k for k, ln in enumerate(lines) if ln.startswith("HloModule")), 0)
-    head = lines[start]
+def _program_header(head: str, partitions: int) -> tuple[str, int]:
+    """The ``HloModule`` line of ``logical_text``'s program: not scheduled, no entry layout
+    or sharding propagation, and N partitions as N replicas."""
     head = head.replace(", is_scheduled=true", "").replace("is_scheduled=true, ", "")
     for attr in (
         "entry_computation_layout",
@@ -385,18 +376,24 @@ def logical_text(text: str) -> str:
         "allow_spmd_sharding_propagation_to_parameters",
     ):
         head = drop_attr(head, attr)
-    partitions = header(text)["partitions"]
     if partitions > 1:
         # one program per device, as replicas: XLA:CPU compiles partitions only through its
         # SPMD partitioner, which refuses programs it has already partitioned
         head = re.sub(r",\s*replica_count=\d+", "", head)
         head = head.replace(f"num_partitions={partitions}", f"replica_count={partitions}")
-    # computations: name -> (header line, body lines)
+    return head, partitions
+
+
+def _computations(
+    lines: list[str],
+) -> tuple[dict[str, tuple[str, list[str]]], list[str], list[str]]:
+    """The computations of a module's text after its ``HloModule`` line: name -> (header
+    line, body lines), their order, and the lines before the first one."""
     comps: dict[str, tuple[str, list[str]]] = {}
     order: list[str] = []
     prefix: list[str] = []
     cur: str | None = None
-    for line in lines[start + 1 :]:
+    for line in lines:
         if cur is None:
             if line.strip().endswith("{") and not line.startswith((" ", "\t")):
                 name_m = re.match(r"^(?:ENTRY\s+)?%?([\w.\-]+)", line)
@@ -410,6 +407,22 @@ def logical_text(text: str) -> str:
             cur = None
             continue
         comps[cur][1].append(line)
+    return comps, order, prefix
+
+
+def logical_text(text: str) -> str:
+    """The module as a plain HLO program for a backend that compiles it from scratch: every
+    fusion replaced by its fused computation's instructions (the fusion's root takes the
+    fusion's name), every bitcast by the transposes and reshape it stands for (layouts
+    decide what a bitcast means, and a StableHLO round trip loses them), backend configs,
+    ``is_scheduled`` and the entry layout dropped. The values computed are the module's
+    own, as the program jax first handed to XLA."""
+    text = re.sub(r"/\*index=\d+\*/", "", text)
+    text = re.sub(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}", _mesh_groups, text)
+    lines = text.splitlines()
+    start = next((k for k, ln in enumerate(lines) if ln.startswith("HloModule")), 0)
+    head, partitions = _program_header(lines[start], header(text)["partitions"])
+    comps, order, prefix = _computations(lines[start + 1 :])
     fused = {
         c
         for _, body in comps.values()
@@ -1345,11 +1358,14 @@ def backend(platform: str = "auto") -> Backend:
 
 
 def profile_ops(be: Backend, compiled: Compiled, args_fn, runs: int) -> dict:
-    """Per-op time of one step from the profiler's events: ``{op: [seconds, count]}`` summed
-    over ``runs`` steps and divided by them. Ops are named by the events' ``hlo_op`` stat
-    (XLA:CPU's thunks, XLA:GPU's kernels where the tracer gives it), else by the event's
-    own name on a device plane (XLA:GPU names a kernel after its fusion). Events of device
-    planes are preferred; the planes used and the stat keys seen are reported too."""
+    """Per-op time of one step from the profiler's events: ``{op: [seconds, count]}`` per
+    step. Ops are named by the events' ``hlo_op`` stat (XLA:CPU's thunks, XLA:GPU's kernels
+    where the tracer gives it), else by the event's own name on a device plane (XLA:GPU
+    names a kernel after its fusion). Events of device planes are preferred; the planes
+    used and the stat keys seen are reported too. Where the events say which run they
+    belong to (``run_id``), an op's time is the median over the runs of its time in each
+    (``per_run``: true), so that a step the machine's other work interrupted does not
+    count; else the sum over the runs divided by them."""
     from jax._src.profiler import ProfileData
     from jaxlib import _profiler
 
@@ -1360,11 +1376,11 @@ def profile_ops(be: Backend, compiled: Compiled, args_fn, runs: int) -> dict:
     finally:
         xspace = session.stop()
     data = ProfileData.from_serialized_xspace(xspace)
-    found: dict[str, dict[str, list[float]]] = {}
+    found: dict[str, dict[str, dict[Any, list[float]]]] = {}
     keys: set[str] = set()
     for plane in data.planes:
         device = plane.name.startswith("/device:")
-        per: dict[str, list[float]] = {}
+        per: dict[str, dict[Any, list[float]]] = {}
         for line in plane.lines:
             for ev in line.events:
                 stats = dict(ev.stats)
@@ -1372,21 +1388,36 @@ def profile_ops(be: Backend, compiled: Compiled, args_fn, runs: int) -> dict:
                 op = stats.get("hlo_op") or (ev.name if device else None)
                 if not op:
                     continue
-                slot = per.setdefault(str(op), [0.0, 0.0])
-                slot[0] += ev.duration_ns * 1e-9 / runs
-                slot[1] += 1.0 / runs
+                slot = per.setdefault(str(op), {}).setdefault(stats.get("run_id"), [0.0, 0.0])
+                slot[0] += ev.duration_ns * 1e-9
+                slot[1] += 1.0
         if per:
             found[plane.name] = per
     chosen = {k: v for k, v in found.items() if k.startswith("/device:")} or found
-    ops: dict[str, list[float]] = {}
+    by_run: dict[str, dict[Any, list[float]]] = {}
     for per in chosen.values():
-        for op, (sec, cnt) in per.items():
-            slot = ops.setdefault(op, [0.0, 0.0])
-            slot[0] += sec
-            slot[1] += cnt
+        for op, runs_of in per.items():
+            mine = by_run.setdefault(op, {})
+            for run, (sec, cnt) in runs_of.items():
+                slot = mine.setdefault(run, [0.0, 0.0])
+                slot[0] += sec
+                slot[1] += cnt
+    ids = {run for runs_of in by_run.values() for run in runs_of}
+    per_run = None not in ids and len(ids) == runs
+    ops: dict[str, list[float]] = {}
+    for op, runs_of in by_run.items():
+        if per_run:
+            vals = list(runs_of.values()) + [[0.0, 0.0]] * (runs - len(runs_of))
+            ops[op] = [statistics.median(v[0] for v in vals), statistics.median(v[1] for v in vals)]
+        else:
+            ops[op] = [
+                sum(v[0] for v in runs_of.values()) / runs,
+                sum(v[1] for v in runs_of.values()) / runs,
+            ]
     return {
         "planes": sorted(chosen),
         "stat_keys": sorted(keys)[:40],
+        "per_run": per_run,
         "ops": {k: [round(v[0], 12), round(v[1], 3)] for k, v in ops.items()},
     }
 

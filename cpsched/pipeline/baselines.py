@@ -286,6 +286,90 @@ __all__ = [
 ]
 
 
+class _GreedyState:
+    """The state of ``greedy``'s list schedule: when each action ends, when each device is
+    free, the memory each holds and has promised, and the next microbatch of each queue."""
+
+    def __init__(self, problem: PipelineProblem, admission: str):
+        p, v = problem.p, problem.v
+        self.problem, self.admission = problem, admission
+        self.caps = problem.caps()
+        self.end: dict[Action, float] = {}
+        self.free = [0.0] * p
+        self.cur = [0] * p
+        self.reserve = [0] * p  # memory promised to in-flight forwards
+        # microbatch order per (stage, kind) loses nothing (see schedule.fifo_relabel): only
+        # the head of each queue is a candidate
+        self.next_f = [[0] * v for _ in range(p)]
+        self.next_b = [[0] * v for _ in range(p)]
+        self.left = [2 * v * problem.m for _ in range(p)]
+        self.pending: list[deque[Action]] = [deque() for _ in range(p)]
+        self.out: list[list[Action]] = [[] for _ in range(p)]
+        self.chunk_act = [int(problem.act[s]) for s in range(problem.n_stages)]
+        self.dep_cache: dict[Action, list[Action]] = {}
+        self.ends: list[float] = []  # heap of action end times (the event times)
+
+    def ready_at(self, a: Action):
+        """When ``a``'s inputs have arrived; None while one is not run yet."""
+        problem, end = self.problem, self.end
+        r = 0.0
+        qs = self.dep_cache.get(a)
+        if qs is None:
+            qs = self.dep_cache[a] = deps(problem, a)
+        for q in qs:
+            if q not in end:
+                return None
+            r = max(r, end[q] + problem.delay(q.kind, q.stage))
+        return r
+
+    def run(self, d, a, t):
+        """Run ``a`` on device ``d`` from time ``t``."""
+        problem, p, v = self.problem, self.problem.p, self.problem.v
+        chunk_act, cur = self.chunk_act, self.cur
+        self.end[a] = t + problem.busy(a.kind, a.stage)
+        heapq.heappush(self.ends, self.end[a])
+        self.free[d] = self.end[a]
+        self.out[d].append(a)
+        c = problem.chunk(a.stage)
+        if a.kind == "F":
+            cur[d] += chunk_act[a.stage]
+            rest = sum(chunk_act[k * p + d] for k in range(c + 1, v))
+            if c == 0:
+                self.reserve[d] += rest
+            else:
+                self.reserve[d] -= chunk_act[a.stage]
+            self.next_f[d][c] += 1
+            self.left[d] -= 1
+        elif a.kind == "B":
+            cur[d] -= problem.act_b(a.stage)
+            self.next_b[d][c] += 1
+            self.left[d] -= 1
+            if problem.split_backward:
+                self.pending[d].append(a)
+        else:
+            cur[d] -= int(problem.act_w[a.stage])
+
+    def fits(self, d, a):
+        """Whether forward ``a`` fits device ``d``'s cap (admission rule for a chunk 0)."""
+        caps, cur, reserve, chunk_act = self.caps, self.cur, self.reserve, self.chunk_act
+        if caps is None:
+            return True
+        p, v = self.problem.p, self.problem.v
+        c = self.problem.chunk(a.stage)
+        if c == 0:
+            need = sum(chunk_act[k * p + d] for k in range(v))
+            if self.admission == "chunk":
+                # only this chunk must fit: more microbatches in flight, may deadlock
+                return cur[d] + reserve[d] + chunk_act[a.stage] <= caps[d]
+            return cur[d] + reserve[d] + need <= caps[d]
+        return cur[d] + chunk_act[a.stage] <= caps[d]  # already reserved
+
+    def heads(self, d, nxt, kind):
+        """The next action of ``kind`` of every chunk on device ``d``."""
+        p, m = self.problem.p, self.problem.m
+        return [Action(kind, c * p + d, nxt[d][c]) for c in range(self.problem.v) if nxt[d][c] < m]
+
+
 def greedy(
     problem: PipelineProblem,
     f_order: str = "depth",
@@ -315,77 +399,13 @@ def greedy(
     tail this is critical-path list scheduling, which keeps the bottleneck device fed; the
     admission rule still guards memory."""
     problem.check_memory_feasible()
-    p, v = problem.p, problem.v
-    caps = problem.caps()
-    S = problem.n_stages
-    end: dict[Action, float] = {}
-    free = [0.0] * p
-    cur = [0] * p
-    reserve = [0] * p  # memory promised to in-flight forwards
-    # microbatch order per (stage, kind) loses nothing (see schedule.fifo_relabel): only the
-    # head of each queue is a candidate
-    next_f = [[0] * v for _ in range(p)]
-    next_b = [[0] * v for _ in range(p)]
-    left = [2 * v * problem.m for _ in range(p)]
-    pending: list[deque[Action]] = [deque() for _ in range(p)]
-    out: list[list[Action]] = [[] for _ in range(p)]
-    chunk_act = [int(problem.act[s]) for s in range(S)]
-
-    dep_cache: dict[Action, list[Action]] = {}
-
-    def ready_at(a: Action):
-        r = 0.0
-        qs = dep_cache.get(a)
-        if qs is None:
-            qs = dep_cache[a] = deps(problem, a)
-        for q in qs:
-            if q not in end:
-                return None
-            r = max(r, end[q] + problem.delay(q.kind, q.stage))
-        return r
-
-    ends: list[float] = []  # heap of action end times (the event times)
-
-    def run(d, a, t):
-        end[a] = t + problem.busy(a.kind, a.stage)
-        heapq.heappush(ends, end[a])
-        free[d] = end[a]
-        out[d].append(a)
-        c = problem.chunk(a.stage)
-        if a.kind == "F":
-            cur[d] += chunk_act[a.stage]
-            rest = sum(chunk_act[k * p + d] for k in range(c + 1, v))
-            if c == 0:
-                reserve[d] += rest
-            else:
-                reserve[d] -= chunk_act[a.stage]
-            next_f[d][c] += 1
-            left[d] -= 1
-        elif a.kind == "B":
-            cur[d] -= problem.act_b(a.stage)
-            next_b[d][c] += 1
-            left[d] -= 1
-            if problem.split_backward:
-                pending[d].append(a)
-        else:
-            cur[d] -= int(problem.act_w[a.stage])
-
-    def fits(d, a):
-        if caps is None:
-            return True
-        c = problem.chunk(a.stage)
-        if c == 0:
-            need = sum(chunk_act[k * p + d] for k in range(v))
-            if admission == "chunk":
-                # only this chunk must fit: more microbatches in flight, may deadlock
-                return cur[d] + reserve[d] + chunk_act[a.stage] <= caps[d]
-            return cur[d] + reserve[d] + need <= caps[d]
-        return cur[d] + chunk_act[a.stage] <= caps[d]  # already reserved
+    p = problem.p
+    st = _GreedyState(problem, admission)
+    left, pending, free, ends = st.left, st.pending, st.free, st.ends
+    next_f, next_b = st.next_f, st.next_b
+    ready_at, run, fits, heads = st.ready_at, st.run, st.fits, st.heads
 
     stalled = [False] * p
-
-    def heads(d, nxt, kind):
-        return [Action(kind, c * p + d, nxt[d][c]) for c in range(v) if nxt[d][c] < problem.m]
 
     while any(left[d] or pending[d] for d in range(p)):
         cand = [d for d in range(p) if left[d] or pending[d]]
@@ -452,4 +472,4 @@ def greedy(
             stalled = [False] * p
             continue
         stalled[d] = True
-    return out
+    return st.out

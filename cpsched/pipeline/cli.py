@@ -13,13 +13,16 @@ import time
 
 from cpsched.core import signals
 from cpsched.core.errors import InputError
+from cpsched.core.process import short_time_text
 from cpsched.core.scenarios import from_dim_specs
 from cpsched.core.units import format_bytes, format_seconds, parse_bytes
-from cpsched.cp.pipeline.solve import solve
+from cpsched.cost.model import load_device
+from cpsched.cost.timeline import model_label
 from cpsched.pipeline import baselines
 from cpsched.pipeline.export import write_torch_csv, write_trace
 from cpsched.pipeline.from_hlo import PipelineHloReport, place_permutes
 from cpsched.pipeline.problem import CAP_1F1B, PipelineProblem
+from cpsched.pipeline.solve import solve
 from cpsched.writers import check_target, write_text
 
 METHODS = ("gpipe", "1f1b", "interleaved", "circular", "zb-h1", "zb-h2", "cp", "all")
@@ -35,6 +38,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "the collective-permutes of a ppermute pipeline program's loop bodies (cp-overlap) "
         "against XLA's order.",
     )
+    _add_shape_options(q)
+    _add_from_hlo_options(q)
+    _add_cost_options(q)
+    _add_run_options(q)
+    q.set_defaults(fn=run)
+    return q
+
+
+def _add_shape_options(q: argparse.ArgumentParser) -> None:
+    """Devices and microbatches."""
     q.add_argument(
         "--stages",
         "-p",
@@ -51,6 +64,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="M",
         help="microbatches per step (required, unless --from-hlo)",
     )
+
+
+def _add_from_hlo_options(q: argparse.ArgumentParser) -> None:
+    """The --from-hlo mode: a pipeline program read from HLO."""
     q.add_argument(
         "--from-hlo",
         metavar="FILE",
@@ -80,6 +97,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="with --from-hlo: cost-model preset (h100, a100, xla-approx) or a TOML/JSON "
         "file (default h100)",
     )
+
+
+def _add_cost_options(q: argparse.ArgumentParser) -> None:
+    """Stage times, memory and communication of the generated problem."""
     q.add_argument(
         "--virtual",
         "-v",
@@ -112,8 +133,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--act",
         default=None,
         metavar="BYTES",
-        help="activation bytes per microbatch per stage, a number or a size "
-        "polynomial such as 4*b*2048 (default 1)",
+        help="activation bytes per microbatch per stage: bytes such as 2GiB or 512MB, or a "
+        "size polynomial such as 4*b*2048 (default: 1, peaks count activations)",
     )
     q.add_argument(
         "--act-w",
@@ -132,7 +153,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--memory-cap",
         default=None,
         metavar="X|1f1b",
-        help="activation bytes per device, or 1f1b: the 1F1B schedule's peak (default: no cap)",
+        help="activation bytes per device (such as 8GiB; one per device, comma separated), "
+        "or 1f1b: the 1F1B schedule's peak (default: no cap)",
     )
     q.add_argument(
         "--comm",
@@ -146,6 +168,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action="store_true",
         help="the sender is busy during a transfer (default: overlapped)",
     )
+
+
+def _add_run_options(q: argparse.ArgumentParser) -> None:
+    """Method, solver and outputs."""
     q.add_argument(
         "--method",
         default="all",
@@ -176,8 +202,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     q.add_argument("--trace", metavar="OUT", help="Chrome/Perfetto trace JSON (default none)")
     q.add_argument("--json", action="store_true", help="machine-readable output (default: a table)")
-    q.set_defaults(fn=run)
-    return q
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -217,8 +241,11 @@ def _load_file(path: str) -> dict:
 
 def make_problem(args) -> PipelineProblem:
     kw: dict = {}
+    # activations are bytes where given (--act, the file's "act"); else each counts one
+    args.act_in_bytes = args.act is not None
     if args.costs_file:
         data = _load_file(args.costs_file)
+        args.act_in_bytes = args.act_in_bytes or "act" in data
         try:
             kw = {k: data[k] for k in ("f", "b", "w", "act", "act_w") if k in data}
             if "comm" in data:
@@ -261,17 +288,18 @@ def _finish(args, kw: dict) -> PipelineProblem:
 
 
 def _num_or_expr(text: str):
+    """Bytes (``4096``, ``2GiB``, ``512MB``) or a size polynomial (``4*b*2048``)."""
     try:
         x = float(text)
     except ValueError:
-        return text
+        return text  # a size with its unit, or a polynomial: PipelineProblem reads both
     if x < 0 or x != int(x):
         raise InputError(f"activation bytes must be a non-negative integer, got {text!r}")
     return int(x)
 
 
 def _cap(text: str):
-    vals = _floats(text, "--memory-cap")
+    vals = [parse_bytes(x, "--memory-cap") for x in text.split(",")]
     return vals[0] if len(vals) == 1 else tuple(vals)
 
 
@@ -320,7 +348,7 @@ def run(args) -> int:
             # a file written with exit 0 keeps its cap
             raise InputError(
                 f"{args.method}: its schedule is over the memory cap (peak per device "
-                f"{' '.join(str(x) for x in chosen.replay.peak)}); nothing written"
+                f"{' '.join(_act_text(x, args) for x in chosen.replay.peak)}); nothing written"
             )
         inputs = (args.costs_file,) if args.costs_file else ()
         if args.csv:
@@ -335,7 +363,9 @@ def run(args) -> int:
             out = reports
         print(json.dumps(out, indent=1))
     else:
-        _print_table(problem, reports, sys.stdout)
+        _print_table(problem, reports, sys.stdout, args)
+        if getattr(args, "time_note", ""):
+            print(args.time_note)
     return 0
 
 
@@ -378,22 +408,23 @@ def run_from_hlo(args) -> int:
             out["written"] = args.output
         print(json.dumps(out, indent=1))
     else:
-        print(format_hlo_report(report))
+        print(format_hlo_report(report, device=args.device))
         if args.output:
             print(f"wrote {args.output}: {report.read_back}")
     return 0
 
 
-def format_hlo_report(report: PipelineHloReport) -> str:
-    """Per loop body: the three orders' peak, time and exposed communication, then one row
-    per collective-permute (distance in instructions, 1 = back to back)."""
+def format_hlo_report(report: PipelineHloReport, device: str = "h100") -> str:
+    """Per loop body: the three orders' peak, time and exposed communication (times of the
+    ``device`` preset's model), then one row per collective-permute (distance in
+    instructions, 1 = back to back)."""
     lines = []
     for b in report.bodies:
         t = functools.partial(_time_text, unit=b.unit)
         trips = f"{b.trip_count} iterations" if b.trip_count is not None else "trip count unknown"
         lines.append(
             f"loop body {b.body} ({b.loop}, {trips}): {b.n_ops} ops, budget "
-            f"{format_bytes(b.budget)}"
+            f"{format_bytes(b.budget)}; times: {model_label(load_device(device).name, b.unit)}"
         )
         lines.append(
             f"  {'order':<12} {'peak':>11} {'time/iter':>11} {'exposed/iter':>13} "
@@ -461,6 +492,12 @@ def _run_methods(pr: PipelineProblem, args):
     best = None
     for name in methods:
         if name == "cp":
+            deadline = _deadline(args)
+            if deadline is not None and getattr(args, "solves_began", None) is None:
+                args.solves_began = time.perf_counter()  # the solves' share: said if short
+                args.time_note = short_time_text(
+                    deadline - args.solves_began, args.time_limit, "the solves"
+                )
             sch = solve(
                 pr,
                 time_limit=_solve_seconds(args),
@@ -471,6 +508,8 @@ def _run_methods(pr: PipelineProblem, args):
             signals.check()  # a signal cut the search: stop, with nothing written
             row = sch.summary()
             row["gap"] = round(sch.info.get("gap", 0.0), 6)
+            if getattr(args, "time_note", ""):
+                row["time_note"] = args.time_note
         else:
             why = baselines.applicable(pr, name)
             if why is not None:
@@ -490,23 +529,53 @@ def _run_methods(pr: PipelineProblem, args):
     return rows, best
 
 
-def _print_table(problem, reports, out) -> None:
-    hdr = f"{'method':<12} {'status':<18} {'makespan':>10} {'bubble':>8} {'bound':>10}  peak per device"
-    for rep in reports:
+def _act_text(x, args) -> str:
+    """Activation memory for a table: bytes in KiB/MiB/GiB where --act gave bytes, else
+    the count of microbatch activations (each stage's --act is 1 by default)."""
+    if getattr(args, "act_in_bytes", True):
+        return format_bytes(x)
+    return f"{x:g} act"
+
+
+def _print_table(problem, reports, out, args=None) -> None:
+    head = ("method", "status", "makespan (--costs units)", "bubble", "bound", "peak per device")
+
+    def cells(r) -> tuple[str, ...]:
+        peaks = ", ".join(_act_text(x, args) for x in r["peak_activation"])
+        if r.get("memory_cap"):
+            peaks += f" (cap {_act_text(r['memory_cap'][0], args)})"
+        return (
+            r["method"],
+            r["status"],
+            f"{r['makespan']:g}",
+            f"{100 * r['bubble_fraction']:.2f} %",
+            f"{r['bound']:g}",
+            peaks,
+        )
+
+    table = [
+        [None if r["status"] == "NOT_APPLICABLE" else cells(r) for r in rep["results"]]
+        for rep in reports
+    ]
+    shown = [head] + [c for rows in table for c in rows if c is not None]
+    widths = [max(len(c[k]) for c in shown) for k in range(len(head))]
+
+    def line(cs) -> str:
+        return "  ".join(
+            c.ljust(w) if k in (0, 1, 5) else c.rjust(w) for k, (c, w) in enumerate(zip(cs, widths))
+        ).rstrip()
+
+    for rep, rows in zip(reports, table):
         if rep["scenario"]:
             print("scenario " + ",".join(f"{k}={v}" for k, v in rep["scenario"].items()), file=out)
-        print(hdr, file=out)
-        for r in rep["results"]:
-            if r["status"] == "NOT_APPLICABLE":
-                print(f"{r['method']:<12} {'n/a':<18} {r['message']}", file=out)
-                continue
-            peaks = " ".join(str(x) for x in r["peak_activation"])
-            cap = f" (cap {r['memory_cap'][0]})" if r.get("memory_cap") else ""
-            print(
-                f"{r['method']:<12} {r['status']:<18} {r['makespan']:>10} "
-                f"{100 * r['bubble_fraction']:>7.2f}% {r['bound']:>10}  {peaks}{cap}",
-                file=out,
-            )
+        print(line(head), file=out)
+        for r, cs in zip(rep["results"], rows):
+            if cs is None:
+                print(f"{r['method']:<{widths[0]}}  {'n/a':<{widths[1]}}  {r['message']}", file=out)
+            else:
+                print(line(cs), file=out)
+    if args is not None and not getattr(args, "act_in_bytes", True):
+        print("peak: microbatch activations held at once (--act gives their bytes)", file=out)
 
 
 __all__ = ["add_parser", "run", "make_problem", "run_from_hlo", "format_hlo_report"]

@@ -27,6 +27,7 @@ import json
 
 from cpsched.pipeline.schedule import Action, PipelineSchedule
 from cpsched.writers import write_text
+from cpsched.writers.trace import trace_pid
 
 
 def torch_action(a: Action, split_backward: bool) -> str:
@@ -95,7 +96,8 @@ def from_torch_csv(text: str, split_backward: bool = True) -> list[list[Action]]
 def to_trace(schedule: PipelineSchedule) -> dict:
     pr = schedule.problem
     rep = schedule.replay or schedule.validate(check_memory=False)
-    pid = 1
+    # its own process id, so that traces of two schedules can be merged into one file
+    pid = trace_pid(f"pipeline p={pr.p} m={pr.m} v={pr.v}", "", schedule.method)
     ev: list[dict] = [
         {
             "ph": "M",

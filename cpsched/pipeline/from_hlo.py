@@ -40,10 +40,10 @@ from cpsched.analysis.validate import validate_schedule
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
+from cpsched.core.transforms import convert_sync_collectives
+from cpsched.core.units import format_bytes_exact
 from cpsched.cost.model import estimate, load_device
 from cpsched.cost.timeline import Timeline, simulate_timeline
-from cpsched.cp.overlap.solve import solve_overlap
-from cpsched.heuristics.common import convert_sync_collectives
 from cpsched.heuristics.lhs import lhs
 from cpsched.readers.hlo.convert import (
     HloConverter,
@@ -53,6 +53,7 @@ from cpsched.readers.hlo.convert import (
 )
 from cpsched.readers.hlo.parser import HloModule, parse_hlo_text
 from cpsched.readers.hlo.verify import verify_module
+from cpsched.strategies.overlap.method import solve_overlap
 from cpsched.writers.hlo import AsyncHlo, async_module_text, verify_async_module, write_hlo
 
 PERMUTES = ("collective-permute", "collective-permute-start")
@@ -211,7 +212,7 @@ def place_body(
     # the solver's claim is checked by the validator, byte for byte, like every schedule
     cps = make_schedule(g, cp.order, "cp-overlap", sc, status=cp.status)
     if int(cps.peak_bytes[0]) > cap:
-        raise InputError(f"{body}: no order within the budget of {cap} bytes")
+        raise InputError(f"{body}: no order within the budget of {format_bytes_exact(cap)}")
     tx, tl, tc = (_timeline(g, x.order, costs, sc) for x in (xla, lhs_s, cps))
     px, pl, pc = _pairs(tx), _pairs(tl), _pairs(tc)
     pairs = [
@@ -333,7 +334,8 @@ def write_placements(
             peaks = validate_schedule(g, g.original_order, static(), what="written loop body")
         if int(np.max(peaks)) > b.budget:
             raise ScheduleError(
-                f"{b.body}: the written body's peak {int(np.max(peaks))} B is over the budget"
+                f"{b.body}: the written body's peak {format_bytes_exact(np.max(peaks))} is over the budget "
+                f"{format_bytes_exact(b.budget)}"
             )
         n_pairs += len(b.pairs)
     verify_module(current)

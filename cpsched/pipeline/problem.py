@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from cpsched.core.errors import InputError
 from cpsched.core.symbolic import SymExpr
+from cpsched.core.units import BYTE_UNITS, parse_bytes
 
 KINDS = ("F", "B", "W")
 CAP_1F1B = "1f1b"
@@ -96,7 +97,7 @@ class PipelineProblem:
             t = tuple(
                 x
                 if isinstance(x, int)
-                else SymExpr.parse(x)
+                else _size_or_expr(x, k)
                 if isinstance(x, (str, SymExpr))
                 else _int(x, k)
                 for x in _tuple(getattr(self, k), n, k)
@@ -251,7 +252,27 @@ def _time(x, what: str) -> float:
     return t
 
 
+def _is_size(text: str) -> bool:
+    """``2GiB``, ``512 MB``, ``4096``: a number with a byte unit, or none."""
+    body = text.strip().rstrip("BbIiKkMmGgTt ")
+    unit = text.strip()[len(body) :].strip().lower()
+    try:
+        float(body.replace("_", ""))
+    except ValueError:
+        return False
+    return unit in BYTE_UNITS
+
+
+def _size_or_expr(x, what: str):
+    """Bytes (``2GiB``, ``4096``) as an int, else a size polynomial (``4*b*2048``)."""
+    if isinstance(x, str) and _is_size(x):
+        return _int(x, what)
+    return SymExpr.parse(x)
+
+
 def _int(x, what: str) -> int:
+    if isinstance(x, str) and _is_size(x) and x.strip().rstrip("0123456789.eE_+- ") != "":
+        return parse_bytes(x, what)  # a size with its unit: 2GiB, 512MB
     try:
         fx = float(x)
     except (TypeError, ValueError):

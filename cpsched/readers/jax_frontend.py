@@ -7,8 +7,10 @@ memory scheduler sees) with the HLO reader. ``stage="stablehlo"`` exports ``fn``
 arguments that are ``jax.ShapeDtypeStruct`` with ``jax.export.symbolic_shape``) the sizes
 are polynomials in the named dims.
 
-Parameters are named by the pytree paths of the arguments (``params['blocks'][0]['w1']``).
-jax is imported only when one of these functions is called.
+The optimized stage's graph is the one reading the ``--xla_dump_to`` file gives, names and
+all (a parameter's pytree path, ``params['blocks'][0]['w1']``, is its ``op_name``
+attribute); ``from_jax_program`` also returns the parsed module, which writing a scheduled
+module needs. jax is imported only when one of these functions is called.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cpsched.core.errors import InputError
-from cpsched.readers.hlo.convert import read_hlo_text
+from cpsched.readers.hlo.convert import HloConverter
+from cpsched.readers.hlo.parser import gc_paused, parse_hlo_text
 from cpsched.readers.stablehlo import read_stablehlo_text
 
 STAGES = ("optimized", "stablehlo")
@@ -114,29 +117,6 @@ def stablehlo_text(
     return jax.export.export(jitted)(*args).mlir_module()
 
 
-def _name_parameters_by_path(g):
-    """HLO parameters carry their pytree path as ``op_name`` metadata: use it as the name."""
-    names = list(g.op_names)
-    taken = set(names)
-    changed = False
-    for i in range(g.n_ops):
-        if g.opcodes[i] != "parameter":
-            continue
-        path = g.attrs(i).get("op_name")
-        if path and path not in taken:
-            taken.discard(names[i])
-            taken.add(path)
-            names[i] = path
-            changed = True
-    if not changed:
-        return g
-    bnames = tuple(
-        names[int(d)] if g.buffer_names[j] == g.op_names[int(d)] else g.buffer_names[j]
-        for j, d in enumerate(g.buffer_def)
-    )
-    return g.with_(op_names=tuple(names), buffer_names=bnames)
-
-
 def from_jax(
     fn,
     *example_args,
@@ -146,7 +126,29 @@ def from_jax(
     name: str | None = None,
     **jit_kwargs,
 ):
-    """The ``Graph`` of ``fn`` at ``example_args`` (arrays or ``jax.ShapeDtypeStruct``).
+    """The ``Graph`` of ``fn`` at ``example_args`` (``from_jax_program`` without the module)."""
+    return from_jax_program(
+        fn,
+        *example_args,
+        dims=dims,
+        stage=stage,
+        constraints=constraints,
+        name=name,
+        **jit_kwargs,
+    )[0]
+
+
+def from_jax_program(
+    fn,
+    *example_args,
+    dims: Mapping[Any, str] | None = None,
+    stage: str = "optimized",
+    constraints: Sequence[str] = (),
+    name: str | None = None,
+    **jit_kwargs,
+):
+    """``(graph, module)`` of ``fn`` at ``example_args`` (arrays or ``jax.ShapeDtypeStruct``);
+    ``module`` is the parsed HLO module of the optimized stage, else None.
 
     - ``stage="optimized"`` (default): XLA's optimized HLO, read by the HLO reader; the
       graph has the module's own schedule as ``original_order``.
@@ -159,12 +161,14 @@ def from_jax(
     """
     if stage not in STAGES:
         raise InputError(f"stage must be one of {', '.join(STAGES)}, not {stage!r}")
+    module = None
     if stage == "optimized":
         if dims:
             raise InputError("dims need stage='stablehlo' (XLA compiles concrete shapes)")
-        g = _name_parameters_by_path(
-            read_hlo_text(optimized_hlo_text(fn, *example_args, **jit_kwargs))
-        )
+        text = optimized_hlo_text(fn, *example_args, **jit_kwargs)
+        with gc_paused():
+            module = parse_hlo_text(text)
+            g = HloConverter(module).graph(None)
     else:
         g = read_stablehlo_text(
             stablehlo_text(fn, *example_args, dims=dims, constraints=constraints, **jit_kwargs)
@@ -174,7 +178,7 @@ def from_jax(
     )
     if name:
         g = g.with_(name=name)
-    return g
+    return g, module
 
 
-__all__ = ["from_jax", "optimized_hlo_text", "stablehlo_text", "STAGES"]
+__all__ = ["from_jax", "from_jax_program", "optimized_hlo_text", "stablehlo_text", "STAGES"]

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from cpsched.core.errors import InputError
+from cpsched.readers.files import short_path
 from cpsched.readers.torch_graph import (
     FORMAT,
     VERSION,
@@ -51,16 +52,6 @@ def _torch():
 # -- source lines without machine paths ---------------------------------------------------
 
 _FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)')
-
-
-def short_path(path: str) -> str:
-    """A file name without the machine's folders: from the installed package's name on
-    (``torchvision/models/resnet.py``), else the file's base name."""
-    parts = path.replace("\\", "/").split("/")
-    for marker in ("site-packages", "dist-packages"):
-        if marker in parts:
-            return "/".join(parts[parts.index(marker) + 1 :])
-    return parts[-1]
 
 
 def source_line(stack_trace: str | None) -> str | None:

@@ -14,6 +14,7 @@ from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, pick_bucket
 from cpsched.core.symbolic import SymExpr
+from cpsched.core.units import format_bytes_exact
 from cpsched.remat.events import COMPUTE, FREE, PREFETCH, Event
 from cpsched.remat.replay import check_plan, replay
 from cpsched.remat.result import RematResult
@@ -278,6 +279,6 @@ def pick_plan(
         if sim != int(r.peak[0]) or sim > bud:
             raise ScheduleError(
                 f"plan of bucket {sc.names[k]} at {dict(values)}: the simulator "
-                f"finds {sim} B, the replay {int(r.peak[0])} B, budget {bud} B"
+                f"finds {format_bytes_exact(sim)}, the replay {format_bytes_exact(r.peak[0])}, budget {format_bytes_exact(bud)}"
             )
     return Pick(sc.names[k], k, tuple(result.events[k]), int(r.peak[0]), bud)

@@ -3,52 +3,37 @@ run exactly once; in-place writers fence their inputs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
+from cpsched.core import opcodes
 from cpsched.core.graph import Graph, OpKind
 
 # Ops that must run exactly once (side effects, communication, host interaction).
 _NEVER_CLONE = frozenset(
     {
+        *opcodes.COLLECTIVES,
+        *opcodes.ASYNC_STARTS,
+        *opcodes.ASYNC_DONES,
+        *opcodes.SEND_RECV,
+        *opcodes.CONTROL_FLOW,
+        "async-update",
         "rng",
         "rng-bit-generator",
         "rng-get-and-update-state",
         "custom-call",
         "infeed",
         "outfeed",
-        "send",
-        "send-done",
-        "recv",
-        "recv-done",
-        "all-reduce",
-        "all-gather",
-        "reduce-scatter",
-        "all-to-all",
-        "collective-permute",
-        "collective-broadcast",
-        "all-reduce-start",
-        "all-reduce-done",
-        "all-gather-start",
-        "all-gather-done",
-        "collective-permute-start",
-        "collective-permute-done",
-        "copy-start",
-        "copy-done",
         "parameter",
         "constant",
-        "while",
-        "conditional",
-        "call",
         "after-all",
         "partition-id",
         "replica-id",
         "optimization-barrier",
         "opt-barrier",
-        "async-start",
-        "async-update",
-        "async-done",
     }
-)
+) - {"ragged-all-to-all"}
 
 
 def inplace_writers(graph: Graph) -> list[list[int]]:
@@ -108,3 +93,47 @@ def evictable_buffers(graph: Graph) -> np.ndarray:
         ):
             ok[b] = False
     return ok
+
+
+def eviction_windows(
+    graph: Graph,
+    order: Sequence[int],
+    hot: np.ndarray,
+    dur: np.ndarray,
+    tau: np.ndarray | None,
+    window: int = 6,
+) -> dict[int, tuple[int, int, list[int], list[int]]]:
+    """Per evictable buffer, its longest gap between touches that spans a ``hot`` step:
+    ``(a, c, free_steps, prefetch_steps)``: last touch ``a`` before the gap, next read ``c``,
+    the main steps before which the device copy can be freed (its copy-out, issued before
+    step ``a+1``, is done by then at the main ops' pace) and those before which the copy-in
+    can be issued (up to ``window`` steps around the latest one that still hides it, plus
+    ``c`` itself). Times are the main ops' (slowest scenario), clones and stalls left out."""
+    n = graph.n_ops
+    pos = np.empty(n, dtype=np.int64)
+    pos[np.asarray(order)] = np.arange(n)
+    cum_hot = np.concatenate([[0], np.cumsum(hot)])
+    T = np.concatenate([[0.0], np.cumsum(dur[:, order].max(axis=0))])
+    out: dict[int, tuple[int, int, list[int], list[int]]] = {}
+    for b in map(int, np.flatnonzero(evictable_buffers(graph))):
+        v = int(graph.buffer_def[b])
+        seq = [int(pos[v])] + sorted(int(pos[u]) for u in graph.buffer_users(b))
+        best = None
+        for a, c in zip(seq, seq[1:]):
+            if c - a >= 2 and cum_hot[c] - cum_hot[a + 1] > 0:
+                span = T[c] - T[a + 1]
+                if best is None or span > best[0]:
+                    best = (span, a, c)
+        if best is None:
+            continue
+        _, a, c = best
+        t = float(tau[b]) if tau is not None else 0.0
+        r_min = int(np.searchsorted(T, T[a + 1] + t, side="left"))
+        if r_min >= c:
+            continue
+        rdom = list(range(r_min, min(c, r_min + window) + 1))
+        g_h = int(np.searchsorted(T, T[c] - t, side="right")) - 1
+        lo = max(r_min, g_h - window)
+        gdom = sorted(set(range(lo, min(c, max(g_h, lo)) + 1)) | {c})
+        out[b] = (a, c, rdom, gdom)
+    return out

@@ -11,6 +11,7 @@ import numpy as np
 from cpsched.core.errors import ScheduleError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios, parse_budget, static
+from cpsched.core.units import format_bytes_exact
 from cpsched.remat.events import COMPUTE, EVICT, FREE, PREFETCH, Event
 from cpsched.remat.policy import recomputable_ops
 
@@ -174,8 +175,8 @@ def replay(
         for s in range(n_s):
             if peak[s] > bud[s]:
                 err(
-                    f"scenario {sc.names[s]}: peak {int(peak[s])} B exceeds the budget "
-                    f"{int(bud[s])} B at event {int(peak_event[s])}"
+                    f"scenario {sc.names[s]}: peak {format_bytes_exact(peak[s])} exceeds the budget "
+                    f"{format_bytes_exact(bud[s])} at event {int(peak_event[s])}"
                 )
     return Replay(
         peak, peak_event, tuple(errors), int((computed > 0).sum()) + n_re, n_re, n_ev, last_touch_ok

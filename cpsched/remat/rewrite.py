@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cpsched.core.graph import Graph, GraphBuilder, OpKind
+from cpsched.core.transforms import op_costs
 from cpsched.remat.events import COMPUTE, EVICT, FREE, PREFETCH, Event
 
 
@@ -74,9 +75,7 @@ def plan_to_graph(
                 OpKind(int(graph.kinds[x])),
                 operands=operand_ops,
                 control_preds=ctrl,
-                flops=graph.flops[x],
-                bytes_accessed=graph.bytes_accessed[x],
-                transient=graph.transient[x],
+                **op_costs(graph, x),
                 attrs=attrs,
             )
             if not again and x in graph.collectives:

@@ -15,7 +15,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from cpsched.core.units import format_seconds
+from cpsched.core.units import format_bytes, format_seconds
 from cpsched.plot import COLORS
 from cpsched.sweep.table import ERROR
 from cpsched.writers import write_bytes
@@ -124,7 +124,7 @@ def summary_markdown(
         "",
         "## Graph x method",
         "",
-        "Bold: the least peak found on that graph. Peaks in the graph's own units (bytes).",
+        "Bold: the least peak found on that graph.",
         "",
         "| graph | ops | method | setting | solves | failed | median peak | best peak | "
         "median wall | statuses |",
@@ -138,7 +138,7 @@ def summary_markdown(
         walls = [w for w in (_float(r["wall_s"]) for r in rs) if w is not None]
         failed = sum(r["status"] == ERROR for r in rs)
         top = min(peaks) if peaks else None
-        top_text = "-" if top is None else f"{top:,}"
+        top_text = "-" if top is None else format_bytes(top)
         if top is not None and top == best.get(g) and "budget" not in rs[0]["options"]:
             top_text = f"**{top_text}**"
         errors = {r["error"] for r in rs if r["status"] == ERROR}
@@ -150,7 +150,7 @@ def summary_markdown(
         ops = next((r["n_ops"] for r in rs if r["n_ops"]), "")
         out.append(
             f"| {g} | {ops} | {m} | {s} | {len(rs)} | {failed} | "
-            f"{f'{int(statistics.median(peaks)):,}' if peaks else '-'} | {top_text} | "
+            f"{format_bytes(statistics.median(peaks)) if peaks else '-'} | {top_text} | "
             f"{format_seconds(statistics.median(walls)) if walls else '-'} | {status_text} |"
         )
     return "\n".join(out) + "\n"
@@ -175,7 +175,7 @@ def plot_sweep(rows: Sequence[Mapping[str, str]], path: str, title: str, inputs=
     fig, axes = plt.subplots(1, 2, figsize=(max(8.0, 1.2 * len(methods) + 4), 4.5))
     for ax, data, label in (
         (axes[0], ratios, "peak / best peak on the graph"),
-        (axes[1], walls, "wall time per solve (s)"),
+        (axes[1], walls, "wall time per solve (s, this machine)"),
     ):
         shown = [(m, d) for m, d in zip(methods, data) if d]
         if shown:
@@ -189,7 +189,12 @@ def plot_sweep(rows: Sequence[Mapping[str, str]], path: str, title: str, inputs=
         ax.grid(axis="y", alpha=0.3)
     if any(walls):
         axes[1].set_yscale("log")
-    fig.suptitle(title)
+    graphs = len({r["graph"] for r in rows})
+    fig.suptitle(
+        f"{title}: {len(rows)} solves of {graphs} graph{'s' if graphs != 1 else ''}, "
+        f"{len(methods)} methods",
+        fontsize=10,
+    )
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)

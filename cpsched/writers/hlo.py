@@ -24,6 +24,7 @@ from cpsched.analysis.memory import peak
 from cpsched.analysis.validate import validate_schedule
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Graph, OpKind
+from cpsched.core.units import format_bytes_exact
 from cpsched.readers.hlo.convert import HloConverter, _follow, module_graphs, scheduled_computations
 from cpsched.readers.hlo.parser import (
     HloComputation,
@@ -429,6 +430,232 @@ class RematHlo:
     helpers: list[str] = field(default_factory=list)  # added get-tuple-element / bitcast
 
 
+class _RematRewriter:
+    """``remat_module_text``'s walk over a plan's events: where each buffer's value lives
+    now (the original instruction, a clone, a prefetched copy), the lines written so far,
+    and the order they go in."""
+
+    def __init__(self, module: HloModule, comp: HloComputation, graph: Graph):
+        self.module, self.comp, self.graph = module, comp, graph
+        self.fresh = fresh_names(module)
+        self.pct = "%" if module.text.startswith("%", comp.instructions[0].name_offset) else ""
+        self.bindex = {n: j for j, n in enumerate(graph.buffer_names)}
+        # where each buffer's original value lives: (instruction, shape index)
+        self.orig: dict[int, tuple[str, tuple[int, ...]]] = {}
+        for ins in comp.instructions:
+            if ins.shape is None:
+                continue
+            if not ins.shape.is_tuple:
+                b = self.bindex.get(ins.name)
+                if b is not None and graph.op_names[int(graph.buffer_def[b])] == ins.name:
+                    self.orig[b] = (ins.name, ())
+                continue
+            for idx, _sub in ins.shape.subshapes():
+                b = self.bindex.get(ins.name + "{" + ",".join(map(str, idx)) + "}")
+                if b is not None and graph.op_names[int(graph.buffer_def[b])] == ins.name:
+                    self.orig[b] = (ins.name, idx)
+        self.value_cache: dict[str, int | None] = {}
+        self.result = RematHlo("", comp.name)
+        self.order: list[str] = []
+        self.after: dict[str, list[str]] = {}  # helpers placed right after an instruction
+        self.extra: list[str] = []
+        self.replace: dict[str, str] = {}
+        self.new_comps: list[str] = []
+        # rerouted buffer -> (producer, index)
+        self.cur: dict[int, tuple[str, tuple[int, ...]]] = {}
+        self.handles: dict[tuple[str, tuple[int, ...]], str] = {}
+        self.producer_shape: dict[str, Shape | None] = {}
+        self.host_of: dict[int, str] = {}  # buffer -> copy-done holding its host copy
+        self.pending_out: dict[int, tuple[str, str]] = {}  # buffer -> (done name, done text)
+        self.pending_in: dict[int, tuple[str, str]] = {}
+        self.n_done = np.zeros(graph.n_ops, dtype=bool)
+
+    def ref(self, n: str) -> str:
+        """A name in a new line, written as the computation writes its names."""
+        return self.pct + n
+
+    def value_buffer(self, name: str) -> int | None:
+        """The buffer holding instruction ``name``'s whole value, if it is one buffer."""
+        if name not in self.value_cache:
+            comp = self.comp
+            src, idx = _follow(comp, comp.index[name], ())
+            b = None
+            if src.shape is not None:
+                sub = src.shape.subshape(idx)
+                key = (
+                    src.name
+                    if not idx and not sub.is_tuple and not src.shape.is_tuple
+                    else src.name + "{" + ",".join(map(str, idx)) + "}"
+                )
+                b = self.bindex.get(key)
+                if b is not None and self.orig.get(b) != (src.name, idx):
+                    b = None
+            self.value_cache[name] = b
+        return self.value_cache[name]
+
+    def shape_of(self, b: int) -> Shape:
+        src, idx = self.orig[b]
+        shape = self.comp.index[src].shape
+        assert shape is not None  # a buffer is defined by an instruction with a shape
+        return shape.subshape(idx)
+
+    def handle(self, producer: str, idx: tuple[int, ...]) -> str:
+        """An instruction whose whole value is ``producer``'s element ``idx``."""
+        if not idx:
+            return producer
+        key = (producer, idx)
+        if key not in self.handles:
+            parent = self.handle(producer, idx[:-1])
+            pshape = self.producer_shape.get(producer) or self.comp.index[producer].shape
+            assert pshape is not None  # it has elements: a tuple shape
+            sub = pshape.subshape(idx)
+            name = self.fresh(f"{producer}.gte{'.'.join(map(str, idx))}")
+            self.extra.append(
+                f"{self.ref(name)} = {sub} get-tuple-element({self.ref(parent)}), index={idx[-1]}"
+            )
+            self.after.setdefault(parent, []).append(name)
+            self.result.helpers.append(name)
+            self.handles[key] = name
+        return self.handles[key]
+
+    def emit_done(self, pending: dict[int, tuple[str, str]], b: int) -> None:
+        name, line = pending.pop(b)
+        self.extra.append(line)
+        self.order.append(name)
+
+    def routed_text(self, x: int, name: str | None) -> str | None:
+        """The text of op ``x`` reading the newest copies (None: unchanged)."""
+        module, comp, ref, cur = self.module, self.comp, self.ref, self.cur
+        ins = comp.index[self.graph.op_names[x]]
+        ops: dict[int, str] = {}
+        for k, o in enumerate(ins.operands):
+            b = self.value_buffer(o)
+            if b is None or b not in cur:
+                continue
+            h = self.handle(*cur[b])
+            oshape = comp.index[o].shape
+            if oshape is not None and str(oshape) != str(self.shape_of(b)):
+                if oshape.is_tuple:
+                    continue  # read through a tuple: left to the check
+                cast = self.fresh(f"{h}.bitcast")
+                self.extra.append(f"{ref(cast)} = {oshape} bitcast({ref(h)})")
+                self.order.append(cast)
+                self.result.helpers.append(cast)
+                h = cast
+            ops[k] = h
+        attrs: dict[str, str] = {}
+        if name is not None and ins.opcode == "fusion" and "calls" in ins.attrs:
+            callee = module.by_name.get(ins.attrs["calls"].lstrip("%"))
+            if callee is not None:
+                new = self.fresh(f"{callee.name}.remat")
+                self.new_comps.append(_clone_computation(module, callee, new, self.fresh))
+                attrs["calls"] = ("%" if ins.attrs["calls"].startswith("%") else "") + new
+        if name is None and not ops:
+            # a get-tuple-element / bitcast whose value now lives elsewhere
+            b = self.value_buffer(ins.name)
+            if (
+                b is not None
+                and b in cur
+                and ins.opcode in ("get-tuple-element", "bitcast")
+                and ins.shape is not None
+            ):
+                return f"{ref(ins.name)} = {ins.shape} bitcast({ref(self.handle(*cur[b]))})"
+            return None
+        return _instruction_text(module, ins, name, ops, attrs)
+
+    def compute(self, x: int) -> None:
+        """Op ``x`` runs: the first time in place, later as a clone."""
+        graph = self.graph
+        for b in graph.uses(x):
+            if int(b) in self.pending_in:
+                self.emit_done(self.pending_in, int(b))
+        opname = graph.op_names[x]
+        if not self.n_done[x]:
+            self.n_done[x] = True
+            new = self.routed_text(x, None)
+            if new is not None:
+                self.replace[opname] = new
+            self.order.append(opname)
+            for b in graph.defines(x):
+                self.cur.pop(int(b), None)
+            return
+        if int(graph.kinds[x]) != OpKind.COMPUTE:
+            raise InputError(f"the plan computes {opname!r} twice, which cannot be cloned")
+        clone = self.fresh(f"{opname}.remat")
+        line = self.routed_text(x, clone)
+        assert line is not None  # given a name, routed_text always writes the op
+        self.extra.append(line)
+        self.order.append(clone)
+        self.result.clones[clone] = opname
+        self.producer_shape[clone] = self.comp.index[opname].shape
+        for b in graph.defines(x):
+            b = int(b)
+            if b in self.orig:
+                self.cur[b] = (clone, self.orig[b][1])
+
+    def evict(self, x: int) -> None:
+        """Buffer ``x`` goes to the host: a copy-start now, its done where the plan frees it."""
+        graph, cur, orig, ref = self.graph, self.cur, self.orig, self.ref
+        src = self.handle(*cur[x]) if x in cur else self.handle(*orig[x]) if x in orig else None
+        if src is None:
+            raise InputError(f"cannot evict {graph.buffer_names[x]!r}: no instruction holds it")
+        sh = self.shape_of(x)
+        base = self.fresh(f"{graph.buffer_names[x]}.evict")
+        start, done = self.fresh(base + ".start"), self.fresh(base + ".done")
+        hs = host_shape_text(sh)
+        self.extra.append(f"{ref(start)} = ({hs}, {sh}, u32[]) copy-start({ref(src)})")
+        self.order.append(start)
+        self.pending_out[x] = (done, f"{ref(done)} = {hs} copy-done({ref(start)})")
+        self.host_of[x] = done
+        self.result.evictions.append((graph.buffer_names[x], start, done))
+
+    def free(self, x: int) -> None:
+        if x in self.pending_out:
+            self.emit_done(self.pending_out, x)
+        if x in self.pending_in:
+            self.emit_done(self.pending_in, x)
+
+    def prefetch(self, x: int) -> None:
+        """Buffer ``x`` comes back from the host; its done goes before its first reader."""
+        graph, ref = self.graph, self.ref
+        if x not in self.host_of or x in self.pending_out:
+            raise InputError(
+                f"the plan prefetches {graph.buffer_names[x]!r} before its copy to the host is done"
+            )
+        sh = self.shape_of(x)
+        base = self.fresh(f"{graph.buffer_names[x]}.prefetch")
+        start, done = self.fresh(base + ".start"), self.fresh(base + ".done")
+        self.extra.append(
+            f"{ref(start)} = ({sh}, {host_shape_text(sh)}, u32[]) "
+            f"copy-start({ref(self.host_of[x])})"
+        )
+        self.order.append(start)
+        self.pending_in[x] = (done, f"{ref(done)} = {sh} copy-done({ref(start)})")
+        self.producer_shape[done] = sh
+        self.cur[x] = (done, ())
+        self.result.prefetches.append((graph.buffer_names[x], start, done))
+
+    def sequence(self) -> list[str]:
+        """The computation's new order, once every event is played: the copies still in
+        flight done, each helper right after the instruction it reads."""
+        for pend in (self.pending_out, self.pending_in):
+            for b in list(pend):
+                self.emit_done(pend, b)
+        missing = [n for k, n in enumerate(self.graph.op_names) if not self.n_done[k]]
+        if missing:
+            raise InputError(f"the plan never computes {missing[0]!r}")
+        full: list[str] = []
+
+        def place(name: str) -> None:
+            full.append(name)
+            for h in self.after.get(name, ()):
+                place(h)
+
+        for name in self.order:
+            place(name)
+        return full
+
+
 def remat_module_text(
     module: HloModule,
     graph: Graph,
@@ -453,214 +680,18 @@ def remat_module_text(
     """
 
     comp = _computation(module, computation or graph.name)
-    text = module.text
     if len(graph.op_names) != len(comp.instructions) or set(graph.op_names) != set(comp.index):
         raise InputError(
             f"the graph {graph.name!r} was not read from computation {comp.name!r} of this module"
         )
-    fresh = fresh_names(module)
-
-    pct = "%" if text.startswith("%", comp.instructions[0].name_offset) else ""
-
-    def ref(n: str) -> str:  # names in new lines written as the computation writes them
-        return pct + n
-
-    bindex = {n: j for j, n in enumerate(graph.buffer_names)}
-    # where each buffer's original value lives: (instruction, shape index)
-    orig: dict[int, tuple[str, tuple[int, ...]]] = {}
-    for ins in comp.instructions:
-        if ins.shape is None:
-            continue
-        if not ins.shape.is_tuple:
-            b = bindex.get(ins.name)
-            if b is not None and graph.op_names[int(graph.buffer_def[b])] == ins.name:
-                orig[b] = (ins.name, ())
-            continue
-        for idx, _sub in ins.shape.subshapes():
-            b = bindex.get(ins.name + "{" + ",".join(map(str, idx)) + "}")
-            if b is not None and graph.op_names[int(graph.buffer_def[b])] == ins.name:
-                orig[b] = (ins.name, idx)
-    value_cache: dict[str, int | None] = {}
-
-    def value_buffer(name: str) -> int | None:
-        """The buffer holding instruction ``name``'s whole value, if it is one buffer."""
-        if name not in value_cache:
-            src, idx = _follow(comp, comp.index[name], ())
-            b = None
-            if src.shape is not None:
-                sub = src.shape.subshape(idx)
-                key = (
-                    src.name
-                    if not idx and not sub.is_tuple and not src.shape.is_tuple
-                    else src.name + "{" + ",".join(map(str, idx)) + "}"
-                )
-                b = bindex.get(key)
-                if b is not None and orig.get(b) != (src.name, idx):
-                    b = None
-            value_cache[name] = b
-        return value_cache[name]
-
-    def shape_of(b: int) -> Shape:
-        src, idx = orig[b]
-        shape = comp.index[src].shape
-        assert shape is not None  # a buffer is defined by an instruction with a shape
-        return shape.subshape(idx)
-
-    result = RematHlo("", comp.name)
-    order: list[str] = []
-    after: dict[str, list[str]] = {}  # helpers placed right after an instruction
-    extra: list[str] = []
-    replace: dict[str, str] = {}
-    new_comps: list[str] = []
-    cur: dict[int, tuple[str, tuple[int, ...]]] = {}  # rerouted buffer -> (producer, index)
-    handles: dict[tuple[str, tuple[int, ...]], str] = {}
-    producer_shape: dict[str, Shape | None] = {}
-    host_of: dict[int, str] = {}  # buffer -> copy-done holding its host copy
-    pending_out: dict[int, tuple[str, str]] = {}  # buffer -> (done name, done text)
-    pending_in: dict[int, tuple[str, str]] = {}
-    n_done = np.zeros(graph.n_ops, dtype=bool)
-
-    def handle(producer: str, idx: tuple[int, ...]) -> str:
-        """An instruction whose whole value is ``producer``'s element ``idx``."""
-        if not idx:
-            return producer
-        key = (producer, idx)
-        if key not in handles:
-            parent = handle(producer, idx[:-1])
-            pshape = producer_shape.get(producer) or comp.index[producer].shape
-            assert pshape is not None  # it has elements: a tuple shape
-            sub = pshape.subshape(idx)
-            name = fresh(f"{producer}.gte{'.'.join(map(str, idx))}")
-            extra.append(f"{ref(name)} = {sub} get-tuple-element({ref(parent)}), index={idx[-1]}")
-            after.setdefault(parent, []).append(name)
-            result.helpers.append(name)
-            handles[key] = name
-        return handles[key]
-
-    def emit_done(pending: dict[int, tuple[str, str]], b: int) -> None:
-        name, line = pending.pop(b)
-        extra.append(line)
-        order.append(name)
-
-    def routed_text(x: int, name: str | None) -> str | None:
-        """The text of op ``x`` reading the newest copies (None: unchanged)."""
-        ins = comp.index[graph.op_names[x]]
-        ops: dict[int, str] = {}
-        for k, o in enumerate(ins.operands):
-            b = value_buffer(o)
-            if b is None or b not in cur:
-                continue
-            h = handle(*cur[b])
-            oshape = comp.index[o].shape
-            if oshape is not None and str(oshape) != str(shape_of(b)):
-                if oshape.is_tuple:
-                    continue  # read through a tuple: left to the check
-                cast = fresh(f"{h}.bitcast")
-                extra.append(f"{ref(cast)} = {oshape} bitcast({ref(h)})")
-                order.append(cast)
-                result.helpers.append(cast)
-                h = cast
-            ops[k] = h
-        attrs: dict[str, str] = {}
-        if name is not None and ins.opcode == "fusion" and "calls" in ins.attrs:
-            callee = module.by_name.get(ins.attrs["calls"].lstrip("%"))
-            if callee is not None:
-                new = fresh(f"{callee.name}.remat")
-                new_comps.append(_clone_computation(module, callee, new, fresh))
-                attrs["calls"] = ("%" if ins.attrs["calls"].startswith("%") else "") + new
-        if name is None and not ops:
-            # a get-tuple-element / bitcast whose value now lives elsewhere
-            b = value_buffer(ins.name)
-            if (
-                b is not None
-                and b in cur
-                and ins.opcode in ("get-tuple-element", "bitcast")
-                and ins.shape is not None
-            ):
-                return f"{ref(ins.name)} = {ins.shape} bitcast({ref(handle(*cur[b]))})"
-            return None
-        return _instruction_text(module, ins, name, ops, attrs)
-
+    rw = _RematRewriter(module, comp, graph)
+    steps = {COMPUTE: rw.compute, EVICT: rw.evict, FREE: rw.free, PREFETCH: rw.prefetch}
     for code, x in events:
-        code, x = int(code), int(x)
-        if code == COMPUTE:
-            for b in graph.uses(x):
-                if int(b) in pending_in:
-                    emit_done(pending_in, int(b))
-            opname = graph.op_names[x]
-            if not n_done[x]:
-                n_done[x] = True
-                new = routed_text(x, None)
-                if new is not None:
-                    replace[opname] = new
-                order.append(opname)
-                for b in graph.defines(x):
-                    cur.pop(int(b), None)
-                continue
-            if int(graph.kinds[x]) != OpKind.COMPUTE:
-                raise InputError(f"the plan computes {opname!r} twice, which cannot be cloned")
-            clone = fresh(f"{opname}.remat")
-            line = routed_text(x, clone)
-            assert line is not None  # given a name, routed_text always writes the op
-            extra.append(line)
-            order.append(clone)
-            result.clones[clone] = opname
-            producer_shape[clone] = comp.index[opname].shape
-            for b in graph.defines(x):
-                b = int(b)
-                if b in orig:
-                    cur[b] = (clone, orig[b][1])
-        elif code == EVICT:
-            src = handle(*cur[x]) if x in cur else handle(*orig[x]) if x in orig else None
-            if src is None:
-                raise InputError(f"cannot evict {graph.buffer_names[x]!r}: no instruction holds it")
-            sh = shape_of(x)
-            base = fresh(f"{graph.buffer_names[x]}.evict")
-            start, done = fresh(base + ".start"), fresh(base + ".done")
-            hs = host_shape_text(sh)
-            extra.append(f"{ref(start)} = ({hs}, {sh}, u32[]) copy-start({ref(src)})")
-            order.append(start)
-            pending_out[x] = (done, f"{ref(done)} = {hs} copy-done({ref(start)})")
-            host_of[x] = done
-            result.evictions.append((graph.buffer_names[x], start, done))
-        elif code == FREE:
-            if x in pending_out:
-                emit_done(pending_out, x)
-            if x in pending_in:
-                emit_done(pending_in, x)
-        elif code == PREFETCH:
-            if x not in host_of or x in pending_out:
-                raise InputError(
-                    f"the plan prefetches {graph.buffer_names[x]!r} before its "
-                    "copy to the host is done"
-                )
-            sh = shape_of(x)
-            base = fresh(f"{graph.buffer_names[x]}.prefetch")
-            start, done = fresh(base + ".start"), fresh(base + ".done")
-            extra.append(
-                f"{ref(start)} = ({sh}, {host_shape_text(sh)}, u32[]) copy-start({ref(host_of[x])})"
-            )
-            order.append(start)
-            pending_in[x] = (done, f"{ref(done)} = {sh} copy-done({ref(start)})")
-            producer_shape[done] = sh
-            cur[x] = (done, ())
-            result.prefetches.append((graph.buffer_names[x], start, done))
-    for pend in (pending_out, pending_in):
-        for b in list(pend):
-            emit_done(pend, b)
-    missing = [n for k, n in enumerate(graph.op_names) if not n_done[k]]
-    if missing:
-        raise InputError(f"the plan never computes {missing[0]!r}")
-
-    full: list[str] = []
-
-    def place(name: str) -> None:
-        full.append(name)
-        for h in after.get(name, ()):
-            place(h)
-
-    for name in order:
-        place(name)
+        step = steps.get(int(code))
+        if step is not None:
+            step(int(x))
+    full = rw.sequence()
+    extra, replace, new_comps, result = rw.extra, rw.replace, rw.new_comps, rw.result
     out = write_hlo(
         module,
         {comp.name: full},
@@ -708,14 +739,14 @@ def verify_remat_module(
             raise ScheduleError(f"written remat module: {start!r} does not copy to host memory")
     if peak > int(budget):
         why = (
-            f"the plan itself needs {int(plan_peak)} B"
+            f"the plan itself needs {format_bytes_exact(plan_peak)}"
             if plan_peak is not None and int(plan_peak) > int(budget)
             else "it counts each copy-start's tuple table and context (28 B while in flight), "
             "which the plan does not"
         )
         raise ScheduleError(
-            f"the written module's simulated peak {peak} B exceeds the budget "
-            f"{int(budget)} B ({why})"
+            f"the written module's simulated peak {format_bytes_exact(peak)} exceeds the budget "
+            f"{format_bytes_exact(budget)} ({why})"
         )
     return g, peak
 

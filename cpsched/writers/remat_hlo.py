@@ -19,8 +19,9 @@ from cpsched.analysis.memory import simulate
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import Scenarios
+from cpsched.core.units import format_bytes_exact
 from cpsched.readers.hlo.convert import module_graphs, read_hlo_module
-from cpsched.readers.hlo.parser import parse_hlo_text
+from cpsched.readers.hlo.parser import HloModule, parse_hlo_text
 from cpsched.remat.events import COMPUTE, FREE
 from cpsched.remat.plan import RematResult
 from cpsched.writers import check_target, write_json, write_text
@@ -122,7 +123,7 @@ def async_remat_module_text(
     back, peaks = verify_async_module(w2.text, w2, scenarios)
     if int(peaks[0]) > int(budget):
         raise ScheduleError(
-            f"the written module peaks at {int(peaks[0])} B, above the budget {int(budget)} B"
+            f"the written module peaks at {format_bytes_exact(peaks[0])}, above the budget {format_bytes_exact(budget)}"
         )
     info = {
         "clones": dict(w1.clones),
@@ -135,7 +136,7 @@ def async_remat_module_text(
 
 
 def write_remat_hlo(
-    source: str,
+    source: str | HloModule,
     output: str,
     graph: Graph,
     scenarios: Scenarios,
@@ -145,17 +146,18 @@ def write_remat_hlo(
     inputs: tuple[str, ...] = (),
     convert: Callable[[Graph], Graph] | None = None,
 ) -> tuple[list[str], dict[str, dict[str, Any]]]:
-    """Write the plan's module(s) and ``data`` (the plan JSON, which gains ``hlo_module``).
+    """Write the plan's module(s) and ``data`` (the plan JSON, which gains ``hlo_module``);
+    ``source``: the HLO file the graph was read from, or its parsed module.
     ``convert``: the graph's collectives were split by it (``--async-collectives``): write
     them as async pairs too (``async_remat_module_text``).
 
     Returns the paths written (the main module first, the plan JSON last) and, per bucket,
     what went into its module (clones, evictions, prefetches, the peak read back)."""
-    module = read_hlo_module(source)
+    module = read_hlo_module(source) if isinstance(source, str) else source
     sc = scenarios
     last = len(sc) - 1
     paths, plan_path = remat_hlo_paths(output, sc)
-    protect = (source,) + tuple(inputs)
+    protect = ((source,) if isinstance(source, str) else ()) + tuple(inputs)
     for path in list(paths.values()) + [plan_path]:
         check_target(path, protect)
     texts, info = {}, {}
@@ -164,7 +166,7 @@ def write_remat_hlo(
         comment = (
             (
                 f"cpsched {method}: remat plan of bucket {name} ({s + 1} of {len(sc)}), "
-                f"budget {budget} B; every bucket's plan: {os.path.basename(plan_path)}"
+                f"budget {format_bytes_exact(budget)}; every bucket's plan: {os.path.basename(plan_path)}"
             )
             if len(sc) > 1
             else None

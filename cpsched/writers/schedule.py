@@ -9,6 +9,7 @@ from cpsched.core.errors import InputError
 from cpsched.core.graph import Graph
 from cpsched.core.plain import to_plain
 from cpsched.readers import load_json, read_text, sniff_format
+from cpsched.readers.detect import is_hlo_module
 from cpsched.readers.hlo.convert import computation_orders
 from cpsched.readers.hlo.parser import parse_hlo_text
 from cpsched.readers.hlo.verify import read_verified_graph, verify_module
@@ -51,6 +52,14 @@ def order_from_names(graph: Graph, names: list[str], path: str | None = None) ->
     return out
 
 
+def schedule_method(path: str) -> str | None:
+    """The method a schedule JSON names (None for other files, or a JSON without one)."""
+    if sniff_format(path) != "cpsched-schedule":
+        return None
+    method = load_json(path).get("method")
+    return method if isinstance(method, str) and method else None
+
+
 def read_module_orders(path: str) -> dict[str, list[str]] | None:
     """Every computation's order (instruction names, entry included) from a scheduled HLO
     module, so that reordered loop bodies and branches count too; None for a schedule file
@@ -58,7 +67,7 @@ def read_module_orders(path: str) -> dict[str, list[str]] | None:
     if sniff_format(path) != "hlo":
         return None
     text = read_text(path)
-    if "HloModule" not in text and "ENTRY" not in text:
+    if not is_hlo_module(text):
         return None
     module = verify_module(parse_hlo_text(text, path))
     if not module.is_scheduled:
@@ -76,7 +85,7 @@ def read_order(graph: Graph, path: str) -> list[int]:
         return order_from_names(graph, list(data.get("order") or []), path)
     if kind == "hlo":
         text = read_text(path)
-        if "HloModule" in text or "ENTRY" in text:
+        if is_hlo_module(text):
             other = read_verified_graph(path)
             if other.original_order is None:
                 raise InputError("HLO module is not scheduled (no is_scheduled=true)", path=path)

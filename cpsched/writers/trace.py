@@ -11,6 +11,11 @@ track, so exposed communication is visible at a glance. Timestamps are microseco
 seconds-based timelines are scaled by 1e6; XLA abstract units and node-link file units are
 written as they are (one unit shows as one microsecond).
 
+Each process is named after the graph, the scenario and whose order it is (``label``: the
+method), and its id is derived from those names, so that traces of two orders (or two
+graphs) can be merged into one file and shown one above the other; flow ids are derived
+from it too. ``otherData`` names the device model the times come from.
+
 Every slice begins and ends on a whole nanosecond, computed once per boundary, so slices
 that touch in the timeline touch exactly in the viewer (no 1 ps overlaps that would nest one
 op inside the next). A counter track per scenario (``memory``, ``"ph": "C"``) gives the
@@ -20,6 +25,7 @@ device bytes live at each op's start (the largest value when several ops start t
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Any
 
 import numpy as np
@@ -52,6 +58,21 @@ def _us(ns: int) -> float:
     return ns / 1000.0
 
 
+# process ids below this, flow ids below FLOW_IDS_PER_PROCESS * PROCESS_IDS (under 2^53)
+PROCESS_IDS = 1_000_003
+FLOW_IDS_PER_PROCESS = 1 << 24
+
+
+def trace_pid(graph: str, scenario: str, label: str) -> int:
+    """A process id for one order's trace of one scenario, the same for the same names and
+    (almost surely) different for different ones, so that traces can be merged.
+
+    >>> trace_pid("g", "static", "cp") == trace_pid("g", "static", "cp") != trace_pid("g", "static", "given")
+    True
+    """
+    return 1 + zlib.crc32(f"{graph}\0{scenario}\0{label}".encode()) % (PROCESS_IDS - 1)
+
+
 def _one(
     tl: Timeline,
     graph: Graph,
@@ -60,6 +81,8 @@ def _one(
     include_zero: bool,
     flow_base: int,
     usage: np.ndarray | None = None,
+    label: str = "",
+    sort_index: int = 0,
 ) -> list[dict[str, Any]]:
     ev: list[dict[str, Any]] = []
     names = graph.op_names
@@ -69,11 +92,17 @@ def _one(
             "name": "process_name",
             "pid": pid,
             "tid": 0,
-            "args": {"name": f"{graph.name} [{tl.scenario}]"},
+            "args": {"name": f"{graph.name} [{tl.scenario}]" + (f" {label}" if label else "")},
         }
     )
     ev.append(
-        {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}}
+        {
+            "ph": "M",
+            "name": "process_sort_index",
+            "pid": pid,
+            "tid": 0,
+            "args": {"sort_index": sort_index},
+        }
     )
     for q, sname in enumerate(tl.streams):
         ev.append(
@@ -212,34 +241,44 @@ def timeline_to_trace(
     *,
     include_zero: bool = False,
     memory: bool = True,
+    label: str = "",
 ) -> dict:
     """The trace-event JSON object (``{"traceEvents": [...], ...}``) of one scenario's
     ``Timeline``, or of every scenario of a ``Timelines`` (one process each).
 
     ``include_zero`` keeps zero-duration ops (parameters, aliases); async starts and dones
     are always kept so that flow arrows have slices to bind to. ``memory`` adds the counter
-    track of live device bytes."""
+    track of live device bytes. ``label`` says whose order it is (a method's name): it is
+    part of each process's name and id (``trace_pid``)."""
     graph = graph if graph is not None else timeline.graph
     tls = list(timeline) if isinstance(timeline, Timelines) else [timeline]
     usage = _usage(timeline, graph) if memory else None
     events: list[dict[str, Any]] = []
-    base = 0
+    pids = []
     for s, tl in enumerate(tls):
+        pid = trace_pid(graph.name, tl.scenario, label)
+        while pid in pids:  # two scenarios whose names hash alike
+            pid = pid % (PROCESS_IDS - 1) + 1
+        pids.append(pid)
         events += _one(
             tl,
             graph,
-            s + 1,
+            pid,
             _scale(tl.unit),
             include_zero,
-            base,
+            pid * FLOW_IDS_PER_PROCESS,
             None if usage is None else usage[s],
+            label,
+            s,
         )
-        base += tl.n_pairs
     unit = tls[0].unit if tls else UNIT_SECONDS
     return {
         "traceEvents": events,
         "otherData": {
             "graph": graph.name,
+            "order": label,
+            "pids": pids,
+            "times": tls[0].model if tls else "",
             "unit": unit,
             "scenarios": [t.scenario for t in tls],
             "makespan": [t.makespan for t in tls],
@@ -248,15 +287,31 @@ def timeline_to_trace(
     }
 
 
+def merge_traces(traces: list[dict]) -> dict:
+    """One trace-event object holding several (``timeline_to_trace``'s, whose process and
+    flow ids differ when their graph, scenario or label do): shown one above the other.
+    ``otherData.traces`` keeps each one's summary."""
+    return {
+        "traceEvents": [e for t in traces for e in t["traceEvents"]],
+        "otherData": {"traces": [t.get("otherData", {}) for t in traces]},
+    }
+
+
 def write_trace(
     path: str,
-    timeline: Timeline | Timelines,
+    timeline: Timeline | Timelines | list[tuple[Timeline | Timelines, Graph | None, str]],
     graph: Graph | None = None,
     inputs: tuple[str, ...] = (),
     **options,
 ) -> None:
-    """Write the trace JSON to ``path`` (never over one of ``inputs``)."""
-    data = timeline_to_trace(timeline, graph, **options)
+    """Write the trace JSON to ``path`` (never over one of ``inputs``); a list of
+    ``(timeline, graph, label)`` gives one file with all of them (``merge_traces``)."""
+    if isinstance(timeline, list):
+        data = merge_traces(
+            [timeline_to_trace(t, g, label=lab, **options) for t, g, lab in timeline]
+        )
+    else:
+        data = timeline_to_trace(timeline, graph, **options)
     write_text(path, json.dumps(data, separators=(",", ":"), default=_json_default) + "\n", inputs)
 
 
@@ -266,4 +321,4 @@ def _json_default(x):
     raise TypeError(f"not JSON serialisable: {type(x).__name__}")
 
 
-__all__ = ["timeline_to_trace", "write_trace"]
+__all__ = ["timeline_to_trace", "write_trace", "merge_traces", "trace_pid"]

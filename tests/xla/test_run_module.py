@@ -58,13 +58,17 @@ def test_run_checks_outputs_times_and_reads_back_the_order():
     assert rec["outputs_equal"] is True and rec["output_check"]["rtols"] == [1e-4]
     assert len(rec["step_seconds_runs"]) == 3 and rec["step_seconds"] > 0
     assert rec["spread"]["min"] <= rec["step_seconds"] <= rec["spread"]["max"]
-    assert rec["device"] == "h100" and rec["predicted_seconds"] > 0
+    # XLA:CPU's final module: the cpu preset, fitted to XLA:CPU, is the default
+    assert rec["device"] == "cpu" and rec["predicted_seconds"] > 0
     assert rec["xla_order"] and rec["order_check"]["input_instructions"] > 0
     assert any("XLA:CPU compiles the program again" in n for n in rec["notes"])
     assert rec["platform"] == "cpu" and rec["memory"]["temp_bytes"] > 0
     assert rec["reference_run"]["step_seconds"] > 0
     rc, out, _ = _cli(["run", str(HLO / "mlp_train.hlo"), "--platform", "cpu", "--repeat", "2"])
-    assert rc == 0 and "outputs: not checked" in out and "device preset h100" in out
+    assert rc == 0 and "outputs: not checked" in out and "device preset cpu" in out
+    rc, out, _ = _cli(["run", str(HLO / "mlp_train.hlo"), "--platform", "cpu", "--repeat", "1",
+                       "--device", "h100"])
+    assert rc == 0 and "device preset h100" in out
 
 
 def _entry_order(text: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Constraint families of the joint model (``cpsched.cp.joint.solve`` documents the model):
+"""Constraint families of the joint model (``cpsched.strategies.joint.method`` documents the model):
 the overlap model's compute stream, dependences, order literals and collective transfers,
 plus gaps (clone or host round trip), the host copy stream and memory per scenario;
 ``build`` puts them together."""

@@ -3,7 +3,7 @@ notes): one position per op in ``[0, n)``, AllDifferent, the graph's own precede
 each buffer live from its producer's position to its last consumer's (``AddMaxEquality``),
 one ``AddCumulative`` whose capacity is minimised, hinted with the given order. No domain
 reduction, no distances, no lower bound on the capacity, no scaling: kept only to compare
-with ``cpsched.cp.memory.solve`` on the same graphs (single scenario).
+with ``cpsched.strategies.min_peak.method`` on the same graphs (single scenario).
 """
 
 from __future__ import annotations

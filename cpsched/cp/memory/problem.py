@@ -28,7 +28,7 @@ import numpy as np
 from cpsched.analysis.memory import positions, simulate
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios
-from cpsched.cp.search.cuts import CUT_MAX_OPS, cut_op_bounds
+from cpsched.cp.memory.cuts import CUT_MAX_OPS, cut_op_bounds
 
 # Above this many ops the n x n reachability matrices (forced-live bound, CP model domains,
 # decomposition) are not built; only heuristics and windows run.
@@ -223,7 +223,7 @@ class Problem:
     @cached_property
     def cut_lower_bounds(self) -> np.ndarray:
         """``[S, n]`` bytes live at op v's step in every order, from one minimum cut per op
-        (``cpsched.cp.search.cuts``); never below ``op_lower_bounds``. Above
+        (``cpsched.cp.memory.cuts``); never below ``op_lower_bounds``. Above
         ``CUT_MAX_OPS`` ops it is ``op_lower_bounds``."""
         if not self.dense or self.n > CUT_MAX_OPS:
             return self.op_lower_bounds

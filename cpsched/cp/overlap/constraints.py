@@ -1,4 +1,4 @@
-"""Constraint families of the overlap model (``cpsched.cp.overlap.solve`` documents the
+"""Constraint families of the overlap model (``cpsched.strategies.overlap.method`` documents the
 model): the compute stream, dependences, order literals, transfers and their FIFO streams,
 memory (cumulative, and the redundant step model over order literals), in-flight limits;
 ``build`` puts them together."""

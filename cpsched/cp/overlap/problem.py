@@ -115,7 +115,7 @@ def build_problem(
         op = np.repeat(op, n_s, axis=0)
     if op.shape != (n_s, n):
         raise InputError(f"costs cover {op.shape}, expected {(n_s, n)}")
-    costs = Costs(op, dict(costs.transfer), costs.unit, costs.device)
+    costs = Costs(op, dict(costs.transfer), costs.unit, costs.device, costs.step_overhead)
 
     def tr(i: int) -> np.ndarray:
         t = costs.transfer.get(i)

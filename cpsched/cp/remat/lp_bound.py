@@ -40,7 +40,7 @@ from cpsched.analysis.memory import simulate
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios
 from cpsched.cp.remat.segments import SegmentModel, build_segment_model, every_position
-from cpsched.heuristics.remat import _setup
+from cpsched.remat.setup import setup
 
 DEFAULT_STEPS = 8  # one-step LPs; RLG n1000: about 1 s each
 DEFAULT_ROWS = 40  # then the steps together; RLG n1000: about 90 s (bounded by time_limit)
@@ -170,7 +170,7 @@ def lp_bound(
     against 841). ``inf`` where no plan exists; the LPs stop at ``time_limit`` seconds in
     all (those not run count 0)."""
     t0 = time.perf_counter()
-    sc, bud, order, dur, sizes, trans = _setup(graph, scenarios, budget, order, durations)
+    sc, bud, order, dur, sizes, trans = setup(graph, scenarios, budget, order, durations)
     usage = np.atleast_2d(simulate(graph, order, sc).usage)
     out = np.zeros(len(sc))
     for s in range(len(sc)):

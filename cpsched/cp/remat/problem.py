@@ -15,8 +15,13 @@ from cpsched.analysis.memory import live_ranges, simulate
 from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import Graph
 from cpsched.core.scenarios import Scenarios, static
-from cpsched.heuristics.remat import eviction_windows
-from cpsched.remat.policy import evictable_buffers, inplace_writers, recomputable_ops
+from cpsched.core.units import format_bytes_exact
+from cpsched.remat.policy import (
+    evictable_buffers,
+    eviction_windows,
+    inplace_writers,
+    recomputable_ops,
+)
 from cpsched.remat.result import RematResult
 from cpsched.remat.skeleton import Regen, Skeleton, materialize_tagged
 
@@ -91,7 +96,7 @@ def min_memory_bound(
             if tot[s] > best[s]:
                 best[s] = tot[s]
                 why[s] = (
-                    f"op {graph.op_names[v]!r} needs {int(tot[s])} B at once (its inputs, "
+                    f"op {graph.op_names[v]!r} needs {format_bytes_exact(tot[s])} at once (its inputs, "
                     "outputs and transient"
                     + (", plus pinned buffers live across it" if extra else "")
                     + ")"
@@ -112,7 +117,7 @@ def check_budget(
     if bad.size:
         s = int(bad[0])
         raise InfeasibleError(
-            f"budget {int(budget[s])} B is below the proven minimum {int(lb[s])} B "
+            f"budget {format_bytes_exact(budget[s])} is below the proven minimum {format_bytes_exact(lb[s])} "
             f"in scenario {scenarios.names[s]}: {why[s]}"
         )
     return lb

@@ -1,4 +1,4 @@
-"""Variables of the remat model (``cpsched.cp.remat.solve`` documents the time grid), their
+"""Variables of the remat model (``cpsched.strategies.remat.method`` documents the time grid), their
 hints from a plan, and the plan read back from a solution."""
 
 from __future__ import annotations

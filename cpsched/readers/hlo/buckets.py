@@ -237,37 +237,9 @@ def _buffers_by_key(g: Graph) -> dict[tuple[str, int], int]:
     return out
 
 
-def fit_buckets(
-    paths: Sequence[str],
-    dim: str | None = None,
-    values: Sequence[int] | None = None,
-    graphs: Sequence[Graph] | None = None,
-) -> BucketFit:
-    """Read the modules (or take ``graphs``), match them and fit one symbolic graph."""
-    if len(paths) < 2:
-        raise InputError("give at least two modules of the same program at different sizes")
-    if dim is None or values is None:
-        dim, values = dim_from_names(paths)
-    values = [int(v) for v in values]
-    if len(values) != len(paths):
-        raise InputError(f"{len(values)} values of {dim} for {len(paths)} modules")
-    if len(set(values)) != len(values):
-        raise InputError(f"two modules have the same {dim}: {values}")
-    if graphs is None:
-        graphs = [read_graph(p) for p in paths]
-    for p, g in zip(paths, graphs):
-        if g.dims:
-            raise InputError(
-                f"already symbolic (dims {', '.join(g.dims)}): expected one "
-                "compiled module per bucket",
-                path=p,
-            )
-    res = BucketFit(dim, values, list(paths), None)
-    short = [os.path.basename(p) for p in paths]
-    graphs = list(graphs)
-    res.renamed = _match_renamed_constants(graphs, short)
-    g0 = graphs[0]
-    # 1. instructions: same names, same signatures
+def _match_instructions(res: BucketFit, graphs: list[Graph], short: list[str]) -> None:
+    """Step 1 of the fit: the same instruction names, with the same opcodes and operands,
+    in every module; each difference goes into ``res``."""
     names = [set(g.op_names) for g in graphs]
     union = set().union(*names)
     for n in sorted(union - names[0].intersection(*names[1:])):
@@ -289,20 +261,18 @@ def fit_buckets(
                 + "; ".join(f"{s}: {sg[0]}({', '.join(sg[2])})" for s, sg in zip(short, sigs))
                 + ")",
             )
-    if res.differences:
-        return res
-    idx = [[g.op_index(n) for n in g0.op_names] for g in graphs]  # op i of g0 -> op in g
-    # 2. buffers: same keys, users, live flags
-    bkeys = [_buffers_by_key(g) for g in graphs]
-    if any(set(b) != set(bkeys[0]) for b in bkeys[1:]):
-        for key in sorted(set().union(*bkeys) - set(bkeys[0]).intersection(*bkeys[1:])):
-            g = next(g for g, b in zip(graphs, bkeys) if key in b)
-            res.differ(
-                "buffers in some modules only",
-                g.opcodes[g.op_index(key[0])],
-                f"{key[0]}: buffer {key[1]} only in some modules",
-            )
-        return res
+
+
+def _fit_buffer_sizes(
+    res: BucketFit,
+    graphs: list[Graph],
+    idx: list[list[int]],
+    bkeys: list[dict],
+    dim: str,
+) -> list[SymExpr | None]:
+    """Step 2 of the fit: every buffer's size as a polynomial in ``dim`` (None where it is
+    none, or where its users or live range differ between modules: noted in ``res``)."""
+    g0 = graphs[0]
     sizes: list[SymExpr | None] = []  # None where the fit failed (then res.differences)
     order0 = {v: k for k, v in bkeys[0].items()}
     for j0 in range(g0.n_buffers):
@@ -338,6 +308,55 @@ def fit_buckets(
                 f"polynomial in {dim} with non-negative integer coefficients",
             )
         sizes.append(e)
+    return sizes
+
+
+def fit_buckets(
+    paths: Sequence[str],
+    dim: str | None = None,
+    values: Sequence[int] | None = None,
+    graphs: Sequence[Graph] | None = None,
+) -> BucketFit:
+    """Read the modules (or take ``graphs``), match them and fit one symbolic graph."""
+    if len(paths) < 2:
+        raise InputError("give at least two modules of the same program at different sizes")
+    if dim is None or values is None:
+        dim, values = dim_from_names(paths)
+    values = [int(v) for v in values]
+    if len(values) != len(paths):
+        raise InputError(f"{len(values)} values of {dim} for {len(paths)} modules")
+    if len(set(values)) != len(values):
+        raise InputError(f"two modules have the same {dim}: {values}")
+    if graphs is None:
+        graphs = [read_graph(p) for p in paths]
+    for p, g in zip(paths, graphs):
+        if g.dims:
+            raise InputError(
+                f"already symbolic (dims {', '.join(g.dims)}): expected one "
+                "compiled module per bucket",
+                path=p,
+            )
+    res = BucketFit(dim, values, list(paths), None)
+    short = [os.path.basename(p) for p in paths]
+    graphs = list(graphs)
+    res.renamed = _match_renamed_constants(graphs, short)
+    g0 = graphs[0]
+    _match_instructions(res, graphs, short)
+    if res.differences:
+        return res
+    idx = [[g.op_index(n) for n in g0.op_names] for g in graphs]  # op i of g0 -> op in g
+    # 2. buffers: same keys, users, live flags
+    bkeys = [_buffers_by_key(g) for g in graphs]
+    if any(set(b) != set(bkeys[0]) for b in bkeys[1:]):
+        for key in sorted(set().union(*bkeys) - set(bkeys[0]).intersection(*bkeys[1:])):
+            g = next(g for g, b in zip(graphs, bkeys) if key in b)
+            res.differ(
+                "buffers in some modules only",
+                g.opcodes[g.op_index(key[0])],
+                f"{key[0]}: buffer {key[1]} only in some modules",
+            )
+        return res
+    sizes = _fit_buffer_sizes(res, graphs, idx, bkeys, dim)
     transient = []
     for i in range(g0.n_ops):
         ys = [g.transient[idx[k][i]].constant_value for k, g in enumerate(graphs)]

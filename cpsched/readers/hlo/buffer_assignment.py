@@ -7,9 +7,13 @@ exactly, and every other buffer placed by XLA's heap simulator (best fit, spatia
 temporal orders, the smaller kept) into one preallocated temp allocation, with the
 tuple-index tables that live nowhere else laid end to end after it. Two figures come out:
 
-- ``temp_bytes``: the preallocated temp allocation, what
+- ``temp_bytes``: the preallocated temp allocation in device memory, what
   ``compiled.memory_analysis().temp_size_in_bytes`` reports;
-- ``allocated_bytes``: the sum of all allocations, the memory-usage report's total.
+- ``allocated_bytes``: the sum of the allocations in device memory, the memory-usage
+  report's total (its device memory space).
+
+Buffers in host memory (``S(5)``: offloaded activations) get allocations of their own
+colour: ``host_temp_bytes`` and ``host_allocated_bytes``.
 
 ``read_buffer_assignment`` reads the report XLA writes (``*-buffer-assignment.txt``) and
 ``compare`` lists where two assignments differ, allocation for allocation.
@@ -44,6 +48,8 @@ from cpsched.readers.hlo.parser import ELEMENT_BYTES, HloInstruction, HloModule,
 Index = tuple[int, ...]
 
 ALIGNMENT = {"cpu": 64, "gpu": 256}
+# XLA's host memory space (``S(5)`` in a layout): allocations of that colour live on the host
+HOST_COLOR = 5
 
 
 @dataclass
@@ -87,11 +93,19 @@ class BufferAssignment:
 
     @property
     def temp_bytes(self) -> int:
-        return sum(a.size for a in self.allocations if a.is_temp)
+        return sum(a.size for a in self.allocations if a.is_temp and a.color != HOST_COLOR)
 
     @property
     def allocated_bytes(self) -> int:
-        return sum(a.size for a in self.allocations)
+        return sum(a.size for a in self.allocations if a.color != HOST_COLOR)
+
+    @property
+    def host_temp_bytes(self) -> int:
+        return sum(a.size for a in self.allocations if a.is_temp and a.color == HOST_COLOR)
+
+    @property
+    def host_allocated_bytes(self) -> int:
+        return sum(a.size for a in self.allocations if a.color == HOST_COLOR)
 
     @property
     def argument_bytes(self) -> int:
@@ -907,15 +921,19 @@ class BufferAssigner:
 def allocation_figures(
     module: HloModule, orders: Mapping[str, Sequence[str]] | None = None, target: str = "auto"
 ) -> dict[str, int] | None:
-    """``temp_bytes`` and ``allocated_bytes`` XLA's buffer assignment gives ``module`` under
-    ``orders``; None when the orders are not orders of the module's own instructions (a
+    """``temp_bytes`` and ``allocated_bytes`` (device memory) XLA's buffer assignment gives
+    ``module`` under ``orders``, and ``host_temp_bytes`` / ``host_allocated_bytes`` where
+    values live in host memory; None when the orders are not orders of the module's own instructions (a
     schedule that adds clones or copies)."""
     names = {c.name: {i.name for i in c.instructions} for c in module.computations}
     for comp, order in (orders or {}).items():
         if comp not in names or set(order) != names[comp] or len(order) != len(names[comp]):
             return None
     ba = assign_buffers(module, orders, target)
-    return {"temp_bytes": ba.temp_bytes, "allocated_bytes": ba.allocated_bytes}
+    out = {"temp_bytes": ba.temp_bytes, "allocated_bytes": ba.allocated_bytes}
+    if ba.host_allocated_bytes:  # offloaded values: host memory, a figure of its own
+        out.update(host_temp_bytes=ba.host_temp_bytes, host_allocated_bytes=ba.host_allocated_bytes)
+    return out
 
 
 def conflicts(ba: BufferAssignment) -> list[str]:
@@ -965,6 +983,11 @@ class ReportAllocation:
     values: dict[str, tuple[int, int, int]]  # value name -> (id, offset, size)
 
     @property
+    def color(self) -> int:
+        m = re.search(r", color (\d+)", self.flags)
+        return int(m.group(1)) if m else 0
+
+    @property
     def kind(self) -> str:
         f = self.flags
         if ", parameter " in f:
@@ -984,11 +1007,11 @@ class Report:
 
     @property
     def temp_bytes(self) -> int:
-        return sum(a.size for a in self.allocations if a.kind == "temp")
+        return sum(a.size for a in self.allocations if a.kind == "temp" and a.color != HOST_COLOR)
 
     @property
     def allocated_bytes(self) -> int:
-        return sum(a.size for a in self.allocations)
+        return sum(a.size for a in self.allocations if a.color != HOST_COLOR)
 
 
 def parse_buffer_assignment(text: str, path: str | None = None) -> Report:

@@ -38,10 +38,13 @@ import numpy as np
 
 from cpsched.analysis.memory import lower_bound, simulate
 from cpsched.analysis.validate import validate_order
+from cpsched.core import opcodes
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.symbolic import SymExpr
+from cpsched.readers.files import short_path
 from cpsched.readers.hlo.parser import (
+    CALL_KEYS,
     ELEMENT_BYTES,
     HloComputation,
     HloInstruction,
@@ -60,95 +63,13 @@ from cpsched.readers.hlo.parser import (
 
 # -- opcode classes ------------------------------------------------------------------------
 
-FORWARDING = {
-    "get-tuple-element",
-    "bitcast",
-    "tuple",
-    "add-dependency",
-    "domain",
-    "opt-barrier",
-    "optimization-barrier",
-}
-CONTROL_FLOW = {"while", "conditional", "call"}
-ASYNC_STARTS = {
-    "all-reduce-start",
-    "all-gather-start",
-    "collective-permute-start",
-    "copy-start",
-    "send",
-    "recv",
-    "async-start",
-}
-ASYNC_DONES = {
-    "all-reduce-done",
-    "all-gather-done",
-    "collective-permute-done",
-    "copy-done",
-    "send-done",
-    "recv-done",
-    "async-done",
-}
-COLLECTIVES = {
-    "all-reduce",
-    "all-gather",
-    "reduce-scatter",
-    "all-to-all",
-    "collective-permute",
-    "collective-broadcast",
-    "ragged-all-to-all",
-}
-ELEMENTWISE = {
-    "abs",
-    "add",
-    "and",
-    "atan2",
-    "cbrt",
-    "ceil",
-    "clamp",
-    "compare",
-    "complex",
-    "convert",
-    "cosine",
-    "divide",
-    "erf",
-    "exponential",
-    "exponential-minus-one",
-    "floor",
-    "imag",
-    "is-finite",
-    "log",
-    "log-plus-one",
-    "logistic",
-    "maximum",
-    "minimum",
-    "multiply",
-    "negate",
-    "not",
-    "or",
-    "popcnt",
-    "power",
-    "real",
-    "reduce-precision",
-    "remainder",
-    "round-nearest-afz",
-    "round-nearest-even",
-    "rsqrt",
-    "select",
-    "shift-left",
-    "shift-right-arithmetic",
-    "shift-right-logical",
-    "sign",
-    "sine",
-    "sqrt",
-    "stochastic-convert",
-    "subtract",
-    "tan",
-    "tanh",
-    "xor",
-    "clz",
-    "map",
-    "rng",
-}
+FORWARDING = set(opcodes.FORWARDING)
+CONTROL_FLOW = set(opcodes.CONTROL_FLOW)
+ASYNC_STARTS = {*opcodes.ASYNC_STARTS, "send", "recv"}
+ASYNC_DONES = {*opcodes.ASYNC_DONES, "send-done", "recv-done"}
+COLLECTIVES = set(opcodes.COLLECTIVES)
+# map applies its computation per element; rng draws one value per element.
+ELEMENTWISE = opcodes.ELEMENTWISE_MATH | {"map", "rng"}
 REDUCING = {
     "reduce",
     "all-reduce",
@@ -406,9 +327,12 @@ class HloConverter:
             if role == "body"
         }
         self._results: dict[str, _CompResult] = {}
+        self._sources: dict[int, str | None] = {}
         self._transient: dict[str, SymExpr] = {}
         self._excess: dict[str, SymExpr] = {}
         self._body_cost: dict[str, tuple[int, int]] = {}
+        self._body_launches: dict[str, int] = {}
+        self._backend: str | None | bool = False  # not looked at yet
         self._active: set[str] = set()
         # derived facts per shape object, keyed by id(); each entry holds the shape itself so
         # the id cannot be reused while it is cached
@@ -418,6 +342,21 @@ class HloConverter:
         self._consts: dict[int, SymExpr] = {}
 
     # -- memoized shape facts -----------------------------------------------------------------
+
+    def source_of(self, metadata: Mapping[str, str]) -> str | None:
+        """``file.py:LINE`` of an instruction's metadata: ``source_file`` / ``source_line``
+        (older XLA), or its ``stack_frame_id`` in the module's ``StackFrames`` (newer)."""
+        if "source_file" in metadata and "source_line" in metadata:
+            return f"{short_path(metadata['source_file'])}:{metadata['source_line']}"
+        frame = metadata.get("stack_frame_id")
+        if frame is None or not frame.isdigit():
+            return None
+        key = int(frame)
+        if key not in self._sources:
+            loc = self.m.source_of_frame(key)
+            self._sources[key] = f"{short_path(loc[0])}:{loc[1]}" if loc else None
+        return self._sources[key]
+
     def leaf_bytes(self, shape: Shape | None) -> int:
         if shape is None:
             return 0
@@ -615,6 +554,45 @@ class HloConverter:
         self._body_cost[name] = (f, b)
         return f, b
 
+    @property
+    def backend(self) -> str | None:
+        """``module_backend`` of the module, looked at once."""
+        if self._backend is False:
+            self._backend = module_backend(self.m)
+        return self._backend  # type: ignore[return-value]
+
+    def launches(self, ins: HloInstruction) -> int:
+        """How many ops one run of ``ins`` launches: 1 for a plain op, 0 for one that moves
+        nothing (parameters, constants, tuples, bitcasts, async dones); a loop launches its
+        condition's and body's ops every iteration (``known_trip_count``, else once), a
+        conditional its largest branch's, a call its callee's."""
+        op = ins.opcode
+        if op in ("parameter", "constant") or op in FORWARDING or op in ASYNC_DONES:
+            return 0
+        if op == "while":
+            trip = _trip_count(ins) or 1
+            return trip * sum(
+                self._comp_launches(ins.attrs.get(role, "").lstrip("%"))
+                for role in ("condition", "body")
+            )
+        if op in ("conditional", "call"):
+            return max((self._comp_launches(c) for _, c in ins.called()), default=0)
+        return 1
+
+    def _comp_launches(self, name: str) -> int:
+        if name in self._body_launches:
+            return self._body_launches[name]
+        comp = self.m.by_name.get(name)
+        if comp is None or name in self._active:
+            return 0
+        self._active.add(name)
+        try:
+            n = sum(self.launches(ins) for ins in comp.instructions)
+        finally:
+            self._active.discard(name)
+        self._body_launches[name] = n
+        return n
+
     # -- transient of called computations -----------------------------------------------------
     def temporaries(self, name: str) -> SymExpr:
         """Peak bytes a called computation needs beyond what its caller holds (its
@@ -783,17 +761,7 @@ _MORE_ATTRS = frozenset(
         "kind",
         "infeed_config",
         "outfeed_config",
-        "calls",
-        "to_apply",
-        "condition",
-        "body",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-        "comparator",
-        "branch_computations",
-        "called_computations",
+        *CALL_KEYS,
     )
 )
 _MORE_OPCODES = frozenset(("while", "async-start", "async-update", "async-done", "parameter"))
@@ -829,6 +797,39 @@ _MAYBE_IN_PLACE = {
 _MAYBE_COLLECTIVE = (
     COLLECTIVES | {c + "-start" for c in COLLECTIVES} | {"send", "recv", "async-start"}
 )
+
+
+# What XLA's backends leave in the modules they optimize: XLA:GPU's backend configs and
+# library calls, XLA:CPU's ``CpuBackendConfig`` and its YNNPACK / oneDNN fusions and calls.
+_GPU_MARKS = (
+    "operation_queue_id",
+    "fusion_backend_config",
+    "gemm_backend_config",
+    "cudnn_conv_backend_config",
+)
+_GPU_TARGETS = ("__cublas", "__cudnn", "__triton", "__gpu")
+_CPU_MARKS = ("outer_dimension_partitions", "__ynn_fusion", "__onednn")
+_CPU_TARGETS = ("__onednn", "__xnn", "__ynn")
+
+
+def module_backend(module) -> str | None:
+    """``gpu`` for a module XLA:GPU optimized, ``cpu`` for one XLA:CPU optimized (their
+    backend configs and library calls say which), else ``None``: a module no backend has
+    optimized yet (jax's lowered HLO) carries neither."""
+    cpu = False
+    for comp in module.computations:
+        for ins in comp.instructions:
+            raw = ins.attrs.get("backend_config", "")
+            if raw:
+                if any(m in raw for m in _GPU_MARKS):
+                    return "gpu"
+                cpu = cpu or any(m in raw for m in _CPU_MARKS)
+            if ins.opcode == "custom-call":
+                target = ins.attrs.get("custom_call_target", "").strip('"')
+                if target.startswith(_GPU_TARGETS):
+                    return "gpu"
+                cpu = cpu or target.startswith(_CPU_TARGETS)
+    return "cpu" if cpu else None
 
 
 def _subtree(tree: Tree, prefix: tuple[int, ...]) -> Tree:
@@ -982,7 +983,9 @@ class _GraphBuild:
                 flops=const(f),
                 bytes_accessed=const(by),
                 transient=zero,
-                attrs=self.attrs_of(ins, user_counts.get(ins.name, 0)),
+                attrs=self._with_launches(
+                    self.attrs_of(ins, user_counts.get(ins.name, 0)), conv, ins
+                ),
             )
             added.add(ins.name)
             if not early:
@@ -1055,6 +1058,7 @@ class _GraphBuild:
                 "replica_count": self.m.replica_count,
                 "num_partitions": self.m.num_partitions,
                 "notes": list(self.m.notes) + self.notes,
+                "backend": conv.backend,
             }
         )
         try:
@@ -1265,6 +1269,14 @@ class _GraphBuild:
         return out
 
     # -- attributes ---------------------------------------------------------------------------
+    @staticmethod
+    def _with_launches(a: dict[str, Any], conv: HloConverter, ins: HloInstruction) -> dict:
+        # a loop, conditional or call launches its bodies' ops: the cost model charges
+        # the launch overhead that many times (``attrs['launches']``)
+        if ins.opcode in CONTROL_FLOW:
+            a["launches"] = conv.launches(ins)
+        return a
+
     def attrs_of(self, ins: HloInstruction, user_count: int) -> dict[str, Any]:
         a: dict[str, Any] = {"user_count": user_count}
         attrs = ins.attrs
@@ -1282,6 +1294,9 @@ class _GraphBuild:
             for key in ("op_name", "op_type", "scheduling_name"):
                 if key in md:
                     a[key] = md[key]
+            source = self.conv.source_of(md)
+            if source:
+                a["source"] = source
         if not _MORE_ATTRS.isdisjoint(attrs):
             self._more_attrs(ins, a)
         if ins.opcode in _MORE_OPCODES:

@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from cpsched.core import opcodes
 from cpsched.core.errors import InputError
 from cpsched.readers.hlo.parser import (
     HloComputation,
@@ -64,60 +65,11 @@ EMBEDDED_CALLERS = frozenset(
 ASYNC_OPS = frozenset(("async-start", "async-update", "async-done"))
 
 # ``HloInstruction::IsOpElementwise``
-ELEMENTWISE_OPS = frozenset(
-    (
-        "abs",
-        "round-nearest-afz",
-        "round-nearest-even",
-        "ceil",
-        "count-leading-zeros",
-        "convert",
-        "bitcast-convert",
-        "copy",
-        "cosine",
-        "erf",
-        "exponential",
-        "exponential-minus-one",
-        "floor",
-        "imag",
-        "is-finite",
-        "log",
-        "log-plus-one",
-        "not",
-        "negate",
-        "popcnt",
-        "real",
-        "reduce-precision",
-        "rsqrt",
-        "logistic",
-        "sign",
-        "sine",
-        "sqrt",
-        "cbrt",
-        "tan",
-        "tanh",
-        "add",
-        "atan2",
-        "compare",
-        "complex",
-        "divide",
-        "maximum",
-        "minimum",
-        "multiply",
-        "power",
-        "remainder",
-        "subtract",
-        "and",
-        "or",
-        "xor",
-        "shift-left",
-        "shift-right-arithmetic",
-        "shift-right-logical",
-        "stochastic-convert",
-        "select",
-        "clamp",
-    )
-)
+ELEMENTWISE_OPS = (opcodes.ELEMENTWISE_MATH - {"clz"}) | {
+    "count-leading-zeros",
+    "bitcast-convert",
+    "copy",
+}
 
 
 def shape_of(ins: HloInstruction) -> Shape:

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from cpsched.core import opcodes
 from cpsched.core.errors import InputError
 from cpsched.core.inputs import read_text as read_input_text
 
@@ -88,19 +89,11 @@ POINTER_SIZE = 8
 # Opcodes that really end in -start/-update/-done; any other ``<op>-start`` is the syntax
 # sugar for an async-start wrapping ``<op>``.
 NATIVE_ASYNC = {
-    "all-reduce-start",
-    "all-reduce-done",
-    "all-gather-start",
-    "all-gather-done",
-    "collective-permute-start",
-    "collective-permute-done",
-    "copy-start",
-    "copy-done",
+    *opcodes.ASYNC_STARTS,
+    *opcodes.ASYNC_DONES,
+    "async-update",
     "send-done",
     "recv-done",
-    "async-start",
-    "async-update",
-    "async-done",
 }
 # The opcodes XLA's HLO parser knows (hlo_opcode.h, 2026). Others are read as generic ops with
 # a note: a dump from a newer XLA may use one this list does not have yet.
@@ -379,22 +372,7 @@ class HloInstruction:
         if _CALL_KEYS.isdisjoint(self.attrs):
             return []
         out = []
-        for key in (
-            "calls",
-            "to_apply",
-            "condition",
-            "body",
-            "true_computation",
-            "false_computation",
-            "select",
-            "scatter",
-            "comparator",
-        ):
-            raw = self.attrs.get(key)
-            if raw is not None:
-                for n in names_in(raw):
-                    out.append((key, n))
-        for key in ("branch_computations", "called_computations"):
+        for key in CALL_KEYS:
             raw = self.attrs.get(key)
             if raw is not None:
                 for n in names_in(raw):
@@ -415,22 +393,22 @@ class HloInstruction:
         return parse_backend_config(raw) if raw is not None else None
 
 
-_CALL_KEYS = frozenset(
-    (
-        "calls",
-        "to_apply",
-        "condition",
-        "body",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-        "comparator",
-        "branch_computations",
-        "called_computations",
-    )
-)
+# The attributes that name called computations: one each, then the lists.
 _LIST_CALL_KEYS = frozenset(("branch_computations", "called_computations"))
+CALL_KEYS = (
+    "calls",
+    "to_apply",
+    "condition",
+    "body",
+    "true_computation",
+    "false_computation",
+    "select",
+    "scatter",
+    "comparator",
+    "branch_computations",
+    "called_computations",
+)
+_CALL_KEYS = frozenset(CALL_KEYS)
 
 
 @dataclass(eq=False)
@@ -465,6 +443,8 @@ class HloModule:
     by_name: dict[str, HloComputation]
     entry: HloComputation
     notes: list[str] = field(default_factory=list)
+    # the trailing sections' entries by number (``FileNames``, ``FileLocations``, ...)
+    sections: dict[str, dict[int, str]] = field(default_factory=dict)
 
     @property
     def is_scheduled(self) -> bool:
@@ -503,6 +483,18 @@ class HloModule:
 
     def location(self, offset: int) -> tuple[int, int]:
         return _location(self.text, offset, _line_starts(self.text))
+
+    def source_of_frame(self, frame_id: int) -> tuple[str, int] | None:
+        """``(file, line)`` of stack frame ``frame_id`` (an instruction's ``stack_frame_id``
+        metadata: its innermost frame, numbered from 1 as in the ``StackFrames`` section),
+        or None where the module does not say."""
+        try:
+            frame = parse_kv_strings(self.sections["StackFrames"][frame_id])
+            loc = parse_kv_strings(self.sections["FileLocations"][int(frame["file_location_id"])])
+            name = self.sections["FileNames"][int(loc["file_name_id"])]
+            return _unquote(name.strip()), int(loc["line"])
+        except (KeyError, ValueError):
+            return None
 
 
 _ALIAS_RE = re.compile(
@@ -843,6 +835,7 @@ class _Parser:
         self.i = 0
         self._starts: list[int] | None = None
         self.notes: list[str] = []
+        self.sections: dict[str, dict[int, str]] = {}
         self._shapes: dict[str, Shape] = {}  # text of an ``S`` token -> its shape
 
     # -- helpers ------------------------------------------------------------------------------
@@ -1336,14 +1329,17 @@ class _Parser:
             entry,
             self.notes,
         )
+        mod.sections = self.sections
         _check_module(self, mod)
         return mod
 
     def skip_section(self) -> None:
         """``FileNames`` / ``FunctionNames`` / ``FileLocations`` / ``StackFrames``: numbered
         entries (``1 "file.py"``, ``1 {file_name_id=1 ...}``) before or after the
-        computations; kept only as text."""
+        computations; each entry's text is kept in ``self.sections`` (source lines of the
+        instructions' ``stack_frame_id`` metadata)."""
         toks = self.toks
+        entries = self.sections.setdefault(toks[self.i][1], {})
         self.i += 1
         while True:
             t = toks[self.i]
@@ -1355,10 +1351,13 @@ class _Parser:
             n = toks[self.i]
             if n[0] == "s" or n[0] == "o":
                 self.i += 1
+                end = n[3]
             elif n[0] in _OPEN:
-                self.skip_group()
+                end = self.skip_group()
             else:
                 raise self.error(f"bad {t[1]!r} entry in a FileNames/StackFrames section", n[2])
+            if t[1].isdigit():
+                entries[int(t[1])] = self.text[n[2] : end]
 
     def computation(self) -> HloComputation:
         toks = self.toks
@@ -1919,6 +1918,9 @@ def _check_module(p: _Parser, mod: HloModule) -> None:
                             f"unknown control predecessor {_strip(m.group())!r} of {ins.name!r}",
                             base + m.start(),
                         )
+            missing = _missing_computation(ins)
+            if missing:
+                raise p.error(f"{ins.name!r}: {ins.opcode} without {missing}", ins.name_offset)
             for key, cname in ins.called():
                 if cname not in mod.by_name:
                     raw = ins.attrs[key]
@@ -1926,6 +1928,29 @@ def _check_module(p: _Parser, mod: HloModule) -> None:
                     raise p.error(f"{ins.name!r} calls unknown computation {cname!r} ({key})", off)
         _check_acyclic(p, comp)
     _infer_shapes(mod)
+
+
+# the computations an op cannot run without (XLA's parser requires them too)
+_REQUIRED_CALLS = {
+    "while": ("condition", "body"),
+    "call": ("to_apply",),
+    "fusion": ("calls",),
+    "reduce": ("to_apply",),
+}
+
+
+def _missing_computation(ins) -> str:
+    """The attribute naming a computation that ``ins`` needs but lacks, else ''."""
+    for key in _REQUIRED_CALLS.get(ins.opcode, ()):
+        if key not in ins.attrs:
+            return f"{key}="
+    if (
+        ins.opcode == "conditional"
+        and "branch_computations" not in ins.attrs
+        and not ("true_computation" in ins.attrs and "false_computation" in ins.attrs)
+    ):
+        return "branch_computations= (or true_computation= and false_computation=)"
+    return ""
 
 
 def _check_acyclic(p: _Parser, comp: HloComputation) -> None:
@@ -1978,63 +2003,24 @@ def _check_acyclic(p: _Parser, comp: HloComputation) -> None:
                 stack.append((nxt, iter(preds[nxt])))
 
 
-_SAME_SHAPE_OPS = {
-    "abs",
-    "add",
-    "and",
-    "atan2",
-    "cbrt",
-    "ceil",
-    "clamp",
+# Ops whose result has their first operand's shape (dtype aside: compare, complex and the
+# conversions change it).
+_SAME_SHAPE_OPS = (
+    opcodes.ELEMENTWISE_MATH - {"clz", "compare", "complex", "convert", "stochastic-convert"}
+) | {
     "copy",
-    "cosine",
-    "divide",
-    "erf",
-    "exponential",
-    "exponential-minus-one",
-    "floor",
-    "imag",
-    "is-finite",
-    "log",
-    "log-plus-one",
-    "logistic",
-    "maximum",
-    "minimum",
-    "multiply",
-    "negate",
-    "not",
-    "or",
-    "popcnt",
-    "power",
-    "real",
-    "remainder",
-    "round-nearest-afz",
-    "round-nearest-even",
-    "rsqrt",
-    "select",
-    "shift-left",
-    "shift-right-arithmetic",
-    "shift-right-logical",
-    "sign",
-    "sine",
-    "sqrt",
-    "subtract",
-    "tan",
-    "tanh",
-    "xor",
     "opt-barrier",
+    "optimization-barrier",
     "bitcast",
     "add-dependency",
+    "domain",
     "all-reduce",
     "all-reduce-start",
     "all-reduce-done",
     "collective-permute",
     "collective-permute-done",
-    "reduce-precision",
     "copy-done",
     "dynamic-update-slice",
-    "optimization-barrier",
-    "domain",
 }
 
 

@@ -10,6 +10,7 @@ a module XLA would refuse is not scheduled as if it were valid.
 
 from __future__ import annotations
 
+from cpsched.core import opcodes
 from cpsched.core.errors import InputError
 from cpsched.core.symbolic import SIZE_LIMIT
 from cpsched.readers.hlo.convert import _OPTIONS, HloConverter
@@ -61,17 +62,8 @@ DONE_SOURCES = {
     "async-update": {"async-start", "async-update"},
 }
 
-# Elementwise ops: every array operand has the result's dimensions (select's predicate and
-# clamp's bounds may be scalars).
-ELEMENTWISE_SAME_DIMS = frozenset(
-    """
-abs add atan2 cbrt ceil clz complex cosine divide erf exponential exponential-minus-one
-floor imag is-finite log log-plus-one logistic maximum minimum multiply negate not or
-popcnt power real remainder round-nearest-afz round-nearest-even rsqrt shift-left
-shift-right-arithmetic shift-right-logical sign sine sqrt subtract tan tanh xor and compare
-select clamp convert reduce-precision stochastic-convert
-""".split()
-)
+# Elementwise ops: every array operand has the result's dimensions.
+ELEMENTWISE_SAME_DIMS = opcodes.ELEMENTWISE_MATH
 SCALAR_OPERANDS_OK = {"select", "clamp"}
 
 # Operand counts XLA's parser requires of the fixed-arity ops.

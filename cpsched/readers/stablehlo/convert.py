@@ -37,6 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from cpsched.core import opcodes
 from cpsched.core.errors import InputError
 from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
 from cpsched.core.symbolic import SymExpr
@@ -242,53 +243,8 @@ class _Build:
 
 # -- op classes ----------------------------------------------------------------------------
 
-ELEMENTWISE = {
-    "abs",
-    "add",
-    "and",
-    "atan2",
-    "cbrt",
-    "ceil",
-    "clamp",
-    "compare",
-    "complex",
-    "convert",
-    "cosine",
+ELEMENTWISE = opcodes.stablehlo_names(opcodes.ELEMENTWISE_MATH - {"clz", "stochastic-convert"}) | {
     "count_leading_zeros",
-    "divide",
-    "exponential",
-    "exponential_minus_one",
-    "floor",
-    "imag",
-    "is_finite",
-    "log",
-    "log_plus_one",
-    "logistic",
-    "maximum",
-    "minimum",
-    "multiply",
-    "negate",
-    "not",
-    "or",
-    "popcnt",
-    "power",
-    "real",
-    "reduce_precision",
-    "remainder",
-    "round_nearest_afz",
-    "round_nearest_even",
-    "rsqrt",
-    "select",
-    "shift_left",
-    "shift_right_arithmetic",
-    "shift_right_logical",
-    "sign",
-    "sine",
-    "sqrt",
-    "subtract",
-    "tan",
-    "tanh",
-    "xor",
     "map",
     "uniform_quantize",
     "uniform_dequantize",

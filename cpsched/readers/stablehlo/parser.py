@@ -82,6 +82,35 @@ def _balanced_angle(src: str, i: int) -> int:
     return n
 
 
+def _balanced_paren(src: str, i: int) -> int:
+    """Index just past the ``)`` matching the ``(`` at ``src[i]`` (strings inside are
+    skipped); the end of ``src`` if none does."""
+    depth, k, n = 0, i, len(src)
+    while k < n:
+        ch = src[k]
+        if ch == '"':
+            mm = _STR_RE.match(src, k)
+            k = mm.end() if mm else k + 1
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return k + 1
+        k += 1
+    return k
+
+
+# Words followed by ``<...>`` that is part of the token: types and attributes.
+_ANGLE_WORDS = frozenset(
+    """
+tensor dense array tuple vector memref complex dense_resource sparse opaque affine_map
+distinct strided
+""".split()
+)
+
+
 def tokenize(src: str, path: str | None = None) -> list[Tok]:
     toks: list[Tok] = []
     i, n = 0, len(src)
@@ -174,21 +203,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
             word = m.group()
             j = m.end()
             if word == "loc" and j < n and src[j] == "(":
-                depth, k = 0, j
-                while k < n:
-                    ch = src[k]
-                    if ch == '"':
-                        mm = _STR_RE.match(src, k)
-                        k = mm.end() if mm else k + 1
-                        continue
-                    if ch == "(":
-                        depth += 1
-                    elif ch == ")":
-                        depth -= 1
-                        if depth == 0:
-                            k += 1
-                            break
-                    k += 1
+                k = _balanced_paren(src, j)
                 text = src[i:k]
                 toks.append(Tok(LOC, text, line, col))
                 line += text.count("\n")
@@ -196,26 +211,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
                     line_start = i + text.rfind("\n") + 1
                 i = k
                 continue
-            if (
-                j < n
-                and src[j] == "<"
-                and word
-                in (
-                    "tensor",
-                    "dense",
-                    "array",
-                    "tuple",
-                    "vector",
-                    "memref",
-                    "complex",
-                    "dense_resource",
-                    "sparse",
-                    "opaque",
-                    "affine_map",
-                    "distinct",
-                    "strided",
-                )
-            ):
+            if j < n and src[j] == "<" and word in _ANGLE_WORDS:
                 k = _balanced_angle(src, j)
                 text = src[i:k]
                 kind = TYPE if word in ("tensor", "tuple", "vector", "memref", "complex") else ATTR
@@ -621,10 +617,10 @@ class _Parser:
             return "." in tok.text or tok.text in _BARE_OPS
         return False
 
-    def op(self) -> Op:
-        first = self.peek()
+    def op_results(self) -> list[str]:
+        """``%a, %b:2 =`` before an op: its result names (``%b#0``, ``%b#1`` for a pack)."""
         results: list[str] = []
-        if first.kind == SSA:
+        if self.peek().kind == SSA:
             while self.peek().kind == SSA:
                 name = self.peek().text
                 self.i += 1
@@ -637,6 +633,38 @@ class _Parser:
                 if self.peek().text == ",":
                     self.i += 1
             self.expect("=")
+        return results
+
+    def header_region(self) -> list[Block] | None:
+        """``reducer(%a: type, %b: type) {`` (or ``cond``/``do``), the keyword current: the
+        region with the header's arguments first; None where no region follows."""
+        self.i += 1
+        args = []
+        if self.peek().text == "(":
+            self.i += 1
+            while self.peek().text != ")":
+                self.skip_nl()
+                n_ = self.peek().text
+                self.i += 1
+                if self.peek().text == ":":
+                    self.i += 1
+                    args.append((n_, self.type_text()))
+                while self.peek().kind == LOC:
+                    self.i += 1
+                if self.peek().text == ",":
+                    self.i += 1
+            self.i += 1
+        self.skip_nl()
+        if self.peek().text != "{":
+            return None
+        r = self.region()
+        if args and r:
+            r[0].args = args + r[0].args
+        return r
+
+    def op(self) -> Op:
+        first = self.peek()
+        results = self.op_results()
         tok = self.peek()
         if tok.kind not in (IDENT, STR):
             self.err(f"expected an op name, found {tok.text!r}")
@@ -693,27 +721,8 @@ class _Parser:
                 break
             if tok.kind == IDENT and tok.text in ("reducer", "cond", "do") and depth == 0:
                 # ``reducer(%a: type, %b: type) {`` block header of a pretty reduce
-                self.i += 1
-                args = []
-                if self.peek().text == "(":
-                    self.i += 1
-                    while self.peek().text != ")":
-                        self.skip_nl()
-                        n_ = self.peek().text
-                        self.i += 1
-                        if self.peek().text == ":":
-                            self.i += 1
-                            args.append((n_, self.type_text()))
-                        while self.peek().kind == LOC:
-                            self.i += 1
-                        if self.peek().text == ",":
-                            self.i += 1
-                    self.i += 1
-                self.skip_nl()
-                if self.peek().text == "{":
-                    r = self.region()
-                    if args and r:
-                        r[0].args = args + r[0].args
+                r = self.header_region()
+                if r is not None:
                     regions.append(r)
                     text.append("{region}")
                 continue
@@ -751,41 +760,34 @@ class _Parser:
             text.append(tok.text if tok.kind != STR else '"' + tok.text + '"')
         if prev_ssa is not None:
             operands.append(prev_ssa)
-        rtypes: list[str] = []
-        if sig_start is not None:
-            sig = [x for x in text[sig_start:] if x != "{region}"]
-            if "->" in sig:
-                after = sig[sig.index("->") + 1 :]
-                rtypes = [
-                    x
-                    for x in after
-                    if x.startswith(
-                        (
-                            "tensor",
-                            "tuple",
-                            "!",
-                            "i",
-                            "f",
-                            "bf",
-                            "ui",
-                            "si",
-                            "index",
-                            "complex",
-                            "none",
-                        )
-                    )
-                    and x not in ("(", ")", ",")
-                ]
-            else:
-                rtypes = [x for x in sig if x not in ("(", ")", ",")]
-            if results and len(rtypes) > len(results):
-                rtypes = rtypes[len(rtypes) - len(results) :]
+        rtypes = _result_types(text, sig_start, len(results))
         attrs = " ".join(text[:sig_start] if sig_start is not None else text)
         if binder_types and regions and regions[0] and not regions[0][0].args:
             regions[0][0].args = list(zip(binders, binder_types))
         return Op(
             name, results, operands, regions, rtypes, attrs, first.line, first.col, binders, callee
         )
+
+
+# How a result type in an op's signature starts.
+_TYPE_PREFIXES = ("tensor", "tuple", "!", "i", "f", "bf", "ui", "si", "index", "complex", "none")
+
+
+def _result_types(text: list[str], sig_start: int | None, n_results: int) -> list[str]:
+    """The result types of an op's signature (``text`` from ``sig_start``, after its last
+    top-level ``:``): those after ``->``, or the whole signature's types; at most one per
+    result (the last ones)."""
+    rtypes: list[str] = []
+    if sig_start is not None:
+        sig = [x for x in text[sig_start:] if x != "{region}"]
+        if "->" in sig:
+            after = sig[sig.index("->") + 1 :]
+            rtypes = [x for x in after if x.startswith(_TYPE_PREFIXES) and x not in ("(", ")", ",")]
+        else:
+            rtypes = [x for x in sig if x not in ("(", ")", ",")]
+        if n_results and len(rtypes) > n_results:
+            rtypes = rtypes[len(rtypes) - n_results :]
+    return rtypes
 
 
 _LOC_ALIAS_RE = re.compile(r'^(#loc\w*)\s*=\s*loc\(\s*"((?:[^"\\]|\\.)*)"\s*\)\s*$', re.M)

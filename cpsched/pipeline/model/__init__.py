@@ -1,0 +1,1 @@
+"""The CP-SAT model of a pipeline-parallel schedule: data, variables, constraints, objectives and bounds (``cpsched.pipeline.solve`` runs it)."""

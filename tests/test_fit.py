@@ -1,0 +1,215 @@
+"""Fitting device presets to measured times, the figures the fit sets, and the default preset."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from cpsched.cost.model import default_device, estimate, load_device, op_times, preset_names
+from cpsched.cost.timeline import timeline
+from cpsched.generators import random_layered
+from cpsched.measure.fit import (
+    Sample,
+    Step,
+    fit_roofline,
+    fit_steps,
+    op_samples,
+    predicted,
+    step_terms,
+)
+from cpsched.readers import read_graph
+from cpsched.readers.hlo.convert import read_hlo_text
+from tests.test_hlo_control_flow import WHILE
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TRIP4 = WHILE.replace("TRIP", '{"known_trip_count":{"n":"4"}}')
+
+
+def _samples(peak, bw, launch, rng, n=200):
+    out = []
+    for k in range(n):
+        f = float(rng.choice([0.0, 10 ** rng.uniform(3, 9)]))
+        b = float(10 ** rng.uniform(2, 8))
+        t = max(f / peak, b / bw) + launch
+        out.append(Sample(f"p{k % 5}", f"op{k}", "fusion", f, b, None, t, 1.0))
+    return out
+
+
+def test_roofline_fit_recovers_the_figures_that_made_the_times():
+    rng = np.random.default_rng(0)
+    fit = fit_roofline(_samples(1.2e11, 3e10, 4e-6, rng))
+    assert fit.peak_flops_fp32 == pytest.approx(1.2e11, rel=0.05)
+    assert fit.bandwidth == pytest.approx(3e10, rel=0.05)
+    assert fit.launch_overhead == pytest.approx(4e-6, rel=0.05)
+    assert fit.median_abs_log_ratio < 0.02
+    assert fit.programs == 5 and fit.samples == 200
+
+
+def test_roofline_fit_is_not_pulled_off_by_a_few_slowed_down_ops():
+    """A busy machine slows some ops down by orders of magnitude; the fit is an absolute
+    (not squared) log error, so a few of them do not move it far."""
+    rng = np.random.default_rng(1)
+    clean = _samples(1.2e11, 3e10, 4e-6, rng)
+    noisy = [
+        Sample(s.program, s.op, s.opcode, s.flops, s.bytes, s.fp32, s.seconds * 300, s.calls)
+        if k % 25 == 0
+        else s
+        for k, s in enumerate(clean)
+    ]
+    fit = fit_roofline(noisy)
+    assert fit.peak_flops_fp32 == pytest.approx(1.2e11, rel=0.2)
+    assert fit.bandwidth == pytest.approx(3e10, rel=0.2)
+
+
+def test_step_fit_recovers_launch_and_step_overheads():
+    rng = np.random.default_rng(2)
+    steps = []
+    for k in range(12):
+        base, ops = float(rng.uniform(1e-5, 1e-2)), float(rng.integers(5, 500))
+        steps.append(Step(f"p{k}", base, ops, base + ops * 3e-6 + 1.5e-4))
+    fit = fit_steps(steps)
+    assert fit.launch_overhead == pytest.approx(3e-6, rel=0.05)
+    assert fit.step_overhead == pytest.approx(1.5e-4, rel=0.05)
+    for s in steps:
+        assert predicted(s, fit) == pytest.approx(s.measured, rel=0.03)
+
+
+def test_a_loop_launches_its_body_ops_every_iteration():
+    """The loop's condition (compare) and body (add, exponential, negate) launch 4 ops per
+    iteration, 4 iterations: the launch overhead is charged 16 times."""
+    g = read_hlo_text(TRIP4)
+    w = g.op_index("w")
+    assert g.op_attrs[w]["launches"] == 16
+    base = {
+        "name": "t",
+        "bf16_tflops": 1e3,
+        "fp32_tflops": 1e3,
+        "hbm_gbps": 1e6,
+        "nvlink_gbps": 1,
+        "network_gbps": 1,
+        "pcie_gbps": 1,
+    }
+    t0 = op_times(g, load_device({**base, "launch_overhead_us": 0}))[0, w]
+    t1 = op_times(g, load_device({**base, "launch_overhead_us": 2}))[0, w]
+    assert t1 - t0 == pytest.approx(16 * 2e-6)
+    once = read_hlo_text(WHILE.replace("TRIP", "{}"))
+    assert once.op_attrs[once.op_index("w")]["launches"] == 4
+
+
+def test_step_overhead_is_added_once_to_the_makespan():
+    g = read_hlo_text(TRIP4)
+    plain = timeline(g, device="h100").makespan[0]
+    dev = load_device({"extends": "h100", "step_overhead_us": 250})
+    assert estimate(g, dev).step_overhead == pytest.approx(2.5e-4)
+    assert timeline(g, device=dev).makespan[0] == pytest.approx(plain + 2.5e-4)
+    assert load_device("h100").step_overhead == 0.0
+
+
+def test_step_terms_split_the_timeline_into_base_launches_and_overhead():
+    g = read_hlo_text(TRIP4)
+    dev = {
+        "name": "t",
+        "bf16_tflops": 1,
+        "fp32_tflops": 1,
+        "hbm_gbps": 10,
+        "nvlink_gbps": 1,
+        "network_gbps": 1,
+        "pcie_gbps": 1,
+    }
+    st = step_terms(g, dev, "w", 1e-3)
+    full = timeline(g, device=load_device({**dev, "launch_overhead_us": 3, "step_overhead_us": 40}))
+    from cpsched.measure.fit import StepFit
+
+    assert predicted(st, StepFit(3e-6, 4e-5, 1, 0.0)) == pytest.approx(full.makespan[0])
+
+
+def test_op_samples_pair_profiled_ops_with_their_figures_and_skip_loops():
+    g = read_hlo_text(TRIP4)
+    per_op = {"ops": {"w": [1e-4, 1.0], "r": [1e-6, 1.0], "nothere": [1.0, 1.0]}}
+    assert op_samples(g, per_op, "p") == []  # a loop's time is its body's; r is an alias
+    text = "HloModule m\n\nENTRY e {\n  a = f32[64] parameter(0)\n  ROOT n = f32[64] negate(a)\n}\n"
+    g2 = read_hlo_text(text)
+    (s,) = op_samples(g2, {"ops": {"n": [4e-6, 2.0]}}, "p", devices=2)
+    assert (s.op, s.flops, s.bytes, s.seconds, s.calls) == ("n", 64, 512, 2e-6, 1.0)
+
+
+CPU_MODULE = os.path.join(REPO, "models", "hlo", "mlp_train.hlo")
+GPU_MODULE = os.path.join(REPO, "models", "hlo", "gpu", "mlp_train.hlo.gz")
+
+
+def test_modules_say_which_backend_optimized_them():
+    assert read_graph(CPU_MODULE).meta["backend"] == "cpu"
+    assert read_graph(GPU_MODULE).meta["backend"] == "gpu"
+    assert read_hlo_text(TRIP4).meta["backend"] is None
+
+
+def test_default_preset_is_cpu_for_xla_cpu_modules_only():
+    assert "cpu" in preset_names() and "h200-fitted" in preset_names()
+    assert default_device(read_graph(CPU_MODULE)) == "cpu"
+    assert default_device(read_graph(GPU_MODULE)) == "h100"
+    assert default_device(random_layered(n=5, seed=0)) == "h100"
+    assert default_device() == "h100"
+
+
+@pytest.mark.parametrize("name", ["cpu", "h200-fitted"])
+def test_fitted_presets_name_their_source_for_every_fitted_figure(name):
+    dev = load_device(name)
+    path = os.path.join(REPO, "cpsched", "cost", "devices", f"{name}.json")
+    with open(path) as f:
+        data = json.load(f)
+    for key in ("bf16_tflops", "fp32_tflops", "hbm_gbps", "launch_overhead_us", "step_overhead_us"):
+        assert key in data and "fitted" in data["sources"][key], key
+    assert dev.step_overhead >= 0 and dev.hbm_bandwidth > 0
+
+
+def test_compare_and_schedule_report_the_cpu_preset_for_an_xla_cpu_module(capsys):
+    from cpsched.cli import main
+
+    assert main(["compare", CPU_MODULE, "--json", "--no-solver"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["device"] == out["reproduce"]["device"] == "cpu"
+    assert out["time_model"] == "cpu model"
+    assert main(["compare", CPU_MODULE, "--no-solver"]) == 0
+    assert "makespan (cpu model)" in capsys.readouterr().out
+    assert main(["compare", CPU_MODULE, "--json", "--no-solver", "--device", "h100"]) == 0
+    assert json.loads(capsys.readouterr().out)["device"] == "h100"
+
+
+def test_schedule_names_the_preset_of_its_time_figures(tmp_path, capsys):
+    from cpsched.cli import main
+
+    src = os.path.join(REPO, "models", "hlo", "sharded_dp_tp.hlo")
+    out = tmp_path / "o.hlo"
+    args = [
+        "schedule",
+        src,
+        "--objective",
+        "overlap",
+        "--async-collectives",
+        "--time-limit",
+        "1",
+        "-o",
+        str(out),
+        "--json",
+    ]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["device"] == "cpu" and data["makespan"]["static"] > 0
+
+
+def test_scale_fit_recovers_a_factor_a_launch_and_a_step_overhead():
+    from cpsched.measure.fit import fit_scale
+
+    rng = np.random.default_rng(3)
+    steps = []
+    for k in range(14):
+        base, ops = float(rng.uniform(1e-5, 1e-2)), float(rng.integers(5, 3000))
+        steps.append(Step(f"p{k}", base, ops, 2.5 * base + ops * 1e-6 + 8e-5))
+    fit = fit_scale(steps)
+    assert fit.scale == pytest.approx(2.5, rel=0.05)
+    assert fit.launch_overhead == pytest.approx(1e-6, rel=0.1)
+    assert fit.step_overhead == pytest.approx(8e-5, rel=0.15)
+    assert fit.median_abs_log_ratio < 0.02
