@@ -1406,14 +1406,17 @@ def run_case(case: Case, root: Path) -> dict:
     argv = [a.replace("{d}", str(d)) for a in case.argv]
     limit = case.fsize
 
-    def small_disk() -> None:
+    def child_setup() -> None:
+        # Ctrl-C as a terminal delivers it, also where this harness runs as a background
+        # job (which inherits SIGINT ignored, and a child would keep ignoring it)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         if limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     t0 = time.perf_counter()
     p = subprocess.Popen(prefix + [sys.executable, "-m", "cpsched"] + argv, env=env, cwd=d,
                          stdout=streams["stdout"], stderr=streams["stderr"], text=True,
-                         preexec_fn=small_disk if limit is not None else None)
+                         preexec_fn=child_setup)
     if case.signal is not None:
         time.sleep(case.signal_after)
         p.send_signal(case.signal)
@@ -1595,8 +1598,8 @@ def main(argv=None) -> int:
     ap.add_argument("--fuzz", type=int, default=1000,
                     help="mutated inputs run through info and schedule (default: 1000)")
     ap.add_argument("--jobs", type=int, default=2,
-                    help="cases run side by side; signal and time-limit cases always run "
-                         "alone (default: 2)")
+                    help="cases run side by side; signal and time-limit cases run one at a "
+                         "time beside them (default: 2)")
     ap.add_argument("--quick", action="store_true",
                     help="signals at two moments instead of three (default: three)")
     args = ap.parse_args(argv)
@@ -1613,14 +1616,15 @@ def main(argv=None) -> int:
               flush=True)
 
     with tempfile.TemporaryDirectory(prefix="cpsched-reliability-") as tmp:
-        with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        # the signal and time-limit cases one at a time, beside the others
+        with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool, \
+                concurrent.futures.ThreadPoolExecutor(1) as single:
             futures = {pool.submit(run_case, c, Path(tmp)): chosen.index(c) for c in together}
+            futures.update({single.submit(run_case, c, Path(tmp)): chosen.index(c)
+                            for c in alone})
             for f in concurrent.futures.as_completed(futures):
                 rows[futures[f]] = f.result()
                 show(rows[futures[f]])
-        for c in alone:
-            rows[chosen.index(c)] = run_case(c, Path(tmp))
-            show(rows[chosen.index(c)])
     ordered = [rows[k] for k in sorted(rows)]
     if not args.k or args.k in "api":
         for r in api_runs():

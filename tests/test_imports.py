@@ -23,8 +23,6 @@ PENDING: dict[str, int] = {
     # read before any other module (the console's start-up clock); units only when a note is
     # printed
     "cpsched.core.process": 1,
-    # two cost imports inside step_terms; the module imports cost at the top already
-    "cpsched.measure.fit": 2,
 }
 
 

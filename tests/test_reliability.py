@@ -451,7 +451,7 @@ def test_signal_during_a_cp_solve_writes_its_best_order(tmp_path, sig, code):
     try:
         seen = False
         for line in p.stderr:             # the first progress line: the solver is running
-            if "objective" in line:
+            if " bound " in line and " gap " in line:  # peak (or objective), bound, gap
                 seen = True
                 break
         # 1000 ops: no proof of optimality within the limit, so the child is still solving when
