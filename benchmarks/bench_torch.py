@@ -17,7 +17,9 @@ run.) Writes ``benchmarks/results_torch.md``:
 5. remat: AOTAutograd's ``activation_memory_budget`` (captures in ``models/torch/remat/``)
    against cp's remat at the same peaks;
 6. hand-back (torch only): each corpus program compiled under ``cpsched.inductor_order``
-   (scheduler only, no kernels): the order Inductor's scheduler ends with against cp's.
+   (scheduler only, no kernels): the order Inductor's scheduler ends with against cp's; with
+   kernels built and run against eager mode: ``bench_torch_handback.py`` (its summary is
+   copied here when its results exist).
 
 Bytes are Inductor's accounting at the size hints (the traced shapes): the sum of live
 scheduler buffers and freeable inputs; parameters are not counted (see the README).
@@ -397,9 +399,9 @@ def write(rows, sym, rem, hb, args, seconds):
         L.append(
             "`with cpsched.inductor_order(time_limit=...)`: every graph of every corpus program "
             "compiled with cp's order through Inductor's `_post_fusion_custom_pass` "
-            "(`reorder_for_peak_memory` off), up to the scheduler (no kernels built; "
-            "`tests/inductor/` builds and runs a model compiled this way and compares its outputs "
-            "and gradients with eager mode's).\n"
+            "(`reorder_for_peak_memory` off), up to the scheduler (no kernels built). Built and "
+            "run against eager mode (outputs and gradients): `benchmarks/bench_torch_handback.py`"
+            " -> `results_torch_handback.md`.\n"
         )
         L.append(f"- graphs: {len(hb)}; Inductor's final order is cp's: {ok} of {len(hb)}")
         L.append(f"- Inductor's `estimate_peak_memory` of it equals cp's peak: {est} of {len(hb)}")
@@ -407,6 +409,11 @@ def write(rows, sym, rem, hb, args, seconds):
             f"- cp's peak at or below what Inductor's own pass would keep: "
             f"{sum(h['cp'] <= h['inductor'] for h in hb)} of {len(hb)}\n"
         )
+    built = OUT.parent / "results_torch_handback.md"
+    if built.exists():  # the built-and-run check's summary, as that script last wrote it
+        text = built.read_text().split("## Summary\n", 1)[-1].split("\n## ", 1)[0]
+        L.append(f"From `{built.name}` (compiled, run against eager mode):\n")
+        L.append(text.strip() + "\n")
     OUT.write_text("\n".join(L) + "\n")
     (OUT.with_suffix(".json")).write_text(
         json.dumps({"graphs": rows, "symbolic": sym, "remat": rem, "handback": hb}, indent=1) + "\n"
