@@ -29,7 +29,7 @@ from cpsched.core.scenarios import static
 from cpsched.readers.hlo.buffer_assignment import BufferAssigner
 from cpsched.readers.hlo.convert import HloConverter, scheduled_computations
 from cpsched.readers.hlo.parser import HloModule
-from cpsched.strategies.module import ModuleSchedule, module_peak
+from cpsched.strategies.module import ModuleSchedule, input_orders, module_peak
 
 # buffer assignments without a gain before the search stops: this many per instruction of
 # the computations it reorders, at least MIN_STALE (gains come after long plateaus)
@@ -173,8 +173,14 @@ def refine_module_schedule(
     s = ms.schedule
     if len(s.scenarios) != 1 or ms.kept_input:
         return ms
+    assigner = BufferAssigner(module)
     r = refine_orders(
-        module, ms.orders, deadline=deadline, max_evaluations=max_evaluations, seed=seed
+        module,
+        ms.orders,
+        deadline=deadline,
+        max_evaluations=max_evaluations,
+        seed=seed,
+        assigner=assigner,
     )
     info = dict(s.info)
     info["allocation_search"] = {
@@ -184,7 +190,21 @@ def refine_module_schedule(
         "seconds": round(r.seconds, 3),
     }
     entry = module.entry.name
-    if r.allocated_bytes >= r.start_allocated_bytes:
+    # the module's own orders (XLA's) where their peak is as low and XLA allocates less for
+    # them: cp's answer is then never above the compiler's order in either figure
+    given = {n: tuple(v) for n, v in input_orders(module).items()}
+    given_alloc = assigner.assign(given).allocated_bytes
+    if (
+        given_alloc < min(r.allocated_bytes, r.start_allocated_bytes)
+        and np.all(ms.input_peak <= s.peak_bytes)
+        and dict(ms.orders) != given
+    ):
+        info["allocation_search"]["kept_input_orders"] = True
+        info["allocation_search"]["allocated_bytes"] = given_alloc
+        orders = dict(given)
+        g = HloConverter(module, orders).graph(entry)
+        order = [g.op_index(n) for n in orders[entry]]
+    elif r.allocated_bytes >= r.start_allocated_bytes:
         orders = dict(ms.orders)
         g = s.graph
         order = list(s.order)
