@@ -105,7 +105,8 @@ def test_compare_a_subset_of_methods(capsys, tmp_path):
 def test_compare_table_names_the_device_model(capsys):
     c = compare(str(MLP), ["xla-dfs"])
     head = c.table().splitlines()[1]
-    assert "makespan (h100 model)" in head and "exposed comm (h100 model)" in head
+    # an XLA:CPU module: the cpu preset by default
+    assert "makespan (cpu model)" in head and "exposed comm (cpu model)" in head
     c = compare(str(MLP), ["xla-dfs"], device="a100")
     assert "makespan (a100 model)" in c.table()
 
