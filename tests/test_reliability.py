@@ -447,7 +447,8 @@ def test_signal_during_a_cp_solve_writes_its_best_order(tmp_path, sig, code):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     p = subprocess.Popen([sys.executable, "-m", "cpsched", "schedule", str(graph),
                           "--time-limit", "60", "-o", str(out)], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         seen = False
         for line in p.stderr:             # the first progress line: the solver is running

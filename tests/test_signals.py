@@ -207,6 +207,12 @@ def test_api_schedule_raises_when_a_signal_stops_the_reference(signal_in_the_ref
         api.schedule(g, objective="remat", budget="90%", time_limit=60)
 
 
+def _as_from_a_terminal():
+    # a background job (CI, nohup) inherits SIGINT ignored, and Python then installs no
+    # handler for it: the child starts as from a terminal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_while_the_package_imports_ends_the_command_in_one_line(tmp_path, sig, code):
     # the package's own import (before the console's handlers: the method registry, and on a
@@ -223,7 +229,7 @@ def test_a_signal_while_the_package_imports_ends_the_command_in_one_line(tmp_pat
         "sys.exit(main())\n"
     )
     r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True,
-                       cwd=tmp_path, timeout=120)
+                       cwd=tmp_path, timeout=120, preexec_fn=_as_from_a_terminal)
     assert r.returncode == code
     assert "Traceback" not in r.stderr
     lines = r.stderr.strip().splitlines()
@@ -235,5 +241,6 @@ def test_importing_the_package_as_a_library_leaves_the_signal_handlers_alone():
     r = subprocess.run([sys.executable, "-c", "import signal, cpsched\n"
                         "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler,"
                         " signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)"],
-                       capture_output=True, text=True, cwd=REPO, timeout=120)
+                       capture_output=True, text=True, cwd=REPO, timeout=120,
+                       preexec_fn=_as_from_a_terminal)
     assert r.stdout.split() == ["True", "True"]
