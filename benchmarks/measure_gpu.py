@@ -266,7 +266,7 @@ def run(args) -> int:
           "plan": {k: plan.get(k) for k in ("made", "cpsched", "source", "time_limit",
                                             "command")}})
     log(f"{len(groups)} modules, {sum(len(g['paths']) for g in groups)} orders; budget "
-        f"{args.budget:.0f} s; output {out_path}"
+        f"{args.budget:.0f} s; output {os.path.basename(out_path)}"
         + (f"; {len(measured)} measured before, left out" if measured else ""))
     env = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false", TF_CPP_MIN_LOG_LEVEL="2",
                PYTHONUNBUFFERED="1")
