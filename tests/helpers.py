@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
 from cpsched.core.graph import GraphBuilder
@@ -137,3 +139,24 @@ def dump_file(folder, stem: str, kind: str):
 
     plain = Path(folder) / f"{stem}.{kind}"
     return plain if plain.exists() else plain.with_name(plain.name + ".gz")
+
+
+def random_topological_order(comp, rng: random.Random) -> list[str]:
+    """A random order of an HLO computation's instructions that respects operands and
+    control predecessors."""
+    users: dict[str, list[str]] = {i.name: [] for i in comp.instructions}
+    need = {i.name: 0 for i in comp.instructions}
+    for i in comp.instructions:
+        for dep in set(i.operands) | set(i.control_predecessors):
+            users[dep].append(i.name)
+            need[i.name] += 1
+    ready = [n for n, k in need.items() if k == 0]
+    out = []
+    while ready:
+        n = ready.pop(rng.randrange(len(ready)))
+        out.append(n)
+        for u in users[n]:
+            need[u] -= 1
+            if need[u] == 0:
+                ready.append(u)
+    return out

@@ -8,33 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import random_topological_order
 
 from cpsched import api
-from cpsched.strategies.allocation import refine_orders
-from cpsched.strategies.module import input_orders, module_peak
 from cpsched.readers.hlo.buffer_assignment import BufferAssigner, assign_buffers, conflicts
 from cpsched.readers.hlo.parser import read_hlo_module
+from cpsched.strategies.allocation import refine_orders
+from cpsched.strategies.module import input_orders, module_peak
 
 HLO = Path(__file__).resolve().parents[1] / "models" / "hlo"
-
-
-def _random_topological_order(comp, rng: random.Random) -> list[str]:
-    users: dict[str, list[str]] = {i.name: [] for i in comp.instructions}
-    need = {i.name: 0 for i in comp.instructions}
-    for i in comp.instructions:
-        for dep in set(i.operands) | set(i.control_predecessors):
-            users[dep].append(i.name)
-            need[i.name] += 1
-    ready = [n for n, k in need.items() if k == 0]
-    out = []
-    while ready:
-        n = ready.pop(rng.randrange(len(ready)))
-        out.append(n)
-        for u in users[n]:
-            need[u] -= 1
-            if need[u] == 0:
-                ready.append(u)
-    return out
 
 
 @pytest.mark.parametrize("name", ["mlp_train.hlo", "corpus/decode_loop.hlo.gz"])
@@ -43,7 +25,7 @@ def test_cached_assigner_equals_a_fresh_assignment(name):
     cached = BufferAssigner(module)
     rng = random.Random(5)
     for _ in range(4):
-        orders = {module.entry.name: _random_topological_order(module.entry, rng)}
+        orders = {module.entry.name: random_topological_order(module.entry, rng)}
         a = cached.assign(orders)
         b = assign_buffers(module, orders)
         assert a.to_text() == b.to_text()

@@ -17,6 +17,7 @@ import random
 from pathlib import Path
 
 import pytest
+from helpers import random_topological_order
 
 from cpsched.cli import main
 from cpsched.core.errors import InputError
@@ -160,25 +161,6 @@ def test_report_text_is_xla_s(name):
     assert {"params_1__0_.1", "tuple.4"} <= names
 
 
-def _random_topological_order(comp, rng: random.Random) -> list[str]:
-    users: dict[str, list[str]] = {i.name: [] for i in comp.instructions}
-    need = {i.name: 0 for i in comp.instructions}
-    for i in comp.instructions:
-        for dep in set(i.operands) | set(i.control_predecessors):
-            users[dep].append(i.name)
-            need[i.name] += 1
-    ready = [n for n, k in need.items() if k == 0]
-    out = []
-    while ready:
-        n = ready.pop(rng.randrange(len(ready)))
-        out.append(n)
-        for u in users[n]:
-            need[u] -= 1
-            if need[u] == 0:
-                ready.append(u)
-    return out
-
-
 @needs_corpus
 @pytest.mark.parametrize(
     "name",
@@ -190,7 +172,7 @@ def test_other_orders_give_sound_assignments(name):
         pytest.skip(f"{name} not present")
     module = read_hlo_module(str(path))
     rng = random.Random(7)
-    orders = {module.entry.name: _random_topological_order(module.entry, rng)}
+    orders = {module.entry.name: random_topological_order(module.entry, rng)}
     ba = assign_buffers(module, orders)
     assert conflicts(ba) == []
     assert ba.temp_bytes > 0 and ba.allocated_bytes >= ba.temp_bytes
