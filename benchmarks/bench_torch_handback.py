@@ -99,6 +99,37 @@ def _compare(ref: dict, got: dict) -> dict:
     return out
 
 
+def _errors(ref64: dict, eager: dict, cp: dict, own: dict | None = None) -> dict:
+    """Per float tensor: [scale, eager, cp, own], the largest |eager float64 value| and the
+    largest |x - eager float64| of float32 eager, cp's order and Inductor's own order (when
+    given; finite
+    entries; a tensor whose inf/nan pattern differs gets inf). The tolerance is applied by the
+    driver (``_within``), so it can be read again without rerunning."""
+    out: dict = {}
+    for key, r in ref64.items():
+        xs = [eager.get(key), cp.get(key)] + ([own.get(key)] if own is not None else [])
+        if not r.is_floating_point() or any(x is None or x.shape != r.shape for x in xs):
+            continue
+        finite = r.isfinite()
+        if not finite.any():
+            continue
+        row = [float(r[finite].abs().max())]
+        for x in xs:
+            x64 = x.double()
+            if not torch_equal(x64.isfinite(), finite):
+                row.append(float("inf"))
+            else:
+                row.append(float((x64[finite] - r[finite]).abs().max()))
+        out[key] = row
+    return out
+
+
+def torch_equal(a, b) -> bool:
+    import torch
+
+    return bool(torch.equal(a, b))
+
+
 def _bitwise(a: dict, b: dict) -> bool:
     import torch
 
@@ -162,27 +193,43 @@ def worker(name: str, time_limit: float) -> dict:
     dynamic = options.get("dynamic_shapes")
     state = copy.deepcopy(module.state_dict())
 
-    def step(fn, args) -> tuple[dict, dict, dict, float]:
+    def step(fn, args, mod=module, loss=torch.float32) -> tuple[dict, dict, dict, float]:
         torch.manual_seed(1234)
-        module.zero_grad(set_to_none=True)
+        mod.zero_grad(set_to_none=True)
         t0 = time.perf_counter()
         if training:
             out = fn(*args)
             leaves = [t for t in _leaves(out) if t.requires_grad]
-            sum(t.float().sum() for t in leaves).backward()
+            sum(t.to(loss).sum() for t in leaves).backward()
         else:
             with torch.no_grad():
                 out = fn(*args)
         secs = time.perf_counter() - t0
         outs = {f"output{i}": t.detach().clone() for i, t in enumerate(_leaves(out))}
         grads = {
-            n: p.grad.detach().clone() for n, p in module.named_parameters() if p.grad is not None
+            n: p.grad.detach().clone() for n, p in mod.named_parameters() if p.grad is not None
         }
-        bufs = {n: b.detach().clone() for n, b in module.named_buffers()}
-        module.zero_grad(set_to_none=True)
-        with torch.no_grad():
-            module.load_state_dict(state)  # the same weights and statistics for the next run
+        bufs = {n: b.detach().clone() for n, b in mod.named_buffers()}
+        mod.zero_grad(set_to_none=True)
+        if mod is module:
+            with torch.no_grad():
+                module.load_state_dict(state)  # the same weights and statistics for the next run
         return outs, grads, bufs, secs
+
+    def reference64(args) -> tuple[dict, dict, dict] | str:
+        """The eager step in float64 (weights, buffers and float inputs cast up), run first
+        and alone: the reference both float32 eager and the compiled steps are measured by."""
+        try:
+            mod64 = copy.deepcopy(module).double()
+            args64 = tuple(
+                t.double() if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+                for t in args
+            )
+            ref = step(mod64, args64, mod=mod64, loss=torch.float64)[:3]
+            del mod64
+            return ref
+        except Exception as exc:  # a model that cannot run in float64
+            return f"{type(exc).__name__}: {str(exc)[:200]}"
 
     def compiled_module():
         torch._dynamo.reset()
@@ -190,6 +237,7 @@ def worker(name: str, time_limit: float) -> dict:
         return torch.compile(module, **({} if dynamic else {"dynamic": False}))
 
     row: dict = {"program": name, "training": training, "dynamic": dynamic is not None}
+    ref64 = reference64(inputs)
     eager = step(module, inputs)
     row["eager_s"] = eager[3]
 
@@ -201,6 +249,7 @@ def worker(name: str, time_limit: float) -> dict:
             n_at_hint = len(run.graphs)
             if dynamic:
                 big, at = _other_size_inputs(inputs, dynamic)
+                big64 = reference64(big)
                 eager_big = step(module, big)
                 cp_big = step(fn, big)
         graphs = [
@@ -210,6 +259,7 @@ def worker(name: str, time_limit: float) -> dict:
                 "final_is_cp": h.final_order == h.order,
                 "estimate_equals_cp": h.inductor_estimate_of_order == h.peak,
                 "cp": h.peak,
+                "inductor_estimate_of_cp": h.inductor_estimate_of_order,
                 "inductor": h.inductor_peak,
                 "status": h.status,
             }
@@ -232,6 +282,14 @@ def worker(name: str, time_limit: float) -> dict:
         repeat_max_abs=max(_max_diff(a, b) for a, b in zip(cp[:3], again[:3])),
         own_order_bitwise=all(_bitwise(a, b) for a, b in zip(cp[:3], own[:3])),
         own_max_abs=max(_max_diff(a, b) for a, b in zip(cp[:3], own[:3])),
+        float64=(
+            {
+                k: _errors(r, e, c, o)
+                for k, r, e, c, o in zip(("outputs", "grads", "buffers"), ref64, eager, cp, own)
+            }
+            if not isinstance(ref64, str)
+            else ref64
+        ),
         own_vs_eager={
             k: _compare(e, o)
             for k, e, o in zip(("outputs", "grads", "buffers"), eager[:3], own[:3])
@@ -241,6 +299,14 @@ def worker(name: str, time_limit: float) -> dict:
         row["other_size"] = {
             "at": at,
             "graphs_added": len(run.graphs) - n_at_hint,
+            "float64": (
+                {
+                    k: _errors(r, e, c)
+                    for k, r, e, c in zip(("outputs", "grads", "buffers"), big64, eager_big, cp_big)
+                }
+                if not isinstance(big64, str)
+                else big64
+            ),
             **{
                 k: _compare(e, c)
                 for k, e, c in zip(("outputs", "grads", "buffers"), eager_big[:3], cp_big[:3])
@@ -283,10 +349,18 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
     def e(x: float) -> str:
         return "0" if x == 0 else f"{x:.1e}"
 
-    cmd = "python benchmarks/bench_torch_handback.py " + " ".join(sys.argv[1:])
+    cmd = ("python benchmarks/bench_torch_handback.py " + " ".join(sys.argv[1:])).strip()
+    made_by = sorted({r.get("made_by", cmd) for r in rows.values()} | {cmd})
+    made = f"`nice -n 10 {cmd}`"
+    if len(made_by) > 1:  # --keep: rows of earlier runs were kept
+        made = "; ".join(
+            f"`nice -n 10 {c}` ({', '.join(n for n, r in rows.items() if r.get('made_by', cmd) == c)})"
+            for c in made_by
+            if any(r.get("made_by", cmd) == c for r in rows.values())
+        )
     L = ["# Hand-back: cp's order compiled by Inductor, against eager mode\n"]
     L.append(
-        f"Made by `nice -n 10 {cmd.strip()}` (.venv-torch, torch {torch_version}), "
+        f"Made by {made} (.venv-torch, torch {torch_version}), last run "
         f"{seconds / 60:.1f} min on {platform.machine()}, {os.cpu_count()} cores shared with "
         "other jobs (seconds measured under load). Each program of `models/torch/capture.py` "
         "(the corpus of `benchmarks/results_torch.md`) is built with seeded weights and inputs "
@@ -416,7 +490,10 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
     os.replace(tmp, OUT)
     tmp = OUT.with_suffix(".json.tmp")
     tmp.write_text(
-        json.dumps({"rtol": RTOL, "atol": ATOL, "programs": rows, "not_run": skipped}, indent=1)
+        json.dumps(
+            {"command": cmd, "rtol": RTOL, "atol": ATOL, "programs": rows, "not_run": skipped},
+            indent=1,
+        )
         + "\n"
     )
     os.replace(tmp, OUT.with_suffix(".json"))
@@ -431,6 +508,12 @@ def main(argv=None) -> int:
         "--budget-minutes",
         type=float,
         help="start no program after this many minutes; the rest are listed as not run",
+    )
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the rows of programs not run this time from the last results (each row "
+        "names the command that made it)",
     )
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -453,6 +536,16 @@ def main(argv=None) -> int:
         order = [p for p in order if p[0] in wanted]
     rows: dict = {}
     skipped: dict = {}
+    command = "python benchmarks/bench_torch_handback.py " + " ".join(sys.argv[1:])
+    listed = order  # the table's programs: those run now, and with --keep the last run's
+    if args.keep and OUT.with_suffix(".json").exists():
+        last = json.loads(OUT.with_suffix(".json").read_text())
+        now = {n for n, _, _ in order}
+        rows = {n: r for n, r in last["programs"].items() if n not in now}
+        for r in rows.values():
+            r.setdefault("made_by", last.get("command", "an earlier run"))
+        skipped = {n: why for n, why in last["not_run"].items() if n not in now}
+        listed = [p for p in _programs() if p[0] in now or p[0] in rows or p[0] in skipped]
     t0 = time.perf_counter()
     for i, (name, _, _) in enumerate(order):
         left = args.timeout
@@ -482,6 +575,7 @@ def main(argv=None) -> int:
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=left)
                 if p.returncode == 0:
                     rows[name] = json.loads(out.read_text())
+                    rows[name]["made_by"] = command.strip()
                 else:
                     tail = (p.stderr.strip().splitlines() or ["no message"])[-1]
                     rows[name] = {
@@ -504,8 +598,8 @@ def main(argv=None) -> int:
             ),
             flush=True,
         )
-        write(rows, skipped, order, args, time.perf_counter() - t0, torch.__version__)
-    write(rows, skipped, order, args, time.perf_counter() - t0, torch.__version__)
+        write(rows, skipped, listed, args, time.perf_counter() - t0, torch.__version__)
+    write(rows, skipped, listed, args, time.perf_counter() - t0, torch.__version__)
     print(OUT)
     return 0
 
