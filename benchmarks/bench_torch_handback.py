@@ -1,20 +1,23 @@
 """cpsched's order handed back to Inductor on every corpus program, run against eager mode.
 
     .venv-torch/bin/python benchmarks/bench_torch_handback.py [--time-limit 5] [--only a,b]
-        [--budget-minutes M] [--timeout S]
+        [--budget-minutes M] [--timeout S] [--keep]
+    .venv/bin/python benchmarks/bench_torch_handback.py --render   # the table from its JSON
 
 (``make torch-env`` makes ``.venv-torch``.) For each program of ``models/torch/capture.py``,
 smallest first, in its own process: build it (seeded weights and inputs, as the corpus capture
-does), run one step eagerly (forward, and for training programs the backward of the summed
-outputs), then ``torch.compile`` it (Inductor, CPU) under ``cpsched.inductor_order`` and run the
+does), run one step eagerly in float64 (the reference) and in float32 (forward, and for
+training programs the backward of the summed outputs), then ``torch.compile`` it (Inductor, CPU) under ``cpsched.inductor_order`` and run the
 same step, then compile it again with Inductor's own order (its peak-memory pass) and run it
 once more. Checked per program:
 
 - every graph Inductor scheduled ran in cp's order (the order its scheduler ended with is the
   order cpsched gave, and Inductor's ``estimate_peak_memory`` of it is cpsched's peak);
 - outputs, gradients of the parameters and the module's buffers after the step (batch-norm
-  statistics) equal eager mode's: integers and booleans exactly, floats within ``RTOL`` of the
-  tensor's largest eager magnitude;
+  statistics) equal eager mode's: integers, booleans, shapes and inf/nan places exactly; each
+  float tensor within ``FACTOR`` times float32 eager's own error against the float64 step,
+  plus ``ULPS`` float32 ulps of its magnitude (``verdict``: pass or FAIL per program; the
+  per-tensor errors are stored, so the table can be made again with ``--render``);
 - cp's order computes bit for bit what Inductor's own order computes (same kernels, another
   order);
 - programs with a dynamic dim also run at the dim's largest value on the same compiled graphs.
@@ -24,7 +27,10 @@ reseeded before each step, so dropout draws the same masks in all three runs whe
 happen in eager's order. Inductor's caches live in ``.inductor-cache/`` at the repository root
 (git-ignored; ``TORCHINDUCTOR_CACHE_DIR`` overrides it): kernels built once are reused by later
 runs. Writes ``benchmarks/results_torch_handback.md`` (and ``.json``) after every program, so an
-interrupted run keeps what finished; programs not run are listed with the reason.
+interrupted run keeps what finished; programs not run are listed with the reason. With
+``--keep`` the rows of programs this run does not run are kept from the table on disk (read
+again before each write, under a lock): runs with disjoint ``--only`` fill one table, and each
+row names the command that made it.
 """
 
 from __future__ import annotations
@@ -405,7 +411,35 @@ def own_cell(r: dict) -> str:
     return "**no**"
 
 
-def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_version: str) -> None:
+def _merged(rows: dict, skipped: dict, mine: set) -> tuple[dict, dict]:
+    """This run's rows (programs in ``mine``) over the table's JSON as it is now on disk, so
+    that runs with disjoint ``--only`` and ``--keep`` fill one table (call under the lock)."""
+    path = OUT.with_suffix(".json")
+    if not path.exists():
+        return rows, skipped
+    last = json.loads(path.read_text())
+    out = {n: r for n, r in last["programs"].items() if n not in mine}
+    for r in out.values():
+        r.setdefault("made_by", last.get("command", "an earlier run"))
+    out.update(rows)
+    skip = {n: w for n, w in last["not_run"].items() if n not in mine and n not in rows}
+    skip.update(skipped)
+    return out, skip
+
+
+def save(rows: dict, skipped: dict, mine: set, args, torch_version: str) -> None:
+    """Write the table (with ``--keep``: merged with what is on disk, under a lock)."""
+    import fcntl
+
+    CACHE.mkdir(exist_ok=True)
+    with open(CACHE / "handback-table.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if args.keep:
+            rows, skipped = _merged(rows, skipped, mine)
+        write(rows, skipped, _programs(), args, torch_version)
+
+
+def write(rows: dict, skipped: dict, order: list, args, torch_version: str) -> None:
     def e(x: float) -> str:
         return "0" if x == 0 else f"{x:.1e}"
 
@@ -425,9 +459,10 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
     )
     L = ["# Hand-back: cp's order compiled by Inductor, against eager mode\n"]
     L.append(
-        f"Made by {made} (.venv-torch, torch {torch_version}); the last run took "
-        f"{seconds / 60:.1f} min on {platform.machine()}, {os.cpu_count()} cores shared with "
-        "other jobs (seconds measured under load). Each program of `models/torch/capture.py` "
+        f"Made by {made} (.venv-torch, torch {torch_version}), "
+        f"{sum(r.get('wall_s', 0.0) for r in rows.values()) / 60:.0f} min of program runs on "
+        f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs (seconds "
+        "measured under load). Each program of `models/torch/capture.py` "
         "(the corpus of `benchmarks/results_torch.md`) is built with seeded weights and inputs "
         "and run one step eagerly in float64 (the reference) and in float32, then compiled by "
         "`torch.compile` (Inductor, CPU) under "
@@ -461,7 +496,7 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
     L.append("## Summary\n")
     L.append(
         f"- programs run: {len(done)} of {len(order)}; failed: {len(failed)}; "
-        f"not run: {len(skipped)}"
+        f"not run: {len(order) - len(done) - len(failed)}"
     )
     L.append(
         f"- graphs compiled in cp's order: {len(graphs)}; Inductor's final order = cp's: "
@@ -559,12 +594,15 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
                 f"{o['ratio']:.2f})"
             )
         L.append("")
-    if failed or skipped:
+    absent = [n for n, _, _ in order if n not in rows and n not in skipped]
+    if failed or skipped or absent:
         L.append("## Not run\n")
         for r in failed:
             L.append(f"- {r['program']}: failed: {r['error']}")
         for n, why in skipped.items():
             L.append(f"- {n}: {why}")
+        for n in absent:
+            L.append(f"- {n}: no result yet (not run, or its run has not finished)")
         L.append("")
     tmp = OUT.with_suffix(".md.tmp")
     tmp.write_text("\n".join(L) + "\n")
@@ -575,7 +613,6 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
             {
                 "command": cmd,
                 "tolerance": {"factor": FACTOR, "ulps": ULPS, "rtol_no_float64": RTOL},
-                "seconds": seconds,
                 "torch": torch_version,
                 "programs": rows,
                 "not_run": skipped,
@@ -600,8 +637,8 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--keep",
         action="store_true",
-        help="keep the rows of programs not run this time from the last results (each row "
-        "names the command that made it)",
+        help="keep the table's rows of programs this run does not run (re-read before every "
+        "write, so runs with disjoint --only fill one table; each row names its command)",
     )
     ap.add_argument(
         "--render",
@@ -619,11 +656,9 @@ def main(argv=None) -> int:
 
     if args.render:
         last = json.loads(OUT.with_suffix(".json").read_text())
-        rows, skipped = last["programs"], last["not_run"]
-        for r in rows.values():
+        for r in last["programs"].values():
             r.setdefault("made_by", last.get("command", "an earlier run"))
-        listed = [p for p in _programs() if p[0] in rows or p[0] in skipped]
-        write(rows, skipped, listed, args, last.get("seconds", 0.0), last.get("torch", "?"))
+        write(last["programs"], last["not_run"], _programs(), args, last.get("torch", "?"))
         print(OUT)
         return 0
 
@@ -637,18 +672,10 @@ def main(argv=None) -> int:
         if unknown:
             ap.error(f"unknown programs {unknown}")
         order = [p for p in order if p[0] in wanted]
+    mine = {n for n, _, _ in order}
     rows: dict = {}
     skipped: dict = {}
     command = "python benchmarks/bench_torch_handback.py " + " ".join(sys.argv[1:])
-    listed = order  # the table's programs: those run now, and with --keep the last run's
-    if args.keep and OUT.with_suffix(".json").exists():
-        last = json.loads(OUT.with_suffix(".json").read_text())
-        now = {n for n, _, _ in order}
-        rows = {n: r for n, r in last["programs"].items() if n not in now}
-        for r in rows.values():
-            r.setdefault("made_by", last.get("command", "an earlier run"))
-        skipped = {n: why for n, why in last["not_run"].items() if n not in now}
-        listed = [p for p in _programs() if p[0] in now or p[0] in rows or p[0] in skipped]
     t0 = time.perf_counter()
     for i, (name, _, _) in enumerate(order):
         left = args.timeout
@@ -679,6 +706,7 @@ def main(argv=None) -> int:
                 if p.returncode == 0:
                     rows[name] = json.loads(out.read_text())
                     rows[name]["made_by"] = command.strip()
+                    rows[name]["wall_s"] = time.perf_counter() - t
                 else:
                     tail = (p.stderr.strip().splitlines() or ["no message"])[-1]
                     rows[name] = {
@@ -701,8 +729,8 @@ def main(argv=None) -> int:
             ),
             flush=True,
         )
-        write(rows, skipped, listed, args, time.perf_counter() - t0, torch.__version__)
-    write(rows, skipped, listed, args, time.perf_counter() - t0, torch.__version__)
+        save(rows, skipped, mine, args, torch.__version__)
+    save(rows, skipped, mine, args, torch.__version__)
     print(OUT)
     return 0
 
