@@ -1547,6 +1547,11 @@ class Comparison:
         where the program has collectives or copies, the streams of the input's order and
         of cp-overlap's (needs matplotlib); never over ``inputs``. Returns ``path``."""
         path = arguments.text(os.fspath(path), "path")
+        if not self.results:
+            raise InputError(
+                f"{path}: nothing to draw: no row of the comparison has a result "
+                "(every row failed or was not run); nothing written"
+            )
         profiles = {n: memory_profile(r) for n, r in self.results.items()}
         plot_memory(
             profiles,
