@@ -239,6 +239,8 @@ def worker(name: str, time_limit: float) -> dict:
     def reference64(args) -> tuple[dict, dict, dict] | str:
         """The eager step in float64 (weights, buffers and float inputs cast up), run first
         and alone: the reference both float32 eager and the compiled steps are measured by."""
+        default = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)  # tensors the forward makes (a timestep table)
         try:
             mod64 = copy.deepcopy(module).double()
             args64 = tuple(
@@ -250,6 +252,8 @@ def worker(name: str, time_limit: float) -> dict:
             return ref
         except Exception as exc:  # a model that cannot run in float64
             return f"{type(exc).__name__}: {str(exc)[:200]}"
+        finally:
+            torch.set_default_dtype(default)
 
     def compiled_module():
         torch._dynamo.reset()
