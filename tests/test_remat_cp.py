@@ -351,7 +351,7 @@ def test_a_baseline_plan_is_a_complete_hint_for_the_joint_model():
     model and make the hint infeasible); the hint keeps only what the events keep and gives
     every model variable a value, so CP-SAT takes it as its first solution."""
     from cpsched.cp.remat import problem as R
-    from cpsched.strategies.remat.method import build_model
+    from cpsched.cp.remat.solve import build_model
     from cpsched.generators import random_layered
     from cpsched.remat.plan import inplace_writers, op_durations
     g = random_layered(n=60, seed=3)
