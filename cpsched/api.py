@@ -62,6 +62,7 @@ from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph as cut_problem
 from cpsched.cp.remat.problem import min_memory_bound
+from cpsched.cp.runtime import SolverConfig
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
 from cpsched.plot import plot_frontier, plot_memory
@@ -2125,10 +2126,8 @@ def frontier(
         bandwidth=bandwidth,
         device=device if device is not None else default_device(g),
         profile=profile,
-        workers=int(workers),
-        seed=int(seed),
         progress=progress,
-        deadline=deadline,
+        cfg=SolverConfig(workers=int(workers), seed=int(seed), deadline=deadline),
     )
     return Frontier(**{k.name: getattr(f, k.name) for k in fields(f)})
 
