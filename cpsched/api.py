@@ -2091,11 +2091,14 @@ def frontier(
     async_collectives: bool = False,
     progress: Callable[[str], None] | None = None,
     deadline: float | None = None,
+    deterministic: bool = False,
 ) -> Frontier:
     """The memory-time frontier of ``graph``: ``cp-joint`` at ``points`` budgets from the
     least peak a plan reaches to the fastest order's peak (``time_limit`` seconds each, and
     with ``deadline``, a ``time.perf_counter()`` instant, no solve past it), with every
-    heuristic's (peak, makespan); see ``cpsched.strategies.frontier``.
+    heuristic's (peak, makespan); see ``cpsched.strategies.frontier``. ``deterministic``:
+    every solve in CP-SAT's deterministic mode (``time_limit`` is then work; no deadline),
+    so that the same input gives the same frontier whatever the load.
 
     Examples
     --------
@@ -2127,7 +2130,12 @@ def frontier(
         device=device if device is not None else default_device(g),
         profile=profile,
         progress=progress,
-        cfg=SolverConfig(workers=int(workers), seed=int(seed), deadline=deadline),
+        cfg=SolverConfig(
+            workers=int(workers),
+            seed=int(seed),
+            deterministic=bool(deterministic),
+            deadline=None if deterministic else deadline,
+        ),
     )
     return Frontier(**{k.name: getattr(f, k.name) for k in fields(f)})
 

@@ -1166,6 +1166,7 @@ def cmd_frontier(args) -> int:
         workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
         seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
         progress=progress,
+        deterministic=bool(args.deterministic),
     )
     data = f.to_dict()
     data["input"] = args.input

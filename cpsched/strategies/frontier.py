@@ -205,6 +205,7 @@ def frontier(
         "time_limit_per_point": float(time_limit),
         "workers": int(cfg.workers),
         "seed": int(cfg.seed),
+        "deterministic": bool(cfg.deterministic),
         "evict": bool(evict),
         "bandwidth": bandwidth,
         "profile": profile if isinstance(profile, str) else None,

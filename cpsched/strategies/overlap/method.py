@@ -235,7 +235,13 @@ def solve_overlap(
     # command's deadline is nearer (reading 100k ops can take half of a 10 s limit)
     span = max(0.0, min(time_limit, cfg.seconds_left()))
     t_mem = max(0.01, min(0.15 * span, 10.0))
-    mem_opts = dict(hopts, time_limit=t_mem, workers=workers, deadline=cfg.deadline)
+    mem_opts = dict(
+        hopts,
+        time_limit=t_mem,
+        workers=workers,
+        deadline=cfg.deadline,
+        deterministic=cfg.deterministic,
+    )
     mem_orders = memory_candidates(graph, scenarios, mem_methods, mem_opts, errors)
     lbm = np.maximum(mem_lb(graph, scenarios), 1)
     mem_peaks = {k: mem_peak(graph, o, scenarios) for k, o in mem_orders.items()}
