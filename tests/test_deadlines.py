@@ -266,7 +266,8 @@ def test_remat_keeps_a_heuristic_plan_when_the_reorder_search_takes_all_the_time
     # uses up every second left; it used to end with "no plan found"
     import cpsched.strategies.remat.method as remat_solve
 
-    def slow_reorder(graph, sc, *, hint, deadline=None, **kw):
+    def slow_reorder(graph, sc, *, hint, cfg, **kw):
+        deadline = cfg.deadline
         time.sleep(max(0.0, deadline - time.perf_counter()) if deadline else 0.0)
         return list(hint), simulate(graph, hint, sc).peak, "HINT"
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from ortools.sat.python import cp_model
 
+from cpsched.cp.runtime import SolverConfig
 from cpsched.strategies.remat.method import min_memory_bound, solve_remat
 from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import GraphBuilder
@@ -402,6 +403,7 @@ def test_reorder_phase_keeps_lowering_the_peak_when_no_order_fits(monkeypatch):
                                      peak_bytes=simulate(graph, o, sc).peak)
 
     monkeypatch.setattr(remat_solve, "solve_min_peak", fake)
-    o, pk, st = remat_solve.min_peak_order(g, None, target=1, hint=worst, time_limit=10)
+    o, pk, st = remat_solve.min_peak_order(
+        g, None, target=1, hint=worst, cfg=SolverConfig(time_limit=10))
     assert int(pk[0]) == min(peaks) and list(o) == list(best)
     assert calls == [(True, list(worst)), (False, list(worst))]

@@ -151,35 +151,32 @@ def min_peak_order(
     *,
     target: Sequence[int] | np.ndarray | int | None = None,
     hint: Sequence[int] | None = None,
-    time_limit: float = 30.0,
-    workers: int = 2,
-    seed: int = 0,
-    log: bool = False,
-    deterministic: bool = False,
-    deadline: float | None = None,
+    cfg: SolverConfig | None = None,
 ) -> tuple[list[int], np.ndarray, str]:
     """An order of least peak by the min-peak model (``cpsched.strategies.min_peak.method``; with
     ``target`` bytes per scenario, its budget objective, stopped as soon as every scenario
-    is at or under it). Returns the order, its peaks and the solver's status; never worse
-    than ``hint`` (then the status is ``HINT``)."""
+    is at or under it), in ``cfg.time_limit`` seconds with ``cfg``'s solver options.
+    Returns the order, its peaks and the solver's status; never worse than ``hint`` (then
+    the status is ``HINT``)."""
+    cfg = SolverConfig(time_limit=30.0) if cfg is None else cfg
     sc = scenarios or static()
     hint = list(graph.default_order() if hint is None else hint)
     hint_peak = simulate(graph, hint, sc).peak
     opts = dict(
-        time_limit=time_limit,
-        workers=workers,
-        seed=seed,
-        log=log,
-        deterministic=deterministic,
+        time_limit=cfg.time_limit,
+        workers=cfg.workers,
+        seed=cfg.seed,
+        log=cfg.log,
+        deterministic=cfg.deterministic,
         hint=hint,
-        deadline=deadline,
+        deadline=cfg.deadline,
     )
     if target is not None:
         t0 = time.perf_counter()
         s = solve_min_peak(
             graph, sc, budget=_budget_array(target, len(sc)), stop_when_fits=True, **opts
         )
-        left = time_limit - (time.perf_counter() - t0)
+        left = cfg.time_limit - (time.perf_counter() - t0)
         if s.status == INFEASIBLE and left > 1.0:
             # proven that no order fits: the remat that follows needs the least peak, not
             # the first order the proof left (RLG n1000 at 486,895: the cut bound proves it
@@ -227,18 +224,8 @@ class _Setting:
 
     def min_peak_order(self, order: Sequence[int], time_limit: float, target=None):
         """``min_peak_order`` from ``order`` with this run's solver options."""
-        return min_peak_order(
-            self.graph,
-            self.sc,
-            target=target,
-            hint=order,
-            time_limit=max(0.01, time_limit),
-            workers=self.cfg.workers,
-            seed=self.cfg.seed,
-            log=self.cfg.log,
-            deterministic=self.cfg.deterministic,
-            deadline=self.cfg.deadline,
-        )
+        cfg = self.cfg.with_(time_limit=max(0.01, time_limit))
+        return min_peak_order(self.graph, self.sc, target=target, hint=order, cfg=cfg)
 
 
 @runtime.stoppable
