@@ -35,6 +35,7 @@ from cpsched.cp.runtime import SolverConfig
 from cpsched.methods import load_all
 from cpsched.remat.skeleton import Skeleton
 from cpsched.strategies.joint.method import solve_joint
+from cpsched.strategies.options import solver_options
 from cpsched.strategies.overlap.method import solve_overlap
 from cpsched.strategies.remat.method import solve_remat
 
@@ -77,13 +78,6 @@ def _scalar(values: np.ndarray, names: Sequence[str]) -> Any:
     """One number for one scenario, else ``{scenario: value}``."""
     vals = [v.item() if hasattr(v, "item") else v for v in values]
     return vals[0] if len(names) == 1 else dict(zip(names, vals))
-
-
-def solver_options(cfg: SolverConfig) -> dict[str, Any]:
-    """``cfg``'s solver options as the methods' keyword arguments."""
-    return dict(
-        workers=cfg.workers, seed=cfg.seed, deterministic=cfg.deterministic, deadline=cfg.deadline
-    )
 
 
 class _SolveTimes:

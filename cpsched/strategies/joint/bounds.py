@@ -74,7 +74,9 @@ from cpsched.cp import runtime
 from cpsched.cp.joint.problem import JointProblem
 from cpsched.cp.overlap.bounds import heads_tails, overlap_lower_bound, reach_matrix
 from cpsched.cp.overlap.problem import OverlapProblem
+from cpsched.cp.runtime import SolverConfig
 from cpsched.remat.policy import recomputable_ops
+from cpsched.strategies.options import solver_options
 from cpsched.strategies.overlap.method import solve_overlap
 
 
@@ -95,7 +97,7 @@ def analytic_bound(base: OverlapProblem) -> np.ndarray:
 
 
 def no_memory_bound(
-    base: OverlapProblem, seconds: float, common: dict[str, Any]
+    base: OverlapProblem, seconds: float, cfg: SolverConfig
 ) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
     """The overlap model without a memory limit, ``seconds`` for its whole model (no LNS:
     only the whole model proves a bound): (bound [S], best makespan [S] or None, info).
@@ -112,8 +114,8 @@ def no_memory_bound(
             costs=base.costs,
             comm_streams=base.comm_streams,
             lns=False,
-            time_limit=max(0.5, seconds) if common.get("deterministic") else seconds,
-            **common,
+            time_limit=max(0.5, seconds) if cfg.deterministic else seconds,
+            **solver_options(cfg),
         )
     except CpschedError as e:
         return analytic_bound(base), None, {"error": str(e)}

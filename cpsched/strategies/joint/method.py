@@ -86,6 +86,7 @@ from cpsched.remat.rewrite import plan_to_graph
 from cpsched.remat.skeleton import Skeleton, materialize
 from cpsched.remat.timing import TransferModel, host_link
 from cpsched.strategies.joint.bounds import analytic_bound, memory_cut_bound, no_memory_bound
+from cpsched.strategies.options import solver_options
 from cpsched.strategies.overlap.method import solve_overlap
 from cpsched.strategies.remat.method import solve_remat
 
@@ -438,12 +439,7 @@ def _sequential(
     relax = None
     n_s = len(sc)
     share = max(0.5, seconds / 3) if cfg.deterministic else seconds / 3
-    common = dict(
-        workers=cfg.workers,
-        seed=cfg.seed,
-        deterministic=cfg.deterministic,
-        deadline=cfg.deadline,
-    )
+    common = solver_options(cfg)
     try:
         s = solve_overlap(
             graph,
@@ -459,7 +455,7 @@ def _sequential(
     except (InputError, ScheduleError, InfeasibleError) as e:
         errors["cp-overlap"] = str(e)
     if relax_s >= 1.0 and (not out or not (out[-1].peak() <= bud).all()):
-        lb, _, rinfo = no_memory_bound(prob.base, relax_s, common)
+        lb, _, rinfo = no_memory_bound(prob.base, relax_s, cfg)
         relax = (lb, {**rinfo, "seconds": relax_s})
     if cfg.seconds_left() <= 0:  # each step's own work takes seconds at 10k ops
         errors["cp-remat"] = "skipped: no time left"
