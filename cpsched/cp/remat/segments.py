@@ -41,7 +41,7 @@ weights), in integer units of ``resolution`` of the mean op time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -439,23 +439,27 @@ class SegmentResult:
     stats: dict[str, int]
 
 
-def _as_regens(pos: np.ndarray, keys: Set[tuple[int, int]]) -> list[tuple[int, int, float]]:
+def as_regens(pos: np.ndarray, keys: Set[tuple[int, int]]) -> list[tuple[int, int, float]]:
     """Clones (op, step, sub), those of one step in main-order position: a chain's
     producer before its reader."""
     return sorted(((v, q, float(pos[v])) for v, q in keys), key=lambda c: (c[1], c[2]))
 
 
-def _solve(
-    sm: SegmentModel,
-    time_limit: float,
-    workers: int,
-    seed: int,
-    log: bool = False,
-    params: dict[str, Any] | None = None,
+def solve_model(
+    sm: SegmentModel, time_limit: float, cfg: runtime.SolverConfig, params: dict | None = None
 ) -> runtime.Run:
+    """One run of a segment model: ``cfg``'s workers, seed, log, determinism and deadline,
+    CP-SAT's presolve on, ``params`` as extra parameters."""
     # through the runtime, which stops on a signal and keeps the best solution
-    cfg = runtime.SolverConfig(workers=workers, seed=seed, log=log, extra=dict(params or {}))
-    return runtime.solve(sm.model, cfg, max(0.1, time_limit))
+    run_cfg = runtime.SolverConfig(
+        workers=cfg.workers,
+        seed=cfg.seed,
+        log=cfg.log,
+        deterministic=cfg.deterministic,
+        deadline=cfg.deadline,
+        extra=dict(params or {}),
+    )
+    return runtime.solve(sm.model, run_cfg, max(0.1, time_limit))
 
 
 def solve_segments(
@@ -467,16 +471,15 @@ def solve_segments(
     cost: np.ndarray,
     *,
     start: Sequence[tuple[int, int, float]] = (),
-    time_limit: float = 60.0,
-    workers: int = 2,
-    seed: int = 0,
-    log: bool = False,
+    cfg: runtime.SolverConfig | None = None,
     chain_depth: int = 1,
     hot: np.ndarray | None = None,
     params: dict[str, Any] | None = None,
 ) -> SegmentResult | None:
     """Least weighted recompute time of clones on ``order`` under ``budgets``, hinted with
-    the clones ``start`` (op, step, sub). None when no plan was found in time."""
+    the clones ``start`` (op, step, sub), in ``cfg.time_limit`` seconds (all of it for the
+    search in deterministic mode). None when no plan was found in time."""
+    cfg = runtime.SolverConfig(time_limit=60.0) if cfg is None else cfg
     t0 = time.perf_counter()
     pos = positions(order, graph.n_ops)
     start_keys = {(int(v), int(q)) for v, q, _ in start}
@@ -484,13 +487,13 @@ def solve_segments(
     sm = build_segment_model(*data, chain_depth=chain_depth, extra=start_keys, hot=hot)
     if start_keys:
         sm.hint(start_keys)
-    left = time_limit - (time.perf_counter() - t0)
-    run = _solve(sm, left, workers, seed, log, params)
+    left = cfg.time_limit - (0 if cfg.deterministic else time.perf_counter() - t0)
+    run = solve_model(sm, left, cfg, params)
     if not run.solved:
         return None
     solver = run.solver
     return SegmentResult(
-        _as_regens(pos, sm.chosen(solver)),
+        as_regens(pos, sm.chosen(solver)),
         run.status,
         float(solver.objective_value) * sm.unit,
         float(solver.best_objective_bound) * sm.unit,
@@ -504,71 +507,3 @@ def hot_steps(usage: np.ndarray, budgets: np.ndarray) -> np.ndarray:
     (``usage`` ``[S, n]``); clones whose gap covers none of them free nothing that counts."""
     over = np.atleast_2d(usage) > np.asarray(budgets)[:, None]
     return np.asarray(over.any(axis=0), dtype=bool)
-
-
-def lns_segments(
-    graph: Graph,
-    order: Sequence[int],
-    budgets: np.ndarray,
-    sizes: np.ndarray,
-    trans: np.ndarray,
-    cost: np.ndarray,
-    start: Sequence[tuple[int, int, float]],
-    *,
-    hot: np.ndarray | None = None,
-    time_limit: float = 60.0,
-    round_limit: float = 5.0,
-    extra_ops: int = 100,
-    chain_depth: int = 0,
-    workers: int = 2,
-    seed: int = 0,
-    fits: Callable[[list[tuple[int, int, float]]], bool] | None = None,
-) -> tuple[list[tuple[int, int, float]], dict[str, Any]]:
-    """Large-neighbourhood search over a plan's clones with exact repairs.
-
-    Each round frees the clones of a random share (30-100 %) of the ops the plan clones
-    plus ``extra_ops`` random other ops that have a candidate, keeps every other clone,
-    and solves that neighbourhood of the segment model to optimality (or for
-    ``round_limit`` s) from the current plan; the plan it returns is kept when it costs
-    no more and ``fits(regens)`` (the replay check) holds. The greedy search
-    (``heuristics.remat.lns_remat``) repairs by walking the program, so it stalls once no
-    single window can be re-walked better (RLG n1000 at 486,895: 1 improvement in 749
-    rounds); exact repairs trade clones between ops anywhere in the program.
-
-    Returns the best clones (op, step, sub) and ``{'rounds', 'improved'}``."""
-    t0 = time.perf_counter()
-    pos = positions(order, graph.n_ops)
-
-    def price(keys: Set[tuple[int, int]]) -> float:
-        return float(sum(cost[v] for v, _ in keys))
-
-    inc = {(int(v), int(q)) for v, q, _ in start}
-    best = price(inc)
-    data = (graph, order, budgets, sizes, trans, cost)
-    clonable = recomputable_ops(graph)
-    pool = sorted(v for v, qs in candidate_steps(graph, order, clonable, 0, hot).items() if qs)
-    rng = np.random.default_rng(seed)
-    rounds = improved = 0
-    while inc and time.perf_counter() - t0 < time_limit - 1.0 and not runtime.interrupted():
-        rounds += 1
-        mine = sorted({v for v, _ in inc})
-        k = max(1, int(round(len(mine) * rng.uniform(0.3, 1.0))))
-        ops = set(rng.choice(mine, size=k, replace=False).tolist())
-        if pool:
-            ops |= set(rng.choice(pool, size=min(extra_ops, len(pool)), replace=False).tolist())
-        sm = build_segment_model(*data, chain_depth=chain_depth, ops=ops, fixed=inc, hot=hot)
-        sm.hint(inc)
-        left = time_limit - (time.perf_counter() - t0)
-        run = _solve(sm, min(round_limit, left), workers, seed + rounds)
-        if not run.solved:
-            continue
-        new = {k for k in inc if k[0] not in ops} | sm.chosen(run.solver)
-        c = price(new)
-        if new == inc or c > best + 1e-9:
-            continue
-        if fits is not None and not fits(_as_regens(pos, new)):
-            continue
-        if c < best - 1e-9:
-            improved += 1
-        inc, best = new, c
-    return _as_regens(pos, inc), {"rounds": rounds, "improved": improved}

@@ -72,7 +72,7 @@ from cpsched.cp.remat.problem import (
     sub_needed,
     transfer_ticks,
 )
-from cpsched.cp.remat.segments import hot_steps, lns_segments
+from cpsched.cp.remat.segments import hot_steps
 from cpsched.cp.remat.solve import build_model, remat_config, run_model, solve_spec
 from cpsched.cp.runtime import FALLBACK, FEASIBLE, INFEASIBLE, OPTIMAL, SolverConfig
 from cpsched.heuristics.remat import (
@@ -92,6 +92,7 @@ from cpsched.remat.setup import regens_fit, with_budget, with_regens
 from cpsched.remat.skeleton import Regen, Skeleton
 from cpsched.remat.timing import TransferModel, host_link, op_durations
 from cpsched.strategies.min_peak.method import solve as solve_min_peak
+from cpsched.strategies.remat.search import lns_segments
 
 JOINT_ALL_OPS = 300  # up to this many ops the joint model may clone any clonable op
 # From this many ops on, the best baseline plan is improved by a large-neighbourhood search
@@ -705,7 +706,7 @@ def _segment_search(
     timings: dict[str, float],
 ) -> RematResult:
     """Exact-repair neighbourhood search over the clones of ``best`` on its order
-    (``cpsched.cp.remat.segments.lns_segments``), ``SEGMENT_SHARE`` of the time left;
+    (``cpsched.strategies.remat.search.lns_segments``), ``SEGMENT_SHARE`` of the time left;
     the better plan of the two is returned (reported as ``remat-segments``)."""
     graph, sc, det = s.graph, s.sc, s.cfg.deterministic
     fixed_s = 2 * BASELINE_SECONDS_PER_OP * graph.n_ops  # its start and end replay the plan
@@ -732,9 +733,13 @@ def _segment_search(
             cost,
             start,
             hot=hot,
-            time_limit=t_seg,
-            workers=s.cfg.workers,
-            seed=s.cfg.seed,
+            cfg=SolverConfig(
+                time_limit=t_seg,
+                workers=s.cfg.workers,
+                seed=s.cfg.seed,
+                deterministic=det,
+                deadline=s.cfg.deadline,
+            ),
             fits=lambda r: regens_fit(graph, bud, order, r, sizes, trans),
         )
         res = with_regens(graph, sc, bud, order, regens, s.dur, "remat-segments", t0, stats)
