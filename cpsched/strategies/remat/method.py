@@ -101,6 +101,10 @@ JOINT_ALL_OPS = 300  # up to this many ops the joint model may clone any clonabl
 LNS_MIN_OPS = 600
 # (the greedy search stalls: on RLG n1000 at 486,895 one improvement in its last 749 rounds)
 LNS_SHARE = 0.4
+# in deterministic mode its rounds, not its time, are limited: this many ops per round and
+# second of its budget (a round re-walks a window and prunes: RLG n1000 at 95 % of its given
+# order's peak, 23 rounds in 9 s on a loaded 2-core machine)
+LNS_OPS_PER_SECOND = 2_500
 # then the exact-repair search over the same clones (``lns_segments``) gets this share of
 # what is left; the interval models after it found little on RLG n1000 (the joint model
 # 1.877 -> 1.869 % in ~100 s, the fixed-order one nothing), the exact repairs
@@ -579,6 +583,11 @@ class _TimeSearch:
                 durations=s.dur,
                 time_limit=t_lns,
                 seed=s.cfg.seed,
+                rounds_limit=(
+                    max(1, int(t_lns * LNS_OPS_PER_SECOND / s.graph.n_ops))
+                    if s.cfg.deterministic
+                    else None
+                ),
             )
         except Exception as e:  # noqa: BLE001 - the plan it started from stays the result
             self.info.setdefault("baseline_errors", {})["remat-lns"] = str(e)
