@@ -38,14 +38,7 @@ def remat_config(cfg: SolverConfig) -> SolverConfig:
     otherwise. Presolve of these interval-heavy models takes longer than the search itself
     (ResNet50 at 0.9: optimal in ~1 s without it, ~35 s with it; RLG n1000: the whole
     minute goes to presolve)."""
-    return SolverConfig(
-        workers=cfg.workers,
-        seed=cfg.seed,
-        log=cfg.log,
-        deterministic=cfg.deterministic,
-        presolve=False,
-        deadline=cfg.deadline,
-    )
+    return cfg.with_(presolve=False)
 
 
 def run_model(model: Vars, time_limit: float, cfg: SolverConfig, progress) -> runtime.Run:

@@ -92,6 +92,7 @@ from cpsched.remat.setup import regens_fit, with_budget, with_regens
 from cpsched.remat.skeleton import Regen, Skeleton
 from cpsched.remat.timing import TransferModel, host_link, op_durations
 from cpsched.strategies.min_peak.method import solve as solve_min_peak
+from cpsched.strategies.options import solver_options
 from cpsched.strategies.remat.search import lns_segments
 
 JOINT_ALL_OPS = 300  # up to this many ops the joint model may clone any clonable op
@@ -167,15 +168,7 @@ def min_peak_order(
     sc = scenarios or static()
     hint = list(graph.default_order() if hint is None else hint)
     hint_peak = simulate(graph, hint, sc).peak
-    opts = dict(
-        time_limit=cfg.time_limit,
-        workers=cfg.workers,
-        seed=cfg.seed,
-        log=cfg.log,
-        deterministic=cfg.deterministic,
-        hint=hint,
-        deadline=cfg.deadline,
-    )
+    opts = dict(solver_options(cfg), time_limit=cfg.time_limit, log=cfg.log, hint=hint)
     if target is not None:
         t0 = time.perf_counter()
         s = solve_min_peak(
@@ -803,6 +796,31 @@ def _tau_max(s: _Setting) -> np.ndarray | None:
     return s.transfer.times(s.graph.sizes(s.sc)).max(axis=0)
 
 
+def _time_spec(s: _Setting, common, hint, order, regen, dom, ev, ticks, streams) -> Spec:
+    """The ``Spec`` of a time-objective model (``order`` None: the joint model) from
+    ``spec_common``'s figures, with room for ``hint``'s clones (copies per op, sub-slots)."""
+    sizes, trans, cap, idur, weights, _, _ = common
+    per_op = regens_per_op(hint)
+    return Spec(
+        s.graph,
+        len(s.sc),
+        sizes,
+        trans,
+        cap,
+        idur,
+        weights,
+        1 + sub_needed(hint, s.sub_slots),
+        order,
+        regen,
+        max([s.copies] + [k + 1 for k in per_op.values()]),
+        dom,
+        ev,
+        ticks,
+        streams,
+        writers=inplace_writers(s.graph),
+    )
+
+
 def _solve_fixed(
     s: _Setting,
     bud: np.ndarray,
@@ -816,7 +834,8 @@ def _solve_fixed(
     t_phase = time.perf_counter()
     if not cfg.deterministic and time_limit <= 2 * BASELINE_SECONDS_PER_OP * graph.n_ops:
         return None, "SKIPPED: no time left"  # finding the candidates alone takes that
-    sizes, trans, cap, idur, weights, scale, gs = spec_common(graph, sc, bud, s.dur)
+    common = spec_common(graph, sc, bud, s.dur)
+    scale = common[5]
     extra = set(regens_per_op(hint))
     try:
         regen, dom, ev = clone_candidates(
@@ -843,25 +862,9 @@ def _solve_fixed(
                 if c.step not in dom[c.op]:
                     dom[c.op] = sorted(set(dom[c.op]) | {c.step})
                 regen.add(c.op)
-    per_op = regens_per_op(hint)
-    spec = Spec(
-        graph,
-        len(sc),
-        sizes,
-        trans,
-        cap,
-        idur,
-        weights,
-        1 + sub_needed(hint, s.sub_slots),
-        list(order),
-        regen,
-        max([s.copies] + [k + 1 for k in per_op.values()]),
-        dom,
-        ev,
-        transfer_ticks(graph, sc, s.transfer, scale),
-        s.transfer.streams if s.transfer else 2,
-        writers=inplace_writers(graph),
-    )
+    ticks = transfer_ticks(graph, sc, s.transfer, scale)
+    streams = s.transfer.streams if s.transfer else 2
+    spec = _time_spec(s, common, hint, list(order), regen, dom, ev, ticks, streams)
     about = {"model": "fixed-order", "candidates": len(regen), "evict_candidates": len(ev)}
     left = _time_left(time_limit, t_phase, cfg)
     return solve_spec(
@@ -880,7 +883,8 @@ def _solve_joint(
     """The joint model (order and clones) from ``hint``, within ``time_limit``."""
     graph, sc, cfg = s.graph, s.sc, s.cfg
     t_phase = time.perf_counter()
-    sizes, trans, cap, idur, weights, scale, gs = spec_common(graph, sc, bud, s.dur)
+    common = spec_common(graph, sc, bud, s.dur)
+    scale = common[5]
     clon = recomputable_ops(graph)
     per_op = regens_per_op(hint)
     regen = set(int(v) for v in np.flatnonzero(clon))
@@ -903,23 +907,7 @@ def _solve_joint(
             )
         except ModelTooLarge as e:
             return None, f"SKIPPED: model too large for {time_limit:.1f} s ({e})"
-    spec = Spec(
-        graph,
-        len(sc),
-        sizes,
-        trans,
-        cap,
-        idur,
-        weights,
-        1 + sub_needed(hint, s.sub_slots),
-        None,
-        regen,
-        max([s.copies] + [k + 1 for k in per_op.values()]),
-        {},
-        {},
-        None,
-        writers=inplace_writers(graph),
-    )
+    spec = _time_spec(s, common, hint, None, regen, {}, {}, None, 2)
     about = {"model": "joint", "candidates": len(regen)}
     left = _time_left(time_limit, t_phase, cfg)
     return solve_spec(
