@@ -125,17 +125,17 @@ def no_memory_bound(
 
 
 def memory_cut_bound(
-    prob: JointProblem,
-    seconds_per_cut: float = 1.0,
-    *,
-    workers: int = 1,
-    deadline: float | None = None,
+    prob: JointProblem, seconds_per_cut: float = 1.0, *, cfg: SolverConfig | None = None
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """The budget-dependent cut bound (module docstring): per scenario the largest over
     ops ``v`` of ``ES_v + T_v`` (``inf``: no plan fits), with the cut that gives it:
-    (op, ES_v, T_v) in the costs' unit. At ``deadline`` (``time.perf_counter()``) the ops
-    not yet cut are left out: each cut is a bound on its own, so the largest so far still
-    holds (``info['stopped']``)."""
+    (op, ES_v, T_v) in the costs' unit. ``cfg``: the cut models' solver options (default
+    one worker); at ``cfg.deadline`` (``time.perf_counter()``, wall-clock mode) the ops not
+    yet cut are left out: each cut is a bound on its own, so the largest so far still holds
+    (``info['stopped']``). In deterministic mode each cut's limit is work, so the bound
+    does not depend on the load."""
+    cfg = SolverConfig(workers=1) if cfg is None else cfg
+    deadline = None if cfg.deterministic else cfg.deadline
     base = prob.base
     g, sc = base.graph, base.scenarios
     n_s, n = base.dur.shape
@@ -191,7 +191,7 @@ def memory_cut_bound(
                 floors,
                 chains,
                 seconds,
-                workers,
+                cfg,
             )
             if t is None:  # no set of clones brings v's step within the budget
                 best, arg = math.inf, (g.op_names[v], float(es[s, v]), None)
@@ -260,7 +260,7 @@ def _cut_tail(
     floors,
     chains,
     seconds,
-    workers,
+    cfg: SolverConfig,
 ) -> float | None:
     """``T_v``: the least time from ``ES_v`` to the end over the ways to bring the bytes on
     the device at ``v``'s step within ``budget``: each buffer there is kept, made again by
@@ -292,7 +292,9 @@ def _cut_tail(
     cut.m.add(kept + sum(int(size[x]) * z for x, z in extra.items()) <= budget - fixed)
     cut.makespan()
     # through the runtime: a signal stops it (its bound so far is still a bound)
-    run = runtime.solve(cut.m, runtime.SolverConfig(workers=workers), seconds)
+    run = runtime.solve(
+        cut.m, SolverConfig(workers=cfg.workers, deterministic=cfg.deterministic), seconds
+    )
     if run.status == runtime.INFEASIBLE:
         return None
     if run.bound is None or run.status not in (*runtime.SOLVED, runtime.UNKNOWN):

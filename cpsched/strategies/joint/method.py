@@ -250,7 +250,10 @@ def _cut_bound(j: _Joint) -> np.ndarray:
     that nothing fits."""
     if not j.small:
         return np.zeros(len(j.sc))
-    lb_cut, cut_info = memory_cut_bound(j.prob, deadline=j.cfg.deadline)
+    cut_cfg = SolverConfig(
+        workers=1, deterministic=j.cfg.deterministic, deadline=j.cfg.deadline
+    )  # the cut models are small: one worker each
+    lb_cut, cut_info = memory_cut_bound(j.prob, cfg=cut_cfg)
     j.info["memory_cut_bound"] = {k: float(v) for k, v in zip(j.sc.names, lb_cut)}
     j.info["memory_cut"] = cut_info["cuts"]
     if not np.isfinite(lb_cut).all():
