@@ -123,6 +123,9 @@ MAX_POSITIONS = 2_000_000
 # plan (10,000 ops: about 0.5 s on a loaded 2-core machine); a run that cannot do that in
 # the time left is skipped, and its search stops that much earlier
 BASELINE_SECONDS_PER_OP = 1e-4
+# deterministic mode: a baseline's wall-clock cap, a guard only (the greedies end long before
+# it on graphs the CP models take), so that the load cannot cut one short and change its plan
+DET_BASELINE_SECONDS = 30.0
 BOUND_MAX_OPS = 20_000  # the fixed-order added-time bound scans buffers per hot step
 LP_BOUND_SHARE = 0.1  # of the time limit, for the LP bound on a kept order
 LP_BOUND_MAX_S = 30.0
@@ -415,7 +418,7 @@ class _TimeSearch:
             return None
         t0 = time.perf_counter()
         fixed_s = BASELINE_SECONDS_PER_OP * s.graph.n_ops
-        run_limit = 30.0 if s.cfg.deterministic else 0.75 * s.remaining() - fixed_s
+        run_limit = DET_BASELINE_SECONDS if s.cfg.deterministic else 0.75 * s.remaining() - fixed_s
         if run_limit <= 0:
             return None
         try:
@@ -523,7 +526,9 @@ class _TimeSearch:
                         order=self.orders[okey],
                         durations=s.dur,
                         transfer=s.transfer,
-                        time_limit=cap if det else run_limit,
+                        # deterministic mode: the wall cap only guards (a greedy cut short
+                        # by the load would change the plan)
+                        time_limit=DET_BASELINE_SECONDS if det else run_limit,
                     )
                 except Exception as e:  # noqa: BLE001 - a failing baseline is reported
                     self.info.setdefault("baseline_errors", {})[label] = str(e)
@@ -669,7 +674,7 @@ class _TimeSearch:
                     order=o,
                     durations=s.dur,
                     transfer=s.transfer,
-                    time_limit=s.remaining() - fixed_s if not det else 30.0,
+                    time_limit=s.remaining() - fixed_s if not det else DET_BASELINE_SECONDS,
                 )
             except Exception:  # noqa: BLE001 - nothing better to report than the error below
                 continue
