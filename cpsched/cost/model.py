@@ -146,8 +146,10 @@ _FILE_KEYS: dict[str, tuple[str, float]] = {
     "collective_launch_us": ("collective_launch", _US),
     "step_overhead_us": ("step_overhead", _US),
     "gpus_per_node": ("gpus_per_node", 1),
+    "vector_tflops": ("peak_flops_vector", _T),
+    "colocated_devices_factor": ("colocated_devices_factor", 1),
 }
-_PLAIN_KEYS = ("name", "description", "default_dtype", "sources", "extends")
+_PLAIN_KEYS = ("name", "description", "default_dtype", "sources", "extends", "op_time")
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,14 @@ class Device:
     gpus_per_node: int = 8
     default_dtype: str = "bf16"
     mode: str = "roofline"
+    # how a compute op's time is made of its work (module doc): ``"roofline"`` (the max of
+    # flops and bytes), or ``"sum"`` (matmul flops at the fp32/bf16 peak, other flops at
+    # ``peak_flops_vector``, bytes moved at the bandwidth, added)
+    op_time: str = "roofline"
+    peak_flops_vector: float = 0.0  # FLOP/s outside matmuls (``op_time = "sum"``)
+    # a module for N devices that all run in one process on the same cores (XLA:CPU's
+    # devices): its step is about N * factor * one device's work (0: not such a device)
+    colocated_devices_factor: float = 0.0
     description: str = ""
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
@@ -208,6 +218,8 @@ class Device:
         out["default_dtype"] = self.default_dtype
         if self.mode != "roofline":
             out["mode"] = self.mode
+        if self.op_time != "roofline":
+            out["op_time"] = self.op_time
         if self.sources:
             out["sources"] = dict(self.sources)
         return out
@@ -215,6 +227,12 @@ class Device:
     def validate(self) -> Device:
         if self.mode not in ("roofline", "xla-approx", "xla-gpu-approx"):
             raise InputError(f"device {self.name}: unknown mode {self.mode!r}")
+        if self.op_time not in ("roofline", "sum"):
+            raise InputError(f"device {self.name}: op_time is roofline or sum")
+        if self.op_time == "sum" and not (
+            self.peak_flops_vector > 0 and math.isfinite(self.peak_flops_vector)
+        ):
+            raise InputError(f"device {self.name}: op_time sum needs vector_tflops > 0")
         if self.mode == "roofline":
             for attr in (
                 "peak_flops_bf16",
@@ -234,6 +252,7 @@ class Device:
             "launch_overhead",
             "collective_launch",
             "step_overhead",
+            "colocated_devices_factor",
         ):
             v = getattr(self, attr)
             if not (v >= 0 and math.isfinite(v)):
@@ -335,7 +354,7 @@ def device_from_mapping(
     if unknown:
         raise InputError(
             f"unknown device key(s) {', '.join(sorted(unknown))}; known: "
-            f"{', '.join(sorted(list(_FILE_KEYS) + ['name', 'description', 'default_dtype', 'mode', 'extends']))}",
+            f"{', '.join(sorted(list(_FILE_KEYS) + ['name', 'description', 'default_dtype', 'mode', 'op_time', 'extends']))}",
             path=path,
         )
     for key, value in data.items():
@@ -351,7 +370,7 @@ def device_from_mapping(
             merged = dict(base.sources) if base else {}
             merged.update({str(k): str(v) for k, v in (value or {}).items()})
             changes["sources"] = merged
-        elif key in ("name", "description", "default_dtype", "mode"):
+        elif key in ("name", "description", "default_dtype", "mode", "op_time"):
             changes[key] = str(value)
     if base is None:
         if "name" not in changes:
@@ -641,8 +660,42 @@ def _roofline(
             a = graph.op_attrs.get(int(i))
             if a and "launches" in a:  # a loop launches its body's ops every iteration
                 launches[k] = float(a["launches"])
+    if device.op_time == "sum":
+        return _summed(graph, device, flops, nbytes, ops, peak, launches)
     roof = np.maximum(flops / peak[None, :], nbytes / device.hbm_bandwidth)
     return roof + device.launch_overhead * launches[None, :]
+
+
+_MATMUL_OPCODES = frozenset({"dot", "convolution"})
+
+
+def _summed(
+    graph: Graph,
+    device: Device,
+    flops: np.ndarray,
+    nbytes: np.ndarray,
+    ops: np.ndarray,
+    peak: np.ndarray,
+    launches: np.ndarray,
+) -> np.ndarray:
+    """``op_time = "sum"``: matmul flops at the matmul peak, the other flops at the vector
+    peak, the bytes moved at the bandwidth and the launches, added (a loop's time is then
+    its body's, whatever the mix of its ops). The HLO reader's ``attrs['matmul_flops']``
+    and ``attrs['bytes_moved']`` (in-place updates and slices move part of a buffer) where
+    it gave them; else a dot's or convolution's flops are matmul flops, and the bytes are
+    ``bytes_accessed``."""
+    mm = np.zeros_like(flops)
+    moved = nbytes.copy()
+    for k, i in enumerate(ops):
+        a = graph.op_attrs.get(int(i)) if graph.op_attrs else None
+        if a and "matmul_flops" in a:
+            mm[:, k] = np.minimum(float(a["matmul_flops"]), flops[:, k])
+        elif graph.opcodes[int(i)] in _MATMUL_OPCODES:
+            mm[:, k] = flops[:, k]
+        if a and "bytes_moved" in a:
+            moved[:, k] = float(a["bytes_moved"])
+    t = mm / peak[None, :] + (flops - mm) / device.peak_flops_vector + moved / device.hbm_bandwidth
+    return t + device.launch_overhead * launches[None, :]
 
 
 def op_times(
