@@ -355,9 +355,10 @@ def test_sum_op_time_needs_a_vector_rate_and_knows_its_modes():
 
 def test_sum_fit_recovers_the_figures_that_made_the_ops_and_steps():
     """Programs made with known figures (a launch 0.4 us, 80 GB/s, 0.3 TFLOP/s matmul, 0.04
-    vector, a 50 us step, colocated devices x1.5): the fit gives them back."""
+    vector, 20 GB/s of fresh memory, a 50 us step, colocated devices x1.5): the fit gives
+    them back."""
     rng = np.random.default_rng(3)
-    theta = np.array([0.4e-6, 1 / 80e9, 1 / 0.3e12, 1 / 0.04e12, 50e-6])
+    theta = np.array([0.4e-6, 1 / 80e9, 1 / 0.3e12, 1 / 0.04e12, 1 / 20e9, 50e-6])
     progs = []
     for k in range(12):
         ops = np.column_stack(
@@ -366,19 +367,21 @@ def test_sum_fit_recovers_the_figures_that_made_the_ops_and_steps():
                 10 ** rng.uniform(3, 7, 30),
                 np.where(rng.random(30) < 0.3, 10 ** rng.uniform(5, 9, 30), 0.0),
                 10 ** rng.uniform(2, 6, 30),
+                np.where(rng.random(30) < 0.2, 10 ** rng.uniform(6, 8, 30), 0.0),
             ]
         )
         calls = np.ones(30)
         step = ops.sum(axis=0)
         devices = 4 if k >= 9 else 1
-        one = float(step @ theta[:4])
-        measured = one + theta[4] if devices == 1 else devices * 1.5 * one + theta[4]
-        progs.append(SumProgram(f"p{k}", step, ops, ops @ theta[:4], calls, measured, devices))
+        one = float(step @ theta[:5])
+        measured = one + theta[5] if devices == 1 else devices * 1.5 * one + theta[5]
+        progs.append(SumProgram(f"p{k}", step, ops, ops @ theta[:5], calls, measured, devices))
     fit = fit_sum(progs)
     assert fit.launch_overhead == pytest.approx(0.4e-6, rel=0.02)
     assert fit.bandwidth == pytest.approx(80e9, rel=0.02)
     assert fit.matmul_flops == pytest.approx(0.3e12, rel=0.02)
     assert fit.vector_flops == pytest.approx(0.04e12, rel=0.02)
+    assert fit.fresh_bandwidth == pytest.approx(20e9, rel=0.02)
     assert fit.step_overhead == pytest.approx(50e-6, rel=0.05)
     assert fit.colocated_factor == pytest.approx(1.5, rel=0.02)
     assert fit.multi_programs == 3 and fit.samples == 9 * 30
@@ -394,7 +397,26 @@ def test_sum_program_terms_are_the_timelines_of_unit_devices():
     """A program's step terms, weighted by a device's figures, are that device's makespan
     (less its step overhead): the fit and the timeline time the same work."""
     g = read_hlo_text(SCAN)
-    p = sum_program(g, [], "scan", 1e-3, 1)
+    p = sum_program(g, [], "scan", 1e-3, 1, fresh_mib=1 / 16)  # buffers of 64 KiB and up
     dev = load_device({**SUM_DEVICE, "step_overhead_us": 30})
-    theta = np.array([0.5e-6, 1 / 100e9, 1 / 0.2e12, 1 / 0.05e12, 30e-6])
-    assert sum_predict(p, theta, 1.0) == pytest.approx(timeline(g, device=dev).makespan[0])
+    theta = np.array([0.5e-6, 1 / 100e9, 1 / 0.2e12, 1 / 0.05e12, 1 / 10e9, 30e-6])
+    fresh = load_device(
+        {**SUM_DEVICE, "step_overhead_us": 30, "fresh_memory_gbps": 10, "fresh_buffer_mib": 1 / 16}
+    )
+    assert sum_predict(p, theta, 1.0) == pytest.approx(timeline(g, device=fresh).makespan[0])
+    assert sum_predict(p, theta, 1.0) > timeline(g, device=dev).makespan[0]
+
+
+def test_fresh_memory_charges_the_large_buffers_an_op_defines():
+    """The entry's broadcast defines ys (64 KiB): with a threshold of 64 KiB it pays ys's
+    bytes at the fresh-memory rate. The loop defines nothing (its state is the buffers it
+    was given, updated in place). A threshold above every buffer charges nothing."""
+    g = read_hlo_text(SCAN)
+    base = {**SUM_DEVICE, "fresh_memory_gbps": 1, "fresh_buffer_mib": 64 * 1024 / 2**20}
+    plain = op_times(g, load_device(SUM_DEVICE))[0]
+    charged = op_times(g, load_device(base))[0] - plain
+    assert charged[g.op_index("ys")] == pytest.approx(MATRIX / 1e9)
+    assert charged[g.op_index("l")] == 0.0
+    assert charged.sum() == pytest.approx(MATRIX / 1e9)
+    none = op_times(g, load_device({**base, "fresh_buffer_mib": 1.0}))[0]
+    assert none == pytest.approx(plain)

@@ -148,6 +148,8 @@ _FILE_KEYS: dict[str, tuple[str, float]] = {
     "gpus_per_node": ("gpus_per_node", 1),
     "vector_tflops": ("peak_flops_vector", _T),
     "colocated_devices_factor": ("colocated_devices_factor", 1),
+    "fresh_memory_gbps": ("fresh_memory_bandwidth", _G),
+    "fresh_buffer_mib": ("fresh_buffer_min", 2**20),
 }
 _PLAIN_KEYS = ("name", "description", "default_dtype", "sources", "extends", "op_time")
 
@@ -186,6 +188,11 @@ class Device:
     # a module for N devices that all run in one process on the same cores (XLA:CPU's
     # devices): its step is about N * factor * one device's work (0: not such a device)
     colocated_devices_factor: float = 0.0
+    # ``op_time = "sum"``: an op that defines a buffer of at least ``fresh_buffer_min``
+    # bytes also pays its bytes at ``fresh_memory_bandwidth`` (a runtime that allocates
+    # large buffers afresh every execution: the first write into each page faults); 0: not
+    fresh_memory_bandwidth: float = 0.0
+    fresh_buffer_min: float = 0.0
     description: str = ""
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
@@ -253,6 +260,8 @@ class Device:
             "collective_launch",
             "step_overhead",
             "colocated_devices_factor",
+            "fresh_memory_bandwidth",
+            "fresh_buffer_min",
         ):
             v = getattr(self, attr)
             if not (v >= 0 and math.isfinite(v)):
@@ -669,6 +678,22 @@ def _roofline(
 _MATMUL_OPCODES = frozenset({"dot", "convolution"})
 
 
+def fresh_bytes(
+    graph: Graph, ops: np.ndarray, min_bytes: float, scenarios: Scenarios
+) -> np.ndarray:
+    """``[S, len(ops)]`` bytes of the buffers each op defines that hold at least
+    ``min_bytes`` (device memory only)."""
+    sizes = graph.sizes(scenarios).astype(np.float64)  # [S, n_buffers], device only
+    big = np.where(sizes >= min_bytes, sizes, 0.0)
+    owner = np.asarray(graph.buffer_def, dtype=np.int64)
+    keep = owner >= 0
+    out = np.zeros((sizes.shape[0], len(ops)))
+    for s in range(sizes.shape[0]):
+        per_op = np.bincount(owner[keep], weights=big[s, keep], minlength=graph.n_ops)
+        out[s] = per_op[np.asarray(ops, dtype=np.int64)]
+    return out
+
+
 def _summed(
     graph: Graph,
     device: Device,
@@ -726,6 +751,10 @@ def op_times(
             flops = _eval(graph, graph.flops, scenarios)[:, real]
             nbytes = _eval(graph, graph.bytes_accessed, scenarios)[:, real]
             out[:, real] = _roofline(graph, device, flops, nbytes, real)
+            if device.op_time == "sum" and device.fresh_memory_bandwidth > 0:
+                out[:, real] += fresh_bytes(graph, real, device.fresh_buffer_min, scenarios) / (
+                    device.fresh_memory_bandwidth
+                )
     for i, a in graph.op_attrs.items():
         if "duration" in a:
             out[:, i] = float(a["duration"])
