@@ -51,6 +51,8 @@ FIT_KEYS = (
     "hbm_gbps",
     "fp32_tflops",
     "vector_tflops",
+    "fresh_memory_gbps",
+    "fresh_buffer_mib",
     "step_overhead_us",
     "colocated_devices_factor",
 )
@@ -122,6 +124,13 @@ def cpu_rows(
             dev, _ = cpu_programs.fit_device(ok, exclude=r["program"])
             r["predicted_held_out"] = cpu_programs.predict_step(r, dev)
     env["held_out_seconds"] = round(time.perf_counter() - t0, 1)
+    for r in ok:
+        g = r["_graph"]
+        r["loops_without_trip_count"] = sum(
+            1
+            for i, op in enumerate(g.opcodes)
+            if op == "while" and (g.op_attrs.get(i) or {}).get("trip_count") is None
+        )
     for r in rows:
         for k in ("_graph", "_sum", "final_text", "samples", "step_seconds_runs"):
             r.pop(k, None)
@@ -195,10 +204,14 @@ def cpu_section(rows: list[dict], env: dict, command: str) -> list[str]:
         "loop's body ops count every iteration of its known trip count), the bytes the op "
         "moves over a bandwidth (an in-place update or a slice counts the part it "
         "touches), its matmul flops (dots, convolutions, XNNPACK fusions) over a matmul "
-        "rate, its other flops over a vector rate; a step overhead once per execution; and "
+        "rate, its other flops over a vector rate, and the bytes of the buffers of 1 MiB or "
+        "more it defines over a fresh-memory rate (XLA:CPU allocates them afresh every "
+        "execution: first writes fault); a step overhead once per execution; and "
         "for a module of N devices (XLA:CPU runs them as N devices in one process on these "
-        "cores) N times a fitted factor times one device's work. Six fitted figures: the "
-        "first five on the single-device programs' profiled ops and median steps together, "
+        "cores) N times a fitted factor times one device's work. Seven fitted figures (and the "
+        "1 MiB threshold, chosen): the first six on the single-device programs' profiled "
+        "ops (0.2 of a step's weight per program: XLA:CPU runs independent ops at once, "
+        "which inflates their events) and median steps together, "
         "the factor on the multi-device programs' steps (`benchmarks/fit_cpu_preset.py`, "
         "`cpsched.measure.fit.fit_sum`). "
         f"Figures fitted in this run: {', '.join(f'{k} {v}' for k, v in fit.items())}; "
@@ -231,6 +244,19 @@ def cpu_section(rows: list[dict], env: dict, command: str) -> list[str]:
             cells += [_ms(r.get(key)), _pct(_err(r.get(key), m))]
         out.append(f"| {r['program']} | {r.get('devices', 1)} | " + " | ".join(cells) + " |")
     out += [
+        "",
+        "Programs with a loop whose trip count XLA does not know (a data-dependent while: "
+        "the model counts one iteration): "
+        + (
+            ", ".join(
+                f"{r['program']} ({_pct(_err(r.get('predicted_held_out'), r['step_seconds']))} "
+                "held out)"
+                for r in ok
+                if r.get("loops_without_trip_count")
+            )
+            or "none"
+        )
+        + ".",
         "",
         "A module for N devices runs as N XLA:CPU devices in one process on the same "
         "cores: its measured step holds all N devices' work, so its prediction is N times "

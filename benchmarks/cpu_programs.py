@@ -229,9 +229,9 @@ def sum_program(row: dict):
 def fit_device(rows: list[dict], exclude: str | None = None) -> tuple[dict, object]:
     """A ``cpu`` device mapping fitted on ``rows`` (all but ``exclude``): the additive
     per-class op time (``op_time = "sum"``: a launch, a byte moved, a matmul flop, a flop
-    outside matmuls) and the step overhead on the single-device programs' profiled ops and
-    steps together, then the colocated devices' factor on the multi-device programs' steps
-    (``cpsched.measure.fit.fit_sum``)."""
+    outside matmuls, a byte of a large buffer defined) and the step overhead on the
+    single-device programs' profiled ops and steps together, then the colocated devices'
+    factor on the multi-device programs' steps (``cpsched.measure.fit.fit_sum``)."""
     from cpsched.measure.fit import fit_sum
 
     use = [r for r in rows if "error" not in r and r["program"] != exclude]

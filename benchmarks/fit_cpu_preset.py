@@ -7,10 +7,12 @@ XLA:CPU's default-scheduler variant) is compiled by XLA:CPU, timed (``--repeat``
 median) and profiled (``--profile-runs`` steps; an op's time is its median over them). The
 fit (``cpsched.measure.fit.fit_sum``): an op's time is the sum of a launch cost, its bytes
 moved over a bandwidth, its matmul flops over a matmul rate and its other flops over a vector
-rate (``op_time = "sum"``); those four and a step overhead are fitted together on the profiled
-ops and the median steps of the single-device programs, then a factor for the modules of N
-devices (XLA:CPU runs them as N devices in one process on the same cores) on the
-multi-device programs' steps: six fitted figures in all.
+rate (``op_time = "sum"``), plus the bytes of the large buffers it defines (1 MiB and up)
+over a fresh-memory rate; those five and a step overhead are fitted together on the profiled
+ops (weighing little: XLA:CPU runs independent ops at once, which inflates their events) and
+the median steps of the single-device programs, then a factor for the modules of N devices
+(XLA:CPU runs them as N devices in one process on the same cores) on the multi-device
+programs' steps: seven fitted figures in all.
 
 The preset file names its source (the command, the date, jax, the machine, the programs and
 ops it came from, and its fit errors) for each fitted figure. ``cpsched`` uses it by default
@@ -29,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cpu_programs  # noqa: E402
 
-from cpsched.measure.fit import preset  # noqa: E402
+from cpsched.measure.fit import OP_WEIGHT, preset  # noqa: E402
 
 DEFAULT_OUT = cpu_programs.REPO / "cpsched" / "cost" / "devices" / "cpu.json"
 
@@ -41,6 +43,8 @@ FIGURES = (
     "fp32_tflops",
     "bf16_tflops",
     "vector_tflops",
+    "fresh_memory_gbps",
+    "fresh_buffer_mib",
     "step_overhead_us",
     "colocated_devices_factor",
 )
@@ -53,6 +57,12 @@ MEANING = {
     "fp32_tflops": "a flop of a dot, convolution or matmul custom-call (XNNPACK fusions)",
     "bf16_tflops": "as fp32_tflops (one matmul rate: XLA:CPU's bf16 dots are not faster here)",
     "vector_tflops": "a flop outside matmuls (elementwise, reductions)",
+    "fresh_memory_gbps": "a byte of a buffer of at least fresh_buffer_mib that an op defines, "
+    "on top of its other terms: XLA:CPU allocates such buffers afresh every execution and "
+    "the first write into each page faults",
+    "fresh_buffer_mib": "not fitted: the threshold of fresh_memory_gbps (glibc's malloc "
+    "hands out blocks from 128 KiB on by mmap and raises that threshold up to 32 MiB as "
+    "blocks are freed; 0.5, 1 and 2 MiB fit the measured programs alike)",
     "step_overhead_us": "once per execution of the module",
     "colocated_devices_factor": "a module for N devices runs N XLA:CPU devices in one "
     "process on the same cores: its step is N times this factor times one device's work",
@@ -68,13 +78,15 @@ def preset_from_rows(rows: list[dict], env: dict, command: str) -> dict:
     )
     single = sum(1 for r in ok if r.get("devices", 1) == 1)
     fitted = (
-        f"fitted: {where}; with the other terms, on the {sf.samples} profiled ops and the "
+        f"fitted: {where}; with the other terms, on the {sf.samples} profiled ops (together "
+        f"{OP_WEIGHT} of a step's weight per program) and the "
         f"median steps of {single} single-device programs (median |log(model/measured)| "
         f"per op {sf.op_median_abs_log_ratio:.2f}, per step "
         f"{sf.step_median_abs_log_ratio:.2f}; cpsched.measure.fit.fit_sum)"
     )
     sources = {k: f"{MEANING[k]}; {fitted}" for k in FIGURES if k != "colocated_devices_factor"}
     sources["op_time"] = MEANING["op_time"]
+    sources["fresh_buffer_mib"] = MEANING["fresh_buffer_mib"]
     sources["colocated_devices_factor"] = (
         f"{MEANING['colocated_devices_factor']}; not fitted, 1: no multi-device programs "
         "were measured"
