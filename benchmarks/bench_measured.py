@@ -544,6 +544,11 @@ def main(argv: list[str] | None = None) -> int:
     lines += [""] + gpu_section()
     Path(a.out).write_text("\n".join(lines) + "\n")
     print(f"wrote {a.out}")
+    if a.raw and not a.from_raw and not a.gpu_only:
+        print(
+            "the cpu preset is not refitted by this command; to fit it to this run: "
+            f"python benchmarks/fit_cpu_preset.py --from-raw --raw {a.raw}"
+        )
     return 0
 
 

@@ -85,12 +85,11 @@ def predict_step(row: dict, device) -> float:
     """The predicted step of a measured program on this host: the timeline's step for one
     device; for a module of N devices, which XLA:CPU runs as N devices in one process on
     the same cores, ``N * colocated_devices_factor`` times one device's work plus one step
-    overhead (a factor of 0, in a preset without it: 1)."""
+    overhead (``cpsched.measure.run.colocated_step``, as ``cpsched run`` reports it)."""
+    from cpsched.measure.run import colocated_step
+
     dev = load_device(device)
-    one = predict(row["_graph"], dev)
-    n = row.get("devices", 1)
-    factor = dev.colocated_devices_factor or 1.0
-    return one if n <= 1 else n * factor * (one - dev.step_overhead) + dev.step_overhead
+    return colocated_step(predict(row["_graph"], dev), row.get("devices", 1), dev)
 
 
 def measure(src: Path, python: str, repeat: int, profile_runs: int) -> dict:

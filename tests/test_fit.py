@@ -420,3 +420,16 @@ def test_fresh_memory_charges_the_large_buffers_an_op_defines():
     assert charged.sum() == pytest.approx(MATRIX / 1e9)
     none = op_times(g, load_device({**base, "fresh_buffer_mib": 1.0}))[0]
     assert none == pytest.approx(plain)
+
+
+def test_colocated_step_is_n_times_the_factor_times_one_devices_work():
+    """XLA:CPU runs a module for N devices as N devices in one process on the same cores:
+    ``cpsched run`` and the benchmark predict N * factor * (one device's step - the step
+    overhead) + the step overhead; a preset without the factor gives one device's step."""
+    from cpsched.measure.run import colocated_step
+
+    dev = load_device({**SUM_DEVICE, "step_overhead_us": 50, "colocated_devices_factor": 1.5})
+    assert colocated_step(1.05e-3, 8, dev) == pytest.approx(8 * 1.5 * 1e-3 + 50e-6)
+    assert colocated_step(1.05e-3, 1, dev) == 1.05e-3
+    assert colocated_step(1.05e-3, 8, "h100") == 1.05e-3
+    assert load_device("cpu").colocated_devices_factor > 0

@@ -14,7 +14,14 @@ Three sources of times, in this order of precedence:
      ``max(flops / peak, bytes_accessed / hbm_bandwidth) + launch_overhead * launches``; the
      peak is the fp32 one for ops whose ``attrs['dtype']`` is f32, else the bf16 one;
      ``launches`` is 1, or for a loop, conditional or call the ops its bodies launch
-     (``attrs['launches']``, the HLO reader's: a loop's body ops times its trip count);
+     (``attrs['launches']``, the HLO reader's: a loop's body ops times its trip count).
+     A preset with ``op_time = "sum"`` (the ``cpu`` one) adds the terms instead:
+     ``matmul_flops / peak + other flops / vector_tflops + bytes_moved / hbm_bandwidth +
+     launch_overhead * launches``, plus the bytes of the buffers of at least
+     ``fresh_buffer_mib`` the op defines over ``fresh_memory_gbps`` (where set); the HLO
+     reader's ``attrs['matmul_flops']`` (dots, convolutions, matmul custom-calls, inside
+     fusions and bodies too) and ``attrs['bytes_moved']`` (in-place updates and slices
+     count the part they touch), a loop's summed over its body times its trip count;
    - parameters, constants, aliases, async starts/updates/dones themselves: 0 (their work
      is the transfer, timed separately);
    - collectives (the start of an async pair, or a sync collective), alpha-beta with ring
@@ -61,8 +68,9 @@ Device preset sources (full text in the JSON files):
 - launch overheads: XLA's GPU performance model estimates (1 us per kernel, 5 us per
   NCCL kernel); per-step latencies are estimates to calibrate with nccl-tests.
 - cpu: fitted to XLA:CPU on the machine at hand by ``benchmarks/fit_cpu_preset.py``
-  (roofline on the profiler's per-op times, launch and step overheads on measured steps;
-  ``cpsched.measure.fit``); the default (``default_device``) for modules XLA:CPU optimized.
+  (``op_time = "sum"``: its rates, launch, step overhead and colocated devices' factor on
+  the profiler's per-op times and measured steps; ``cpsched.measure.fit.fit_sum``); the
+  default (``default_device``) for modules XLA:CPU optimized.
 - h200-fitted: the h200 preset with its compute, memory, launch and step figures fitted
   the same way to measured H200 runs (``benchmarks/fit_gpu_preset.py``).
 

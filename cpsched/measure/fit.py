@@ -565,7 +565,9 @@ def fit_sum(
         for p in multi
         if float(p.step_terms @ th[:n]) > 0
     ]
-    colocated = float(np.median(ratios)) if ratios else 1.0
+    # a fit on very few programs can put the step overhead above a multi-device step: the
+    # factor stays positive (a preset's 0 would mean "not such a device")
+    colocated = max(float(np.median(ratios)), 1e-3) if ratios else 1.0
     ops = a[:n_ops] @ th
     op_err = np.abs(np.log(np.maximum(ops, 1e-15) / m[:n_ops]))
     step_err = [abs(math.log(sum_predict(p, th, colocated) / p.measured)) for p in single]
