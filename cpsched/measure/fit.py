@@ -27,7 +27,7 @@ import numpy as np
 
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import static
-from cpsched.cost.model import collective_of, load_device
+from cpsched.cost.model import collective_of, load_device, op_times
 from cpsched.cost.timeline import timeline
 
 # Ops whose cost the model does not take from the roofline of their own flops and bytes:
@@ -418,8 +418,6 @@ def sum_program(
     fresh_mib: float = FRESH_BUFFER_MIB,
 ) -> SumProgram:
     """``SumProgram`` of XLA's final module ``graph`` and its profiled ``Sample``s."""
-    from cpsched.cost.model import op_times
-
     step = np.zeros(len(SUM_TERMS))
     samples = list(per_op_samples)
     idx = [graph._index[s.op] for s in samples]
