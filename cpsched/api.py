@@ -42,7 +42,7 @@ from cpsched.core.errors import (
     InputTypeError,
     LimitError,
 )
-from cpsched.core.graph import Graph, attach_program
+from cpsched.core.graph import Graph, attach_program, attach_source_file
 from cpsched.core.inputs import loads_json
 from cpsched.core.nx_graph import from_networkx as convert
 from cpsched.core.plain import to_plain
@@ -470,7 +470,7 @@ def read(source, *, async_collectives: bool = False) -> Graph:
         source = source_file(g)
         g = convert_sync_collectives(g)
         if source:
-            _SOURCE_FILES[g] = source
+            attach_source_file(g, source)  # the same input, to be kept from being overwritten
     return g
 
 
@@ -493,11 +493,6 @@ def async_collectives_note(graph: Graph) -> str | None:
     return "--async-collectives: the graph has no collective to treat as async"
 
 
-# every graph read from a file remembers it, so that ``Result.write`` never writes over the
-# input the user gave
-_SOURCE_FILES: weakref.WeakKeyDictionary[Graph, str] = weakref.WeakKeyDictionary()
-
-
 def _read_path(path: str) -> Graph:
     if not path:
         raise InputError("the input path is empty")
@@ -505,14 +500,15 @@ def _read_path(path: str) -> Graph:
         g = _entry_graph(verify_module(read_hlo_module(path)))
     else:
         g = read_graph(path)
-    _SOURCE_FILES[g] = path
-    return g
+    # the graph remembers its file, so that ``Result.write`` never writes over the input
+    return attach_source_file(g, path)
 
 
 def source_file(graph: Graph) -> str | None:
-    """The file ``graph`` was read from (by ``read``), or None."""
+    """The file ``graph`` was read from (by ``read``: ``graph.source_file``, else its
+    program's file), or None."""
     module = graph.program
-    return _SOURCE_FILES.get(graph) or (module.path if module is not None else None)
+    return graph.source_file or (module.path if module is not None else None)
 
 
 def _entry_graph(module) -> Graph:

@@ -118,11 +118,36 @@ def test_methods_lists_the_registry():
     assert names["cp"]["family"] and "xla-dfs" in names and "cp-remat" in names
 
 
+def test_default_method_order_is_the_written_ranks_not_the_import_order():
+    from cpsched.methods import RANKS, load_all, register
+
+    registry = load_all()
+    assert list(registry) == [n for n in RANKS if n in registry]
+    # compare's default rows: the heuristics in rank order, then the solvers
+    c = compare(read(TINY), time_limit=2)
+    rows = [r for r in c.settings["methods"] if r != "given"]
+    rank = {"cp-memory": RANKS.index("cp")}
+    ranked = sorted(rows, key=lambda r: (r.startswith("cp"), rank.get(r) or RANKS.index(r)))
+    assert rows == ranked and rows[0] == "xla-list" and rows[-1] == "cp-memory"
+    # a method registered later without a rank is listed after every ranked one
+    register("zz-test-unranked", "test", "memory")(lambda g, sc, **_: list(g.default_order()))
+    try:
+        assert list(load_all())[-1] == "zz-test-unranked"
+        assert list(load_all())[: len(registry)] == list(registry)
+    finally:
+        from cpsched import methods as m
+
+        m._REGISTRY.pop("zz-test-unranked")
+
+
 def test_read_accepts_paths_text_and_graphs(tmp_path):
     p = tmp_path / "tiny.json"
     p.write_text(TINY)
     g = read(str(p))
     assert read(g) is g and read(p).op_names == g.op_names == read(TINY).op_names
+    # the graph carries the file it was read from (not a side table): a derived graph does not
+    assert g.source_file == str(p) and read(TINY).source_file is None
+    assert g.with_(name="other").source_file is None
     with pytest.raises(InputError, match="bad JSON"):
         read('{"format": ')
 
