@@ -135,9 +135,9 @@ def test_default_method_order_is_the_written_ranks_not_the_import_order():
         assert list(load_all())[-1] == "zz-test-unranked"
         assert list(load_all())[: len(registry)] == list(registry)
     finally:
-        from cpsched import methods as m
+        import cpsched.methods
 
-        m._REGISTRY.pop("zz-test-unranked")
+        cpsched.methods._REGISTRY.pop("zz-test-unranked")
 
 
 def test_read_accepts_paths_text_and_graphs(tmp_path):
