@@ -62,6 +62,7 @@ from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph as cut_problem
 from cpsched.cp.remat.problem import min_memory_bound
+from cpsched.cp.runtime import SolverConfig
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
 from cpsched.plot import plot_frontier, plot_memory
@@ -347,16 +348,24 @@ def _orders(
     return out
 
 
-def _solver_settings(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+def _solver_settings(
+    name: str, cfg: SolverConfig, seconds_available: float | None, *, deterministic: bool = True
+) -> dict[str, Any]:
+    """What reproduces a solver's result (empty for heuristics): the engine, its version and
+    the settings it was given (``deterministic`` None where it was not given one), and the
+    seconds it had where a deadline cut its share."""
     if not is_solver(name):
         return {}
     return {
         "engine": "CP-SAT",
         "ortools": ortools_version(),
-        **{k: options.get(k) for k in ("time_limit", "workers", "seed", "deterministic")},
+        "time_limit": cfg.time_limit,
+        "workers": cfg.workers,
+        "seed": cfg.seed,
+        "deterministic": cfg.deterministic if deterministic else None,
         **(
-            {"seconds_available": round(float(options["seconds_available"]), 3)}
-            if options.get("seconds_available") is not None
+            {"seconds_available": round(float(seconds_available), 3)}
+            if seconds_available is not None
             else {}
         ),
     }
@@ -647,6 +656,7 @@ def schedule(
     log: bool = False,
     progress: Callable | None = None,
     deadline: float | None = None,
+    config: SolverConfig | None = None,
     **options: Any,
 ) -> Result:
     """Schedule ``graph`` with one method and return its validated ``Result``.
@@ -684,6 +694,10 @@ def schedule(
         A ``time.perf_counter()`` instant by which a solver returns, every phase included;
         default: the call's start plus
         ``time_limit``. Ignored with ``deterministic`` (limits are work units there).
+    config : SolverConfig, optional
+        ``time_limit``, ``workers``, ``seed``, ``deterministic``, ``log`` and ``deadline`` as
+        one object (``cpsched.cp.runtime.SolverConfig``; what the command line passes),
+        instead of the keywords one by one (giving both is an ``InputError``).
     **options
         Method options (``slack``, ``evict``, ``device``, ``profile``, ``bandwidth``,
         ``reorder``...); options this method does not use are ignored, a name no method
@@ -706,6 +720,10 @@ def schedule(
     True
     """
     t0 = time.perf_counter()
+    if config is not None:
+        _no_loose_settings(time_limit, workers, seed, deterministic, log, deadline)
+        time_limit, workers, seed = config.time_limit, config.workers, config.seed
+        deterministic, log, deadline = config.deterministic, config.log, config.deadline
     _check_solver_options(method, time_limit, workers, seed, deterministic=deterministic, log=log)
     deadline = _checked_deadline(deadline)
     if objective is not None:
@@ -725,19 +743,56 @@ def schedule(
         deadline = None
     elif deadline is None:
         deadline = t0 + float(time_limit)
-    opts.update(
+    cfg = SolverConfig(
         time_limit=float(time_limit),
         workers=int(workers),
         seed=int(seed),
         deterministic=bool(deterministic),
         log=bool(log),
+        deadline=deadline,
     )
     if progress is not None:
         opts["progress"] = progress
     # a solver keeps its best result on a signal; the signal stays seen until the call ends,
     # so that one before the solve (reading, the budget's reference) stops the solve too
     with signals.keep_work() if deadline is not None else contextlib.nullcontext():
-        return _schedule(g, sc, m, opts, budget, objective, deadline, t0)
+        return _schedule(g, sc, m, opts, cfg, budget, objective, t0)
+
+
+def _no_loose_settings(time_limit, workers, seed, deterministic, log, deadline) -> None:
+    """``InputError`` where a solver setting is given both in ``config`` and as a keyword."""
+    loose = {
+        "time_limit": time_limit is not None,
+        "workers": workers != DEFAULT_WORKERS,
+        "seed": seed != DEFAULT_SEED,
+        "deterministic": bool(deterministic),
+        "log": bool(log),
+        "deadline": deadline is not None,
+    }
+    given = [k for k, v in loose.items() if v]
+    if given:
+        raise InputError(
+            f"{', '.join(given)} given both as a keyword and in config: give the solver "
+            "settings one way"
+        )
+
+
+def _solver_keywords(cfg: SolverConfig, *, deterministic: bool = True) -> dict[str, Any]:
+    """``cfg`` as the keywords every registered method takes (the one place the settings
+    are spread out; ``deadline`` only where there is one). ``deterministic=False`` leaves
+    that setting out (the remat methods are not given it)."""
+    out: dict[str, Any] = {
+        "time_limit": cfg.time_limit,
+        "workers": cfg.workers,
+        "seed": cfg.seed,
+        "deterministic": cfg.deterministic,
+        "log": cfg.log,
+    }
+    if not deterministic:
+        del out["deterministic"]
+    if cfg.deadline is not None:
+        out["deadline"] = cfg.deadline
+    return out
 
 
 def _schedule(
@@ -745,9 +800,9 @@ def _schedule(
     sc: Scenarios,
     m: Method,
     opts: dict[str, Any],
+    cfg: SolverConfig,
     budget,
     objective: str | None,
-    deadline: float | None,
     t0: float,
 ) -> Result:
     budget_bytes: dict[str, int] | None = None
@@ -760,10 +815,9 @@ def _schedule(
     if stopped_by is not None:
         # stopped before the solve began (in the budget's reference): nothing to keep
         raise signals.Interrupted(stopped_by)
-    if deadline is not None:
-        opts["deadline"] = deadline
-        # the solver's share of the limit; the command line says so when it is under half
-        opts["seconds_available"] = max(0.0, deadline - time.perf_counter())
+    # the solver's share of the limit; the command line says so when it is under half
+    available = None if cfg.deadline is None else max(0.0, cfg.deadline - time.perf_counter())
+    call = _Call(opts, cfg, available, budget_bytes, reference, t0)
     if opts.get("objective") == "budget" and budget is None:
         raise InputError("--objective budget needs --budget (bytes, 8GiB or 90%)")
     if m.family == "remat":
@@ -771,7 +825,7 @@ def _schedule(
             raise InputError(
                 f"--objective {objective or 'remat'} needs --budget (bytes, 8GiB or 90%)"
             )
-        return kept_budget(_remat_result(g, sc, m, opts, budget_bytes, reference, t0))
+        return kept_budget(_remat_result(g, sc, m, call))
     for flag in ("reorder", "bandwidth", "evict"):
         if opts.get(flag) not in (None, False) or (flag == "reorder" and flag in opts):
             raise InputError(
@@ -779,8 +833,22 @@ def _schedule(
             )
     module = g.program
     if module is not None:
-        return kept_budget(_run_module(module, g, sc, m, opts, budget_bytes, reference, t0))
-    return kept_budget(_run(g, sc, m, opts, budget_bytes, reference, t0))
+        return kept_budget(_run_module(module, g, sc, m, call))
+    return kept_budget(_run(g, sc, m, call))
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One ``schedule`` call as its helpers see it: the method's options, the solver
+    settings, and what the result records (the solver's share of the limit, the budget and
+    its reference, the call's start)."""
+
+    opts: Mapping[str, Any]
+    cfg: SolverConfig
+    seconds_available: float | None
+    budget_bytes: Mapping[str, int] | None
+    reference: Mapping[str, Any]
+    t0: float
 
 
 def kept_budget(r: Result) -> Result:
@@ -900,15 +968,12 @@ def resolve_method(method: str | None = None, objective: str | None = None) -> s
     return _method_and_options(method, objective, {})[0]
 
 
-def _method_options(opts: Mapping[str, Any]) -> dict[str, Any]:
-    """``opts`` less what is only recorded (the solver's share of the time limit)."""
-    return {k: v for k, v in opts.items() if k != "seconds_available"}
-
-
-def _validated(g: Graph, sc: Scenarios, m: Method, opts: Mapping[str, Any]) -> Schedule:
+def _validated(
+    g: Graph, sc: Scenarios, m: Method, opts: Mapping[str, Any], cfg: SolverConfig
+) -> Schedule:
     """Run one method on one graph; its order checked and simulated by the validator."""
     t0 = time.perf_counter()
-    out = m.fn(g, sc, **_method_options(opts))
+    out = m.fn(g, sc, **opts, **_solver_keywords(cfg))
     dt = time.perf_counter() - t0
     if isinstance(out, Schedule):
         # re-validate: a solver's claim is checked against the simulator, byte for byte
@@ -927,17 +992,9 @@ def _validated(g: Graph, sc: Scenarios, m: Method, opts: Mapping[str, Any]) -> S
     return make_schedule(g, out, m.name, sc, seconds=dt)
 
 
-def _run(
-    g: Graph,
-    sc: Scenarios,
-    m: Method,
-    opts: dict[str, Any],
-    budget_bytes,
-    reference: Mapping[str, Any],
-    t0: float,
-) -> Result:
-    s = _validated(g, sc, m, opts)
-    return _result(g, sc, m, s, opts, budget_bytes, reference, t0)
+def _run(g: Graph, sc: Scenarios, m: Method, call: _Call) -> Result:
+    s = _validated(g, sc, m, call.opts, call.cfg)
+    return _result(g, sc, m, s, call)
 
 
 # the share of cp's time limit on an HLO module kept for orders judged by XLA's allocation
@@ -951,16 +1008,7 @@ ALLOCATION_EVALUATIONS_PER_SECOND = 20
 MODULE_ALTERNATIVES = ("xla-list", "xla-dfs", "xla-postorder")
 
 
-def _run_module(
-    module,
-    g: Graph,
-    sc: Scenarios,
-    m: Method,
-    opts: dict[str, Any],
-    budget_bytes,
-    reference: Mapping[str, Any],
-    t0: float,
-) -> Result:
+def _run_module(module, g: Graph, sc: Scenarios, m: Method, call: _Call) -> Result:
     """Every sequential computation of ``module`` ordered by ``m``, callees first
     (``cpsched.strategies.module``). A solver's time limit is shared among the computations
     and its result is never worse than the module's own orders nor than the memory
@@ -969,9 +1017,10 @@ def _run_module(
     the whole module and keeps the least module peak, ties to the first, as XLA's
     ``DefaultMemoryScheduler::Run`` does; ``info['choice']`` gives each one's peak."""
     choice = None
+    opts, cfg = call.opts, call.cfg
     if m.choice:
         k = scenario_index(sc, opts.get("scenario"))
-        runs = {name: _lift(module, sc, get_method(name), opts, m.name) for name in m.choice}
+        runs = {name: _lift(module, sc, get_method(name), opts, cfg, m.name) for name in m.choice}
         chosen = min(m.choice, key=lambda name: int(runs[name].peak[k]))  # ties: first
         ms = runs[chosen]
         choice = {
@@ -980,10 +1029,10 @@ def _run_module(
             "module_peak_bytes": {name: int(runs[name].peak[k]) for name in m.choice},
         }
     else:
-        ms = _lift(module, sc, m, opts, m.name)
+        ms = _lift(module, sc, m, opts, cfg, m.name)
     s = ms.schedule
     attach_program(s.graph, module)
-    r = _result(s.graph, sc, m, s, opts, budget_bytes, reference, t0)
+    r = _result(s.graph, sc, m, s, call)
     info = dict(r.info)
     info["computations"] = [vars(c) for c in ms.computations]
     info["kept_input_orders"] = ms.kept_input
@@ -992,25 +1041,24 @@ def _run_module(
     return replace(r, orders=dict(ms.orders), info=info)
 
 
-def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
+def _lift(module, sc: Scenarios, m: Method, opts: Mapping[str, Any], cfg: SolverConfig, label: str):
     """``m`` on every sequential computation of ``module`` (``schedule_module``); cp's
     orders then judged by what XLA allocates for them (``refine_module_schedule``)."""
     t0 = time.perf_counter()
     solver = is_solver(m.name)
     # a share of cp's time limit is kept for a search among orders of no higher peak
     refine = m.name == "cp" and len(sc) == 1
-    cp_opts = dict(opts)
-    if refine and opts.get("time_limit"):
-        kept = ALLOCATION_SEARCH_SHARE * float(opts["time_limit"])
-        cp_opts["time_limit"] = float(opts["time_limit"]) - kept
-        if opts.get("deadline") is not None:
-            cp_opts["deadline"] = float(opts["deadline"]) - kept
+    cp_cfg = cfg
+    if refine and cfg.time_limit:
+        kept = ALLOCATION_SEARCH_SHARE * cfg.time_limit
+        cp_cfg = cfg.with_(
+            time_limit=cfg.time_limit - kept,
+            deadline=None if cfg.deadline is None else cfg.deadline - kept,
+        )
 
     def per_computation(graph: Graph, scen: Scenarios, seconds: float | None):
-        o = dict(cp_opts)
-        if seconds is not None:
-            o["time_limit"] = max(seconds, 0.1)
-        return _validated(graph, scen, m, o)
+        c = cp_cfg if seconds is None else cp_cfg.with_(time_limit=max(seconds, 0.1))
+        return _validated(graph, scen, m, opts, c)
 
     alternatives = []
     if m.name == "cp":
@@ -1021,7 +1069,7 @@ def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
         module,
         per_computation,
         scenarios=sc,
-        time_limit=cp_opts.get("time_limit") if solver else None,
+        time_limit=cp_cfg.time_limit if solver else None,
         method=label,
         never_worse=(m.name == "cp"),
         alternatives=alternatives,
@@ -1029,18 +1077,18 @@ def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
     )
     if not refine or not all(s.is_constant for s in ms.schedule.graph.buffer_sizes):
         return ms
-    end = opts.get("deadline")
-    if end is None and not opts.get("deterministic") and opts.get("time_limit"):
-        end = t0 + float(opts["time_limit"])
+    end = cfg.deadline
+    if end is None and not cfg.deterministic and cfg.time_limit:
+        end = t0 + cfg.time_limit
     return refine_module_schedule(
         ms,
         deadline=end,
         max_evaluations=(
-            int(ALLOCATION_EVALUATIONS_PER_SECOND * float(opts.get("time_limit") or 10.0))
-            if opts.get("deterministic")
+            int(ALLOCATION_EVALUATIONS_PER_SECOND * (cfg.time_limit or 10.0))
+            if cfg.deterministic
             else None
         ),
-        seed=int(opts.get("seed") or 0),
+        seed=cfg.seed,
     )
 
 
@@ -1098,24 +1146,15 @@ _KNOWN_BOUNDS: weakref.WeakKeyDictionary[Graph, dict[str, tuple[np.ndarray, str]
 )
 
 
-def _result(
-    g: Graph,
-    sc: Scenarios,
-    m: Method,
-    s: Schedule,
-    opts: Mapping[str, Any],
-    budget_bytes,
-    reference: Mapping[str, Any],
-    t0: float,
-) -> Result:
+def _result(g: Graph, sc: Scenarios, m: Method, s: Schedule, call: _Call) -> Result:
     info = dict(s.info)
-    if reference:
-        info["budget_reference"] = reference
+    if call.reference:
+        info["budget_reference"] = call.reference
     if is_solver(m.name):
         if info.get("weak_bound") and s.status != "OPTIMAL":
             info["lower_bound_note"] = f"{WEAK_BOUND}, {info['weak_bound']}"
     elif g.program is None:  # a module's result has the module's bound already
-        deadline = opts.get("deadline")
+        deadline = call.cfg.deadline
         left = None if deadline is None else deadline - time.perf_counter()
         lb, note = known_lower_bound(g, sc, seconds=left)
         lb = np.minimum(np.maximum(lb, s.lower_bound_bytes), s.peak_bytes)
@@ -1124,7 +1163,7 @@ def _result(
             info["lower_bound_note"] = note
     s = replace(s, info=info)  # the schedule written says what the result says
     peak, bound = s.peak_by_name(), s.lower_bound_by_name()
-    total = time.perf_counter() - t0
+    total = time.perf_counter() - call.t0
     return Result(
         graph=g,
         method=m.name,
@@ -1136,30 +1175,24 @@ def _result(
         bound=bound,
         gap=_gap(peak, bound),
         seconds=total,
-        budget=budget_bytes,
+        budget=call.budget_bytes,
         schedule=s,
         timings=_timings(total, s.seconds, s.info),
-        solver=_solver_settings(m.name, opts),
+        solver=_solver_settings(m.name, call.cfg, call.seconds_available),
         info=info,
     )
 
 
-def _remat_result(
-    g: Graph,
-    sc: Scenarios,
-    m: Method,
-    opts: dict[str, Any],
-    budget_bytes,
-    reference: Mapping[str, Any],
-    t0: float,
-) -> Result:
-    opts = {k: v for k, v in opts.items() if k not in ("slack", "deterministic")}
-    res: RematResult = m.fn(g, sc, **_method_options(opts))
-    total = time.perf_counter() - t0
+def _remat_result(g: Graph, sc: Scenarios, m: Method, call: _Call) -> Result:
+    # the remat methods are given neither ``slack`` nor ``deterministic`` (their settings
+    # record the latter as None)
+    opts = {k: v for k, v in call.opts.items() if k != "slack"}
+    res: RematResult = m.fn(g, sc, **opts, **_solver_keywords(call.cfg, deterministic=False))
+    total = time.perf_counter() - call.t0
     order = tuple(int(i) for i in res.skeleton.order)
     info = dict(res.info)
-    if reference:
-        info["budget_reference"] = reference
+    if call.reference:
+        info["budget_reference"] = call.reference
     return Result(
         graph=g,
         method=res.method,
@@ -1174,7 +1207,7 @@ def _remat_result(
         budget=_by_name(sc, res.budget),
         plan=res,
         timings=_timings(total, res.seconds, res.info),
-        solver=_solver_settings(m.name, opts),
+        solver=_solver_settings(m.name, call.cfg, call.seconds_available, deterministic=False),
         info=info,
     )
 
@@ -1656,10 +1689,7 @@ def _best_bounds(
 def _compare_settings(
     rows: list[str],
     sc: Scenarios,
-    time_limit: float,
-    workers: int,
-    seed: int,
-    deterministic: bool,
+    cfg: SolverConfig,
     solvers: bool,
     device: str,
     profile: str | None,
@@ -1673,10 +1703,10 @@ def _compare_settings(
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
         "methods": rows,
-        "time_limit": float(time_limit),
-        "workers": int(workers),
-        "seed": int(seed),
-        "deterministic": bool(deterministic),
+        "time_limit": float(cfg.time_limit),
+        "workers": int(cfg.workers),
+        "seed": int(cfg.seed),
+        "deterministic": bool(cfg.deterministic),
         "solvers": bool(solvers),
         "device": device,
         "profile": profile,
@@ -1686,13 +1716,13 @@ def _compare_settings(
 
 
 def _compare_row(
-    g: Graph, sc: Scenarios, name: str, opts: Mapping[str, Any], deadline: float | None
+    g: Graph, sc: Scenarios, name: str, cfg: SolverConfig, opts: Mapping[str, Any]
 ) -> Result:
     """One row of ``compare``: the input's own order (``given``) or the method's schedule
-    with the row's options (time limit, workers, seed, determinism, cost model)."""
+    with the row's solver settings and options (the cost model)."""
     if name == "given":
         return simulate(g, g.original_order, sc)
-    return schedule(g, name, scenarios=sc, deadline=deadline, **opts)
+    return schedule(g, name, scenarios=sc, config=cfg, **opts)
 
 
 def compare(
@@ -1711,6 +1741,7 @@ def compare(
     async_collectives: bool = False,
     progress: Callable[[str], None] | None = None,
     deadline: float | None = None,
+    config: SolverConfig | None = None,
 ):
     """Run every order method (or ``methods``) on one graph, side by side.
 
@@ -1727,6 +1758,9 @@ def compare(
         A ``time.perf_counter()`` instant by which the comparison ends (wall-clock mode):
         each solver row gets at most ``time_limit`` and its share of the time left, and
         rows that find no time left are listed as not run.
+    config : SolverConfig, optional
+        ``time_limit``, ``workers``, ``seed``, ``deterministic`` and ``deadline`` as one
+        object, instead of the keywords (giving both is an ``InputError``).
     device, profile : str
         Cost model for makespan and exposed communication (``h100``, ``a100``, ``cpu``,
         ``xla-approx`` or a file; default ``cpu`` for a module XLA:CPU optimized, else
@@ -1750,6 +1784,17 @@ def compare(
     >>> compare(g, ["xla-dfs"], as_dataframe=True)[["method", "scenario"]].values.tolist()
     [['given', 'static'], ['xla-dfs', 'static']]
     """
+    if config is not None:
+        _no_loose_settings(
+            None if time_limit == DEFAULT_TIME_LIMIT else time_limit,
+            workers,
+            seed,
+            deterministic,
+            False,
+            deadline,
+        )
+        time_limit, workers, seed = config.time_limit, config.workers, config.seed
+        deterministic, deadline = config.deterministic, config.deadline
     _check_solver_options(
         None, time_limit, workers, seed, deterministic=deterministic, solvers=solvers
     )
@@ -1773,16 +1818,17 @@ def compare(
     timelines: dict[str, Any] = {}
     errors: dict[str, str] = {}
     rows: list[str] = []
-    opts = dict(
+    if deterministic:
+        deadline = None
+    # every row's solver settings (its time limit is its share) and its options
+    cfg = SolverConfig(
         time_limit=time_limit,
         workers=workers,
         seed=seed,
         deterministic=deterministic,
-        device=device,
-        profile=profile,
+        deadline=deadline,
     )
-    if deterministic:
-        deadline = None
+    opts = dict(device=device, profile=profile)
     t_start = time.perf_counter()
     solvers_left = sum(is_solver(n) for n in names)
     not_run: list[str] = []
@@ -1808,29 +1854,19 @@ def compare(
                 errors[row] = f"not run: {why}"
                 continue
             try:
-                r = _compare_row(g, sc, name, dict(opts, time_limit=limit), deadline)
+                r = _compare_row(g, sc, name, cfg.with_(time_limit=limit), opts)
             except CpschedError as e:
                 errors[row] = str(e)
                 continue
             results[row] = r
             timelines[row] = simulate_timeline(g, r.order, costs, sc)
         if solvers and methods is None and "cp-overlap" in results and signals.received() is None:
-            opts["deadline"] = deadline
-            _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
+            _overlap_at_baselines(
+                g, sc, results, timelines, errors, rows, costs, progress, cfg, opts
+            )
     best, note = _best_bounds(g, sc, results, deadline)
     results = {k: r.with_bound(best) for k, r in results.items()}
-    settings = _compare_settings(
-        rows,
-        sc,
-        time_limit,
-        workers,
-        seed,
-        deterministic,
-        solvers,
-        device,
-        profile,
-        async_collectives,
-    )
+    settings = _compare_settings(rows, sc, cfg, solvers, device, profile, async_collectives)
     if signals.received() is not None:
         # the row the signal cut is marked in its result; these never started
         settings["interrupted"] = {"not_run": not_run}
@@ -1847,7 +1883,9 @@ MAX_EQUAL_MEMORY_ROWS = 4
 EQUAL_MEMORY_MARGIN = 0.01
 
 
-def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts) -> None:
+def _overlap_at_baselines(
+    g, sc, results, timelines, errors, rows, costs, progress, cfg: SolverConfig, opts
+) -> None:
     """Rows ``cp-overlap@ROW``: cp-overlap with ROW's own peak as its budget, for each
     baseline row that had at least 1 % more memory than cp-overlap's default budget (the best
     memory-only peak), or any more and less exposed communication than cp-overlap, so every
@@ -1886,14 +1924,19 @@ def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progre
         rows.append(label)
         if progress is not None:
             progress(label)
-        limit = _row_time_limit(opts["time_limit"], opts.get("deadline"), 1)
-        why = _row_would_overrun("cp-overlap", g, limit, opts.get("deadline"), 0.0)
+        limit = _row_time_limit(cfg.time_limit, cfg.deadline, 1)
+        why = _row_would_overrun("cp-overlap", g, limit, cfg.deadline, 0.0)
         if limit <= 0 or why:
             errors[label] = f"not run: {why or 'the time limit ran out'}"
             break
         try:
             r = schedule(
-                g, "cp-overlap", scenarios=sc, budget=list(key), **dict(opts, time_limit=limit)
+                g,
+                "cp-overlap",
+                scenarios=sc,
+                budget=list(key),
+                config=cfg.with_(time_limit=limit),
+                **opts,
             )
         except CpschedError as e:
             errors[label] = str(e)
@@ -2083,14 +2126,19 @@ def frontier(
     profile: str | None = None,
     workers: int = DEFAULT_WORKERS,
     seed: int = DEFAULT_SEED,
+    deterministic: bool = False,
     async_collectives: bool = False,
     progress: Callable[[str], None] | None = None,
     deadline: float | None = None,
+    config: SolverConfig | None = None,
 ) -> Frontier:
     """The memory-time frontier of ``graph``: ``cp-joint`` at ``points`` budgets from the
     least peak a plan reaches to the fastest order's peak (``time_limit`` seconds each, and
     with ``deadline``, a ``time.perf_counter()`` instant, no solve past it), with every
-    heuristic's (peak, makespan); see ``cpsched.strategies.frontier``.
+    heuristic's (peak, makespan); see ``cpsched.strategies.frontier``. ``deterministic``
+    counts every solve's limit in work units (and drops ``deadline``), as in ``schedule``;
+    ``config`` gives ``time_limit`` (per point), ``workers``, ``seed``, ``deterministic`` and
+    ``deadline`` as one object instead of the keywords.
 
     Examples
     --------
@@ -2099,8 +2147,21 @@ def frontier(
     >>> [p["status"] != "ERROR" for p in f.points]
     [True, True, True]
     """
-    _check_solver_options(None, time_limit, workers, seed, evict=evict)
+    if config is not None:
+        _no_loose_settings(
+            None if time_limit == DEFAULT_POINT_TIME_LIMIT else time_limit,
+            workers,
+            seed,
+            deterministic,
+            False,
+            deadline,
+        )
+        time_limit, workers, seed = config.time_limit, config.workers, config.seed
+        deterministic, deadline = config.deterministic, config.deadline
+    _check_solver_options(None, time_limit, workers, seed, evict=evict, deterministic=deterministic)
     deadline = _checked_deadline(deadline)
+    if deterministic:
+        deadline = None  # limits are work units: the same points whatever the load
     if bandwidth is not None:
         arguments.number(bandwidth, "bandwidth")
     if arguments.integer(points, "points") < 2:
@@ -2123,6 +2184,7 @@ def frontier(
         profile=profile,
         workers=int(workers),
         seed=int(seed),
+        deterministic=bool(deterministic),
         progress=progress,
         deadline=deadline,
     )

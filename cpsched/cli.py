@@ -40,6 +40,7 @@ from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import _unit, default_device, load_device
 from cpsched.cost.timeline import model_label
+from cpsched.cp.runtime import SolverConfig
 from cpsched.layout import cli as layout_cli
 from cpsched.measure import cli as measure_cli
 from cpsched.methods import get as get_method
@@ -590,14 +591,11 @@ def cmd_schedule(args) -> int:
                 method,
                 objective=args.objective,
                 scenarios=sc,
-                time_limit=args.time_limit,
-                workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
-                seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
-                deterministic=bool(args.deterministic),
                 budget=args.budget,
-                log=bool(args.log),
                 progress=progress,
-                deadline=_solve_deadline(args, name, g),
+                config=_solver_config(
+                    args, _time_limit(args, name), _solve_deadline(args, name, g)
+                ),
                 **options,
             )
         if progress is not None and sys.stderr.isatty():
@@ -725,17 +723,33 @@ def hard_stop(args) -> float | None:
     return args.started + signals.stop_after(limit)
 
 
+def _time_limit(args, name: str) -> float:
+    """``--time-limit``, else method ``name``'s default."""
+    if args.time_limit is not None:
+        return float(args.time_limit)
+    return api.DEFAULT_TIME_LIMITS.get(name, api.DEFAULT_TIME_LIMIT)
+
+
+def _solver_config(args, time_limit: float, deadline: float | None) -> SolverConfig:
+    """The command's solver settings as the one object the API takes (``config=``)."""
+    return SolverConfig(
+        time_limit=float(time_limit),
+        workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
+        seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
+        deterministic=bool(args.deterministic),
+        log=bool(getattr(args, "log", False)),
+        deadline=deadline,
+    )
+
+
 def _solve_deadline(args, name: str, g: Graph) -> float | None:
     """When a solver must stop (perf_counter seconds) for the command to end within
     ``--time-limit`` of its start, reading and writing included; None for heuristics and
     in deterministic mode (where limits are work units)."""
     if not api.is_solver(name) or args.deterministic:
         return None
-    limit = args.time_limit
-    if limit is None:
-        limit = api.DEFAULT_TIME_LIMITS.get(name, api.DEFAULT_TIME_LIMIT)
     started = getattr(args, "started", None) or time.perf_counter()
-    return _finish_by(started + float(limit), g)
+    return _finish_by(started + _time_limit(args, name), g)
 
 
 # Seconds a figure takes to draw once matplotlib is loaded (``check_args`` loads it): under
@@ -1047,14 +1061,11 @@ def cmd_compare(args) -> int:
     if args.time_limit is not None and not args.deterministic:
         deadline = _finish_by(args.started + args.time_limit - _figure_seconds(args), g)
     args.solve_began = time.perf_counter()
+    limit = args.time_limit if args.time_limit is not None else api.DEFAULT_TIME_LIMIT
     c = api.compare(
         g,
         scenarios=sc,
-        time_limit=args.time_limit if args.time_limit is not None else api.DEFAULT_TIME_LIMIT,
-        deadline=deadline,
-        workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
-        seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
-        deterministic=bool(args.deterministic),
+        config=_solver_config(args, limit, deadline),
         solvers=not args.no_solver,
         device=args.device,
         profile=args.profile,
@@ -1153,19 +1164,17 @@ def cmd_frontier(args) -> int:
     if args.time_limit is not None and not args.deterministic:
         deadline = _finish_by(args.started + args.time_limit - _figure_seconds(args), g)
     args.solve_began = time.perf_counter()
+    limit = args.time_limit if args.time_limit is not None else DEFAULT_POINT_TIME_LIMIT
     f = api.frontier(
         g,
         points=args.points,
         scenarios=sc,
-        deadline=deadline,
-        time_limit=args.time_limit if args.time_limit is not None else DEFAULT_POINT_TIME_LIMIT,
         evict=bool(args.evict),
         bandwidth=args.bandwidth,
         device=args.device,
         profile=args.profile,
-        workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
-        seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
         progress=progress,
+        config=_solver_config(args, limit, deadline),
     )
     data = f.to_dict()
     data["input"] = args.input

@@ -239,3 +239,28 @@ def test_read_hlo_text_equals_reading_the_file():
     a, b = read(path.read_text()), read(str(path))
     assert a.op_names == b.op_names and a.n_buffers == b.n_buffers
     assert simulate(a).peak == simulate(b).peak
+
+
+def test_solver_settings_as_one_config_or_as_keywords_not_both():
+    from cpsched.cp.runtime import SolverConfig
+
+    g = read(TINY)
+    cfg = SolverConfig(time_limit=2, workers=1, seed=3, deterministic=True)
+    r = schedule(g, config=cfg)
+    assert (r.solver["time_limit"], r.solver["workers"], r.solver["seed"]) == (2, 1, 3)
+    assert r.solver["deterministic"] is True
+    assert r.order == schedule(g, time_limit=2, workers=1, seed=3, deterministic=True).order
+    with pytest.raises(InputError, match="seed given both"):
+        schedule(g, config=cfg, seed=4)
+    with pytest.raises(InputError, match="given both"):
+        compare(g, ["cp"], config=cfg, deterministic=True)
+
+
+def test_frontier_takes_deterministic_and_records_it():
+    from cpsched.api import frontier
+
+    g = cpsched.generators.random_layered(n=10, seed=2)
+    f = frontier(g, points=2, time_limit=1, deterministic=True, deadline=0.0)
+    # deterministic: the deadline (already past here) is not used, every point is solved
+    assert f.settings["deterministic"] is True
+    assert all("ran out" not in str(p.get("message", "")) for p in f.points)

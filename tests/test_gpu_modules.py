@@ -186,8 +186,10 @@ def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more():
     results["cp-overlap"].budget = {"static": own}
     timelines = {k: v[1] for k, v in made.items()}
     rows, errors = list(made), {}
+    from cpsched.cp.runtime import SolverConfig
+
     _overlap_at_baselines(g, sc, results, timelines, errors, rows, None, None,
-                          {"time_limit": 1.0, "workers": 1})
+                          SolverConfig(time_limit=1.0, workers=1), {})
     assert "cp-overlap@hides_more" in rows and "cp-overlap@far_above" in rows
     assert "cp-overlap@hides_less" not in rows
     r = results["cp-overlap@hides_more"]
