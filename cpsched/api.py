@@ -32,6 +32,7 @@ import numpy as np
 from cpsched import generators  # noqa: F401  (re-exported: ``cpsched.generators``)
 from cpsched.analysis.memory import lower_bound as static_lower_bound
 from cpsched.analysis.memory import simulate as simulate_memory
+from cpsched.analysis.records import OverlapRecord, Record, TimedRecord, record_for
 from cpsched.analysis.schedule import INFEASIBLE, Schedule, make_schedule
 from cpsched.core import arguments, signals
 from cpsched.core.errors import (
@@ -141,36 +142,54 @@ class Result:
     ----------
     graph : Graph
         The graph scheduled (for a remat plan: the graph before clones and copies).
-    method, status : str
-        The method's name and its status: ``OPTIMAL`` (proven), ``FEASIBLE``,
-        ``HEURISTIC``, ``HEURISTIC_FALLBACK``, ``INFEASIBLE``, ``GIVEN`` (the input's own
-        order), or a remat status.
+    method : str
+        The registered name of the method (``given`` for ``simulate``'s order).
+    status : str
+        ``OPTIMAL`` (proven for the method's objective), ``FEASIBLE`` (a solver's, not
+        proven), ``HEURISTIC``, ``HEURISTIC_FALLBACK`` (a solver returned the best
+        heuristic), ``INFEASIBLE`` (the budget proven impossible), ``GIVEN`` (the input's
+        own order), or a remat plan's status (``OVER_BUDGET``...).
     scenarios : Scenarios
-        The shape scenarios; one order serves them all.
+        The shape scenarios; one order serves them all. Every per-scenario mapping below is
+        keyed by their names.
     order : tuple of int
         The entry computation's order (op indices; ``order_names()`` gives names).
     orders : dict
         Order per computation (op names): the entry computation, and every other computation
         the method ordered.
-    peak, bound, gap : dict
-        Per scenario: simulated peak bytes, the best proven lower bound on the peak of any
-        order, and ``(peak - bound) / peak``. Empty bound and gap for remat plans (their
-        peak is set by the budget).
+    peak : dict
+        Bytes per scenario: the simulated peak of the order (of the plan, for remat).
+    bound : dict
+        Bytes per scenario: the best proven lower bound on the peak of any order. Empty for
+        remat plans (their peak is set by the budget).
+    gap : dict
+        ``(peak - bound) / peak`` per scenario (a fraction; empty for remat plans).
+    seconds : float
+        Wall time of the call, reading the budget's reference and validation included.
     budget : dict or None
-        Bytes per scenario the method was asked to fit.
+        Bytes per scenario the method was asked to fit (None: no budget).
     plan : RematResult or None
-        The remat / offload plan (clones, evictions, prefetches per scenario).
+        The remat / offload plan (clones, evictions, prefetches per scenario); None for an
+        order.
     schedule : Schedule or None
         The validated schedule the figures come from (peak and bound as byte arrays per
         scenario, the computations' orders); None for a remat plan.
-    seconds : float
-        Wall time of the method, validation included.
     timings : dict
-        Seconds per phase when the method reports them (``total`` always).
+        Seconds: ``total``, ``method``, and each phase the method reports.
     solver : dict
-        The solver settings that reproduce the result (empty for heuristics).
-    info : dict
-        Everything else the method reported (objective values, messages, baselines).
+        The solver settings that reproduce the result (``engine``, ``ortools``,
+        ``time_limit``, ``workers``, ``seed``, ``deterministic``, and ``seconds_available``
+        where a deadline cut the solver's share); empty for heuristics.
+    record : Record
+        What the method's family reports beyond these fields, typed
+        (``cpsched.analysis.records``): ``MinPeakRecord`` (cp), ``OverlapRecord``
+        (cp-overlap), ``RematRecord`` (cp-remat, remat-fixed-order), ``JointRecord``
+        (cp-joint), ``RematHeuristicRecord`` (the remat heuristics), ``Record`` (the
+        others). Every record has ``message``, ``interrupted``, ``lower_bound_note``,
+        ``budget_reference`` and, on an HLO module, ``module`` (``ModuleRecord``).
+    info : mapping (read-only)
+        ``record`` as the JSON view: the keys the method reported, in its order (what
+        ``--json`` and the schedule files write).
     """
 
     graph: Graph
@@ -188,7 +207,12 @@ class Result:
     schedule: Schedule | None = None
     timings: Mapping[str, float] = field(default_factory=dict)
     solver: Mapping[str, Any] = field(default_factory=dict)
-    info: Mapping[str, Any] = field(default_factory=dict)
+    record: Record = field(default_factory=Record)
+
+    @property
+    def info(self) -> Mapping[str, Any]:
+        """``record``'s JSON view, read-only."""
+        return self.record.view()
 
     def order_names(self) -> list[str]:
         """The entry computation's order as op names."""
@@ -216,7 +240,7 @@ class Result:
         """
         path = arguments.text(os.fspath(path), "path")
         if self.status == INFEASIBLE:
-            raise InfeasibleError(self.info.get("message") or "the budget cannot be met")
+            raise InfeasibleError(self.record.message or "the budget cannot be met")
         if async_collectives is None:
             async_collectives = bool(self.graph.meta.get("async_collectives"))
         source = source_file(self.graph)
@@ -294,9 +318,10 @@ class Result:
                 s = self.scenarios.names.index(n)
                 text += f", added time {float(self.plan.added_time_pct[s]):.2f} %"
             lines.append(text)
-        makespan = self.info.get("makespan")
-        if isinstance(makespan, Mapping) and makespan:
-            unit = self.info.get("unit", "s")
+        rec = self.record
+        makespan = rec.makespan if isinstance(rec, TimedRecord) else None
+        if isinstance(rec, TimedRecord) and isinstance(makespan, Mapping) and makespan:
+            unit = rec.unit or "s"
             lines.append(
                 "  makespan "
                 + ", ".join(f"{n} {format_time(v, unit)}" for n, v in makespan.items())
@@ -860,7 +885,7 @@ def kept_budget(r: Result) -> Result:
     if r.budget is None or all(r.peak[n] <= r.budget[n] for n in r.scenarios.names):
         return r
     if r.plan is not None:
-        proven = r.info.get("proven_min_bytes")
+        proven = getattr(r.record, "proven_min_bytes", None)  # RematRecord, JointRecord
         if not proven:
             proven = _by_name(r.scenarios, min_memory_bound(r.graph, r.scenarios)[0])
         what = "no plan"
@@ -1038,7 +1063,7 @@ def _run_module(module, g: Graph, sc: Scenarios, m: Method, call: _Call) -> Resu
     info["kept_input_orders"] = ms.kept_input
     if choice is not None:
         info["choice"] = choice
-    return replace(r, orders=dict(ms.orders), info=info)
+    return replace(r, orders=dict(ms.orders), record=record_for(m.name, m.family, info))
 
 
 def _lift(module, sc: Scenarios, m: Method, opts: Mapping[str, Any], cfg: SolverConfig, label: str):
@@ -1179,7 +1204,7 @@ def _result(g: Graph, sc: Scenarios, m: Method, s: Schedule, call: _Call) -> Res
         schedule=s,
         timings=_timings(total, s.seconds, s.info),
         solver=_solver_settings(m.name, call.cfg, call.seconds_available),
-        info=info,
+        record=record_for(m.name, m.family, info),
     )
 
 
@@ -1208,7 +1233,7 @@ def _remat_result(g: Graph, sc: Scenarios, m: Method, call: _Call) -> Result:
         plan=res,
         timings=_timings(total, res.seconds, res.info),
         solver=_solver_settings(m.name, call.cfg, call.seconds_available, deterministic=False),
-        info=info,
+        record=record_for(m.name, m.family, info),
     )
 
 
@@ -1278,7 +1303,7 @@ def simulate(
         seconds=total,
         schedule=s,
         timings={"total": round(total, 6)},
-        info=dict(s.info),
+        record=Record.from_info(s.info),
     )
 
 
@@ -1488,7 +1513,7 @@ class Comparison:
             }
             row.update(self.allocation.get(name, {}))
             row["budget"] = _row_budget(name, r)
-            if r.info.get("interrupted"):
+            if r.record.interrupted:
                 row["interrupted"] = True  # cut by a signal: its best result so far
             tl = self.timelines.get(name)
             if tl is not None:
@@ -1589,13 +1614,15 @@ class Comparison:
 
 def _row_budget(name: str, r: Result) -> dict[str, Any] | None:
     """The memory budget a row was solved under (None: the method's own peak, no budget)."""
-    b = r.budget or r.info.get("budget")
+    rec = r.record
+    b = r.budget or (rec.budget if isinstance(rec, TimedRecord) else None)
     if not b:
         return None
     if "@" in name:
         source = f"{name.split('@', 1)[1]}'s peak"
     else:
-        source = str(r.info.get("budget_source", "given"))
+        own = isinstance(rec, OverlapRecord) and "budget_source" in rec
+        source = str(rec.budget_source) if isinstance(rec, OverlapRecord) and own else "given"
     return {"bytes": {k: int(v) for k, v in dict(b).items()}, "source": source}
 
 
@@ -1891,7 +1918,8 @@ def _overlap_at_baselines(
     memory-only peak), or any more and less exposed communication than cp-overlap, so every
     timing row has a solver row at its own memory beside it."""
     ov = results["cp-overlap"]
-    own = dict(ov.budget or ov.info.get("budget") or ov.peak)  # what it was held to
+    held = ov.record.budget if isinstance(ov.record, TimedRecord) else None
+    own = dict(ov.budget or held or ov.peak)  # what it was held to
     seen: list[tuple[int, ...]] = []
     registry = load_all()
 
@@ -2320,8 +2348,8 @@ def write(
     if result.plan is not None:
         data = remat_result_to_dict(result.plan)
         data.update(annotate or {})
-        if "budget_reference" in result.info:
-            data["budget_reference"] = result.info["budget_reference"]
+        if "budget_reference" in result.record:
+            data["budget_reference"] = result.record.budget_reference
         if hlo:
             written, buckets = write_remat_hlo(
                 str(source) if source else result.graph.program,
@@ -2346,8 +2374,8 @@ def write(
     if result.budget is not None:
         # what the schedule was held to, beside what it reached (peak_bytes)
         data["budget_bytes"] = dict(result.budget)
-        if "budget_reference" in result.info:
-            data["budget_reference"] = result.info["budget_reference"]
+        if "budget_reference" in result.record:
+            data["budget_reference"] = result.record.budget_reference
     data.update(annotate or {})
     if hlo:
         module = result.graph.program or read_hlo_module(str(source))

@@ -167,6 +167,7 @@ def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more():
 
     import numpy as np
 
+    from cpsched.analysis.records import OverlapRecord
     from cpsched.api import _overlap_at_baselines
 
     src = parse_hlo_text(_text("mesh3_named"))
@@ -177,7 +178,7 @@ def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more():
     own = 2_526_468
 
     def row(peak, exposed):
-        return (SimpleNamespace(peak={"static": peak}, budget=None, info={}),
+        return (SimpleNamespace(peak={"static": peak}, budget=None, record=OverlapRecord()),
                 SimpleNamespace(exposed_comm=np.array([exposed])))
 
     made = {"cp-overlap": row(own, 70e-6), "hides_more": row(own + 64, 54e-6),
