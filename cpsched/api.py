@@ -25,7 +25,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -105,17 +105,30 @@ from cpsched.writers.hlo import (
 from cpsched.writers.remat_hlo import write_remat_hlo
 from cpsched.writers.schedule import schedule_to_dict
 
-# ``schedule(objective=...)``: the method that solves it and the objective passed to it.
-OBJECTIVES: dict[str, tuple[str, str]] = {
-    "weighted": ("cp", "weighted"),
-    "minimax": ("cp", "minimax"),
-    "lexicographic": ("cp", "lexicographic"),
-    "budget": ("cp", "budget"),
-    "overlap": ("cp-overlap", "makespan"),
-    "distance": ("cp-overlap", "distance"),
-    "remat": ("cp-remat", "time"),
-    "time": ("cp-joint", "time"),
+
+class Problem(NamedTuple):
+    """What ``schedule(objective=NAME)`` (``--objective NAME``) asks for: the method that
+    solves it, and the value it passes as that method's ``objective`` option (cp: the
+    scenario weighting, or ``budget``; cp-overlap: the objective, makespan or distance;
+    cp-remat and cp-joint: ``time``). Vocabulary: ``cpsched.analysis.records``."""
+
+    method: str
+    option: str
+
+
+# The problems by the name the user gives (the option keeps the name ``objective``).
+PROBLEMS: dict[str, Problem] = {
+    "weighted": Problem("cp", "weighted"),
+    "minimax": Problem("cp", "minimax"),
+    "lexicographic": Problem("cp", "lexicographic"),
+    "budget": Problem("cp", "budget"),
+    "overlap": Problem("cp-overlap", "makespan"),
+    "distance": Problem("cp-overlap", "distance"),
+    "remat": Problem("cp-remat", "time"),
+    "time": Problem("cp-joint", "time"),
 }
+# the name it had (pairs of method and option; kept for callers of the API)
+OBJECTIVES = PROBLEMS
 # The min-peak solver is registered as ``cp``; in tables it sits beside ``cp-overlap``.
 ROW_NAMES = {"cp": "cp-memory"}
 DEFAULT_TIME_LIMIT = 10.0
@@ -694,9 +707,10 @@ def schedule(
         A name from ``methods()``. Default ``cp`` (minimum peak, with a proven bound), or the
         method that solves ``objective``.
     objective : str, optional
-        ``weighted`` (default of ``cp``), ``minimax``, ``lexicographic``, ``budget`` (min-peak
-        order, ``cp``); ``overlap`` / ``distance`` (collective overlap, ``cp-overlap``);
-        ``remat`` (recompute / evict to fit ``budget``, ``cp-remat``).
+        Which problem (``PROBLEMS``): ``weighted`` (default of ``cp``), ``minimax``,
+        ``lexicographic``, ``budget`` (min-peak order, ``cp``); ``overlap`` / ``distance``
+        (collective overlap, ``cp-overlap``); ``remat`` (recompute / evict to fit
+        ``budget``, ``cp-remat``); ``time`` (least makespan within ``budget``, ``cp-joint``).
     scenarios : Scenarios, dict or list, optional
         Shape scenarios (see ``scenarios_for``); default the graph's own, else static.
     time_limit : float, optional
@@ -781,7 +795,7 @@ def schedule(
     # a solver keeps its best result on a signal; the signal stays seen until the call ends,
     # so that one before the solve (reading, the budget's reference) stops the solve too
     with signals.keep_work() if deadline is not None else contextlib.nullcontext():
-        return _schedule(g, sc, m, opts, cfg, budget, objective, t0)
+        return _schedule(g, sc, m, opts, cfg, budget, objective, t0)  # objective: the problem
 
 
 def _no_loose_settings(time_limit, workers, seed, deterministic, log, deadline) -> None:
@@ -827,7 +841,7 @@ def _schedule(
     opts: dict[str, Any],
     cfg: SolverConfig,
     budget,
-    objective: str | None,
+    problem: str | None,
     t0: float,
 ) -> Result:
     budget_bytes: dict[str, int] | None = None
@@ -848,7 +862,7 @@ def _schedule(
     if m.family == "remat":
         if budget is None:
             raise InputError(
-                f"--objective {objective or 'remat'} needs --budget (bytes, 8GiB or 90%)"
+                f"--objective {problem or 'remat'} needs --budget (bytes, 8GiB or 90%)"
             )
         return kept_budget(_remat_result(g, sc, m, call))
     for flag in ("reorder", "bandwidth", "evict"):
@@ -968,21 +982,23 @@ def _check_method_options(options: Mapping[str, Any]) -> None:
 
 
 def _method_and_options(
-    method: str | None, objective: str | None, options: Mapping[str, Any]
+    method: str | None, problem: str | None, options: Mapping[str, Any]
 ) -> tuple[str, dict[str, Any]]:
+    """The method that runs for ``method`` and ``problem`` (``schedule``'s ``objective``),
+    and its options (the problem's ``objective`` option added)."""
     opts = {k: v for k, v in options.items() if v is not None}
-    if objective is not None:
-        if objective not in OBJECTIVES:
-            raise InputError(f"unknown objective {objective!r}; one of {', '.join(OBJECTIVES)}")
-        solver, obj = OBJECTIVES[objective]
+    if problem is not None:
+        if problem not in PROBLEMS:
+            raise InputError(f"unknown objective {problem!r}; one of {', '.join(PROBLEMS)}")
+        solver, option = PROBLEMS[problem]
         method = {"cp-memory": "cp"}.get(method or "", method)
         if (
             method
             and method != solver
             and not (solver == "cp-remat" and method.startswith("remat"))
         ):
-            raise InputError(f"--objective {objective} is solved by {solver}, not {method}")
-        opts["objective"] = obj
+            raise InputError(f"--objective {problem} is solved by {solver}, not {method}")
+        opts["objective"] = option
         method = method or solver
     name = {"cp-memory": "cp"}.get(method or "cp", method or "cp")
     return name, opts
@@ -2310,6 +2326,7 @@ __all__ = [
     "kept_budget",
     "INFEASIBLE",
     "OBJECTIVES",
+    "PROBLEMS",
 ]
 
 

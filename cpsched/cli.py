@@ -545,7 +545,7 @@ def _progress_printer(peak_bytes: bool = True):
     return show
 
 
-OBJECTIVES = api.OBJECTIVES
+OBJECTIVES = api.PROBLEMS  # the --objective names (the problems)
 
 
 def check_bucket_outputs(args, sc: Scenarios) -> None:

@@ -594,10 +594,10 @@ def _methods(data: Mapping[str, Any], where: _Where) -> list[MethodEntry]:
             )
         objective = item.get("objective")
         if objective is not None:
-            if objective not in api.OBJECTIVES:
+            if objective not in api.PROBLEMS:
                 raise where.error(
                     key,
-                    f"unknown objective {objective!r}; one of {', '.join(api.OBJECTIVES)}",
+                    f"unknown objective {objective!r}; one of {', '.join(api.PROBLEMS)}",
                     objective,
                 )
             try:
