@@ -1188,9 +1188,9 @@ _KNOWN_BOUNDS: weakref.WeakKeyDictionary[Graph, dict[str, tuple[np.ndarray, str]
 
 
 def _result(g: Graph, sc: Scenarios, m: Method, s: Schedule, call: _Call) -> Result:
-    info = dict(s.info)
-    if call.reference:
-        info["budget_reference"] = call.reference
+    """An order method's validated schedule as a ``Result``: its bound raised to the best
+    known one where the method proved none better."""
+    info = _reported(s.info, call)
     if is_solver(m.name):
         if info.get("weak_bound") and s.status != "OPTIMAL":
             info["lower_bound_note"] = f"{WEAK_BOUND}, {info['weak_bound']}"
@@ -1203,25 +1203,7 @@ def _result(g: Graph, sc: Scenarios, m: Method, s: Schedule, call: _Call) -> Res
         if note:
             info["lower_bound_note"] = note
     s = replace(s, info=info)  # the schedule written says what the result says
-    peak, bound = s.peak_by_name(), s.lower_bound_by_name()
-    total = time.perf_counter() - call.t0
-    return Result(
-        graph=g,
-        method=m.name,
-        status=s.status,
-        scenarios=sc,
-        order=s.order,
-        orders=_orders(g, s.order, s),
-        peak=peak,
-        bound=bound,
-        gap=_gap(peak, bound),
-        seconds=total,
-        budget=call.budget_bytes,
-        schedule=s,
-        timings=_timings(total, s.seconds, s.info),
-        solver=_solver_settings(m.name, call.cfg, call.seconds_available),
-        record=record_for(m.name, m.family, info),
-    )
+    return _to_result(g, sc, m, call, s, info)
 
 
 def _remat_result(g: Graph, sc: Scenarios, m: Method, call: _Call) -> Result:
@@ -1229,27 +1211,63 @@ def _remat_result(g: Graph, sc: Scenarios, m: Method, call: _Call) -> Result:
     # record the latter as None)
     opts = {k: v for k, v in call.opts.items() if k != "slack"}
     res: RematResult = m.fn(g, sc, **opts, **_solver_keywords(call.cfg, deterministic=False))
-    total = time.perf_counter() - call.t0
-    order = tuple(int(i) for i in res.skeleton.order)
-    info = dict(res.info)
+    return _to_result(g, sc, m, call, res, _reported(res.info, call))
+
+
+def _reported(info: Mapping[str, Any], call: _Call) -> dict[str, Any]:
+    """What a method reported, with the budget's reference where the budget was a share."""
+    out = dict(info)
     if call.reference:
-        info["budget_reference"] = call.reference
+        out["budget_reference"] = call.reference
+    return out
+
+
+def _to_result(
+    g: Graph,
+    sc: Scenarios,
+    m: Method,
+    call: _Call,
+    answer: Schedule | RematResult,
+    info: Mapping[str, Any],
+) -> Result:
+    """The one place a method's validated answer becomes a ``Result``: an order (a
+    ``Schedule``: peak, bound and gap) or a remat plan (its peak within its budget)."""
+    total = time.perf_counter() - call.t0
+    figures: dict[str, Any]
+    if isinstance(answer, RematResult):
+        order = tuple(int(i) for i in answer.skeleton.order)
+        figures = dict(
+            method=answer.method,
+            order=order,
+            orders=_orders(g, order, None),
+            peak=_by_name(sc, answer.peak),
+            bound={},
+            gap={},
+            budget=_by_name(sc, answer.budget),
+            plan=answer,
+        )
+    else:
+        peak, bound = answer.peak_by_name(), answer.lower_bound_by_name()
+        figures = dict(
+            method=m.name,
+            order=answer.order,
+            orders=_orders(g, answer.order, answer),
+            peak=peak,
+            bound=bound,
+            gap=_gap(peak, bound),
+            budget=call.budget_bytes,
+            schedule=answer,
+        )
+    plan = isinstance(answer, RematResult)
     return Result(
         graph=g,
-        method=res.method,
-        status=res.status,
+        status=answer.status,
         scenarios=sc,
-        order=order,
-        orders=_orders(g, order, None),
-        peak=_by_name(sc, res.peak),
-        bound={},
-        gap={},
         seconds=total,
-        budget=_by_name(sc, res.budget),
-        plan=res,
-        timings=_timings(total, res.seconds, res.info),
-        solver=_solver_settings(m.name, call.cfg, call.seconds_available, deterministic=False),
+        timings=_timings(total, answer.seconds, answer.info),
+        solver=_solver_settings(m.name, call.cfg, call.seconds_available, deterministic=not plan),
         record=record_for(m.name, m.family, info),
+        **figures,
     )
 
 
