@@ -73,7 +73,7 @@ from cpsched.readers.hlo.buffer_assignment import allocation_figures
 from cpsched.readers.hlo.convert import HloConverter, read_hlo_module, scheduled_computations
 from cpsched.readers.hlo.parser import parse_hlo_text
 from cpsched.readers.hlo.verify import verify_module
-from cpsched.readers.jax_frontend import from_jax_program  # jax is imported when called
+from cpsched.readers.jax_frontend import from_jax  # jax is imported when called
 from cpsched.readers.json_graph import graph_from_dict
 from cpsched.readers.nx_json import graph_from_node_link
 from cpsched.readers.stablehlo.convert import read_stablehlo_text
@@ -410,42 +410,6 @@ def _solver_settings(
 
 
 # -- reading ---------------------------------------------------------------------------------
-
-
-def from_jax(
-    fn,
-    *example_args,
-    dims: Mapping[Any, str] | None = None,
-    stage: str = "optimized",
-    constraints: Sequence[str] = (),
-    name: str | None = None,
-    **jit_kwargs,
-) -> Graph:
-    """The ``Graph`` of a JAX function at ``example_args`` (needs ``cpsched[jax]``).
-
-    - ``stage="optimized"`` (default): XLA's optimized HLO module for this machine's
-      backend (``jax.jit(fn).lower(...).compile().as_text()``), the graph reading its
-      ``--xla_dump_to`` file gives; ``schedule`` orders every computation of the module and
-      ``Result.write`` writes it back scheduled.
-    - ``stage="stablehlo"``: ``jax.export``'s StableHLO, before XLA's fusion; ``dims``
-      maps arguments (position or name) to symbolic shape specs (``{"x": "b, 256"}``),
-      ``constraints`` such as ``["b <= 4096"]``: every size is a polynomial in the dims.
-
-    Other keyword arguments go to ``jax.jit`` (``donate_argnums``, ``static_argnums``, ...).
-    """
-    g, module = from_jax_program(
-        fn,
-        *example_args,
-        dims=dims,
-        stage=stage,
-        constraints=constraints,
-        name=name,
-        **jit_kwargs,
-    )
-    if module is not None:
-        verify_module(module)  # what XLA's verifier refuses is not scheduled
-        attach_program(g, module)
-    return g
 
 
 def from_networkx(G, name: str | None = None) -> Graph:
