@@ -1548,11 +1548,7 @@ class Comparison:
 
     def to_pandas(self):
         """``records()`` as a pandas DataFrame (pandas comes with ortools)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise InputError("to_pandas needs pandas: pip install pandas") from None
-        return pd.DataFrame.from_records(self.records())
+        return _data_frame(self.records())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -1608,6 +1604,16 @@ class Comparison:
 
     def __repr__(self) -> str:
         return self.table()
+
+
+def _data_frame(records: list[dict[str, Any]]):
+    """``records`` as a pandas DataFrame (pandas is imported here: it comes with ortools,
+    and only a caller who asks for a frame pays for it)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise InputError("to_pandas needs pandas: pip install pandas") from None
+    return pd.DataFrame.from_records(records)
 
 
 def _row_budget(name: str, r: Result) -> dict[str, Any] | None:
@@ -2057,11 +2063,7 @@ class Frontier(JointFrontier):
 
     def to_pandas(self):
         """``records()`` as a pandas DataFrame (pandas comes with ortools)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise InputError("to_pandas needs pandas: pip install pandas") from None
-        return pd.DataFrame.from_records(self.records())
+        return _data_frame(self.records())
 
     def table(self) -> str:
         return format_frontier(self)
