@@ -117,7 +117,7 @@ class Record(Mapping[str, Any]):
         return cls(
             **values,
             module=ModuleRecord(**module) if module else None,
-            extra=MappingProxyType(extra),
+            extra=extra,
             key_order=tuple(info),
         )
 
