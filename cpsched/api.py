@@ -723,10 +723,9 @@ def schedule(
     True
     """
     t0 = time.perf_counter()
-    if config is not None:
-        _no_loose_settings(time_limit, workers, seed, deterministic, log, deadline)
-        time_limit, workers, seed = config.time_limit, config.workers, config.seed
-        deterministic, log, deadline = config.deterministic, config.log, config.deadline
+    time_limit, workers, seed, deterministic, log, deadline = _one_way(
+        config, time_limit, workers, seed, deterministic, log, deadline
+    )
     _check_solver_options(method, time_limit, workers, seed, deterministic=deterministic, log=log)
     deadline = _checked_deadline(deadline)
     if objective is not None:
@@ -762,10 +761,22 @@ def schedule(
         return _schedule(g, sc, m, opts, cfg, budget, objective, t0)  # objective: the problem
 
 
-def _no_loose_settings(time_limit, workers, seed, deterministic, log, deadline) -> None:
-    """``InputError`` where a solver setting is given both in ``config`` and as a keyword."""
+def _one_way(
+    config: SolverConfig | None,
+    time_limit,
+    workers,
+    seed,
+    deterministic,
+    log,
+    deadline,
+    default_time_limit: float | None = None,
+) -> tuple:
+    """The solver settings, given as ``config`` or as the keywords (their defaults left
+    alone; ``InputError`` where both are given)."""
+    if config is None:
+        return time_limit, workers, seed, deterministic, log, deadline
     loose = {
-        "time_limit": time_limit is not None,
+        "time_limit": time_limit is not None and time_limit != default_time_limit,
         "workers": workers != DEFAULT_WORKERS,
         "seed": seed != DEFAULT_SEED,
         "deterministic": bool(deterministic),
@@ -778,6 +789,8 @@ def _no_loose_settings(time_limit, workers, seed, deterministic, log, deadline) 
             f"{', '.join(given)} given both as a keyword and in config: give the solver "
             "settings one way"
         )
+    c = config
+    return c.time_limit, c.workers, c.seed, c.deterministic, c.log, c.deadline
 
 
 def _solver_keywords(cfg: SolverConfig, *, deterministic: bool = True) -> dict[str, Any]:
@@ -1183,10 +1196,7 @@ def _remat_result(g: Graph, sc: Scenarios, m: Method, call: _Call) -> Result:
 
 def _reported(info: Mapping[str, Any], call: _Call) -> dict[str, Any]:
     """What a method reported, with the budget's reference where the budget was a share."""
-    out = dict(info)
-    if call.reference:
-        out["budget_reference"] = call.reference
-    return out
+    return {**info, **({"budget_reference": call.reference} if call.reference else {})}
 
 
 def _to_result(
@@ -1830,17 +1840,9 @@ def compare(
     >>> compare(g, ["xla-dfs"], as_dataframe=True)[["method", "scenario"]].values.tolist()
     [['given', 'static'], ['xla-dfs', 'static']]
     """
-    if config is not None:
-        _no_loose_settings(
-            None if time_limit == DEFAULT_TIME_LIMIT else time_limit,
-            workers,
-            seed,
-            deterministic,
-            False,
-            deadline,
-        )
-        time_limit, workers, seed = config.time_limit, config.workers, config.seed
-        deterministic, deadline = config.deterministic, config.deadline
+    time_limit, workers, seed, deterministic, _, deadline = _one_way(
+        config, time_limit, workers, seed, deterministic, False, deadline, DEFAULT_TIME_LIMIT
+    )
     _check_solver_options(
         None, time_limit, workers, seed, deterministic=deterministic, solvers=solvers
     )
@@ -2198,17 +2200,9 @@ def frontier(
     >>> [p["status"] != "ERROR" for p in f.points]
     [True, True, True]
     """
-    if config is not None:
-        _no_loose_settings(
-            None if time_limit == DEFAULT_POINT_TIME_LIMIT else time_limit,
-            workers,
-            seed,
-            deterministic,
-            False,
-            deadline,
-        )
-        time_limit, workers, seed = config.time_limit, config.workers, config.seed
-        deterministic, deadline = config.deterministic, config.deadline
+    time_limit, workers, seed, deterministic, _, deadline = _one_way(
+        config, time_limit, workers, seed, deterministic, False, deadline, DEFAULT_POINT_TIME_LIMIT
+    )
     _check_solver_options(None, time_limit, workers, seed, evict=evict, deterministic=deterministic)
     deadline = _checked_deadline(deadline)
     if deterministic:
