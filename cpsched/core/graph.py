@@ -63,6 +63,19 @@ class Collective:
     channel_id: int | None = None
     is_sync: bool = False  # XLA's collective_backend_config.is_sync
 
+    @classmethod
+    def from_record(cls, c: Mapping[str, Any]) -> Collective:
+        """From the ``collective`` record of a JSON or networkx graph (``bytes`` an int or an
+        expression string, the rest optional); missing or null replica groups are none."""
+        return cls(
+            kind=str(c["kind"]),
+            bytes=SymExpr.parse(c.get("bytes", 0)),
+            group_size=int(c.get("group_size", 1)),
+            replica_groups=tuple(tuple(int(x) for x in r) for r in c.get("replica_groups") or ()),
+            channel_id=c.get("channel_id"),
+            is_sync=bool(c.get("is_sync", False)),
+        )
+
 
 def _csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     indptr = np.zeros(len(lists) + 1, dtype=np.int64)
@@ -261,6 +274,19 @@ class Graph:
     def kind(self, i: int) -> OpKind:
         return OpKind(int(self.kinds[i]))
 
+    def cost_strings(self, i: int) -> dict[str, str]:
+        """Op ``i``'s non-zero ``flops``, ``bytes_accessed`` and ``transient`` as expression
+        strings, in that order: how the JSON and networkx layouts write them."""
+        return {
+            key: str(exprs[i])
+            for key, exprs in (
+                ("flops", self.flops),
+                ("bytes_accessed", self.bytes_accessed),
+                ("transient", self.transient),
+            )
+            if exprs[i].terms
+        }
+
     def attrs(self, i: int) -> Mapping[str, Any]:
         return self.op_attrs.get(i, MappingProxyType({}))
 
@@ -390,13 +416,7 @@ class Graph:
                 }
                 for j in defined
             ]
-            for key, exprs in (
-                ("flops", self.flops),
-                ("bytes_accessed", self.bytes_accessed),
-                ("transient", self.transient),
-            ):
-                if exprs[i].terms:
-                    attrs[key] = str(exprs[i])
+            attrs.update(self.cost_strings(i))
             extra = to_plain(dict(self.attrs(i)))
             if "duration" in extra:
                 attrs["duration"] = extra["duration"]

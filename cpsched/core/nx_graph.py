@@ -106,19 +106,7 @@ def _from_ir(G: nx.DiGraph, name: str | None) -> Graph:
                 b.pair_async(str(a["async_start"]), k)
             c = a.get("collective")
             if c:
-                b.set_collective(
-                    k,
-                    Collective(
-                        kind=str(c["kind"]),
-                        bytes=SymExpr.parse(c.get("bytes", 0)),
-                        group_size=int(c.get("group_size", 1)),
-                        replica_groups=tuple(
-                            tuple(int(x) for x in r) for r in c.get("replica_groups") or ()
-                        ),
-                        channel_id=c.get("channel_id"),
-                        is_sync=bool(c.get("is_sync", False)),
-                    ),
-                )
+                b.set_collective(k, Collective.from_record(c))
         for k, n in enumerate(nodes):
             for buf in G.nodes[n].get("buffers", ()):
                 users = buf.get("users")

@@ -120,19 +120,7 @@ def graph_from_dict(data: dict, path: str | None = None) -> Graph:
                 b.pair_async(str(op["async_start"]), k)
             c = op.get("collective")
             if c:
-                b.set_collective(
-                    k,
-                    Collective(
-                        kind=str(c["kind"]),
-                        bytes=SymExpr.parse(c.get("bytes", 0)),
-                        group_size=int(c.get("group_size", 1)),
-                        replica_groups=tuple(
-                            tuple(int(x) for x in g) for g in c.get("replica_groups", ())
-                        ),
-                        channel_id=c.get("channel_id"),
-                        is_sync=bool(c.get("is_sync", False)),
-                    ),
-                )
+                b.set_collective(k, Collective.from_record(c))
         for k, buf in enumerate(data.get("buffers", ())):
             where = f"buffer {buf.get('name', '#' + str(k))}"
             try:
