@@ -58,9 +58,9 @@ _TENSOR_START_RE = re.compile(r"tensor<\s*(?:(?:\?|\*|\d+)\s*x\s*)*[A-Za-z!]")
 _NEGATIVE_DIM_RE = re.compile(r"(?:tensor|vector|memref)<(?:(?:\?|\d+)\s*x\s*)*(-\d+)\s*x")
 
 
-def _balanced_angle(src: str, i: int) -> int:
-    """Index just past the ``>`` matching the ``<`` at ``src[i]`` (strings and ``->``
-    inside are skipped)."""
+def _balanced(src: str, i: int, open_: str = "<", close: str = ">") -> int:
+    """Index just past the ``close`` matching the ``open_`` at ``src[i]`` (strings and
+    ``->`` inside are skipped); the end of ``src`` if none does."""
     depth = 0
     n = len(src)
     while i < n:
@@ -72,34 +72,14 @@ def _balanced_angle(src: str, i: int) -> int:
         if c == "-" and i + 1 < n and src[i + 1] == ">":
             i += 2
             continue
-        if c == "<":
+        if c == open_:
             depth += 1
-        elif c == ">":
+        elif c == close:
             depth -= 1
             if depth == 0:
                 return i + 1
         i += 1
     return n
-
-
-def _balanced_paren(src: str, i: int) -> int:
-    """Index just past the ``)`` matching the ``(`` at ``src[i]`` (strings inside are
-    skipped); the end of ``src`` if none does."""
-    depth, k, n = 0, i, len(src)
-    while k < n:
-        ch = src[k]
-        if ch == '"':
-            mm = _STR_RE.match(src, k)
-            k = mm.end() if mm else k + 1
-            continue
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return k + 1
-        k += 1
-    return k
 
 
 # Words followed by ``<...>`` that is part of the token: types and attributes.
@@ -177,7 +157,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
                 err(f"unexpected character {c!r}", i)
             j = m.end()
             if j < n and src[j] == "<":
-                j = _balanced_angle(src, j)
+                j = _balanced(src, j)
             text = src[i:j]
             line += text.count("\n")
             if "\n" in text:
@@ -203,7 +183,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
             word = m.group()
             j = m.end()
             if word == "loc" and j < n and src[j] == "(":
-                k = _balanced_paren(src, j)
+                k = _balanced(src, j, "(", ")")
                 text = src[i:k]
                 toks.append(Tok(LOC, text, line, col))
                 line += text.count("\n")
@@ -212,7 +192,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
                 i = k
                 continue
             if j < n and src[j] == "<" and word in _ANGLE_WORDS:
-                k = _balanced_angle(src, j)
+                k = _balanced(src, j)
                 text = src[i:k]
                 kind = TYPE if word in ("tensor", "tuple", "vector", "memref", "complex") else ATTR
                 if kind == TYPE:
