@@ -51,6 +51,22 @@ class OpKind(IntEnum):
 _KIND_NAME = {k: k.name.lower().replace("_", "-") for k in OpKind}
 
 
+# an op's cost fields, and a buffer's flags with their defaults, as the JSON and networkx
+# layouts name them
+COST_KEYS = ("flops", "bytes_accessed", "transient")
+BUFFER_FLAGS = {"live_in": False, "live_out": False, "space": 0}
+
+
+def op_costs(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``add_op``'s cost keywords from an op record of the JSON or networkx layout."""
+    return {key: record.get(key, 0) for key in COST_KEYS}
+
+
+def buffer_flags(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``add_buffer``'s flag keywords from a buffer record of the JSON or networkx layout."""
+    return {key: record.get(key, default) for key, default in BUFFER_FLAGS.items()}
+
+
 @dataclass(frozen=True)
 class Collective:
     """Communication attributes of a collective op (sync, or the start of an async pair)."""
@@ -277,15 +293,12 @@ class Graph:
     def cost_strings(self, i: int) -> dict[str, str]:
         """Op ``i``'s non-zero ``flops``, ``bytes_accessed`` and ``transient`` as expression
         strings, in that order: how the JSON and networkx layouts write them."""
-        return {
-            key: str(exprs[i])
-            for key, exprs in (
-                ("flops", self.flops),
-                ("bytes_accessed", self.bytes_accessed),
-                ("transient", self.transient),
-            )
-            if exprs[i].terms
-        }
+        out = {}
+        for key in COST_KEYS:
+            e = getattr(self, key)[i]
+            if e.terms:
+                out[key] = str(e)
+        return out
 
     def attrs(self, i: int) -> Mapping[str, Any]:
         return self.op_attrs.get(i, MappingProxyType({}))

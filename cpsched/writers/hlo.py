@@ -258,15 +258,10 @@ def _check_holds(text: str, what: str) -> None:
         raise InputError(f"{what} does not hold together: {e}") from None
 
 
-def _write_computation(
-    module: HloModule,
-    comp: HloComputation,
-    order: Sequence[str | int],
-    extra: Sequence[str],
-    replace: Mapping[str, str],
-    new_comps: Sequence[str],
-) -> str:
-    """``write_hlo`` of one rewritten computation (unchecked: the caller checks)."""
+def _write_computation(module: HloModule, comp: HloComputation, *rewrite) -> str:
+    """``write_hlo`` of one rewritten computation, unchecked (the caller checks): ``rewrite``
+    is its order, its new instructions, its replaced ones and its new computations."""
+    order, extra, replace, new_comps = rewrite
     return write_hlo(
         module,
         {comp.name: order},
