@@ -916,6 +916,17 @@ class _Parser:
         self.i += 1
         return t
 
+    def list_end(self, close: str, where: str):
+        """After an element of a list: step past a ``,`` (None: more follow) or past
+        ``close`` (its token: the list ends); anything else is an error."""
+        n = self.toks[self.i]
+        if n[0] != "," and n[0] != close:
+            raise self.error(
+                f"expected ',' or '{close}' in {where}, found {self._describe(n)}", n[2]
+            )
+        self.i += 1
+        return n if n[0] == close else None
+
     def accept(self, word: str) -> bool:
         """Step past the next token if it is the word ``word``; whether it was."""
         t = self.toks[self.i]
@@ -1089,16 +1100,8 @@ class _Parser:
                 return Shape(TUPLE)
             while True:
                 elems.append(self.shape())
-                n = toks[self.i]
-                if n[0] == ",":
-                    self.i += 1
-                    continue
-                if n[0] == ")":
-                    self.i += 1
+                if self.list_end(")", "a tuple shape"):
                     return Shape(TUPLE, elements=tuple(elems))
-                raise self.error(
-                    f"expected ',' or ')' in a tuple shape, found {self._describe(n)}", n[2]
-                )
         if t[0] != "w":
             raise self.error(f"expected a shape, found {self._describe(t)}", t[2])
         et = t[1]
@@ -1137,17 +1140,10 @@ class _Parser:
                             f"expected a dimension size, found {self._describe(d)}", d[2]
                         )
                     self.i += 1
-                    n = toks[self.i]
-                    if n[0] == ",":
-                        self.i += 1
-                        continue
-                    if n[0] == "]":
-                        self.i += 1
-                        end = n[3]
+                    closing = self.list_end("]", "dimensions")
+                    if closing:
+                        end = closing[3]
                         break
-                    raise self.error(
-                        f"expected ',' or ']' in dimensions, found {self._describe(n)}", n[2]
-                    )
         bits = None
         space = 0
         layout = None
