@@ -1,17 +1,16 @@
 """From a JAX function to a ``Graph``, without dump folders (optional extra: ``cpsched[jax]``).
 
-``from_jax_program(fn, *example_args, stage="optimized")`` (behind ``cpsched.from_jax``)
-compiles ``fn`` with ``jax.jit`` and reads XLA's optimized HLO module
-(``lower(...).compile().as_text()``: the module XLA runs, what its memory scheduler sees)
-with the HLO reader. ``stage="stablehlo"`` exports ``fn`` with ``jax.export`` and reads the
-StableHLO module; with symbolic dims (``dims=`` or example arguments that are
-``jax.ShapeDtypeStruct`` with ``jax.export.symbolic_shape``) the sizes are polynomials in
-the named dims.
+``from_jax(fn, *example_args, stage="optimized")`` compiles ``fn`` with ``jax.jit`` and reads
+XLA's optimized HLO module (``lower(...).compile().as_text()``: the module XLA runs, what its
+memory scheduler sees) with the HLO reader. ``stage="stablehlo"`` exports ``fn`` with
+``jax.export`` and reads the StableHLO module; with symbolic dims (``dims=`` or example
+arguments that are ``jax.ShapeDtypeStruct`` with ``jax.export.symbolic_shape``) the sizes
+are polynomials in the named dims.
 
 The optimized stage's graph is the one reading the ``--xla_dump_to`` file gives, names and
 all (a parameter's pytree path, ``params['blocks'][0]['w1']``, is its ``op_name``
-attribute); the parsed module comes with it, which writing a scheduled module needs. jax is
-imported only when one of these functions is called.
+attribute); ``from_jax_program`` also returns the parsed module, which writing a scheduled
+module needs. jax is imported only when one of these functions is called.
 """
 
 from __future__ import annotations
@@ -118,6 +117,27 @@ def stablehlo_text(
     return jax.export.export(jitted)(*args).mlir_module()
 
 
+def from_jax(
+    fn,
+    *example_args,
+    dims: Mapping[Any, str] | None = None,
+    stage: str = "optimized",
+    constraints: Sequence[str] = (),
+    name: str | None = None,
+    **jit_kwargs,
+):
+    """The ``Graph`` of ``fn`` at ``example_args`` (``from_jax_program`` without the module)."""
+    return from_jax_program(
+        fn,
+        *example_args,
+        dims=dims,
+        stage=stage,
+        constraints=constraints,
+        name=name,
+        **jit_kwargs,
+    )[0]
+
+
 def from_jax_program(
     fn,
     *example_args,
@@ -161,4 +181,4 @@ def from_jax_program(
     return g, module
 
 
-__all__ = ["from_jax_program", "optimized_hlo_text", "stablehlo_text", "STAGES"]
+__all__ = ["from_jax", "from_jax_program", "optimized_hlo_text", "stablehlo_text", "STAGES"]
