@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -264,12 +265,10 @@ class Timelines:
         s = int(s)
         hit = self._cache.get(s)
         if hit is None:
-            hit = Timeline(
-                scenario=self.scenarios.names[s],
-                **{key: getattr(self, key) for key in _SHARED},
-                **{key: getattr(self, key)[s] for key in _PER_SCENARIO},
-                **{key: float(getattr(self, key)[s]) for key in _TOTALS},
-            )
+            fields: dict[str, Any] = {key: getattr(self, key) for key in _SHARED}
+            fields.update((key, getattr(self, key)[s]) for key in _PER_SCENARIO)
+            fields.update((key, float(getattr(self, key)[s])) for key in _TOTALS)
+            hit = Timeline(scenario=self.scenarios.names[s], **fields)
             self._cache[s] = hit
         return hit
 
