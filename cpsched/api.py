@@ -1547,6 +1547,11 @@ class Comparison:
         where the program has collectives or copies, the streams of the input's order and
         of cp-overlap's (needs matplotlib); never over ``inputs``. Returns ``path``."""
         path = arguments.text(os.fspath(path), "path")
+        if not self.results:
+            raise InputError(
+                f"{path}: nothing to draw: no row of the comparison has a result "
+                "(every row failed or was not run); nothing written"
+            )
         profiles = {n: memory_profile(r) for n, r in self.results.items()}
         plot_memory(
             profiles,
@@ -1915,8 +1920,8 @@ def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progre
             progress(label)
         limit = _row_time_limit(opts["time_limit"], opts.get("deadline"), 1)
         why = _row_would_overrun("cp-overlap", g, limit, opts.get("deadline"), 0.0)
-        if limit <= 0 or why:
-            errors[label] = f"not run: {why or 'the time limit ran out'}"
+        if limit <= 0 or why:  # no time at all reads as such, not as "-0.0 s left"
+            errors[label] = f"not run: {'the time limit ran out' if limit <= 0 else why}"
             break
         try:
             r = schedule(

@@ -417,3 +417,15 @@ def test_compare_keeps_its_rows_when_their_figures_take_it_past_the_hard_stop(mo
     assert {"xla-dfs", "xla-postorder"} <= set(rows)
     assert rows["xla-dfs"]["allocated_bytes"]
     assert wall < 2 + 1.0 + 0.6  # the limit, its tolerance, one slow figure past the deadline
+
+
+def test_a_comparison_with_no_result_refuses_to_draw_in_one_line(tmp_path, capsys):
+    # every row "not run: the time limit ran out" (a loaded machine): --plot gave
+    # "internal error: StopIteration", exit 3
+    c = api.compare(REPO / "models" / "hlo" / "demo.hlo", methods=["xla-default", "lhs"],
+                    deadline=time.perf_counter() - 1)
+    assert not c.results
+    out = tmp_path / "x.png"
+    with pytest.raises(api.InputError, match="nothing to draw"):
+        c.plot(out)
+    assert not out.exists()

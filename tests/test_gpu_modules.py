@@ -195,6 +195,31 @@ def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more():
     assert int(r.peak["static"]) <= own + 64
 
 
+def test_an_equal_memory_row_with_no_time_left_says_the_time_ran_out():
+    # the comparison's deadline passed just before the row: it is not run, and says so (it
+    # once printed "-0.0 s left for it, less than its setup", a rounded negative remainder)
+    import time
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from cpsched.api import _overlap_at_baselines
+    from cpsched.core.scenarios import static
+
+    g = HloConverter(parse_hlo_text(_text("mesh3_named"))).graph()
+    own = 2_526_468
+    results = {
+        "cp-overlap": SimpleNamespace(peak={"static": own}, budget={"static": own}, info={}),
+        "far_above": SimpleNamespace(peak={"static": int(own * 1.05)}, budget=None, info={}),
+    }
+    timelines = {k: SimpleNamespace(exposed_comm=np.array([70e-6])) for k in results}
+    rows, errors = list(results), {}
+    opts = {"time_limit": 1.0, "workers": 1, "deadline": time.perf_counter() - 0.01}
+    _overlap_at_baselines(g, static(), results, timelines, errors, rows, None, None, opts)
+    assert errors == {"cp-overlap@far_above": "not run: the time limit ran out"}
+    assert "cp-overlap@far_above" not in results
+
+
 def _keeps():
     import importlib.util
 
