@@ -148,6 +148,10 @@ class Graph:
     # a derived graph (``with_``, a transform) does not keep it: it is no longer that
     # program's entry.
     program: Any = field(default=None, repr=False)
+    # The file this graph was read from (``cpsched.read`` of a path), so that writing a
+    # schedule never writes over the input; None for a graph read from text or built. Like
+    # ``program``, set only by the reader (``attach_source_file``) and not kept by ``with_``.
+    source_file: str | None = field(default=None, repr=False)
     # -- derived structure (computed once in __post_init__) -------------------------------
     pred_ptr: np.ndarray = field(init=False, repr=False)  # all dependences, CSR by successor
     pred_idx: np.ndarray = field(init=False, repr=False)
@@ -465,9 +469,9 @@ class Graph:
         return G
 
     def with_(self, **changes) -> Graph:
-        """A copy with some fields replaced (the IR is immutable); without ``program``
-        unless given."""
-        return replace(self, **{"program": None, **changes})
+        """A copy with some fields replaced (the IR is immutable); without ``program`` and
+        ``source_file`` unless given."""
+        return replace(self, **{"program": None, "source_file": None, **changes})
 
 
 # Memory spaces are stored as int8; 0 is the device, XLA's host space is 5.
@@ -723,6 +727,13 @@ def attach_program(graph: Graph, program: Any) -> Graph:
     computation, and return it. Only the reader that built ``graph`` calls this, before it
     hands the graph out: a graph is immutable once shared."""
     object.__setattr__(graph, "program", program)
+    return graph
+
+
+def attach_source_file(graph: Graph, path: str) -> Graph:
+    """Record that ``graph`` was just read from the file ``path``, and return it. Only the
+    reader that built ``graph`` calls this, before it hands the graph out."""
+    object.__setattr__(graph, "source_file", path)
     return graph
 
 
