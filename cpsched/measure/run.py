@@ -221,16 +221,17 @@ def run_module(
             f"{JAX_PYTHON_ENV} to a Python that has them"
         )
     paths = [module] + ([reference] if reference else [])
-    job = {
-        "platform": platform,
-        "repeat": repeat,
-        "warmup": 1,
-        "seed": seed,
-        "profile_runs": profile_runs,
-        "final_text": True,
-        "groups": [{"paths": paths, "reference": 1 if reference else None}],
-    }
-    records = _child(python, job, platform, timeout)
+    records = measure_group(
+        paths,
+        reference=1 if reference else None,
+        repeat=repeat,
+        seed=seed,
+        platform=platform,
+        python=python,
+        timeout=timeout,
+        profile_runs=profile_runs,
+        final_text=True,
+    )
     for path, rec in zip(paths, records):
         if "error" in rec:
             raise InputError(rec["error"], path=path)

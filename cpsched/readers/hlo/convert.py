@@ -51,6 +51,7 @@ from cpsched.readers.hlo.parser import (
     HloModule,
     Shape,
     gc_paused,
+    in_text_order,
     parse_groups,
     parse_hlo_text,
     parse_int_list,
@@ -1361,17 +1362,7 @@ class _GraphBuild:
         return bid_of
 
     def topological(self, instrs: list[HloInstruction]) -> list[HloInstruction]:
-        seen: set[str] = set()  # the text order, when everything comes after its inputs
-        add = seen.add
-        for i in instrs:
-            if (
-                not seen.issuperset(i.operands)
-                or "control-predecessors" in i.attrs
-                and not seen.issuperset(i.control_predecessors)
-            ):
-                break
-            add(i.name)
-        else:
+        if in_text_order(instrs):
             return instrs
         pos = {i.name: k for k, i in enumerate(instrs)}
         import heapq
