@@ -135,6 +135,10 @@ from cpsched.strategies.overlap.hints import budget_hoist, budget_repair
 
 METHOD = "cp-overlap"
 DEFAULT_TIME_LIMIT = 10.0
+# A hint step (a repair or a hoisting move) re-simulates the order a few times: about this
+# long per op (a second at 100k ops). In deterministic mode the repair and hoisting phases
+# get as many steps as their shares of the time limit buy at that rate, whatever the load.
+HINT_STEP_SECONDS_PER_OP = 1e-5
 # Building the whole model takes about this long per op (a 10,000-op transformer step: 1.8 s
 # on a loaded 2-core machine); with less than twice that left it is not built
 BUILD_SECONDS_PER_OP = 2e-4
@@ -270,8 +274,13 @@ class _OverlapRun:
             return None
         return min(self.t0 + share * self.span, self.cfg.deadline or math.inf)
 
-    def _wall_deadline(self, share: float) -> float:
-        return min(self.t0 + share * self.span, self.cfg.deadline or math.inf)
+    def _steps(self, share: float, calls: int) -> int | None:
+        """Deterministic mode: the hint steps each of ``calls`` calls may take in a phase
+        of ``share`` of the time limit (``None``: no cap, the wall clock ends the phase)."""
+        if not self.cfg.deterministic:
+            return None
+        per_step = HINT_STEP_SECONDS_PER_OP * max(1, self.prob.n)
+        return max(1, int(share * self.cfg.time_limit / per_step) // max(1, calls))
 
     def judge(self, label: str, order: list[int]) -> Candidate:
         key = tuple(order)
@@ -294,7 +303,13 @@ class _OverlapRun:
         cfg, graph, scenarios = self.cfg, self.graph, self.scenarios
         self.span = max(0.0, min(cfg.time_limit, cfg.seconds_left()))
         t_mem = max(0.01, min(0.15 * self.span, 10.0))
-        mem_opts = dict(hopts, time_limit=t_mem, workers=cfg.workers, deadline=cfg.deadline)
+        mem_opts = dict(
+            hopts,
+            time_limit=t_mem,
+            workers=cfg.workers,
+            deadline=cfg.deadline,
+            deterministic=cfg.deterministic,
+        )
         self.mem_orders = memory_candidates(graph, scenarios, list(methods), mem_opts, self.errors)
         lbm = np.maximum(mem_lb(graph, scenarios), 1)
         peaks = {k: mem_peak(graph, o, scenarios) for k, o in self.mem_orders.items()}
@@ -367,7 +382,9 @@ class _OverlapRun:
         the best few within it (and of the memory order)."""
         prob, budget, limits = self.prob, self.budget, self.limits
         infeasible = (c for c in self.cands if not c.feasible and c.inflight_ok)
-        for c in sorted(infeasible, key=self.score)[:4]:
+        to_repair = sorted(infeasible, key=self.score)[:4]
+        repair_steps = self._steps(0.05, len(to_repair))
+        for c in to_repair:
             repaired = budget_repair(
                 self.graph,
                 self.scenarios,
@@ -376,7 +393,8 @@ class _OverlapRun:
                 prob.starts,
                 prob.dones,
                 self.makespan_of,
-                deadline=self._wall_deadline(0.3),
+                max_steps=200 if repair_steps is None else min(200, repair_steps),
+                deadline=self._deadline(0.3),
             )
             if repaired is not None and self._new(repaired):
                 self.cands.append(evaluate(prob, f"repair({c.name})", repaired, budget, limits))
@@ -384,6 +402,7 @@ class _OverlapRun:
         mem_c = next((c for c in self.cands if c.name == self.best_mem and c.feasible), None)
         if mem_c is not None and mem_c not in pool:
             pool.append(mem_c)
+        hoist_steps = self._steps(0.1, len(pool))
         for c in pool:
             o = budget_hoist(
                 self.graph,
@@ -394,7 +413,8 @@ class _OverlapRun:
                 prob.dones,
                 self.makespan_of,
                 (lambda o: inflight_ok(prob, o, limits)) if limits else None,
-                deadline=self._wall_deadline(0.4),
+                deadline=self._deadline(0.4),
+                max_steps=hoist_steps,
             )
             if self._new(o):
                 self.cands.append(evaluate(prob, f"hoist({c.name})", o, budget, limits))
