@@ -1026,6 +1026,7 @@ def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
         per_computation,
         scenarios=sc,
         time_limit=cp_opts.get("time_limit") if solver else None,
+        deterministic=bool(opts.get("deterministic")),
         method=label,
         never_worse=(m.name == "cp"),
         alternatives=alternatives,

@@ -53,3 +53,23 @@ def test_cp_overlap_gives_the_same_order_on_a_loaded_machine(name, loaded_clock)
 def test_cp_min_peak_gives_the_same_order_on_a_loaded_machine(loaded_clock):
     idle = _run(MODELS / "graphs/random_layered_n50_s0.json", "cp")
     assert _run(MODELS / "graphs/random_layered_n50_s0.json", "cp", loaded_clock) == idle
+
+
+def test_the_module_driver_splits_its_time_the_same_way_on_a_loaded_machine(loaded_clock):
+    # each computation's share of the time followed the wall time the ones before it took
+    # (the entry's cp phases showed other deadlines under load)
+    path = next(iter(sorted((MODELS / "hlo" / "corpus").glob("while_cg*.hlo*"))))
+
+    def run(load: bool):
+        g = api.read(path)
+        if load:
+            loaded_clock()
+        r = api.schedule(g, "cp", time_limit=2, deterministic=True, workers=1, seed=0)
+        phases = [
+            {k: v for k, v in p.items() if not k.endswith("seconds")}
+            for p in r.info.get("phases", [])
+        ]
+        return list(r.order), dict(r.orders or {}), phases
+
+    idle = run(False)
+    assert run(True) == idle
