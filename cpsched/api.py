@@ -1034,9 +1034,12 @@ def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
     )
     if not refine or not all(s.is_constant for s in ms.schedule.graph.buffer_sizes):
         return ms
+    # the search ends within the method's own time limit (a compare row's share), and by
+    # the command's deadline
     end = opts.get("deadline")
-    if end is None and not opts.get("deterministic") and opts.get("time_limit"):
-        end = t0 + float(opts["time_limit"])
+    if not opts.get("deterministic") and opts.get("time_limit"):
+        own = t0 + float(opts["time_limit"])
+        end = own if end is None else min(float(end), own)
     return refine_module_schedule(
         ms,
         deadline=end,
@@ -1275,6 +1278,18 @@ def _with_computation_orders(
         g = HloConverter(module, {k: list(v) for k, v in orders.items()}).graph(entry)
         attach_program(g, module)
     return g, [str(x).lstrip("%") for x in orders[entry]]
+
+
+def _note_allocation(
+    allocation: dict[str, dict[str, dict[str, int]]], results: Mapping[str, Result], row: str
+) -> None:
+    """``allocation[row] = xla_allocation(results[row])``, reusing the figures of an earlier
+    row with the same orders (heuristics often agree)."""
+    r = results[row]
+    same = next(
+        (a for k, a in allocation.items() if dict(results[k].orders) == dict(r.orders)), None
+    )
+    allocation[row] = same if same is not None else xla_allocation(r)
 
 
 def xla_allocation(result: Result) -> dict[str, dict[str, int]]:
@@ -1533,6 +1548,11 @@ class Comparison:
         where the program has collectives or copies, the streams of the input's order and
         of cp-overlap's (needs matplotlib); never over ``inputs``. Returns ``path``."""
         path = arguments.text(os.fspath(path), "path")
+        if not self.results:
+            raise InputError(
+                f"{path}: nothing to draw: no row of the comparison has a result "
+                "(every row failed or was not run); nothing written"
+            )
         profiles = {n: memory_profile(r) for n, r in self.results.items()}
         plot_memory(
             profiles,
@@ -1791,8 +1811,10 @@ def compare(
     t_start = time.perf_counter()
     solvers_left = sum(is_solver(n) for n in names)
     not_run: list[str] = []
-    # a signal stops the comparison after the row it cuts (marked interrupted): the rows
-    # finished so far are kept
+    allocation: dict[str, dict[str, dict[str, int]]] = {}
+    # a signal stops the comparison after the row it cuts (marked interrupted), and the
+    # command's hard stop coming after the rows (a loaded machine) does not throw them away:
+    # the rows finished so far are kept
     with signals.keep_work():
         for name in names:
             row = ROW_NAMES.get(name, name)
@@ -1819,10 +1841,16 @@ def compare(
                 continue
             results[row] = r
             timelines[row] = simulate_timeline(g, r.order, costs, sc)
+            # XLA's allocation figures of each row as it ends, so that the next rows' time
+            # shares count them (rows of one order share one buffer assignment)
+            _note_allocation(allocation, results, row)
         if solvers and methods is None and "cp-overlap" in results and signals.received() is None:
             opts["deadline"] = deadline
             _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
-    best, note = _best_bounds(g, sc, results, deadline)
+        for row in results:
+            if row not in allocation:
+                _note_allocation(allocation, results, row)
+        best, note = _best_bounds(g, sc, results, deadline)
     results = {k: r.with_bound(best) for k, r in results.items()}
     settings = _compare_settings(
         rows,
@@ -1840,7 +1868,7 @@ def compare(
         # the row the signal cut is marked in its result; these never started
         settings["interrupted"] = {"not_run": not_run}
     unit = next(iter(timelines.values())).unit if timelines else "s"
-    allocation = {row: a for row, r in results.items() if (a := xla_allocation(r))}
+    allocation = {row: a for row, a in allocation.items() if a}
     c = Comparison(g, sc, results, best, timelines, settings, errors, unit, note, allocation)
     return c.to_pandas() if as_dataframe else c
 

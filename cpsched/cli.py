@@ -1061,19 +1061,22 @@ def cmd_compare(args) -> int:
         async_collectives=args.async_collectives,
         methods=args.methods,
     )
-    data = c.to_dict()
-    data["input"] = args.input
-    data["reproduce"]["command"] = ["cpsched"] + list(args.argv)
-    note = "" if args.no_solver else _command_time_note(args, deadline, data)
-    if args.csv:
-        print(_compare_csv(c), end="")
-    elif args.json:
-        print(json.dumps(data, indent=1))
-    else:
-        print(api.format_comparison(c))
-    if note and not args.json:
-        print(f"cpsched: {note}", file=sys.stderr if args.csv else sys.stdout)
-    sys.stdout.flush()
+    # the rows are found: the hard stop, on a loaded machine, must not throw them away while
+    # they are written (their time was kept back from the solves)
+    with signals.keep_work():
+        data = c.to_dict()
+        data["input"] = args.input
+        data["reproduce"]["command"] = ["cpsched"] + list(args.argv)
+        note = "" if args.no_solver else _command_time_note(args, deadline, data)
+        if args.csv:
+            print(_compare_csv(c), end="")
+        elif args.json:
+            print(json.dumps(data, indent=1))
+        else:
+            print(api.format_comparison(c))
+        if note and not args.json:
+            print(f"cpsched: {note}", file=sys.stderr if args.csv else sys.stdout)
+        sys.stdout.flush()
     if args.plot:
         with drawing():
             c.plot(args.plot, inputs=_inputs(args))

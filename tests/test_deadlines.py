@@ -393,3 +393,39 @@ def test_a_hard_stop_while_the_arguments_are_parsed_gives_one_line(monkeypatch, 
     err = capsys.readouterr().err
     assert err.startswith("cpsched: error: the time limit ran out while cpsched was starting")
     assert len(err.splitlines()) == 1
+
+
+def test_compare_keeps_its_rows_when_their_figures_take_it_past_the_hard_stop(monkeypatch, capsys):
+    # XLA's allocation figures of every row (a buffer assignment each) took a loaded machine
+    # past the command's hard stop after the rows were done: the whole comparison was
+    # thrown away (exit 2, "ran out before any result"). The figures now count in each row's
+    # time, and what was found is written.
+    slow = api.xla_allocation
+
+    def slow_allocation(result):
+        time.sleep(0.5)
+        return slow(result)
+
+    monkeypatch.setattr(api, "xla_allocation", slow_allocation)
+    src = REPO / "models" / "hlo" / "mlp_train.hlo"
+    t0 = time.perf_counter()
+    rc = main(["compare", str(src), "--methods", "xla-dfs,xla-postorder,cp", "--time-limit", "2",
+               "--json"])
+    wall = time.perf_counter() - t0
+    assert rc == 0
+    rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert {"xla-dfs", "xla-postorder"} <= set(rows)
+    assert rows["xla-dfs"]["allocated_bytes"]
+    assert wall < 2 + 1.0 + 0.6  # the limit, its tolerance, one slow figure past the deadline
+
+
+def test_a_comparison_with_no_result_refuses_to_draw_in_one_line(tmp_path, capsys):
+    # every row "not run: the time limit ran out" (a loaded machine): --plot gave
+    # "internal error: StopIteration", exit 3
+    c = api.compare(REPO / "models" / "hlo" / "demo.hlo", methods=["xla-default", "lhs"],
+                    deadline=time.perf_counter() - 1)
+    assert not c.results
+    out = tmp_path / "x.png"
+    with pytest.raises(api.InputError, match="nothing to draw"):
+        c.plot(out)
+    assert not out.exists()
