@@ -104,10 +104,14 @@ def search(
     ``auto``: by the stretches per buffer. Both visit the same nodes."""
     if engine == "auto":
         engine = "arrays" if inst.coverage >= ARRAYS_FROM * max(inst.n, 1) else "lists"
+    if engine not in ("arrays", "lists"):
+        raise ValueError(f"unknown search engine {engine!r}")
+    if inst.max_live() > capacity:
+        return SearchResult(EXHAUSTED, None, 0)
+    if inst.n == 0:
+        return SearchResult(FOUND, inst.offsets_of([]), 0)
     if engine == "arrays":
         return _search_arrays(inst, capacity, preorder, node_limit, stop)
-    if engine != "lists":
-        raise ValueError(f"unknown search engine {engine!r}")
     return _search_lists(inst, capacity, preorder, node_limit, stop)
 
 
@@ -120,17 +124,13 @@ def _key(preorder: str, tot, area, length, size) -> Callable[[int], tuple]:
     return lambda i: tuple(-col[i] for col in cols) + (i,)
 
 
-def _search_lists(
+def _search_lists(  # with at least one buffer, and the largest stretch within capacity
     inst: Instance,
     capacity: int,
     preorder: str,
     node_limit: int | None,
     stop: Callable[[], bool] | None,
 ) -> SearchResult:
-    if inst.max_live() > capacity:
-        return SearchResult(EXHAUSTED, None, 0)
-    if inst.n == 0:
-        return SearchResult(FOUND, inst.offsets_of([]), 0)
     state = _ListSearch(inst, capacity, preorder, node_limit, stop)
     return _run_parts(inst, state.cuts, state.solve_part, state.sol, lambda: state.nodes)
 
@@ -317,10 +317,6 @@ def _search_arrays(
     """``_search_lists`` with numpy arrays: each node's section floors in a few array
     operations over (stretch, buffer) pairs, whatever the lifetimes' lengths."""
     n, S = inst.n, inst.n_sections
-    if inst.max_live() > capacity:
-        return SearchResult(EXHAUSTED, None, 0)
-    if n == 0:
-        return SearchResult(FOUND, inst.offsets_of([]), 0)
     C = capacity
     lo_l, hi_l, size_l = inst.lo, inst.hi, inst.size
     size = np.array(size_l, dtype=np.int64)

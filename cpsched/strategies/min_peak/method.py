@@ -402,6 +402,12 @@ class _ScalarSearch:
             }
         )
 
+    def close(self, phase: str, t: float, tail: dict | None = None, **kw) -> None:
+        """A phase's record (``kw``, its best cost and bound, ``tail``), and the progress
+        report."""
+        self.note(phase, t, **kw, cost=self.best_cost, bound=self.bound, **(tail or {}))
+        self.ctx.report(self.disp(self.best_cost), self.disp(self.bound), phase)
+
     def _take(self, order: list[int], engine: str) -> None:
         """Keep ``order`` if it costs less than the best so far."""
         c = _scalar_cost_local(self.p, order, self.sc)
@@ -433,16 +439,7 @@ class _ScalarSearch:
             self.proven = True
         else:
             self.bound = max(self.bound, r.bound)
-        self.note(
-            "search",
-            t,
-            reason=r.reason,
-            expanded=r.expanded,
-            states=r.states,
-            cost=self.best_cost,
-            bound=self.bound,
-        )
-        ctx.report(disp(self.best_cost), disp(self.bound), "search")
+        self.close("search", t, reason=r.reason, expanded=r.expanded, states=r.states)
 
     def lns_phase(self) -> None:
         p, ctx, disp = self.p, self.ctx, self.disp
@@ -575,16 +572,8 @@ class _ScalarSearch:
         if run.status == OPTIMAL and bool(scale.exact.all()):
             # exact scaling: the model optimum is the true optimum (minimax: to 1/RES)
             self.proven = True
-        self.note(
-            "cp-sat",
-            t,
-            status=run.status,
-            model=built.info,
-            cost=self.best_cost,
-            bound=self.bound,
-            **{k: run.stats[k] for k in ("conflicts", "solutions")},
-        )
-        ctx.report(disp(self.best_cost), disp(self.bound), "cp-sat")
+        stats = {k: run.stats[k] for k in ("conflicts", "solutions")}
+        self.close("cp-sat", t, stats, status=run.status, model=built.info)
 
     def pair_phase(self) -> None:
         p, ctx = self.p, self.ctx
