@@ -458,8 +458,7 @@ class _ScalarSearch:
             max_expansions=ctx.work(LNS_PER_WINDOW) if det else None,
             max_windows=int(max(1, alloc / LNS_PER_WINDOW)) if det else None,
             engine=ctx.window_engine,
-            workers=ctx.cfg.workers,
-            seed=ctx.cfg.seed,
+            cfg=ctx.cfg,
             on_improve=lambda pk, el: ctx.report(disp(pk), None, "lns"),
             clock=ctx.now,
         )
@@ -519,8 +518,7 @@ class _ScalarSearch:
                 on_improve=on_imp,
                 should_stop=at_bound,
                 engine=ctx.window_engine,
-                workers=ctx.cfg.workers,
-                seed=ctx.cfg.seed,
+                cfg=ctx.cfg,
             )
             n_win += st.windows
             n_imp += st.improved
@@ -1334,8 +1332,7 @@ class _Multi:
             max_expansions=ctx.work(0.5) if det else None,
             max_windows=int(max(1, 4 * alloc)) if det else None,
             engine=ctx.window_engine,
-            workers=ctx.cfg.workers,
-            seed=ctx.cfg.seed,
+            cfg=ctx.cfg,
         )
         ctx.spend(alloc)
         self._better(new, self.engine + "+window")
