@@ -30,8 +30,7 @@ import numpy as np
 from cpsched.analysis.memory import positions
 from cpsched.cp.memory.problem import Problem
 from cpsched.cp.runtime import SolverConfig, interrupted
-from cpsched.strategies.min_peak.exact import best_first
-from cpsched.strategies.min_peak.windows import _cpsat_window
+from cpsched.strategies.min_peak.windows import solve_window
 
 # Steps around which windows are tried per round (the highest ones).
 TOP_STEPS = 64
@@ -218,20 +217,10 @@ def lns(
         w = state.window(a, b)
         before = float(state.scalar[a:b].max())
         tl = min(per_window, left)
-        new_local = None
-        if engine == "search":
-            r = best_first(
-                w,
-                upper=before,
-                time_limit=tl,
-                max_states=MAX_STATES,
-                coef=coef,
-                max_expansions=max_expansions,
-            )
-            if r.order is not None and r.cost < before:
-                new_local = r.order
-        else:
-            new_local = _cpsat_window(w, coef, tl, cfg or SolverConfig(workers=1), before)
+        window_cfg = cfg or SolverConfig(workers=1)
+        new_local = solve_window(
+            w, coef, before, tl, engine, MAX_STATES, max_expansions, window_cfg
+        )
         st.windows += 1
         if new_local is not None:
             state.splice(a, w, new_local)

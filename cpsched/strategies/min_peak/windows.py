@@ -115,20 +115,9 @@ def refine(
         tl = min(per_window, max(0.0, remaining))
         if tl <= 0:
             break
-        new_local = None
-        if engine == "search":
-            r = best_first(
-                w,
-                upper=float(local_before),
-                time_limit=tl,
-                max_states=400_000,
-                coef=None if scale is None else scale,
-                max_expansions=max_expansions,
-            )
-            if r.order is not None and r.cost < local_before:
-                new_local = r.order
-        else:
-            new_local = _cpsat_window(w, scale, tl, cfg, local_before)
+        new_local = solve_window(
+            w, scale, float(local_before), tl, engine, 400_000, max_expansions, cfg
+        )
         st.windows += 1
         since += 1
         if new_local is not None:
@@ -144,6 +133,32 @@ def refine(
                 on_improve(list(order))
     st.seconds = time.perf_counter() - t0
     return order, st
+
+
+def solve_window(
+    w: Problem,
+    coef,
+    before: float,
+    time_limit: float,
+    engine: str,
+    max_states: int,
+    max_expansions: int | None,
+    cfg: SolverConfig | None,
+) -> list[int] | None:
+    """A local order of window ``w`` whose scalar peak is below ``before``, found by the
+    exact search (``engine='search'``) or CP-SAT (``'cpsat'``) in ``time_limit`` seconds;
+    None if none was."""
+    if engine != "search":
+        return _cpsat_window(w, coef, time_limit, cfg, before)
+    r = best_first(
+        w,
+        upper=before,
+        time_limit=time_limit,
+        max_states=max_states,
+        coef=coef,
+        max_expansions=max_expansions,
+    )
+    return r.order if r.order is not None and r.cost < before else None
 
 
 def _cpsat_window(
