@@ -114,18 +114,7 @@ def makespan_model(
         order_literals_all=lit_mode and C == 1,
     )
     # the analytic bound on the tick durations is valid in the model: give it to the solver
-    is_coll = np.array([c.startswith("collective:") for c in prob.classes], dtype=bool)
-    lb_t = overlap_lower_bound(
-        prob.graph,
-        d.astype(np.float64),
-        prob.starts,
-        prob.dones,
-        t.astype(np.float64),
-        prob.stream,
-        np.zeros(C),
-        is_coll,
-        prob.anc,
-    ).makespan
+    lb_t = tick_makespan_bound(prob, d, t)
     info_lb = [int(math.ceil(x - 1e-6)) for x in lb_t]
     for c in range(C):
         if info_lb[c] > int(horizon[c]):
@@ -144,6 +133,23 @@ def makespan_model(
         "bound_ticks": info_lb,
     }
     return MakespanModel(model, obj, coef, z is not None, d, d_lns, t, tick, over, mode, fifo, info)
+
+
+def tick_makespan_bound(prob: OverlapProblem, d: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``overlap_lower_bound``'s makespan per time copy for tick durations ``d`` (ops) and
+    ``t`` (transfers), every collective async (a valid bound for the time-indexed models)."""
+    is_coll = np.array([c.startswith("collective:") for c in prob.classes], dtype=bool)
+    return overlap_lower_bound(
+        prob.graph,
+        d.astype(np.float64),
+        prob.starts,
+        prob.dones,
+        t.astype(np.float64),
+        prob.stream,
+        np.zeros(d.shape[0]),
+        is_coll,
+        prob.anc,
+    ).makespan
 
 
 def bound_objective(mm: MakespanModel, order: Sequence[int], secondary: str) -> None:
@@ -231,6 +237,7 @@ __all__ = [
     "MakespanModel",
     "makespan_model",
     "bound_objective",
+    "tick_makespan_bound",
     "window_model",
     "distance_model",
     "solve",
