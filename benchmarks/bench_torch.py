@@ -18,8 +18,7 @@ run.) Writes ``benchmarks/results_torch.md``:
    against cp's remat at the same peaks;
 6. hand-back (torch only): each corpus program compiled under ``cpsched.inductor_order``
    (scheduler only, no kernels): the order Inductor's scheduler ends with against cp's; with
-   kernels built and run against eager mode: ``bench_torch_handback.py`` (its summary is
-   copied here when its results exist).
+   kernels built and run against eager mode: ``bench_torch_handback.py`` (its own table).
 
 Bytes are Inductor's accounting at the size hints (the traced shapes): the sum of live
 scheduler buffers and freeable inputs; parameters are not counted (see the README).
@@ -167,7 +166,7 @@ def remat_rows(time_limit: float):
         steps = {}
         for b, files in info["budgets"].items():
             recs = {json.loads(gzip.decompress((folder / f).read_bytes()))["part"]: f for f in files}
-            load = lambda part: json.loads(gzip.decompress((folder / recs[part]).read_bytes()))  # noqa: E731
+            load = lambda part, recs=recs: json.loads(gzip.decompress((folder / recs[part]).read_bytes()))  # noqa: E731
             steps[float(b)] = graph_from_torch_dict(join_training_records(load("forward"), load("backward")))
         base = steps[1.0]
         t_base = float(op_durations(base).sum())
@@ -218,6 +217,7 @@ def handback_rows(time_limit: float):
                     "estimate_equals_cp": h.inductor_estimate_of_order == h.peak,
                     "cp": h.peak,
                     "inductor": h.inductor_peak,
+                    "pinned": h.pinned_inputs,
                 }
             )
         print(f"hand-back {name}: {len(run.graphs)} graphs", flush=True)
@@ -404,16 +404,21 @@ def write(rows, sym, rem, hb, args, seconds):
             " -> `results_torch_handback.md`.\n"
         )
         L.append(f"- graphs: {len(hb)}; Inductor's final order is cp's: {ok} of {len(hb)}")
-        L.append(f"- Inductor's `estimate_peak_memory` of it equals cp's peak: {est} of {len(hb)}")
+        L.append(
+            f"- Inductor's `estimate_peak_memory` of it (planning info made for cp's order) "
+            f"equals cp's peak: {est} of {len(hb)}; freeable inputs whose last reader was kept "
+            f"as in Inductor's order (their size is that reader's bytes): "
+            f"{sum(h.get('pinned', 0) for h in hb)}, in {sum(bool(h.get('pinned')) for h in hb)} graphs"
+        )
         L.append(
             f"- cp's peak at or below what Inductor's own pass would keep: "
             f"{sum(h['cp'] <= h['inductor'] for h in hb)} of {len(hb)}\n"
         )
-    built = OUT.parent / "results_torch_handback.md"
-    if built.exists():  # the built-and-run check's summary, as that script last wrote it
-        text = built.read_text().split("## Summary\n", 1)[-1].split("\n## ", 1)[0]
-        L.append(f"From `{built.name}` (compiled, run against eager mode):\n")
-        L.append(text.strip() + "\n")
+        L.append(
+            "Kernels built and run against a float64 eager step, per program pass or FAIL: "
+            "`results_torch_handback.md` (its own command; not copied here, so that neither "
+            "table goes stale when the other is made again).\n"
+        )
     OUT.write_text("\n".join(L) + "\n")
     (OUT.with_suffix(".json")).write_text(
         json.dumps({"graphs": rows, "symbolic": sym, "remat": rem, "handback": hb}, indent=1) + "\n"

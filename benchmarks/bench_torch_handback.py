@@ -1,20 +1,23 @@
 """cpsched's order handed back to Inductor on every corpus program, run against eager mode.
 
     .venv-torch/bin/python benchmarks/bench_torch_handback.py [--time-limit 5] [--only a,b]
-        [--budget-minutes M] [--timeout S]
+        [--budget-minutes M] [--timeout S] [--keep]
+    .venv/bin/python benchmarks/bench_torch_handback.py --render   # the table from its JSON
 
 (``make torch-env`` makes ``.venv-torch``.) For each program of ``models/torch/capture.py``,
 smallest first, in its own process: build it (seeded weights and inputs, as the corpus capture
-does), run one step eagerly (forward, and for training programs the backward of the summed
-outputs), then ``torch.compile`` it (Inductor, CPU) under ``cpsched.inductor_order`` and run the
+does), run one step eagerly in float64 (the reference) and in float32 (forward, and for
+training programs the backward of the summed outputs), then ``torch.compile`` it (Inductor, CPU) under ``cpsched.inductor_order`` and run the
 same step, then compile it again with Inductor's own order (its peak-memory pass) and run it
 once more. Checked per program:
 
 - every graph Inductor scheduled ran in cp's order (the order its scheduler ended with is the
   order cpsched gave, and Inductor's ``estimate_peak_memory`` of it is cpsched's peak);
 - outputs, gradients of the parameters and the module's buffers after the step (batch-norm
-  statistics) equal eager mode's: integers and booleans exactly, floats within ``RTOL`` of the
-  tensor's largest eager magnitude;
+  statistics) equal eager mode's: integers, booleans, shapes and inf/nan places exactly; each
+  float tensor within ``FACTOR`` times float32 eager's own error against the float64 step,
+  plus ``ULPS`` float32 ulps of its magnitude (``verdict``: pass or FAIL per program; the
+  per-tensor errors are stored, so the table can be made again with ``--render``);
 - cp's order computes bit for bit what Inductor's own order computes (same kernels, another
   order);
 - programs with a dynamic dim also run at the dim's largest value on the same compiled graphs.
@@ -24,7 +27,10 @@ reseeded before each step, so dropout draws the same masks in all three runs whe
 happen in eager's order. Inductor's caches live in ``.inductor-cache/`` at the repository root
 (git-ignored; ``TORCHINDUCTOR_CACHE_DIR`` overrides it): kernels built once are reused by later
 runs. Writes ``benchmarks/results_torch_handback.md`` (and ``.json``) after every program, so an
-interrupted run keeps what finished; programs not run are listed with the reason.
+interrupted run keeps what finished; programs not run are listed with the reason. With
+``--keep`` the rows of programs this run does not run are kept from the table on disk (read
+again before each write, under a lock): runs with disjoint ``--only`` fill one table, and each
+row names the command that made it.
 """
 
 from __future__ import annotations
@@ -44,7 +50,12 @@ CORPUS = REPO / "models" / "torch"
 OUT = REPO / "benchmarks" / "results_torch_handback.md"
 CACHE = REPO / ".inductor-cache"
 
-# float tolerance: max |compiled - eager| <= RTOL * max |eager| + ATOL, per tensor
+# float tolerance per tensor against the float64 eager step (the reference):
+# max |x - x64| <= FACTOR * max |eager float32 - x64| + ULPS * EPS32 * max |x64|
+FACTOR = 4.0
+ULPS = 16
+EPS32 = 2.0**-23
+# where a model cannot run in float64: max |compiled - eager| <= RTOL * max |eager| + ATOL
 RTOL = 1e-3
 ATOL = 1e-6
 
@@ -56,10 +67,12 @@ def _compare(ref: dict, got: dict) -> dict:
     """Per kind of tensor (outputs, grads, buffers): equal within the tolerance, worst errors."""
     import torch
 
-    out = {"equal": True, "max_abs": 0.0, "max_rel": 0.0, "tensors": 0, "worst": None}
+    out = {"equal": True, "exact": True, "max_abs": 0.0, "max_rel": 0.0, "tensors": 0}
+    out["worst"] = None
     if ref.keys() != got.keys():
         out.update(
             equal=False,
+            exact=False,
             worst=f"different tensors: {sorted(ref.keys() ^ got.keys())[:4]}",
         )
         return out
@@ -69,19 +82,20 @@ def _compare(ref: dict, got: dict) -> dict:
         if e.shape != c.shape or e.dtype != c.dtype:
             out.update(
                 equal=False,
+                exact=False,
                 worst=f"{key}: {tuple(c.shape)} {c.dtype} != {tuple(e.shape)} {e.dtype}",
             )
             continue
         if not (e.is_floating_point() or e.is_complex()):
             if not torch.equal(e, c):
-                out.update(equal=False, worst=f"{key}: integers differ")
+                out.update(equal=False, exact=False, worst=f"{key}: integers differ")
             continue
         e64, c64 = e.double(), c.double()
         finite = torch.isfinite(e64)
         if not torch.equal(finite, torch.isfinite(c64)) or not torch.equal(
             e64[~finite], c64[~finite]
         ):
-            out.update(equal=False, worst=f"{key}: inf/nan differ")
+            out.update(equal=False, exact=False, worst=f"{key}: inf/nan differ")
             continue
         if e.numel() == 0:
             continue
@@ -97,6 +111,37 @@ def _compare(ref: dict, got: dict) -> dict:
             out["equal"] = False
             out["worst"] = f"{key}: max abs error {err:.3g} over {RTOL:g} x {scale:.3g}"
     return out
+
+
+def _errors(ref64: dict, eager: dict, cp: dict, own: dict | None = None) -> dict:
+    """Per float tensor: [scale, eager, cp, own], the largest |eager float64 value| and the
+    largest |x - eager float64| of float32 eager, cp's order and Inductor's own order (when
+    given; finite
+    entries; a tensor whose inf/nan pattern differs gets inf). The tolerance is applied by the
+    driver (``_within``), so it can be read again without rerunning."""
+    out: dict = {}
+    for key, r in ref64.items():
+        xs = [eager.get(key), cp.get(key)] + ([own.get(key)] if own is not None else [])
+        if not r.is_floating_point() or any(x is None or x.shape != r.shape for x in xs):
+            continue
+        finite = r.isfinite()
+        if not finite.any():
+            continue
+        row = [float(r[finite].abs().max())]
+        for x in xs:
+            x64 = x.double()
+            if not torch_equal(x64.isfinite(), finite):
+                row.append(float("inf"))
+            else:
+                row.append(float((x64[finite] - r[finite]).abs().max()))
+        out[key] = row
+    return out
+
+
+def torch_equal(a, b) -> bool:
+    import torch
+
+    return bool(torch.equal(a, b))
 
 
 def _bitwise(a: dict, b: dict) -> bool:
@@ -162,27 +207,43 @@ def worker(name: str, time_limit: float) -> dict:
     dynamic = options.get("dynamic_shapes")
     state = copy.deepcopy(module.state_dict())
 
-    def step(fn, args) -> tuple[dict, dict, dict, float]:
+    def step(fn, args, mod=module, loss=torch.float32) -> tuple[dict, dict, dict, float]:
         torch.manual_seed(1234)
-        module.zero_grad(set_to_none=True)
+        mod.zero_grad(set_to_none=True)
         t0 = time.perf_counter()
         if training:
             out = fn(*args)
             leaves = [t for t in _leaves(out) if t.requires_grad]
-            sum(t.float().sum() for t in leaves).backward()
+            sum(t.to(loss).sum() for t in leaves).backward()
         else:
             with torch.no_grad():
                 out = fn(*args)
         secs = time.perf_counter() - t0
         outs = {f"output{i}": t.detach().clone() for i, t in enumerate(_leaves(out))}
         grads = {
-            n: p.grad.detach().clone() for n, p in module.named_parameters() if p.grad is not None
+            n: p.grad.detach().clone() for n, p in mod.named_parameters() if p.grad is not None
         }
-        bufs = {n: b.detach().clone() for n, b in module.named_buffers()}
-        module.zero_grad(set_to_none=True)
-        with torch.no_grad():
-            module.load_state_dict(state)  # the same weights and statistics for the next run
+        bufs = {n: b.detach().clone() for n, b in mod.named_buffers()}
+        mod.zero_grad(set_to_none=True)
+        if mod is module:
+            with torch.no_grad():
+                module.load_state_dict(state)  # the same weights and statistics for the next run
         return outs, grads, bufs, secs
+
+    def reference64(args) -> tuple[dict, dict, dict] | str:
+        """The eager step in float64 (weights, buffers and float inputs cast up), run first
+        and alone: the reference both float32 eager and the compiled steps are measured by."""
+        try:
+            mod64 = copy.deepcopy(module).double()
+            args64 = tuple(
+                t.double() if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+                for t in args
+            )
+            ref = step(mod64, args64, mod=mod64, loss=torch.float64)[:3]
+            del mod64
+            return ref
+        except Exception as exc:  # a model that cannot run in float64
+            return f"{type(exc).__name__}: {str(exc)[:200]}"
 
     def compiled_module():
         torch._dynamo.reset()
@@ -190,6 +251,7 @@ def worker(name: str, time_limit: float) -> dict:
         return torch.compile(module, **({} if dynamic else {"dynamic": False}))
 
     row: dict = {"program": name, "training": training, "dynamic": dynamic is not None}
+    ref64 = reference64(inputs)
     eager = step(module, inputs)
     row["eager_s"] = eager[3]
 
@@ -201,6 +263,7 @@ def worker(name: str, time_limit: float) -> dict:
             n_at_hint = len(run.graphs)
             if dynamic:
                 big, at = _other_size_inputs(inputs, dynamic)
+                big64 = reference64(big)
                 eager_big = step(module, big)
                 cp_big = step(fn, big)
         graphs = [
@@ -210,8 +273,10 @@ def worker(name: str, time_limit: float) -> dict:
                 "final_is_cp": h.final_order == h.order,
                 "estimate_equals_cp": h.inductor_estimate_of_order == h.peak,
                 "cp": h.peak,
+                "inductor_estimate_of_cp": h.inductor_estimate_of_order,
                 "inductor": h.inductor_peak,
                 "status": h.status,
+                "pinned": h.pinned_inputs,
             }
             for h in run.graphs
         ]
@@ -232,6 +297,14 @@ def worker(name: str, time_limit: float) -> dict:
         repeat_max_abs=max(_max_diff(a, b) for a, b in zip(cp[:3], again[:3])),
         own_order_bitwise=all(_bitwise(a, b) for a, b in zip(cp[:3], own[:3])),
         own_max_abs=max(_max_diff(a, b) for a, b in zip(cp[:3], own[:3])),
+        float64=(
+            {
+                k: _errors(r, e, c, o)
+                for k, r, e, c, o in zip(("outputs", "grads", "buffers"), ref64, eager, cp, own)
+            }
+            if not isinstance(ref64, str)
+            else ref64
+        ),
         own_vs_eager={
             k: _compare(e, o)
             for k, e, o in zip(("outputs", "grads", "buffers"), eager[:3], own[:3])
@@ -241,6 +314,14 @@ def worker(name: str, time_limit: float) -> dict:
         row["other_size"] = {
             "at": at,
             "graphs_added": len(run.graphs) - n_at_hint,
+            "float64": (
+                {
+                    k: _errors(r, e, c)
+                    for k, r, e, c in zip(("outputs", "grads", "buffers"), big64, eager_big, cp_big)
+                }
+                if not isinstance(big64, str)
+                else big64
+            ),
             **{
                 k: _compare(e, c)
                 for k, e, c in zip(("outputs", "grads", "buffers"), eager_big[:3], cp_big[:3])
@@ -264,11 +345,62 @@ def _programs() -> list[tuple[str, int, int]]:
     return [(n, k, m) for _, n, k, m in sorted(rows)]
 
 
-def _passes(r: dict) -> bool:
-    checks = [r["outputs"]["equal"], r["grads"]["equal"], r["buffers"]["equal"]]
-    if "other_size" in r:
-        checks += [r["other_size"][k]["equal"] for k in ("outputs", "grads", "buffers")]
-    return all(checks)
+KINDS = ("outputs", "grads", "buffers")
+
+
+def _tolerance(scale: float, eager_err: float) -> float:
+    """The error a compiled float32 step may have against the float64 reference."""
+    return FACTOR * eager_err + ULPS * EPS32 * scale
+
+
+def verdict(r: dict, which: int = 2) -> dict:
+    """Whether a program's step is within tolerance: ``which`` 2 is cp's order, 3 Inductor's
+    own. Integers, booleans, shapes, dtypes and inf/nan places must equal eager's exactly;
+    floats must be within ``_tolerance`` of the float64 step. Without a float64 step (a
+    model that cannot run in float64) the float check is against float32 eager with
+    ``RTOL``. Returns ok, the worst error / tolerance and its tensor, and eager's own error."""
+    parts = [(r, "")] + ([(r["other_size"], " (largest dims)")] if "other_size" in r else [])
+    out = {"ok": True, "ratio": 0.0, "worst": None, "eager_rel": 0.0, "float64": True}
+    for part, where in parts:
+        f64 = part.get("float64")
+        for kind in KINDS:
+            c = part[kind]
+            if not c.get("exact", c["equal"]):
+                out.update(ok=False, worst=f"{c['worst']}{where}")
+            if not isinstance(f64, dict):
+                out["float64"] = False
+                if which == 2 and not c["equal"]:
+                    out.update(ok=False, worst=f"{c['worst']}{where}")
+                continue
+            for key, stats in f64[kind].items():
+                if which >= len(stats):
+                    continue
+                scale, eager_err, err = stats[0], stats[1], stats[which]
+                if scale:
+                    out["eager_rel"] = max(out["eager_rel"], eager_err / scale)
+                ratio = err / _tolerance(scale, eager_err) if err else 0.0
+                if ratio > out["ratio"]:
+                    out["ratio"], out["worst"] = ratio, f"{kind} {key}{where}"
+                if ratio > 1:
+                    out["ok"] = False
+    if which == 3 and not isinstance(r.get("float64"), dict):
+        own = r["own_vs_eager"]
+        out["ok"] = all(own[k]["equal"] for k in KINDS)
+    return out
+
+
+def _kind_ok(r: dict, kind: str) -> str:
+    """pass / FAIL for one kind of tensor of cp's order (``-`` where the step has none)."""
+    c = r[kind]
+    if c["tensors"] == 0:
+        return "-"
+    ok = c.get("exact", c["equal"])
+    f64 = r.get("float64")
+    if isinstance(f64, dict):
+        ok = ok and all(s[2] <= _tolerance(s[0], s[1]) for s in f64[kind].values())
+    else:
+        ok = ok and c["equal"]
+    return "pass" if ok else "**FAIL**"
 
 
 def own_cell(r: dict) -> str:
@@ -279,18 +411,61 @@ def own_cell(r: dict) -> str:
     return "**no**"
 
 
-def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_version: str) -> None:
+def _merged(rows: dict, skipped: dict, mine: set) -> tuple[dict, dict]:
+    """This run's rows (programs in ``mine``) over the table's JSON as it is now on disk, so
+    that runs with disjoint ``--only`` and ``--keep`` fill one table (call under the lock)."""
+    path = OUT.with_suffix(".json")
+    if not path.exists():
+        return rows, skipped
+    last = json.loads(path.read_text())
+    out = {n: r for n, r in last["programs"].items() if n not in mine}
+    for r in out.values():
+        r.setdefault("made_by", last.get("command", "an earlier run"))
+    out.update(rows)
+    skip = {n: w for n, w in last["not_run"].items() if n not in mine and n not in rows}
+    skip.update(skipped)
+    return out, skip
+
+
+def save(rows: dict, skipped: dict, mine: set, args, torch_version: str) -> None:
+    """Write the table (with ``--keep``: merged with what is on disk, under a lock)."""
+    import fcntl
+
+    CACHE.mkdir(exist_ok=True)
+    with open(CACHE / "handback-table.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if args.keep:
+            rows, skipped = _merged(rows, skipped, mine)
+        write(rows, skipped, _programs(), args, torch_version)
+
+
+def write(rows: dict, skipped: dict, order: list, args, torch_version: str) -> None:
     def e(x: float) -> str:
         return "0" if x == 0 else f"{x:.1e}"
 
-    cmd = "python benchmarks/bench_torch_handback.py " + " ".join(sys.argv[1:])
+    def ratio(v: dict) -> str:
+        return f"{v['ratio']:.2f}" if v["float64"] else "-"
+
+    cmd = ("python benchmarks/bench_torch_handback.py " + " ".join(sys.argv[1:])).strip()
+    made_by = sorted({r.get("made_by", cmd) for r in rows.values()})
+    made = "; ".join(
+        f"`nice -n 10 {c}`"
+        + (
+            f" ({', '.join(n for n, r in rows.items() if r.get('made_by', cmd) == c)})"
+            if len(made_by) > 1
+            else ""
+        )
+        for c in made_by or [cmd]
+    )
     L = ["# Hand-back: cp's order compiled by Inductor, against eager mode\n"]
     L.append(
-        f"Made by `nice -n 10 {cmd.strip()}` (.venv-torch, torch {torch_version}), "
-        f"{seconds / 60:.1f} min on {platform.machine()}, {os.cpu_count()} cores shared with "
-        "other jobs (seconds measured under load). Each program of `models/torch/capture.py` "
+        f"Made by {made} (.venv-torch, torch {torch_version}), "
+        f"{sum(r.get('wall_s', 0.0) for r in rows.values()) / 60:.0f} min of program runs on "
+        f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs (seconds "
+        "measured under load). Each program of `models/torch/capture.py` "
         "(the corpus of `benchmarks/results_torch.md`) is built with seeded weights and inputs "
-        "and run one step eagerly, then compiled by `torch.compile` (Inductor, CPU) under "
+        "and run one step eagerly in float64 (the reference) and in float32, then compiled by "
+        "`torch.compile` (Inductor, CPU) under "
         f"`cpsched.inductor_order(time_limit={args.time_limit:g})` (method `cp`) and run the "
         "same step, then compiled with Inductor's own order and run again. Training programs: "
         "forward and the backward of the summed outputs. Random ops as eager's "
@@ -298,32 +473,51 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
         "`.inductor-cache/` (kernels built by an earlier run are reused).\n"
     )
     L.append(
-        f"Equal: integers and booleans exactly; floats when max |compiled - eager| <= {RTOL:g} x "
-        f"max |eager| + {ATOL:g}, per tensor (outputs; gradients of every parameter; the "
-        "module's buffers after the step, e.g. batch-norm statistics). `max abs` / `max rel`: "
-        "the largest error over those tensors, relative to the tensor's largest eager magnitude. "
-        "`order`: graphs whose final order in Inductor's scheduler is cp's / graphs compiled "
-        "(and Inductor's `estimate_peak_memory` of it equals cp's peak). `= own`: cp's order "
-        "gives bit for bit the results of Inductor's own order (`runs differ`: two runs of the "
-        "same compiled step already differ, a kernel is not deterministic). `compile s`: first compiled "
-        "step minus the second (cp's solves included).\n"
+        "**Outputs equal** (per program, `pass`): integers, booleans, shapes, dtypes and "
+        "inf/nan places as eager's exactly; every float tensor (outputs, the gradient of every "
+        "parameter, the module's buffers after the step such as batch-norm statistics) within "
+        f"max |x - x64| <= {FACTOR:g} x max |eager32 - x64| + {ULPS} ulp x max |x64|, where "
+        "x64 is the float64 eager step and eager32 the float32 one (ulp: 2^-23). The compiled "
+        "step computes the same float32 expressions as eager in another summation order and "
+        "fusion, so its rounding error is of eager's own size; the factor is the margin "
+        "allowed, the ulp term covers tensors eager computes exactly. `eager err`: float32 "
+        "eager's largest error relative to the tensor's largest magnitude; `cp err / tol`: "
+        "the largest ratio of cp's order's error to its tolerance (pass when <= 1); `own "
+        "err / tol` the same for Inductor's own order. `order`: graphs whose final order in "
+        "Inductor's scheduler is cp's / graphs compiled; `estimate`: graphs whose Inductor "
+        "`estimate_peak_memory` (planning info made for cp's order) equals cp's peak. `= own`: "
+        "cp's order gives bit for bit the results of Inductor's own order (`runs differ`: two "
+        "runs of the same compiled step already differ, a kernel is not deterministic). "
+        "`compile s`: first compiled step minus the second (cp's solves included).\n"
     )
     done = [rows[n] for n, _, _ in order if n in rows and "error" not in rows[n]]
     failed = [rows[n] for n, _, _ in order if n in rows and "error" in rows[n]]
-    n_graphs = sum(len(r["graphs"]) for r in done)
-    n_final = sum(g["final_is_cp"] and g["estimate_equals_cp"] for r in done for g in r["graphs"])
+    graphs = [g for r in done for g in r["graphs"]]
     L.append("## Summary\n")
     L.append(
-        f"- programs run: {len(done)} of {len(order)}; failed: {len(failed)}; not run: {len(skipped)}"
-    )
-    n_order = sum(g["final_is_cp"] for r in done for g in r["graphs"])
-    L.append(
-        f"- graphs compiled in cp's order, Inductor's final order = cp's: {n_order} of {n_graphs}; "
-        f"and Inductor's estimate of it = cp's peak too: {n_final} of {n_graphs}"
+        f"- programs run: {len(done)} of {len(order)}; failed: {len(failed)}; "
+        f"not run: {len(order) - len(done) - len(failed)}"
     )
     L.append(
-        f"- outputs, gradients and buffers equal eager mode's: {sum(_passes(r) for r in done)} of {len(done)} programs"
+        f"- graphs compiled in cp's order: {len(graphs)}; Inductor's final order = cp's: "
+        f"{sum(g['final_is_cp'] for g in graphs)} of {len(graphs)}; Inductor's estimate of it "
+        f"= cp's peak: {sum(g['estimate_equals_cp'] for g in graphs)} of {len(graphs)} "
+        f"(inputs whose last reader was pinned: {sum(g.get('pinned', 0) for g in graphs)}, in "
+        f"{sum(bool(g.get('pinned')) for g in graphs)} graphs)"
     )
+    cps = {r["program"]: verdict(r, 2) for r in done}
+    owns = {r["program"]: verdict(r, 3) for r in done}
+    L.append(
+        f"- outputs, gradients and buffers equal (tolerance above): cp's order "
+        f"{sum(v['ok'] for v in cps.values())} of {len(done)} programs, Inductor's own order "
+        f"{sum(v['ok'] for v in owns.values())} of {len(done)}"
+    )
+    no64 = [r["program"] for r in done if not isinstance(r.get("float64"), dict)]
+    if no64:
+        L.append(
+            f"- no float64 step (checked against float32 eager, max |x - eager| <= {RTOL:g} x "
+            f"max |eager| + {ATOL:g}): " + ", ".join(no64)
+        )
     steady = [r for r in done if r["repeat_bitwise"]]
     L.append(
         f"- bit for bit equal to Inductor's own order: {sum(r['own_order_bitwise'] for r in steady)} "
@@ -340,37 +534,32 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
             )
         )
     if done:
-        worst = max(
-            done,
-            key=lambda r: max(r[k]["max_rel"] for k in ("outputs", "grads", "buffers")),
-        )
+        worst = max(done, key=lambda r: cps[r["program"]]["ratio"])
         L.append(
-            f"- largest relative error: {worst['program']}, "
-            f"{e(max(worst[k]['max_rel'] for k in ('outputs', 'grads', 'buffers')))}"
+            f"- largest error / tolerance of cp's order: {worst['program']}, "
+            f"{cps[worst['program']]['ratio']:.2f} ({cps[worst['program']]['worst']})"
         )
     L.append("")
     L.append("## Per program\n")
     L.append(
-        "| program | graphs | order | outputs | grads | buffers | max abs | max rel | = own | "
-        "eager step s | compile s | compiled step s |"
+        "| program | graphs | order | estimate | outputs | grads | buffers | eager err | "
+        "cp err / tol | own err / tol | = own | verdict | eager step s | compile s | "
+        "compiled step s |"
     )
-    L.append("|---|--:|:-:|:-:|:-:|:-:|--:|--:|:-:|--:|--:|--:|")
+    L.append("|---|--:|:-:|:-:|:-:|:-:|:-:|--:|--:|--:|:-:|:-:|--:|--:|--:|")
     for name, _, _ in order:
         r = rows.get(name)
         if r is None or "error" in r:
             continue
-        ok = sum(g["final_is_cp"] and g["estimate_equals_cp"] for g in r["graphs"])
-        kinds = ("outputs", "grads", "buffers")
-
-        def cell(c: dict) -> str:
-            if c["tensors"] == 0:
-                return "-"
-            return "yes" if c["equal"] else "**NO**"
-
+        gs = r["graphs"]
+        v, o = cps[name], owns[name]
         L.append(
-            f"| {name} | {len(r['graphs'])} | {ok}/{len(r['graphs'])} | {cell(r['outputs'])} "
-            f"| {cell(r['grads'])} | {cell(r['buffers'])} | {e(max(r[k]['max_abs'] for k in kinds))} "
-            f"| {e(max(r[k]['max_rel'] for k in kinds))} | {own_cell(r)} "
+            f"| {name} | {len(gs)} | {sum(g['final_is_cp'] for g in gs)}/{len(gs)} "
+            f"| {sum(g['estimate_equals_cp'] for g in gs)}/{len(gs)} "
+            f"| {_kind_ok(r, 'outputs')} | {_kind_ok(r, 'grads')} | {_kind_ok(r, 'buffers')} "
+            f"| {e(v['eager_rel']) if v['float64'] else '-'} "
+            f"| {ratio(v)} | {ratio(o)} | {own_cell(r)} "
+            f"| {'pass' if v['ok'] else '**FAIL**'} "
             f"| {r['eager_s']:.2f} | {r['compile_s']:.1f} | {r['compiled_step_s']:.2f} |"
         )
     L.append("")
@@ -379,44 +568,57 @@ def write(rows: dict, skipped: dict, order: list, args, seconds: float, torch_ve
         L.append("### Dynamic dims at their largest value\n")
         L.append(
             "The same compiled graphs (cp's one order, made at the hint) run at the dim's "
-            "largest value, against eager mode there.\n"
+            "largest value, against the float64 eager step there (same tolerance; included "
+            "in the verdict above).\n"
         )
-        L.append("| program | at | graphs added | outputs | grads | max rel |")
+        L.append("| program | at | graphs added | outputs | grads | cp err / tol |")
         L.append("|---|---|--:|:-:|:-:|--:|")
         for r in dyn:
             o = r["other_size"]
             at = ", ".join(f"{k}={v}" for k, v in o["at"].items())
+            sub = {**o, "program": r["program"]}
+            v = verdict({**sub, "own_order_bitwise": True}, 2)
             L.append(
-                f"| {r['program']} | {at} | {o['graphs_added']} | "
-                f"{'yes' if o['outputs']['equal'] else '**NO**'} | "
-                f"{'-' if not o['grads']['tensors'] else ('yes' if o['grads']['equal'] else '**NO**')} | "
-                f"{e(max(o[k]['max_rel'] for k in ('outputs', 'grads', 'buffers')))} |"
+                f"| {r['program']} | {at} | {o['graphs_added']} | {_kind_ok(sub, 'outputs')} "
+                f"| {_kind_ok(sub, 'grads')} | {v['ratio']:.2f} |"
             )
         L.append("")
-    bad = [r for r in done if not _passes(r)]
+    bad = [r for r in done if not cps[r["program"]]["ok"]]
     if bad:
-        L.append("### Differences from eager mode\n")
+        L.append("### Not within tolerance\n")
         for r in bad:
-            worst = [r[k]["worst"] for k in ("outputs", "grads", "buffers") if not r[k]["equal"]]
-            own = r["own_vs_eager"]
+            v, o = cps[r["program"]], owns[r["program"]]
             L.append(
-                f"- {r['program']}: {'; '.join(worst)} (Inductor's own order: "
-                f"{'equal' if all(own[k]['equal'] for k in own) else 'differs too'})"
+                f"- {r['program']}: {v['worst']}, error {v['ratio']:.2f} x its tolerance "
+                f"(Inductor's own order: {'within' if o['ok'] else 'over'} tolerance, "
+                f"{o['ratio']:.2f})"
             )
         L.append("")
-    if failed or skipped:
+    absent = [n for n, _, _ in order if n not in rows and n not in skipped]
+    if failed or skipped or absent:
         L.append("## Not run\n")
         for r in failed:
             L.append(f"- {r['program']}: failed: {r['error']}")
         for n, why in skipped.items():
             L.append(f"- {n}: {why}")
+        for n in absent:
+            L.append(f"- {n}: no result yet (not run, or its run has not finished)")
         L.append("")
     tmp = OUT.with_suffix(".md.tmp")
     tmp.write_text("\n".join(L) + "\n")
     os.replace(tmp, OUT)
     tmp = OUT.with_suffix(".json.tmp")
     tmp.write_text(
-        json.dumps({"rtol": RTOL, "atol": ATOL, "programs": rows, "not_run": skipped}, indent=1)
+        json.dumps(
+            {
+                "command": cmd,
+                "tolerance": {"factor": FACTOR, "ulps": ULPS, "rtol_no_float64": RTOL},
+                "torch": torch_version,
+                "programs": rows,
+                "not_run": skipped,
+            },
+            indent=1,
+        )
         + "\n"
     )
     os.replace(tmp, OUT.with_suffix(".json"))
@@ -432,6 +634,17 @@ def main(argv=None) -> int:
         type=float,
         help="start no program after this many minutes; the rest are listed as not run",
     )
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the table's rows of programs this run does not run (re-read before every "
+        "write, so runs with disjoint --only fill one table; each row names its command)",
+    )
+    ap.add_argument(
+        "--render",
+        action="store_true",
+        help="write the table again from the last results' JSON (no program is run)",
+    )
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -439,6 +652,14 @@ def main(argv=None) -> int:
     if args.worker:
         row = worker(args.worker, args.time_limit)
         Path(args.out).write_text(json.dumps(row))
+        return 0
+
+    if args.render:
+        last = json.loads(OUT.with_suffix(".json").read_text())
+        for r in last["programs"].values():
+            r.setdefault("made_by", last.get("command", "an earlier run"))
+        write(last["programs"], last["not_run"], _programs(), args, last.get("torch", "?"))
+        print(OUT)
         return 0
 
     import torch
@@ -451,8 +672,10 @@ def main(argv=None) -> int:
         if unknown:
             ap.error(f"unknown programs {unknown}")
         order = [p for p in order if p[0] in wanted]
+    mine = {n for n, _, _ in order}
     rows: dict = {}
     skipped: dict = {}
+    command = "python benchmarks/bench_torch_handback.py " + " ".join(sys.argv[1:])
     t0 = time.perf_counter()
     for i, (name, _, _) in enumerate(order):
         left = args.timeout
@@ -482,6 +705,8 @@ def main(argv=None) -> int:
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=left)
                 if p.returncode == 0:
                     rows[name] = json.loads(out.read_text())
+                    rows[name]["made_by"] = command.strip()
+                    rows[name]["wall_s"] = time.perf_counter() - t
                 else:
                     tail = (p.stderr.strip().splitlines() or ["no message"])[-1]
                     rows[name] = {
@@ -498,14 +723,14 @@ def main(argv=None) -> int:
             f"{name}: {time.perf_counter() - t:.0f} s "
             + (
                 r.get("error", "")
-                or f"order {sum(g['final_is_cp'] for g in r['graphs'])}/{len(r['graphs'])}, eager-equal {_passes(r)}, own-bitwise {r['own_order_bitwise']}"
+                or f"order {sum(g['final_is_cp'] for g in r['graphs'])}/{len(r['graphs'])}, within tolerance {verdict(r)['ok']}, own-bitwise {r['own_order_bitwise']}"
                 if r
                 else skipped.get(name, "")
             ),
             flush=True,
         )
-        write(rows, skipped, order, args, time.perf_counter() - t0, torch.__version__)
-    write(rows, skipped, order, args, time.perf_counter() - t0, torch.__version__)
+        save(rows, skipped, mine, args, torch.__version__)
+    save(rows, skipped, mine, args, torch.__version__)
     print(OUT)
     return 0
 

@@ -19,7 +19,12 @@ and the program computes what eager mode computes.
 For each graph the context records (``run.graphs``): Inductor's order and estimated peak (its
 portfolio on the same nodes), cpsched's order, peak and bound, Inductor's
 ``estimate_peak_memory`` of cpsched's order, and the order Inductor's scheduler finally had
-(observed when it is built). torch is imported only when the context is entered.
+(observed when it is built). Inductor's estimates are made as Inductor makes them for the
+order it keeps: planning info prepared for that order. That sizes a freeable graph input by
+the bytes its last reader reads, so the inputs whose readers read different bytes keep the
+last reader they have in Inductor's order (``readers.torch_graph.pin_last_readers``), and
+Inductor's estimate of cpsched's order is cpsched's peak. torch is imported only when the
+context is entered.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import Any
 
 from cpsched import api
 from cpsched.readers.torch_frontend import SizeSymbols, snapshot
-from cpsched.readers.torch_graph import graph_from_torch_dict
+from cpsched.readers.torch_graph import graph_from_torch_dict, pin_last_readers
 
 
 @dataclass
@@ -39,7 +44,7 @@ class HandedBack:
     """One graph Inductor scheduled while ``inductor_order`` was active."""
 
     name: str
-    record: dict[str, Any]
+    record: dict[str, Any]  # Inductor's view (``snapshot``), before ``pin_last_readers``
     order: list[str]  # cpsched's order of the scheduler nodes
     peak: int  # cpsched's simulated peak of it (bytes, at the size hints)
     bound: int | None
@@ -48,6 +53,7 @@ class HandedBack:
     inductor_peak: int
     inductor_estimate_of_order: int = -1  # Inductor's estimate_peak_memory of ``order``
     final_order: list[str] = field(default_factory=list)  # the order Inductor ended with
+    pinned_inputs: int = 0  # inputs whose last reader was kept (``pin_last_readers``)
 
 
 @dataclass
@@ -76,18 +82,26 @@ def _order_nodes(nodes, run: InductorOrder):
     rec["symbols"] = symbols.used  # a symbolic graph is ordered at the hints, as Inductor does
     peaks = rec["inductor"]["peaks"]
     best = min(("baseline", "lpmf", "bfs", "dfs"), key=lambda k: peaks[k])
-    rec["inductor"]["order"] = rec["inductor"]["orders"][best]
-    rec["inductor"]["peak"] = peaks[best]
-    rec.update(format="cpsched-torch-graph", version=1, name=f"graph{len(run.graphs)}")
-    g = graph_from_torch_dict(rec)
-    res = api.schedule(g, run.method, **dict(run.options))
     by_name = {n.get_name(): n for n in nodes}
+
+    def estimate(names: list[str]) -> int:
+        """Inductor's estimate of an order, its planning info made for that order."""
+        ordered = [by_name[name] for name in names]
+        _, freeable = memory.prepare_planning_info(
+            ordered, sched.name_to_buf, sched.name_to_fused_node, inputs, outputs
+        )
+        return int(memory.estimate_peak_memory(ordered, freeable, outputs)[0])
+
+    rec["inductor"]["order"] = rec["inductor"]["orders"][best]
+    rec["inductor"]["peak"] = estimate(rec["inductor"]["order"])
+    rec.update(format="cpsched-torch-graph", version=1, name=f"graph{len(run.graphs)}")
+    # a freeable input's size in Inductor's estimate is its last reader's bytes: keep the
+    # last readers of Inductor's order, so that Inductor estimates cpsched's order as cpsched
+    pinned_rec, pinned = pin_last_readers(rec)
+    g = graph_from_torch_dict(pinned_rec)
+    res = api.schedule(g, run.method, **dict(run.options))
     order = [name for name in res.order_names() if name in by_name]
     out = [by_name[name] for name in order]
-    _, freeable = memory.prepare_planning_info(
-        out, sched.name_to_buf, sched.name_to_fused_node, inputs, outputs
-    )
-    estimate = int(memory.estimate_peak_memory(out, freeable, outputs)[0])
     scen = res.scenarios.names[0]
     run.graphs.append(
         HandedBack(
@@ -99,7 +113,8 @@ def _order_nodes(nodes, run: InductorOrder):
             status=res.status,
             inductor_order=list(rec["inductor"]["order"]),
             inductor_peak=int(rec["inductor"]["peak"]),
-            inductor_estimate_of_order=estimate,
+            inductor_estimate_of_order=estimate(order),
+            pinned_inputs=pinned,
         )
     )
     return out

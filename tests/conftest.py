@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -32,3 +33,30 @@ def _signal_handlers_restored():
     for s, handler in kept.items():
         if handler is not None and signal.getsignal(s) is not handler:
             signal.signal(s, handler)
+
+
+# CPSCHED_TEST_TIMES=FILE: one line per test, "wall_s cpu_s nodeid" (cpu: this process and
+# the children it waited for, user + system), to find where the suite's time goes on a
+# shared machine, where wall times say more about the load than about the test.
+_TIMES = os.environ.get("CPSCHED_TEST_TIMES")
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+if _TIMES:
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        import time
+
+        wall, cpu = time.perf_counter(), _cpu_seconds()
+        yield
+        with open(_TIMES, "a") as out:
+            out.write(f"{time.perf_counter() - wall:.3f} {_cpu_seconds() - cpu:.3f} {item.nodeid}\n")

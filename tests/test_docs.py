@@ -23,6 +23,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,13 +182,62 @@ for where, src in {blocks!r}:
 """
 
 
-@pytest.mark.parametrize("key", sorted(GROUPS), ids=lambda k: "-".join(x for x in k if x))
-def test_examples_run(key, tmp_path, inputs):
+# The pages' examples run side by side, each page's blocks in order in its own folder: most
+# of their time is solvers waiting out a --time-limit, which need not be waited out one page
+# after another (about 2 CPU-minutes, over 4 minutes of wall time run in a row).
+DOC_JOBS = 2
+# cpsched's refusal when a wall-clock limit passed before its first result (or while starting)
+TIME_RAN_OUT = re.compile(r"time limit (of \S+ s )?ran out (before any|while cpsched was starting)")
+
+
+class _Once:
+    """Each distinct command line runs once for all pages: a page that shows a command another
+    page ran already (README and commands.md share some) gets the files it wrote."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.runs: dict[str, tuple[threading.Event, dict]] = {}
+
+    def run(self, cmd: str, cwd: Path, go) -> subprocess.CompletedProcess:
+        with self.lock:
+            mine = cmd not in self.runs
+            if mine:
+                self.runs[cmd] = (threading.Event(), {})
+            done, result = self.runs[cmd]
+        if mine:
+            before = _files(cwd)
+            try:
+                result["proc"] = proc = go()
+            except BaseException as e:  # a timeout: the pages waiting for it fail too
+                result["proc"] = subprocess.CompletedProcess(cmd, 1, "", repr(e))
+                result["wrote"] = {}
+                done.set()
+                raise
+            result["wrote"] = {
+                p: (cwd / p).read_bytes() for p, st in _files(cwd).items() if before.get(p) != st
+            }
+            done.set()
+            return proc
+        done.wait()
+        for rel, data in result["wrote"].items():
+            (cwd / rel).parent.mkdir(parents=True, exist_ok=True)
+            (cwd / rel).write_bytes(data)
+        return result["proc"]
+
+
+def _files(cwd: Path) -> dict[str, tuple[int, int]]:
+    """The files a command may have written in ``cwd`` (the copied inputs left out)."""
+    return {
+        str(p.relative_to(cwd)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in cwd.rglob("*")
+        if p.is_file() and p.relative_to(cwd).parts[0] not in COPIED
+    }
+
+
+def _run_group(key, cwd: Path, once: _Once) -> str:
+    """Run one page's blocks of one kind in ``cwd``; the failure's text, or empty."""
     group = GROUPS[key]
-    python, why = _python_for(key[2])
-    if python is None:
-        pytest.skip(why)
-    cwd = _scratch(tmp_path, inputs)
+    python, _ = _python_for(key[2])
     env = dict(os.environ, PYTHONPATH=str(REPO), MPLBACKEND="Agg", JAX_PLATFORMS="cpu")
     if key[1] == "python":
         script = RUNNER.format(repo=str(REPO), blocks=[(b.where, b.text) for b in group])
@@ -199,22 +249,70 @@ def test_examples_run(key, tmp_path, inputs):
             text=True,
             timeout=TIMEOUT,
         )
-        assert proc.returncode == 0, f"{group[0].where}...:\n{proc.stderr[-3000:]}"
-        return
+        return "" if proc.returncode == 0 else f"{group[0].where}...:\n{proc.stderr[-3000:]}"
     for b in group:
         for cmd in commands(b):
             argv = [python, "-m", "cpsched"] + shlex.split(cmd)[1:]
-            proc = subprocess.run(
-                argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
-            )
-            if proc.returncode == 2 and "ran out before any" in proc.stderr:
-                # a wall-clock --time-limit on a heavily loaded machine can pass before the
-                # first result (a kept promise, not a broken example): once more with more time
-                argv = _longer_time_limit(argv)
+
+            def go(argv=argv):
                 proc = subprocess.run(
                     argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
                 )
-            assert proc.returncode == 0, f"{b.where}: $ {cmd}\n{proc.stderr[-3000:]}"
+                if proc.returncode == 2 and TIME_RAN_OUT.search(proc.stderr):
+                    # a wall-clock --time-limit on a heavily loaded machine can pass before the
+                    # first result (a kept promise, not a broken example): once more with more
+                    # time
+                    proc = subprocess.run(
+                        _longer_time_limit(argv),
+                        cwd=cwd,
+                        env=env,
+                        capture_output=True,
+                        text=True,
+                        timeout=TIMEOUT,
+                    )
+                return proc
+
+            proc = once.run(cmd, cwd, go)
+            if proc.returncode != 0:
+                return f"{b.where}: $ {cmd}\n{proc.stderr[-3000:]}"
+    return ""
+
+
+def _weight(key) -> float:
+    """The seconds a group's time limits add up to (the longest start first)."""
+    limits = re.findall(
+        r"--time-limit[ =]([0-9.]+)|time_limit=([0-9.]+)", "".join(b.text for b in GROUPS[key])
+    )
+    return sum(float(a or b) for a, b in limits)
+
+
+@pytest.fixture(scope="module")
+def group_runs(request, inputs, tmp_path_factory):
+    """The selected groups that can run here, started side by side: key -> future."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    keys = {
+        item.callspec.params["key"]
+        for item in request.session.items
+        if item.originalname == "test_examples_run" and hasattr(item, "callspec")
+    }
+    keys = sorted((k for k in keys if _python_for(k[2])[0] is not None), key=_weight, reverse=True)
+    once = _Once()
+    with ThreadPoolExecutor(max_workers=DOC_JOBS) as pool:
+        futures = {}
+        for key in keys:
+            cwd = _scratch(tmp_path_factory.mktemp("-".join(x for x in key if x)), inputs)
+            futures[key] = pool.submit(_run_group, key, cwd, once)
+        yield futures
+
+
+@pytest.mark.parametrize("key", sorted(GROUPS), ids=lambda k: "-".join(x for x in k if x))
+def test_examples_run(key, group_runs):
+    python, why = _python_for(key[2])
+    if python is None:
+        pytest.skip(why)
+    failure = group_runs[key].result()
+    assert not failure, failure
 
 
 def _longer_time_limit(argv: list[str], factor: int = 6) -> list[str]:

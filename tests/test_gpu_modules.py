@@ -167,6 +167,7 @@ def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more():
 
     import numpy as np
 
+    from cpsched.analysis.records import OverlapRecord
     from cpsched.api import _overlap_at_baselines
 
     src = parse_hlo_text(_text("mesh3_named"))
@@ -177,7 +178,7 @@ def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more():
     own = 2_526_468
 
     def row(peak, exposed):
-        return (SimpleNamespace(peak={"static": peak}, budget=None, info={}),
+        return (SimpleNamespace(peak={"static": peak}, budget=None, record=OverlapRecord()),
                 SimpleNamespace(exposed_comm=np.array([exposed])))
 
     made = {"cp-overlap": row(own, 70e-6), "hides_more": row(own + 64, 54e-6),
@@ -186,13 +187,46 @@ def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more():
     results["cp-overlap"].budget = {"static": own}
     timelines = {k: v[1] for k, v in made.items()}
     rows, errors = list(made), {}
+    from cpsched.cp.runtime import SolverConfig
+
     _overlap_at_baselines(g, sc, results, timelines, errors, rows, None, None,
-                          {"time_limit": 1.0, "workers": 1})
+                          SolverConfig(time_limit=1.0, workers=1), {})
     assert "cp-overlap@hides_more" in rows and "cp-overlap@far_above" in rows
     assert "cp-overlap@hides_less" not in rows
     r = results["cp-overlap@hides_more"]
     assert dict(r.budget) == {"static": own + 64}
     assert int(r.peak["static"]) <= own + 64
+
+
+def test_an_equal_memory_row_with_no_time_left_says_the_time_ran_out():
+    # the comparison's deadline passed just before the row: it is not run, and says so (it
+    # once printed "-0.0 s left for it, less than its setup", a rounded negative remainder)
+    import time
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from cpsched.analysis.records import OverlapRecord
+    from cpsched.api import _overlap_at_baselines
+    from cpsched.core.scenarios import static
+    from cpsched.cp.runtime import SolverConfig
+
+    g = HloConverter(parse_hlo_text(_text("mesh3_named"))).graph()
+    own = 2_526_468
+    results = {
+        "cp-overlap": SimpleNamespace(
+            peak={"static": own}, budget={"static": own}, record=OverlapRecord()
+        ),
+        "far_above": SimpleNamespace(
+            peak={"static": int(own * 1.05)}, budget=None, record=OverlapRecord()
+        ),
+    }
+    timelines = {k: SimpleNamespace(exposed_comm=np.array([70e-6])) for k in results}
+    rows, errors = list(results), {}
+    cfg = SolverConfig(time_limit=1.0, workers=1, deadline=time.perf_counter() - 0.01)
+    _overlap_at_baselines(g, static(), results, timelines, errors, rows, None, None, cfg, {})
+    assert errors == {"cp-overlap@far_above": "not run: the time limit ran out"}
+    assert "cp-overlap@far_above" not in results
 
 
 def _keeps():

@@ -167,7 +167,7 @@ def snapshot(nodes, name_to_buf, name_to_fused_node, graph_inputs, graph_outputs
     import torch
     from torch._inductor import memory
     from torch._inductor.ir import MultiOutput
-    from torch._inductor.utils import get_dtype_size
+    from torch._inductor.utils import get_dtype_size, is_nonfreeable_buffers
     from torch._inductor.virtualized import V
 
     peak0, freeable = memory.prepare_planning_info(
@@ -220,6 +220,16 @@ def snapshot(nodes, name_to_buf, name_to_fused_node, graph_inputs, graph_outputs
             if layout is not None and type(layout).__name__ in ("MultiOutputLayout", "NoneLayout"):
                 rec["layout"] = type(layout).__name__
             buffers.append(rec)
+    # Inductor sizes a freeable input by the bytes of the last dep on it in the node list
+    # (get_freeable_input_buf overwrites as it goes), so its size depends on which reader
+    # comes last; recorded per reader where they differ (see torch_graph.pin_last_readers)
+    reader_bytes: dict[str, dict[str, int]] = {}
+    for n in nodes:
+        for dep in n.read_writes.reads:
+            if dep.name in freeable and not is_nonfreeable_buffers(dep):
+                per = reader_bytes.setdefault(dep.name, {})
+                per.pop(node_names[n], None)  # keep list order: this node read it last
+                per[node_names[n]] = int(V.graph.get_dep_size_hint(dep))
     inputs = []
     for name in graph_inputs:
         fb = freeable.get(name)
@@ -237,6 +247,9 @@ def snapshot(nodes, name_to_buf, name_to_fused_node, graph_inputs, graph_outputs
                 rec["size_expr"] = e
         if fb is not None:
             rec["succ"] = [node_names[s] for s in fb.mpi_buffer.succ_nodes]
+            per = reader_bytes.get(name, {})
+            if len(set(per.values())) > 1:
+                rec["reader_bytes"] = per
         inputs.append(rec)
     # the portfolio of reorder_for_peak_memory, each order with its estimate
     orders: dict[str, list[str]] = {"baseline": [node_names[n] for n in nodes]}

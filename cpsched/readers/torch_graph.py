@@ -17,7 +17,8 @@ Two inputs:
                   "succ": [...],      # nodes after which it may be freed
                   "output": false, "alloc_parent": "buf2", "mutates": "buf1"}],
      "inputs": [{"name": "arg0_1", "freeable": true, "size": 4096, "succ": [...],
-                 "output": false}],
+                 "output": false,
+                 "reader_bytes": {"op3": 128, "op7": 32}}],  # only where they differ
      "outputs": [...],
      "symbols": {"s": {"hint": 128, "min": 16, "max": 512, "symbol": "s0", "source": ...}},
      "inductor": {"order": [...], "peak": 123, "orders": {"baseline": [...], "lpmf": [...],
@@ -44,7 +45,13 @@ Mapping onto the IR, so that the simulator's peak of an order equals Inductor's
   ``size_free`` bytes defined by the allocating node and used by the output node and its
   successors; bytes allocated and never freed stay to the end (``live_out``);
 - mutation buffers (in-place writes, 0 bytes both ways) have no buffer: their successors
-  already free the buffer they write (Inductor moves them there).
+  already free the buffer they write (Inductor moves them there);
+- a freeable input counts the bytes the last dep on it in Inductor's node list reads
+  (``size``: in the order Inductor received; ``reader_bytes`` per reader where they differ,
+  e.g. partial reads of a norm's statistics), as Inductor's pass counts every candidate
+  order. Inductor re-deriving its planning info for another order counts that order's last
+  reader instead (``inductor_estimate``); ``pin_last_readers`` fixes the last readers so
+  that both agree on every order (the hand-back does this).
 
 Sizes are the hints Inductor uses (``size_expr`` where symbolic: a polynomial in the
 symbols, named after the user's ``Dim``s); ``meta["scenarios"]`` is the hint scenario, so
@@ -405,6 +412,100 @@ def _add_buffers(g: _Build, buffers: Sequence[Any]) -> list[str]:
     return unfreed
 
 
+# -- Inductor's estimate of any order -------------------------------------------------------
+
+
+def _last_reader(reader_bytes: Mapping[str, int], step: Mapping[str, int]) -> str:
+    return max(reader_bytes, key=lambda n: step[n])
+
+
+def inductor_estimate(record: Mapping[str, Any], order: Sequence[str]) -> int:
+    """Inductor's ``estimate_peak_memory`` of ``order`` (scheduler node names) with its
+    planning info made for that order (``prepare_planning_info(order)``), from the record.
+
+    The same as the simulator's peak of the record's graph, except where a freeable input's
+    size depends on which of its readers comes last (``reader_bytes``, see
+    ``pin_last_readers``): Inductor sizes it by that reader's bytes.
+
+    >>> rec = {"outputs": [], "buffers": [], "inputs": [{"name": "x", "freeable": True,
+    ...        "size": 2, "succ": ["a", "b"], "reader_bytes": {"a": 8, "b": 2}}]}
+    >>> inductor_estimate(rec, ["a", "b"]), inductor_estimate(rec, ["b", "a"])
+    (2, 8)
+    """
+    step = {n: i for i, n in enumerate(order)}
+    outputs = set(record.get("outputs", []))
+    delta = [0] * (len(order) + 1)
+    for inp in record.get("inputs", []):
+        if not inp.get("freeable"):
+            continue
+        per = inp.get("reader_bytes") or {}
+        size = per[_last_reader(per, step)] if per else inp.get("size", 0)
+        delta[0] += size
+        if inp["name"] not in outputs and not inp.get("output") and inp.get("succ"):
+            delta[max(step[n] for n in inp["succ"]) + 1] -= size
+    for buf in record.get("buffers", []):
+        at = step[buf["node"]]
+        delta[at] += buf.get("size_alloc", 0)
+        if buf["name"] in outputs or buf.get("output"):
+            continue
+        end = max((step[n] for n in buf.get("succ", [])), default=at)
+        delta[end + 1] -= buf.get("size_free", 0)
+    live = peak = 0
+    for d in delta:
+        live += d
+        peak = max(peak, live)
+    return peak
+
+
+def pin_last_readers(
+    record: Mapping[str, Any], order: Sequence[str] | None = None
+) -> tuple[dict[str, Any], int]:
+    """A copy of ``record`` in which every freeable input whose size in Inductor's estimate
+    depends on its last reader keeps the last reader it has in ``order`` (default: the
+    order Inductor kept, else the node list): every other reader of it becomes a predecessor
+    of that node, and the input's size is that node's bytes. Returns (record, inputs pinned).
+
+    Why: Inductor's planning info sizes a freeable input by the bytes the last dep on it in
+    the node list reads (``get_freeable_input_buf``: a partial read, e.g. a norm's per-group
+    statistics, counts less than a full one), so re-estimating another order can move the
+    figure by those bytes. With the last readers pinned, every valid order of the graph is
+    estimated by Inductor exactly as the simulator counts it (``inductor_estimate``), and
+    ``order`` stays valid. Records without ``reader_bytes`` come back unchanged.
+    """
+    if order is None:
+        order = record.get("inductor", {}).get("order") or [n["name"] for n in record["nodes"]]
+    step = {n: i for i, n in enumerate(order)}
+    extra: dict[str, list[str]] = {}
+    inputs = []
+    pinned = 0
+    for inp in record.get("inputs", []):
+        per = inp.get("reader_bytes")
+        if not inp.get("freeable") or not per:
+            inputs.append(inp)
+            continue
+        for n in per:
+            if n not in step:
+                raise InputError(f"input {inp['name']}: reader_bytes: unknown node {n!r}")
+        last = _last_reader(per, step)
+        extra.setdefault(last, []).extend(n for n in per if n != last)
+        m = {k: v for k, v in inp.items() if k != "reader_bytes"}
+        if m.get("size") != per[last]:
+            m["size"] = int(per[last])
+            m.pop("size_expr", None)  # the hint's bytes of another read
+        inputs.append(m)
+        pinned += 1
+    if not pinned:
+        return dict(record), 0
+    nodes = []
+    for node in record["nodes"]:
+        preds = list(node.get("preds", node.get("deps", [])))
+        more = [p for p in dict.fromkeys(extra.get(node["name"], [])) if p not in preds]
+        nodes.append({**node, "preds": preds + more} if more else node)
+    out = dict(record)
+    out["nodes"], out["inputs"] = nodes, inputs
+    return out, pinned
+
+
 # -- a training step: the forward and backward graphs as one ----------------------------------
 
 
@@ -462,6 +563,8 @@ def join_training_records(fwd: Mapping[str, Any], bwd: Mapping[str, Any]) -> dic
         m = dict(i)
         m["name"] = ren("fwd", i["name"])
         m["succ"] = [ren("fwd", x) for x in i.get("succ", [])]
+        if "reader_bytes" in i:
+            m["reader_bytes"] = {ren("fwd", k): v for k, v in i["reader_bytes"].items()}
         fwd_inputs[i["name"]] = m
         inputs.append(m)
     read_by_bwd: set[str] = set()
@@ -480,6 +583,8 @@ def join_training_records(fwd: Mapping[str, Any], bwd: Mapping[str, Any]) -> dic
         m = dict(i)
         m["name"] = ren("bwd", i["name"])
         m["succ"] = [ren("bwd", x) for x in i.get("succ", [])]
+        if "reader_bytes" in i:
+            m["reader_bytes"] = {ren("bwd", k): v for k, v in i["reader_bytes"].items()}
         inputs.append(m)
     for m in list(by_fwd_buffer.values()) + list(fwd_inputs.values()):
         if m["name"] in read_by_bwd:
@@ -619,5 +724,7 @@ __all__ = [
     "save_record",
     "looks_like_simulator_json",
     "join_training_records",
+    "inductor_estimate",
+    "pin_last_readers",
     "INDUCTOR_METHODS",
 ]

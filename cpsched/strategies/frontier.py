@@ -91,6 +91,7 @@ def frontier(
     profile: Any = None,
     workers: int = 2,
     seed: int = 0,
+    deterministic: bool = False,
     baselines: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
     deadline: float | None = None,
@@ -99,7 +100,8 @@ def frontier(
     each of the two solves that find the range). With ``deadline`` (``time.perf_counter()``)
     every solve also gets no more than its share of the time left, and the points that find
     no time left are not solved. A signal stops at the point it cuts: the points solved so
-    far are returned (``settings['interrupted']``).
+    far are returned (``settings['interrupted']``). ``deterministic`` reaches every solve
+    (limits in work units; give no ``deadline`` for the same points on every run).
 
     Examples
     --------
@@ -206,6 +208,7 @@ def frontier(
             time_limit=t_least,
             workers=workers,
             seed=seed,
+            deterministic=deterministic,
             deadline=deadline,
         )
         if (np.asarray(least.peak) > lo).any():
@@ -229,6 +232,7 @@ def frontier(
             time_limit=max(0.01, t_fast),
             workers=workers,
             seed=seed,
+            deterministic=deterministic,
             deadline=deadline,
         )
         known["cp-overlap (no memory limit)"] = (Skeleton(tuple(fast.order)), [[] for _ in names])
@@ -271,6 +275,7 @@ def frontier(
                 time_limit=t_point,
                 workers=workers,
                 seed=seed,
+                deterministic=deterministic,
                 known=known,
                 deadline=deadline,
             )
@@ -332,6 +337,7 @@ def frontier(
         "time_limit_per_point": float(time_limit),
         "workers": int(workers),
         "seed": int(seed),
+        "deterministic": bool(deterministic),
         "evict": bool(evict),
         "bandwidth": bandwidth,
         "profile": profile if isinstance(profile, str) else None,

@@ -19,11 +19,15 @@ torch = pytest.importorskip(
 )
 
 import cpsched  # noqa: E402
-from cpsched.api import scenarios_for  # noqa: E402
 from cpsched.analysis.memory import simulate  # noqa: E402
+from cpsched.api import scenarios_for  # noqa: E402
 from cpsched.heuristics import inductor  # noqa: E402
 from cpsched.readers.torch_frontend import capture_records, schedule_only  # noqa: E402
-from cpsched.readers.torch_graph import graph_from_torch_dict  # noqa: E402
+from cpsched.readers.torch_graph import (  # noqa: E402
+    graph_from_torch_dict,
+    inductor_estimate,
+    pin_last_readers,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "models" / "torch"))
@@ -102,6 +106,89 @@ def test_handed_back_order_on_corpus_programs(name):
     for h in run.graphs:
         assert h.final_order == h.order
         assert h.inductor_estimate_of_order == h.peak <= h.inductor_peak
+        assert inductor_estimate(h.record, h.order) == h.peak
+    if name == "unet_train":  # GroupNorm statistics read whole and per group
+        assert sum(h.pinned_inputs for h in run.graphs) >= 10
+
+
+@pytest.mark.parametrize("method", ["inductor-dfs", "lhs", "cp"])
+def test_inductor_estimates_every_handed_back_order_as_cpsched(method):
+    """The U-Net's backward sizes some inputs by their last reader (Inductor's planning
+    info): whatever order is handed back, Inductor's estimate of it is cpsched's peak."""
+    build, _, _ = corpus.PROGRAMS["unet_train"]
+    module, inputs, options = build()
+    with cpsched.inductor_order(method, time_limit=5) as run:
+        schedule_only(module, *inputs, **options)
+    assert [h.final_order == h.order for h in run.graphs] == [True] * len(run.graphs)
+    assert [h.inductor_estimate_of_order - h.peak for h in run.graphs] == [0] * len(run.graphs)
+
+
+def _random_order(rec, rng):
+    preds = {n["name"]: set(n.get("deps", [])) | set(n.get("preds", [])) for n in rec["nodes"]}
+    users = {n: [] for n in preds}
+    for n, ps in preds.items():
+        for q in ps:
+            users[q].append(n)
+    waiting = {n: len(ps) for n, ps in preds.items()}
+    ready, out = sorted(n for n, k in waiting.items() if k == 0), []
+    while ready:
+        out.append(ready.pop(rng.randrange(len(ready))))
+        for u in users[out[-1]]:
+            waiting[u] -= 1
+            if not waiting[u]:
+                ready.append(u)
+    return out
+
+
+def test_inductor_estimate_on_the_record_is_inductors_on_random_orders():
+    """``inductor_estimate`` (no torch) against Inductor's ``prepare_planning_info`` +
+    ``estimate_peak_memory`` on random orders of the U-Net's live graphs; and with the last
+    readers pinned, the simulator's peak of the pinned graph against Inductor's too."""
+    import random
+
+    from torch._inductor import config, memory
+    from torch._inductor.virtualized import V
+    from torch.utils._ordered_set import OrderedSet
+
+    from cpsched.readers.torch_frontend import SizeSymbols, snapshot
+
+    rng = random.Random(0)
+    checked = []
+
+    def probe(nodes):
+        sched = nodes[0].scheduler
+        ins = OrderedSet(V.graph.graph_inputs.keys())
+        outs = OrderedSet(V.graph.get_output_names())
+        rec = snapshot(nodes, sched.name_to_buf, sched.name_to_fused_node, ins, outs,
+                       SizeSymbols({}))
+        rec.update(format="cpsched-torch-graph", version=1, name="probe")
+        rec["inductor"]["order"] = rec["inductor"]["orders"]["baseline"]
+        by_name = {n.get_name(): n for n in nodes}
+
+        def torch_estimate(order):
+            ordered = [by_name[x] for x in order]
+            _, freeable = memory.prepare_planning_info(
+                ordered, sched.name_to_buf, sched.name_to_fused_node, ins, outs)
+            return int(memory.estimate_peak_memory(ordered, freeable, outs)[0])
+
+        pinned, n = pin_last_readers(rec)
+        g = graph_from_torch_dict(pinned)
+        params = [i for i in range(g.n_ops) if g.opcodes[i] == "parameter"]
+        for _ in range(10):
+            order = _random_order(rec, rng)
+            assert inductor_estimate(rec, order) == torch_estimate(order)
+            order = _random_order(pinned, rng)
+            ids = params + [g.op_index(x) for x in order]
+            assert simulate(g, ids, scenarios_for(g)).peak[0] == torch_estimate(order)
+        checked.append(n)
+        torch_estimate(list(by_name))  # the planning info of the order Inductor goes on with
+        return nodes
+
+    build, _, _ = corpus.PROGRAMS["unet_train"]
+    module, inputs, options = build()
+    with config.patch(_post_fusion_custom_pass=probe):
+        schedule_only(module, *inputs, **options)
+    assert len(checked) == 2 and sum(checked) >= 10
 
 
 SCRIPT = '''
