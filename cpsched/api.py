@@ -1088,6 +1088,7 @@ def _lift(module, sc: Scenarios, m: Method, opts: Mapping[str, Any], cfg: Solver
         per_computation,
         scenarios=sc,
         time_limit=cp_cfg.time_limit if solver else None,
+        deterministic=cfg.deterministic,
         method=label,
         never_worse=(m.name == "cp"),
         alternatives=alternatives,
