@@ -79,8 +79,10 @@ def test_cp_remat_repeats_exactly(capsys, tmp_path, layered):
 
 @pytest.mark.xfail(
     strict=False,
-    reason="under heavy load (2 cores, load 20) cp-joint's cp-remat hint still differs run to "
-    "run: a wall-clock stop remains inside cp-remat's baselines or the solver's wall guard",
+    reason="at load ~20 on 2 cores cp-joint's sequential hints (cp-overlap, cp-remat) still "
+    "differed run to run, though not in-process under a simulated fast wall clock "
+    "(tests/test_deterministic_load.py's way); suspected: the wall-clock guard of "
+    "deterministic CP-SAT runs in cp.runtime",
 )
 def test_cp_joint_repeats_exactly(capsys, tmp_path, parallel):
     g, path = parallel
