@@ -2027,14 +2027,15 @@ def _row_would_overrun(
     if is_solver(name):
         need = SOLVER_START_SECONDS_PER_OP * g.n_ops
         return (
-            f"{limit:.1f} s left for it, less than its setup (about {need:.1f} s at {g.n_ops} ops)"
+            f"{format_seconds(limit)} left for it, less than its setup (about "
+            f"{format_seconds(need)} at {g.n_ops} ops)"
             if limit < need
             else ""
         )
     guess = _heuristic_seconds(name, g)
     until = t_start + HEURISTICS_SHARE * (deadline - t_start)
     if time.perf_counter() + guess > until:
-        return f"no time (about {guess:.1f} s at {g.n_ops} ops)"
+        return f"no time (about {format_seconds(guess)} at {g.n_ops} ops)"
     return ""
 
 
