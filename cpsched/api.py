@@ -2234,11 +2234,13 @@ def frontier(
         bandwidth=bandwidth,
         device=device if device is not None else default_device(g),
         profile=profile,
-        workers=int(workers),
-        seed=int(seed),
-        deterministic=bool(deterministic),
         progress=progress,
-        deadline=deadline,
+        cfg=SolverConfig(
+            workers=int(workers),
+            seed=int(seed),
+            deterministic=bool(deterministic),
+            deadline=None if deterministic else deadline,
+        ),
     )
     return Frontier(**{k.name: getattr(f, k.name) for k in fields(f)})
 
