@@ -1084,6 +1084,7 @@ def _lift(module, sc: Scenarios, m: Method, opts: Mapping[str, Any], cfg: Solver
         per_computation,
         scenarios=sc,
         time_limit=cp_cfg.time_limit if solver else None,
+        deterministic=cfg.deterministic,
         method=label,
         never_worse=(m.name == "cp"),
         alternatives=alternatives,
@@ -2019,14 +2020,15 @@ def _row_would_overrun(
     if is_solver(name):
         need = SOLVER_START_SECONDS_PER_OP * g.n_ops
         return (
-            f"{limit:.1f} s left for it, less than its setup (about {need:.1f} s at {g.n_ops} ops)"
+            f"{format_seconds(limit)} left for it, less than its setup (about "
+            f"{format_seconds(need)} at {g.n_ops} ops)"
             if limit < need
             else ""
         )
     guess = _heuristic_seconds(name, g)
     until = t_start + HEURISTICS_SHARE * (deadline - t_start)
     if time.perf_counter() + guess > until:
-        return f"no time (about {guess:.1f} s at {g.n_ops} ops)"
+        return f"no time (about {format_seconds(guess)} at {g.n_ops} ops)"
     return ""
 
 
@@ -2225,11 +2227,13 @@ def frontier(
         bandwidth=bandwidth,
         device=device if device is not None else default_device(g),
         profile=profile,
-        workers=int(workers),
-        seed=int(seed),
-        deterministic=bool(deterministic),
         progress=progress,
-        deadline=deadline,
+        cfg=SolverConfig(
+            workers=int(workers),
+            seed=int(seed),
+            deterministic=bool(deterministic),
+            deadline=None if deterministic else deadline,
+        ),
     )
     return Frontier(**{k.name: getattr(f, k.name) for k in fields(f)})
 

@@ -51,6 +51,22 @@ class OpKind(IntEnum):
 _KIND_NAME = {k: k.name.lower().replace("_", "-") for k in OpKind}
 
 
+# an op's cost fields, and a buffer's flags with their defaults, as the JSON and networkx
+# layouts name them
+COST_KEYS = ("flops", "bytes_accessed", "transient")
+BUFFER_FLAGS = {"live_in": False, "live_out": False, "space": 0}
+
+
+def op_costs(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``add_op``'s cost keywords from an op record of the JSON or networkx layout."""
+    return {key: record.get(key, 0) for key in COST_KEYS}
+
+
+def buffer_flags(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``add_buffer``'s flag keywords from a buffer record of the JSON or networkx layout."""
+    return {key: record.get(key, default) for key, default in BUFFER_FLAGS.items()}
+
+
 @dataclass(frozen=True)
 class Collective:
     """Communication attributes of a collective op (sync, or the start of an async pair)."""
@@ -62,6 +78,19 @@ class Collective:
     replica_groups: tuple[tuple[int, ...], ...] = ()
     channel_id: int | None = None
     is_sync: bool = False  # XLA's collective_backend_config.is_sync
+
+    @classmethod
+    def from_record(cls, c: Mapping[str, Any]) -> Collective:
+        """From the ``collective`` record of a JSON or networkx graph (``bytes`` an int or an
+        expression string, the rest optional); missing or null replica groups are none."""
+        return cls(
+            kind=str(c["kind"]),
+            bytes=SymExpr.parse(c.get("bytes", 0)),
+            group_size=int(c.get("group_size", 1)),
+            replica_groups=tuple(tuple(int(x) for x in r) for r in c.get("replica_groups") or ()),
+            channel_id=c.get("channel_id"),
+            is_sync=bool(c.get("is_sync", False)),
+        )
 
 
 def _csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -265,6 +294,16 @@ class Graph:
     def kind(self, i: int) -> OpKind:
         return OpKind(int(self.kinds[i]))
 
+    def cost_strings(self, i: int) -> dict[str, str]:
+        """Op ``i``'s non-zero ``flops``, ``bytes_accessed`` and ``transient`` as expression
+        strings, in that order: how the JSON and networkx layouts write them."""
+        out = {}
+        for key in COST_KEYS:
+            e = getattr(self, key)[i]
+            if e.terms:
+                out[key] = str(e)
+        return out
+
     def attrs(self, i: int) -> Mapping[str, Any]:
         return self.op_attrs.get(i, MappingProxyType({}))
 
@@ -394,13 +433,7 @@ class Graph:
                 }
                 for j in defined
             ]
-            for key, exprs in (
-                ("flops", self.flops),
-                ("bytes_accessed", self.bytes_accessed),
-                ("transient", self.transient),
-            ):
-                if exprs[i].terms:
-                    attrs[key] = str(exprs[i])
+            attrs.update(self.cost_strings(i))
             extra = to_plain(dict(self.attrs(i)))
             if "duration" in extra:
                 attrs["duration"] = extra["duration"]
