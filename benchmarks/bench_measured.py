@@ -53,6 +53,8 @@ FIT_KEYS = (
     "vector_tflops",
     "fresh_memory_gbps",
     "fresh_buffer_mib",
+    "mapped_memory_gbps",
+    "mapped_buffer_mib",
     "step_overhead_us",
     "colocated_devices_factor",
 )
@@ -124,6 +126,7 @@ def cpu_rows(
             dev, _ = cpu_programs.fit_device(ok, exclude=r["program"])
             r["predicted_held_out"] = cpu_programs.predict_step(r, dev)
     env["held_out_seconds"] = round(time.perf_counter() - t0, 1)
+    env["mapped_programs"] = cpu_programs.mapped_programs(ok)
     for r in ok:
         g = r["_graph"]
         r["loops_without_trip_count"] = sum(
@@ -174,6 +177,7 @@ def cpu_section(rows: list[dict], env: dict, command: str) -> list[str]:
     load = env.get("load_1min")
     load_end = env.get("load_1min_end")
     fit = env.get("fit_here", {})
+    mapped = env.get("mapped_programs") or []
     fe = env.get("fit_errors", {})
     loads = (
         f"1-minute load average {load:.1f} at the start and "
@@ -206,11 +210,15 @@ def cpu_section(rows: list[dict], env: dict, command: str) -> list[str]:
         "touches), its matmul flops (dots, convolutions, XNNPACK fusions) over a matmul "
         "rate, its other flops over a vector rate, and the bytes of the buffers of 1 MiB or "
         "more it defines over a fresh-memory rate (XLA:CPU allocates them afresh every "
-        "execution: first writes fault); a step overhead once per execution; and "
+        "execution: first writes fault), and those of 32 MiB or more again over a "
+        "mapped-memory rate (glibc maps them afresh on every allocation: every page faults "
+        f"every execution; programs with such buffers: {', '.join(mapped) or 'none'}; a "
+        "program held out with the only ones gets this term 0); a step overhead once per "
+        "execution; and "
         "for a module of N devices (XLA:CPU runs them as N devices in one process on these "
-        "cores) N times a fitted factor times one device's work. Seven fitted figures (and the "
-        "1 MiB threshold, chosen): the first six on the single-device programs' profiled "
-        "ops (0.2 of a step's weight per program: XLA:CPU runs independent ops at once, "
+        "cores) N times a fitted factor times one device's work. Eight fitted figures (and "
+        "the 1 and 32 MiB thresholds, not fitted): the first seven on the single-device "
+        "programs' profiled ops (0.2 of a step's weight per program: XLA:CPU runs independent ops at once, "
         "which inflates their events) and median steps together, "
         "the factor on the multi-device programs' steps (`benchmarks/fit_cpu_preset.py`, "
         "`cpsched.measure.fit.fit_sum`). "
@@ -246,7 +254,8 @@ def cpu_section(rows: list[dict], env: dict, command: str) -> list[str]:
     out += [
         "",
         "Programs with a loop whose trip count XLA does not know (a data-dependent while: "
-        "the model counts one iteration): "
+        "the model counts one iteration; a condition that also bounds a counter gives only "
+        "an upper bound, not the count): "
         + (
             ", ".join(
                 f"{r['program']} ({_pct(_err(r.get('predicted_held_out'), r['step_seconds']))} "

@@ -225,6 +225,19 @@ def sum_program(row: dict):
     return row["_sum"]
 
 
+def mapped_programs(rows: list[dict]) -> list[str]:
+    """The programs whose modules define buffers that the ``mapped_memory_gbps`` term
+    charges (``mapped_buffer_mib`` and up): the only ones that fit that figure."""
+    from cpsched.measure.fit import SUM_TERMS
+
+    k = SUM_TERMS.index("mapped_memory_gbps")
+    return [
+        r["program"]
+        for r in rows
+        if "error" not in r and "_graph" in r and sum_program(r).step_terms[k] >= 1
+    ]
+
+
 def fit_device(rows: list[dict], exclude: str | None = None) -> tuple[dict, object]:
     """A ``cpu`` device mapping fitted on ``rows`` (all but ``exclude``): the additive
     per-class op time (``op_time = "sum"``: a launch, a byte moved, a matmul flop, a flop

@@ -8,11 +8,12 @@ median) and profiled (``--profile-runs`` steps; an op's time is its median over 
 fit (``cpsched.measure.fit.fit_sum``): an op's time is the sum of a launch cost, its bytes
 moved over a bandwidth, its matmul flops over a matmul rate and its other flops over a vector
 rate (``op_time = "sum"``), plus the bytes of the large buffers it defines (1 MiB and up)
-over a fresh-memory rate; those five and a step overhead are fitted together on the profiled
+over a fresh-memory rate, and the bytes of the buffers of 32 MiB and up it defines (which
+glibc maps afresh on every allocation) over a mapped-memory rate; those six and a step overhead are fitted together on the profiled
 ops (weighing little: XLA:CPU runs independent ops at once, which inflates their events) and
 the median steps of the single-device programs, then a factor for the modules of N devices
 (XLA:CPU runs them as N devices in one process on the same cores) on the multi-device
-programs' steps: seven fitted figures in all.
+programs' steps: eight fitted figures in all.
 
 The preset file names its source (the command, the date, jax, the machine, the programs and
 ops it came from, and its fit errors) for each fitted figure. ``cpsched`` uses it by default
@@ -45,6 +46,8 @@ FIGURES = (
     "vector_tflops",
     "fresh_memory_gbps",
     "fresh_buffer_mib",
+    "mapped_memory_gbps",
+    "mapped_buffer_mib",
     "step_overhead_us",
     "colocated_devices_factor",
 )
@@ -63,6 +66,12 @@ MEANING = {
     "fresh_buffer_mib": "not fitted: the threshold of fresh_memory_gbps (glibc's malloc "
     "hands out blocks from 128 KiB on by mmap and raises that threshold up to 32 MiB as "
     "blocks are freed; 0.5, 1 and 2 MiB fit the measured programs alike)",
+    "mapped_memory_gbps": "a byte of a buffer of at least mapped_buffer_mib that an op "
+    "defines, on top of fresh_memory_gbps: glibc's malloc maps such blocks afresh on every "
+    "allocation, so every page faults every execution",
+    "mapped_buffer_mib": "not fitted: glibc's adaptive mmap threshold stops at "
+    "DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB on 64-bit hosts (mallopt(3)); larger blocks are "
+    "always mapped",
     "step_overhead_us": "once per execution of the module",
     "colocated_devices_factor": "a module for N devices runs N XLA:CPU devices in one "
     "process on the same cores: its step is N times this factor times one device's work",
@@ -87,6 +96,12 @@ def preset_from_rows(rows: list[dict], env: dict, command: str) -> dict:
     sources = {k: f"{MEANING[k]}; {fitted}" for k in FIGURES if k != "colocated_devices_factor"}
     sources["op_time"] = MEANING["op_time"]
     sources["fresh_buffer_mib"] = MEANING["fresh_buffer_mib"]
+    sources["mapped_buffer_mib"] = MEANING["mapped_buffer_mib"]
+    mapped = cpu_programs.mapped_programs(ok)
+    sources["mapped_memory_gbps"] = (
+        f"{MEANING['mapped_memory_gbps']}; {fitted}; the programs with such buffers, the "
+        f"only ones that fit it: {', '.join(mapped) or 'none (not charged)'}"
+    )
     sources["colocated_devices_factor"] = (
         f"{MEANING['colocated_devices_factor']}; not fitted, 1: no multi-device programs "
         "were measured"

@@ -387,11 +387,10 @@ def _orders(
 
 
 def _solver_settings(
-    name: str, cfg: SolverConfig, seconds_available: float | None, *, deterministic: bool = True
+    name: str, cfg: SolverConfig, seconds_available: float | None
 ) -> dict[str, Any]:
     """What reproduces a solver's result (empty for heuristics): the engine, its version and
-    the settings it was given (``deterministic`` None where it was not given one), and the
-    seconds it had where a deadline cut its share."""
+    the settings it was given, and the seconds it had where a deadline cut its share."""
     if not is_solver(name):
         return {}
     return {
@@ -400,7 +399,7 @@ def _solver_settings(
         "time_limit": cfg.time_limit,
         "workers": cfg.workers,
         "seed": cfg.seed,
-        "deterministic": cfg.deterministic if deterministic else None,
+        "deterministic": cfg.deterministic,
         **(
             {"seconds_available": round(float(seconds_available), 3)}
             if seconds_available is not None
@@ -793,10 +792,9 @@ def _one_way(
     return c.time_limit, c.workers, c.seed, c.deterministic, c.log, c.deadline
 
 
-def _solver_keywords(cfg: SolverConfig, *, deterministic: bool = True) -> dict[str, Any]:
+def _solver_keywords(cfg: SolverConfig) -> dict[str, Any]:
     """``cfg`` as the keywords every registered method takes (the one place the settings
-    are spread out; ``deadline`` only where there is one). ``deterministic=False`` leaves
-    that setting out (the remat methods are not given it)."""
+    are spread out; ``deadline`` only where there is one)."""
     out: dict[str, Any] = {
         "time_limit": cfg.time_limit,
         "workers": cfg.workers,
@@ -804,8 +802,6 @@ def _solver_keywords(cfg: SolverConfig, *, deterministic: bool = True) -> dict[s
         "deterministic": cfg.deterministic,
         "log": cfg.log,
     }
-    if not deterministic:
-        del out["deterministic"]
     if cfg.deadline is not None:
         out["deadline"] = cfg.deadline
     return out
@@ -1188,10 +1184,8 @@ def _result(g: Graph, sc: Scenarios, m: Method, s: Schedule, call: _Call) -> Res
 
 
 def _remat_result(g: Graph, sc: Scenarios, m: Method, call: _Call) -> Result:
-    # the remat methods are given neither ``slack`` nor ``deterministic`` (their settings
-    # record the latter as None)
-    opts = {k: v for k, v in call.opts.items() if k != "slack"}
-    res: RematResult = m.fn(g, sc, **opts, **_solver_keywords(call.cfg, deterministic=False))
+    opts = {k: v for k, v in call.opts.items() if k != "slack"}  # an overlap option
+    res: RematResult = m.fn(g, sc, **opts, **_solver_keywords(call.cfg))
     return _to_result(g, sc, m, call, res, _reported(res.info, call))
 
 
@@ -1236,14 +1230,13 @@ def _to_result(
             budget=call.budget_bytes,
             schedule=answer,
         )
-    plan = isinstance(answer, RematResult)
     return Result(
         graph=g,
         status=answer.status,
         scenarios=sc,
         seconds=total,
         timings=_timings(total, answer.seconds, answer.info),
-        solver=_solver_settings(m.name, call.cfg, call.seconds_available, deterministic=not plan),
+        solver=_solver_settings(m.name, call.cfg, call.seconds_available),
         record=record_for(m.name, m.family, info),
         **figures,
     )
@@ -2027,14 +2020,15 @@ def _row_would_overrun(
     if is_solver(name):
         need = SOLVER_START_SECONDS_PER_OP * g.n_ops
         return (
-            f"{limit:.1f} s left for it, less than its setup (about {need:.1f} s at {g.n_ops} ops)"
+            f"{format_seconds(limit)} left for it, less than its setup (about "
+            f"{format_seconds(need)} at {g.n_ops} ops)"
             if limit < need
             else ""
         )
     guess = _heuristic_seconds(name, g)
     until = t_start + HEURISTICS_SHARE * (deadline - t_start)
     if time.perf_counter() + guess > until:
-        return f"no time (about {guess:.1f} s at {g.n_ops} ops)"
+        return f"no time (about {format_seconds(guess)} at {g.n_ops} ops)"
     return ""
 
 

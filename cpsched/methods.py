@@ -8,7 +8,7 @@ Every method is one function with one signature::
 
 - **Settings.** The solver settings come from one ``cpsched.cp.runtime.SolverConfig``,
   which ``cpsched.api`` builds once per call and spreads into these keywords at its one
-  call site (the remat family is not given ``deterministic``). A method ends by
+  call site (the remat family too). A method ends by
   ``deadline`` (a ``time.perf_counter()`` instant; wall-clock mode only) and reads no
   global state: the program a graph was read from is ``graph.program``.
 - **Options.** Options a method does not know are ignored, so that one set serves all;

@@ -264,3 +264,32 @@ def test_frontier_takes_deterministic_and_records_it():
     # deterministic: the deadline (already past here) is not used, every point is solved
     assert f.settings["deterministic"] is True
     assert all("ran out" not in str(p.get("message", "")) for p in f.points)
+
+
+def test_every_family_is_given_the_one_configs_settings(monkeypatch):
+    # --deterministic reaches the remat family too (it was once dropped there): the method
+    # receives the config's settings, and the result records what it was given
+    import cpsched.api as api_module
+    from cpsched.cp.runtime import SolverConfig
+    from cpsched.methods import get
+
+    seen = {}
+    g = cpsched.generators.random_layered(n=12, seed=3)
+    cfg = SolverConfig(time_limit=3, workers=1, seed=5, deterministic=True)
+    for name in ("cp-remat", "cp-joint", "cp", "cp-overlap", "xla-dfs"):
+        m = get(name)
+
+        def spy(graph, sc, _fn=m.fn, _name=name, **kw):
+            seen[_name] = {k: kw.get(k) for k in ("time_limit", "workers", "seed", "deterministic")}
+            return _fn(graph, sc, **kw)
+
+        monkeypatch.setattr(api_module, "get_method", lambda n, _m=m, _spy=spy: (
+            __import__("dataclasses").replace(_m, fn=_spy)))
+        try:
+            r = schedule(g, name, config=cfg, budget="100%" if m.family == "remat" else None)
+        except cpsched.api.BudgetError:
+            continue
+        if r.solver:
+            assert r.solver["deterministic"] is True and r.solver["seed"] == 5
+    for name in ("cp-remat", "cp-joint", "cp", "xla-dfs"):
+        assert seen[name] == {"time_limit": 3.0, "workers": 1, "seed": 5, "deterministic": True}

@@ -355,10 +355,11 @@ def test_sum_op_time_needs_a_vector_rate_and_knows_its_modes():
 
 def test_sum_fit_recovers_the_figures_that_made_the_ops_and_steps():
     """Programs made with known figures (a launch 0.4 us, 80 GB/s, 0.3 TFLOP/s matmul, 0.04
-    vector, 20 GB/s of fresh memory, a 50 us step, colocated devices x1.5): the fit gives
-    them back."""
+    vector, 20 GB/s of fresh memory, 5 GB/s of mapped memory, a 50 us step, colocated
+    devices x1.5): the fit gives them back. Without mapped buffers (every column 0) the
+    mapped rate is 0: not charged, rather than a made-up figure."""
     rng = np.random.default_rng(3)
-    theta = np.array([0.4e-6, 1 / 80e9, 1 / 0.3e12, 1 / 0.04e12, 1 / 20e9, 50e-6])
+    theta = np.array([0.4e-6, 1 / 80e9, 1 / 0.3e12, 1 / 0.04e12, 1 / 20e9, 1 / 5e9, 50e-6])
     progs = []
     for k in range(12):
         ops = np.column_stack(
@@ -368,20 +369,22 @@ def test_sum_fit_recovers_the_figures_that_made_the_ops_and_steps():
                 np.where(rng.random(30) < 0.3, 10 ** rng.uniform(5, 9, 30), 0.0),
                 10 ** rng.uniform(2, 6, 30),
                 np.where(rng.random(30) < 0.2, 10 ** rng.uniform(6, 8, 30), 0.0),
+                np.where(rng.random(30) < 0.1, 10 ** rng.uniform(7, 8, 30), 0.0),
             ]
         )
         calls = np.ones(30)
         step = ops.sum(axis=0)
         devices = 4 if k >= 9 else 1
-        one = float(step @ theta[:5])
-        measured = one + theta[5] if devices == 1 else devices * 1.5 * one + theta[5]
-        progs.append(SumProgram(f"p{k}", step, ops, ops @ theta[:5], calls, measured, devices))
+        one = float(step @ theta[:6])
+        measured = one + theta[6] if devices == 1 else devices * 1.5 * one + theta[6]
+        progs.append(SumProgram(f"p{k}", step, ops, ops @ theta[:6], calls, measured, devices))
     fit = fit_sum(progs)
     assert fit.launch_overhead == pytest.approx(0.4e-6, rel=0.02)
     assert fit.bandwidth == pytest.approx(80e9, rel=0.02)
     assert fit.matmul_flops == pytest.approx(0.3e12, rel=0.02)
     assert fit.vector_flops == pytest.approx(0.04e12, rel=0.02)
     assert fit.fresh_bandwidth == pytest.approx(20e9, rel=0.02)
+    assert fit.mapped_bandwidth == pytest.approx(5e9, rel=0.02)
     assert fit.step_overhead == pytest.approx(50e-6, rel=0.05)
     assert fit.colocated_factor == pytest.approx(1.5, rel=0.02)
     assert fit.multi_programs == 3 and fit.samples == 9 * 30
@@ -391,6 +394,20 @@ def test_sum_fit_recovers_the_figures_that_made_the_ops_and_steps():
         )
     keys = fit.file_keys()
     assert keys["op_time"] == "sum" and keys["hbm_gbps"] == pytest.approx(80, rel=0.02)
+    assert keys["mapped_memory_gbps"] == pytest.approx(5, rel=0.02)
+    assert keys["mapped_buffer_mib"] == 32.0
+    unmapped = []
+    for p in progs:
+        st, ops = p.step_terms.copy(), p.op_terms.copy()
+        st[5] = 0.0
+        ops[:, 5] = 0.0
+        th = theta.copy()
+        th[5] = 0.0
+        one = float(st @ th[:6])
+        m = one + th[6] if p.devices == 1 else p.devices * 1.5 * one + th[6]
+        unmapped.append(SumProgram(p.program, st, ops, ops @ th[:6], p.op_calls, m, p.devices))
+    bare = fit_sum(unmapped)
+    assert bare.mapped_bandwidth == 0.0 and bare.bandwidth == pytest.approx(80e9, rel=0.02)
 
 
 def test_sum_program_terms_are_the_timelines_of_unit_devices():
@@ -399,7 +416,7 @@ def test_sum_program_terms_are_the_timelines_of_unit_devices():
     g = read_hlo_text(SCAN)
     p = sum_program(g, [], "scan", 1e-3, 1, fresh_mib=1 / 16)  # buffers of 64 KiB and up
     dev = load_device({**SUM_DEVICE, "step_overhead_us": 30})
-    theta = np.array([0.5e-6, 1 / 100e9, 1 / 0.2e12, 1 / 0.05e12, 1 / 10e9, 30e-6])
+    theta = np.array([0.5e-6, 1 / 100e9, 1 / 0.2e12, 1 / 0.05e12, 1 / 10e9, 1 / 1e9, 30e-6])
     fresh = load_device(
         {**SUM_DEVICE, "step_overhead_us": 30, "fresh_memory_gbps": 10, "fresh_buffer_mib": 1 / 16}
     )
@@ -420,6 +437,23 @@ def test_fresh_memory_charges_the_large_buffers_an_op_defines():
     assert charged.sum() == pytest.approx(MATRIX / 1e9)
     none = op_times(g, load_device({**base, "fresh_buffer_mib": 1.0}))[0]
     assert none == pytest.approx(plain)
+
+
+def test_mapped_memory_charges_the_buffers_past_its_threshold_on_top():
+    """ys (64 KiB) is past a 64 KiB mapped threshold: it pays its bytes at the mapped rate
+    on top of the fresh-memory rate; a mapped threshold above it charges nothing more, and
+    so does a preset without a mapped rate."""
+    g = read_hlo_text(SCAN)
+    kib64 = 64 * 1024 / 2**20
+    fresh = {**SUM_DEVICE, "fresh_memory_gbps": 1, "fresh_buffer_mib": kib64}
+    base = op_times(g, load_device(fresh))[0]
+    mapped = {**fresh, "mapped_memory_gbps": 0.5, "mapped_buffer_mib": kib64}
+    more = op_times(g, load_device(mapped))[0] - base
+    assert more[g.op_index("ys")] == pytest.approx(MATRIX / 0.5e9)
+    assert more.sum() == pytest.approx(MATRIX / 0.5e9)
+    above = op_times(g, load_device({**mapped, "mapped_buffer_mib": 1.0}))[0]
+    assert above == pytest.approx(base)
+    assert load_device(fresh).mapped_memory_bandwidth == 0.0
 
 
 def test_colocated_step_is_n_times_the_factor_times_one_devices_work():

@@ -257,3 +257,39 @@ def test_keep_check_reads_the_optimized_program_and_compares_orders():
     res = k.compare(before, swapped)
     assert not res["kept"] and res["dropped_by_xla"] == 1
     assert res["out_of_order"] == ["main: 1 out of order, first b"]  # b now before a
+
+
+def test_an_equal_memory_row_with_too_little_time_names_both_times(monkeypatch):
+    # a few milliseconds left, less than the row's setup: both times in a unit that shows
+    # them (make demo printed "0.0 s left for it, less than its setup (about 0.0 s ...)")
+    import time
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from cpsched import api
+    from cpsched.analysis.records import OverlapRecord
+    from cpsched.core.scenarios import static
+    from cpsched.cp.runtime import SolverConfig
+
+    g = HloConverter(parse_hlo_text(_text("mesh3_named"))).graph()
+    own = 2_526_468
+    results = {
+        "cp-overlap": SimpleNamespace(
+            peak={"static": own}, budget={"static": own}, record=OverlapRecord()
+        ),
+        "far_above": SimpleNamespace(
+            peak={"static": int(own * 1.05)}, budget=None, record=OverlapRecord()
+        ),
+    }
+    timelines = {k: SimpleNamespace(exposed_comm=np.array([70e-6])) for k in results}
+    rows, errors = list(results), {}
+    monkeypatch.setattr(api, "_row_time_limit", lambda *a: 0.0042)
+    cfg = SolverConfig(time_limit=1.0, workers=1, deadline=time.perf_counter() + 60)
+    api._overlap_at_baselines(g, static(), results, timelines, errors, rows, None, None, cfg, {})
+    need = api.format_seconds(api.SOLVER_START_SECONDS_PER_OP * g.n_ops)
+    assert "ms" in need
+    assert errors == {
+        "cp-overlap@far_above": "not run: 4.20 ms left for it, less than its setup (about "
+        f"{need} at {g.n_ops} ops)"
+    }

@@ -158,6 +158,8 @@ _FILE_KEYS: dict[str, tuple[str, float]] = {
     "colocated_devices_factor": ("colocated_devices_factor", 1),
     "fresh_memory_gbps": ("fresh_memory_bandwidth", _G),
     "fresh_buffer_mib": ("fresh_buffer_min", 2**20),
+    "mapped_memory_gbps": ("mapped_memory_bandwidth", _G),
+    "mapped_buffer_mib": ("mapped_buffer_min", 2**20),
 }
 _PLAIN_KEYS = ("name", "description", "default_dtype", "sources", "extends", "op_time")
 
@@ -201,6 +203,12 @@ class Device:
     # large buffers afresh every execution: the first write into each page faults); 0: not
     fresh_memory_bandwidth: float = 0.0
     fresh_buffer_min: float = 0.0
+    # ``op_time = "sum"``: an op that defines a buffer of at least ``mapped_buffer_min``
+    # bytes pays its bytes at ``mapped_memory_bandwidth`` on top (glibc's malloc maps such
+    # blocks afresh on every allocation, past its adaptive threshold's 32 MiB ceiling, so
+    # every page of them faults every execution); 0: not charged
+    mapped_memory_bandwidth: float = 0.0
+    mapped_buffer_min: float = 0.0
     description: str = ""
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
@@ -270,6 +278,8 @@ class Device:
             "colocated_devices_factor",
             "fresh_memory_bandwidth",
             "fresh_buffer_min",
+            "mapped_memory_bandwidth",
+            "mapped_buffer_min",
         ):
             v = getattr(self, attr)
             if not (v >= 0 and math.isfinite(v)):
@@ -762,6 +772,10 @@ def op_times(
             if device.op_time == "sum" and device.fresh_memory_bandwidth > 0:
                 out[:, real] += fresh_bytes(graph, real, device.fresh_buffer_min, scenarios) / (
                     device.fresh_memory_bandwidth
+                )
+            if device.op_time == "sum" and device.mapped_memory_bandwidth > 0:
+                out[:, real] += fresh_bytes(graph, real, device.mapped_buffer_min, scenarios) / (
+                    device.mapped_memory_bandwidth
                 )
     for i, a in graph.op_attrs.items():
         if "duration" in a:

@@ -356,12 +356,24 @@ def fit_scale(steps: Iterable[Step]) -> ScaleFit:
 
 # What each term of ``op_time = "sum"`` charges, in the order of ``SumProgram.op_terms``'s
 # columns: a launch, a byte moved, a matmul flop, a flop outside matmuls, a byte of a large
-# buffer an op defines (``fresh_buffer_mib``).
-SUM_TERMS = ("launch_overhead_us", "hbm_gbps", "fp32_tflops", "vector_tflops", "fresh_memory_gbps")
+# buffer an op defines (``fresh_buffer_mib``), a byte of a mapped buffer it defines
+# (``mapped_buffer_mib``).
+SUM_TERMS = (
+    "launch_overhead_us",
+    "hbm_gbps",
+    "fp32_tflops",
+    "vector_tflops",
+    "fresh_memory_gbps",
+    "mapped_memory_gbps",
+)
 # The buffers whose first writes the fifth term charges: at least this large (MiB). Not
 # fitted: glibc's malloc hands out blocks from 128 KiB on by mmap, raising that threshold
 # up to 32 MiB as blocks are freed; on the measured programs 0.5, 1 and 2 MiB fit alike
 FRESH_BUFFER_MIB = 1.0
+# The buffers that are mapped afresh on every allocation: past the ceiling of glibc's
+# adaptive mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB on 64-bit hosts; mallopt(3)),
+# so their pages fault every execution however often they were freed before. Not fitted
+MAPPED_BUFFER_MIB = 32.0
 # How much each program's profiled ops weigh in the fit, together, beside its step (1): the
 # per-op events are inflated where XLA:CPU runs independent ops at once on the cores and by
 # the profiler itself, the steps are what the model is held to
@@ -376,8 +388,8 @@ class SumProgram:
     beside them), its median step and device count."""
 
     program: str
-    step_terms: np.ndarray  # [5]
-    op_terms: np.ndarray  # [n, 5]
+    step_terms: np.ndarray  # [len(SUM_TERMS)]
+    op_terms: np.ndarray  # [n, len(SUM_TERMS)]
     op_seconds: np.ndarray  # [n] per call
     op_calls: np.ndarray  # [n] per step
     measured: float
@@ -400,6 +412,8 @@ def _unit_device(term: int, fresh_mib: float = FRESH_BUFFER_MIB) -> Any:
             "vector_tflops": 1e-12 if term == 3 else free,
             "fresh_memory_gbps": 1e-9 if term == 4 else 0.0,  # 0: not charged
             "fresh_buffer_mib": fresh_mib,
+            "mapped_memory_gbps": 1e-9 if term == 5 else 0.0,  # 0: not charged
+            "mapped_buffer_mib": MAPPED_BUFFER_MIB,
             # every device of XLA:CPU is in one process: its transfers are memory copies
             "nvlink_gbps": 1e-9 if term == 1 else free,
             "network_gbps": 1e-9 if term == 1 else free,
@@ -457,6 +471,7 @@ class SumFit:
     op_median_abs_log_ratio: float  # profiled ops of single-device programs
     step_median_abs_log_ratio: float  # single-device steps
     fresh_buffer_mib: float = FRESH_BUFFER_MIB
+    mapped_bandwidth: float = 0.0  # bytes/s of mapped buffers (0: not charged)
 
     def file_keys(self) -> dict[str, Any]:
         return {
@@ -468,6 +483,8 @@ class SumFit:
             "vector_tflops": _round(self.vector_flops / 1e12),
             "fresh_memory_gbps": _round(self.fresh_bandwidth / 1e9),
             "fresh_buffer_mib": self.fresh_buffer_mib,
+            "mapped_memory_gbps": _round(self.mapped_bandwidth / 1e9),
+            "mapped_buffer_mib": MAPPED_BUFFER_MIB,
             "step_overhead_us": _round(self.step_overhead / 1e-6),
             "colocated_devices_factor": _round(self.colocated_factor),
         }
@@ -480,6 +497,7 @@ class SumFit:
                 1 / self.matmul_flops,
                 1 / self.vector_flops,
                 1 / self.fresh_bandwidth,
+                1 / self.mapped_bandwidth if self.mapped_bandwidth > 0 else 0.0,
                 self.step_overhead,
             ]
         )
@@ -525,8 +543,9 @@ def fit_sum(
     op_weight: float = OP_WEIGHT,
     fresh_mib: float = FRESH_BUFFER_MIB,
 ) -> SumFit:
-    """The additive model's six figures (a launch's, a byte's, a matmul flop's, another
-    flop's and a fresh large buffer's byte's cost, and the step overhead) fitted together on
+    """The additive model's seven figures (a launch's, a byte's, a matmul flop's, another
+    flop's, a fresh large buffer's byte's and a mapped buffer's byte's cost, and the step
+    overhead) fitted together on
     the profiled ops and the median steps of the single-device programs: each program's ops
     weigh as their shares of its profiled time, ``op_weight`` in all, its step 1; the least
     weighted relative error (``_nonneg_rel_fit``). Then the colocated devices' factor: the
@@ -583,6 +602,7 @@ def fit_sum(
         op_median_abs_log_ratio=float(np.median(op_err)) if len(op_err) else math.nan,
         step_median_abs_log_ratio=float(np.median(step_err)),
         fresh_buffer_mib=fresh_mib,
+        mapped_bandwidth=1 / float(th[5]) if th[5] > 0 else 0.0,
     )
 
 
