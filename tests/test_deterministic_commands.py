@@ -77,13 +77,6 @@ def test_cp_remat_repeats_exactly(capsys, tmp_path, layered):
     assert a == b
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="at load ~20 on 2 cores cp-joint's sequential hints (cp-overlap, cp-remat) still "
-    "differed run to run, though not in-process under a simulated fast wall clock "
-    "(tests/test_deterministic_load.py's way); suspected: the wall-clock guard of "
-    "deterministic CP-SAT runs in cp.runtime",
-)
 def test_cp_joint_repeats_exactly(capsys, tmp_path, parallel):
     g, path = parallel
     budget = _budget(g, from_dim_specs(["b=2", "s=64"]))
