@@ -1205,27 +1205,34 @@ class _GraphBuild:
             held[bid_of[v]] = True
         for v in _flat(root_tree):
             held[bid_of[v]] = True
+        gaps = self.loop_state_gaps(g, bid_of, root_tree) if self.is_while_body else ()
+        return _CompResult(g, held, root_sources, gaps, total_f, total_b, self.notes)
+
+    def loop_state_gaps(self, g: Graph, bid_of, root_tree: Tree) -> tuple:
+        """A while body's loop-state parameters that its root does not pass through, each
+        (buffer, constant size, its readers, the op written over it or None); sizes that
+        are not constant are left out."""
         gaps = []
-        if self.is_while_body:
-            passed = set(_flat(root_tree))
-            const = self.conv.const
-            for (pnum, _idx), pv in self.param_vid.items():
-                if pnum != 0 or pv in passed:
-                    continue
-                size = const(vals[pv].size)
-                if not size.is_constant:
-                    continue
-                readers = [g.op_index(r) for r in vals[pv].users]
-                writer = self.merged.get(pv)
-                gaps.append(
-                    (
-                        bid_of[pv],
-                        int(size.constant_value),
-                        readers,
-                        g.op_index(writer) if writer is not None else None,
-                    )
+        passed = set(_flat(root_tree))
+        const = self.conv.const
+        vals = self.vals
+        for (pnum, _idx), pv in self.param_vid.items():
+            if pnum != 0 or pv in passed:
+                continue
+            size = const(vals[pv].size)
+            if not size.is_constant:
+                continue
+            readers = [g.op_index(r) for r in vals[pv].users]
+            writer = self.merged.get(pv)
+            gaps.append(
+                (
+                    bid_of[pv],
+                    int(size.constant_value),
+                    readers,
+                    g.op_index(writer) if writer is not None else None,
                 )
-        return _CompResult(g, held, root_sources, tuple(gaps), total_f, total_b, self.notes)
+            )
+        return tuple(gaps)
 
     def share_loop_state(self, root_tree: Tree) -> None:
         """A while body writes its result over its parameter: each root value the body
