@@ -19,6 +19,9 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/cpsched compare models/hlo/demo.hlo --async-collectives --time-limit 10
 
+# the whole main suite, no marker left out (CI runs exactly this); where its time goes:
+# CPSCHED_TEST_TIMES=FILE make test writes each test's wall and CPU seconds to FILE
+# (tests/conftest.py), and benchmarks/results_tests.md ("Suite time") has the last figures
 test: $(STAMP)
 	$(BIN)/python -m pytest tests
 

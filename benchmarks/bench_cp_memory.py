@@ -97,7 +97,7 @@ def suite_checkmate(args) -> str:
             a = run(b, SolverConfig(time_limit=args.time_limit, workers=2, seed=r))
             alone_t.append(a.seconds)
             t0 = time.perf_counter()
-            nv = solve_naive(g, time_limit=args.time_limit, seed=r)
+            nv = solve_naive(g, cfg=SolverConfig(time_limit=args.time_limit, seed=r))
             naive_t.append(time.perf_counter() - t0)
         rows.append(f"| {short(path)} | {g.n_ops} | {len(g.pred_idx)} | {given:,} | "
                     f"{int(s.peak_bytes[0]):,} | {int(s.lower_bound_bytes[0]):,} | {s.status} | "
@@ -154,7 +154,7 @@ def suite_naive(args) -> str:
     for n in args.sizes:
         path = rlg_file(n)
         g = read_nx_json(str(path))
-        nv = solve_naive(g, time_limit=args.time_limit)
+        nv = solve_naive(g, cfg=SolverConfig(time_limit=args.time_limit))
         nb = peak(g, nv["order"])[0] if nv["order"] else None
         s = solve(g, time_limit=args.time_limit)
         rows.append(f"| {short(path)} | {fmt(nb)} / {fmt(nv['bound'])} / {nv['status']} "
@@ -193,7 +193,7 @@ def suite_models(args) -> str:
         res = []
         for seed in range(args.runs):
             if opts is None:
-                r = solve_naive(g, time_limit=args.time_limit, seed=seed, hint=hint)
+                r = solve_naive(g, cfg=SolverConfig(time_limit=args.time_limit, seed=seed), hint=hint)
                 res.append((r["status"], r["seconds"], r["objective"], r["bound"]))
                 continue
             b = build(p, ObjectiveSpec("weighted", weights=np.ones(1)), opts, hint=hint)

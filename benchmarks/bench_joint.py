@@ -50,6 +50,7 @@ from cpsched.cp.joint.problem import (  # noqa: E402
 )
 from cpsched.strategies.joint.method import solve_joint  # noqa: E402
 from cpsched.cp.overlap.problem import build_problem  # noqa: E402
+from cpsched.cp.runtime import SolverConfig  # noqa: E402
 from cpsched.strategies.overlap.method import solve_overlap  # noqa: E402
 from cpsched.strategies.remat.method import solve_remat  # noqa: E402
 from cpsched.generators import transformer_parallel  # noqa: E402
@@ -89,7 +90,7 @@ def one(
     # the budget-free bound (every plan at every budget; cpsched.strategies.joint.bounds): the
     # overlap model without a memory limit, once per program
     full = build_problem(g, sc)
-    free_lb, free_ms, _ = no_memory_bound(full, relax_limit, {})
+    free_lb, free_ms, _ = no_memory_bound(full, relax_limit, SolverConfig())
     free = {
         "no_memory_bound": float(free_lb[0]),
         "no_memory_makespan": None if free_ms is None else float(free_ms[0]),

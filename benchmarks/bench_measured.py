@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -44,6 +45,22 @@ REPO = cpu_programs.REPO
 OUT = REPO / "benchmarks" / "results_measured.md"
 DATA = REPO / "benchmarks" / "results_measured.json"
 CPU_TARGET = 0.20
+# the cpu preset's fitted figures (fit_cpu_preset.FIGURES less op_time)
+FIT_KEYS = (
+    "launch_overhead_us",
+    "hbm_gbps",
+    "fp32_tflops",
+    "vector_tflops",
+    "fresh_memory_gbps",
+    "fresh_buffer_mib",
+    "mapped_memory_gbps",
+    "mapped_buffer_mib",
+    "step_overhead_us",
+    "colocated_devices_factor",
+)
+# a 1-minute load above this at the start, on 2 cores, is more than the run's own (one
+# program at a time: about 1)
+BUSY_LOAD = 1.5
 GPU_TARGET = 0.15
 MEM_TARGET = 0.02
 
@@ -92,16 +109,12 @@ def cpu_rows(
     except Exception:  # no preset yet: the column says so
         shipped = None
     env["shipped"] = shipped.sources.get("fp32_tflops", "") if shipped else "no cpu preset"
-    all_dev, rf, sf = cpu_programs.fit_device(ok)
-    env["fit_here"] = {
-        k: all_dev[k]
-        for k in (
-            "fp32_tflops",
-            "bf16_tflops",
-            "hbm_gbps",
-            "launch_overhead_us",
-            "step_overhead_us",
-        )
+    all_dev, sf = cpu_programs.fit_device(ok)
+    env["fit_here"] = {k: all_dev[k] for k in FIT_KEYS}
+    env["fit_errors"] = {
+        "ops": sf.samples,
+        "op_median_abs_log_ratio": round(sf.op_median_abs_log_ratio, 3),
+        "step_median_abs_log_ratio": round(sf.step_median_abs_log_ratio, 3),
     }
     t0 = time.perf_counter()
     for r in ok:
@@ -110,11 +123,19 @@ def cpu_rows(
         if len(ok) > 2:
             # held out: the roofline without this program's ops, the overheads without its
             # step (refitting the roofline once per program is the slow part: seconds each)
-            dev, _, _ = cpu_programs.fit_device(ok, exclude=r["program"])
+            dev, _ = cpu_programs.fit_device(ok, exclude=r["program"])
             r["predicted_held_out"] = cpu_programs.predict_step(r, dev)
     env["held_out_seconds"] = round(time.perf_counter() - t0, 1)
+    env["mapped_programs"] = cpu_programs.mapped_programs(ok)
+    for r in ok:
+        g = r["_graph"]
+        r["loops_without_trip_count"] = sum(
+            1
+            for i, op in enumerate(g.opcodes)
+            if op == "while" and (g.op_attrs.get(i) or {}).get("trip_count") is None
+        )
     for r in rows:
-        for k in ("_graph", "final_text", "samples", "step_seconds_runs"):
+        for k in ("_graph", "_sum", "final_text", "samples", "step_seconds_runs"):
             r.pop(k, None)
     return rows, env
 
@@ -137,37 +158,76 @@ def cpu_section(rows: list[dict], env: dict, command: str) -> list[str]:
         errs = [e for e in errs if e is not None]
         single = [_err(r.get(key), r["step_seconds"]) for r in ok if r.get("devices", 1) == 1]
         single = [e for e in single if e is not None]
+        multi = [_err(r.get(key), r["step_seconds"]) for r in ok if r.get("devices", 1) > 1]
+        multi = [e for e in multi if e is not None]
+
+        def within(es):
+            return sum(abs(e) <= CPU_TARGET for e in es)
+
+        def med(es):
+            return f"{100 * statistics.median(abs(e) for e in es):.0f} %" if es else "-"
+
         if errs:
             counts.append(
-                f"- {label}: **{sum(abs(e) <= CPU_TARGET for e in errs)} of {len(errs)}** "
-                f"programs within 20 % ({sum(abs(e) <= CPU_TARGET for e in single)} of "
-                f"{len(single)} single-device ones); median |error| "
-                f"{100 * statistics.median(abs(e) for e in errs):.0f} %"
+                f"- {label}: **{within(errs)} of {len(errs)}** programs within 20 %, median "
+                f"|error| {med(errs)} (single-device: {within(single)} of {len(single)}, "
+                f"median {med(single)}; multi-device: {within(multi)} of {len(multi)}, "
+                f"median {med(multi)})"
             )
     load = env.get("load_1min")
     load_end = env.get("load_1min_end")
     fit = env.get("fit_here", {})
+    mapped = env.get("mapped_programs") or []
+    fe = env.get("fit_errors", {})
+    loads = (
+        f"1-minute load average {load:.1f} at the start and "
+        + (f"{load_end:.1f} at the end" if load_end is not None else "? at the end")
+        if load is not None
+        else "load average unknown"
+    )
+    if load is not None and load > BUSY_LOAD:
+        loads += (
+            f" (**above {BUSY_LOAD} at the start, more than this run's own: the machine's "
+            "2 cores were shared with other work, so every step and op time here is slowed "
+            "down by it, unevenly; rerun the command on a quiet machine**)"
+        )
+    else:
+        loads += " (the run's own: one program at a time, nothing else running)"
     out = [
         "## XLA:CPU: XLA's order of every corpus program, predicted against measured",
         "",
         f"Command: `{command}`",
         "",
-        f"jax {env['jax']} (XLA:CPU) on {env['machine']}, {env['date']}; 1-minute load "
-        f"average {load:.1f} at the start and {load_end:.1f} at the end "
-        "(**the machine's 2 cores were shared with other work: every step and op time here "
-        "is slowed down by it, unevenly; rerun the command on a quiet machine**). "
+        f"jax {env['jax']} (XLA:CPU) on {env['machine']}, {env['date']}; {loads}. "
         f"Per program: {env['repeat']} timed steps (median; q1-q3 beside it) and "
         f"{env['profile_runs']} profiled steps, programs one after the other.",
         "",
         "Predicted: cpsched's timeline model of XLA's final module (XLA:CPU fuses and "
         "schedules the program again; its module is read back) in the order it ran, with a "
-        "`cpu` device: the roofline (fp32/bf16 FLOP/s, memory bandwidth, a per-op launch "
-        "floor) fitted to the profiler's per-op times, then a factor on those times, a "
-        "launch overhead per op (a loop's body ops count every iteration) and a step "
-        "overhead fitted to the single-device programs' step times "
-        "(`benchmarks/fit_cpu_preset.py`, "
-        "`cpsched.measure.fit`). "
-        f"Figures fitted in this run: {', '.join(f'{k} {v}' for k, v in fit.items())}. "
+        '`cpu` device whose op time is a sum (`op_time = "sum"`): a launch cost per op (a '
+        "loop's body ops count every iteration of its known trip count), the bytes the op "
+        "moves over a bandwidth (an in-place update or a slice counts the part it "
+        "touches), its matmul flops (dots, convolutions, XNNPACK fusions) over a matmul "
+        "rate, its other flops over a vector rate, and the bytes of the buffers of 1 MiB or "
+        "more it defines over a fresh-memory rate (XLA:CPU allocates them afresh every "
+        "execution: first writes fault), and those of 32 MiB or more again over a "
+        "mapped-memory rate (glibc maps them afresh on every allocation: every page faults "
+        f"every execution; programs with such buffers: {', '.join(mapped) or 'none'}; a "
+        "program held out with the only ones gets this term 0); a step overhead once per "
+        "execution; and "
+        "for a module of N devices (XLA:CPU runs them as N devices in one process on these "
+        "cores) N times a fitted factor times one device's work. Eight fitted figures (and "
+        "the 1 and 32 MiB thresholds, not fitted): the first seven on the single-device "
+        "programs' profiled ops (0.2 of a step's weight per program: XLA:CPU runs independent ops at once, "
+        "which inflates their events) and median steps together, "
+        "the factor on the multi-device programs' steps (`benchmarks/fit_cpu_preset.py`, "
+        "`cpsched.measure.fit.fit_sum`). "
+        f"Figures fitted in this run: {', '.join(f'{k} {v}' for k, v in fit.items())}; "
+        f"per-op error of that fit: median |log(model/measured)| "
+        f"{fe.get('op_median_abs_log_ratio', '-')} over {fe.get('ops', '-')} profiled ops "
+        f"of the single-device programs (a factor of "
+        f"{math.exp(fe['op_median_abs_log_ratio']) if fe else float('nan'):.2f}), "
+        f"{fe.get('step_median_abs_log_ratio', '-')} per single-device step. "
         f"The shipped preset's source: {env.get('shipped', '-')}.",
         "",
         "Within 20 % of the measured median:",
@@ -193,10 +253,25 @@ def cpu_section(rows: list[dict], env: dict, command: str) -> list[str]:
         out.append(f"| {r['program']} | {r.get('devices', 1)} | " + " | ".join(cells) + " |")
     out += [
         "",
+        "Programs with a loop whose trip count XLA does not know (a data-dependent while: "
+        "the model counts one iteration; a condition that also bounds a counter gives only "
+        "an upper bound, not the count): "
+        + (
+            ", ".join(
+                f"{r['program']} ({_pct(_err(r.get('predicted_held_out'), r['step_seconds']))} "
+                "held out)"
+                for r in ok
+                if r.get("loops_without_trip_count")
+            )
+            or "none"
+        )
+        + ".",
+        "",
         "A module for N devices runs as N XLA:CPU devices in one process on the same "
-        "cores: its measured step holds all N devices' work, so its prediction is N "
-        "times one device's timeline (less the step overhead, counted once); those "
-        "programs' steps are not in the overhead fit, their ops are in the roofline fit. "
+        "cores: its measured step holds all N devices' work, so its prediction is N times "
+        "the colocated factor times one device's timeline (less the step overhead, counted "
+        "once); their profiled ops (N devices' ops contend for the cores) are not in the "
+        "fit. "
         "`profiled ops`: the sum of the profiler's per-op events of one step, all "
         "devices (a loop's own event holds its body's, so loops count twice there).",
     ]
@@ -478,6 +553,11 @@ def main(argv: list[str] | None = None) -> int:
     lines += [""] + gpu_section()
     Path(a.out).write_text("\n".join(lines) + "\n")
     print(f"wrote {a.out}")
+    if a.raw and not a.from_raw and not a.gpu_only:
+        print(
+            "the cpu preset is not refitted by this command; to fit it to this run: "
+            f"python benchmarks/fit_cpu_preset.py --from-raw --raw {a.raw}"
+        )
     return 0
 
 

@@ -153,12 +153,13 @@ def run_evict(gname: str, frac: float, gbps: float, limit: float, quick: bool) -
 def run_just_under(seeds=range(6), limit: float = 30.0) -> list[dict]:
     """Small random graphs at 95 % of their least peak over all orders: no order fits, and
     often no baseline either, so the CP models must find the plan."""
+    from cpsched.cp.runtime import SolverConfig
     from cpsched.strategies.remat.method import min_peak_order
     from cpsched.generators import random_layered
     rows = []
     for seed in seeds:
         g = random_layered(n=60, seed=seed)
-        _, pk, st = min_peak_order(g, None, time_limit=20, workers=2)
+        _, pk, st = min_peak_order(g, None, cfg=SolverConfig(time_limit=20, workers=2))
         budget = int(0.95 * pk[0])
         t0 = time.perf_counter()
         try:

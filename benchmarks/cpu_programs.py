@@ -84,12 +84,12 @@ def predict(graph, device) -> float:
 def predict_step(row: dict, device) -> float:
     """The predicted step of a measured program on this host: the timeline's step for one
     device; for a module of N devices, which XLA:CPU runs as N devices in one process on
-    the same cores, N times its ops (one step overhead): the devices' work shares the
-    cores, each op already using all of them."""
+    the same cores, ``N * colocated_devices_factor`` times one device's work plus one step
+    overhead (``cpsched.measure.run.colocated_step``, as ``cpsched run`` reports it)."""
+    from cpsched.measure.run import colocated_step
+
     dev = load_device(device)
-    one = predict(row["_graph"], dev)
-    n = row.get("devices", 1)
-    return one if n <= 1 else n * (one - dev.step_overhead) + dev.step_overhead
+    return colocated_step(predict(row["_graph"], dev), row.get("devices", 1), dev)
 
 
 def measure(src: Path, python: str, repeat: int, profile_runs: int) -> dict:
@@ -161,7 +161,7 @@ def save_raw(path: str, rows: list[dict], env: dict) -> None:
     import gzip
     import json
 
-    keep = [{k: v for k, v in r.items() if k != "_graph"} for r in rows]
+    keep = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
     with gzip.open(path, "wt") as f:
         json.dump({"env": env, "rows": keep}, f)
 
@@ -185,10 +185,10 @@ def load_raw(path: str) -> tuple[list[dict], dict]:
 BASE = {
     "name": "cpu",
     "default_dtype": "fp32",
-    "nvlink_latency_us": 5.0,
-    "network_latency_us": 5.0,
-    "pcie_latency_us": 1.0,
-    "collective_launch_us": 10.0,
+    "nvlink_latency_us": 0.0,
+    "network_latency_us": 0.0,
+    "pcie_latency_us": 0.0,
+    "collective_launch_us": 0.0,
     "gpus_per_node": 1024,
 }
 BASE_SOURCES = {
@@ -196,11 +196,12 @@ BASE_SOURCES = {
     "memory copies, so the fitted memory bandwidth",
     "network_gbps": "as nvlink_gbps (every device of XLA:CPU is in one process)",
     "pcie_gbps": "as nvlink_gbps (host memory is the device's memory)",
-    "nvlink_latency_us": "not fitted: an estimate of one rendezvous of XLA:CPU's in-process "
-    "collectives",
+    "nvlink_latency_us": "not fitted, 0: a collective between XLA:CPU's devices in one "
+    "process is timed as the memory copy of its bytes; what its rendezvous costs beyond "
+    "that is in colocated_devices_factor (fitted on the multi-device programs' steps)",
     "network_latency_us": "as nvlink_latency_us",
-    "pcie_latency_us": "not fitted: an estimate (a copy in host memory)",
-    "collective_launch_us": "not fitted: an estimate",
+    "pcie_latency_us": "as nvlink_latency_us (a host copy is a memory copy)",
+    "collective_launch_us": "as nvlink_latency_us",
     "gpus_per_node": "every XLA:CPU device is in one process: never the network class",
 }
 
@@ -209,44 +210,48 @@ def single_device(row: dict) -> bool:
     return "error" not in row and row.get("devices", 1) == 1
 
 
-def fit_device(
-    rows: list[dict], exclude: str | None = None, step_fit: str = "scale"
-) -> tuple[dict, object, object]:
-    """A ``cpu`` device mapping fitted on ``rows`` (all but ``exclude``): the roofline on the
-    per-op samples of every program, then, on the step times of the single-device ones (a
-    module for N devices runs N of them on the same cores), either (``scale``) a factor on
-    the roofline's times with the launch and step overheads, or (``launch``) the launch and
-    step overheads alone."""
-    from cpsched.measure.fit import Sample, fit_roofline, fit_scale, fit_steps, step_terms
+def sum_program(row: dict):
+    """The row's ``SumProgram`` (``cpsched.measure.fit``), computed once and kept."""
+    from cpsched.measure.fit import Sample, sum_program
+
+    if "_sum" not in row:
+        row["_sum"] = sum_program(
+            row["_graph"],
+            [Sample(**s) for s in row["samples"]],
+            row["program"],
+            row["step_seconds"],
+            row.get("devices", 1),
+        )
+    return row["_sum"]
+
+
+def mapped_programs(rows: list[dict]) -> list[str]:
+    """The programs whose modules define buffers that the ``mapped_memory_gbps`` term
+    charges (``mapped_buffer_mib`` and up): the only ones that fit that figure."""
+    from cpsched.measure.fit import SUM_TERMS
+
+    k = SUM_TERMS.index("mapped_memory_gbps")
+    return [
+        r["program"]
+        for r in rows
+        if "error" not in r and "_graph" in r and sum_program(r).step_terms[k] >= 1
+    ]
+
+
+def fit_device(rows: list[dict], exclude: str | None = None) -> tuple[dict, object]:
+    """A ``cpu`` device mapping fitted on ``rows`` (all but ``exclude``): the additive
+    per-class op time (``op_time = "sum"``: a launch, a byte moved, a matmul flop, a flop
+    outside matmuls, a byte of a large buffer defined) and the step overhead on the
+    single-device programs' profiled ops and steps together, then the colocated devices'
+    factor on the multi-device programs' steps (``cpsched.measure.fit.fit_sum``)."""
+    from cpsched.measure.fit import fit_sum
 
     use = [r for r in rows if "error" not in r and r["program"] != exclude]
-    rf = fit_roofline([Sample(**s) for r in use for s in r["samples"]], default_fp32=True)
-    dev = {**BASE, **rf.file_keys()}
+    sf = fit_sum(sum_program(r) for r in use)
+    dev = {**BASE, **sf.file_keys()}
     for key in ("nvlink_gbps", "network_gbps", "pcie_gbps"):
         dev[key] = dev["hbm_gbps"]
-    steps = [
-        step_terms(r["_graph"], dev, r["program"], r["step_seconds"])
-        for r in use
-        if single_device(r)
-    ]
-    if step_fit == "launch":
-        sf = fit_steps(steps)
-        dev.update(sf.file_keys())
-    else:
-        sf = fit_scale(steps)
-        k = sf.scale
-        dev["fp32_tflops"] = _round(rf.peak_flops_fp32 / k / 1e12)
-        dev["bf16_tflops"] = _round(rf.peak_flops_bf16 / k / 1e12)
-        dev["hbm_gbps"] = _round(rf.bandwidth / k / 1e9)
-        dev["launch_overhead_us"] = _round(sf.launch_overhead * 1e6)
-        dev["step_overhead_us"] = _round(sf.step_overhead * 1e6)
-    for key in ("nvlink_gbps", "network_gbps", "pcie_gbps"):
-        dev[key] = dev["hbm_gbps"]
-    return dev, rf, sf
-
-
-def _round(x: float) -> float:
-    return float(f"{x:.4g}")
+    return dev, sf
 
 
 def shown_args(argv: list[str], hidden: tuple[str, ...]) -> list[str]:

@@ -4,16 +4,16 @@
 
 Every corpus program (``cpu_programs.sources()``: the bundled dumps and models/hlo/corpus,
 XLA:CPU's default-scheduler variant) is compiled by XLA:CPU, timed (``--repeat`` steps,
-median) and profiled (``--profile-runs`` steps; an op's time is its median over them). Two
-fits (``cpsched.measure.fit``):
-
-1. the roofline: fp32 and bf16 peak FLOP/s, memory bandwidth and a per-op floor, on every
-   profiled op of XLA's final modules (cpsched's flops and bytes of each op beside its
-   measured time, weighted by its share of the time);
-2. the steps: a factor on the roofline's op times, a launch overhead per op (a loop's body
-   ops count every iteration) and a step overhead, on the single-device programs' median
-   step times (what the runtime spends around and between the ops, which the per-op events
-   do not hold, and what other work on the cores takes in proportion to the ops').
+median) and profiled (``--profile-runs`` steps; an op's time is its median over them). The
+fit (``cpsched.measure.fit.fit_sum``): an op's time is the sum of a launch cost, its bytes
+moved over a bandwidth, its matmul flops over a matmul rate and its other flops over a vector
+rate (``op_time = "sum"``), plus the bytes of the large buffers it defines (1 MiB and up)
+over a fresh-memory rate, and the bytes of the buffers of 32 MiB and up it defines (which
+glibc maps afresh on every allocation) over a mapped-memory rate; those six and a step overhead are fitted together on the profiled
+ops (weighing little: XLA:CPU runs independent ops at once, which inflates their events) and
+the median steps of the single-device programs, then a factor for the modules of N devices
+(XLA:CPU runs them as N devices in one process on the same cores) on the multi-device
+programs' steps: eight fitted figures in all.
 
 The preset file names its source (the command, the date, jax, the machine, the programs and
 ops it came from, and its fit errors) for each fitted figure. ``cpsched`` uses it by default
@@ -32,45 +32,86 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cpu_programs  # noqa: E402
 
-from cpsched.measure.fit import preset  # noqa: E402
+from cpsched.measure.fit import OP_WEIGHT, preset  # noqa: E402
 
 DEFAULT_OUT = cpu_programs.REPO / "cpsched" / "cost" / "devices" / "cpu.json"
 
 
+FIGURES = (
+    "op_time",
+    "launch_overhead_us",
+    "hbm_gbps",
+    "fp32_tflops",
+    "bf16_tflops",
+    "vector_tflops",
+    "fresh_memory_gbps",
+    "fresh_buffer_mib",
+    "mapped_memory_gbps",
+    "mapped_buffer_mib",
+    "step_overhead_us",
+    "colocated_devices_factor",
+)
+MEANING = {
+    "op_time": "an op's time is the sum of its terms (a launch, the bytes it moves, its "
+    "matmul flops, its other flops), so that a loop's time is its body's whatever the mix",
+    "launch_overhead_us": "the fixed cost of one op (a loop's body ops count every iteration)",
+    "hbm_gbps": "the bytes an op moves (reads and writes; an in-place update or a slice "
+    "counts the part it touches)",
+    "fp32_tflops": "a flop of a dot, convolution or matmul custom-call (XNNPACK fusions)",
+    "bf16_tflops": "as fp32_tflops (one matmul rate: XLA:CPU's bf16 dots are not faster here)",
+    "vector_tflops": "a flop outside matmuls (elementwise, reductions)",
+    "fresh_memory_gbps": "a byte of a buffer of at least fresh_buffer_mib that an op defines, "
+    "on top of its other terms: XLA:CPU allocates such buffers afresh every execution and "
+    "the first write into each page faults",
+    "fresh_buffer_mib": "not fitted: the threshold of fresh_memory_gbps (glibc's malloc "
+    "hands out blocks from 128 KiB on by mmap and raises that threshold up to 32 MiB as "
+    "blocks are freed; 0.5, 1 and 2 MiB fit the measured programs alike)",
+    "mapped_memory_gbps": "a byte of a buffer of at least mapped_buffer_mib that an op "
+    "defines, on top of fresh_memory_gbps: glibc's malloc maps such blocks afresh on every "
+    "allocation, so every page faults every execution",
+    "mapped_buffer_mib": "not fitted: glibc's adaptive mmap threshold stops at "
+    "DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB on 64-bit hosts (mallopt(3)); larger blocks are "
+    "always mapped",
+    "step_overhead_us": "once per execution of the module",
+    "colocated_devices_factor": "a module for N devices runs N XLA:CPU devices in one "
+    "process on the same cores: its step is N times this factor times one device's work",
+}
+
+
 def preset_from_rows(rows: list[dict], env: dict, command: str) -> dict:
-    dev, rf, sf = cpu_programs.fit_device(rows)
+    dev, sf = cpu_programs.fit_device(rows)
     ok = [r for r in rows if "error" not in r]
-    where = (
-        f"`{command}` on {env['machine']}, jax {env['jax']} (XLA:CPU), {env['date']}, "
-        f"1-minute load {env.get('load_1min', '?'):.1f} at the start"
+    load = env.get("load_1min")
+    where = f"`{command}` on {env['machine']}, jax {env['jax']} (XLA:CPU), {env['date']}, " + (
+        f"1-minute load {load:.1f} at the start" if load is not None else "load unknown"
     )
-    roof = (
-        f"fitted: {where}; roofline on {rf.samples} profiled ops of {rf.programs} "
-        f"programs' final modules (median |log(model/measured)| per op "
-        f"{rf.median_abs_log_ratio:.2f}; per-op floor {rf.launch_overhead * 1e6:.2g} us)"
+    single = sum(1 for r in ok if r.get("devices", 1) == 1)
+    fitted = (
+        f"fitted: {where}; with the other terms, on the {sf.samples} profiled ops (together "
+        f"{OP_WEIGHT} of a step's weight per program) and the "
+        f"median steps of {single} single-device programs (median |log(model/measured)| "
+        f"per op {sf.op_median_abs_log_ratio:.2f}, per step "
+        f"{sf.step_median_abs_log_ratio:.2f}; cpsched.measure.fit.fit_sum)"
     )
-    if hasattr(sf, "scale"):  # a factor on the roofline, launch and step overheads
-        scaled = (
-            f"; then times {sf.scale:.3g}, the factor on the roofline's op times that, with "
-            f"a launch and a step overhead, fits the median step times of {sf.programs} "
-            f"single-device programs best (median |log(model/measured)| per step "
-            f"{sf.median_abs_log_ratio:.2f})"
-        )
-        sources = {k: roof + scaled for k in ("fp32_tflops", "bf16_tflops", "hbm_gbps")}
-        steps = (
-            f"fitted: {where}; with the factor on the roofline, on the median step times "
-            f"of {sf.programs} single-device programs (median |log(model/measured)| per "
-            f"step {sf.median_abs_log_ratio:.2f})"
-        )
-        sources.update({"launch_overhead_us": steps, "step_overhead_us": steps})
-    else:
-        steps = (
-            f"fitted: {where}; on the median step times of {sf.programs} single-device "
-            f"programs with the roofline held (median |log(model/measured)| per step "
-            f"{sf.median_abs_log_ratio:.2f})"
-        )
-        sources = {k: roof for k in ("fp32_tflops", "bf16_tflops", "hbm_gbps")}
-        sources.update({"launch_overhead_us": steps, "step_overhead_us": steps})
+    sources = {k: f"{MEANING[k]}; {fitted}" for k in FIGURES if k != "colocated_devices_factor"}
+    sources["op_time"] = MEANING["op_time"]
+    sources["fresh_buffer_mib"] = MEANING["fresh_buffer_mib"]
+    sources["mapped_buffer_mib"] = MEANING["mapped_buffer_mib"]
+    mapped = cpu_programs.mapped_programs(ok)
+    sources["mapped_memory_gbps"] = (
+        f"{MEANING['mapped_memory_gbps']}; {fitted}; the programs with such buffers, the "
+        f"only ones that fit it: {', '.join(mapped) or 'none (not charged)'}"
+    )
+    sources["colocated_devices_factor"] = (
+        f"{MEANING['colocated_devices_factor']}; not fitted, 1: no multi-device programs "
+        "were measured"
+        if not sf.multi_programs
+        else None
+    ) or (
+        f"{MEANING['colocated_devices_factor']}; fitted: {where}; the median over "
+        f"{sf.multi_programs} multi-device programs of measured step / (N * one device's "
+        "work), with the other figures held"
+    )
     sources.update(cpu_programs.BASE_SOURCES)
     figures = {k: v for k, v in dev.items() if k not in ("name", "default_dtype")}
     out = preset(
@@ -124,19 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     data = preset_from_rows(rows, env, command)
     Path(a.out).write_text(json.dumps(data, indent=2) + "\n")
-    print(
-        f"wrote {a.out}: "
-        + ", ".join(
-            f"{k} {data[k]}"
-            for k in (
-                "fp32_tflops",
-                "bf16_tflops",
-                "hbm_gbps",
-                "launch_overhead_us",
-                "step_overhead_us",
-            )
-        )
-    )
+    print(f"wrote {a.out}: " + ", ".join(f"{k} {data[k]}" for k in FIGURES))
     return 0
 
 

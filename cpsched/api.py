@@ -25,13 +25,14 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from cpsched import generators  # noqa: F401  (re-exported: ``cpsched.generators``)
 from cpsched.analysis.memory import lower_bound as static_lower_bound
 from cpsched.analysis.memory import simulate as simulate_memory
+from cpsched.analysis.records import OverlapRecord, Record, TimedRecord, record_for
 from cpsched.analysis.schedule import INFEASIBLE, Schedule, make_schedule
 from cpsched.core import arguments, signals
 from cpsched.core.errors import (
@@ -42,7 +43,7 @@ from cpsched.core.errors import (
     InputTypeError,
     LimitError,
 )
-from cpsched.core.graph import Graph, attach_program
+from cpsched.core.graph import Graph, attach_program, attach_source_file
 from cpsched.core.inputs import loads_json
 from cpsched.core.nx_graph import from_networkx as convert
 from cpsched.core.plain import to_plain
@@ -62,6 +63,7 @@ from cpsched.cost.timeline import simulate_timeline
 from cpsched.cp.memory.cuts import CUT_MAX_OPS
 from cpsched.cp.memory.problem import from_graph as cut_problem
 from cpsched.cp.remat.problem import min_memory_bound
+from cpsched.cp.runtime import SolverConfig
 from cpsched.methods import Method, check_options, load_all
 from cpsched.methods import get as get_method
 from cpsched.plot import plot_frontier, plot_memory
@@ -71,7 +73,7 @@ from cpsched.readers.hlo.buffer_assignment import allocation_figures
 from cpsched.readers.hlo.convert import HloConverter, read_hlo_module, scheduled_computations
 from cpsched.readers.hlo.parser import parse_hlo_text
 from cpsched.readers.hlo.verify import verify_module
-from cpsched.readers.jax_frontend import from_jax_program  # jax is imported when called
+from cpsched.readers.jax_frontend import from_jax  # jax is imported when called
 from cpsched.readers.json_graph import graph_from_dict
 from cpsched.readers.nx_json import graph_from_node_link
 from cpsched.readers.stablehlo.convert import read_stablehlo_text
@@ -103,17 +105,30 @@ from cpsched.writers.hlo import (
 from cpsched.writers.remat_hlo import write_remat_hlo
 from cpsched.writers.schedule import schedule_to_dict
 
-# ``schedule(objective=...)``: the method that solves it and the objective passed to it.
-OBJECTIVES: dict[str, tuple[str, str]] = {
-    "weighted": ("cp", "weighted"),
-    "minimax": ("cp", "minimax"),
-    "lexicographic": ("cp", "lexicographic"),
-    "budget": ("cp", "budget"),
-    "overlap": ("cp-overlap", "makespan"),
-    "distance": ("cp-overlap", "distance"),
-    "remat": ("cp-remat", "time"),
-    "time": ("cp-joint", "time"),
+
+class Problem(NamedTuple):
+    """What ``schedule(objective=NAME)`` (``--objective NAME``) asks for: the method that
+    solves it, and the value it passes as that method's ``objective`` option (cp: the
+    scenario weighting, or ``budget``; cp-overlap: the objective, makespan or distance;
+    cp-remat and cp-joint: ``time``). Vocabulary: ``cpsched.analysis.records``."""
+
+    method: str
+    option: str
+
+
+# The problems by the name the user gives (the option keeps the name ``objective``).
+PROBLEMS: dict[str, Problem] = {
+    "weighted": Problem("cp", "weighted"),
+    "minimax": Problem("cp", "minimax"),
+    "lexicographic": Problem("cp", "lexicographic"),
+    "budget": Problem("cp", "budget"),
+    "overlap": Problem("cp-overlap", "makespan"),
+    "distance": Problem("cp-overlap", "distance"),
+    "remat": Problem("cp-remat", "time"),
+    "time": Problem("cp-joint", "time"),
 }
+# the name it had (pairs of method and option; kept for callers of the API)
+OBJECTIVES = PROBLEMS
 # The min-peak solver is registered as ``cp``; in tables it sits beside ``cp-overlap``.
 ROW_NAMES = {"cp": "cp-memory"}
 DEFAULT_TIME_LIMIT = 10.0
@@ -140,36 +155,54 @@ class Result:
     ----------
     graph : Graph
         The graph scheduled (for a remat plan: the graph before clones and copies).
-    method, status : str
-        The method's name and its status: ``OPTIMAL`` (proven), ``FEASIBLE``,
-        ``HEURISTIC``, ``HEURISTIC_FALLBACK``, ``INFEASIBLE``, ``GIVEN`` (the input's own
-        order), or a remat status.
+    method : str
+        The registered name of the method (``given`` for ``simulate``'s order).
+    status : str
+        ``OPTIMAL`` (proven for the method's objective), ``FEASIBLE`` (a solver's, not
+        proven), ``HEURISTIC``, ``HEURISTIC_FALLBACK`` (a solver returned the best
+        heuristic), ``INFEASIBLE`` (the budget proven impossible), ``GIVEN`` (the input's
+        own order), or a remat plan's status (``OVER_BUDGET``...).
     scenarios : Scenarios
-        The shape scenarios; one order serves them all.
+        The shape scenarios; one order serves them all. Every per-scenario mapping below is
+        keyed by their names.
     order : tuple of int
         The entry computation's order (op indices; ``order_names()`` gives names).
     orders : dict
         Order per computation (op names): the entry computation, and every other computation
         the method ordered.
-    peak, bound, gap : dict
-        Per scenario: simulated peak bytes, the best proven lower bound on the peak of any
-        order, and ``(peak - bound) / peak``. Empty bound and gap for remat plans (their
-        peak is set by the budget).
+    peak : dict
+        Bytes per scenario: the simulated peak of the order (of the plan, for remat).
+    bound : dict
+        Bytes per scenario: the best proven lower bound on the peak of any order. Empty for
+        remat plans (their peak is set by the budget).
+    gap : dict
+        ``(peak - bound) / peak`` per scenario (a fraction; empty for remat plans).
+    seconds : float
+        Wall time of the call, reading the budget's reference and validation included.
     budget : dict or None
-        Bytes per scenario the method was asked to fit.
+        Bytes per scenario the method was asked to fit (None: no budget).
     plan : RematResult or None
-        The remat / offload plan (clones, evictions, prefetches per scenario).
+        The remat / offload plan (clones, evictions, prefetches per scenario); None for an
+        order.
     schedule : Schedule or None
         The validated schedule the figures come from (peak and bound as byte arrays per
         scenario, the computations' orders); None for a remat plan.
-    seconds : float
-        Wall time of the method, validation included.
     timings : dict
-        Seconds per phase when the method reports them (``total`` always).
+        Seconds: ``total``, ``method``, and each phase the method reports.
     solver : dict
-        The solver settings that reproduce the result (empty for heuristics).
-    info : dict
-        Everything else the method reported (objective values, messages, baselines).
+        The solver settings that reproduce the result (``engine``, ``ortools``,
+        ``time_limit``, ``workers``, ``seed``, ``deterministic``, and ``seconds_available``
+        where a deadline cut the solver's share); empty for heuristics.
+    record : Record
+        What the method's family reports beyond these fields, typed
+        (``cpsched.analysis.records``): ``MinPeakRecord`` (cp), ``OverlapRecord``
+        (cp-overlap), ``RematRecord`` (cp-remat, remat-fixed-order), ``JointRecord``
+        (cp-joint), ``RematHeuristicRecord`` (the remat heuristics), ``Record`` (the
+        others). Every record has ``message``, ``interrupted``, ``lower_bound_note``,
+        ``budget_reference`` and, on an HLO module, ``module`` (``ModuleRecord``).
+    info : mapping (read-only)
+        ``record`` as the JSON view: the keys the method reported, in its order (what
+        ``--json`` and the schedule files write).
     """
 
     graph: Graph
@@ -187,7 +220,12 @@ class Result:
     schedule: Schedule | None = None
     timings: Mapping[str, float] = field(default_factory=dict)
     solver: Mapping[str, Any] = field(default_factory=dict)
-    info: Mapping[str, Any] = field(default_factory=dict)
+    record: Record = field(default_factory=Record)
+
+    @property
+    def info(self) -> Mapping[str, Any]:
+        """``record``'s JSON view, read-only."""
+        return self.record.view()
 
     def order_names(self) -> list[str]:
         """The entry computation's order as op names."""
@@ -215,7 +253,7 @@ class Result:
         """
         path = arguments.text(os.fspath(path), "path")
         if self.status == INFEASIBLE:
-            raise InfeasibleError(self.info.get("message") or "the budget cannot be met")
+            raise InfeasibleError(self.record.message or "the budget cannot be met")
         if async_collectives is None:
             async_collectives = bool(self.graph.meta.get("async_collectives"))
         source = source_file(self.graph)
@@ -293,9 +331,10 @@ class Result:
                 s = self.scenarios.names.index(n)
                 text += f", added time {float(self.plan.added_time_pct[s]):.2f} %"
             lines.append(text)
-        makespan = self.info.get("makespan")
-        if isinstance(makespan, Mapping) and makespan:
-            unit = self.info.get("unit", "s")
+        rec = self.record
+        makespan = rec.makespan if isinstance(rec, TimedRecord) else None
+        if isinstance(rec, TimedRecord) and isinstance(makespan, Mapping) and makespan:
+            unit = rec.unit or "s"
             lines.append(
                 "  makespan "
                 + ", ".join(f"{n} {format_time(v, unit)}" for n, v in makespan.items())
@@ -347,58 +386,29 @@ def _orders(
     return out
 
 
-def _solver_settings(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+def _solver_settings(
+    name: str, cfg: SolverConfig, seconds_available: float | None
+) -> dict[str, Any]:
+    """What reproduces a solver's result (empty for heuristics): the engine, its version and
+    the settings it was given, and the seconds it had where a deadline cut its share."""
     if not is_solver(name):
         return {}
     return {
         "engine": "CP-SAT",
         "ortools": ortools_version(),
-        **{k: options.get(k) for k in ("time_limit", "workers", "seed", "deterministic")},
+        "time_limit": cfg.time_limit,
+        "workers": cfg.workers,
+        "seed": cfg.seed,
+        "deterministic": cfg.deterministic,
         **(
-            {"seconds_available": round(float(options["seconds_available"]), 3)}
-            if options.get("seconds_available") is not None
+            {"seconds_available": round(float(seconds_available), 3)}
+            if seconds_available is not None
             else {}
         ),
     }
 
 
 # -- reading ---------------------------------------------------------------------------------
-
-
-def from_jax(
-    fn,
-    *example_args,
-    dims: Mapping[Any, str] | None = None,
-    stage: str = "optimized",
-    constraints: Sequence[str] = (),
-    name: str | None = None,
-    **jit_kwargs,
-) -> Graph:
-    """The ``Graph`` of a JAX function at ``example_args`` (needs ``cpsched[jax]``).
-
-    - ``stage="optimized"`` (default): XLA's optimized HLO module for this machine's
-      backend (``jax.jit(fn).lower(...).compile().as_text()``), the graph reading its
-      ``--xla_dump_to`` file gives; ``schedule`` orders every computation of the module and
-      ``Result.write`` writes it back scheduled.
-    - ``stage="stablehlo"``: ``jax.export``'s StableHLO, before XLA's fusion; ``dims``
-      maps arguments (position or name) to symbolic shape specs (``{"x": "b, 256"}``),
-      ``constraints`` such as ``["b <= 4096"]``: every size is a polynomial in the dims.
-
-    Other keyword arguments go to ``jax.jit`` (``donate_argnums``, ``static_argnums``, ...).
-    """
-    g, module = from_jax_program(
-        fn,
-        *example_args,
-        dims=dims,
-        stage=stage,
-        constraints=constraints,
-        name=name,
-        **jit_kwargs,
-    )
-    if module is not None:
-        verify_module(module)  # what XLA's verifier refuses is not scheduled
-        attach_program(g, module)
-    return g
 
 
 def from_networkx(G, name: str | None = None) -> Graph:
@@ -470,7 +480,7 @@ def read(source, *, async_collectives: bool = False) -> Graph:
         source = source_file(g)
         g = convert_sync_collectives(g)
         if source:
-            _SOURCE_FILES[g] = source
+            attach_source_file(g, source)  # the same input, to be kept from being overwritten
     return g
 
 
@@ -493,11 +503,6 @@ def async_collectives_note(graph: Graph) -> str | None:
     return "--async-collectives: the graph has no collective to treat as async"
 
 
-# every graph read from a file remembers it, so that ``Result.write`` never writes over the
-# input the user gave
-_SOURCE_FILES: weakref.WeakKeyDictionary[Graph, str] = weakref.WeakKeyDictionary()
-
-
 def _read_path(path: str) -> Graph:
     if not path:
         raise InputError("the input path is empty")
@@ -505,14 +510,15 @@ def _read_path(path: str) -> Graph:
         g = _entry_graph(verify_module(read_hlo_module(path)))
     else:
         g = read_graph(path)
-    _SOURCE_FILES[g] = path
-    return g
+    # the graph remembers its file, so that ``Result.write`` never writes over the input
+    return attach_source_file(g, path)
 
 
 def source_file(graph: Graph) -> str | None:
-    """The file ``graph`` was read from (by ``read``), or None."""
+    """The file ``graph`` was read from (by ``read``: ``graph.source_file``, else its
+    program's file), or None."""
     module = graph.program
-    return _SOURCE_FILES.get(graph) or (module.path if module is not None else None)
+    return graph.source_file or (module.path if module is not None else None)
 
 
 def _entry_graph(module) -> Graph:
@@ -651,6 +657,7 @@ def schedule(
     log: bool = False,
     progress: Callable | None = None,
     deadline: float | None = None,
+    config: SolverConfig | None = None,
     **options: Any,
 ) -> Result:
     """Schedule ``graph`` with one method and return its validated ``Result``.
@@ -663,9 +670,10 @@ def schedule(
         A name from ``methods()``. Default ``cp`` (minimum peak, with a proven bound), or the
         method that solves ``objective``.
     objective : str, optional
-        ``weighted`` (default of ``cp``), ``minimax``, ``lexicographic``, ``budget`` (min-peak
-        order, ``cp``); ``overlap`` / ``distance`` (collective overlap, ``cp-overlap``);
-        ``remat`` (recompute / evict to fit ``budget``, ``cp-remat``).
+        Which problem (``PROBLEMS``): ``weighted`` (default of ``cp``), ``minimax``,
+        ``lexicographic``, ``budget`` (min-peak order, ``cp``); ``overlap`` / ``distance``
+        (collective overlap, ``cp-overlap``); ``remat`` (recompute / evict to fit
+        ``budget``, ``cp-remat``); ``time`` (least makespan within ``budget``, ``cp-joint``).
     scenarios : Scenarios, dict or list, optional
         Shape scenarios (see ``scenarios_for``); default the graph's own, else static.
     time_limit : float, optional
@@ -688,6 +696,10 @@ def schedule(
         A ``time.perf_counter()`` instant by which a solver returns, every phase included;
         default: the call's start plus
         ``time_limit``. Ignored with ``deterministic`` (limits are work units there).
+    config : SolverConfig, optional
+        ``time_limit``, ``workers``, ``seed``, ``deterministic``, ``log`` and ``deadline`` as
+        one object (``cpsched.cp.runtime.SolverConfig``; what the command line passes),
+        instead of the keywords one by one (giving both is an ``InputError``).
     **options
         Method options (``slack``, ``evict``, ``device``, ``profile``, ``bandwidth``,
         ``reorder``...); options this method does not use are ignored, a name no method
@@ -710,6 +722,9 @@ def schedule(
     True
     """
     t0 = time.perf_counter()
+    time_limit, workers, seed, deterministic, log, deadline = _one_way(
+        config, time_limit, workers, seed, deterministic, log, deadline
+    )
     _check_solver_options(method, time_limit, workers, seed, deterministic=deterministic, log=log)
     deadline = _checked_deadline(deadline)
     if objective is not None:
@@ -729,19 +744,67 @@ def schedule(
         deadline = None
     elif deadline is None:
         deadline = t0 + float(time_limit)
-    opts.update(
+    cfg = SolverConfig(
         time_limit=float(time_limit),
         workers=int(workers),
         seed=int(seed),
         deterministic=bool(deterministic),
         log=bool(log),
+        deadline=deadline,
     )
     if progress is not None:
         opts["progress"] = progress
     # a solver keeps its best result on a signal; the signal stays seen until the call ends,
     # so that one before the solve (reading, the budget's reference) stops the solve too
     with signals.keep_work() if deadline is not None else contextlib.nullcontext():
-        return _schedule(g, sc, m, opts, budget, objective, deadline, t0)
+        return _schedule(g, sc, m, opts, cfg, budget, objective, t0)  # objective: the problem
+
+
+def _one_way(
+    config: SolverConfig | None,
+    time_limit,
+    workers,
+    seed,
+    deterministic,
+    log,
+    deadline,
+    default_time_limit: float | None = None,
+) -> tuple:
+    """The solver settings, given as ``config`` or as the keywords (their defaults left
+    alone; ``InputError`` where both are given)."""
+    if config is None:
+        return time_limit, workers, seed, deterministic, log, deadline
+    loose = {
+        "time_limit": time_limit is not None and time_limit != default_time_limit,
+        "workers": workers != DEFAULT_WORKERS,
+        "seed": seed != DEFAULT_SEED,
+        "deterministic": bool(deterministic),
+        "log": bool(log),
+        "deadline": deadline is not None,
+    }
+    given = [k for k, v in loose.items() if v]
+    if given:
+        raise InputError(
+            f"{', '.join(given)} given both as a keyword and in config: give the solver "
+            "settings one way"
+        )
+    c = config
+    return c.time_limit, c.workers, c.seed, c.deterministic, c.log, c.deadline
+
+
+def _solver_keywords(cfg: SolverConfig) -> dict[str, Any]:
+    """``cfg`` as the keywords every registered method takes (the one place the settings
+    are spread out; ``deadline`` only where there is one)."""
+    out: dict[str, Any] = {
+        "time_limit": cfg.time_limit,
+        "workers": cfg.workers,
+        "seed": cfg.seed,
+        "deterministic": cfg.deterministic,
+        "log": cfg.log,
+    }
+    if cfg.deadline is not None:
+        out["deadline"] = cfg.deadline
+    return out
 
 
 def _schedule(
@@ -749,9 +812,9 @@ def _schedule(
     sc: Scenarios,
     m: Method,
     opts: dict[str, Any],
+    cfg: SolverConfig,
     budget,
-    objective: str | None,
-    deadline: float | None,
+    problem: str | None,
     t0: float,
 ) -> Result:
     budget_bytes: dict[str, int] | None = None
@@ -764,18 +827,17 @@ def _schedule(
     if stopped_by is not None:
         # stopped before the solve began (in the budget's reference): nothing to keep
         raise signals.Interrupted(stopped_by)
-    if deadline is not None:
-        opts["deadline"] = deadline
-        # the solver's share of the limit; the command line says so when it is under half
-        opts["seconds_available"] = max(0.0, deadline - time.perf_counter())
+    # the solver's share of the limit; the command line says so when it is under half
+    available = None if cfg.deadline is None else max(0.0, cfg.deadline - time.perf_counter())
+    call = _Call(opts, cfg, available, budget_bytes, reference, t0)
     if opts.get("objective") == "budget" and budget is None:
         raise InputError("--objective budget needs --budget (bytes, 8GiB or 90%)")
     if m.family == "remat":
         if budget is None:
             raise InputError(
-                f"--objective {objective or 'remat'} needs --budget (bytes, 8GiB or 90%)"
+                f"--objective {problem or 'remat'} needs --budget (bytes, 8GiB or 90%)"
             )
-        return kept_budget(_remat_result(g, sc, m, opts, budget_bytes, reference, t0))
+        return kept_budget(_remat_result(g, sc, m, call))
     for flag in ("reorder", "bandwidth", "evict"):
         if opts.get(flag) not in (None, False) or (flag == "reorder" and flag in opts):
             raise InputError(
@@ -783,8 +845,22 @@ def _schedule(
             )
     module = g.program
     if module is not None:
-        return kept_budget(_run_module(module, g, sc, m, opts, budget_bytes, reference, t0))
-    return kept_budget(_run(g, sc, m, opts, budget_bytes, reference, t0))
+        return kept_budget(_run_module(module, g, sc, m, call))
+    return kept_budget(_run(g, sc, m, call))
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One ``schedule`` call as its helpers see it: the method's options, the solver
+    settings, and what the result records (the solver's share of the limit, the budget and
+    its reference, the call's start)."""
+
+    opts: Mapping[str, Any]
+    cfg: SolverConfig
+    seconds_available: float | None
+    budget_bytes: Mapping[str, int] | None
+    reference: Mapping[str, Any]
+    t0: float
 
 
 def kept_budget(r: Result) -> Result:
@@ -796,7 +872,7 @@ def kept_budget(r: Result) -> Result:
     if r.budget is None or all(r.peak[n] <= r.budget[n] for n in r.scenarios.names):
         return r
     if r.plan is not None:
-        proven = r.info.get("proven_min_bytes")
+        proven = getattr(r.record, "proven_min_bytes", None)  # RematRecord, JointRecord
         if not proven:
             proven = _by_name(r.scenarios, min_memory_bound(r.graph, r.scenarios)[0])
         what = "no plan"
@@ -879,21 +955,23 @@ def _check_method_options(options: Mapping[str, Any]) -> None:
 
 
 def _method_and_options(
-    method: str | None, objective: str | None, options: Mapping[str, Any]
+    method: str | None, problem: str | None, options: Mapping[str, Any]
 ) -> tuple[str, dict[str, Any]]:
+    """The method that runs for ``method`` and ``problem`` (``schedule``'s ``objective``),
+    and its options (the problem's ``objective`` option added)."""
     opts = {k: v for k, v in options.items() if v is not None}
-    if objective is not None:
-        if objective not in OBJECTIVES:
-            raise InputError(f"unknown objective {objective!r}; one of {', '.join(OBJECTIVES)}")
-        solver, obj = OBJECTIVES[objective]
+    if problem is not None:
+        if problem not in PROBLEMS:
+            raise InputError(f"unknown objective {problem!r}; one of {', '.join(PROBLEMS)}")
+        solver, option = PROBLEMS[problem]
         method = {"cp-memory": "cp"}.get(method or "", method)
         if (
             method
             and method != solver
             and not (solver == "cp-remat" and method.startswith("remat"))
         ):
-            raise InputError(f"--objective {objective} is solved by {solver}, not {method}")
-        opts["objective"] = obj
+            raise InputError(f"--objective {problem} is solved by {solver}, not {method}")
+        opts["objective"] = option
         method = method or solver
     name = {"cp-memory": "cp"}.get(method or "cp", method or "cp")
     return name, opts
@@ -904,15 +982,12 @@ def resolve_method(method: str | None = None, objective: str | None = None) -> s
     return _method_and_options(method, objective, {})[0]
 
 
-def _method_options(opts: Mapping[str, Any]) -> dict[str, Any]:
-    """``opts`` less what is only recorded (the solver's share of the time limit)."""
-    return {k: v for k, v in opts.items() if k != "seconds_available"}
-
-
-def _validated(g: Graph, sc: Scenarios, m: Method, opts: Mapping[str, Any]) -> Schedule:
+def _validated(
+    g: Graph, sc: Scenarios, m: Method, opts: Mapping[str, Any], cfg: SolverConfig
+) -> Schedule:
     """Run one method on one graph; its order checked and simulated by the validator."""
     t0 = time.perf_counter()
-    out = m.fn(g, sc, **_method_options(opts))
+    out = m.fn(g, sc, **opts, **_solver_keywords(cfg))
     dt = time.perf_counter() - t0
     if isinstance(out, Schedule):
         # re-validate: a solver's claim is checked against the simulator, byte for byte
@@ -931,17 +1006,9 @@ def _validated(g: Graph, sc: Scenarios, m: Method, opts: Mapping[str, Any]) -> S
     return make_schedule(g, out, m.name, sc, seconds=dt)
 
 
-def _run(
-    g: Graph,
-    sc: Scenarios,
-    m: Method,
-    opts: dict[str, Any],
-    budget_bytes,
-    reference: Mapping[str, Any],
-    t0: float,
-) -> Result:
-    s = _validated(g, sc, m, opts)
-    return _result(g, sc, m, s, opts, budget_bytes, reference, t0)
+def _run(g: Graph, sc: Scenarios, m: Method, call: _Call) -> Result:
+    s = _validated(g, sc, m, call.opts, call.cfg)
+    return _result(g, sc, m, s, call)
 
 
 # the share of cp's time limit on an HLO module kept for orders judged by XLA's allocation
@@ -955,16 +1022,7 @@ ALLOCATION_EVALUATIONS_PER_SECOND = 20
 MODULE_ALTERNATIVES = ("xla-list", "xla-dfs", "xla-postorder")
 
 
-def _run_module(
-    module,
-    g: Graph,
-    sc: Scenarios,
-    m: Method,
-    opts: dict[str, Any],
-    budget_bytes,
-    reference: Mapping[str, Any],
-    t0: float,
-) -> Result:
+def _run_module(module, g: Graph, sc: Scenarios, m: Method, call: _Call) -> Result:
     """Every sequential computation of ``module`` ordered by ``m``, callees first
     (``cpsched.strategies.module``). A solver's time limit is shared among the computations
     and its result is never worse than the module's own orders nor than the memory
@@ -973,9 +1031,10 @@ def _run_module(
     the whole module and keeps the least module peak, ties to the first, as XLA's
     ``DefaultMemoryScheduler::Run`` does; ``info['choice']`` gives each one's peak."""
     choice = None
+    opts, cfg = call.opts, call.cfg
     if m.choice:
         k = scenario_index(sc, opts.get("scenario"))
-        runs = {name: _lift(module, sc, get_method(name), opts, m.name) for name in m.choice}
+        runs = {name: _lift(module, sc, get_method(name), opts, cfg, m.name) for name in m.choice}
         chosen = min(m.choice, key=lambda name: int(runs[name].peak[k]))  # ties: first
         ms = runs[chosen]
         choice = {
@@ -984,37 +1043,36 @@ def _run_module(
             "module_peak_bytes": {name: int(runs[name].peak[k]) for name in m.choice},
         }
     else:
-        ms = _lift(module, sc, m, opts, m.name)
+        ms = _lift(module, sc, m, opts, cfg, m.name)
     s = ms.schedule
     attach_program(s.graph, module)
-    r = _result(s.graph, sc, m, s, opts, budget_bytes, reference, t0)
+    r = _result(s.graph, sc, m, s, call)
     info = dict(r.info)
     info["computations"] = [vars(c) for c in ms.computations]
     info["kept_input_orders"] = ms.kept_input
     if choice is not None:
         info["choice"] = choice
-    return replace(r, orders=dict(ms.orders), info=info)
+    return replace(r, orders=dict(ms.orders), record=record_for(m.name, m.family, info))
 
 
-def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
+def _lift(module, sc: Scenarios, m: Method, opts: Mapping[str, Any], cfg: SolverConfig, label: str):
     """``m`` on every sequential computation of ``module`` (``schedule_module``); cp's
     orders then judged by what XLA allocates for them (``refine_module_schedule``)."""
     t0 = time.perf_counter()
     solver = is_solver(m.name)
     # a share of cp's time limit is kept for a search among orders of no higher peak
     refine = m.name == "cp" and len(sc) == 1
-    cp_opts = dict(opts)
-    if refine and opts.get("time_limit"):
-        kept = ALLOCATION_SEARCH_SHARE * float(opts["time_limit"])
-        cp_opts["time_limit"] = float(opts["time_limit"]) - kept
-        if opts.get("deadline") is not None:
-            cp_opts["deadline"] = float(opts["deadline"]) - kept
+    cp_cfg = cfg
+    if refine and cfg.time_limit:
+        kept = ALLOCATION_SEARCH_SHARE * cfg.time_limit
+        cp_cfg = cfg.with_(
+            time_limit=cfg.time_limit - kept,
+            deadline=None if cfg.deadline is None else cfg.deadline - kept,
+        )
 
     def per_computation(graph: Graph, scen: Scenarios, seconds: float | None):
-        o = dict(cp_opts)
-        if seconds is not None:
-            o["time_limit"] = max(seconds, 0.1)
-        return _validated(graph, scen, m, o)
+        c = cp_cfg if seconds is None else cp_cfg.with_(time_limit=max(seconds, 0.1))
+        return _validated(graph, scen, m, opts, c)
 
     alternatives = []
     if m.name == "cp":
@@ -1025,7 +1083,8 @@ def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
         module,
         per_computation,
         scenarios=sc,
-        time_limit=cp_opts.get("time_limit") if solver else None,
+        time_limit=cp_cfg.time_limit if solver else None,
+        deterministic=cfg.deterministic,
         method=label,
         never_worse=(m.name == "cp"),
         alternatives=alternatives,
@@ -1035,19 +1094,19 @@ def _lift(module, sc: Scenarios, m: Method, opts: dict[str, Any], label: str):
         return ms
     # the search ends within the method's own time limit (a compare row's share), and by
     # the command's deadline
-    end = opts.get("deadline")
-    if not opts.get("deterministic") and opts.get("time_limit"):
-        own = t0 + float(opts["time_limit"])
-        end = own if end is None else min(float(end), own)
+    end = cfg.deadline
+    if not cfg.deterministic and cfg.time_limit:
+        own = t0 + cfg.time_limit
+        end = own if end is None else min(end, own)
     return refine_module_schedule(
         ms,
         deadline=end,
         max_evaluations=(
-            int(ALLOCATION_EVALUATIONS_PER_SECOND * float(opts.get("time_limit") or 10.0))
-            if opts.get("deterministic")
+            int(ALLOCATION_EVALUATIONS_PER_SECOND * (cfg.time_limit or 10.0))
+            if cfg.deterministic
             else None
         ),
-        seed=int(opts.get("seed") or 0),
+        seed=cfg.seed,
     )
 
 
@@ -1105,24 +1164,15 @@ _KNOWN_BOUNDS: weakref.WeakKeyDictionary[Graph, dict[str, tuple[np.ndarray, str]
 )
 
 
-def _result(
-    g: Graph,
-    sc: Scenarios,
-    m: Method,
-    s: Schedule,
-    opts: Mapping[str, Any],
-    budget_bytes,
-    reference: Mapping[str, Any],
-    t0: float,
-) -> Result:
-    info = dict(s.info)
-    if reference:
-        info["budget_reference"] = reference
+def _result(g: Graph, sc: Scenarios, m: Method, s: Schedule, call: _Call) -> Result:
+    """An order method's validated schedule as a ``Result``: its bound raised to the best
+    known one where the method proved none better."""
+    info = _reported(s.info, call)
     if is_solver(m.name):
         if info.get("weak_bound") and s.status != "OPTIMAL":
             info["lower_bound_note"] = f"{WEAK_BOUND}, {info['weak_bound']}"
     elif g.program is None:  # a module's result has the module's bound already
-        deadline = opts.get("deadline")
+        deadline = call.cfg.deadline
         left = None if deadline is None else deadline - time.perf_counter()
         lb, note = known_lower_bound(g, sc, seconds=left)
         lb = np.minimum(np.maximum(lb, s.lower_bound_bytes), s.peak_bytes)
@@ -1130,59 +1180,65 @@ def _result(
         if note:
             info["lower_bound_note"] = note
     s = replace(s, info=info)  # the schedule written says what the result says
-    peak, bound = s.peak_by_name(), s.lower_bound_by_name()
-    total = time.perf_counter() - t0
-    return Result(
-        graph=g,
-        method=m.name,
-        status=s.status,
-        scenarios=sc,
-        order=s.order,
-        orders=_orders(g, s.order, s),
-        peak=peak,
-        bound=bound,
-        gap=_gap(peak, bound),
-        seconds=total,
-        budget=budget_bytes,
-        schedule=s,
-        timings=_timings(total, s.seconds, s.info),
-        solver=_solver_settings(m.name, opts),
-        info=info,
-    )
+    return _to_result(g, sc, m, call, s, info)
 
 
-def _remat_result(
+def _remat_result(g: Graph, sc: Scenarios, m: Method, call: _Call) -> Result:
+    opts = {k: v for k, v in call.opts.items() if k != "slack"}  # an overlap option
+    res: RematResult = m.fn(g, sc, **opts, **_solver_keywords(call.cfg))
+    return _to_result(g, sc, m, call, res, _reported(res.info, call))
+
+
+def _reported(info: Mapping[str, Any], call: _Call) -> dict[str, Any]:
+    """What a method reported, with the budget's reference where the budget was a share."""
+    return {**info, **({"budget_reference": call.reference} if call.reference else {})}
+
+
+def _to_result(
     g: Graph,
     sc: Scenarios,
     m: Method,
-    opts: dict[str, Any],
-    budget_bytes,
-    reference: Mapping[str, Any],
-    t0: float,
+    call: _Call,
+    answer: Schedule | RematResult,
+    info: Mapping[str, Any],
 ) -> Result:
-    opts = {k: v for k, v in opts.items() if k not in ("slack", "deterministic")}
-    res: RematResult = m.fn(g, sc, **_method_options(opts))
-    total = time.perf_counter() - t0
-    order = tuple(int(i) for i in res.skeleton.order)
-    info = dict(res.info)
-    if reference:
-        info["budget_reference"] = reference
+    """The one place a method's validated answer becomes a ``Result``: an order (a
+    ``Schedule``: peak, bound and gap) or a remat plan (its peak within its budget)."""
+    total = time.perf_counter() - call.t0
+    figures: dict[str, Any]
+    if isinstance(answer, RematResult):
+        order = tuple(int(i) for i in answer.skeleton.order)
+        figures = dict(
+            method=answer.method,
+            order=order,
+            orders=_orders(g, order, None),
+            peak=_by_name(sc, answer.peak),
+            bound={},
+            gap={},
+            budget=_by_name(sc, answer.budget),
+            plan=answer,
+        )
+    else:
+        peak, bound = answer.peak_by_name(), answer.lower_bound_by_name()
+        figures = dict(
+            method=m.name,
+            order=answer.order,
+            orders=_orders(g, answer.order, answer),
+            peak=peak,
+            bound=bound,
+            gap=_gap(peak, bound),
+            budget=call.budget_bytes,
+            schedule=answer,
+        )
     return Result(
         graph=g,
-        method=res.method,
-        status=res.status,
+        status=answer.status,
         scenarios=sc,
-        order=order,
-        orders=_orders(g, order, None),
-        peak=_by_name(sc, res.peak),
-        bound={},
-        gap={},
         seconds=total,
-        budget=_by_name(sc, res.budget),
-        plan=res,
-        timings=_timings(total, res.seconds, res.info),
-        solver=_solver_settings(m.name, opts),
-        info=info,
+        timings=_timings(total, answer.seconds, answer.info),
+        solver=_solver_settings(m.name, call.cfg, call.seconds_available),
+        record=record_for(m.name, m.family, info),
+        **figures,
     )
 
 
@@ -1252,7 +1308,7 @@ def simulate(
         seconds=total,
         schedule=s,
         timings={"total": round(total, 6)},
-        info=dict(s.info),
+        record=Record.from_info(s.info),
     )
 
 
@@ -1474,7 +1530,7 @@ class Comparison:
             }
             row.update(self.allocation.get(name, {}))
             row["budget"] = _row_budget(name, r)
-            if r.info.get("interrupted"):
+            if r.record.interrupted:
                 row["interrupted"] = True  # cut by a signal: its best result so far
             tl = self.timelines.get(name)
             if tl is not None:
@@ -1511,11 +1567,7 @@ class Comparison:
 
     def to_pandas(self):
         """``records()`` as a pandas DataFrame (pandas comes with ortools)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise InputError("to_pandas needs pandas: pip install pandas") from None
-        return pd.DataFrame.from_records(self.records())
+        return _data_frame(self.records())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -1578,15 +1630,27 @@ class Comparison:
         return self.table()
 
 
+def _data_frame(records: list[dict[str, Any]]):
+    """``records`` as a pandas DataFrame (pandas is imported here: it comes with ortools,
+    and only a caller who asks for a frame pays for it)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise InputError("to_pandas needs pandas: pip install pandas") from None
+    return pd.DataFrame.from_records(records)
+
+
 def _row_budget(name: str, r: Result) -> dict[str, Any] | None:
     """The memory budget a row was solved under (None: the method's own peak, no budget)."""
-    b = r.budget or r.info.get("budget")
+    rec = r.record
+    b = r.budget or (rec.budget if isinstance(rec, TimedRecord) else None)
     if not b:
         return None
     if "@" in name:
         source = f"{name.split('@', 1)[1]}'s peak"
     else:
-        source = str(r.info.get("budget_source", "given"))
+        own = isinstance(rec, OverlapRecord) and "budget_source" in rec
+        source = str(rec.budget_source) if isinstance(rec, OverlapRecord) and own else "given"
     return {"bytes": {k: int(v) for k, v in dict(b).items()}, "source": source}
 
 
@@ -1680,10 +1744,7 @@ def _best_bounds(
 def _compare_settings(
     rows: list[str],
     sc: Scenarios,
-    time_limit: float,
-    workers: int,
-    seed: int,
-    deterministic: bool,
+    cfg: SolverConfig,
     solvers: bool,
     device: str,
     profile: str | None,
@@ -1697,10 +1758,10 @@ def _compare_settings(
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
         "methods": rows,
-        "time_limit": float(time_limit),
-        "workers": int(workers),
-        "seed": int(seed),
-        "deterministic": bool(deterministic),
+        "time_limit": float(cfg.time_limit),
+        "workers": int(cfg.workers),
+        "seed": int(cfg.seed),
+        "deterministic": bool(cfg.deterministic),
         "solvers": bool(solvers),
         "device": device,
         "profile": profile,
@@ -1710,13 +1771,13 @@ def _compare_settings(
 
 
 def _compare_row(
-    g: Graph, sc: Scenarios, name: str, opts: Mapping[str, Any], deadline: float | None
+    g: Graph, sc: Scenarios, name: str, cfg: SolverConfig, opts: Mapping[str, Any]
 ) -> Result:
     """One row of ``compare``: the input's own order (``given``) or the method's schedule
-    with the row's options (time limit, workers, seed, determinism, cost model)."""
+    with the row's solver settings and options (the cost model)."""
     if name == "given":
         return simulate(g, g.original_order, sc)
-    return schedule(g, name, scenarios=sc, deadline=deadline, **opts)
+    return schedule(g, name, scenarios=sc, config=cfg, **opts)
 
 
 def compare(
@@ -1735,6 +1796,7 @@ def compare(
     async_collectives: bool = False,
     progress: Callable[[str], None] | None = None,
     deadline: float | None = None,
+    config: SolverConfig | None = None,
 ):
     """Run every order method (or ``methods``) on one graph, side by side.
 
@@ -1751,6 +1813,9 @@ def compare(
         A ``time.perf_counter()`` instant by which the comparison ends (wall-clock mode):
         each solver row gets at most ``time_limit`` and its share of the time left, and
         rows that find no time left are listed as not run.
+    config : SolverConfig, optional
+        ``time_limit``, ``workers``, ``seed``, ``deterministic`` and ``deadline`` as one
+        object, instead of the keywords (giving both is an ``InputError``).
     device, profile : str
         Cost model for makespan and exposed communication (``h100``, ``a100``, ``cpu``,
         ``xla-approx`` or a file; default ``cpu`` for a module XLA:CPU optimized, else
@@ -1774,6 +1839,9 @@ def compare(
     >>> compare(g, ["xla-dfs"], as_dataframe=True)[["method", "scenario"]].values.tolist()
     [['given', 'static'], ['xla-dfs', 'static']]
     """
+    time_limit, workers, seed, deterministic, _, deadline = _one_way(
+        config, time_limit, workers, seed, deterministic, False, deadline, DEFAULT_TIME_LIMIT
+    )
     _check_solver_options(
         None, time_limit, workers, seed, deterministic=deterministic, solvers=solvers
     )
@@ -1797,16 +1865,17 @@ def compare(
     timelines: dict[str, Any] = {}
     errors: dict[str, str] = {}
     rows: list[str] = []
-    opts = dict(
+    if deterministic:
+        deadline = None
+    # every row's solver settings (its time limit is its share) and its options
+    cfg = SolverConfig(
         time_limit=time_limit,
         workers=workers,
         seed=seed,
         deterministic=deterministic,
-        device=device,
-        profile=profile,
+        deadline=deadline,
     )
-    if deterministic:
-        deadline = None
+    opts = dict(device=device, profile=profile)
     t_start = time.perf_counter()
     solvers_left = sum(is_solver(n) for n in names)
     not_run: list[str] = []
@@ -1834,7 +1903,7 @@ def compare(
                 errors[row] = f"not run: {why}"
                 continue
             try:
-                r = _compare_row(g, sc, name, dict(opts, time_limit=limit), deadline)
+                r = _compare_row(g, sc, name, cfg.with_(time_limit=limit), opts)
             except CpschedError as e:
                 errors[row] = str(e)
                 continue
@@ -1844,25 +1913,15 @@ def compare(
             # shares count them (rows of one order share one buffer assignment)
             _note_allocation(allocation, results, row)
         if solvers and methods is None and "cp-overlap" in results and signals.received() is None:
-            opts["deadline"] = deadline
-            _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts)
+            _overlap_at_baselines(
+                g, sc, results, timelines, errors, rows, costs, progress, cfg, opts
+            )
         for row in results:
             if row not in allocation:
                 _note_allocation(allocation, results, row)
         best, note = _best_bounds(g, sc, results, deadline)
     results = {k: r.with_bound(best) for k, r in results.items()}
-    settings = _compare_settings(
-        rows,
-        sc,
-        time_limit,
-        workers,
-        seed,
-        deterministic,
-        solvers,
-        device,
-        profile,
-        async_collectives,
-    )
+    settings = _compare_settings(rows, sc, cfg, solvers, device, profile, async_collectives)
     if signals.received() is not None:
         # the row the signal cut is marked in its result; these never started
         settings["interrupted"] = {"not_run": not_run}
@@ -1879,13 +1938,16 @@ MAX_EQUAL_MEMORY_ROWS = 4
 EQUAL_MEMORY_MARGIN = 0.01
 
 
-def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progress, opts) -> None:
+def _overlap_at_baselines(
+    g, sc, results, timelines, errors, rows, costs, progress, cfg: SolverConfig, opts
+) -> None:
     """Rows ``cp-overlap@ROW``: cp-overlap with ROW's own peak as its budget, for each
     baseline row that had at least 1 % more memory than cp-overlap's default budget (the best
     memory-only peak), or any more and less exposed communication than cp-overlap, so every
     timing row has a solver row at its own memory beside it."""
     ov = results["cp-overlap"]
-    own = dict(ov.budget or ov.info.get("budget") or ov.peak)  # what it was held to
+    held = ov.record.budget if isinstance(ov.record, TimedRecord) else None
+    own = dict(ov.budget or held or ov.peak)  # what it was held to
     seen: list[tuple[int, ...]] = []
     registry = load_all()
 
@@ -1918,14 +1980,19 @@ def _overlap_at_baselines(g, sc, results, timelines, errors, rows, costs, progre
         rows.append(label)
         if progress is not None:
             progress(label)
-        limit = _row_time_limit(opts["time_limit"], opts.get("deadline"), 1)
-        why = _row_would_overrun("cp-overlap", g, limit, opts.get("deadline"), 0.0)
+        limit = _row_time_limit(cfg.time_limit, cfg.deadline, 1)
+        why = _row_would_overrun("cp-overlap", g, limit, cfg.deadline, 0.0)
         if limit <= 0 or why:  # no time at all reads as such, not as "-0.0 s left"
             errors[label] = f"not run: {'the time limit ran out' if limit <= 0 else why}"
             break
         try:
             r = schedule(
-                g, "cp-overlap", scenarios=sc, budget=list(key), **dict(opts, time_limit=limit)
+                g,
+                "cp-overlap",
+                scenarios=sc,
+                budget=list(key),
+                config=cfg.with_(time_limit=limit),
+                **opts,
             )
         except CpschedError as e:
             errors[label] = str(e)
@@ -1953,14 +2020,15 @@ def _row_would_overrun(
     if is_solver(name):
         need = SOLVER_START_SECONDS_PER_OP * g.n_ops
         return (
-            f"{limit:.1f} s left for it, less than its setup (about {need:.1f} s at {g.n_ops} ops)"
+            f"{format_seconds(limit)} left for it, less than its setup (about "
+            f"{format_seconds(need)} at {g.n_ops} ops)"
             if limit < need
             else ""
         )
     guess = _heuristic_seconds(name, g)
     until = t_start + HEURISTICS_SHARE * (deadline - t_start)
     if time.perf_counter() + guess > until:
-        return f"no time (about {guess:.1f} s at {g.n_ops} ops)"
+        return f"no time (about {format_seconds(guess)} at {g.n_ops} ops)"
     return ""
 
 
@@ -2020,11 +2088,7 @@ class Frontier(JointFrontier):
 
     def to_pandas(self):
         """``records()`` as a pandas DataFrame (pandas comes with ortools)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise InputError("to_pandas needs pandas: pip install pandas") from None
-        return pd.DataFrame.from_records(self.records())
+        return _data_frame(self.records())
 
     def table(self) -> str:
         return format_frontier(self)
@@ -2115,14 +2179,19 @@ def frontier(
     profile: str | None = None,
     workers: int = DEFAULT_WORKERS,
     seed: int = DEFAULT_SEED,
+    deterministic: bool = False,
     async_collectives: bool = False,
     progress: Callable[[str], None] | None = None,
     deadline: float | None = None,
+    config: SolverConfig | None = None,
 ) -> Frontier:
     """The memory-time frontier of ``graph``: ``cp-joint`` at ``points`` budgets from the
     least peak a plan reaches to the fastest order's peak (``time_limit`` seconds each, and
     with ``deadline``, a ``time.perf_counter()`` instant, no solve past it), with every
-    heuristic's (peak, makespan); see ``cpsched.strategies.frontier``.
+    heuristic's (peak, makespan); see ``cpsched.strategies.frontier``. ``deterministic``
+    counts every solve's limit in work units (and drops ``deadline``), as in ``schedule``;
+    ``config`` gives ``time_limit`` (per point), ``workers``, ``seed``, ``deterministic`` and
+    ``deadline`` as one object instead of the keywords.
 
     Examples
     --------
@@ -2131,8 +2200,13 @@ def frontier(
     >>> [p["status"] != "ERROR" for p in f.points]
     [True, True, True]
     """
-    _check_solver_options(None, time_limit, workers, seed, evict=evict)
+    time_limit, workers, seed, deterministic, _, deadline = _one_way(
+        config, time_limit, workers, seed, deterministic, False, deadline, DEFAULT_POINT_TIME_LIMIT
+    )
+    _check_solver_options(None, time_limit, workers, seed, evict=evict, deterministic=deterministic)
     deadline = _checked_deadline(deadline)
+    if deterministic:
+        deadline = None  # limits are work units: the same points whatever the load
     if bandwidth is not None:
         arguments.number(bandwidth, "bandwidth")
     if arguments.integer(points, "points") < 2:
@@ -2153,10 +2227,13 @@ def frontier(
         bandwidth=bandwidth,
         device=device if device is not None else default_device(g),
         profile=profile,
-        workers=int(workers),
-        seed=int(seed),
         progress=progress,
-        deadline=deadline,
+        cfg=SolverConfig(
+            workers=int(workers),
+            seed=int(seed),
+            deterministic=bool(deterministic),
+            deadline=None if deterministic else deadline,
+        ),
     )
     return Frontier(**{k.name: getattr(f, k.name) for k in fields(f)})
 
@@ -2252,6 +2329,7 @@ __all__ = [
     "kept_budget",
     "INFEASIBLE",
     "OBJECTIVES",
+    "PROBLEMS",
 ]
 
 
@@ -2290,8 +2368,8 @@ def write(
     if result.plan is not None:
         data = remat_result_to_dict(result.plan)
         data.update(annotate or {})
-        if "budget_reference" in result.info:
-            data["budget_reference"] = result.info["budget_reference"]
+        if "budget_reference" in result.record:
+            data["budget_reference"] = result.record.budget_reference
         if hlo:
             written, buckets = write_remat_hlo(
                 str(source) if source else result.graph.program,
@@ -2316,8 +2394,8 @@ def write(
     if result.budget is not None:
         # what the schedule was held to, beside what it reached (peak_bytes)
         data["budget_bytes"] = dict(result.budget)
-        if "budget_reference" in result.info:
-            data["budget_reference"] = result.info["budget_reference"]
+        if "budget_reference" in result.record:
+            data["budget_reference"] = result.record.budget_reference
     data.update(annotate or {})
     if hlo:
         module = result.graph.program or read_hlo_module(str(source))

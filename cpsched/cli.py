@@ -23,11 +23,12 @@ import os
 import pathlib
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from cpsched import api
 from cpsched.analysis.memory import simulate
+from cpsched.analysis.records import JointRecord, OverlapRecord, RematRecord
 from cpsched.analysis.validate import validate_order
 from cpsched.capture import add_parser as add_capture
 from cpsched.capture import info_buckets
@@ -40,6 +41,7 @@ from cpsched.core.scenarios import Scenarios, parse_budget
 from cpsched.core.units import format_bytes, format_seconds, format_time
 from cpsched.cost.model import _unit, default_device, load_device
 from cpsched.cost.timeline import model_label
+from cpsched.cp.runtime import SolverConfig
 from cpsched.layout import cli as layout_cli
 from cpsched.measure import cli as measure_cli
 from cpsched.methods import get as get_method
@@ -268,7 +270,7 @@ def interrupted_exit(args) -> int:
 
 def was_interrupted(args, r: api.Result) -> bool:
     """The solve was stopped by a signal (its result is the best found so far)."""
-    return bool(r.info.get("interrupted")) or signals.received() is not None
+    return bool(r.record.interrupted) or signals.received() is not None
 
 
 # -- info ----------------------------------------------------------------------------------
@@ -394,7 +396,7 @@ def cmd_simulate(args) -> int:
     r = api.simulate(g, order, sc)
     g = r.graph  # with the schedule's orders of the called computations
     prof = simulate(g, r.order, sc)
-    note = r.info.get("lower_bound_note", "")
+    note = r.record.lower_bound_note or ""
     alloc = api.xla_allocation(r)
     data = {
         "input": args.input,
@@ -543,7 +545,7 @@ def _progress_printer(peak_bytes: bool = True):
     return show
 
 
-OBJECTIVES = api.OBJECTIVES
+OBJECTIVES = api.PROBLEMS  # the --objective names (the problems)
 
 
 def check_bucket_outputs(args, sc: Scenarios) -> None:
@@ -590,14 +592,11 @@ def cmd_schedule(args) -> int:
                 method,
                 objective=args.objective,
                 scenarios=sc,
-                time_limit=args.time_limit,
-                workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
-                seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
-                deterministic=bool(args.deterministic),
                 budget=args.budget,
-                log=bool(args.log),
                 progress=progress,
-                deadline=_solve_deadline(args, name, g),
+                config=_solver_config(
+                    args, _time_limit(args, name), _solve_deadline(args, name, g)
+                ),
                 **options,
             )
         if progress is not None and sys.stderr.isatty():
@@ -621,7 +620,8 @@ def refused_or_interrupted() -> Iterator[None]:
 def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
     # everything that can fail is computed before the first file is written
     tl = None
-    if r.plan is None and (args.trace or r.info.get("pairs") is not None):
+    ov = r.record if isinstance(r.record, OverlapRecord) else None
+    if r.plan is None and (args.trace or (ov is not None and ov.pairs is not None)):
         tl = api.timeline(r, args.device, args.profile)
     plan_traces: list = []
     if r.plan is not None and args.trace:  # the plan's clones and host copies, per bucket
@@ -659,30 +659,29 @@ def _write_schedule(args, g: Graph, sc: Scenarios, r: api.Result) -> int:
             f"  {n}: peak {_bytes(r.peak[n])}, lower bound {_bytes(r.bound[n])}, "
             f"gap {100 * r.gap[n]:.2f} %" + _xla_note(alloc, n).replace(";", ",")
         )
-        if r.info.get("lower_bound_note") and r.gap[n] > 0:
-            line += f" ({r.info['lower_bound_note']})"
+        if r.record.lower_bound_note and r.gap[n] > 0:
+            line += f" ({r.record.lower_bound_note})"
         if r.budget is not None:
             line += f", budget {_bytes(r.budget[n])}" + _reference_text(r, n)
         lines.append(line)
-    info = r.info
-    if info.get("makespan"):
-        unit = info.get("unit", "s")
+    if ov is not None and ov.makespan:
+        unit = ov.unit or "s"
         data["device"] = str(args.device)  # the preset of the time figures
         model = tl.model if tl is not None else _time_model(args.device, unit)
         for n in sc.names:
             lines.append(
-                f"  {n}: makespan {format_time(info['makespan'][n], unit)}, exposed "
-                f"comm {format_time(info['exposed_comm'][n], unit)} (lower bound "
-                f"{format_time(info['exposed_comm_lower_bound'][n], unit)}; {model}), "
-                f"budget {_bytes(info['budget'][n])}"
+                f"  {n}: makespan {format_time(ov.makespan[n], unit)}, exposed "
+                f"comm {format_time(_at(ov.exposed_comm, n), unit)} (lower bound "
+                f"{format_time(_at(ov.exposed_comm_lower_bound, n), unit)}; {model}), "
+                f"budget {_bytes(_at(ov.budget, n))}"
             )
-        lines.append(_pair_lines(info.get("pairs") or [], sc.names[0], unit))
+        lines.append(_pair_lines(ov.pairs or [], sc.names[0], unit))
     if out.get("async"):
         lines.append(f"  {out['async']}")
     lines.append(f"  time {format_seconds(r.seconds)}" + _solver_note(r))
     lines += _short_time_note(r, data)
-    if info.get("message"):
-        lines.append(f"  {info['message']}")
+    if r.record.message:
+        lines.append(f"  {r.record.message}")
     if args.trace:
         lines.append(f"  wrote {args.trace}")
     if stopped:
@@ -725,17 +724,33 @@ def hard_stop(args) -> float | None:
     return args.started + signals.stop_after(limit)
 
 
+def _time_limit(args, name: str) -> float:
+    """``--time-limit``, else method ``name``'s default."""
+    if args.time_limit is not None:
+        return float(args.time_limit)
+    return api.DEFAULT_TIME_LIMITS.get(name, api.DEFAULT_TIME_LIMIT)
+
+
+def _solver_config(args, time_limit: float, deadline: float | None) -> SolverConfig:
+    """The command's solver settings as the one object the API takes (``config=``)."""
+    return SolverConfig(
+        time_limit=float(time_limit),
+        workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
+        seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
+        deterministic=bool(args.deterministic),
+        log=bool(getattr(args, "log", False)),
+        deadline=deadline,
+    )
+
+
 def _solve_deadline(args, name: str, g: Graph) -> float | None:
     """When a solver must stop (perf_counter seconds) for the command to end within
     ``--time-limit`` of its start, reading and writing included; None for heuristics and
     in deterministic mode (where limits are work units)."""
     if not api.is_solver(name) or args.deterministic:
         return None
-    limit = args.time_limit
-    if limit is None:
-        limit = api.DEFAULT_TIME_LIMITS.get(name, api.DEFAULT_TIME_LIMIT)
     started = getattr(args, "started", None) or time.perf_counter()
-    return _finish_by(started + float(limit), g)
+    return _finish_by(started + _time_limit(args, name), g)
 
 
 # Seconds a figure takes to draw once matplotlib is loaded (``check_args`` loads it): under
@@ -791,7 +806,14 @@ def _command_time_note(args, deadline: float | None, data: dict) -> str:
     return text
 
 
-def _pair_lines(pairs: list[dict], scenario: str, unit: str) -> str:
+def _at(per_scenario: Mapping[str, Any] | None, n: str) -> Any:
+    """A record's figure for scenario ``n`` (a record the method filled has it)."""
+    if per_scenario is None:
+        raise KeyError(n)
+    return per_scenario[n]
+
+
+def _pair_lines(pairs: Sequence[Mapping[str, Any]], scenario: str, unit: str) -> str:
     """Each async pair's start, done and distance before and after."""
     if not pairs:
         return "  (no async pairs)"
@@ -844,24 +866,25 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
         )
     if data.get("breakpoints"):
         lines.append(f"  breakpoints: {data['breakpoints']}")
-    if res.info.get("objective") == "time" and res.info.get("makespan"):
-        mb = res.info.get("makespan_bound") or {}
+    record = r.record
+    if isinstance(record, JointRecord) and record.objective == "time" and record.makespan:
+        mb = record.makespan_bound or {}
         for n in sc.names:
             line = (
-                f"  {n}: makespan {format_time(res.info['makespan'][n], unit)}, exposed comm "
-                f"{format_time(res.info['exposed_comm'][n], unit)}, exposed copies "
-                f"{format_time(res.info['exposed_copy'][n], unit)}"
+                f"  {n}: makespan {format_time(record.makespan[n], unit)}, exposed comm "
+                f"{format_time(_at(record.exposed_comm, n), unit)}, exposed copies "
+                f"{format_time(_at(record.exposed_copy, n), unit)}"
             )
             if n in mb:
                 line += f", makespan lower bound {format_time(mb[n], unit)}"
             lines.append(line + f" ({model})")
-        for row in res.info.get("sequential") or []:
+        for row in record.sequential or []:
             lines.append(
                 f"  separate methods: {row['method']}: makespan "
                 + ", ".join(format_time(v, unit) for v in row["makespan"].values())
                 + ("" if row["fits"] else " (over the budget)")
             )
-    bound = res.info.get("added_time_lower_bound_pct")
+    bound = record.added_time_lower_bound_pct if isinstance(record, RematRecord) else None
     if bound is not None:
         lines.append(
             "  no plan on this order adds less than: "
@@ -869,8 +892,8 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
         )
     lines.append(f"  time {format_seconds(r.seconds)}" + _solver_note(r))
     lines += _short_time_note(r, data)
-    if res.info.get("message"):
-        lines.append(f"  {res.info['message']}")
+    if record.message:
+        lines.append(f"  {record.message}")
     if args.trace:
         lines.append(f"  wrote {args.trace} (the plan's clones and host copies; {model})")
     summary = dict(data)
@@ -890,7 +913,7 @@ def _present_remat(args, r: api.Result, out: dict, stopped: bool = False) -> int
 
 def _reference_text(r: api.Result, scenario: str) -> str:
     """`` (90% of the peak of the input's own order, 29.02 KiB)`` for a percentage budget."""
-    ref = r.info.get("budget_reference")
+    ref = r.record.budget_reference
     if not ref:
         return ""
     return f" ({ref['budget']} of {ref['reference']}, {_bytes(ref['reference_bytes'][scenario])})"
@@ -1047,14 +1070,11 @@ def cmd_compare(args) -> int:
     if args.time_limit is not None and not args.deterministic:
         deadline = _finish_by(args.started + args.time_limit - _figure_seconds(args), g)
     args.solve_began = time.perf_counter()
+    limit = args.time_limit if args.time_limit is not None else api.DEFAULT_TIME_LIMIT
     c = api.compare(
         g,
         scenarios=sc,
-        time_limit=args.time_limit if args.time_limit is not None else api.DEFAULT_TIME_LIMIT,
-        deadline=deadline,
-        workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
-        seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
-        deterministic=bool(args.deterministic),
+        config=_solver_config(args, limit, deadline),
         solvers=not args.no_solver,
         device=args.device,
         profile=args.profile,
@@ -1156,19 +1176,17 @@ def cmd_frontier(args) -> int:
     if args.time_limit is not None and not args.deterministic:
         deadline = _finish_by(args.started + args.time_limit - _figure_seconds(args), g)
     args.solve_began = time.perf_counter()
+    limit = args.time_limit if args.time_limit is not None else DEFAULT_POINT_TIME_LIMIT
     f = api.frontier(
         g,
         points=args.points,
         scenarios=sc,
-        deadline=deadline,
-        time_limit=args.time_limit if args.time_limit is not None else DEFAULT_POINT_TIME_LIMIT,
         evict=bool(args.evict),
         bandwidth=args.bandwidth,
         device=args.device,
         profile=args.profile,
-        workers=args.workers if args.workers is not None else api.DEFAULT_WORKERS,
-        seed=args.seed if args.seed is not None else api.DEFAULT_SEED,
         progress=progress,
+        config=_solver_config(args, limit, deadline),
     )
     data = f.to_dict()
     data["input"] = args.input

@@ -564,45 +564,14 @@ def transformer_train(
     tokens = net.input("tokens", bs, itemsize=4)
     targets = net.input("targets", bs, itemsize=4)
     wte = net.weight("wte", vocab * d_model)
-    blocks = []
-    for l in range(layers):
-        blocks.append(
-            {
-                k: net.weight(f"L{l}/w_{k}", n)
-                for k, n in (
-                    ("ln1", d_model),
-                    ("wqkv", d_model * 3 * d_model),
-                    ("wo", d_model * d_model),
-                    ("ln2", d_model),
-                    ("w1", d_model * d_ff),
-                    ("w2", d_ff * d_model),
-                )
-            }
-        )
+    blocks = _block_weights(net, layers, d_model, d_model, d_ff)
     lnf = net.weight("w_lnf", d_model)
 
-    x = net.op(
-        "embed",
-        "gather",
-        [wte, tokens],
-        bs * d_model,
-        flops=bs * d_model,
-        grads=[G("scatter-add", (tokens,), bs * d_model, "wte"), None],
-    )
+    x = _embed(net, wte, tokens, bs, d_model)
     for l, p in enumerate(blocks):
-        x = _block(net, f"L{l}", x, p, d_model, heads, d_ff, bs)
+        x = _block(net, f"L{l}", x, p, d_model, bs, (d_model, heads, d_ff))
     h = _layer_norm(net, "lnf", x, lnf)
-    logits = net.op(
-        "logits",
-        "dot",
-        [h, wte],
-        bs * vocab,
-        flops=bs * (2 * d_model * vocab),
-        grads=[
-            G("dot", (wte,), bs * (2 * d_model * vocab), "x"),
-            G("dot", (h,), bs * (2 * d_model * vocab), "wte"),
-        ],
-    )
+    logits = _logits(net, h, wte, bs, d_model, vocab)
     loss = _xent(net, "loss", logits, targets, bs, vocab)
     grads = net.backward(loss, _seed(net, loss))
     net.optimizer(grads, optimizer)
@@ -674,14 +643,71 @@ def _mlp(
 
 
 def _block(
-    net: _Net, pre: str, x: Tensor, p: dict, d: int, heads: int, d_ff: int, bs: SymExpr
+    net: _Net,
+    pre: str,
+    x: Tensor,
+    p: dict,
+    d: int,
+    bs: SymExpr,
+    local: tuple[int, int, int],
+    comm: _TensorParallel | None = None,
 ) -> Tensor:
+    """One pre-LN layer: attention and MLP, each added to the residual stream. ``local``:
+    the rank's QKV width, heads and FFN width; with ``comm`` (tensor parallelism) each
+    half enters and leaves the parallel region through its collectives."""
+    d_local, heads_local, ff_local = local
     h = _layer_norm(net, f"{pre}/ln1", x, p["ln1"])
-    x = _add(
-        net, f"{pre}/attn/residual", x, _attention(net, pre, h, p["wqkv"], p["wo"], d, d, heads, bs)
-    )
+    h = comm.enter_tp(f"{pre}/attn", h) if comm else h
+    o = _attention(net, pre, h, p["wqkv"], p["wo"], d, d_local, heads_local, bs)
+    x = _add(net, f"{pre}/attn/residual", x, comm.leave_tp(f"{pre}/attn", o) if comm else o)
     h = _layer_norm(net, f"{pre}/ln2", x, p["ln2"])
-    return _add(net, f"{pre}/mlp/residual", x, _mlp(net, pre, h, p["w1"], p["w2"], d, d_ff, bs))
+    h = comm.enter_tp(f"{pre}/mlp", h) if comm else h
+    o = _mlp(net, pre, h, p["w1"], p["w2"], d, ff_local, bs)
+    return _add(net, f"{pre}/mlp/residual", x, comm.leave_tp(f"{pre}/mlp", o) if comm else o)
+
+
+def _block_weights(net: _Net, layers: int, d_model: int, dl: int, fl: int) -> list[dict]:
+    """Each layer's weights (on a tensor-parallel rank: its shards, ``dl`` columns of QKV
+    and rows of the output projection, ``fl`` of the MLP's hidden width)."""
+    return [
+        {
+            k: net.weight(f"L{l}/w_{k}", n)
+            for k, n in (
+                ("ln1", d_model),
+                ("wqkv", d_model * 3 * dl),
+                ("wo", dl * d_model),
+                ("ln2", d_model),
+                ("w1", d_model * fl),
+                ("w2", fl * d_model),
+            )
+        }
+        for l in range(layers)
+    ]
+
+
+def _embed(net: _Net, wte: Tensor, tokens: Tensor, bs: SymExpr, d_model: int) -> Tensor:
+    """The token embedding lookup (its gradient a scatter-add into the table)."""
+    return net.op(
+        "embed",
+        "gather",
+        [wte, tokens],
+        bs * d_model,
+        flops=bs * d_model,
+        grads=[G("scatter-add", (tokens,), bs * d_model, "wte"), None],
+    )
+
+
+def _logits(net: _Net, h: Tensor, wte: Tensor, bs: SymExpr, d_model: int, v: int) -> Tensor:
+    """Logits over ``v`` vocabulary rows of the tied embedding table."""
+    f = bs * (2 * d_model * v)
+    return net.op(
+        "logits",
+        "dot",
+        [h, wte],
+        bs * v,
+        flops=f,
+        grads=[G("dot", (wte,), f, "x"), G("dot", (h,), f, "wte")],
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -1137,25 +1163,6 @@ class _TensorParallel:
         return self.ar(f"{nm}/allreduce", partial, grad=PASS)
 
 
-def _tp_block_weights(net: _Net, layers: int, d_model: int, dl: int, fl: int) -> list[dict]:
-    """Each layer's weight shards on one tensor-parallel rank (``dl`` = d_model/tp columns
-    of QKV and rows of the output projection, ``fl`` = d_ff/tp of the MLP)."""
-    return [
-        {
-            k: net.weight(f"L{l}/w_{k}", n)
-            for k, n in (
-                ("ln1", d_model),
-                ("wqkv", d_model * 3 * dl),
-                ("wo", dl * d_model),
-                ("ln2", d_model),
-                ("w1", d_model * fl),
-                ("w2", fl * d_model),
-            )
-        }
-        for l in range(layers)
-    ]
-
-
 def _stage_backward(net: _Net, x, x_leaf, resid, prev_pairs, next_pairs, on_weight_grad):
     """A middle pipeline stage's end: send the activations on, receive their gradient,
     run backward and send the input gradient back."""
@@ -1234,7 +1241,6 @@ def transformer_parallel(
     resid = bs * (d_model // tp) if sp else bs * d_model  # residual stream per rank
 
     comm = _TensorParallel(net, tp_groups, tp, sp, bs, d_model)
-    ar, enter_tp, leave_tp = comm.ar, comm.enter_tp, comm.leave_tp
 
     dl, fl, hl, vl = d_model // tp, d_ff // tp, heads // tp, vocab // tp
     if pp > 1:
@@ -1249,29 +1255,13 @@ def transformer_parallel(
         tokens = net.input("tokens", bs, itemsize=4)
         targets = net.input("targets", bs, itemsize=4)
         wte = net.weight("wte_shard", vl * d_model)
-    blocks = _tp_block_weights(net, layers, d_model, dl, fl)
+    blocks = _block_weights(net, layers, d_model, dl, fl)
     if pp == 1:
         lnf = net.weight("w_lnf", d_model)
-        emb = net.op(
-            "embed",
-            "gather",
-            [wte, tokens],
-            bs * d_model,
-            flops=bs * d_model,
-            grads=[G("scatter-add", (tokens,), bs * d_model, "wte"), None],
-        )
-        x = leave_tp("embed", emb)
+        x = comm.leave_tp("embed", _embed(net, wte, tokens, bs, d_model))
 
     for l, p in enumerate(blocks):
-        pre = f"L{l}"
-        h = _layer_norm(net, f"{pre}/ln1", x, p["ln1"])
-        h = enter_tp(f"{pre}/attn", h)
-        o = _attention(net, pre, h, p["wqkv"], p["wo"], d_model, dl, hl, bs)
-        x = _add(net, f"{pre}/attn/residual", x, leave_tp(f"{pre}/attn", o))
-        h = _layer_norm(net, f"{pre}/ln2", x, p["ln2"])
-        h = enter_tp(f"{pre}/mlp", h)
-        o = _mlp(net, pre, h, p["w1"], p["w2"], d_model, fl, bs)
-        x = _add(net, f"{pre}/mlp/residual", x, leave_tp(f"{pre}/mlp", o))
+        x = _block(net, f"L{l}", x, p, d_model, bs, (dl, hl, fl), comm)
 
     def dp_reduce(w: Tensor, gw: Tensor) -> Tensor:
         groups = (
@@ -1287,18 +1277,9 @@ def transformer_parallel(
         grads = _stage_backward(net, x, x_leaf, resid, prev_pairs, next_pairs, dp_reduce)
     else:
         h = _layer_norm(net, "lnf", x, lnf)
-        h = enter_tp("head", h)
-        f = bs * (2 * d_model * vl)
-        logits = net.op(
-            "logits",
-            "dot",
-            [h, wte],
-            bs * vl,
-            flops=f,
-            grads=[G("dot", (wte,), f, "x"), G("dot", (h,), f, "wte")],
-        )
+        logits = _logits(net, comm.enter_tp("head", h), wte, bs, d_model, vl)
         stats = net.op("loss/stats", "reduce", [logits], bs * 2, flops=bs * (3 * vl), itemsize=4)
-        stats = ar("loss/stats_allreduce", stats)
+        stats = comm.ar("loss/stats_allreduce", stats)
         loss = _xent(net, "loss", logits, targets, bs, vl, extra=(stats,))
         grads = net.backward(loss, _seed(net, loss), on_weight_grad=dp_reduce)
     net.optimizer(grads, optimizer)

@@ -1,15 +1,37 @@
-"""Registry of scheduling methods, by stable name (``cpsched methods`` lists them).
+"""Registry of scheduling methods, by stable name (``cpsched methods`` lists them), and the
+one contract every method keeps.
 
 Every method is one function with one signature::
 
-    fn(graph: Graph, scenarios: Scenarios, **options) -> list[int]   # an order
+    fn(graph: Graph, scenarios: Scenarios, *, time_limit, workers, seed, deterministic,
+       log, deadline=None, **options) -> list[int] | Schedule | RematResult
 
-Options a method does not know are ignored, so the command line can pass one set to all.
-Solvers that report more (status, bounds) return a ``Schedule`` instead of a list.
+- **Settings.** The solver settings come from one ``cpsched.cp.runtime.SolverConfig``,
+  which ``cpsched.api`` builds once per call and spreads into these keywords at its one
+  call site (the remat family too). A method ends by
+  ``deadline`` (a ``time.perf_counter()`` instant; wall-clock mode only) and reads no
+  global state: the program a graph was read from is ``graph.program``.
+- **Options.** Options a method does not know are ignored, so that one set serves all;
+  a name no method reads (``METHOD_OPTIONS``) is refused before any method runs.
+- **Answer.** A heuristic returns an order (op indices of the entry computation). A
+  method that reports more returns a ``Schedule`` (status, lower bound, claimed peak,
+  the orders of called computations, ``info``); the remat family returns a
+  ``RematResult``. ``cpsched.api`` validates every answer (the order against the
+  simulator, byte for byte; the plan by replay) and makes the ``Result`` in one place
+  (``api._to_result``); a method never validates for its caller. What a method reports in
+  ``info`` becomes its family's typed record (``cpsched.analysis.records``).
+- **Errors.** A method raises only ``CpschedError`` subclasses; ``InfeasibleError`` says
+  a budget is proven impossible.
+- **Signals.** Interrupted, a method returns the best answer found so far, with
+  ``info["interrupted"] = True``.
+
 Modules register their methods at import time with ``register``; ``load_all`` finds them
 itself: it imports every module of the packages in ``METHOD_PACKAGES`` (a new method
 module needs no list to be edited), skipping those whose optional dependency is missing.
-Methods are listed in registration order (heuristics first: their package is walked first).
+Methods are listed in the order of ``RANKS`` (compare's rows, the frontier's baselines),
+not in the order their modules happen to be imported; a method missing from it comes after,
+in registration order. Which method is the default (``cp``) is the API's choice and may
+change.
 """
 
 from __future__ import annotations
@@ -38,7 +60,39 @@ class Method:
     # DefaultMemoryScheduler): each of these orders every computation, the least module
     # peak wins, ties to the first listed. ``fn`` makes the same choice on one graph.
     choice: tuple[str, ...] = ()
+    # position wherever methods are listed by default (``RANKS``); lower first
+    rank: int = 0
 
+
+# The order in which methods are listed by default: compare's rows (heuristics, then the
+# solvers), the frontier's baselines, ``load_all``. Written down so that moving a method to
+# another module cannot reorder a table.
+RANKS = (
+    "xla-list",
+    "xla-dfs",
+    "xla-postorder",
+    "xla-bfs",
+    "xla-default",
+    "lhs",
+    "bladedisc",
+    "gpu-postprocess",
+    "eager-cluster",
+    "inductor-lpmf",
+    "inductor-bfs",
+    "inductor-dfs",
+    "inductor-default",
+    "remat-xla",
+    "remat-span",
+    "remat-sqrt",
+    "remat-dtr",
+    "remat-offload",
+    "cp-overlap",
+    "cp",
+    "cp-remat",
+    "remat-fixed-order",
+    "cp-joint",
+)
+_RANK = {name: k for k, name in enumerate(RANKS)}
 
 _REGISTRY: dict[str, Method] = {}
 
@@ -81,7 +135,11 @@ def register(
     choice: tuple[str, ...] = (),
 ):
     def deco(fn):
-        _REGISTRY[name] = Method(name, fn, summary, family, applies or (lambda g: True), choice)
+        # unranked methods after the ranked ones, in registration order
+        rank = _RANK.get(name, len(RANKS) + len(_REGISTRY))
+        _REGISTRY[name] = Method(
+            name, fn, summary, family, applies or (lambda g: True), choice, rank
+        )
         return fn
 
     return deco
@@ -113,9 +171,10 @@ def _discover() -> None:
 
 
 def load_all() -> dict[str, Method]:
-    """Every registered method by name, found by importing the method packages."""
+    """Every registered method by name, in ``RANKS`` order, found by importing the method
+    packages."""
     _discover()
-    return dict(_REGISTRY)
+    return {m.name: m for m in sorted(_REGISTRY.values(), key=lambda m: m.rank)}
 
 
 def get(name: str) -> Method:

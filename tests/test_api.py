@@ -1,6 +1,7 @@
 """The Python API: one Result for every method, the one gap definition, budgets, doctests."""
 
 import doctest
+import sys
 
 import numpy as np
 import pytest
@@ -31,8 +32,16 @@ def test_docstring_examples_run(module):
 
 
 def test_package_exports_the_api():
-    for name in ("read", "schedule", "compare", "simulate", "methods", "from_networkx",
-                 "Result", "Graph"):
+    for name in (
+        "read",
+        "schedule",
+        "compare",
+        "simulate",
+        "methods",
+        "from_networkx",
+        "Result",
+        "Graph",
+    ):
         assert hasattr(cpsched, name), name
 
 
@@ -87,7 +96,7 @@ def test_compare_uses_the_best_proven_bound_for_every_row():
     g = read(TINY)
     c = compare(g, ["xla-list", "cp"], time_limit=3)
     rows = {r["method"]: r for r in c.rows}
-    assert c.bound == {"static": 120}                 # cp's proof, above the static bound
+    assert c.bound == {"static": 120}  # cp's proof, above the static bound
     assert rows["given"]["gap"]["static"] == pytest.approx(90 / 210, abs=1e-6)
     assert rows["cp-memory"]["gap"]["static"] == 0.0
     df = c.to_pandas()
@@ -118,18 +127,44 @@ def test_methods_lists_the_registry():
     assert names["cp"]["family"] and "xla-dfs" in names and "cp-remat" in names
 
 
+def test_default_method_order_is_the_written_ranks_not_the_import_order():
+    from cpsched.methods import RANKS, load_all, register
+
+    registry = load_all()
+    assert list(registry) == [n for n in RANKS if n in registry]
+    # compare's default rows: the heuristics in rank order, then the solvers
+    c = compare(read(TINY), time_limit=2)
+    rows = [r for r in c.settings["methods"] if r != "given"]
+    rank = {"cp-memory": RANKS.index("cp")}
+    ranked = sorted(rows, key=lambda r: (r.startswith("cp"), rank.get(r) or RANKS.index(r)))
+    assert rows == ranked and rows[0] == "xla-list" and rows[-1] == "cp-memory"
+    # a method registered later without a rank is listed after every ranked one
+    register("zz-test-unranked", "test", "memory")(lambda g, sc, **_: list(g.default_order()))
+    try:
+        assert list(load_all())[-1] == "zz-test-unranked"
+        assert list(load_all())[: len(registry)] == list(registry)
+    finally:
+        # (``cpsched.methods`` is the api function; the module is in sys.modules)
+        sys.modules["cpsched.methods"]._REGISTRY.pop("zz-test-unranked")
+
+
 def test_read_accepts_paths_text_and_graphs(tmp_path):
     p = tmp_path / "tiny.json"
     p.write_text(TINY)
     g = read(str(p))
     assert read(g) is g and read(p).op_names == g.op_names == read(TINY).op_names
+    # the graph carries the file it was read from (not a side table): a derived graph does not
+    assert g.source_file == str(p) and read(TINY).source_file is None
+    assert g.with_(name="other").source_file is None
     with pytest.raises(InputError, match="bad JSON"):
         read('{"format": ')
 
 
 def test_scenarios_from_a_dict_of_dim_values():
-    g = read('{"nodes": [{"id": 0, "size": "4*s"}, {"id": 1, "size": 1}],'
-             ' "links": [{"source": 0, "target": 1}]}')
+    g = read(
+        '{"nodes": [{"id": 0, "size": "4*s"}, {"id": 1, "size": 1}],'
+        ' "links": [{"source": 0, "target": 1}]}'
+    )
     r = simulate(g, scenarios={"s": [10, 100]})
     assert r.peak == {"s=10": 41, "s=100": 401}
     with pytest.raises(InputError, match="--dim"):
@@ -138,10 +173,20 @@ def test_scenarios_from_a_dict_of_dim_values():
 
 # -- budgets and units ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text,expected", [
-    ("8GiB", 8 * 2**30), ("512MB", 512 * 10**6), ("1000000", 10**6), ("1e6", 10**6),
-    ("1.5 KiB", 1536), ("2kb", 2000), (4096, 4096), ("64b", 64),
-])
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("8GiB", 8 * 2**30),
+        ("512MB", 512 * 10**6),
+        ("1000000", 10**6),
+        ("1e6", 10**6),
+        ("1.5 KiB", 1536),
+        ("2kb", 2000),
+        (4096, 4096),
+        ("64b", 64),
+    ],
+)
 def test_parse_bytes(text, expected):
     assert parse_bytes(text) == expected
 
@@ -189,7 +234,62 @@ def test_units_print_with_their_unit():
 
 def test_read_hlo_text_equals_reading_the_file():
     from pathlib import Path
+
     path = Path(__file__).resolve().parents[1] / "models" / "hlo" / "mlp_train.hlo"
     a, b = read(path.read_text()), read(str(path))
     assert a.op_names == b.op_names and a.n_buffers == b.n_buffers
     assert simulate(a).peak == simulate(b).peak
+
+
+def test_solver_settings_as_one_config_or_as_keywords_not_both():
+    from cpsched.cp.runtime import SolverConfig
+
+    g = read(TINY)
+    cfg = SolverConfig(time_limit=2, workers=1, seed=3, deterministic=True)
+    r = schedule(g, config=cfg)
+    assert (r.solver["time_limit"], r.solver["workers"], r.solver["seed"]) == (2, 1, 3)
+    assert r.solver["deterministic"] is True
+    assert r.order == schedule(g, time_limit=2, workers=1, seed=3, deterministic=True).order
+    with pytest.raises(InputError, match="seed given both"):
+        schedule(g, config=cfg, seed=4)
+    with pytest.raises(InputError, match="given both"):
+        compare(g, ["cp"], config=cfg, deterministic=True)
+
+
+def test_frontier_takes_deterministic_and_records_it():
+    from cpsched.api import frontier
+
+    g = cpsched.generators.random_layered(n=10, seed=2)
+    f = frontier(g, points=2, time_limit=1, deterministic=True, deadline=0.0)
+    # deterministic: the deadline (already past here) is not used, every point is solved
+    assert f.settings["deterministic"] is True
+    assert all("ran out" not in str(p.get("message", "")) for p in f.points)
+
+
+def test_every_family_is_given_the_one_configs_settings(monkeypatch):
+    # --deterministic reaches the remat family too (it was once dropped there): the method
+    # receives the config's settings, and the result records what it was given
+    import cpsched.api as api_module
+    from cpsched.cp.runtime import SolverConfig
+    from cpsched.methods import get
+
+    seen = {}
+    g = cpsched.generators.random_layered(n=12, seed=3)
+    cfg = SolverConfig(time_limit=3, workers=1, seed=5, deterministic=True)
+    for name in ("cp-remat", "cp-joint", "cp", "cp-overlap", "xla-dfs"):
+        m = get(name)
+
+        def spy(graph, sc, _fn=m.fn, _name=name, **kw):
+            seen[_name] = {k: kw.get(k) for k in ("time_limit", "workers", "seed", "deterministic")}
+            return _fn(graph, sc, **kw)
+
+        monkeypatch.setattr(api_module, "get_method", lambda n, _m=m, _spy=spy: (
+            __import__("dataclasses").replace(_m, fn=_spy)))
+        try:
+            r = schedule(g, name, config=cfg, budget="100%" if m.family == "remat" else None)
+        except cpsched.api.BudgetError:
+            continue
+        if r.solver:
+            assert r.solver["deterministic"] is True and r.solver["seed"] == 5
+    for name in ("cp-remat", "cp-joint", "cp", "xla-dfs"):
+        assert seen[name] == {"time_limit": 3.0, "workers": 1, "seed": 5, "deterministic": True}

@@ -88,11 +88,24 @@ def _peak_of_written(g, out: Path, alone: bool) -> tuple[dict, dict | None]:
 def test_every_claimed_peak_is_the_written_files(src, tmp_path):
     g = api.read(str(src))
     mismatches = []
+    checked: dict[tuple, dict] = {}  # the orders of a file written and read back: its peak
     for name in _methods(g, _stem(src)):
         try:
             r = api.schedule(g, name, time_limit=1.0, deterministic=api.is_solver(name))
         except CpschedError:
             continue  # a method that refuses this input (e.g. nothing to overlap)
+        # several heuristics often give the same orders: that file was written and read back
+        # already, and this claim must be its peak too
+        key = (
+            tuple(sorted((c, tuple(o)) for c, o in r.orders.items()))
+            if r.orders
+            else (tuple(r.order),)
+        )
+        if key in checked:
+            if dict(r.peak) != checked[key]:
+                mismatches.append((name, dict(r.peak), checked[key], None))
+            continue
+        checked[key] = dict(r.peak)
         suffix = ".hlo" if api.hlo_module_of(g) is not None else ".json"
         out = tmp_path / f"{name}{suffix}"
         api.write(r, str(out), str(src))

@@ -161,3 +161,17 @@ def test_capture_target_that_is_not_a_python_file(tmp_path):
     script.write_text("def f():\n    return 1\n")
     with pytest.raises(InputError, match="not a Python script"):
         load_function(f"{script}:f")
+
+
+def test_frontier_passes_deterministic_on(capsys, tmp_path):
+    from cpsched.generators import random_layered
+    from cpsched.writers.json_graph import graph_to_dict
+
+    src = tmp_path / "g.json"
+    src.write_text(json.dumps(graph_to_dict(random_layered(n=10, seed=2))))
+    src = str(src)
+    argv = ["frontier", src, "--points", "2", "--time-limit", "1", "--json"]
+    rc, out, _ = run(capsys, *argv, "--deterministic", "--workers", "1")
+    assert rc == 0 and json.loads(out)["settings"]["deterministic"] is True
+    rc, out, _ = run(capsys, *argv)
+    assert rc == 0 and json.loads(out)["settings"]["deterministic"] is False

@@ -182,7 +182,7 @@ def test_cp_models_alone_are_exact(seed, memory):
 def test_naive_model_is_exact_on_tiny_graphs(seed):
     g = random_graph(300 + seed, 7, transient=False)
     _, peaks = brute_force(g, static())
-    r = solve_naive(g, time_limit=10)
+    r = solve_naive(g, cfg=SolverConfig(time_limit=10))
     assert r["status"] == "OPTIMAL" and int(peak(g, r["order"])[0]) == int(peaks.min())
 
 

@@ -77,12 +77,12 @@ def test_remat_past_its_deadline_runs_nothing_and_says_so():
 
 
 def test_remat_never_builds_a_model_too_large_for_its_time(monkeypatch):
-    import cpsched.strategies.remat.method as remat_solve
+    import cpsched.cp.remat.solve as remat_model
 
     def refuse(spec):
         raise AssertionError(f"built: {sum(map(len, spec.stage_domain.values()))} positions")
 
-    monkeypatch.setattr(remat_solve, "build_model", refuse)
+    monkeypatch.setattr(remat_model, "build_model", refuse)
     g = layered(1200, seed=0)  # about 400k clone positions at 90 %: 16 s to build
     budget = int(0.9 * simulate(g, g.default_order(), static()).peak[0])
     try:
@@ -266,7 +266,8 @@ def test_remat_keeps_a_heuristic_plan_when_the_reorder_search_takes_all_the_time
     # uses up every second left; it used to end with "no plan found"
     import cpsched.strategies.remat.method as remat_solve
 
-    def slow_reorder(graph, sc, *, hint, deadline=None, **kw):
+    def slow_reorder(graph, sc, *, hint, cfg, **kw):
+        deadline = cfg.deadline
         time.sleep(max(0.0, deadline - time.perf_counter()) if deadline else 0.0)
         return list(hint), simulate(graph, hint, sc).peak, "HINT"
 

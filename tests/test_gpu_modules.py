@@ -167,6 +167,7 @@ def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more():
 
     import numpy as np
 
+    from cpsched.analysis.records import OverlapRecord
     from cpsched.api import _overlap_at_baselines
 
     src = parse_hlo_text(_text("mesh3_named"))
@@ -177,7 +178,7 @@ def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more():
     own = 2_526_468
 
     def row(peak, exposed):
-        return (SimpleNamespace(peak={"static": peak}, budget=None, info={}),
+        return (SimpleNamespace(peak={"static": peak}, budget=None, record=OverlapRecord()),
                 SimpleNamespace(exposed_comm=np.array([exposed])))
 
     made = {"cp-overlap": row(own, 70e-6), "hides_more": row(own + 64, 54e-6),
@@ -186,8 +187,10 @@ def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more():
     results["cp-overlap"].budget = {"static": own}
     timelines = {k: v[1] for k, v in made.items()}
     rows, errors = list(made), {}
+    from cpsched.cp.runtime import SolverConfig
+
     _overlap_at_baselines(g, sc, results, timelines, errors, rows, None, None,
-                          {"time_limit": 1.0, "workers": 1})
+                          SolverConfig(time_limit=1.0, workers=1), {})
     assert "cp-overlap@hides_more" in rows and "cp-overlap@far_above" in rows
     assert "cp-overlap@hides_less" not in rows
     r = results["cp-overlap@hides_more"]
@@ -203,19 +206,25 @@ def test_an_equal_memory_row_with_no_time_left_says_the_time_ran_out():
 
     import numpy as np
 
+    from cpsched.analysis.records import OverlapRecord
     from cpsched.api import _overlap_at_baselines
     from cpsched.core.scenarios import static
+    from cpsched.cp.runtime import SolverConfig
 
     g = HloConverter(parse_hlo_text(_text("mesh3_named"))).graph()
     own = 2_526_468
     results = {
-        "cp-overlap": SimpleNamespace(peak={"static": own}, budget={"static": own}, info={}),
-        "far_above": SimpleNamespace(peak={"static": int(own * 1.05)}, budget=None, info={}),
+        "cp-overlap": SimpleNamespace(
+            peak={"static": own}, budget={"static": own}, record=OverlapRecord()
+        ),
+        "far_above": SimpleNamespace(
+            peak={"static": int(own * 1.05)}, budget=None, record=OverlapRecord()
+        ),
     }
     timelines = {k: SimpleNamespace(exposed_comm=np.array([70e-6])) for k in results}
     rows, errors = list(results), {}
-    opts = {"time_limit": 1.0, "workers": 1, "deadline": time.perf_counter() - 0.01}
-    _overlap_at_baselines(g, static(), results, timelines, errors, rows, None, None, opts)
+    cfg = SolverConfig(time_limit=1.0, workers=1, deadline=time.perf_counter() - 0.01)
+    _overlap_at_baselines(g, static(), results, timelines, errors, rows, None, None, cfg, {})
     assert errors == {"cp-overlap@far_above": "not run: the time limit ran out"}
     assert "cp-overlap@far_above" not in results
 
@@ -248,3 +257,39 @@ def test_keep_check_reads_the_optimized_program_and_compares_orders():
     res = k.compare(before, swapped)
     assert not res["kept"] and res["dropped_by_xla"] == 1
     assert res["out_of_order"] == ["main: 1 out of order, first b"]  # b now before a
+
+
+def test_an_equal_memory_row_with_too_little_time_names_both_times(monkeypatch):
+    # a few milliseconds left, less than the row's setup: both times in a unit that shows
+    # them (make demo printed "0.0 s left for it, less than its setup (about 0.0 s ...)")
+    import time
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from cpsched import api
+    from cpsched.analysis.records import OverlapRecord
+    from cpsched.core.scenarios import static
+    from cpsched.cp.runtime import SolverConfig
+
+    g = HloConverter(parse_hlo_text(_text("mesh3_named"))).graph()
+    own = 2_526_468
+    results = {
+        "cp-overlap": SimpleNamespace(
+            peak={"static": own}, budget={"static": own}, record=OverlapRecord()
+        ),
+        "far_above": SimpleNamespace(
+            peak={"static": int(own * 1.05)}, budget=None, record=OverlapRecord()
+        ),
+    }
+    timelines = {k: SimpleNamespace(exposed_comm=np.array([70e-6])) for k in results}
+    rows, errors = list(results), {}
+    monkeypatch.setattr(api, "_row_time_limit", lambda *a: 0.0042)
+    cfg = SolverConfig(time_limit=1.0, workers=1, deadline=time.perf_counter() + 60)
+    api._overlap_at_baselines(g, static(), results, timelines, errors, rows, None, None, cfg, {})
+    need = api.format_seconds(api.SOLVER_START_SECONDS_PER_OP * g.n_ops)
+    assert "ms" in need
+    assert errors == {
+        "cp-overlap@far_above": "not run: 4.20 ms left for it, less than its setup (about "
+        f"{need} at {g.n_ops} ops)"
+    }

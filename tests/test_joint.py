@@ -26,6 +26,7 @@ from cpsched.cp.joint.problem import (
 )
 from cpsched.strategies.joint.method import solve_joint
 from cpsched.cp.overlap.problem import build_problem
+from cpsched.cp.runtime import SolverConfig
 from cpsched.cp.remat.problem import min_memory_bound
 from cpsched.generators import random_layered
 from cpsched.remat.policy import evictable_buffers, recomputable_ops
@@ -348,7 +349,7 @@ def test_budget_free_bounds_against_every_order(n, colls, seed):
     base = build_problem(g, static(), costs=costs)
     lb_a = float(analytic_bound(base)[0])
     assert lb_a < best - 1e-9  # the solver has something to add
-    lb, ms, info = no_memory_bound(base, 10, {"workers": 1})
+    lb, ms, info = no_memory_bound(base, 10, SolverConfig(workers=1))
     assert lb_a - 1e-9 <= lb[0] <= best + 1e-9
     assert lb[0] >= best * (1 - 1e-3) and ms[0] == pytest.approx(best)
 
@@ -461,7 +462,7 @@ def test_cut_bound_is_exact_where_a_clone_cannot_hide():
     and the cut bound says so."""
     g, costs = far_use_across_a_collective()
     base = build_problem(g, static(), costs=costs)
-    free, _, _ = no_memory_bound(base, 5, {"workers": 1})
+    free, _, _ = no_memory_bound(base, 5, SolverConfig(workers=1))
     assert free[0] == pytest.approx(51.0, rel=1e-3)
     for budget, want in ((224, 51.0), (200, 52.0), (165, 52.0)):
         assert _least_makespan_one_clone(g, costs, budget) == pytest.approx(want)

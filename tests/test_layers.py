@@ -46,6 +46,7 @@ RANKS: dict[str, int] = {
     "cpsched.layout.search": 6,
     "cpsched.strategies": 7,
     "cpsched.layout.solve": 7,
+    "cpsched.pipeline.model.solve": 7,  # runs the model through cp.runtime
     "cpsched.pipeline": 8,
     "cpsched.layout": 8,
     "cpsched.result": 9,

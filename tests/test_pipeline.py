@@ -243,15 +243,17 @@ def test_cp_beats_every_baseline_on_unbalanced_costs():
 
 
 def test_cp_bound_is_a_real_bound_on_a_tiny_case():
-    """p=2, m=2: every interleaving of each device's actions is enumerated; the best one is
-    the CP optimum."""
-    import itertools
+    """p=2, m=2: every interleaving of each device's actions is enumerated (those that keep
+    each microbatch's F, B, W in order: the others cannot run); the best one is the CP
+    optimum."""
+    from helpers import pipeline_device_orders
+
     from cpsched.pipeline.solve import solve
     pr = PipelineProblem(p=2, m=2, f=(1, 2), b=(2, 3), w=(1, 1), act=(2,), act_w=(1,),
                          memory_cap=4)
-    dev = [[a for a in (Action(k, d, j) for j in range(2) for k in "FBW")] for d in range(2)]
     best = None
-    perms = [list(itertools.permutations(x)) for x in dev]
+    perms = pipeline_device_orders(pr)
+    assert len(perms[0]) == len(perms[1]) == 20
     for o0 in perms[0]:
         for o1 in perms[1]:
             try:

@@ -8,6 +8,7 @@ import itertools
 import random
 
 import pytest
+from helpers import pipeline_device_orders
 
 from cpsched.core.errors import ScheduleError
 from cpsched.pipeline.model.bounds import device_bound, heads_and_tails, jackson_preemptive
@@ -76,17 +77,8 @@ def test_heads_follow_inputs_microbatch_order_and_in_flight_limits():
 
 
 def _brute_force_optimum(pr):
-    dev = [
-        [
-            a
-            for a in (
-                Action(k, s, j) for s in pr.stages_of(d) for j in range(pr.m) for k in pr.kinds
-            )
-        ]
-        for d in range(pr.p)
-    ]
     best = None
-    for orders in itertools.product(*(itertools.permutations(x) for x in dev)):
+    for orders in itertools.product(*pipeline_device_orders(pr)):
         try:
             r = replay(pr, [list(o) for o in orders])
         except ScheduleError:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from ortools.sat.python import cp_model
 
+from cpsched.cp.runtime import SolverConfig
 from cpsched.strategies.remat.method import min_memory_bound, solve_remat
 from cpsched.core.errors import InfeasibleError
 from cpsched.core.graph import GraphBuilder
@@ -351,7 +352,7 @@ def test_a_baseline_plan_is_a_complete_hint_for_the_joint_model():
     model and make the hint infeasible); the hint keeps only what the events keep and gives
     every model variable a value, so CP-SAT takes it as its first solution."""
     from cpsched.cp.remat import problem as R
-    from cpsched.strategies.remat.method import build_model
+    from cpsched.cp.remat.solve import build_model
     from cpsched.generators import random_layered
     from cpsched.remat.plan import inplace_writers, op_durations
     g = random_layered(n=60, seed=3)
@@ -402,6 +403,7 @@ def test_reorder_phase_keeps_lowering_the_peak_when_no_order_fits(monkeypatch):
                                      peak_bytes=simulate(graph, o, sc).peak)
 
     monkeypatch.setattr(remat_solve, "solve_min_peak", fake)
-    o, pk, st = remat_solve.min_peak_order(g, None, target=1, hint=worst, time_limit=10)
+    o, pk, st = remat_solve.min_peak_order(
+        g, None, target=1, hint=worst, cfg=SolverConfig(time_limit=10))
     assert int(pk[0]) == min(peaks) and list(o) == list(best)
     assert calls == [(True, list(worst)), (False, list(worst))]

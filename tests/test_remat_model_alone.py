@@ -23,7 +23,7 @@ from cpsched.analysis.memory import simulate
 from cpsched.core.graph import GraphBuilder
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.cp.remat.problem import Spec, clone_candidates, min_memory_bound
-from cpsched.strategies.remat.method import build_model
+from cpsched.cp.remat.solve import build_model
 from cpsched.remat.plan import (
     Evict,
     PlanError,

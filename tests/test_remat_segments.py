@@ -17,10 +17,11 @@ from cpsched.cp.remat.segments import (
     build_segment_model,
     candidate_steps,
     hot_steps,
-    lns_segments,
     solve_segments,
 )
+from cpsched.cp.runtime import SolverConfig
 from cpsched.heuristics.remat import regens_fit, span_remat
+from cpsched.strategies.remat.search import lns_segments
 from cpsched.remat.policy import recomputable_ops
 
 from test_remat_cp import weighted_dag
@@ -90,7 +91,7 @@ def test_model_optimum_against_brute_force(n, seed, frac):
                 g, bud, order, as_regens(order, pick), sizes, trans
             ):
                 best = (c, pick)
-    res = solve_segments(g, order, bud, sizes, trans, cost, time_limit=10, workers=1)
+    res = solve_segments(g, order, bud, sizes, trans, cost, cfg=SolverConfig(10, workers=1))
     if best is None:
         assert res is None
         return
@@ -128,7 +129,7 @@ def test_a_hand_case_needs_exactly_the_cheap_clone():
 
     def run(budget):
         return solve_segments(g, order, np.array([budget]), sizes, trans, cost,
-                              time_limit=10, workers=1)
+                              cfg=SolverConfig(10, workers=1))
 
     res = run(41)
     assert res is not None and res.status == "OPTIMAL"
@@ -170,8 +171,8 @@ def test_exact_repair_search_never_loses_and_keeps_the_budget(seed):
     regens = [(c.op, c.step, c.sub) for c in start.skeleton.candidates]
     hot = hot_steps(simulate(g, order).usage, bud)
     out, info = lns_segments(
-        g, order, bud, sizes, trans, cost, regens, hot=hot, time_limit=3, round_limit=1,
-        extra_ops=5, workers=1, seed=seed,
+        g, order, bud, sizes, trans, cost, regens, hot=hot, round_limit=1, extra_ops=5,
+        cfg=SolverConfig(3, workers=1, seed=seed),
         fits=lambda r: regens_fit(g, bud, order, r, sizes, trans))
     assert info["rounds"] >= 1
     assert regens_fit(g, bud, order, out, sizes, trans)
@@ -186,14 +187,14 @@ def test_exact_repair_search_reaches_the_whole_model_optimum_on_small_graphs(see
     order, sizes, trans, cost, bud = setup(g, 0.8)
     start = span_remat(g, None, int(bud[0]), order=order, durations=cost[None, :])
     regens = [(c.op, c.step, c.sub) for c in start.skeleton.candidates]
-    full = solve_segments(g, order, bud, sizes, trans, cost, time_limit=10, workers=1,
+    full = solve_segments(g, order, bud, sizes, trans, cost, cfg=SolverConfig(10, workers=1),
                           chain_depth=0)
     assert full is not None and full.status == "OPTIMAL"
     assert sum(cost[v] for v, _, _ in regens) >= full.objective + 0.5
     hot = hot_steps(simulate(g, order).usage, bud)
     out, info = lns_segments(
-        g, order, bud, sizes, trans, cost, regens, hot=hot, time_limit=5, round_limit=1,
-        extra_ops=5, workers=1, seed=seed,
+        g, order, bud, sizes, trans, cost, regens, hot=hot, round_limit=1, extra_ops=5,
+        cfg=SolverConfig(5, workers=1, seed=seed),
         fits=lambda r: regens_fit(g, bud, order, r, sizes, trans))
     assert info["improved"] >= 1
     assert sum(cost[v] for v, _, _ in out) == pytest.approx(full.objective, abs=0.01)

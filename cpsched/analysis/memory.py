@@ -30,19 +30,18 @@ class MemoryProfile:
 
     @property
     def peak(self) -> np.ndarray:
-        return (
-            self.usage.max(axis=1)
-            if self.usage.shape[1]
-            else np.zeros(len(self.scenarios), np.int64)
-        )
+        """Bytes per scenario at the busiest step (0 for an empty order)."""
+        return self._per_scenario(np.max)
 
     @property
     def peak_step(self) -> np.ndarray:
-        return (
-            self.usage.argmax(axis=1)
-            if self.usage.shape[1]
-            else np.zeros(len(self.scenarios), np.int64)
-        )
+        """The first step at the peak, per scenario (0 for an empty order)."""
+        return self._per_scenario(np.argmax)
+
+    def _per_scenario(self, over_steps) -> np.ndarray:
+        if not self.usage.shape[1]:
+            return np.zeros(len(self.scenarios), np.int64)
+        return over_steps(self.usage, axis=1)
 
     def peak_op(self, s: int = 0) -> int:
         """Op index that runs at the (first) peak step of scenario ``s``."""

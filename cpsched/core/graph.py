@@ -51,6 +51,22 @@ class OpKind(IntEnum):
 _KIND_NAME = {k: k.name.lower().replace("_", "-") for k in OpKind}
 
 
+# an op's cost fields, and a buffer's flags with their defaults, as the JSON and networkx
+# layouts name them
+COST_KEYS = ("flops", "bytes_accessed", "transient")
+BUFFER_FLAGS = {"live_in": False, "live_out": False, "space": 0}
+
+
+def op_costs(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``add_op``'s cost keywords from an op record of the JSON or networkx layout."""
+    return {key: record.get(key, 0) for key in COST_KEYS}
+
+
+def buffer_flags(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``add_buffer``'s flag keywords from a buffer record of the JSON or networkx layout."""
+    return {key: record.get(key, default) for key, default in BUFFER_FLAGS.items()}
+
+
 @dataclass(frozen=True)
 class Collective:
     """Communication attributes of a collective op (sync, or the start of an async pair)."""
@@ -62,6 +78,19 @@ class Collective:
     replica_groups: tuple[tuple[int, ...], ...] = ()
     channel_id: int | None = None
     is_sync: bool = False  # XLA's collective_backend_config.is_sync
+
+    @classmethod
+    def from_record(cls, c: Mapping[str, Any]) -> Collective:
+        """From the ``collective`` record of a JSON or networkx graph (``bytes`` an int or an
+        expression string, the rest optional); missing or null replica groups are none."""
+        return cls(
+            kind=str(c["kind"]),
+            bytes=SymExpr.parse(c.get("bytes", 0)),
+            group_size=int(c.get("group_size", 1)),
+            replica_groups=tuple(tuple(int(x) for x in r) for r in c.get("replica_groups") or ()),
+            channel_id=c.get("channel_id"),
+            is_sync=bool(c.get("is_sync", False)),
+        )
 
 
 def _csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -119,6 +148,10 @@ class Graph:
     # a derived graph (``with_``, a transform) does not keep it: it is no longer that
     # program's entry.
     program: Any = field(default=None, repr=False)
+    # The file this graph was read from (``cpsched.read`` of a path), so that writing a
+    # schedule never writes over the input; None for a graph read from text or built. Like
+    # ``program``, set only by the reader (``attach_source_file``) and not kept by ``with_``.
+    source_file: str | None = field(default=None, repr=False)
     # -- derived structure (computed once in __post_init__) -------------------------------
     pred_ptr: np.ndarray = field(init=False, repr=False)  # all dependences, CSR by successor
     pred_idx: np.ndarray = field(init=False, repr=False)
@@ -261,6 +294,16 @@ class Graph:
     def kind(self, i: int) -> OpKind:
         return OpKind(int(self.kinds[i]))
 
+    def cost_strings(self, i: int) -> dict[str, str]:
+        """Op ``i``'s non-zero ``flops``, ``bytes_accessed`` and ``transient`` as expression
+        strings, in that order: how the JSON and networkx layouts write them."""
+        out = {}
+        for key in COST_KEYS:
+            e = getattr(self, key)[i]
+            if e.terms:
+                out[key] = str(e)
+        return out
+
     def attrs(self, i: int) -> Mapping[str, Any]:
         return self.op_attrs.get(i, MappingProxyType({}))
 
@@ -390,13 +433,7 @@ class Graph:
                 }
                 for j in defined
             ]
-            for key, exprs in (
-                ("flops", self.flops),
-                ("bytes_accessed", self.bytes_accessed),
-                ("transient", self.transient),
-            ):
-                if exprs[i].terms:
-                    attrs[key] = str(exprs[i])
+            attrs.update(self.cost_strings(i))
             extra = to_plain(dict(self.attrs(i)))
             if "duration" in extra:
                 attrs["duration"] = extra["duration"]
@@ -432,9 +469,9 @@ class Graph:
         return G
 
     def with_(self, **changes) -> Graph:
-        """A copy with some fields replaced (the IR is immutable); without ``program``
-        unless given."""
-        return replace(self, **{"program": None, **changes})
+        """A copy with some fields replaced (the IR is immutable); without ``program`` and
+        ``source_file`` unless given."""
+        return replace(self, **{"program": None, "source_file": None, **changes})
 
 
 # Memory spaces are stored as int8; 0 is the device, XLA's host space is 5.
@@ -690,6 +727,13 @@ def attach_program(graph: Graph, program: Any) -> Graph:
     computation, and return it. Only the reader that built ``graph`` calls this, before it
     hands the graph out: a graph is immutable once shared."""
     object.__setattr__(graph, "program", program)
+    return graph
+
+
+def attach_source_file(graph: Graph, path: str) -> Graph:
+    """Record that ``graph`` was just read from the file ``path``, and return it. Only the
+    reader that built ``graph`` calls this, before it hands the graph out."""
+    object.__setattr__(graph, "source_file", path)
     return graph
 
 

@@ -31,7 +31,15 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from cpsched.core.errors import InputError
-from cpsched.core.graph import _KIND_NAME, Collective, Graph, GraphBuilder, OpKind
+from cpsched.core.graph import (
+    _KIND_NAME,
+    Collective,
+    Graph,
+    GraphBuilder,
+    OpKind,
+    buffer_flags,
+    op_costs,
+)
 from cpsched.core.graph import NX_IR_VERSION as IR_VERSION  # noqa: F401
 from cpsched.core.symbolic import SymExpr
 
@@ -88,9 +96,7 @@ def _from_ir(G: nx.DiGraph, name: str | None) -> Graph:
                 str(n),
                 str(a.get("opcode", "node")),
                 kind,
-                flops=a.get("flops", 0),
-                bytes_accessed=a.get("bytes_accessed", 0),
-                transient=a.get("transient", 0),
+                **op_costs(a),
                 attrs=a.get("attrs"),
             )
         for k, n in enumerate(nodes):
@@ -106,19 +112,7 @@ def _from_ir(G: nx.DiGraph, name: str | None) -> Graph:
                 b.pair_async(str(a["async_start"]), k)
             c = a.get("collective")
             if c:
-                b.set_collective(
-                    k,
-                    Collective(
-                        kind=str(c["kind"]),
-                        bytes=SymExpr.parse(c.get("bytes", 0)),
-                        group_size=int(c.get("group_size", 1)),
-                        replica_groups=tuple(
-                            tuple(int(x) for x in r) for r in c.get("replica_groups") or ()
-                        ),
-                        channel_id=c.get("channel_id"),
-                        is_sync=bool(c.get("is_sync", False)),
-                    ),
-                )
+                b.set_collective(k, Collective.from_record(c))
         for k, n in enumerate(nodes):
             for buf in G.nodes[n].get("buffers", ()):
                 users = buf.get("users")
@@ -129,9 +123,7 @@ def _from_ir(G: nx.DiGraph, name: str | None) -> Graph:
                     buf.get("size", 0),
                     users=[str(u) for u in users],
                     name=buf.get("name"),
-                    live_in=buf.get("live_in", False),
-                    live_out=buf.get("live_out", False),
-                    space=buf.get("space", 0),
+                    **buffer_flags(buf),
                 )
         if G.graph.get("order") is not None:
             b.original_order = [b.index(str(x)) for x in G.graph["order"]]

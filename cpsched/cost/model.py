@@ -14,7 +14,14 @@ Three sources of times, in this order of precedence:
      ``max(flops / peak, bytes_accessed / hbm_bandwidth) + launch_overhead * launches``; the
      peak is the fp32 one for ops whose ``attrs['dtype']`` is f32, else the bf16 one;
      ``launches`` is 1, or for a loop, conditional or call the ops its bodies launch
-     (``attrs['launches']``, the HLO reader's: a loop's body ops times its trip count);
+     (``attrs['launches']``, the HLO reader's: a loop's body ops times its trip count).
+     A preset with ``op_time = "sum"`` (the ``cpu`` one) adds the terms instead:
+     ``matmul_flops / peak + other flops / vector_tflops + bytes_moved / hbm_bandwidth +
+     launch_overhead * launches``, plus the bytes of the buffers of at least
+     ``fresh_buffer_mib`` the op defines over ``fresh_memory_gbps`` (where set); the HLO
+     reader's ``attrs['matmul_flops']`` (dots, convolutions, matmul custom-calls, inside
+     fusions and bodies too) and ``attrs['bytes_moved']`` (in-place updates and slices
+     count the part they touch), a loop's summed over its body times its trip count;
    - parameters, constants, aliases, async starts/updates/dones themselves: 0 (their work
      is the transfer, timed separately);
    - collectives (the start of an async pair, or a sync collective), alpha-beta with ring
@@ -61,8 +68,9 @@ Device preset sources (full text in the JSON files):
 - launch overheads: XLA's GPU performance model estimates (1 us per kernel, 5 us per
   NCCL kernel); per-step latencies are estimates to calibrate with nccl-tests.
 - cpu: fitted to XLA:CPU on the machine at hand by ``benchmarks/fit_cpu_preset.py``
-  (roofline on the profiler's per-op times, launch and step overheads on measured steps;
-  ``cpsched.measure.fit``); the default (``default_device``) for modules XLA:CPU optimized.
+  (``op_time = "sum"``: its rates, launch, step overhead and colocated devices' factor on
+  the profiler's per-op times and measured steps; ``cpsched.measure.fit.fit_sum``); the
+  default (``default_device``) for modules XLA:CPU optimized.
 - h200-fitted: the h200 preset with its compute, memory, launch and step figures fitted
   the same way to measured H200 runs (``benchmarks/fit_gpu_preset.py``).
 
@@ -146,8 +154,14 @@ _FILE_KEYS: dict[str, tuple[str, float]] = {
     "collective_launch_us": ("collective_launch", _US),
     "step_overhead_us": ("step_overhead", _US),
     "gpus_per_node": ("gpus_per_node", 1),
+    "vector_tflops": ("peak_flops_vector", _T),
+    "colocated_devices_factor": ("colocated_devices_factor", 1),
+    "fresh_memory_gbps": ("fresh_memory_bandwidth", _G),
+    "fresh_buffer_mib": ("fresh_buffer_min", 2**20),
+    "mapped_memory_gbps": ("mapped_memory_bandwidth", _G),
+    "mapped_buffer_mib": ("mapped_buffer_min", 2**20),
 }
-_PLAIN_KEYS = ("name", "description", "default_dtype", "sources", "extends")
+_PLAIN_KEYS = ("name", "description", "default_dtype", "sources", "extends", "op_time")
 
 
 @dataclass(frozen=True)
@@ -176,6 +190,25 @@ class Device:
     gpus_per_node: int = 8
     default_dtype: str = "bf16"
     mode: str = "roofline"
+    # how a compute op's time is made of its work (module doc): ``"roofline"`` (the max of
+    # flops and bytes), or ``"sum"`` (matmul flops at the fp32/bf16 peak, other flops at
+    # ``peak_flops_vector``, bytes moved at the bandwidth, added)
+    op_time: str = "roofline"
+    peak_flops_vector: float = 0.0  # FLOP/s outside matmuls (``op_time = "sum"``)
+    # a module for N devices that all run in one process on the same cores (XLA:CPU's
+    # devices): its step is about N * factor * one device's work (0: not such a device)
+    colocated_devices_factor: float = 0.0
+    # ``op_time = "sum"``: an op that defines a buffer of at least ``fresh_buffer_min``
+    # bytes also pays its bytes at ``fresh_memory_bandwidth`` (a runtime that allocates
+    # large buffers afresh every execution: the first write into each page faults); 0: not
+    fresh_memory_bandwidth: float = 0.0
+    fresh_buffer_min: float = 0.0
+    # ``op_time = "sum"``: an op that defines a buffer of at least ``mapped_buffer_min``
+    # bytes pays its bytes at ``mapped_memory_bandwidth`` on top (glibc's malloc maps such
+    # blocks afresh on every allocation, past its adaptive threshold's 32 MiB ceiling, so
+    # every page of them faults every execution); 0: not charged
+    mapped_memory_bandwidth: float = 0.0
+    mapped_buffer_min: float = 0.0
     description: str = ""
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
@@ -208,6 +241,8 @@ class Device:
         out["default_dtype"] = self.default_dtype
         if self.mode != "roofline":
             out["mode"] = self.mode
+        if self.op_time != "roofline":
+            out["op_time"] = self.op_time
         if self.sources:
             out["sources"] = dict(self.sources)
         return out
@@ -215,6 +250,12 @@ class Device:
     def validate(self) -> Device:
         if self.mode not in ("roofline", "xla-approx", "xla-gpu-approx"):
             raise InputError(f"device {self.name}: unknown mode {self.mode!r}")
+        if self.op_time not in ("roofline", "sum"):
+            raise InputError(f"device {self.name}: op_time is roofline or sum")
+        if self.op_time == "sum" and not (
+            self.peak_flops_vector > 0 and math.isfinite(self.peak_flops_vector)
+        ):
+            raise InputError(f"device {self.name}: op_time sum needs vector_tflops > 0")
         if self.mode == "roofline":
             for attr in (
                 "peak_flops_bf16",
@@ -234,6 +275,11 @@ class Device:
             "launch_overhead",
             "collective_launch",
             "step_overhead",
+            "colocated_devices_factor",
+            "fresh_memory_bandwidth",
+            "fresh_buffer_min",
+            "mapped_memory_bandwidth",
+            "mapped_buffer_min",
         ):
             v = getattr(self, attr)
             if not (v >= 0 and math.isfinite(v)):
@@ -335,7 +381,7 @@ def device_from_mapping(
     if unknown:
         raise InputError(
             f"unknown device key(s) {', '.join(sorted(unknown))}; known: "
-            f"{', '.join(sorted(list(_FILE_KEYS) + ['name', 'description', 'default_dtype', 'mode', 'extends']))}",
+            f"{', '.join(sorted(list(_FILE_KEYS) + ['name', 'description', 'default_dtype', 'mode', 'op_time', 'extends']))}",
             path=path,
         )
     for key, value in data.items():
@@ -351,7 +397,7 @@ def device_from_mapping(
             merged = dict(base.sources) if base else {}
             merged.update({str(k): str(v) for k, v in (value or {}).items()})
             changes["sources"] = merged
-        elif key in ("name", "description", "default_dtype", "mode"):
+        elif key in ("name", "description", "default_dtype", "mode", "op_time"):
             changes[key] = str(value)
     if base is None:
         if "name" not in changes:
@@ -641,8 +687,58 @@ def _roofline(
             a = graph.op_attrs.get(int(i))
             if a and "launches" in a:  # a loop launches its body's ops every iteration
                 launches[k] = float(a["launches"])
+    if device.op_time == "sum":
+        return _summed(graph, device, flops, nbytes, ops, peak, launches)
     roof = np.maximum(flops / peak[None, :], nbytes / device.hbm_bandwidth)
     return roof + device.launch_overhead * launches[None, :]
+
+
+_MATMUL_OPCODES = frozenset({"dot", "convolution"})
+
+
+def fresh_bytes(
+    graph: Graph, ops: np.ndarray, min_bytes: float, scenarios: Scenarios
+) -> np.ndarray:
+    """``[S, len(ops)]`` bytes of the buffers each op defines that hold at least
+    ``min_bytes`` (device memory only)."""
+    sizes = graph.sizes(scenarios).astype(np.float64)  # [S, n_buffers], device only
+    big = np.where(sizes >= min_bytes, sizes, 0.0)
+    owner = np.asarray(graph.buffer_def, dtype=np.int64)
+    keep = owner >= 0
+    out = np.zeros((sizes.shape[0], len(ops)))
+    for s in range(sizes.shape[0]):
+        per_op = np.bincount(owner[keep], weights=big[s, keep], minlength=graph.n_ops)
+        out[s] = per_op[np.asarray(ops, dtype=np.int64)]
+    return out
+
+
+def _summed(
+    graph: Graph,
+    device: Device,
+    flops: np.ndarray,
+    nbytes: np.ndarray,
+    ops: np.ndarray,
+    peak: np.ndarray,
+    launches: np.ndarray,
+) -> np.ndarray:
+    """``op_time = "sum"``: matmul flops at the matmul peak, the other flops at the vector
+    peak, the bytes moved at the bandwidth and the launches, added (a loop's time is then
+    its body's, whatever the mix of its ops). The HLO reader's ``attrs['matmul_flops']``
+    and ``attrs['bytes_moved']`` (in-place updates and slices move part of a buffer) where
+    it gave them; else a dot's or convolution's flops are matmul flops, and the bytes are
+    ``bytes_accessed``."""
+    mm = np.zeros_like(flops)
+    moved = nbytes.copy()
+    for k, i in enumerate(ops):
+        a = graph.op_attrs.get(int(i)) if graph.op_attrs else None
+        if a and "matmul_flops" in a:
+            mm[:, k] = np.minimum(float(a["matmul_flops"]), flops[:, k])
+        elif graph.opcodes[int(i)] in _MATMUL_OPCODES:
+            mm[:, k] = flops[:, k]
+        if a and "bytes_moved" in a:
+            moved[:, k] = float(a["bytes_moved"])
+    t = mm / peak[None, :] + (flops - mm) / device.peak_flops_vector + moved / device.hbm_bandwidth
+    return t + device.launch_overhead * launches[None, :]
 
 
 def op_times(
@@ -673,6 +769,14 @@ def op_times(
             flops = _eval(graph, graph.flops, scenarios)[:, real]
             nbytes = _eval(graph, graph.bytes_accessed, scenarios)[:, real]
             out[:, real] = _roofline(graph, device, flops, nbytes, real)
+            if device.op_time == "sum" and device.fresh_memory_bandwidth > 0:
+                out[:, real] += fresh_bytes(graph, real, device.fresh_buffer_min, scenarios) / (
+                    device.fresh_memory_bandwidth
+                )
+            if device.op_time == "sum" and device.mapped_memory_bandwidth > 0:
+                out[:, real] += fresh_bytes(graph, real, device.mapped_buffer_min, scenarios) / (
+                    device.mapped_memory_bandwidth
+                )
     for i, a in graph.op_attrs.items():
         if "duration" in a:
             out[:, i] = float(a["duration"])

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +64,20 @@ def default_stream(cls: str, comm_streams: str = "shared") -> str:
             return "comm:" + cls.split(":", 1)[1]
         raise InputError(f"comm_streams is 'shared' or 'per-kind', not {comm_streams!r}")
     return cls
+
+
+# How a ``Timelines`` field becomes its ``Timeline`` field: the totals (one figure per
+# scenario, in the order ``Timeline.summary`` lists them), the arrays with a row per scenario,
+# and what all scenarios share.
+_TOTALS = tuple(
+    "makespan compute_time comm_time copy_time async_compute_time exposed_comm exposed_copy "
+    "exposed_async_compute idle".split()
+)
+_PER_SCENARIO = tuple("start end transfer_begin transfer_end transfer_time wait overlapped".split())
+_SHARED = tuple(
+    "graph unit order streams pair_start pair_done pair_start_index pair_done_index pair_class "
+    "pair_stream pair_sync device".split()
+)
 
 
 @dataclass(frozen=True)
@@ -123,15 +138,7 @@ class Timeline:
         return {
             "scenario": self.scenario,
             "unit": self.unit,
-            "makespan": self.makespan,
-            "compute_time": self.compute_time,
-            "comm_time": self.comm_time,
-            "copy_time": self.copy_time,
-            "async_compute_time": self.async_compute_time,
-            "exposed_comm": self.exposed_comm,
-            "exposed_copy": self.exposed_copy,
-            "exposed_async_compute": self.exposed_async_compute,
-            "idle": self.idle,
+            **{key: getattr(self, key) for key in _TOTALS},
             "overlapped_comm": float(self.overlapped[self._is_comm()].sum()),
             "async_pairs": int((~self.pair_sync).sum()),
             "sync_collectives": int(self.pair_sync.sum()),
@@ -258,37 +265,10 @@ class Timelines:
         s = int(s)
         hit = self._cache.get(s)
         if hit is None:
-            hit = Timeline(
-                graph=self.graph,
-                scenario=self.scenarios.names[s],
-                unit=self.unit,
-                order=self.order,
-                start=self.start[s],
-                end=self.end[s],
-                streams=self.streams,
-                makespan=float(self.makespan[s]),
-                compute_time=float(self.compute_time[s]),
-                comm_time=float(self.comm_time[s]),
-                copy_time=float(self.copy_time[s]),
-                async_compute_time=float(self.async_compute_time[s]),
-                exposed_comm=float(self.exposed_comm[s]),
-                exposed_copy=float(self.exposed_copy[s]),
-                exposed_async_compute=float(self.exposed_async_compute[s]),
-                idle=float(self.idle[s]),
-                pair_start=self.pair_start,
-                pair_done=self.pair_done,
-                pair_start_index=self.pair_start_index,
-                pair_done_index=self.pair_done_index,
-                pair_class=self.pair_class,
-                pair_stream=self.pair_stream,
-                pair_sync=self.pair_sync,
-                transfer_begin=self.transfer_begin[s],
-                transfer_end=self.transfer_end[s],
-                transfer_time=self.transfer_time[s],
-                wait=self.wait[s],
-                overlapped=self.overlapped[s],
-                device=self.device,
-            )
+            fields: dict[str, Any] = {key: getattr(self, key) for key in _SHARED}
+            fields.update((key, getattr(self, key)[s]) for key in _PER_SCENARIO)
+            fields.update((key, float(getattr(self, key)[s])) for key in _TOTALS)
+            hit = Timeline(scenario=self.scenarios.names[s], **fields)
             self._cache[s] = hit
         return hit
 

@@ -91,8 +91,14 @@ MIN_SECONDS = 0.01
 
 @dataclass
 class SolverConfig:
-    """How CP-SAT runs. ``presolve=False`` turns CP-SAT's presolve off (the remat models,
-    where it costs more than the search); ``extra`` sets any other ``SatParameters`` field."""
+    """How CP-SAT runs, and the one object that carries a call's solver settings from the
+    top: the command line builds it once from ``--time-limit``, ``--workers``, ``--seed``,
+    ``--deterministic``, ``--log`` and the command's deadline, ``cpsched.schedule``,
+    ``compare`` and ``frontier`` take it as ``config=`` (or build it from their keywords),
+    and a phase that needs less time or another seed makes its own with ``with_``. There
+    is no deadline anywhere else. ``presolve=False`` turns CP-SAT's presolve off (the remat
+    models, where it costs more than the search); ``extra`` sets any other
+    ``SatParameters`` field."""
 
     time_limit: float = 10.0
     workers: int = 2

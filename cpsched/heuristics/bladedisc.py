@@ -64,6 +64,15 @@ def _is_noop(graph: Graph, i: int) -> bool:
     return int(graph.kinds[i]) in (OpKind.PARAMETER, OpKind.CONSTANT, OpKind.ALIAS)
 
 
+def _index_of(index: dict, items: list, key: Any) -> int:
+    """``key``'s position in ``items``, appended the first time it is seen."""
+    k = index.get(key)
+    if k is None:
+        k = index[key] = len(items)
+        items.append(key)
+    return k
+
+
 class _Comparator:
     """Memory-delta comparison between ops, on interned (allocated, freed) expression ids.
 
@@ -82,19 +91,10 @@ class _Comparator:
         self.depends = 0
 
     def intern(self, e: Any) -> int:
-        k = self.ids.get(e)
-        if k is None:
-            k = self.ids[e] = len(self.exprs)
-            self.exprs.append(e)
-        return k
+        return _index_of(self.ids, self.exprs, e)
 
     def delta(self, plus_id: int, minus_id: int) -> int:
-        key = (plus_id, minus_id)
-        d = self.deltas.get(key)
-        if d is None:
-            d = self.deltas[key] = len(self.delta_parts)
-            self.delta_parts.append(key)
-        return d
+        return _index_of(self.deltas, self.delta_parts, (plus_id, minus_id))
 
     def sign(self, da: int, db: int) -> int:
         if da == db:

@@ -121,35 +121,30 @@ def early_late_step(graph: Graph, order: Sequence[int]) -> list[int]:
         late[i] = is_latest(graph, i)
     preds, succs = adj.preds, adj.succs
 
-    placed = [False] * n
-    fwd: list[int] = []
-    if any(early):
-        for i in order:
-            if placed[i]:
-                continue
-            placed[i] = True
-            fwd.append(i)
-            for u in succs[i]:
-                if not placed[u] and early[u] and all(placed[p] for p in preds[u]):
-                    placed[u] = True
-                    fwd.append(u)
-    else:
-        fwd = list(order)
+    fwd = _pull(order, early, succs, preds) if any(early) else list(order)
     if not any(late):
         return fwd
-    placed = [False] * n
-    rev: list[int] = []
-    for i in reversed(fwd):
+    # the same pass on the reversed order and graph: each late op right before its last user
+    rev = _pull(list(reversed(fwd)), late, preds, succs)
+    rev.reverse()
+    return rev
+
+
+def _pull(order: Sequence[int], marked, nexts, prevs) -> list[int]:
+    """``order`` with each marked op pulled to right after the op that makes it ready (the
+    last of its ``prevs`` in the order), checked on each op's ``nexts``."""
+    placed = [False] * len(marked)
+    out: list[int] = []
+    for i in order:
         if placed[i]:
             continue
         placed[i] = True
-        rev.append(i)
-        for p in preds[i]:
-            if not placed[p] and late[p] and all(placed[s] for s in succs[p]):
-                placed[p] = True
-                rev.append(p)
-    rev.reverse()
-    return rev
+        out.append(i)
+        for u in nexts[i]:
+            if not placed[u] and marked[u] and all(placed[p] for p in prevs[u]):
+                placed[u] = True
+                out.append(u)
+    return out
 
 
 @without_gc

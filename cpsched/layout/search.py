@@ -104,10 +104,14 @@ def search(
     ``auto``: by the stretches per buffer. Both visit the same nodes."""
     if engine == "auto":
         engine = "arrays" if inst.coverage >= ARRAYS_FROM * max(inst.n, 1) else "lists"
+    if engine not in ("arrays", "lists"):
+        raise ValueError(f"unknown search engine {engine!r}")
+    if inst.max_live() > capacity:
+        return SearchResult(EXHAUSTED, None, 0)
+    if inst.n == 0:
+        return SearchResult(FOUND, inst.offsets_of([]), 0)
     if engine == "arrays":
         return _search_arrays(inst, capacity, preorder, node_limit, stop)
-    if engine != "lists":
-        raise ValueError(f"unknown search engine {engine!r}")
     return _search_lists(inst, capacity, preorder, node_limit, stop)
 
 
@@ -120,52 +124,68 @@ def _key(preorder: str, tot, area, length, size) -> Callable[[int], tuple]:
     return lambda i: tuple(-col[i] for col in cols) + (i,)
 
 
-def _search_lists(
+def _search_lists(  # with at least one buffer, and the largest stretch within capacity
     inst: Instance,
     capacity: int,
     preorder: str,
     node_limit: int | None,
     stop: Callable[[], bool] | None,
 ) -> SearchResult:
-    n, S = inst.n, inst.n_sections
-    if inst.max_live() > capacity:
-        return SearchResult(EXHAUSTED, None, 0)
-    if n == 0:
-        return SearchResult(FOUND, inst.offsets_of([]), 0)
-    lo, hi, size, sec, nb = inst.lo, inst.hi, inst.size, inst.sec, inst.neighbours
-    C = capacity
-    limit = node_limit if node_limit is not None else _INF
-    off = [-1] * n  # offset of a placed buffer, -1 while unplaced
-    mo = [0] * n  # lowest offset an unplaced buffer can take
-    sol = [0] * n
-    top = [0] * S  # top of the placed buffers in each stretch
-    sm = [0 if sec[k] else _INF for k in range(S)]  # lowest ``mo`` of a stretch's unplaced
-    cnt = [len(sec[k]) for k in range(S)]  # how many unplaced take that lowest ``mo``
-    total = list(inst.total)  # unplaced bytes in each stretch
-    cuts = [0] * S  # unplaced buffers live in both stretch k and k + 1
-    for i in range(n):
-        for k in range(lo[i], hi[i]):
-            cuts[k] += 1
-    area = [size[i] * inst.length[i] for i in range(n)]
-    length = inst.length
-    nodes = 0
+    state = _ListSearch(inst, capacity, preorder, node_limit, stop)
+    return _run_parts(inst, state.cuts, state.solve_part, state.sol, lambda: state.nodes)
 
-    def preordered(members: list[int]) -> tuple[list[int], dict[int, int]]:
+
+class _ListSearch:
+    """The state of one ``_search_lists`` run, in plain lists (each node reads them into
+    locals: the inner loops are Python)."""
+
+    def __init__(self, inst: Instance, capacity: int, preorder: str, node_limit, stop):
+        n, S = inst.n, inst.n_sections
+        self.inst, self.C, self.preorder, self.stop = inst, capacity, preorder, stop
+        self.lo, self.hi, self.size, self.sec = inst.lo, inst.hi, inst.size, inst.sec
+        self.nb = inst.neighbours
+        self.limit = node_limit if node_limit is not None else _INF
+        self.off = [-1] * n  # offset of a placed buffer, -1 while unplaced
+        self.mo = [0] * n  # lowest offset an unplaced buffer can take
+        self.sol = [0] * n
+        self.top = [0] * S  # top of the placed buffers in each stretch
+        sec = inst.sec
+        # lowest ``mo`` of a stretch's unplaced, and how many unplaced take it
+        self.sm = [0 if sec[k] else _INF for k in range(S)]
+        self.cnt = [len(sec[k]) for k in range(S)]
+        self.total = list(inst.total)  # unplaced bytes in each stretch
+        self.cuts = [0] * S  # unplaced buffers live in both stretch k and k + 1
+        for i in range(n):
+            for k in range(inst.lo[i], inst.hi[i]):
+                self.cuts[k] += 1
+        self.area = [inst.size[i] * inst.length[i] for i in range(n)]
+        self.nodes = 0
+
+    def preordered(self, members: list[int]) -> tuple[list[int], dict[int, int]]:
+        total, lo, hi = self.total, self.lo, self.hi
         tot = {i: max(total[lo[i] : hi[i] + 1]) for i in members}
-        order = sorted(members, key=_key(preorder, tot, area, length, size))
+        key = _key(self.preorder, tot, self.area, self.inst.length, self.size)
+        order = sorted(members, key=key)
         return order, {i: k for k, i in enumerate(order)}
 
-    def solve_part(members: list[int], s0: int, s1: int) -> str:
-        order, pre = preordered(members)
-        return step(order, pre, s0, s1, 0, -1)
+    def solve_part(self, members: list[int], s0: int, s1: int) -> str:
+        order, pre = self.preordered(members)
+        return self.step(order, pre, s0, s1, 0, -1)
 
-    def step(order: list[int], pre: dict[int, int], s0: int, s1: int, xl: int, pl: int) -> str:
-        nonlocal nodes
-        nodes += 1
-        if nodes > limit:
+    def step(
+        self, order: list[int], pre: dict[int, int], s0: int, s1: int, xl: int, pl: int
+    ) -> str:
+        """Place one more buffer of ``order`` (stretches ``s0..s1-1``), at ``xl`` or above
+        (at ``xl``, after preorder position ``pl``), and search on."""
+        self.nodes += 1
+        nodes = self.nodes
+        if nodes > self.limit:
             return ABORTED
-        if not nodes & 15 and stop is not None and stop():
+        if not nodes & 15 and self.stop is not None and self.stop():
             return ABORTED
+        off, mo, sol, top, sm, cnt = self.off, self.mo, self.sol, self.top, self.sm, self.cnt
+        total, cuts, C = self.total, self.cuts, self.C
+        lo, hi, size, sec, nb = self.lo, self.hi, self.size, self.sec, self.nb
         un = [i for i in order if off[i] < 0]
         if not un:
             return FOUND
@@ -261,14 +281,14 @@ def _search_lists(
                     if cuts[k] == 0:
                         parts.append(k + 1)
                 if len(parts) == 1:
-                    status = step(order, pre, s0, s1, x, pre[b])
+                    status = self.step(order, pre, s0, s1, x, pre[b])
                 else:
                     parts.append(s1)
                     status = FOUND
                     for p, q in zip(parts, parts[1:]):
                         members = [i for i in order if off[i] < 0 and lo[i] < q and hi[i] >= p]
                         if members:
-                            status = solve_part(members, p, q)
+                            status = self.solve_part(members, p, q)
                             if status != FOUND:
                                 break
                 for k in range(a, z):
@@ -286,8 +306,6 @@ def _search_lists(
                 return status
         return EXHAUSTED
 
-    return _run_parts(inst, cuts, solve_part, sol, lambda: nodes)
-
 
 def _search_arrays(
     inst: Instance,
@@ -299,10 +317,6 @@ def _search_arrays(
     """``_search_lists`` with numpy arrays: each node's section floors in a few array
     operations over (stretch, buffer) pairs, whatever the lifetimes' lengths."""
     n, S = inst.n, inst.n_sections
-    if inst.max_live() > capacity:
-        return SearchResult(EXHAUSTED, None, 0)
-    if n == 0:
-        return SearchResult(FOUND, inst.offsets_of([]), 0)
     C = capacity
     lo_l, hi_l, size_l = inst.lo, inst.hi, inst.size
     size = np.array(size_l, dtype=np.int64)

@@ -27,7 +27,7 @@ import numpy as np
 
 from cpsched.core.graph import Graph, OpKind
 from cpsched.core.scenarios import static
-from cpsched.cost.model import collective_of, load_device
+from cpsched.cost.model import collective_of, load_device, op_times
 from cpsched.cost.timeline import timeline
 
 # Ops whose cost the model does not take from the roofline of their own flops and bytes:
@@ -352,6 +352,260 @@ def fit_scale(steps: Iterable[Step]) -> ScaleFit:
     return ScaleFit(k, lo, so, len(steps), float(np.median(np.abs(np.log(pred) - lm))))
 
 
+# -- the additive per-class model (``op_time = "sum"``) ---------------------------------------
+
+# What each term of ``op_time = "sum"`` charges, in the order of ``SumProgram.op_terms``'s
+# columns: a launch, a byte moved, a matmul flop, a flop outside matmuls, a byte of a large
+# buffer an op defines (``fresh_buffer_mib``), a byte of a mapped buffer it defines
+# (``mapped_buffer_mib``).
+SUM_TERMS = (
+    "launch_overhead_us",
+    "hbm_gbps",
+    "fp32_tflops",
+    "vector_tflops",
+    "fresh_memory_gbps",
+    "mapped_memory_gbps",
+)
+# The buffers whose first writes the fifth term charges: at least this large (MiB). Not
+# fitted: glibc's malloc hands out blocks from 128 KiB on by mmap, raising that threshold
+# up to 32 MiB as blocks are freed; on the measured programs 0.5, 1 and 2 MiB fit alike
+FRESH_BUFFER_MIB = 1.0
+# The buffers that are mapped afresh on every allocation: past the ceiling of glibc's
+# adaptive mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB on 64-bit hosts; mallopt(3)),
+# so their pages fault every execution however often they were freed before. Not fitted
+MAPPED_BUFFER_MIB = 32.0
+# How much each program's profiled ops weigh in the fit, together, beside its step (1): the
+# per-op events are inflated where XLA:CPU runs independent ops at once on the cores and by
+# the profiler itself, the steps are what the model is held to
+OP_WEIGHT = 0.2
+
+
+@dataclass(frozen=True)
+class SumProgram:
+    """One measured program for the additive fit: its step's terms (``step_terms``: the
+    timeline's makespan of XLA's order with one term's unit cost 1 and the others 0), its
+    profiled ops' terms (``op_terms``, one row per op, with ``op_seconds`` and ``op_calls``
+    beside them), its median step and device count."""
+
+    program: str
+    step_terms: np.ndarray  # [len(SUM_TERMS)]
+    op_terms: np.ndarray  # [n, len(SUM_TERMS)]
+    op_seconds: np.ndarray  # [n] per call
+    op_calls: np.ndarray  # [n] per step
+    measured: float
+    devices: int
+
+
+def _unit_device(term: int, fresh_mib: float = FRESH_BUFFER_MIB) -> Any:
+    """A ``cpu``-like device whose op time is term ``term``'s work alone (one unit per
+    launch, byte or flop; the other terms free)."""
+    free = 1e30
+    return load_device(
+        {
+            "name": f"unit-{SUM_TERMS[term]}",
+            "op_time": "sum",
+            "default_dtype": "fp32",
+            "launch_overhead_us": 1e6 if term == 0 else 0.0,  # 1 s per launch
+            "hbm_gbps": 1e-9 if term == 1 else free,  # 1 s per byte
+            "fp32_tflops": 1e-12 if term == 2 else free,
+            "bf16_tflops": 1e-12 if term == 2 else free,
+            "vector_tflops": 1e-12 if term == 3 else free,
+            "fresh_memory_gbps": 1e-9 if term == 4 else 0.0,  # 0: not charged
+            "fresh_buffer_mib": fresh_mib,
+            "mapped_memory_gbps": 1e-9 if term == 5 else 0.0,  # 0: not charged
+            "mapped_buffer_mib": MAPPED_BUFFER_MIB,
+            # every device of XLA:CPU is in one process: its transfers are memory copies
+            "nvlink_gbps": 1e-9 if term == 1 else free,
+            "network_gbps": 1e-9 if term == 1 else free,
+            "pcie_gbps": 1e-9 if term == 1 else free,
+            "step_overhead_us": 0.0,
+        }
+    )
+
+
+def sum_program(
+    graph: Graph,
+    per_op_samples: Iterable[Sample],
+    program: str,
+    measured: float,
+    devices: int,
+    fresh_mib: float = FRESH_BUFFER_MIB,
+) -> SumProgram:
+    """``SumProgram`` of XLA's final module ``graph`` and its profiled ``Sample``s."""
+    step = np.zeros(len(SUM_TERMS))
+    samples = list(per_op_samples)
+    idx = [graph._index[s.op] for s in samples]
+    cols = np.zeros((len(samples), len(SUM_TERMS)))
+    for k in range(len(SUM_TERMS)):
+        dev = _unit_device(k, fresh_mib)
+        tl = timeline(graph, graph.default_order(), device=dev, scenarios=static())
+        step[k] = float(tl.makespan[0])
+        if idx:
+            cols[:, k] = op_times(graph, dev, static())[0, idx]
+    return SumProgram(
+        program,
+        step,
+        cols,
+        np.array([s.seconds for s in samples]),
+        np.array([s.calls for s in samples]),
+        float(measured),
+        int(devices),
+    )
+
+
+@dataclass(frozen=True)
+class SumFit:
+    """The additive model's figures (SI: s per launch, bytes/s, FLOP/s, FLOP/s, bytes/s of
+    fresh memory, s per step, and the colocated devices' factor) and how well they match."""
+
+    launch_overhead: float
+    bandwidth: float
+    matmul_flops: float
+    vector_flops: float
+    fresh_bandwidth: float
+    step_overhead: float
+    colocated_factor: float
+    programs: int
+    samples: int
+    multi_programs: int
+    op_median_abs_log_ratio: float  # profiled ops of single-device programs
+    step_median_abs_log_ratio: float  # single-device steps
+    fresh_buffer_mib: float = FRESH_BUFFER_MIB
+    mapped_bandwidth: float = 0.0  # bytes/s of mapped buffers (0: not charged)
+
+    def file_keys(self) -> dict[str, Any]:
+        return {
+            "op_time": "sum",
+            "launch_overhead_us": _round(self.launch_overhead / 1e-6),
+            "hbm_gbps": _round(self.bandwidth / 1e9),
+            "fp32_tflops": _round(self.matmul_flops / 1e12),
+            "bf16_tflops": _round(self.matmul_flops / 1e12),
+            "vector_tflops": _round(self.vector_flops / 1e12),
+            "fresh_memory_gbps": _round(self.fresh_bandwidth / 1e9),
+            "fresh_buffer_mib": self.fresh_buffer_mib,
+            "mapped_memory_gbps": _round(self.mapped_bandwidth / 1e9),
+            "mapped_buffer_mib": MAPPED_BUFFER_MIB,
+            "step_overhead_us": _round(self.step_overhead / 1e-6),
+            "colocated_devices_factor": _round(self.colocated_factor),
+        }
+
+    def theta(self) -> np.ndarray:
+        return np.array(
+            [
+                self.launch_overhead,
+                1 / self.bandwidth,
+                1 / self.matmul_flops,
+                1 / self.vector_flops,
+                1 / self.fresh_bandwidth,
+                1 / self.mapped_bandwidth if self.mapped_bandwidth > 0 else 0.0,
+                self.step_overhead,
+            ]
+        )
+
+
+def _nonneg_rel_fit(a: np.ndarray, m: np.ndarray, w: np.ndarray, rounds: int = 40) -> np.ndarray:
+    """Coefficients ``th >= 0`` that make ``a @ th`` close to ``m`` in relative terms: the
+    weighted sum of |log(a @ th / m)|, approached by iteratively reweighted least squares on
+    ``a @ th / m - 1`` (a coefficient that comes out negative is dropped, as in an active
+    set method)."""
+    n = a.shape[1]
+    ww = w.copy()
+    th = np.zeros(n)
+    for _ in range(rounds):
+        act = np.ones(n, dtype=bool)
+        sol = np.zeros(0)
+        for _ in range(n):
+            am = a[:, act] / m[:, None] * np.sqrt(ww)[:, None]
+            sol = np.linalg.lstsq(am, np.sqrt(ww), rcond=None)[0]
+            if (sol < 0).any():
+                act[np.flatnonzero(act)[int(np.argmin(sol))]] = False
+                continue
+            break
+        th = np.zeros(n)
+        th[act] = sol
+        r = np.abs(np.log(np.maximum(a @ th, 1e-15) / m))
+        ww = w / np.maximum(r, 0.02)
+    return th
+
+
+def sum_predict(p: SumProgram, theta: np.ndarray, colocated: float) -> float:
+    """The model's step of ``p`` (seconds): ``S + terms @ theta`` for one device; a module
+    for N devices on one host ``N * colocated * terms @ theta + S``."""
+    n = len(SUM_TERMS)
+    one = float(p.step_terms @ theta[:n])
+    if p.devices > 1:
+        return p.devices * colocated * one + float(theta[n])
+    return one + float(theta[n])
+
+
+def fit_sum(
+    programs: Iterable[SumProgram],
+    op_weight: float = OP_WEIGHT,
+    fresh_mib: float = FRESH_BUFFER_MIB,
+) -> SumFit:
+    """The additive model's seven figures (a launch's, a byte's, a matmul flop's, another
+    flop's, a fresh large buffer's byte's and a mapped buffer's byte's cost, and the step
+    overhead) fitted together on
+    the profiled ops and the median steps of the single-device programs: each program's ops
+    weigh as their shares of its profiled time, ``op_weight`` in all, its step 1; the least
+    weighted relative error (``_nonneg_rel_fit``). Then the colocated devices' factor: the
+    median over the multi-device programs of measured / (N * one device's work), with the
+    step overhead taken off. ``fresh_mib``: the threshold the programs' terms were made
+    with (``sum_program``), recorded in the figures."""
+    programs = [p for p in programs if p.measured > 0]
+    single = [p for p in programs if p.devices <= 1]
+    if not single:
+        raise ValueError("no single-device programs to fit")
+    n = len(SUM_TERMS)
+    rows, target, weight = [], [], []
+    for p in single:
+        ok = p.op_seconds > 0
+        if not ok.any():
+            continue
+        share = p.op_seconds[ok] * p.op_calls[ok]
+        share = op_weight * share / share.sum()
+        for t, s, w in zip(p.op_terms[ok], p.op_seconds[ok], share):
+            rows.append(np.r_[t, 0.0])
+            target.append(s)
+            weight.append(w)
+    n_ops = len(rows)
+    for p in single:
+        rows.append(np.r_[p.step_terms, 1.0])
+        target.append(p.measured)
+        weight.append(1.0)
+    a, m, w = np.array(rows), np.array(target), np.array(weight)
+    th = _nonneg_rel_fit(a, m, w)
+    tiny = 1e-30  # a term the fit dropped: free, not infinite
+    multi = [p for p in programs if p.devices > 1]
+    ratios = [
+        (p.measured - th[n]) / (p.devices * float(p.step_terms @ th[:n]))
+        for p in multi
+        if float(p.step_terms @ th[:n]) > 0
+    ]
+    # a fit on very few programs can put the step overhead above a multi-device step: the
+    # factor stays positive (a preset's 0 would mean "not such a device")
+    colocated = max(float(np.median(ratios)), 1e-3) if ratios else 1.0
+    ops = a[:n_ops] @ th
+    op_err = np.abs(np.log(np.maximum(ops, 1e-15) / m[:n_ops]))
+    step_err = [abs(math.log(sum_predict(p, th, colocated) / p.measured)) for p in single]
+    return SumFit(
+        launch_overhead=float(th[0]),
+        bandwidth=1 / max(float(th[1]), tiny),
+        matmul_flops=1 / max(float(th[2]), tiny),
+        vector_flops=1 / max(float(th[3]), tiny),
+        fresh_bandwidth=1 / max(float(th[4]), tiny),
+        step_overhead=float(th[n]),
+        colocated_factor=colocated,
+        programs=len(programs),
+        samples=n_ops,
+        multi_programs=len(ratios),
+        op_median_abs_log_ratio=float(np.median(op_err)) if len(op_err) else math.nan,
+        step_median_abs_log_ratio=float(np.median(step_err)),
+        fresh_buffer_mib=fresh_mib,
+        mapped_bandwidth=1 / float(th[5]) if th[5] > 0 else 0.0,
+    )
+
+
 def preset(
     base: Mapping[str, Any],
     figures: Mapping[str, float],
@@ -386,4 +640,10 @@ __all__ = [
     "predicted",
     "model_seconds",
     "preset",
+    "SUM_TERMS",
+    "SumProgram",
+    "SumFit",
+    "sum_program",
+    "sum_predict",
+    "fit_sum",
 ]

@@ -21,7 +21,7 @@ from typing import Any
 
 from cpsched.core.errors import CpschedError, InputError
 from cpsched.core.scenarios import static
-from cpsched.cost.model import DEFAULT_DEVICE, default_device, load_device
+from cpsched.cost.model import DEFAULT_DEVICE, Device, default_device, load_device
 from cpsched.cost.timeline import timeline
 from cpsched.readers import read_graph
 
@@ -175,6 +175,18 @@ def _predicted(final_text: str, device: str | None) -> tuple[float | None, str |
     return float(tl.makespan[0]) * load_device(device).seconds_per_unit, device, None
 
 
+def colocated_step(one: float, devices: int, device: str | Device) -> float:
+    """The step of a module for ``devices`` devices that all run in one process on the same
+    cores (XLA:CPU's), from one device's predicted step: ``N * colocated_devices_factor``
+    times its work plus one step overhead; one device's step where the preset has no
+    factor."""
+    dev = load_device(device)
+    if devices <= 1 or dev.colocated_devices_factor <= 0:
+        return one
+    work = one - dev.step_overhead
+    return devices * dev.colocated_devices_factor * work + dev.step_overhead
+
+
 def run_module(
     module: str,
     reference: str | None = None,
@@ -209,16 +221,17 @@ def run_module(
             f"{JAX_PYTHON_ENV} to a Python that has them"
         )
     paths = [module] + ([reference] if reference else [])
-    job = {
-        "platform": platform,
-        "repeat": repeat,
-        "warmup": 1,
-        "seed": seed,
-        "profile_runs": profile_runs,
-        "final_text": True,
-        "groups": [{"paths": paths, "reference": 1 if reference else None}],
-    }
-    records = _child(python, job, platform, timeout)
+    records = measure_group(
+        paths,
+        reference=1 if reference else None,
+        repeat=repeat,
+        seed=seed,
+        platform=platform,
+        python=python,
+        timeout=timeout,
+        profile_runs=profile_runs,
+        final_text=True,
+    )
     for path, rec in zip(paths, records):
         if "error" in rec:
             raise InputError(rec["error"], path=path)
@@ -230,15 +243,29 @@ def run_module(
             "XLA:CPU compiles the program again (fusion and scheduling): the order "
             "it ran is its own, reported as xla_order"
         )
-        if (mine.get("devices") or 1) > 1:
-            notes.append(
-                f"its {mine['devices']} devices run in this one process on the same cores: "
-                "the measured step holds all of their work, predicted_seconds one device's"
-            )
+        n = mine.get("devices") or 1
+        if n > 1:
+            factor = load_device(used).colocated_devices_factor if used else 0.0
+            if predicted is not None and used and factor > 0:
+                predicted = colocated_step(predicted, n, used)
+                notes.append(
+                    f"its {n} devices run in this one process on the same cores: the "
+                    f"measured step holds all of their work, predicted_seconds {n} x "
+                    f"{factor:g} (the {used} preset's colocated_devices_factor) x one "
+                    "device's, plus one step overhead"
+                )
+            else:
+                notes.append(
+                    f"its {n} devices run in this one process on the same cores: the "
+                    "measured step holds all of their work, predicted_seconds one device's"
+                )
     ref_run = None
     if reference:
         theirs = records[1]
         ref_pred, _, _ = _predicted(theirs.pop("final_text"), used)
+        n = theirs.get("devices") or 1
+        if ref_pred is not None and n > 1 and theirs.get("platform") == "cpu" and used:
+            ref_pred = colocated_step(ref_pred, n, used)
         ref_run = {
             k: theirs.get(k)
             for k in (

@@ -622,46 +622,39 @@ _FN = {
 _PAD = 32  # spare 8-byte words after every argument struct: a newer plugin may read more
 
 
-def _args(*fields):
-    """An argument struct: struct_size, extension_start, the fields, spare room."""
+def _args(*fields, name: str = "Args", spare: bool = True):
+    """An argument struct: struct_size, extension_start, the fields, spare room (none for
+    an array element, whose size the plugin steps by)."""
     return type(
-        "Args",
+        name,
         (C.Structure,),
         {
             "_fields_": [
                 ("struct_size", C.c_size_t),
                 ("extension_start", C.c_void_p),
                 *fields,
-                ("_spare", C.c_int64 * _PAD),
+                *([("_spare", C.c_int64 * _PAD)] if spare else []),
             ]
         },
     )
 
 
-class NamedValue(C.Structure):
-    _fields_ = [
-        ("struct_size", C.c_size_t),
-        ("extension_start", C.c_void_p),
-        ("name", C.c_char_p),
-        ("name_size", C.c_size_t),
-        ("type", C.c_int),
-        ("value", C.c_int64),
-        ("value_size", C.c_size_t),
-    ]
-
-
-class Program(C.Structure):
-    _fields_ = [
-        ("struct_size", C.c_size_t),
-        ("extension_start", C.c_void_p),
-        ("code", C.c_void_p),
-        ("code_size", C.c_size_t),
-        ("format", C.c_char_p),
-        ("format_size", C.c_size_t),
-        ("_spare", C.c_int64 * _PAD),
-    ]
-
-
+NamedValue = _args(
+    ("name", C.c_char_p),
+    ("name_size", C.c_size_t),
+    ("type", C.c_int),
+    ("value", C.c_int64),
+    ("value_size", C.c_size_t),
+    name="NamedValue",
+    spare=False,
+)
+Program = _args(
+    ("code", C.c_void_p),
+    ("code_size", C.c_size_t),
+    ("format", C.c_char_p),
+    ("format_size", C.c_size_t),
+    name="Program",
+)
 ErrorMessage = _args(("error", C.c_void_p), ("message", C.c_void_p), ("message_size", C.c_size_t))
 ErrorDestroy = _args(("error", C.c_void_p))
 PluginInit = _args()

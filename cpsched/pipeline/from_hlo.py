@@ -44,6 +44,7 @@ from cpsched.core.transforms import convert_sync_collectives
 from cpsched.core.units import format_bytes_exact
 from cpsched.cost.model import estimate, load_device
 from cpsched.cost.timeline import Timeline, simulate_timeline
+from cpsched.cp.runtime import SolverConfig
 from cpsched.heuristics.lhs import lhs
 from cpsched.readers.hlo.convert import (
     HloConverter,
@@ -53,6 +54,7 @@ from cpsched.readers.hlo.convert import (
 )
 from cpsched.readers.hlo.parser import HloModule, parse_hlo_text
 from cpsched.readers.hlo.verify import verify_module
+from cpsched.strategies.options import solver_options
 from cpsched.strategies.overlap.method import solve_overlap
 from cpsched.writers.hlo import AsyncHlo, async_module_text, verify_async_module, write_hlo
 
@@ -178,12 +180,11 @@ def place_body(
     *,
     device: str = "h100",
     budget: int | None = None,
-    time_limit: float = 10.0,
-    workers: int = 2,
-    seed: int = 0,
-    deadline: float | None = None,
+    cfg: SolverConfig | None = None,
 ) -> tuple[BodyPlacement, Graph]:
-    """One body: XLA's order and cp-overlap's, both through the same timeline."""
+    """One body: XLA's order and cp-overlap's (``cfg``: its time limit and solver options),
+    both through the same timeline."""
+    cfg = SolverConfig() if cfg is None else cfg
     g = convert_sync_collectives(HloConverter(module).graph(body))
     if g.dims:
         raise InputError(f"{body}: symbolic sizes; the loop-body report needs a concrete module")
@@ -204,10 +205,8 @@ def place_body(
         objective="makespan",
         device=device,
         hint=xla_order,
-        time_limit=time_limit,
-        workers=workers,
-        seed=seed,
-        deadline=deadline,
+        time_limit=cfg.time_limit,
+        **solver_options(cfg),
     )
     # the solver's claim is checked by the validator, byte for byte, like every schedule
     cps = make_schedule(g, cp.order, "cp-overlap", sc, status=cp.status)
@@ -289,10 +288,7 @@ def place_permutes(
             trips,
             device=device,
             budget=budget,
-            time_limit=max(0.01, share),
-            workers=workers,
-            seed=seed,
-            deadline=deadline,
+            cfg=SolverConfig(max(0.01, share), workers, seed, deadline=deadline),
         )
         bodies.append(placement)
         graphs.append(g)

@@ -27,17 +27,15 @@ from __future__ import annotations
 
 import random
 import time
-
-from ortools.sat.python import cp_model
+from dataclasses import dataclass
+from typing import Any
 
 from cpsched.core.errors import InputError, ScheduleError
 from cpsched.cp import runtime
 from cpsched.pipeline import baselines
 from cpsched.pipeline.model.bounds import device_bound, heads_and_tails, load_tails
-from cpsched.pipeline.model.constraints import add_all
-from cpsched.pipeline.model.objectives import add_hint, minimise_makespan
 from cpsched.pipeline.model.problem import CpData, make_data
-from cpsched.pipeline.model.variables import make_vars
+from cpsched.pipeline.model.solve import ModelRun, solve_model
 from cpsched.pipeline.problem import PipelineProblem
 from cpsched.pipeline.schedule import Action, PipelineSchedule, fifo_relabel, lower_bound, replay
 
@@ -155,17 +153,20 @@ def critical_path_greedy(
     return best
 
 
-def _run(model: cp_model.CpModel, time_limit: float, workers: int, seed: int, log: bool):
-    # through the runtime: a signal stops the search with its best solution kept
-    cfg = runtime.SolverConfig(workers=max(1, int(workers)), seed=int(seed), log=bool(log))
-    run = runtime.solve(model, cfg, float(time_limit))
-    codes = {
-        runtime.OPTIMAL: cp_model.OPTIMAL,
-        runtime.FEASIBLE: cp_model.FEASIBLE,
-        runtime.INFEASIBLE: cp_model.INFEASIBLE,
-        runtime.MODEL_INVALID: cp_model.MODEL_INVALID,
-    }
-    return run.solver, codes.get(run.status, cp_model.UNKNOWN)
+@dataclass
+class _Start:
+    """What the solve starts from: the bounds (real and model units), the best schedule
+    within the caps so far (microbatch-relabelled, replayed) and every baseline's summary."""
+
+    lb_real: float
+    lb: int
+    base: PipelineSchedule | None
+    base_actions: list[list[Action]] | None
+    base_rep: Any
+    base_results: dict
+
+    def met(self, makespan: float) -> bool:
+        return makespan <= self.lb_real + 1e-9 * max(1.0, self.lb_real)
 
 
 def solve(
@@ -187,6 +188,41 @@ def solve(
     time_limit = max(0.0, deadline - t0)
     base, base_results = best_baseline(problem, deadline)
     data: CpData = make_data(problem)
+    # the limit is the wall time of the whole call: keep back what checking the answer takes
+    # (a replay: ~0.1 s per 4000 actions), CP-SAT's own overrun of its limit (up to ~5 % on
+    # a loaded machine) and the model's building
+    reserve = 0.05 + 0.05 * float(time_limit) + len(data.actions) / 20000
+    build_s = BUILD_SECONDS_PER_ACTION * len(data.actions)
+    st = _start(problem, data, base, base_results, t0, deadline, time_limit, reserve, seed)
+    if st.base_rep is not None and st.met(st.base_rep.makespan):
+        return _meets_the_bound(problem, data, st, t0)
+    horizon = (
+        int(round(st.base_rep.makespan * data.scale))
+        if st.base_rep is not None
+        else int(round(serial_makespan(problem) * data.scale))
+    )
+    if not data.exact:
+        horizon += len(data.actions)  # rounding slack
+    model = ModelRun("NOT_RUN", None, st.lb)  # no time left to build and run the model
+    if st.base is None or deadline - time.perf_counter() - reserve >= build_s + MIN_SOLVE:
+        hint_starts = st.base_rep.start if hint and st.base_rep is not None else None
+        cfg = runtime.SolverConfig(workers=max(1, int(workers)), seed=int(seed), log=bool(log))
+        model = solve_model(problem, data, horizon, st.lb, hint_starts, deadline - reserve, cfg)
+    info = {
+        "seconds": round(time.perf_counter() - t0, 3),
+        "scale": data.scale,
+        "baselines": st.base_results,
+        "hint": st.base.method if st.base is not None else None,
+        "solver_status": model.status,
+    }
+    if model.status == "INFEASIBLE":
+        raise InputError("no schedule fits the memory cap (proven by CP-SAT)")
+    return _finish(problem, data, st, model, time_limit, info)
+
+
+def _start(problem, data, base, base_results, t0, deadline, time_limit, reserve, seed) -> _Start:
+    """The lower bounds, and the best of the baselines and the critical-path greedy (its
+    restarts in ``RESTART_SHARE`` of the time, all of it past ``LARGE`` actions)."""
     sc = data.scale
     head, tail = heads_and_tails(data)
     # tails raised by the work each action leaves to other devices (the drain): a stronger
@@ -199,10 +235,6 @@ def solve(
         lb = max(lb, device_bound(data, head, tail))
         lb_real = max(lb_real, lb / sc)
     met = base is not None and base.makespan <= lb_real + 1e-9 * max(1.0, lb_real)
-    # the limit is the wall time of the whole call: keep back what checking the answer takes
-    # (a replay: ~0.1 s per 4000 actions), CP-SAT's own overrun of its limit (up to ~5 % on
-    # a loaded machine) and the model's building
-    reserve = 0.05 + 0.05 * float(time_limit) + len(data.actions) / 20000
     build_s = BUILD_SECONDS_PER_ACTION * len(data.actions)
     if len(data.actions) > LARGE:
         restart_deadline = deadline - reserve  # the solver runs only if restarts end early
@@ -222,86 +254,56 @@ def solve(
         base_results[ranked.method] = ranked.summary()
         if base is None or ranked.makespan < base.makespan - 1e-9:
             base = ranked
-    if base is not None:
-        base_actions = fifo_relabel(problem, base.actions)
-        base_rep = replay(problem, base_actions)
-        horizon = int(round(base_rep.makespan * sc))
-    else:
-        base_actions, base_rep = None, None
-        horizon = int(round(serial_makespan(problem) * sc))
-    result: PipelineSchedule | None
-    if base_rep is not None and base_rep.makespan <= lb_real + 1e-9 * max(1.0, lb_real):
-        # the best baseline already meets the lower bound: nothing to solve
-        assert base is not None and base_actions is not None  # base_rep is base's replay
-        result = PipelineSchedule(
-            problem,
-            "cp",
-            base_actions,
-            status="OPTIMAL",
-            bound=lb_real,
-            info={
-                "message": f"{base.method}'s order (microbatch-relabelled) meets the lower bound",
-                "seconds": round(time.perf_counter() - t0, 3),
-                "scale": sc,
-                "baselines": base_results,
-                "hint": base.method,
-                "solver_status": "NOT_RUN",
-                "gap": 0.0,
-            },
-        )
-        result.validate(check_memory=True)
-        return result
-    if not data.exact:
-        horizon += len(data.actions)  # rounding slack
-    solver: cp_model.CpSolver | None = None
-    status = cp_model.UNKNOWN
-    solver_status = "NOT_RUN"  # no time left to build and run the model within the limit
-    if base is None or deadline - time.perf_counter() - reserve >= build_s + MIN_SOLVE:
-        v = make_vars(data, horizon, lb)
-        add_all(v)
-        minimise_makespan(v)
-        if hint and base_rep is not None and data.exact:
-            add_hint(v, {a: int(round(t * sc)) for a, t in base_rep.start.items()})
-        left = max(0.1, deadline - time.perf_counter() - reserve)
-        solver, status = _run(v.model, left, workers, seed, log)
-        solver_status = solver.StatusName(status)
-    seconds = time.perf_counter() - t0
-    info = {
-        "seconds": round(seconds, 3),
-        "scale": sc,
-        "baselines": base_results,
-        "hint": base.method if base is not None else None,
-        "solver_status": solver_status,
-    }
-    if status == cp_model.INFEASIBLE:
-        raise InputError("no schedule fits the memory cap (proven by CP-SAT)")
-    bound_units = (
-        max(lb, int(solver.BestObjectiveBound()))
-        if solver is not None and status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-        else lb
+    if base is None:
+        return _Start(lb_real, lb, None, None, None, base_results)
+    base_actions = fifo_relabel(problem, base.actions)
+    return _Start(lb_real, lb, base, base_actions, replay(problem, base_actions), base_results)
+
+
+def _meets_the_bound(problem, data, st: _Start, t0: float) -> PipelineSchedule:
+    """The best baseline already meets the lower bound: nothing to solve."""
+    assert st.base is not None and st.base_actions is not None  # base_rep is base's replay
+    result = PipelineSchedule(
+        problem,
+        "cp",
+        st.base_actions,
+        status="OPTIMAL",
+        bound=st.lb_real,
+        info={
+            "message": f"{st.base.method}'s order (microbatch-relabelled) meets the lower bound",
+            "seconds": round(time.perf_counter() - t0, 3),
+            "scale": data.scale,
+            "baselines": st.base_results,
+            "hint": st.base.method,
+            "solver_status": "NOT_RUN",
+            "gap": 0.0,
+        },
     )
-    bound = bound_units / sc if data.exact else lb_real
+    result.validate(check_memory=True)
+    return result
+
+
+def _finish(problem, data, st: _Start, model: ModelRun, time_limit, info) -> PipelineSchedule:
+    """The model's schedule if faster than the best baseline, else that baseline; its
+    status against the proven bound."""
+    base = st.base
+    bound = model.bound_units / data.scale if data.exact else st.lb_real
     result = None
-    if solver is not None and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        claimed = {a: solver.Value(v.start[a]) / sc for a in data.actions}
-        order: list[list[Action]] = [[] for _ in range(problem.p)]
-        for a in sorted(data.actions, key=lambda a: (claimed[a], a.stage, a.mb, a.kind)):
-            order[problem.device(a.stage)].append(a)
-        cand = PipelineSchedule(problem, "cp", order, claimed=claimed if data.exact else None)
-        cand.validate(check_memory=True)
-        if base_rep is None or cand.makespan < base_rep.makespan - 1e-9:
-            result = cand
+    if model.schedule is not None and (
+        st.base_rep is None or model.schedule.makespan < st.base_rep.makespan - 1e-9
+    ):
+        result = model.schedule
     if result is None:
         if base is None:
             raise InputError(
                 f"CP-SAT found no schedule in {time_limit:g} s and no baseline fits "
                 f"the memory cap; raise --time-limit or the cap"
             )
-        assert base_actions is not None  # set with base
+        assert st.base_actions is not None  # set with base
         result = PipelineSchedule(
             problem,
             "cp",
-            base_actions,
+            st.base_actions,
             info={"message": f"no better schedule than {base.method} found in {time_limit:g} s"},
         )
         result.validate(check_memory=True)

@@ -20,8 +20,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cpsched.core.errors import InputError
+from cpsched.core.graph import Graph, attach_program
 from cpsched.readers.hlo.convert import HloConverter
 from cpsched.readers.hlo.parser import gc_paused, parse_hlo_text
+from cpsched.readers.hlo.verify import verify_module
 from cpsched.readers.stablehlo import read_stablehlo_text
 
 STAGES = ("optimized", "stablehlo")
@@ -125,9 +127,20 @@ def from_jax(
     constraints: Sequence[str] = (),
     name: str | None = None,
     **jit_kwargs,
-):
-    """The ``Graph`` of ``fn`` at ``example_args`` (``from_jax_program`` without the module)."""
-    return from_jax_program(
+) -> Graph:
+    """The ``Graph`` of a JAX function at ``example_args`` (needs ``cpsched[jax]``).
+
+    - ``stage="optimized"`` (default): XLA's optimized HLO module for this machine's
+      backend (``jax.jit(fn).lower(...).compile().as_text()``), the graph reading its
+      ``--xla_dump_to`` file gives; ``schedule`` orders every computation of the module and
+      ``Result.write`` writes it back scheduled.
+    - ``stage="stablehlo"``: ``jax.export``'s StableHLO, before XLA's fusion; ``dims``
+      maps arguments (position or name) to symbolic shape specs (``{"x": "b, 256"}``),
+      ``constraints`` such as ``["b <= 4096"]``: every size is a polynomial in the dims.
+
+    Other keyword arguments go to ``jax.jit`` (``donate_argnums``, ``static_argnums``, ...).
+    """
+    g, module = from_jax_program(
         fn,
         *example_args,
         dims=dims,
@@ -135,7 +148,11 @@ def from_jax(
         constraints=constraints,
         name=name,
         **jit_kwargs,
-    )[0]
+    )
+    if module is not None:
+        verify_module(module)  # what XLA's verifier refuses is not scheduled
+        attach_program(g, module)  # every computation of the module is scheduled
+    return g
 
 
 def from_jax_program(

@@ -22,7 +22,7 @@ Sizes, flops and bytes are symbolic expressions kept as strings (``cpsched.core.
 from __future__ import annotations
 
 from cpsched.core.errors import InputError
-from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind
+from cpsched.core.graph import Collective, Graph, GraphBuilder, OpKind, buffer_flags, op_costs
 from cpsched.core.scenarios import from_json
 from cpsched.core.symbolic import SymExpr
 from cpsched.readers.files import load_json
@@ -106,9 +106,7 @@ def graph_from_dict(data: dict, path: str | None = None) -> Graph:
                 str(op["name"]),
                 str(op.get("opcode", op.get("kind", "compute"))),
                 kind,
-                flops=op.get("flops", 0),
-                bytes_accessed=op.get("bytes_accessed", 0),
-                transient=op.get("transient", 0),
+                **op_costs(op),
                 attrs=op.get("attrs"),
             )
         for k, op in enumerate(ops):
@@ -120,19 +118,7 @@ def graph_from_dict(data: dict, path: str | None = None) -> Graph:
                 b.pair_async(str(op["async_start"]), k)
             c = op.get("collective")
             if c:
-                b.set_collective(
-                    k,
-                    Collective(
-                        kind=str(c["kind"]),
-                        bytes=SymExpr.parse(c.get("bytes", 0)),
-                        group_size=int(c.get("group_size", 1)),
-                        replica_groups=tuple(
-                            tuple(int(x) for x in g) for g in c.get("replica_groups", ())
-                        ),
-                        channel_id=c.get("channel_id"),
-                        is_sync=bool(c.get("is_sync", False)),
-                    ),
-                )
+                b.set_collective(k, Collective.from_record(c))
         for k, buf in enumerate(data.get("buffers", ())):
             where = f"buffer {buf.get('name', '#' + str(k))}"
             try:
@@ -144,9 +130,7 @@ def graph_from_dict(data: dict, path: str | None = None) -> Graph:
                 size,
                 users=[str(u) for u in buf.get("users", ())],
                 name=None if buf.get("name") is None else str(buf["name"]),
-                live_in=buf.get("live_in", False),
-                live_out=buf.get("live_out", False),
-                space=buf.get("space", 0),
+                **buffer_flags(buf),
             )
         if data.get("order") is not None:
             b.original_order = [b.index(str(x)) for x in data["order"]]

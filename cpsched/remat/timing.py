@@ -128,29 +128,22 @@ def plan_time(
                 if seen[x]:
                     rec += dur[s, x]
                 seen[x] = True
-            elif code == EVICT:
-                assert transfer is not None and tt is not None  # checked above for copies
-                start = max(t, d2h_free)
-                done = start + tt[s, x]
-                if transfer.streams == 1:
-                    h2d_free = d2h_free = done
-                else:
-                    d2h_free = done
-                out_done[x] = done
             elif code == FREE:
                 r = out_done.pop(x, None)
                 if r is not None and r > t:
                     t = r
                 in_done.pop(x, None)
-            elif code == PREFETCH:
-                assert transfer is not None and tt is not None
-                start = max(t, h2d_free, out_done.get(x, 0.0))
+            elif code in (EVICT, PREFETCH):
+                assert transfer is not None and tt is not None  # checked above for copies
+                # a copy out waits for its stream; a copy back also for its copy out
+                out = code == EVICT
+                start = max(t, d2h_free) if out else max(t, h2d_free, out_done.get(x, 0.0))
                 done = start + tt[s, x]
-                if transfer.streams == 1:
-                    h2d_free = d2h_free = done
-                else:
+                if out or transfer.streams == 1:  # one stream: both directions share it
+                    d2h_free = done
+                if not out or transfer.streams == 1:
                     h2d_free = done
-                in_done[x] = done
+                (out_done if out else in_done)[x] = done
         makespan[s] = t
         recompute[s] = rec
         busy[s] = base[s] + rec

@@ -31,9 +31,11 @@ from cpsched.cost.timeline import model_label, simulate_timeline
 from cpsched.cp import runtime
 from cpsched.cp.overlap.problem import build_problem
 from cpsched.cp.remat.problem import min_memory_bound
+from cpsched.cp.runtime import SolverConfig
 from cpsched.methods import load_all
 from cpsched.remat.skeleton import Skeleton
 from cpsched.strategies.joint.method import solve_joint
+from cpsched.strategies.options import solver_options
 from cpsched.strategies.overlap.method import solve_overlap
 from cpsched.strategies.remat.method import solve_remat
 
@@ -78,6 +80,69 @@ def _scalar(values: np.ndarray, names: Sequence[str]) -> Any:
     return vals[0] if len(names) == 1 else dict(zip(names, vals))
 
 
+class _SolveTimes:
+    """Each solve's time: ``time_limit``, and (with a deadline: wall-clock mode; never in
+    deterministic mode, where each solve gets ``time_limit`` of work) its share of what is
+    left once each solve still to come has had its fixed work, the most seen so far."""
+
+    def __init__(self, solves: int, time_limit: float, deadline: float | None, n_ops: int):
+        self.left = solves
+        self.time_limit = float(time_limit)
+        self.deadline = deadline
+        # a solve's work besides its search (problem, heuristics, replays): the most seen so
+        # far (the first solve has the estimate), when the last began and its seconds
+        self.fixed = SOLVE_FIXED_SECONDS_PER_OP * n_ops
+        self.began = time.perf_counter()
+        self.given = 0.0
+
+    def next(self) -> float:
+        now = time.perf_counter()
+        if self.given:
+            self.fixed = max(self.fixed, now - self.began - self.given)
+        self.left -= 1
+        if self.deadline is None:
+            give = self.time_limit
+        else:
+            give = min(self.time_limit, (self.deadline - now) / (self.left + 1) - self.fixed)
+        self.began, self.given = now, max(give, 1e-9)
+        return give
+
+
+@dataclass
+class _Setting:
+    """What every solve of one frontier reads."""
+
+    graph: Graph
+    sc: Scenarios
+    evict: bool
+    bandwidth: float | None
+    device: Any
+    profile: Any
+    cfg: SolverConfig
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.sc.names)
+
+
+@dataclass
+class _Baselines:
+    """The heuristics' orders on the frontier's axes: the table's rows, and per order its
+    peak, makespan and exposed communication per scenario."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    peaks: dict[str, np.ndarray] = field(default_factory=dict)
+    makespans: dict[str, np.ndarray] = field(default_factory=dict)
+    exposed: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def fastest_fitting(self, bud: np.ndarray, w: np.ndarray) -> str | None:
+        """The fastest order (then the least peak) whose peak fits ``bud``."""
+        fits = [n for n in self.peaks if (self.peaks[n] <= bud).all()]
+        if not fits:
+            return None
+        return min(fits, key=lambda n: (float(w @ self.makespans[n]), float(w @ self.peaks[n])))
+
+
 @runtime.stoppable
 def frontier(
     graph: Graph,
@@ -89,17 +154,16 @@ def frontier(
     bandwidth: float | None = None,
     device: Any = "h100",
     profile: Any = None,
-    workers: int = 2,
-    seed: int = 0,
     baselines: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
-    deadline: float | None = None,
+    cfg: SolverConfig | None = None,
 ) -> Frontier:
     """Solve ``cp-joint`` at ``points`` budgets; ``time_limit`` seconds per point (and for
-    each of the two solves that find the range). With ``deadline`` (``time.perf_counter()``)
-    every solve also gets no more than its share of the time left, and the points that find
-    no time left are not solved. A signal stops at the point it cuts: the points solved so
-    far are returned (``settings['interrupted']``).
+    each of the two solves that find the range). ``cfg`` carries the solvers' workers, seed,
+    determinism and deadline. With ``cfg.deadline`` (``time.perf_counter()``, wall-clock
+    mode) every solve also gets no more than its share of the time left, and the points
+    that find no time left are not solved. A signal stops at the point it cuts: the points
+    solved so far are returned (``settings['interrupted']``).
 
     Examples
     --------
@@ -109,32 +173,55 @@ def frontier(
     (3, True)
     """
     t0 = time.perf_counter()
-    solves_left = int(points) + 2  # the range's two solves, then one per point
-    # a solve's work besides its search (problem, heuristics, replays): the most seen so far
-    overrun = [SOLVE_FIXED_SECONDS_PER_OP * graph.n_ops, time.perf_counter(), 0.0]
-    # ([most, when the last began, its seconds]: the first solve has the estimate)
-
-    def seconds() -> float:
-        """This solve's time: ``time_limit``, and its share of what is left once each solve
-        still to come has had its fixed work."""
-        nonlocal solves_left
-        now = time.perf_counter()
-        if overrun[2]:
-            overrun[0] = max(overrun[0], now - overrun[1] - overrun[2])
-        solves_left -= 1
-        if deadline is None:
-            give = float(time_limit)
-        else:
-            give = min(float(time_limit), (deadline - now) / (solves_left + 1) - overrun[0])
-        overrun[1], overrun[2] = now, max(give, 1e-9)
-        return give
-
+    cfg = SolverConfig() if cfg is None else cfg
+    if cfg.deterministic:
+        cfg = cfg.with_(deadline=None)
+    times = _SolveTimes(int(points) + 2, time_limit, cfg.deadline, graph.n_ops)
     sc = scenarios if scenarios is not None and len(scenarios) else static()
-    names = list(sc.names)
-    w = sc.weights
+    s = _Setting(graph, sc, evict, bandwidth, device, profile, cfg)
     base = build_problem(graph, sc, device=device, profile=profile, reach=False)
     costs = base.costs
-    rows: list[dict[str, Any]] = []
+    orders = _heuristic_orders(s, baselines, t0)
+    known_orders = _baseline_rows(s, costs, orders)
+    # every plan known before the points are solved: each point may keep the best of them
+    # that fits its budget (no point is then beaten by a baseline the table shows)
+    known: dict[str, tuple[Skeleton, list[list[int]]]] = {
+        name: (Skeleton(tuple(order)), [[] for _ in s.names]) for name, order in orders.items()
+    }
+    # the range: the proven minimum up to the fastest unconstrained order's peak
+    proven_min, _ = min_memory_bound(graph, sc)
+    lo, low_source = _low_end(s, base.dur, proven_min, times.next(), known)
+    hi, high_source = _high_end(s, costs, times.next(), known, known_orders, lo)
+    budgets = _budgets(lo, hi, points)
+    pts = _solve_points(s, costs, budgets, times, known, known_orders, progress)
+    settings = {
+        "points": len(budgets),
+        "time_limit_per_point": float(time_limit),
+        "workers": int(cfg.workers),
+        "seed": int(cfg.seed),
+        "deterministic": bool(cfg.deterministic),
+        "evict": bool(evict),
+        "bandwidth": bandwidth,
+        "profile": profile if isinstance(profile, str) else None,
+        "device": str(device),
+        "model": model_label(costs.device, costs.unit),  # what the times come from
+        "seconds": round(time.perf_counter() - t0, 3),
+        "budget_range": {
+            "low": _scalar(lo, s.names),
+            "low_source": low_source,
+            "high": _scalar(hi, s.names),
+            "high_source": high_source,
+        },
+    }
+    if runtime.interrupted():
+        settings["interrupted"] = {"points_solved": len(pts), "points": len(budgets)}
+    return Frontier(graph.name, graph.n_ops, s.names, costs.unit, pts, known_orders.rows, settings)
+
+
+def _heuristic_orders(s: _Setting, baselines: Sequence[str] | None, t0: float):
+    """The given order and every applicable heuristic's (``baselines``: these only); with a
+    deadline, none starts that would end past a quarter of the time left."""
+    graph = s.graph
     registry = load_all()
     todo = (
         list(baselines)
@@ -151,62 +238,63 @@ def frontier(
     if graph.original_order is not None:
         orders["given"] = list(graph.original_order)
     slowest = 0.0  # no heuristic starts that would end past a quarter of the time left
+    deadline = s.cfg.deadline
     until = None if deadline is None else t0 + 0.25 * (deadline - t0)
     for name in todo:
         started = time.perf_counter()
         if until is not None and started + slowest > until:
             continue
         try:
-            out = registry[name].fn(graph, sc, device=device, seed=seed)
+            out = registry[name].fn(graph, s.sc, device=s.device, seed=s.cfg.seed)
             orders[name] = list(getattr(out, "order", out))
         except CpschedError:
             continue
         finally:
             slowest = max(slowest, time.perf_counter() - started)
-    base_peaks: dict[str, np.ndarray] = {}
-    base_makespans: dict[str, np.ndarray] = {}
-    base_exposed: dict[str, np.ndarray] = {}
+    return orders
+
+
+def _baseline_rows(s: _Setting, costs, orders: dict[str, list[int]]) -> _Baselines:
+    """Each order's peak, makespan and exposed communication (the table's baselines)."""
+    out = _Baselines()
     for name, order in orders.items():
-        tl = simulate_timeline(graph, order, costs, sc)
-        pk = order_peak(graph, order, sc)
-        base_peaks[name], base_makespans[name] = pk, np.asarray(tl.makespan)
-        base_exposed[name] = np.asarray(tl.exposed_comm)
-        rows.append(
+        tl = simulate_timeline(s.graph, order, costs, s.sc)
+        pk = order_peak(s.graph, order, s.sc)
+        out.peaks[name], out.makespans[name] = pk, np.asarray(tl.makespan)
+        out.exposed[name] = np.asarray(tl.exposed_comm)
+        out.rows.append(
             {
                 "method": name,
-                "peak_bytes": _scalar(pk, names),
-                "makespan": _scalar(np.asarray(tl.makespan), names),
-                "exposed_comm": _scalar(np.asarray(tl.exposed_comm), names),
+                "peak_bytes": _scalar(pk, s.names),
+                "makespan": _scalar(np.asarray(tl.makespan), s.names),
+                "exposed_comm": _scalar(np.asarray(tl.exposed_comm), s.names),
             }
         )
-    # every plan known before the points are solved: each point may keep the best of them
-    # that fits its budget (no point is then beaten by a baseline the table shows)
-    known: dict[str, tuple[Skeleton, list[list[int]]]] = {
-        name: (Skeleton(tuple(order)), [[] for _ in names]) for name, order in orders.items()
-    }
-    # the range: the proven minimum up to the fastest unconstrained order's peak
-    lo, _ = min_memory_bound(graph, sc)
+    return out
+
+
+def _low_end(
+    s: _Setting, dur: np.ndarray, lo: np.ndarray, seconds: float, known
+) -> tuple[np.ndarray, str]:
+    """The bottom of the range: the proven minimum ``lo``, raised to the least peak a plan
+    reaches (``cp-remat`` minimising the peak, recompute allowed to double the work: the
+    proven minimum is often far below anything feasible), whose plan joins ``known``."""
     low_source = "proven minimum with recompute and offload"
-    t_least = seconds()
     try:
-        if t_least <= 0 or runtime.interrupted():
+        if seconds <= 0 or runtime.interrupted():
             raise InfeasibleError("no time left")
-        # the least peak a plan reaches (recompute allowed to double the work): the
-        # proven minimum is often far below anything feasible
         least = solve_remat(
-            graph,
-            sc,
+            s.graph,
+            s.sc,
             None,
             objective="peak",
             overhead_cap=1.0,
-            evict=evict,
-            bandwidth=bandwidth,
-            device=device,
-            durations=base.dur,
-            time_limit=t_least,
-            workers=workers,
-            seed=seed,
-            deadline=deadline,
+            evict=s.evict,
+            bandwidth=s.bandwidth,
+            device=s.device,
+            durations=dur,
+            time_limit=seconds,
+            **solver_options(s.cfg),
         )
         if (np.asarray(least.peak) > lo).any():
             lo = np.maximum(lo, np.asarray(least.peak, dtype=np.int64))
@@ -215,36 +303,53 @@ def frontier(
         known["cp-remat (least peak)"] = (least.skeleton, [list(a) for a in least.active])
     except CpschedError:
         pass
+    return lo, low_source
+
+
+def _high_end(
+    s: _Setting, costs, seconds: float, known, base: _Baselines, lo: np.ndarray
+) -> tuple[np.ndarray, str]:
+    """The top of the range: the least peak among the fastest orders known (cp-overlap's
+    without a memory limit, or a heuristic's that is as fast with less memory, or faster);
+    without time, the heuristics' orders set it."""
+    graph, sc, w = s.graph, s.sc, s.sc.weights
     total = graph.sizes(sc).sum(axis=1) + graph.transient_bytes(sc).sum(axis=1) + 1
-    # the top of the range: the least peak among the fastest orders known (cp-overlap's, or a
-    # heuristic's that is as fast with less memory, or faster)
-    tops = {n: (float(w @ base_makespans[n]), base_peaks[n]) for n in base_peaks}
-    t_fast = seconds()
-    if t_fast > 0 or not tops:  # without time, the heuristics' orders set the top
+    tops = {n: (float(w @ base.makespans[n]), base.peaks[n]) for n in base.peaks}
+    if seconds > 0 or not tops:
         fast = solve_overlap(
             graph,
             sc,
             budget=total,
             costs=costs,
-            time_limit=max(0.01, t_fast),
-            workers=workers,
-            seed=seed,
-            deadline=deadline,
+            time_limit=max(0.01, seconds),
+            **solver_options(s.cfg),
         )
-        known["cp-overlap (no memory limit)"] = (Skeleton(tuple(fast.order)), [[] for _ in names])
+        known["cp-overlap (no memory limit)"] = (Skeleton(tuple(fast.order)), [[] for _ in s.names])
         tops["cp-overlap without a memory limit"] = (
             float(w @ np.asarray(simulate_timeline(graph, fast.order, costs, sc).makespan)),
             np.asarray(fast.peak_bytes, dtype=np.int64),
         )
     high_from = min(tops, key=lambda n: (tops[n][0], float(w @ tops[n][1])))
     hi = np.maximum(np.asarray(tops[high_from][1], dtype=np.int64), lo)
-    high_source = f"peak of {high_from}, the fastest order known"
+    return hi, f"peak of {high_from}, the fastest order known"
+
+
+def _budgets(lo: np.ndarray, hi: np.ndarray, points: int) -> list[np.ndarray]:
+    """``points`` budgets evenly from ``lo`` to ``hi``, each distinct budget once (a range
+    of one value is one point)."""
     k = max(2, int(points))
     budgets: list[np.ndarray] = []
-    for i in range(k):  # each distinct budget once (a range of one value is one point)
+    for i in range(k):
         bud = np.rint(lo + (hi - lo) * i / (k - 1)).astype(np.int64)
         if not any((bud == b).all() for b in budgets):
             budgets.append(bud)
+    return budgets
+
+
+def _solve_points(s, costs, budgets, times, known, base: _Baselines, progress):
+    """The points, from the tightest budget up; each keeps the fastest known plan that fits
+    (a tighter point's, carried up, if faster). A signal ends the list."""
+    names, w = s.names, s.sc.weights
     pts: list[dict[str, Any]] = []
     prev: dict[str, Any] | None = None  # the best plan of the tighter budgets so far
     for i, bud in enumerate(budgets):
@@ -255,64 +360,19 @@ def frontier(
                 f"point {i + 1}/{len(budgets)}: budget " + ", ".join(format_bytes(b) for b in bud)
             )
         row: dict[str, Any] = {"budget_bytes": _scalar(bud, names)}
-        t_point = seconds()
-        try:
-            if t_point <= 0:
-                raise InfeasibleError("not solved: the time limit ran out")
-            res = solve_joint(
-                graph,
-                sc,
-                bud,
-                evict=evict,
-                bandwidth=bandwidth,
-                device=device,
-                profile=profile,
-                costs=costs,
-                time_limit=t_point,
-                workers=workers,
-                seed=seed,
-                known=known,
-                deadline=deadline,
-            )
-        except InfeasibleError as e:
-            res = None
-            row["message"] = str(e)
-            proven = "proven minimum" in str(e) and "not proven" not in str(e)
-            row["status"] = "INFEASIBLE" if proven else ("NOT_RUN" if t_point <= 0 else "NO_PLAN")
-        mine: dict[str, Any] | None = None
-        bound = None
-        if res is not None:
-            info = res.info
-            ms = np.array([info["makespan"][n] for n in names])
-            mb = info.get("makespan_bound")
-            bound = (
-                _scalar(np.array([mb[n] for n in names]), names) if mb else info["weighted_bound"]
-            )
-            mine = {
-                "status": res.status,
-                "peak_bytes": _scalar(np.asarray(res.peak), names),
-                "makespan": _scalar(ms, names),
-                "exposed_comm": _scalar(np.array([info["exposed_comm"][n] for n in names]), names),
-                "score": float(w @ ms),
-                "plan_from": info.get("chosen"),
-            }
-            if info.get("interrupted"):
-                mine["interrupted"] = True  # the point a signal cut: its best plan so far
+        res, mine, bound = _solve_point(s, costs, bud, times.next(), known, row)
         if mine is None:
             # not solved (no time, or no plan found): the fastest order the table shows that
             # fits this budget is still a plan for it, so the point is never left empty
             # while a known plan fits
-            fits = [n for n in base_peaks if (base_peaks[n] <= bud).all()]
-            if fits:
-                n = min(
-                    fits, key=lambda n: (float(w @ base_makespans[n]), float(w @ base_peaks[n]))
-                )
+            n = base.fastest_fitting(bud, w)
+            if n is not None:
                 mine = {
                     "status": "HEURISTIC",
-                    "peak_bytes": _scalar(base_peaks[n], names),
-                    "makespan": _scalar(base_makespans[n], names),
-                    "exposed_comm": _scalar(base_exposed[n], names),
-                    "score": float(w @ base_makespans[n]),
+                    "peak_bytes": _scalar(base.peaks[n], names),
+                    "makespan": _scalar(base.makespans[n], names),
+                    "exposed_comm": _scalar(base.exposed[n], names),
+                    "score": float(w @ base.makespans[n]),
                     "plan_from": n,
                 }
         if prev is not None and (mine is None or prev["score"] < mine["score"]):
@@ -327,27 +387,49 @@ def frontier(
         if res is not None:  # a hint and a fallback for the looser budgets
             known[f"plan at budget {i + 1}"] = (res.skeleton, [list(a) for a in res.active])
         prev = dict(mine, budget_bytes=mine.get("budget_bytes", row["budget_bytes"]))
-    settings = {
-        "points": len(budgets),
-        "time_limit_per_point": float(time_limit),
-        "workers": int(workers),
-        "seed": int(seed),
-        "evict": bool(evict),
-        "bandwidth": bandwidth,
-        "profile": profile if isinstance(profile, str) else None,
-        "device": str(device),
-        "model": model_label(costs.device, costs.unit),  # what the times come from
-        "seconds": round(time.perf_counter() - t0, 3),
-        "budget_range": {
-            "low": _scalar(lo, names),
-            "low_source": low_source,
-            "high": _scalar(hi, names),
-            "high_source": high_source,
-        },
+    return pts
+
+
+def _solve_point(s: _Setting, costs, bud: np.ndarray, seconds: float, known, row):
+    """``solve_joint`` at ``bud`` for ``seconds`` from every known plan: (the result or None,
+    its figures or None, its makespan bound or None); a failure is written into ``row``."""
+    names = s.names
+    try:
+        if seconds <= 0:
+            raise InfeasibleError("not solved: the time limit ran out")
+        res = solve_joint(
+            s.graph,
+            s.sc,
+            bud,
+            evict=s.evict,
+            bandwidth=s.bandwidth,
+            device=s.device,
+            profile=s.profile,
+            costs=costs,
+            time_limit=seconds,
+            known=known,
+            **solver_options(s.cfg),
+        )
+    except InfeasibleError as e:
+        row["message"] = str(e)
+        proven = "proven minimum" in str(e) and "not proven" not in str(e)
+        row["status"] = "INFEASIBLE" if proven else ("NOT_RUN" if seconds <= 0 else "NO_PLAN")
+        return None, None, None
+    info = res.info
+    ms = np.array([info["makespan"][n] for n in names])
+    mb = info.get("makespan_bound")
+    bound = _scalar(np.array([mb[n] for n in names]), names) if mb else info["weighted_bound"]
+    mine = {
+        "status": res.status,
+        "peak_bytes": _scalar(np.asarray(res.peak), names),
+        "makespan": _scalar(ms, names),
+        "exposed_comm": _scalar(np.array([info["exposed_comm"][n] for n in names]), names),
+        "score": float(s.sc.weights @ ms),
+        "plan_from": info.get("chosen"),
     }
-    if runtime.interrupted():
-        settings["interrupted"] = {"points_solved": len(pts), "points": len(budgets)}
-    return Frontier(graph.name, graph.n_ops, names, costs.unit, pts, rows, settings)
+    if info.get("interrupted"):
+        mine["interrupted"] = True  # the point a signal cut: its best plan so far
+    return res, mine, bound
 
 
 __all__ = ["Frontier", "frontier", "DEFAULT_POINTS", "DEFAULT_POINT_TIME_LIMIT"]

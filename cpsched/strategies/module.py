@@ -108,6 +108,7 @@ def schedule_module(
     *,
     scenarios: Scenarios | None = None,
     time_limit: float | None = None,
+    deterministic: bool = False,
     method: str = "module",
     never_worse: bool = True,
     alternatives: Sequence[ComputationScheduler] = (),
@@ -120,94 +121,49 @@ def schedule_module(
     best order by XLA's accounting kept (a solver's objective counts a loop body's state
     through the free gap XLA's ranges leave, so a heuristic's order can come out ahead).
     ``peak_objective``: the scheduler minimizes the peak, so reaching the module's lower bound
-    proves its result optimal (not so for a timing objective)."""
+    proves its result optimal (not so for a timing objective). ``deterministic``: the time a
+    computation did not use passes on as the share it was handed, not as the wall time it
+    took, so that every computation's share is the same whatever the machine's load."""
     sc = scenarios or static()
     names = scheduled_computations(module)
-    ctx = call_contexts(module)
     entry = module.entry.name
     given = input_orders(module)
     # the module as given: its peak (for the never-worse guarantee) and each callee's
     conv_in = HloConverter(module, given)
     g0 = conv_in.graph(entry)
     input_peak = _peaks(g0, [g0.op_index(n) for n in given[entry]], sc)
-    top = max(1, int(np.max(input_peak)))
-    weights = {}
-    for n in names:
-        g_in = conv_in.graph(n)
-        share = 0.0
-        if n != entry and g_in.n_ops:
-            share = (
-                float(np.max(_exact(conv_in, g_in, n, [g_in.op_index(x) for x in given[n]], sc)))
-                / top
-            )
-        weights[n] = _weight(g_in.n_ops, share)
+    weights = _time_weights(conv_in, names, entry, given, sc, input_peak)
     conv = HloConverter(module)
     conv.orders = {}
     left_w = sum(weights.values())
     left_t = time_limit
     results: list[ComputationResult] = []
     entry_schedule: Schedule | None = None
+    one = _OneComputation(conv, scheduler, sc, entry, given, never_worse, alternatives)
+    contexts = call_contexts(module)
     for name in names:
-        g = conv.graph(name)
         time_share: float | None = None
         if left_t is not None:
             time_share = max(0.0, left_t) * (weights[name] / left_w if left_w > 0 else 0.0)
             if name == entry:
                 time_share = max(0.0, left_t)
-        t0 = time.perf_counter()
-        out = scheduler(g, sc, time_share)
-        dt = time.perf_counter() - t0
+        g, result, order, out = one(name, contexts.get(name, "entry"), time_share)
         if left_t is not None:
-            left_t -= dt
+            left_t -= time_share if deterministic and time_share is not None else result.seconds
         left_w -= weights[name]
-        status = out.status if isinstance(out, Schedule) else "HEURISTIC"
-        # compared and kept as they will be written (inline ops before their first user)
-        order = place_inline_ops(g, out.order if isinstance(out, Schedule) else out)
-        validate_order(g, order, what=f"the schedule of {name}")
-        base = [g.op_index(n) for n in given[name]]
-
-        def cost(o, g=g, name=name):
-            return _peaks(g, o, sc) if name == entry else _exact(conv, g, name, o, sc)
-
-        mine, theirs = cost(order), cost(base)
-        kept = "scheduler"
-        if never_worse:
-            for k, alt in enumerate(alternatives):
-                alt_out = alt(g, sc, None)  # an order or a Schedule, as for the scheduler
-                o = place_inline_ops(g, alt_out.order if isinstance(alt_out, Schedule) else alt_out)
-                validate_order(g, o, what=f"the schedule of {name}")
-                c = cost(o)
-                if _score(c) < _score(mine):
-                    order, kept, mine = o, f"alternative {k}", c
-            if _score(theirs) < _score(mine):
-                order, kept, mine = base, "input", theirs
-        results.append(
-            ComputationResult(
-                name,
-                ctx.get(name, "entry"),
-                g.n_ops,
-                kept,
-                status,
-                dt,
-                int(mine[0]),
-                int(theirs[0]),
-            )
-        )
+        results.append(result)
         conv.orders[name] = [g.op_names[i] for i in order]
         if name == entry:
-            info = dict(out.info) if isinstance(out, Schedule) and kept == "scheduler" else {}
-            lb = (
-                out.lower_bound_bytes if isinstance(out, Schedule) and kept == "scheduler" else None
-            )
+            by_scheduler = isinstance(out, Schedule) and result.kept == "scheduler"
             entry_schedule = make_schedule(
                 g,
                 order,
                 method,
                 sc,
-                status=status if kept == "scheduler" else "HEURISTIC",
-                seconds=dt,
-                lower_bound=lb,
-                info=info,
+                status=result.status if result.kept == "scheduler" else "HEURISTIC",
+                seconds=result.seconds,
+                lower_bound=out.lower_bound_bytes if by_scheduler else None,
+                info=dict(out.info) if by_scheduler else {},
             )
     assert entry_schedule is not None
     chosen = {n: tuple(v) for n, v in conv.orders.items()}
@@ -222,6 +178,82 @@ def schedule_module(
             seconds=sum(r.seconds for r in results),
             info={"message": "the input's orders have the lower module peak; kept"},
         )
+    final = _module_schedule(
+        module, entry_schedule, names, given, chosen, input_peak, results, method, sc,
+        peak_objective,
+    )  # fmt: skip
+    return ModuleSchedule(module, final, chosen, input_peak, results, kept_input)
+
+
+def _time_weights(conv_in, names, entry, given, sc, input_peak) -> dict[str, float]:
+    """Each computation's weight in the split of the time (``_weight``): its size, and for
+    a callee the share of the module's peak it holds in the input's order."""
+    top = max(1, int(np.max(input_peak)))
+    weights = {}
+    for n in names:
+        g_in = conv_in.graph(n)
+        share = 0.0
+        if n != entry and g_in.n_ops:
+            share = (
+                float(np.max(_exact(conv_in, g_in, n, [g_in.op_index(x) for x in given[n]], sc)))
+                / top
+            )
+        weights[n] = _weight(g_in.n_ops, share)
+    return weights
+
+
+class _OneComputation:
+    """One computation scheduled (with its callees' chosen orders already in ``conv``),
+    and with ``never_worse`` the best of the scheduler's, the alternatives' and the
+    input's orders kept."""
+
+    def __init__(self, conv, scheduler, sc, entry, given, never_worse, alternatives):
+        self.conv, self.scheduler, self.sc, self.entry = conv, scheduler, sc, entry
+        self.given, self.never_worse, self.alternatives = given, never_worse, alternatives
+
+    def cost(self, g: Graph, name: str, order: Sequence[int]) -> np.ndarray:
+        if name == self.entry:
+            return _peaks(g, order, self.sc)
+        return _exact(self.conv, g, name, order, self.sc)
+
+    def __call__(self, name: str, context: str, seconds: float | None):
+        g = self.conv.graph(name)
+        t0 = time.perf_counter()
+        out = self.scheduler(g, self.sc, seconds)
+        dt = time.perf_counter() - t0
+        status = out.status if isinstance(out, Schedule) else "HEURISTIC"
+        order = _placed(g, out, name)
+        base = [g.op_index(n) for n in self.given[name]]
+        mine, theirs = self.cost(g, name, order), self.cost(g, name, base)
+        kept = "scheduler"
+        if self.never_worse:
+            for k, alt in enumerate(self.alternatives):
+                o = _placed(g, alt(g, self.sc, None), name)
+                c = self.cost(g, name, o)
+                if _score(c) < _score(mine):
+                    order, kept, mine = o, f"alternative {k}", c
+            if _score(theirs) < _score(mine):
+                order, kept, mine = base, "input", theirs
+        result = ComputationResult(
+            name, context, g.n_ops, kept, status, dt, int(mine[0]), int(theirs[0])
+        )
+        return g, result, order, out
+
+
+def _placed(g: Graph, out, name: str) -> list[int]:
+    """A scheduler's answer (an order or a Schedule) as it will be written (inline ops
+    before their first user), checked."""
+    order = place_inline_ops(g, out.order if isinstance(out, Schedule) else out)
+    validate_order(g, order, what=f"the schedule of {name}")
+    return order
+
+
+def _module_schedule(
+    module, entry_schedule, names, given, chosen, input_peak, results, method, sc, peak_objective
+) -> Schedule:
+    """The entry's schedule with the module's figures: the callees' orders, the module's
+    lower bound and the status and message that follow from them."""
+    entry = module.entry.name
     callees = {n: v for n, v in chosen.items() if n != entry}
     total = sum(r.seconds for r in results)
     info = dict(entry_schedule.info)
@@ -249,7 +281,7 @@ def schedule_module(
             f"orders peak at {', '.join(format_bytes(int(v)) for v in input_peak)}; "
             "the bound lets every called computation take its least peak"
         )
-    final = make_schedule(
+    return make_schedule(
         entry_schedule.graph,
         entry_schedule.order,
         method,
@@ -261,7 +293,6 @@ def schedule_module(
         info=info,
         computation_orders=callees,
     )
-    return ModuleSchedule(module, final, chosen, input_peak, results, kept_input)
 
 
 # module_lower_bound's results by module (``id``, while it lives) and scenarios: every

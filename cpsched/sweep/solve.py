@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from cpsched import api, generators
+from cpsched.analysis.records import TimedRecord
 from cpsched.core.errors import BudgetError, CpschedError
 from cpsched.core.graph import Graph
 from cpsched.sweep.table import ERROR
@@ -108,11 +109,11 @@ def solve_task(payload: Mapping[str, Any], data: bytes | None = None) -> dict[st
         row.update(status=ERROR, error=_one_line(e), wall_s=round(time.perf_counter() - t0, 6))
         row[TASK_SECONDS] = time.perf_counter() - t0
         return row
-    if r.info.get("interrupted"):
+    if r.record.interrupted:
         return None
     # one number per row: the scenario with the highest peak (the one a device must hold)
     scenario = max(r.peak, key=lambda n: r.peak[n]) if r.peak else ""
-    makespan = r.info.get("makespan")
+    makespan = r.record.makespan if isinstance(r.record, TimedRecord) else None
     row.update(
         scenario=scenario,
         status=r.status,

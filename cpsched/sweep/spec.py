@@ -375,11 +375,8 @@ def _parse_toml(text: str, path: str) -> Any:
         msg = str(e)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
         reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg) or "bad TOML"
-        if m:
-            raise InputError(
-                f"bad TOML: {reason}", path=path, line=int(m.group(1)), column=int(m.group(2))
-            ) from None
-        raise InputError(f"bad TOML: {reason}", path=path) from None
+        where = (int(m.group(1)), int(m.group(2))) if m else None
+        raise _syntax_error("TOML", reason, path, where) from None
 
 
 def _parse_yaml(text: str, path: str) -> Any:
@@ -394,11 +391,17 @@ def _parse_yaml(text: str, path: str) -> Any:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         reason = " ".join(str(getattr(e, "problem", None) or e).split())
-        if mark is not None:
-            raise InputError(
-                f"bad YAML: {reason}", path=path, line=mark.line + 1, column=mark.column + 1
-            ) from None
-        raise InputError(f"bad YAML: {reason}", path=path) from None
+        where = (mark.line + 1, mark.column + 1) if mark is not None else None
+        raise _syntax_error("YAML", reason, path, where) from None
+
+
+def _syntax_error(
+    language: str, reason: str, path: str, where: tuple[int, int] | None
+) -> InputError:
+    """``bad TOML: reason`` at ``path`` (line and column where the parser gave them)."""
+    if where is None:
+        return InputError(f"bad {language}: {reason}", path=path)
+    return InputError(f"bad {language}: {reason}", path=path, line=where[0], column=where[1])
 
 
 def _list(data: Mapping[str, Any], key: str, where: _Where, default: list) -> list:
@@ -594,10 +597,10 @@ def _methods(data: Mapping[str, Any], where: _Where) -> list[MethodEntry]:
             )
         objective = item.get("objective")
         if objective is not None:
-            if objective not in api.OBJECTIVES:
+            if objective not in api.PROBLEMS:
                 raise where.error(
                     key,
-                    f"unknown objective {objective!r}; one of {', '.join(api.OBJECTIVES)}",
+                    f"unknown objective {objective!r}; one of {', '.join(api.PROBLEMS)}",
                     objective,
                 )
             try:

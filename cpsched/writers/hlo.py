@@ -245,11 +245,31 @@ def write_hlo(
     pieces.append(text[pos:])
     out = "".join(pieces)
     if check:
-        try:
-            module_graphs(parse_hlo_text(out))
-        except InputError as e:
-            raise InputError(f"the rewritten module does not hold together: {e}") from None
+        _check_holds(out, "the rewritten module")
     return out
+
+
+def _check_holds(text: str, what: str) -> None:
+    """Parse ``text`` and convert every computation: a rewrite that breaks a dependence or
+    does not parse raises ``InputError`` here, naming ``what``."""
+    try:
+        module_graphs(parse_hlo_text(text))
+    except InputError as e:
+        raise InputError(f"{what} does not hold together: {e}") from None
+
+
+def _write_computation(module: HloModule, comp: HloComputation, *rewrite) -> str:
+    """``write_hlo`` of one rewritten computation, unchecked (the caller checks): ``rewrite``
+    is its order, its new instructions, its replaced ones and its new computations."""
+    order, extra, replace, new_comps = rewrite
+    return write_hlo(
+        module,
+        {comp.name: order},
+        extra={comp.name: extra},
+        replace={comp.name: replace},
+        check=False,
+        computations_before={comp.name: new_comps} if new_comps else None,
+    )
 
 
 def write_module_schedule(
@@ -692,23 +712,11 @@ def remat_module_text(
             step(int(x))
     full = rw.sequence()
     extra, replace, new_comps, result = rw.extra, rw.replace, rw.new_comps, rw.result
-    out = write_hlo(
-        module,
-        {comp.name: full},
-        extra={comp.name: extra},
-        replace={comp.name: replace},
-        check=False,
-        computations_before={comp.name: new_comps} if new_comps else None,
-    )
+    out = _write_computation(module, comp, full, extra, replace, new_comps)
     if comment:
         out = "".join(f"// {line}\n" for line in comment.splitlines()) + out
     if check:
-        try:
-            module_graphs(parse_hlo_text(out))
-        except InputError as e:
-            raise InputError(
-                f"the module with the plan written in does not hold together: {e}"
-            ) from None
+        _check_holds(out, "the module with the plan written in")
     result.text = out
     return result
 
@@ -911,21 +919,9 @@ def async_module_text(
             f"the graph has no collective split into a start/done pair in {comp.name!r}"
         )
     written = [names.get(int(i), graph.op_names[int(i)]) for i in order]
-    out = write_hlo(
-        module,
-        {comp.name: written},
-        extra={comp.name: extra},
-        replace={comp.name: replace},
-        check=False,
-        computations_before={comp.name: new_comps} if new_comps else None,
-    )
+    out = _write_computation(module, comp, written, extra, replace, new_comps)
     if check:
-        try:
-            module_graphs(parse_hlo_text(out))
-        except InputError as e:
-            raise InputError(
-                f"the module with async collectives does not hold together: {e}"
-            ) from None
+        _check_holds(out, "the module with async collectives")
     result.text = out
     return result
 

@@ -25,13 +25,7 @@ def graph_to_dict(graph: Graph, scenarios: Scenarios | None = None) -> dict:
             op["operands"] = [names[o] for o in graph.operands(i)]
         if graph.control_preds(i).size:
             op["control_preds"] = [names[o] for o in graph.control_preds(i)]
-        for field, exprs in (
-            ("flops", graph.flops),
-            ("bytes_accessed", graph.bytes_accessed),
-            ("transient", graph.transient),
-        ):
-            if exprs[i].terms:
-                op[field] = str(exprs[i])
+        op.update(graph.cost_strings(i))
         if graph.async_start[i] >= 0:
             op["async_start"] = names[graph.async_start[i]]
         c = graph.collectives.get(i)

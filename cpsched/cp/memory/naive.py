@@ -20,11 +20,10 @@ from cpsched.cp.runtime import SolverConfig
 def solve_naive(
     graph: Graph,
     scenarios: Scenarios | None = None,
-    time_limit: float = 60.0,
-    workers: int = 2,
-    seed: int = 0,
+    cfg: SolverConfig | None = None,
     hint: list[int] | None = None,
 ) -> dict:
+    """The naive model of ``graph`` solved under ``cfg`` (default a 60 s limit)."""
     scenarios = scenarios or static()
     sizes = graph.sizes(scenarios)[0]
     n = graph.n_ops
@@ -60,7 +59,7 @@ def solve_naive(
     hint = graph.default_order() if hint is None else hint
     for k, v in enumerate(hint):
         m.add_hint(pos[v], k)
-    r = runtime.solve(m, SolverConfig(time_limit=time_limit, workers=workers, seed=seed))
+    r = runtime.solve(m, cfg or SolverConfig(time_limit=60.0))
     out = {
         "status": r.status,
         "seconds": r.seconds,

@@ -366,7 +366,6 @@ def induced(full: Problem, subset: Sequence[int] | np.ndarray) -> Problem:
             preds.append([int(u) for u in a[~red]])
         else:
             preds.append([])
-    S = full.n_scenarios
     defs, users, outs, keep = [], [], [], []
     for j in range(full.nb):
         d = int(full.buf_def[j])
@@ -380,20 +379,7 @@ def induced(full: Problem, subset: Sequence[int] | np.ndarray) -> Problem:
         users.append(us)
         outs.append(out)
         keep.append(j)
-    keep_arr = np.asarray(keep, dtype=np.int64)
-    return Problem(
-        ops=subset,
-        preds=preds,
-        buf_def=np.asarray(defs, dtype=np.int64),
-        buf_users=users,
-        buf_out=np.asarray(outs, dtype=bool),
-        sizes=full.sizes[:, keep_arr].reshape(S, -1),
-        transient=full.transient[:, subset],
-        base=full.base.copy(),
-        floor=np.zeros(S, dtype=np.int64),
-        name=f"{full.name}|{len(subset)}",
-        buf_ids=keep_arr,
-    )
+    return _sub_problem(full, subset, preds, defs, users, outs, keep, "|")
 
 
 def project(
@@ -426,7 +412,6 @@ def project(
     anc = full.anc
     rank = positions(ref_order if ref_order is not None else full.topo, n)
     base_rel = induced(full, subset)
-    S = full.n_scenarios
     selfanc = anc | np.eye(n, dtype=bool)
 
     def w_ancestors(u: int) -> list[int]:
@@ -470,10 +455,17 @@ def project(
         users.append(sorted(int(local[u]) for u in rel_users))
         outs.append(out)
         keep.append(j)
+    return _sub_problem(full, subset, base_rel.preds, defs, users, outs, keep, "~")
+
+
+def _sub_problem(full: Problem, subset, preds, defs, users, outs, keep, mark: str) -> Problem:
+    """The relaxation of ``full`` on the ops ``subset`` with the kept buffers ``keep``
+    (their local defining ops, users and live-out flags), floor 0."""
+    S = full.n_scenarios
     keep_arr = np.asarray(keep, dtype=np.int64)
     return Problem(
         ops=subset,
-        preds=base_rel.preds,
+        preds=preds,
         buf_def=np.asarray(defs, dtype=np.int64),
         buf_users=users,
         buf_out=np.asarray(outs, dtype=bool),
@@ -481,7 +473,7 @@ def project(
         transient=full.transient[:, subset],
         base=full.base.copy(),
         floor=np.zeros(S, dtype=np.int64),
-        name=f"{full.name}~{len(subset)}",
+        name=f"{full.name}{mark}{len(subset)}",
         buf_ids=keep_arr,
     )
 

@@ -230,6 +230,7 @@ def memory(mdl: Vars) -> None:
             mdl.capvar.append(cv)
             m.add_cumulative(ivs, ds, cv)
         else:
+            assert spec.cap is not None  # the time objective has a budget
             m.add_cumulative(ivs, ds, int(spec.cap[s]))
 
 

@@ -129,7 +129,7 @@ class Spec:
     n_s: int
     sizes: np.ndarray  # [S, B] scaled device sizes
     trans: np.ndarray  # [S, n] scaled transient
-    cap: np.ndarray  # [S] scaled budget (or None for peak objective)
+    cap: np.ndarray | None  # [S] scaled budget (None: peak objective)
     dur: np.ndarray  # [S, n] integer times
     weights: np.ndarray  # [S] integer objective weights
     G: int

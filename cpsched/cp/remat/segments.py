@@ -41,7 +41,7 @@ weights), in integer units of ``resolution`` of the mean op time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -253,7 +253,6 @@ def build_segment_model(
     to its position's representative (same cost, nothing counted changes), so its optimum
     (or LP) is a lower bound (``lp_bound``)."""
     n = len(order)
-    n_s = sizes.shape[0]
     pos = positions(order, graph.n_ops)
     clonable = recomputable_ops(graph)
     if candidates is not None:
@@ -263,103 +262,147 @@ def build_segment_model(
     for v, q in list(extra) + list(fixed):
         if clonable[v] and pos[v] < q < n:
             cand.setdefault(int(v), set()).add(int(q))
-    m = cp_model.CpModel()
+    lits = _Lits(cp_model.CpModel(), fixed)
     pos_cost = cost[cost > 0]
     unit = max(float(pos_cost.mean()) if pos_cost.size else 1.0, 1e-12) * resolution
-    x: dict[tuple[int, int], cp_model.IntVar] = {}
     coef: dict[tuple[int, int], int] = {}
     for v, qs in cand.items():
         for q in sorted(qs):
             if ops is None or v in ops:
-                x[v, q] = m.new_bool_var(f"x{v}_{q}")
+                lits.x[v, q] = lits.m.new_bool_var(f"x{v}_{q}")
                 coef[v, q] = int(round(float(cost[v]) / unit))
-
-    def lit(key: tuple[int, int] | None, negate: bool = False) -> Lit:
-        if key is None:
-            return negate  # no clone there: "not made" is true
-        var = x.get(key)
-        if var is None:
-            return (key in fixed) != negate
-        return var.Not() if negate else var
-
-    def clause(lits: list[Lit]) -> None:
-        if any(a is True for a in lits):
-            return
-        m.add_bool_or([a for a in lits if a is not False])
-
     terms: list[list[tuple[int, Any]]] = [[] for _ in range(n)]
-    const = np.zeros((n_s, n), dtype=np.int64)
+    const = np.zeros((sizes.shape[0], n), dtype=np.int64)
     buffers: list[_Buffer] = []
     for b in range(graph.n_buffers):
-        p = int(graph.buffer_def[b])
-        start = -1 if graph.buffer_live_in[b] else int(pos[p])
-        main_reads = {int(pos[int(w)]) for w in graph.buffer_users(b)}
-        reads: dict[int, list[tuple[int, int]]] = {}
-        for w in map(int, graph.buffer_users(b)):
-            for q in cand.get(w, ()):
-                reads.setdefault(q, []).append((w, q))
-        remade = {q: (p, q) for q in cand.get(p, ())}
-        pts = sorted(q for q in main_reads | set(reads) | set(remade) if q > start)
-        if graph.buffer_live_out[b]:
-            pts.append(n)
+        start, buf = _points(graph, b, pos, cand, n)
         if start >= 0:
             const[:, start] += sizes[:, b]
-        buf = _Buffer(
-            pts,
-            [],
-            [],
-            [q in main_reads or q == n for q in pts],
-            [list(reads.get(q, ())) for q in pts],
-            [remade.get(q) for q in pts],
-        )
         keys = [k for ks in buf.reads for k in ks] + [k for k in buf.remade if k is not None]
-        if not any(k in x for k in keys):
+        if not any(k in lits.x for k in keys):
             # nothing decided here touches this buffer: its residency is fixed
-            seg_on, at_on = buf.residency(fixed)
-            prev = start
-            for j, q in enumerate(pts):
-                if seg_on[j]:
-                    const[:, max(prev + 1, 0) : min(q, n)] += sizes[:, b : b + 1]
-                stays = buf.main[j] or (j + 1 < len(pts) and seg_on[j + 1])
-                if q < n and at_on[j] and (rows is None or stays):
-                    const[:, q] += sizes[:, b]
-                prev = q
+            _fixed_residency(buf, start, fixed, sizes[:, b : b + 1], const, n, rows)
             continue
         buffers.append(buf)
-        prev = start
-        for j, q in enumerate(pts):
-            seg = m.new_bool_var(f"L{b}_{j}")
-            r = buf.remade[j]
-            if j > 0:
-                # a copy between p_{j-1} and p_j came through the segment before p_{j-1}
-                # or is the clone made at p_{j-1}
-                clause([seg.Not(), buf.seg[j - 1], lit(buf.remade[j - 1])])
+        _residency_vars(lits, buf, b, start, terms, n, rows)
+    n_rows = _memory_rows(lits, order, budgets, sizes, trans, fixed, terms, const, rows)
+    m, x = lits.m, lits.x
+    m.minimize(sum(coef[k] * var for k, var in x.items()))
+    stats = {
+        "clone_candidates": len(x),
+        "segments": sum(len(bf.seg) for bf in buffers),
+        "memory_rows": n_rows,
+    }
+    return SegmentModel(m, x, coef, unit, buffers, stats)
+
+
+class _Lits:
+    """The clone literals of a segment model: a decided clone's variable, or the constant
+    its ``fixed`` membership gives."""
+
+    def __init__(self, m: cp_model.CpModel, fixed: Set[tuple[int, int]]):
+        self.m = m
+        self.fixed = fixed
+        self.x: dict[tuple[int, int], cp_model.IntVar] = {}
+
+    def lit(self, key: tuple[int, int] | None, negate: bool = False) -> Lit:
+        if key is None:
+            return negate  # no clone there: "not made" is true
+        var = self.x.get(key)
+        if var is None:
+            return (key in self.fixed) != negate
+        return var.Not() if negate else var
+
+    def clause(self, lits: list[Lit]) -> None:
+        if any(a is True for a in lits):
+            return
+        self.m.add_bool_or([a for a in lits if a is not False])
+
+
+def _points(graph: Graph, b: int, pos: np.ndarray, cand, n: int) -> tuple[int, _Buffer]:
+    """Buffer ``b``'s first step (-1: a program input) and its points: where it is read
+    (by a main op or a candidate clone), made again, or (``n``) kept as an output."""
+    p = int(graph.buffer_def[b])
+    start = -1 if graph.buffer_live_in[b] else int(pos[p])
+    main_reads = {int(pos[int(w)]) for w in graph.buffer_users(b)}
+    reads: dict[int, list[tuple[int, int]]] = {}
+    for w in map(int, graph.buffer_users(b)):
+        for q in cand.get(w, ()):
+            reads.setdefault(q, []).append((w, q))
+    remade = {q: (p, q) for q in cand.get(p, ())}
+    pts = sorted(q for q in main_reads | set(reads) | set(remade) if q > start)
+    if graph.buffer_live_out[b]:
+        pts.append(n)
+    buf = _Buffer(
+        pts,
+        [],
+        [],
+        [q in main_reads or q == n for q in pts],
+        [list(reads.get(q, ())) for q in pts],
+        [remade.get(q) for q in pts],
+    )
+    return start, buf
+
+
+def _fixed_residency(buf: _Buffer, start, fixed, size, const, n, rows) -> None:
+    """A buffer no decided clone touches: its bytes (``size`` ``[S, 1]``) as constants
+    where the ``fixed`` clones leave it resident."""
+    seg_on, at_on = buf.residency(fixed)
+    prev = start
+    for j, q in enumerate(buf.points):
+        if seg_on[j]:
+            const[:, max(prev + 1, 0) : min(q, n)] += size
+        stays = buf.main[j] or (j + 1 < len(buf.points) and seg_on[j + 1])
+        if q < n and at_on[j] and (rows is None or stays):
+            const[:, q] += size[:, 0]
+        prev = q
+
+
+def _residency_vars(lits: _Lits, buf: _Buffer, b: int, start, terms, n, rows) -> None:
+    """``L[b, j]`` and ``P[b, j]`` with the read and continuity clauses; each adds ``b``'s
+    bytes to the memory terms of the steps it covers."""
+    m, lit, clause = lits.m, lits.lit, lits.clause
+    prev = start
+    for j, q in enumerate(buf.points):
+        seg = m.new_bool_var(f"L{b}_{j}")
+        r = buf.remade[j]
+        if j > 0:
+            # a copy between p_{j-1} and p_j came through the segment before p_{j-1}
+            # or is the clone made at p_{j-1}
+            clause([seg.Not(), buf.seg[j - 1], lit(buf.remade[j - 1])])
+        if buf.main[j]:
+            clause([seg, lit(r)])
+        for k in buf.reads[j]:
+            clause([seg, lit(k, True), lit(r)])
+        for t in range(max(prev + 1, 0), min(q, n)):
+            terms[t].append((b, seg))
+        at = None
+        if q < n:
+            at = m.new_bool_var(f"P{b}_{j}")
             if buf.main[j]:
-                clause([seg, lit(r)])
+                m.add(at == 1)
             for k in buf.reads[j]:
-                clause([seg, lit(k, True), lit(r)])
-            for t in range(max(prev + 1, 0), min(q, n)):
-                terms[t].append((b, seg))
-            at = None
-            if q < n:
-                at = m.new_bool_var(f"P{b}_{j}")
-                if buf.main[j]:
-                    m.add(at == 1)
-                for k in buf.reads[j]:
-                    clause([lit(k, True), at])
-                clause([lit(r, True), at])
-                if rows is None or buf.main[j]:
-                    terms[q].append((b, at))
-            at_before = buf.at[j - 1] if j > 0 else None
-            if at_before is not None:
-                m.add_implication(seg, at_before)  # resident after p_{j-1}: also at it
-            if rows is not None and j > 0 and not buf.main[j - 1]:
-                # relaxation: at a point no main op reads, count the copy only if it stays
-                terms[pts[j - 1]].append((b, seg))
-            buf.seg.append(seg)
-            buf.at.append(at)
-            prev = q
-    # transients: the main op's, and the clones' made at that step
+                clause([lit(k, True), at])
+            clause([lit(r, True), at])
+            if rows is None or buf.main[j]:
+                terms[q].append((b, at))
+        at_before = buf.at[j - 1] if j > 0 else None
+        if at_before is not None:
+            m.add_implication(seg, at_before)  # resident after p_{j-1}: also at it
+        if rows is not None and j > 0 and not buf.main[j - 1]:
+            # relaxation: at a point no main op reads, count the copy only if it stays
+            terms[buf.points[j - 1]].append((b, seg))
+        buf.seg.append(seg)
+        buf.at.append(at)
+        prev = q
+
+
+def _memory_rows(lits: _Lits, order, budgets, sizes, trans, fixed, terms, const, rows) -> int:
+    """Memory at each (counted) step and scenario within the budget: the buffers' terms,
+    the transients of the main op and of the clones made there. Returns the rows added
+    (a step that cannot bind gets none)."""
+    m, x = lits.m, lits.x
+    n, n_s = len(order), sizes.shape[0]
     clone_at: dict[int, list[tuple[int, Any]]] = {}
     for (v, q), var in x.items():
         clone_at.setdefault(q, []).append((v, var))
@@ -380,13 +423,7 @@ def build_segment_model(
                 continue  # cannot bind
             m.add(sum(c * var for c, var in expr) <= int(budgets[s]) - int(const[s, t]))
             n_rows += 1
-    m.minimize(sum(coef[k] * var for k, var in x.items()))
-    stats = {
-        "clone_candidates": len(x),
-        "segments": sum(len(bf.seg) for bf in buffers),
-        "memory_rows": n_rows,
-    }
-    return SegmentModel(m, x, coef, unit, buffers, stats)
+    return n_rows
 
 
 @dataclass
@@ -402,23 +439,27 @@ class SegmentResult:
     stats: dict[str, int]
 
 
-def _as_regens(pos: np.ndarray, keys: Set[tuple[int, int]]) -> list[tuple[int, int, float]]:
+def as_regens(pos: np.ndarray, keys: Set[tuple[int, int]]) -> list[tuple[int, int, float]]:
     """Clones (op, step, sub), those of one step in main-order position: a chain's
     producer before its reader."""
     return sorted(((v, q, float(pos[v])) for v, q in keys), key=lambda c: (c[1], c[2]))
 
 
-def _solve(
-    sm: SegmentModel,
-    time_limit: float,
-    workers: int,
-    seed: int,
-    log: bool = False,
-    params: dict[str, Any] | None = None,
+def solve_model(
+    sm: SegmentModel, time_limit: float, cfg: runtime.SolverConfig, params: dict | None = None
 ) -> runtime.Run:
+    """One run of a segment model: ``cfg``'s workers, seed, log, determinism and deadline,
+    CP-SAT's presolve on, ``params`` as extra parameters."""
     # through the runtime, which stops on a signal and keeps the best solution
-    cfg = runtime.SolverConfig(workers=workers, seed=seed, log=log, extra=dict(params or {}))
-    return runtime.solve(sm.model, cfg, max(0.1, time_limit))
+    run_cfg = runtime.SolverConfig(
+        workers=cfg.workers,
+        seed=cfg.seed,
+        log=cfg.log,
+        deterministic=cfg.deterministic,
+        deadline=cfg.deadline,
+        extra=dict(params or {}),
+    )
+    return runtime.solve(sm.model, run_cfg, max(0.1, time_limit))
 
 
 def solve_segments(
@@ -430,16 +471,15 @@ def solve_segments(
     cost: np.ndarray,
     *,
     start: Sequence[tuple[int, int, float]] = (),
-    time_limit: float = 60.0,
-    workers: int = 2,
-    seed: int = 0,
-    log: bool = False,
+    cfg: runtime.SolverConfig | None = None,
     chain_depth: int = 1,
     hot: np.ndarray | None = None,
     params: dict[str, Any] | None = None,
 ) -> SegmentResult | None:
     """Least weighted recompute time of clones on ``order`` under ``budgets``, hinted with
-    the clones ``start`` (op, step, sub). None when no plan was found in time."""
+    the clones ``start`` (op, step, sub), in ``cfg.time_limit`` seconds (all of it for the
+    search in deterministic mode). None when no plan was found in time."""
+    cfg = runtime.SolverConfig(time_limit=60.0) if cfg is None else cfg
     t0 = time.perf_counter()
     pos = positions(order, graph.n_ops)
     start_keys = {(int(v), int(q)) for v, q, _ in start}
@@ -447,13 +487,13 @@ def solve_segments(
     sm = build_segment_model(*data, chain_depth=chain_depth, extra=start_keys, hot=hot)
     if start_keys:
         sm.hint(start_keys)
-    left = time_limit - (time.perf_counter() - t0)
-    run = _solve(sm, left, workers, seed, log, params)
+    left = cfg.time_limit - (0 if cfg.deterministic else time.perf_counter() - t0)
+    run = solve_model(sm, left, cfg, params)
     if not run.solved:
         return None
     solver = run.solver
     return SegmentResult(
-        _as_regens(pos, sm.chosen(solver)),
+        as_regens(pos, sm.chosen(solver)),
         run.status,
         float(solver.objective_value) * sm.unit,
         float(solver.best_objective_bound) * sm.unit,
@@ -467,71 +507,3 @@ def hot_steps(usage: np.ndarray, budgets: np.ndarray) -> np.ndarray:
     (``usage`` ``[S, n]``); clones whose gap covers none of them free nothing that counts."""
     over = np.atleast_2d(usage) > np.asarray(budgets)[:, None]
     return np.asarray(over.any(axis=0), dtype=bool)
-
-
-def lns_segments(
-    graph: Graph,
-    order: Sequence[int],
-    budgets: np.ndarray,
-    sizes: np.ndarray,
-    trans: np.ndarray,
-    cost: np.ndarray,
-    start: Sequence[tuple[int, int, float]],
-    *,
-    hot: np.ndarray | None = None,
-    time_limit: float = 60.0,
-    round_limit: float = 5.0,
-    extra_ops: int = 100,
-    chain_depth: int = 0,
-    workers: int = 2,
-    seed: int = 0,
-    fits: Callable[[list[tuple[int, int, float]]], bool] | None = None,
-) -> tuple[list[tuple[int, int, float]], dict[str, Any]]:
-    """Large-neighbourhood search over a plan's clones with exact repairs.
-
-    Each round frees the clones of a random share (30-100 %) of the ops the plan clones
-    plus ``extra_ops`` random other ops that have a candidate, keeps every other clone,
-    and solves that neighbourhood of the segment model to optimality (or for
-    ``round_limit`` s) from the current plan; the plan it returns is kept when it costs
-    no more and ``fits(regens)`` (the replay check) holds. The greedy search
-    (``heuristics.remat.lns_remat``) repairs by walking the program, so it stalls once no
-    single window can be re-walked better (RLG n1000 at 486,895: 1 improvement in 749
-    rounds); exact repairs trade clones between ops anywhere in the program.
-
-    Returns the best clones (op, step, sub) and ``{'rounds', 'improved'}``."""
-    t0 = time.perf_counter()
-    pos = positions(order, graph.n_ops)
-
-    def price(keys: Set[tuple[int, int]]) -> float:
-        return float(sum(cost[v] for v, _ in keys))
-
-    inc = {(int(v), int(q)) for v, q, _ in start}
-    best = price(inc)
-    data = (graph, order, budgets, sizes, trans, cost)
-    clonable = recomputable_ops(graph)
-    pool = sorted(v for v, qs in candidate_steps(graph, order, clonable, 0, hot).items() if qs)
-    rng = np.random.default_rng(seed)
-    rounds = improved = 0
-    while inc and time.perf_counter() - t0 < time_limit - 1.0 and not runtime.interrupted():
-        rounds += 1
-        mine = sorted({v for v, _ in inc})
-        k = max(1, int(round(len(mine) * rng.uniform(0.3, 1.0))))
-        ops = set(rng.choice(mine, size=k, replace=False).tolist())
-        if pool:
-            ops |= set(rng.choice(pool, size=min(extra_ops, len(pool)), replace=False).tolist())
-        sm = build_segment_model(*data, chain_depth=chain_depth, ops=ops, fixed=inc, hot=hot)
-        sm.hint(inc)
-        left = time_limit - (time.perf_counter() - t0)
-        run = _solve(sm, min(round_limit, left), workers, seed + rounds)
-        if not run.solved:
-            continue
-        new = {k for k in inc if k[0] not in ops} | sm.chosen(run.solver)
-        c = price(new)
-        if new == inc or c > best + 1e-9:
-            continue
-        if fits is not None and not fits(_as_regens(pos, new)):
-            continue
-        if c < best - 1e-9:
-            improved += 1
-        inc, best = new, c
-    return _as_regens(pos, inc), {"rounds": rounds, "improved": improved}

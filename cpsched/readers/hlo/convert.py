@@ -30,7 +30,7 @@ Buffers of size 0 (tokens, empty arrays) are not created. Host buffers (``S(5)``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,7 @@ from cpsched.readers.hlo.parser import (
     HloModule,
     Shape,
     gc_paused,
+    in_text_order,
     parse_groups,
     parse_hlo_text,
     parse_int_list,
@@ -332,6 +333,7 @@ class HloConverter:
         self._excess: dict[str, SymExpr] = {}
         self._body_cost: dict[str, tuple[int, int]] = {}
         self._body_launches: dict[str, int] = {}
+        self._body_work: dict[str, tuple[int, int]] = {}
         self._backend: str | None | bool = False  # not looked at yet
         self._active: set[str] = set()
         # derived facts per shape object, keyed by id(); each entry holds the shape itself so
@@ -414,19 +416,8 @@ class HloConverter:
         out = ins.shape
         if op in ("parameter", "constant") or op in FORWARDING:
             return 0, 0
-        if op == "while":
-            trip = _trip_count(ins) or 1
-            f = b = 0
-            for role in ("condition", "body"):
-                cf, cb = self._comp_cost(ins.attrs.get(role, "").lstrip("%"))
-                f += cf
-                b += cb
-            return f * trip, b * trip
-        if op in ("conditional", "call"):
-            costs = [self._comp_cost(c) for _, c in ins.called()]
-            if not costs:
-                return 0, 0
-            return max(c[0] for c in costs), max(c[1] for c in costs)
+        if op in _CALLERS:
+            return self._through_calls(ins, self._comp_cost)
         leaf = self.leaf_bytes
         memo = self._leaf
         index = comp.index
@@ -535,24 +526,133 @@ class HloConverter:
                 k *= lhs.dims[d]
         return 2 * _elements(out) * k
 
+    @staticmethod
+    def _through_calls(
+        ins: HloInstruction, per_computation: Callable[[str], tuple[int, int]]
+    ) -> tuple[int, int]:
+        """A loop's, conditional's or call's pair from its computations' (``per_computation``):
+        a loop's condition and body times its trip count (``known_trip_count``, else once), a
+        conditional's largest branch (each figure on its own), a call's callee."""
+        if ins.opcode == "while":
+            trip = _trip_count(ins) or 1
+            a = b = 0
+            for role in ("condition", "body"):
+                x, y = per_computation(ins.attrs.get(role, "").lstrip("%"))
+                a += x
+                b += y
+            return a * trip, b * trip
+        parts = [per_computation(c) for _, c in ins.called()]
+        if not parts:
+            return 0, 0
+        return max(p[0] for p in parts), max(p[1] for p in parts)
+
     def _comp_cost(self, name: str) -> tuple[int, int]:
         """Summed (flops, bytes) of a called computation's instructions."""
-        if name in self._body_cost:
-            return self._body_cost[name]
+        return self._summed(name, self._body_cost, self.op_cost)
+
+    def _summed(
+        self,
+        name: str,
+        cache: dict[str, tuple[int, int]],
+        per_instruction: Callable[[HloComputation, HloInstruction], tuple[int, int]],
+    ) -> tuple[int, int]:
+        """``per_instruction``'s pairs summed over computation ``name``'s instructions, kept
+        in ``cache``; (0, 0) for an unknown computation or one already being summed (a
+        recursive call)."""
+        if name in cache:
+            return cache[name]
         comp = self.m.by_name.get(name)
         if comp is None or name in self._active:
             return 0, 0
         self._active.add(name)
-        f = b = 0
+        a = b = 0
         try:
             for ins in comp.instructions:
-                cf, cb = self.op_cost(comp, ins)
-                f += cf
-                b += cb
+                x, y = per_instruction(comp, ins)
+                a += x
+                b += y
         finally:
             self._active.discard(name)
-        self._body_cost[name] = (f, b)
-        return f, b
+        cache[name] = (a, b)
+        return a, b
+
+    # -- work by class (an additive per-class time model reads it: ``cost.model``) ------------
+    def work(
+        self, comp: HloComputation, ins: HloInstruction, cost: tuple[int, int] | None = None
+    ) -> tuple[int, int]:
+        """(matmul flops, bytes moved) of one run of ``ins``: the flops of its dots,
+        convolutions and matmul custom-calls (inside fusions and called computations too),
+        and the bytes it reads and writes where an in-place update or a slice touches only
+        part of a buffer: a dynamic-update-slice reads and writes its update, a
+        dynamic-slice, slice or gather reads what it returns. A loop's figures are its
+        body's and condition's times its trip count, a conditional's its largest branch's,
+        a call's its callee's. ``op_cost``'s bytes count every operand and result whole."""
+        op = ins.opcode
+        if op in ("parameter", "constant") or op in FORWARDING or op in ASYNC_DONES:
+            return 0, 0
+        if op in _CALLERS:
+            return self._through_calls(ins, self._comp_work)
+        f, total = cost if cost is not None else self.op_cost(comp, ins)
+        if op in ("dot", "convolution"):
+            return f, total
+        if op == "custom-call":
+            return self._custom_call_flops(comp, ins), total
+        if op == "fusion":
+            calls = (ins.attrs.get("calls") or "").lstrip("%")
+            inner = self.m.by_name.get(calls)
+            if inner is None:
+                return 0, total
+            return self._comp_work(calls)[0], self._fusion_bytes(comp, ins, inner)
+        if op == "dynamic-update-slice" and len(ins.operands) > 1:
+            return 0, 2 * self.leaf_bytes(self._shape_of(comp, ins, 1))
+        if op in ("dynamic-slice", "slice", "gather"):
+            return 0, 2 * self.leaf_bytes(ins.shape)
+        return 0, total
+
+    def _fusion_bytes(self, comp: HloComputation, ins: HloInstruction, inner) -> int:
+        """Bytes a fusion moves: each parameter whole, unless it is only sliced (then what
+        the slices read) or only the buffer a dynamic-update-slice writes in place (then
+        nothing); the result whole, unless it is such an update (then the update)."""
+        users: dict[str, list[tuple[HloInstruction, int]]] = {}
+        for i in inner.instructions:
+            for k, o in enumerate(i.operands):
+                users.setdefault(o, []).append((i, k))
+        root = inner.root
+        while root.opcode == "bitcast" and root.operands:
+            root = inner.index[root.operands[0]]
+        in_place = None
+        if root.opcode == "dynamic-update-slice" and root.operands:
+            in_place = root.operands[0]
+            while inner.index[in_place].opcode == "bitcast" and inner.index[in_place].operands:
+                in_place = inner.index[in_place].operands[0]
+        by = 0
+        for i in inner.instructions:
+            if i.opcode != "parameter":
+                continue
+            k = i.parameter_number
+            whole = (
+                self.leaf_bytes(self._shape_of(comp, ins, k))
+                if k is not None and k < len(ins.operands)
+                else self.leaf_bytes(i.shape)
+            )
+            if i.name == in_place:
+                continue
+            us = users.get(i.name, [])
+            if us and all(
+                u.opcode in ("dynamic-slice", "slice", "gather") and pos == 0 for u, pos in us
+            ):
+                by += min(whole, sum(self.leaf_bytes(u.shape) for u, _ in us))
+            else:
+                by += whole
+        if in_place is not None and len(root.operands) > 1:
+            by += self.leaf_bytes(inner.index[root.operands[1]].shape)
+        else:
+            by += self.leaf_bytes(ins.shape)
+        return by
+
+    def _comp_work(self, name: str) -> tuple[int, int]:
+        """Summed ``work`` of a called computation's instructions."""
+        return self._summed(name, self._body_work, self.work)
 
     @property
     def backend(self) -> str | None:
@@ -726,6 +826,28 @@ class HloConverter:
             self._active.discard(name)
         self._results[name] = res
         return res
+
+
+# opcodes whose ``work`` can differ from (no matmul flops, ``op_cost``'s bytes)
+_WORK_OPCODES = frozenset(
+    {
+        "fusion",
+        "while",
+        "conditional",
+        "call",
+        "dot",
+        "convolution",
+        "custom-call",
+        "dynamic-update-slice",
+        "dynamic-slice",
+        "slice",
+        "gather",
+    }
+)
+
+
+# ops that run called computations: a loop, a conditional, a call
+_CALLERS = frozenset(("while", "conditional", "call"))
 
 
 def _trip_count(ins: HloInstruction) -> int | None:
@@ -983,8 +1105,14 @@ class _GraphBuild:
                 flops=const(f),
                 bytes_accessed=const(by),
                 transient=zero,
-                attrs=self._with_launches(
-                    self.attrs_of(ins, user_counts.get(ins.name, 0)), conv, ins
+                attrs=self._with_work(
+                    self._with_launches(
+                        self.attrs_of(ins, user_counts.get(ins.name, 0)), conv, ins
+                    ),
+                    conv,
+                    comp,
+                    ins,
+                    (f, by),
                 ),
             )
             added.add(ins.name)
@@ -1077,27 +1205,34 @@ class _GraphBuild:
             held[bid_of[v]] = True
         for v in _flat(root_tree):
             held[bid_of[v]] = True
+        gaps = self.loop_state_gaps(g, bid_of, root_tree) if self.is_while_body else ()
+        return _CompResult(g, held, root_sources, gaps, total_f, total_b, self.notes)
+
+    def loop_state_gaps(self, g: Graph, bid_of, root_tree: Tree) -> tuple:
+        """A while body's loop-state parameters that its root does not pass through, each
+        (buffer, constant size, its readers, the op written over it or None); sizes that
+        are not constant are left out."""
         gaps = []
-        if self.is_while_body:
-            passed = set(_flat(root_tree))
-            const = self.conv.const
-            for (pnum, _idx), pv in self.param_vid.items():
-                if pnum != 0 or pv in passed:
-                    continue
-                size = const(vals[pv].size)
-                if not size.is_constant:
-                    continue
-                readers = [g.op_index(r) for r in vals[pv].users]
-                writer = self.merged.get(pv)
-                gaps.append(
-                    (
-                        bid_of[pv],
-                        int(size.constant_value),
-                        readers,
-                        g.op_index(writer) if writer is not None else None,
-                    )
+        passed = set(_flat(root_tree))
+        const = self.conv.const
+        vals = self.vals
+        for (pnum, _idx), pv in self.param_vid.items():
+            if pnum != 0 or pv in passed:
+                continue
+            size = const(vals[pv].size)
+            if not size.is_constant:
+                continue
+            readers = [g.op_index(r) for r in vals[pv].users]
+            writer = self.merged.get(pv)
+            gaps.append(
+                (
+                    bid_of[pv],
+                    int(size.constant_value),
+                    readers,
+                    g.op_index(writer) if writer is not None else None,
                 )
-        return _CompResult(g, held, root_sources, tuple(gaps), total_f, total_b, self.notes)
+            )
+        return tuple(gaps)
 
     def share_loop_state(self, root_tree: Tree) -> None:
         """A while body writes its result over its parameter: each root value the body
@@ -1232,17 +1367,7 @@ class _GraphBuild:
         return bid_of
 
     def topological(self, instrs: list[HloInstruction]) -> list[HloInstruction]:
-        seen: set[str] = set()  # the text order, when everything comes after its inputs
-        add = seen.add
-        for i in instrs:
-            if (
-                not seen.issuperset(i.operands)
-                or "control-predecessors" in i.attrs
-                and not seen.issuperset(i.control_predecessors)
-            ):
-                break
-            add(i.name)
-        else:
+        if in_text_order(instrs):
             return instrs
         pos = {i.name: k for k, i in enumerate(instrs)}
         import heapq
@@ -1269,6 +1394,25 @@ class _GraphBuild:
         return out
 
     # -- attributes ---------------------------------------------------------------------------
+    @staticmethod
+    def _with_work(
+        a: dict[str, Any],
+        conv: HloConverter,
+        comp: HloComputation,
+        ins: HloInstruction,
+        cost: tuple[int, int],
+    ) -> dict:
+        # the additive per-class time model (``cost.model``, presets with ``op_time =
+        # "sum"``) reads an op's matmul flops and the bytes it moves where they differ from
+        # its flops' class and ``bytes_accessed``; only the opcodes where they can differ
+        if ins.opcode in _WORK_OPCODES:
+            mm, moved = conv.work(comp, ins, cost)
+            if mm:
+                a["matmul_flops"] = mm
+            if moved != cost[1]:
+                a["bytes_moved"] = moved
+        return a
+
     @staticmethod
     def _with_launches(a: dict[str, Any], conv: HloConverter, ins: HloInstruction) -> dict:
         # a loop, conditional or call launches its bodies' ops: the cost model charges

@@ -485,6 +485,28 @@ class Dataflow:
             return True
         return False
 
+    def _array_sets(self, ins: HloInstruction) -> list[tuple[Index, ValueSet]]:
+        """``ins``'s value sets at its array leaves (a copy: the caller may assign)."""
+        shape = shape_of(ins)
+        return [
+            (idx, vs) for idx, vs in list(self.sets[ins].items()) if shape.subshape(idx).is_array
+        ]
+
+    def _async_root(self, ins: HloInstruction) -> HloInstruction | None:
+        """The root of the computation an async op wraps (None if it wraps none)."""
+        wrapped = self.prog.async_computation(ins)
+        return self.prog.comp(wrapped).root if wrapped else None
+
+    def _assign_with(
+        self, ins: HloInstruction, idx: Index, vs: ValueSet, inner, inner_idx: Index
+    ) -> bool:
+        """``_assign`` of ``vs`` joined with what the async computation's root ``inner`` (if
+        any) holds at ``inner_idx``."""
+        if inner is None:
+            return self._assign(ins, idx, vs)
+        got = set(vs) | set(self.sets[inner].get(inner_idx, ()))
+        return self._assign(ins, idx, tuple(sorted(got)))
+
     def _forward(
         self,
         ins: HloInstruction,
@@ -560,44 +582,26 @@ class Dataflow:
         if op == "async-start":
             changed = False
             for k, o in enumerate(ops):
-                for idx, vs in list(self.sets[o].items()):
-                    if shape_of(o).subshape(idx).is_array:
-                        changed |= self._assign(ins, (0, k) + idx, vs)
-            wrapped = prog.async_computation(ins)
-            if wrapped:
-                root = prog.comp(wrapped).root
-                for idx, vs in list(self.sets[root].items()):
-                    if shape_of(root).subshape(idx).is_array:
-                        changed |= self._assign(ins, (1,) + idx, vs)
+                for idx, vs in self._array_sets(o):
+                    changed |= self._assign(ins, (0, k) + idx, vs)
+            inner = self._async_root(ins)
+            if inner is not None:
+                for idx, vs in self._array_sets(inner):
+                    changed |= self._assign(ins, (1,) + idx, vs)
             return changed
         if op == "async-update" and ops:
-            wrapped = prog.async_computation(ins)
-            inner = prog.comp(wrapped).root if wrapped else None
+            inner = self._async_root(ins)
             changed = False
-            for idx, vs in list(self.sets[ops[0]].items()):
-                if not shape_of(ops[0]).subshape(idx).is_array:
-                    continue
-                if idx[:1] == (1,) and inner is not None:
-                    got = set(vs) | set(self.sets[inner].get(idx[1:], ()))
-                    changed |= self._assign(ins, idx, tuple(sorted(got)))
-                else:
-                    changed |= self._assign(ins, idx, vs)
+            for idx, vs in self._array_sets(ops[0]):
+                held = inner if idx[:1] == (1,) else None
+                changed |= self._assign_with(ins, idx, vs, held, idx[1:])
             return changed
         if op == "async-done" and ops:
-            wrapped = prog.async_computation(ins)
-            inner = prog.comp(wrapped).root if wrapped else None
+            inner = self._async_root(ins)
             changed = False
-            for idx, vs in list(self.sets[ops[0]].items()):
-                if idx[:1] != (1,) or not shape_of(ops[0]).subshape(idx).is_array:
-                    continue
-                out = idx[1:]
-                if out not in self.sets[ins]:
-                    continue
-                if inner is not None:
-                    got = set(vs) | set(self.sets[inner].get(out, ()))
-                    changed |= self._assign(ins, out, tuple(sorted(got)))
-                else:
-                    changed |= self._assign(ins, out, vs)
+            for idx, vs in self._array_sets(ops[0]):
+                if idx[:1] == (1,) and idx[1:] in self.sets[ins]:
+                    changed |= self._assign_with(ins, idx[1:], vs, inner, idx[1:])
             return changed
         if op == "all-gather-start":
             changed = False

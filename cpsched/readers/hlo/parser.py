@@ -26,7 +26,7 @@ import json
 import operator
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -916,6 +916,25 @@ class _Parser:
         self.i += 1
         return t
 
+    def list_end(self, close: str, where: str):
+        """After an element of a list: step past a ``,`` (None: more follow) or past
+        ``close`` (its token: the list ends); anything else is an error."""
+        n = self.toks[self.i]
+        if n[0] != "," and n[0] != close:
+            raise self.error(
+                f"expected ',' or '{close}' in {where}, found {self._describe(n)}", n[2]
+            )
+        self.i += 1
+        return n if n[0] == close else None
+
+    def accept(self, word: str) -> bool:
+        """Step past the next token if it is the word ``word``; whether it was."""
+        t = self.toks[self.i]
+        if t[0] == "w" and t[1] == word:
+            self.i += 1
+            return True
+        return False
+
     def skip_group(self) -> int:
         """Skip a balanced ``{...}``, ``(...)`` or ``[...]``; return the end offset."""
         toks = self.toks
@@ -1081,16 +1100,8 @@ class _Parser:
                 return Shape(TUPLE)
             while True:
                 elems.append(self.shape())
-                n = toks[self.i]
-                if n[0] == ",":
-                    self.i += 1
-                    continue
-                if n[0] == ")":
-                    self.i += 1
+                if self.list_end(")", "a tuple shape"):
                     return Shape(TUPLE, elements=tuple(elems))
-                raise self.error(
-                    f"expected ',' or ')' in a tuple shape, found {self._describe(n)}", n[2]
-                )
         if t[0] != "w":
             raise self.error(f"expected a shape, found {self._describe(t)}", t[2])
         et = t[1]
@@ -1129,17 +1140,10 @@ class _Parser:
                             f"expected a dimension size, found {self._describe(d)}", d[2]
                         )
                     self.i += 1
-                    n = toks[self.i]
-                    if n[0] == ",":
-                        self.i += 1
-                        continue
-                    if n[0] == "]":
-                        self.i += 1
-                        end = n[3]
+                    closing = self.list_end("]", "dimensions")
+                    if closing:
+                        end = closing[3]
                         break
-                    raise self.error(
-                        f"expected ',' or ']' in dimensions, found {self._describe(n)}", n[2]
-                    )
         bits = None
         space = 0
         layout = None
@@ -1362,10 +1366,7 @@ class _Parser:
     def computation(self) -> HloComputation:
         toks = self.toks
         start_tok = toks[self.i]
-        is_entry = False
-        if start_tok[0] == "w" and start_tok[1] == "ENTRY":
-            is_entry = True
-            self.i += 1
+        is_entry = self.accept("ENTRY")
         nt = self.expect("w", "a computation name")
         name = _strip(nt[1])
         if toks[self.i][0] in ("(", "o"):  # signature: (p: shape, ...) -> shape
@@ -1537,10 +1538,7 @@ class _Parser:
     def instruction(self) -> HloInstruction:
         toks = self.toks
         first = toks[self.i]
-        root = False
-        if first[0] == "w" and first[1] == "ROOT":
-            root = True
-            self.i += 1
+        root = self.accept("ROOT")
         nt = toks[self.i]
         operands: list[str] = []
         oshapes: list[Shape | None] = []
@@ -1953,20 +1951,25 @@ def _missing_computation(ins) -> str:
     return ""
 
 
-def _check_acyclic(p: _Parser, comp: HloComputation) -> None:
-    index = comp.index
-    # the usual case: everything an instruction waits for is written before it
+def in_text_order(instrs: Sequence[HloInstruction]) -> bool:
+    """Whether every instruction comes after its operands and control predecessors (the
+    usual case, checked in one pass before anything slower)."""
     seen: set[str] = set()
     add = seen.add
-    for ins in comp.instructions:
+    for ins in instrs:
         if (
             not seen.issuperset(ins.operands)
             or "control-predecessors" in ins.attrs
             and not seen.issuperset(ins.control_predecessors)
         ):
-            break
+            return False
         add(ins.name)
-    else:
+    return True
+
+
+def _check_acyclic(p: _Parser, comp: HloComputation) -> None:
+    index = comp.index
+    if in_text_order(comp.instructions):
         return
     preds = {
         ins.name: list(dict.fromkeys(ins.operands + ins.control_predecessors))

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
 from cpsched.core import opcodes
@@ -159,6 +160,19 @@ class Val:
         if self.shape is None:
             return DimPoly.const(0)
         return self.elements() * TType(None, self.etype).elem_bytes
+
+
+def _window_dim(size, window, stride, base_dilation, window_dilation, pad_lo, pad_hi):
+    """One output dim of a windowed op (reduce_window, convolution): the dilated, padded
+    input against the dilated window, stepped by ``stride``."""
+    full = (size - 1) * base_dilation + 1 + pad_lo + pad_hi
+    eff = (window - 1) * window_dilation + 1
+    return dx.floordiv(full - eff, stride) + 1
+
+
+def _parameter_of(b: _Build, v: Val) -> bool:
+    """Whether ``v`` is the value of a parameter op of ``b`` (not folded, not from outside)."""
+    return v.build is b and v.op is not None and b.ops[v.op].kind == OpKind.PARAMETER
 
 
 def _static_count(shape) -> int | None:
@@ -793,13 +807,7 @@ class StableHloConverter:
                 if v.known and isinstance(v.known[0], DimPoly):
                     self.unify(v.known[0], dim)
                 v = Val(v.shape, v.etype, folded=True, known=[dim])
-            elif (
-                a.loc_name
-                and v.build is b
-                and v.op is not None
-                and b.ops[v.op].kind == OpKind.PARAMETER
-                and b.ops[v.op].name.startswith("%arg")
-            ):
+            elif a.loc_name and _parameter_of(b, v) and b.ops[v.op].name.startswith("%arg"):
                 self.rename(b, v.op, a.loc_name)
             cenv[a.name] = v
         for v in ins:  # the call's reads are the callee's reads: counted inside
@@ -809,12 +817,14 @@ class StableHloConverter:
             rets = self.walk(f.body, cenv, b, sub_prefix)
         finally:
             self.depth -= 1
-        if len(rets) != len(op.results):
-            self.err(
-                op, f"@{f.name} returns {len(rets)} values, the call expects {len(op.results)}"
-            )
-        for rname, v in zip(op.results, rets):
-            self.define(b, rname, v, env, uses)
+        self.define_results(
+            op,
+            rets,
+            env,
+            b,
+            uses,
+            lambda n: f"@{f.name} returns {len(rets)} values, the call expects {n}",
+        )
         return None
 
     def manual(self, op: Op, ins, env, b: _Build, prefix: str, uses: Counter):
@@ -834,34 +844,33 @@ class StableHloConverter:
             shape = v.shape
             if t.dims is not None and all(d is not None for d in t.dims):
                 shape = tuple(DimPoly.const(d) for d in t.dims if d is not None)
-            nv = Val(
-                shape,
-                t.etype if t.dims is not None else v.etype,
-                build=v.build,
-                bufs=v.bufs,
-                op=v.op,
-                folded=v.folded,
-                known=v.known,
-                readonly=v.readonly,
-            )
-            if (
-                v.build is b
-                and v.op is not None
-                and b.ops[v.op].kind == OpKind.PARAMETER
-                and len(v.bufs) == 1
-            ):
+            etype = t.etype if t.dims is not None else v.etype
+            nv = replace(v, shape=shape, etype=etype, eq=None)
+            if _parameter_of(b, v) and len(v.bufs) == 1:
                 b.bufs[v.bufs[0]].size = nv.nbytes()
             cenv[an] = nv
         for v in ins:
             self.consume(b, v)
         rets = self.walk(blk, cenv, b, prefix)
+        self.define_results(
+            op,
+            rets,
+            env,
+            b,
+            uses,
+            lambda n: f"manual_computation returns {len(rets)} values for {n} results",
+        )
+        return None
+
+    def define_results(
+        self, op: Op, rets, env, b: _Build, uses: Counter, mismatch: Callable[[int], str]
+    ):
+        """Bind a body's returned values to ``op``'s results; ``mismatch(number of results)``
+        is the error when the counts differ."""
         if len(rets) != len(op.results):
-            self.err(
-                op, f"manual_computation returns {len(rets)} values for {len(op.results)} results"
-            )
+            self.err(op, mismatch(len(op.results)))
         for rname, v in zip(op.results, rets):
             self.define(b, rname, v, env, uses)
-        return None
 
     def rename(self, b: _Build, i: int, new: str) -> None:
         if new in b.names:
@@ -1324,12 +1333,10 @@ class StableHloConverter:
         if len(pads) == 1:
             pads = pads * (2 * n)
         pads = pads or [0] * (2 * n)
-        out = []
-        for i, d in enumerate(src):
-            full = (d - 1) * bd[i] + 1 + pads[2 * i] + pads[2 * i + 1]
-            eff = (wd[i] - 1) * wdl[i] + 1
-            out.append(dx.floordiv(full - eff, ws[i]) + 1)
-        return out
+        return [
+            _window_dim(d, wd[i], ws[i], bd[i], wdl[i], pads[2 * i], pads[2 * i + 1])
+            for i, d in enumerate(src)
+        ]
 
     def convolution_shape(self, op: Op, ins: list[Val], rank: int):
         """Result dims of a convolution (forward, and the input- and weight-gradient forms
@@ -1351,11 +1358,9 @@ class StableHloConverter:
             elif d == "f":
                 out[pos] = rhs[rhs_l.index("o")]
             else:
-                size = lhs[lhs_l.index(d)]
-                kern = rhs[rhs_l.index(d)]
-                full = (size - 1) * lhs_dil[d] + 1 + pads[2 * d] + pads[2 * d + 1]
-                eff = (kern - 1) * rhs_dil[d] + 1
-                out[pos] = dx.floordiv(full - eff, strides[d]) + 1
+                size, kern = lhs[lhs_l.index(d)], rhs[rhs_l.index(d)]
+                lo, hi = pads[2 * d], pads[2 * d + 1]
+                out[pos] = _window_dim(size, kern, strides[d], lhs_dil[d], rhs_dil[d], lo, hi)
         return out
 
     def dyn_reduce_window(self, ins: list[Val]):
@@ -1373,12 +1378,10 @@ class StableHloConverter:
             and wdl is not None
             and pad is not None
         )
-        out = []
-        for i, d in enumerate(src):
-            full = (d - 1) * bd[i] + 1 + pad[2 * i] + pad[2 * i + 1]
-            eff = (wd[i] - 1) * wdl[i] + 1
-            out.append(dx.floordiv(full - eff, ws[i]) + 1)
-        return out
+        return [
+            _window_dim(d, wd[i], ws[i], bd[i], wdl[i], pad[2 * i], pad[2 * i + 1])
+            for i, d in enumerate(src)
+        ]
 
     def group_size(self, op: Op) -> int:
         m = re.search(r"replica_groups\s*=\s*dense<(.*?)>\s*:\s*tensor<(\d+)x(\d+)x", op.attrs)

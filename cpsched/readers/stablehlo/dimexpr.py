@@ -258,20 +258,21 @@ def dominates(a: DimPoly, b: DimPoly) -> bool:
     return (a - b).nonneg() or a == b
 
 
+def _extreme(kind: str, a: DimPoly, b: DimPoly) -> DimPoly:
+    """``max(a, b)`` or ``min(a, b)``: the one that dominates (is dominated) where one does,
+    else an opaque ``(kind, a, b)`` atom with its arguments in a fixed order."""
+    for hi, lo in ((a, b), (b, a)):
+        if dominates(hi, lo):
+            return hi if kind == "max" else lo
+    return DimPoly.atom((kind,) + tuple(sorted((a, b), key=str)))
+
+
 def dmax(a: DimPoly, b: DimPoly) -> DimPoly:
-    if dominates(a, b):
-        return a
-    if dominates(b, a):
-        return b
-    return DimPoly.atom(("max",) + tuple(sorted((a, b), key=str)))
+    return _extreme("max", a, b)
 
 
 def dmin(a: DimPoly, b: DimPoly) -> DimPoly:
-    if dominates(a, b):
-        return b
-    if dominates(b, a):
-        return a
-    return DimPoly.atom(("min",) + tuple(sorted((a, b), key=str)))
+    return _extreme("min", a, b)
 
 
 def select(pred, a: DimPoly, b: DimPoly) -> DimPoly:

@@ -58,9 +58,9 @@ _TENSOR_START_RE = re.compile(r"tensor<\s*(?:(?:\?|\*|\d+)\s*x\s*)*[A-Za-z!]")
 _NEGATIVE_DIM_RE = re.compile(r"(?:tensor|vector|memref)<(?:(?:\?|\d+)\s*x\s*)*(-\d+)\s*x")
 
 
-def _balanced_angle(src: str, i: int) -> int:
-    """Index just past the ``>`` matching the ``<`` at ``src[i]`` (strings and ``->``
-    inside are skipped)."""
+def _balanced(src: str, i: int, open_: str = "<", close: str = ">") -> int:
+    """Index just past the ``close`` matching the ``open_`` at ``src[i]`` (strings and
+    ``->`` inside are skipped); the end of ``src`` if none does."""
     depth = 0
     n = len(src)
     while i < n:
@@ -72,9 +72,9 @@ def _balanced_angle(src: str, i: int) -> int:
         if c == "-" and i + 1 < n and src[i + 1] == ">":
             i += 2
             continue
-        if c == "<":
+        if c == open_:
             depth += 1
-        elif c == ">":
+        elif c == close:
             depth -= 1
             if depth == 0:
                 return i + 1
@@ -82,25 +82,18 @@ def _balanced_angle(src: str, i: int) -> int:
     return n
 
 
-def _balanced_paren(src: str, i: int) -> int:
-    """Index just past the ``)`` matching the ``(`` at ``src[i]`` (strings inside are
-    skipped); the end of ``src`` if none does."""
-    depth, k, n = 0, i, len(src)
-    while k < n:
-        ch = src[k]
-        if ch == '"':
-            mm = _STR_RE.match(src, k)
-            k = mm.end() if mm else k + 1
-            continue
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return k + 1
-        k += 1
-    return k
+def _same(text: str) -> str:
+    return text
 
+
+# Tokens that one character opens and a pattern reads: (pattern, where it starts after the
+# character, token kind, the token's text from the match, the error when it does not match).
+_PREFIXED = {
+    "%": (_SSA_RE, 0, SSA, _same, "expected an SSA value name after '%'"),
+    "@": (_SYM_RE, 0, SYM, lambda t: t[1:].strip('"'), "expected a symbol name after '@'"),
+    "^": (_IDENT_RE, 1, LABEL, _same, "expected a block label after '^'"),
+    '"': (_STR_RE, 0, STR, lambda t: t[1:-1], "unterminated string"),
+}
 
 # Words followed by ``<...>`` that is part of the token: types and attributes.
 _ANGLE_WORDS = frozenset(
@@ -109,6 +102,13 @@ tensor dense array tuple vector memref complex dense_resource sparse opaque affi
 distinct strided
 """.split()
 )
+
+
+def _past(text: str, i: int, line: int, line_start: int) -> tuple[int, int]:
+    """The line and the offset of its start after the token ``text`` read at ``i``."""
+    if "\n" not in text:
+        return line, line_start
+    return line + text.count("\n"), i + text.rfind("\n") + 1
 
 
 def tokenize(src: str, path: str | None = None) -> list[Tok]:
@@ -143,32 +143,13 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
                 line_start = src.rfind("\n", i, j) + 1
             i = j
             continue
-        if c == "%":
-            m = _SSA_RE.match(src, i)
+        prefixed = _PREFIXED.get(c)
+        if prefixed is not None:
+            pattern, skip, kind, text_of, what = prefixed
+            m = pattern.match(src, i + skip)
             if not m:
-                err("expected an SSA value name after '%'", i)
-            toks.append(Tok(SSA, m.group(), line, col))
-            i = m.end()
-            continue
-        if c == "@":
-            m = _SYM_RE.match(src, i)
-            if not m:
-                err("expected a symbol name after '@'", i)
-            toks.append(Tok(SYM, m.group()[1:].strip('"'), line, col))
-            i = m.end()
-            continue
-        if c == "^":
-            m = _IDENT_RE.match(src, i + 1)
-            if not m:
-                err("expected a block label after '^'", i)
-            toks.append(Tok(LABEL, m.group(), line, col))
-            i = m.end()
-            continue
-        if c == '"':
-            m = _STR_RE.match(src, i)
-            if not m:
-                err("unterminated string", i)
-            toks.append(Tok(STR, m.group()[1:-1], line, col))
+                err(what, i)
+            toks.append(Tok(kind, text_of(m.group()), line, col))
             i = m.end()
             continue
         if c == "#" or c == "!":
@@ -177,11 +158,9 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
                 err(f"unexpected character {c!r}", i)
             j = m.end()
             if j < n and src[j] == "<":
-                j = _balanced_angle(src, j)
+                j = _balanced(src, j)
             text = src[i:j]
-            line += text.count("\n")
-            if "\n" in text:
-                line_start = i + text.rfind("\n") + 1
+            line, line_start = _past(text, i, line, line_start)
             toks.append(Tok(ATTR if c == "#" else TYPE, text, line, col))
             i = j
             continue
@@ -203,16 +182,14 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
             word = m.group()
             j = m.end()
             if word == "loc" and j < n and src[j] == "(":
-                k = _balanced_paren(src, j)
+                k = _balanced(src, j, "(", ")")
                 text = src[i:k]
                 toks.append(Tok(LOC, text, line, col))
-                line += text.count("\n")
-                if "\n" in text:
-                    line_start = i + text.rfind("\n") + 1
+                line, line_start = _past(text, i, line, line_start)
                 i = k
                 continue
             if j < n and src[j] == "<" and word in _ANGLE_WORDS:
-                k = _balanced_angle(src, j)
+                k = _balanced(src, j)
                 text = src[i:k]
                 kind = TYPE if word in ("tensor", "tuple", "vector", "memref", "complex") else ATTR
                 if kind == TYPE:
@@ -221,9 +198,7 @@ def tokenize(src: str, path: str | None = None) -> list[Tok]:
                     if word == "tensor" and not _TENSOR_START_RE.match(text):
                         err(f"bad tensor type {text}: dims (or ?) then an element type", i)
                 toks.append(Tok(kind, text, line, col))
-                line += text.count("\n")
-                if "\n" in text:
-                    line_start = i + text.rfind("\n") + 1
+                line, line_start = _past(text, i, line, line_start)
                 i = k
                 continue
             toks.append(Tok(IDENT, word, line, col))
@@ -585,20 +560,7 @@ class _Parser:
             tok = self.peek()
             if tok.kind == LABEL:
                 self.i += 1
-                args: list[tuple[str, str]] = []
-                if self.peek().text == "(":
-                    self.i += 1
-                    while self.peek().text != ")":
-                        self.skip_nl()
-                        name = self.peek().text
-                        self.i += 1
-                        self.expect(":")
-                        args.append((name, self.type_text()))
-                        while self.peek().kind == LOC:
-                            self.i += 1
-                        if self.peek().text == ",":
-                            self.i += 1
-                    self.i += 1
+                args = self.block_args(typed=True)
                 self.expect(":")
                 if cur.ops or cur.args:
                     blocks.append(cur)
@@ -609,6 +571,31 @@ class _Parser:
                 blocks.append(cur)
                 return blocks
             self.block_ops(cur)
+
+    def block_args(self, typed: bool) -> list[tuple[str, str]]:
+        """``(%a: type loc(...), ...)`` if it comes next: the (name, type text) pairs. With
+        ``typed`` each name needs its type; else a name without one is skipped."""
+        args: list[tuple[str, str]] = []
+        if self.peek().text != "(":
+            return args
+        self.i += 1
+        while self.peek().text != ")":
+            self.skip_nl()
+            name = self.peek().text
+            self.i += 1
+            has_type = typed or self.peek().text == ":"
+            if typed:
+                self.expect(":")
+            elif has_type:
+                self.i += 1
+            if has_type:
+                args.append((name, self.type_text()))
+            while self.peek().kind == LOC:
+                self.i += 1
+            if self.peek().text == ",":
+                self.i += 1
+        self.i += 1
+        return args
 
     def _starts_op(self, tok: Tok) -> bool:
         if tok.kind in (SSA, STR):
@@ -639,21 +626,7 @@ class _Parser:
         """``reducer(%a: type, %b: type) {`` (or ``cond``/``do``), the keyword current: the
         region with the header's arguments first; None where no region follows."""
         self.i += 1
-        args = []
-        if self.peek().text == "(":
-            self.i += 1
-            while self.peek().text != ")":
-                self.skip_nl()
-                n_ = self.peek().text
-                self.i += 1
-                if self.peek().text == ":":
-                    self.i += 1
-                    args.append((n_, self.type_text()))
-                while self.peek().kind == LOC:
-                    self.i += 1
-                if self.peek().text == ",":
-                    self.i += 1
-            self.i += 1
+        args = self.block_args(typed=False)
         self.skip_nl()
         if self.peek().text != "{":
             return None

@@ -74,7 +74,9 @@ from cpsched.cp import runtime
 from cpsched.cp.joint.problem import JointProblem
 from cpsched.cp.overlap.bounds import heads_tails, overlap_lower_bound, reach_matrix
 from cpsched.cp.overlap.problem import OverlapProblem
+from cpsched.cp.runtime import SolverConfig
 from cpsched.remat.policy import recomputable_ops
+from cpsched.strategies.options import solver_options
 from cpsched.strategies.overlap.method import solve_overlap
 
 
@@ -95,7 +97,7 @@ def analytic_bound(base: OverlapProblem) -> np.ndarray:
 
 
 def no_memory_bound(
-    base: OverlapProblem, seconds: float, common: dict[str, Any]
+    base: OverlapProblem, seconds: float, cfg: SolverConfig
 ) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
     """The overlap model without a memory limit, ``seconds`` for its whole model (no LNS:
     only the whole model proves a bound): (bound [S], best makespan [S] or None, info).
@@ -112,8 +114,8 @@ def no_memory_bound(
             costs=base.costs,
             comm_streams=base.comm_streams,
             lns=False,
-            time_limit=max(0.5, seconds) if common.get("deterministic") else seconds,
-            **common,
+            time_limit=max(0.5, seconds) if cfg.deterministic else seconds,
+            **solver_options(cfg),
         )
     except CpschedError as e:
         return analytic_bound(base), None, {"error": str(e)}
@@ -123,17 +125,17 @@ def no_memory_bound(
 
 
 def memory_cut_bound(
-    prob: JointProblem,
-    seconds_per_cut: float = 1.0,
-    *,
-    workers: int = 1,
-    deadline: float | None = None,
+    prob: JointProblem, seconds_per_cut: float = 1.0, *, cfg: SolverConfig | None = None
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """The budget-dependent cut bound (module docstring): per scenario the largest over
     ops ``v`` of ``ES_v + T_v`` (``inf``: no plan fits), with the cut that gives it:
-    (op, ES_v, T_v) in the costs' unit. At ``deadline`` (``time.perf_counter()``) the ops
-    not yet cut are left out: each cut is a bound on its own, so the largest so far still
-    holds (``info['stopped']``)."""
+    (op, ES_v, T_v) in the costs' unit. ``cfg``: the cut models' solver options (default
+    one worker); at ``cfg.deadline`` (``time.perf_counter()``, wall-clock mode) the ops not
+    yet cut are left out: each cut is a bound on its own, so the largest so far still holds
+    (``info['stopped']``). In deterministic mode each cut's limit is work, so the bound
+    does not depend on the load."""
+    cfg = SolverConfig(workers=1) if cfg is None else cfg
+    deadline = None if cfg.deterministic else cfg.deadline
     base = prob.base
     g, sc = base.graph, base.scenarios
     n_s, n = base.dur.shape
@@ -189,7 +191,7 @@ def memory_cut_bound(
                 floors,
                 chains,
                 seconds,
-                workers,
+                cfg,
             )
             if t is None:  # no set of clones brings v's step within the budget
                 best, arg = math.inf, (g.op_names[v], float(es[s, v]), None)
@@ -258,7 +260,7 @@ def _cut_tail(
     floors,
     chains,
     seconds,
-    workers,
+    cfg: SolverConfig,
 ) -> float | None:
     """``T_v``: the least time from ``ES_v`` to the end over the ways to bring the bytes on
     the device at ``v``'s step within ``budget``: each buffer there is kept, made again by
@@ -277,6 +279,34 @@ def _cut_tail(
     ``v``'s end). None when no choice fits (the proven bound of a small CP-SAT model)."""
     before = anc[v].copy()
     before[v] = True
+    fixed, counted, cand = _at_cut(g, v, before, after, size, transient, clon, users, host)
+    if fixed + sum(cand.values()) <= budget:
+        return max(floors)
+    if fixed > budget:
+        return None
+    cut = _CutModel(g, anc, v, after, before, size, dur, clon, users, host, floors, chains)
+    cut.removals(cand)
+    extra = cut.clone_inputs(cand, counted)
+    removed = {b: cut.off.get(b, 0) + cut.out.get(b, 0) for b in cand}
+    kept = sum(int(size[b]) * (1 - r) for b, r in removed.items())
+    cut.m.add(kept + sum(int(size[x]) * z for x, z in extra.items()) <= budget - fixed)
+    cut.makespan()
+    # through the runtime: a signal stops it (its bound so far is still a bound)
+    run = runtime.solve(
+        cut.m, SolverConfig(workers=cfg.workers, deterministic=cfg.deterministic), seconds
+    )
+    if run.status == runtime.INFEASIBLE:
+        return None
+    if run.bound is None or run.status not in (*runtime.SOLVED, runtime.UNKNOWN):
+        return max(floors)
+    return max(max(floors), float(run.bound) / TIME_SCALE - float(host.es[v]))
+
+
+def _at_cut(
+    g, v, before, after, size, transient, clon, users, host: _HostCopies
+) -> tuple[int, set[int], dict[int, int]]:
+    """The bytes on the device at ``v``'s step in every plan, the buffers they count, and
+    the buffers a clone or a host copy may take off (buffer -> bytes)."""
     reads_v = set(int(b) for b in g.uses(v))
     fixed = transient  # bytes at v's step in every plan
     counted: set[int] = set()  # the buffers in ``fixed``
@@ -298,130 +328,149 @@ def _cut_tail(
         else:
             fixed += int(size[b])
             counted.add(b)
-    if fixed + sum(cand.values()) <= budget:
-        return max(floors)
-    if fixed > budget:
-        return None
-    m = cp_model.CpModel()
-    y: dict[int, Any] = {}  # op cloned after v
-    off: dict[int, Any] = {}  # buffer off the device at v, made again by a clone
-    out: dict[int, Any] = {}  # buffer on the host at v
-    q: dict[int, float] = {}  # the tail after its copy back
+    return fixed, counted, cand
 
-    def clone(a: int):
-        if a not in y:
-            y[a] = m.new_bool_var(f"y{a}")
-        return y[a]
 
-    def to_host(b: int, tail_after: float):
-        out[b] = m.new_bool_var(f"h{b}")
-        q[b] = tail_after
-        return out[b]
+def _ticks(x: float) -> int:
+    return int(math.floor(x * TIME_SCALE))
 
-    for b in cand:
-        d = int(g.buffer_def[b])
-        ways = []
-        if clon[d] and not g.buffer_live_in[b]:
-            off[b] = m.new_bool_var(f"g{b}")
-            m.add_implication(off[b], clone(d))
-            ways.append(off[b])
-        if host.ok[b]:
-            # every descendant of v that reads it waits for a copy back: the longest of
-            # their tails, and of their chains to a later transfer's end and its tail
-            ds = [int(u) for u in users[b] if after[u]]
-            tails = [float(host.tail[u]) for u in ds]
-            for a_start, k in chains:
-                reach = anc[a_start].copy()
-                reach[a_start] = True
-                w_v = float(dur[after & reach].sum())
-                for u in ds:
-                    if reach[u]:
-                        from_u = anc[:, u].copy()
-                        from_u[u] = True
-                        tails.append(floors[k] - w_v + float(dur[from_u & reach].sum()))
-            ways.append(to_host(b, max(tails, default=0.0)))
-        m.add(sum(ways) <= 1)
-    # inputs of clones: on the device at v unless made again after v (clones of clones) or
-    # on the host at v (then copied back for the clone: no reader's tail counted)
-    extra: dict[int, Any] = {}
-    todo = list(y)
-    while todo:
-        a = todo.pop()
-        for x in g.uses(a):
-            x = int(x)
-            if size[x] <= 0 or x in cand or x in counted:
-                continue  # counted already
-            d = int(g.buffer_def[x])
-            z = extra.get(x)
-            if z is None:
-                z = extra[x] = m.new_bool_var(f"z{x}")
-                if clon[d] and not g.buffer_live_in[x] and before[d]:
-                    if d not in y:
-                        clone(d)
-                        todo.append(d)
-                if host.ok[x] and before[d]:
-                    to_host(x, 0.0)
-            # x on the device at v if a clone reads it, its definer is not cloned and it
-            # is not on the host
-            gone = -out[x] if x in out else 0
-            if clon[d] and not g.buffer_live_in[x] and d in y:
-                m.add(z >= y[a] - y[d] + gone)
-            else:
-                m.add(z >= y[a] + gone)
-    removed = {b: off.get(b, 0) + out.get(b, 0) for b in cand}
-    kept = sum(int(size[b]) * (1 - r) for b, r in removed.items())
-    m.add(kept + sum(int(size[x]) * z for x, z in extra.items()) <= budget - fixed)
 
-    def ticks(x: float) -> int:
-        return int(math.floor(x * TIME_SCALE))
+class _CutModel:
+    """The small CP-SAT model of ``_cut_tail`` at op ``v``: which ops are cloned after ``v``
+    (``y``), which buffers a clone makes again (``off``) or the host holds (``out``, with
+    the tail after its copy back in ``q``), and the makespan they imply."""
 
-    es_v = float(host.es[v])
-    top = ticks(es_v + max(floors) + float(dur.sum()) + float(host.time.sum()) * 2) + 1
-    for b in out:
-        top += ticks(q[b])
-    M = m.new_int_var(0, top, "M")  # the makespan
-    S = m.new_int_var(ticks(es_v), top, "S")  # v's start
-    every = sum(ticks(dur[a]) * y[a] for a in y)
-    m.add(M >= ticks(es_v + floors[1]) + every)
-    m.add(M >= S + ticks(floors[0]) + every)
-    for a_start, k in chains:
-        reach = anc[a_start].copy()  # the ops that come before the start
-        reach[a_start] = True
-        early: dict[int, list[Any]] = {}
-        for b, gb in off.items():
-            if (after & reach)[users[b]].any():
-                early.setdefault(int(g.buffer_def[b]), []).append(gb)
-        if not early:
-            m.add(M >= S + ticks(floors[k]))
-            continue
-        forced = []
-        for a, gbs in early.items():
-            f = m.new_bool_var(f"f{a}_{k}")
-            for gb in gbs:
-                m.add_implication(gb, f)
-            forced.append(ticks(dur[a]) * f)
-        m.add(M >= S + ticks(floors[k]) + sum(forced))
-    if out:
-        h = {b: ticks(float(host.time[b])) for b in out}
+    def __init__(self, g, anc, v, after, before, size, dur, clon, users, host, floors, chains):
+        self.g, self.anc, self.v, self.after, self.before = g, anc, v, after, before
+        self.size, self.dur, self.clon, self.users, self.host = size, dur, clon, users, host
+        self.floors, self.chains = floors, chains
+        self.m = cp_model.CpModel()
+        self.y: dict[int, Any] = {}  # op cloned after v
+        self.off: dict[int, Any] = {}  # buffer off the device at v, made again by a clone
+        self.out: dict[int, Any] = {}  # buffer on the host at v
+        self.q: dict[int, float] = {}  # the tail after its copy back
+
+    def clone(self, a: int):
+        if a not in self.y:
+            self.y[a] = self.m.new_bool_var(f"y{a}")
+        return self.y[a]
+
+    def to_host(self, b: int, tail_after: float):
+        self.out[b] = self.m.new_bool_var(f"h{b}")
+        self.q[b] = tail_after
+        return self.out[b]
+
+    def _tail_after_copy_back(self, b: int) -> float:
+        """Every descendant of ``v`` that reads ``b`` waits for a copy back: the longest of
+        their tails, and of their chains to a later transfer's end and its tail."""
+        anc, after, dur, floors = self.anc, self.after, self.dur, self.floors
+        ds = [int(u) for u in self.users[b] if after[u]]
+        tails = [float(self.host.tail[u]) for u in ds]
+        for a_start, k in self.chains:
+            reach = anc[a_start].copy()
+            reach[a_start] = True
+            w_v = float(dur[after & reach].sum())
+            for u in ds:
+                if reach[u]:
+                    from_u = anc[:, u].copy()
+                    from_u[u] = True
+                    tails.append(floors[k] - w_v + float(dur[from_u & reach].sum()))
+        return max(tails, default=0.0)
+
+    def removals(self, cand: dict[int, int]) -> None:
+        """Each candidate buffer is kept, made again by a clone, or on the host."""
+        g, m = self.g, self.m
+        for b in cand:
+            d = int(g.buffer_def[b])
+            ways = []
+            if self.clon[d] and not g.buffer_live_in[b]:
+                self.off[b] = m.new_bool_var(f"g{b}")
+                m.add_implication(self.off[b], self.clone(d))
+                ways.append(self.off[b])
+            if self.host.ok[b]:
+                ways.append(self.to_host(b, self._tail_after_copy_back(b)))
+            m.add(sum(ways) <= 1)
+
+    def clone_inputs(self, cand: dict[int, int], counted: set[int]) -> dict[int, Any]:
+        """Inputs of clones: on the device at v unless made again after v (clones of
+        clones) or on the host at v (then copied back for the clone: no reader's tail
+        counted). Returns buffer -> literal 'on the device at v for a clone'."""
+        g, m, y, clon, size = self.g, self.m, self.y, self.clon, self.size
+        extra: dict[int, Any] = {}
+        todo = list(y)
+        while todo:
+            a = todo.pop()
+            for x in g.uses(a):
+                x = int(x)
+                if size[x] <= 0 or x in cand or x in counted:
+                    continue  # counted already
+                d = int(g.buffer_def[x])
+                z = extra.get(x)
+                if z is None:
+                    z = extra[x] = m.new_bool_var(f"z{x}")
+                    if clon[d] and not g.buffer_live_in[x] and self.before[d]:
+                        if d not in y:
+                            self.clone(d)
+                            todo.append(d)
+                    if self.host.ok[x] and self.before[d]:
+                        self.to_host(x, 0.0)
+                # x on the device at v if a clone reads it, its definer is not cloned and it
+                # is not on the host
+                gone = -self.out[x] if x in self.out else 0
+                if clon[d] and not g.buffer_live_in[x] and d in y:
+                    m.add(z >= y[a] - y[d] + gone)
+                else:
+                    m.add(z >= y[a] + gone)
+        return extra
+
+    def makespan(self) -> None:
+        """The makespan ``M`` from ``v``'s start ``S``: the floors, the clones after ``v``,
+        the clones forced before a later transfer, and the host copies either side."""
+        g, m, y, dur, floors, host = self.g, self.m, self.y, self.dur, self.floors, self.host
+        es_v = float(host.es[self.v])
+        top = _ticks(es_v + max(floors) + float(dur.sum()) + float(host.time.sum()) * 2) + 1
+        for b in self.out:
+            top += _ticks(self.q[b])
+        M = m.new_int_var(0, top, "M")  # the makespan
+        S = m.new_int_var(_ticks(es_v), top, "S")  # v's start
+        every = sum(_ticks(dur[a]) * y[a] for a in y)
+        m.add(M >= _ticks(es_v + floors[1]) + every)
+        m.add(M >= S + _ticks(floors[0]) + every)
+        for a_start, k in self.chains:
+            reach = self.anc[a_start].copy()  # the ops that come before the start
+            reach[a_start] = True
+            early: dict[int, list[Any]] = {}
+            for b, gb in self.off.items():
+                if (self.after & reach)[self.users[b]].any():
+                    early.setdefault(int(g.buffer_def[b]), []).append(gb)
+            if not early:
+                m.add(M >= S + _ticks(floors[k]))
+                continue
+            forced = []
+            for a, gbs in early.items():
+                f = m.new_bool_var(f"f{a}_{k}")
+                for gb in gbs:
+                    m.add_implication(gb, f)
+                forced.append(_ticks(dur[a]) * f)
+            m.add(M >= S + _ticks(floors[k]) + sum(forced))
+        if self.out:
+            self._host_copies(M, S)
+        m.minimize(M)
+
+    def _host_copies(self, M, S) -> None:
+        g, m, out, host, dur = self.g, self.m, self.out, self.host, self.dur
+        h = {b: _ticks(float(host.time[b])) for b in out}
         # copies out, before v: from the end of the buffer's op, one at a time
         r = {
-            b: ticks(float(host.es[int(g.buffer_def[b])] + dur[int(g.buffer_def[b])])) for b in out
+            b: _ticks(float(host.es[int(g.buffer_def[b])] + dur[int(g.buffer_def[b])])) for b in out
         }
         for k in out:
             m.add(S >= r[k] * out[k] + sum(h[b] * out[b] for b in out if r[b] >= r[k]))
         # copies back, after v's end: one at a time, each followed by its reader's tail
-        qt = {b: ticks(q[b]) for b in out}
-        dv = ticks(float(dur[v]))
+        qt = {b: _ticks(self.q[b]) for b in out}
+        dv = _ticks(float(dur[self.v]))
         for k in out:
             m.add(M >= S + dv + qt[k] * out[k] + sum(h[b] * out[b] for b in out if qt[b] >= qt[k]))
-    m.minimize(M)
-    # through the runtime: a signal stops it (its bound so far is still a bound)
-    run = runtime.solve(m, runtime.SolverConfig(workers=workers), seconds)
-    if run.status == runtime.INFEASIBLE:
-        return None
-    if run.bound is None or run.status not in (*runtime.SOLVED, runtime.UNKNOWN):
-        return max(floors)
-    return max(max(floors), float(run.bound) / TIME_SCALE - es_v)
 
 
 __all__ = ["analytic_bound", "memory_cut_bound", "no_memory_bound"]

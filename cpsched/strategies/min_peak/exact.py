@@ -276,41 +276,15 @@ def best_first(
             reason, stop_entry = "work", entry
             break
         if expanded & 1023 == 0:
-            if time.perf_counter() - t0 > time_limit or interrupted():
-                reason, stop_entry = "time", entry
-                break
-            if len(best) > max_states:
-                reason, stop_entry = "states", entry
-                break
-            if should_stop is not None and should_stop():
-                reason, stop_entry = "stopped", entry
+            stopped = _poll(t0, time_limit, len(best), max_states, should_stop)
+            if stopped is not None:
+                reason, stop_entry = stopped, entry
                 break
             if on_bound is not None and f > last_bound:
                 last_bound = f
                 on_bound(max(f, lower))
-        cands = list(_bits(ready))
-        # free move: runs within the bottleneck so far and does not grow the live set
-        # (op, cost, memory after it or None: computed when expanded)
-        succ: list[tuple[int, float, tuple[int, ...] | None]] | None = None
         m2: tuple[int, ...] | None
-        for o in cands if free_moves else ():
-            st = T.step[o]
-            mem = tuple(mass[s] + st[s] for s in range(T.S))
-            c = T.cost(mem)
-            if c <= g:
-                m2 = T.after(D, mass, o)
-                if all(m2[s] <= mass[s] for s in range(T.S)):
-                    succ = [(o, g, m2)]
-                    break
-        if succ is None:
-            succ = []
-            for o in cands:
-                st = T.step[o]
-                c = T.cost(tuple(mass[s] + st[s] for s in range(T.S)))
-                if c >= upper:
-                    continue
-                succ.append((o, max(g, c), None))
-        for o, c, m2 in succ:
+        for o, c, m2 in _successors(T, D, g, mass, ready, upper, free_moves):
             D2 = D | (1 << o)
             prev = best.get(D2)
             if prev is not None and prev[0] <= c:
@@ -330,31 +304,10 @@ def best_first(
             best[D2] = (c, D, o)
             tie += 1
             heapq.heappush(pq, (f2, negk - 1, tie, D2, c, m2, T.ready_after(D2, ready, o)))
-    seconds = time.perf_counter() - t0
-    if found is not None:
-        order = _path(best, found)
-        return SearchResult(order, found_g, found_g, True, expanded, len(best), seconds, reason)
-    # no order better than `upper` found
-    if reason in ("ub-proven", "exhausted"):
-        bound = upper
-        return SearchResult(
-            None,
-            float("inf"),
-            bound,
-            True,
-            expanded,
-            len(best),
-            seconds,
-            "ub-proven" if upper < float("inf") else "infeasible",
-        )
-    # stopped early: the smallest live queue entry bounds every unexplored completion
     live = [e[0] for e in pq if best.get(e[3], (float("inf"),))[0] >= e[4]]
     if stop_entry is not None:
         live.append(stop_entry[0])
-    bound = max(min(live, default=upper), lower)
-    return SearchResult(
-        None, float("inf"), min(bound, upper), False, expanded, len(best), seconds, reason
-    )
+    return _result(best, found, found_g, reason, upper, lower, live, expanded, t0)
 
 
 def _best_first_1(
@@ -406,14 +359,9 @@ def _best_first_1(
             reason, stop_entry = "work", entry
             break
         if expanded & 1023 == 0:
-            if time.perf_counter() - t0 > time_limit or interrupted():
-                reason, stop_entry = "time", entry
-                break
-            if len(best) > max_states:
-                reason, stop_entry = "states", entry
-                break
-            if should_stop is not None and should_stop():
-                reason, stop_entry = "stopped", entry
+            stopped = _poll(t0, time_limit, len(best), max_states, should_stop)
+            if stopped is not None:
+                reason, stop_entry = stopped, entry
                 break
             if on_bound is not None and g > last_bound:
                 last_bound = g
@@ -464,6 +412,53 @@ def _best_first_1(
                     r2 |= 1 << s_
             tie += 1
             heappush(pq, (c, negk - 1, tie, D2, m2, r2))
+    live = [e[0] for e in pq if best.get(e[3], (float("inf"),))[0] >= e[0]]
+    if stop_entry is not None:
+        live.append(stop_entry[0])
+    return _result(best, found, found_g, reason, upper, lower, live, expanded, t0)
+
+
+def _successors(
+    T: _Tables, D: int, g: float, mass, ready: int, upper: float, free_moves: bool
+) -> list[tuple[int, float, tuple[int, ...] | None]]:
+    """The moves out of state ``D`` (bottleneck ``g``, memory ``mass``): one free move if
+    there is one (it runs within the bottleneck so far and does not grow the live set),
+    else every ready op below ``upper``; as (op, cost, memory after it or None: computed
+    when expanded)."""
+    cands = list(_bits(ready))
+    for o in cands if free_moves else ():
+        st = T.step[o]
+        mem = tuple(mass[s] + st[s] for s in range(T.S))
+        c = T.cost(mem)
+        if c <= g:
+            m2 = T.after(D, mass, o)
+            if all(m2[s] <= mass[s] for s in range(T.S)):
+                return [(o, g, m2)]
+    succ: list[tuple[int, float, tuple[int, ...] | None]] = []
+    for o in cands:
+        st = T.step[o]
+        c = T.cost(tuple(mass[s] + st[s] for s in range(T.S)))
+        if c >= upper:
+            continue
+        succ.append((o, max(g, c), None))
+    return succ
+
+
+def _poll(t0: float, time_limit: float, states: int, max_states: int, should_stop) -> str | None:
+    """Why a search stops at this checkpoint (every 1,024 expansions), or None."""
+    if time.perf_counter() - t0 > time_limit or interrupted():
+        return "time"
+    if states > max_states:
+        return "states"
+    if should_stop is not None and should_stop():
+        return "stopped"
+    return None
+
+
+def _result(best, found, found_g, reason, upper, lower, live, expanded, t0) -> SearchResult:
+    """A search's answer: the order found, or that none better than ``upper`` exists
+    (proven when the queue ran out or reached ``upper``), or, stopped early, the bound the
+    smallest ``live`` queue entry gives every unexplored completion."""
     seconds = time.perf_counter() - t0
     if found is not None:
         order = _path(best, found)
@@ -479,9 +474,6 @@ def _best_first_1(
             seconds,
             "ub-proven" if upper < float("inf") else "infeasible",
         )
-    live = [e[0] for e in pq if best.get(e[3], (float("inf"),))[0] >= e[0]]
-    if stop_entry is not None:
-        live.append(stop_entry[0])
     bound = max(min(live, default=upper), lower)
     return SearchResult(
         None, float("inf"), min(bound, upper), False, expanded, len(best), seconds, reason

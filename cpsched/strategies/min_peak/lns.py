@@ -29,9 +29,8 @@ import numpy as np
 
 from cpsched.analysis.memory import positions
 from cpsched.cp.memory.problem import Problem
-from cpsched.cp.runtime import interrupted
-from cpsched.strategies.min_peak.exact import best_first
-from cpsched.strategies.min_peak.windows import _cpsat_window
+from cpsched.cp.runtime import SolverConfig, interrupted
+from cpsched.strategies.min_peak.windows import solve_window
 
 # Steps around which windows are tried per round (the highest ones).
 TOP_STEPS = 64
@@ -169,8 +168,7 @@ def lns(
     max_windows: int | None = None,
     max_expansions: int | None = None,
     engine: str = "search",
-    workers: int = 1,
-    seed: int = 0,
+    cfg: SolverConfig | None = None,
     on_improve: Callable[[float, float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     clock: Callable[[], float] = time.perf_counter,
@@ -180,6 +178,7 @@ def lns(
     at the widest width. Returns the order (never worse than ``order``) and statistics.
 
     ``on_improve(peak, elapsed)`` is called with the scalar peak after each improvement.
+    ``cfg``: how the ``cpsat`` engine's windows run (default one worker, seed 0).
     """
     t0 = time.perf_counter()
     st = LnsStats()
@@ -218,20 +217,10 @@ def lns(
         w = state.window(a, b)
         before = float(state.scalar[a:b].max())
         tl = min(per_window, left)
-        new_local = None
-        if engine == "search":
-            r = best_first(
-                w,
-                upper=before,
-                time_limit=tl,
-                max_states=MAX_STATES,
-                coef=coef,
-                max_expansions=max_expansions,
-            )
-            if r.order is not None and r.cost < before:
-                new_local = r.order
-        else:
-            new_local = _cpsat_window(w, coef, tl, workers, seed, before)
+        window_cfg = cfg or SolverConfig(workers=1)
+        new_local = solve_window(
+            w, coef, before, tl, engine, MAX_STATES, max_expansions, window_cfg
+        )
         st.windows += 1
         if new_local is not None:
             state.splice(a, w, new_local)

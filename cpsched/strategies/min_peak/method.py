@@ -319,29 +319,80 @@ def solve_scalar(
     in local optima, and on RLG n250 two of four starts reached the optimum (105,170) in
     30 s where the other two stopped at 112,970.
     """
-    best = list(hint)
-    best_cost = _scalar_cost_local(p, best, sc)
-    coef = sc.coef
-    caps = sc.caps
-    bound = max(known_bound, _static_scalar_bound(p, sc))
-    engine = "hint"
-    disp = ctx.display
+    s = _ScalarSearch(p, sc, hint, ctx, deadline, max(known_bound, _static_scalar_bound(p, sc)))
+    ctx.report(s.disp(s.best_cost), s.disp(s.bound), "hint")
+    if s.done():
+        return s.outcome()
+    total = s.left()
+    # 1. exact search over downsets (proves small / narrow problems outright)
+    if use_search and p.n <= 2000:
+        s.exact_phase(total)
+        if s.done():
+            return s.outcome()
+    # 2. windowed refinement of the best order (exact search on windows of 40 steps); above
+    # DENSE_MAX_OPS ops the large-neighbourhood search, whose windows cost the same at any
+    # size, gets all the time
+    if use_refine and p.n > 8 and not p.dense:
+        s.lns_phase()
+        if s.done():
+            return s.outcome()
+    elif use_refine and p.n > 8:
+        s.window_phase(0.35 if (use_cpsat or use_bounds) else 1.0, starts)
+        if s.done():
+            return s.outcome()
+    # 3. CP-SAT on the whole problem, hinted with the best order; skipped when building the
+    # model alone would outlast the time left (wall-clock mode only)
+    build_guess = CP_BUILD_SECONDS_PER_OP2 * p.n * p.n
+    if use_cpsat and p.n <= CP_MAX_OPS and not ctx.cfg.deterministic and build_guess > s.left():
+        s.note("cp-sat", time.perf_counter(), status="skipped", build_guess=round(build_guess, 3))
+    elif use_cpsat and p.n <= CP_MAX_OPS:
+        # measured: after the windows, CP-SAT rarely improves graphs of a few hundred ops
+        # within minutes and its bound stays at the static one, so it gets less there
+        s.cpsat_phase((0.4 if p.n <= CP_FULL_SHARE_OPS else 0.2) if use_bounds else 1.0)
+        if s.done():
+            return s.outcome()
+    # 4. lower bounds: case splits on the relative order of the ops with the largest cut
+    # bounds (minimum cuts), on pairs of them, then projections
+    if use_bounds and p.n > 8 and sc.kind == "peak" and sc.coef is None and p.dense:
+        s.pair_phase()
+        if s.done():
+            return s.outcome()
+    if use_bounds and p.n > 8:
+        s.projection_phase()
+    return s.outcome()
 
-    def left() -> float:
-        return 0.0 if interrupted() else deadline - ctx.now()
 
-    proven = False
+class _ScalarSearch:
+    """``solve_scalar``'s phases on one problem: the best order so far, its cost, the
+    proven bound and which engine found it. Each phase takes its share of the time left
+    before ``deadline`` (on ``ctx``'s clock) and records itself in ``ctx.phases``."""
 
-    def done() -> bool:
+    def __init__(self, p: Problem, sc: Scalar, hint: list[int], ctx: Ctx, deadline, bound):
+        self.p, self.sc, self.ctx, self.deadline = p, sc, ctx, deadline
+        self.best = list(hint)
+        self.best_cost = _scalar_cost_local(p, self.best, sc)
+        self.bound = bound
+        self.engine = "hint"
+        self.proven = False
+        self.disp = ctx.display
+
+    def left(self) -> float:
+        return 0.0 if interrupted() else self.deadline - self.ctx.now()
+
+    def done(self) -> bool:
         return (
-            proven
-            or best_cost <= bound * (1 + 1e-12)
-            or left() <= 0
-            or ctx.settled(best_cost, bound)
+            self.proven
+            or self.best_cost <= self.bound * (1 + 1e-12)
+            or self.left() <= 0
+            or self.ctx.settled(self.best_cost, self.bound)
         )
 
-    def note(phase, t, **kw):
-        ctx.phases.append(
+    def outcome(self) -> Outcome:
+        return _outcome(self.best, self.best_cost, self.bound, self.engine, self.proven)
+
+    def note(self, phase, t, **kw):
+        p = self.p
+        self.ctx.phases.append(
             {
                 "phase": phase,
                 "problem": p.name,
@@ -351,104 +402,99 @@ def solve_scalar(
             }
         )
 
-    ctx.report(disp(best_cost), disp(bound), "hint")
-    if done():
-        return _outcome(best, best_cost, bound, engine, proven)
-    total = left()
-    # 1. exact search over downsets (proves small / narrow problems outright)
-    if use_search and p.n <= 2000:
+    def close(self, phase: str, t: float, tail: dict | None = None, **kw) -> None:
+        """A phase's record (``kw``, its best cost and bound, ``tail``), and the progress
+        report."""
+        self.note(phase, t, **kw, cost=self.best_cost, bound=self.bound, **(tail or {}))
+        self.ctx.report(self.disp(self.best_cost), self.disp(self.bound), phase)
+
+    def _take(self, order: list[int], engine: str) -> None:
+        """Keep ``order`` if it costs less than the best so far."""
+        c = _scalar_cost_local(self.p, order, self.sc)
+        if c < self.best_cost:
+            self.best, self.best_cost, self.engine = order, c, engine
+
+    def exact_phase(self, total: float) -> None:
+        p, ctx, disp = self.p, self.ctx, self.disp
         t = time.perf_counter()
         tl = max(0.05, (0.1 if p.n <= 200 else 0.05) * total)
         ctx.spend(tl)
         r = best_first(
             p,
-            upper=best_cost,
+            upper=self.best_cost,
             time_limit=tl * (10 if ctx.cfg.deterministic else 1),
-            coef=coef,
-            caps=caps,
-            lower=bound,
+            coef=self.sc.coef,
+            caps=self.sc.caps,
+            lower=self.bound,
             max_expansions=ctx.work(tl),
             max_states=1_000_000,
             on_bound=lambda b: ctx.report(None, disp(b), "search"),
         )
-        if r.order is not None and r.cost < best_cost:
-            best, best_cost, engine = r.order, r.cost, "search"
+        if r.order is not None and r.cost < self.best_cost:
+            self.best, self.best_cost, self.engine = r.order, r.cost, "search"
         if r.proven:
-            bound = max(bound, min(best_cost, r.bound if r.order is None else r.cost))
-            proven = True
+            self.bound = max(
+                self.bound, min(self.best_cost, r.bound if r.order is None else r.cost)
+            )
+            self.proven = True
         else:
-            bound = max(bound, r.bound)
-        note(
-            "search",
-            t,
-            reason=r.reason,
-            expanded=r.expanded,
-            states=r.states,
-            cost=best_cost,
-            bound=bound,
-        )
-        ctx.report(disp(best_cost), disp(bound), "search")
-        if done():
-            return _outcome(best, best_cost, bound, engine, proven)
-    # 2. windowed refinement of the best order (exact search on windows of 40 steps); above
-    # DENSE_MAX_OPS ops the large-neighbourhood search, whose windows cost the same at any
-    # size, gets all the time
-    if use_refine and p.n > 8 and not p.dense:
+            self.bound = max(self.bound, r.bound)
+        self.close("search", t, reason=r.reason, expanded=r.expanded, states=r.states)
+
+    def lns_phase(self) -> None:
+        p, ctx, disp = self.p, self.ctx, self.disp
         t = time.perf_counter()
         started = ctx.elapsed()
         det = ctx.cfg.deterministic
-        alloc = left()
+        alloc = self.left()
         ctx.spend(alloc)
         new, lst = lns(
             p,
-            best,
-            deadline=float("inf") if det else deadline,
-            coef=coef,
+            self.best,
+            deadline=float("inf") if det else self.deadline,
+            coef=self.sc.coef,
             width=LNS_WIDTH,
             per_window=1e9 if det else LNS_PER_WINDOW,
             max_expansions=ctx.work(LNS_PER_WINDOW) if det else None,
             max_windows=int(max(1, alloc / LNS_PER_WINDOW)) if det else None,
             engine=ctx.window_engine,
-            workers=ctx.cfg.workers,
-            seed=ctx.cfg.seed,
+            cfg=ctx.cfg,
             on_improve=lambda pk, el: ctx.report(disp(pk), None, "lns"),
             clock=ctx.now,
         )
-        c = _scalar_cost_local(p, new, sc)
-        if c < best_cost:
-            best, best_cost, engine = new, c, engine + "+lns"
-        note(
+        self._take(new, self.engine + "+lns")
+        self.note(
             "lns",
             t,
             at=round(started, 3),
-            deadline=round(deadline - ctx.clock.t0, 3),
+            deadline=round(self.deadline - ctx.clock.t0, 3),
             windows=lst.windows,
             improved=lst.improved,
             stopped=lst.stopped,
-            cost=best_cost,
+            cost=self.best_cost,
             history=[(round(e, 3), v) for e, v in lst.history],
         )
-        if done():
-            return _outcome(best, best_cost, bound, engine, proven)
-    elif use_refine and p.n > 8:
+
+    def window_phase(self, share: float, starts: Sequence[list[int]]) -> None:
+        """Window refinement from the best order and up to ``WINDOW_STARTS - 1`` others,
+        half of ``share`` of the time left to the first."""
+        p, ctx, sc = self.p, self.ctx, self.sc
         t = time.perf_counter()
-        share = 0.35 if (use_cpsat or use_bounds) else 1.0
-        alloc = share * left()
+        alloc = share * self.left()
         det = ctx.cfg.deterministic
         dl = float("inf") if det else time.perf_counter() + alloc
         ctx.spend(alloc)
-
-        reached = [best_cost]
+        reached = [self.best_cost]
 
         def on_imp(o):
             reached[0] = min(reached[0], _scalar_cost_local(p, o, sc))
-            ctx.report(disp(reached[0]), None, "window")
+            ctx.report(self.disp(reached[0]), None, "window")
 
         def at_bound() -> bool:
             # an order at the proven bound (the cut bounds make this common) ends the phase
-            return reached[0] <= bound * (1 + 1e-12) or ctx.settled(reached[0], bound)
+            return reached[0] <= self.bound * (1 + 1e-12) or ctx.settled(reached[0], self.bound)
 
-        runs = [best] + [list(o) for o in starts][: WINDOW_STARTS - 1]
+        runs = [self.best] + [list(o) for o in starts][: WINDOW_STARTS - 1]
         shares = [0.5] + [0.5 / max(1, len(runs) - 1)] * (len(runs) - 1) if len(runs) > 1 else [1.0]
         n_win = n_imp = 0
         for k, (start, sh) in enumerate(zip(runs, shares)):
@@ -464,7 +510,7 @@ def solve_scalar(
                 start,
                 deadline=dl_k,
                 width=min(40, p.n),
-                coef=coef,
+                coef=sc.coef,
                 per_window=1e9 if det else 2.0,
                 max_expansions=ctx.work(0.5) if det else None,
                 max_windows=int(max(1, 4 * a_k)) if det else None,
@@ -472,40 +518,28 @@ def solve_scalar(
                 on_improve=on_imp,
                 should_stop=at_bound,
                 engine=ctx.window_engine,
-                workers=ctx.cfg.workers,
-                seed=ctx.cfg.seed,
+                cfg=ctx.cfg,
             )
             n_win += st.windows
             n_imp += st.improved
-            c = _scalar_cost_local(p, new, sc)
-            if c < best_cost:
-                best, best_cost, engine = new, c, engine + "+window"
-            if done():
+            self._take(new, self.engine + "+window")
+            if self.done():
                 break
-        note("window", t, windows=n_win, improved=n_imp, starts=len(runs), cost=best_cost)
-        if done():
-            return _outcome(best, best_cost, bound, engine, proven)
-    # 3. CP-SAT on the whole problem, hinted with the best order; skipped when building the
-    # model alone would outlast the time left (wall-clock mode only)
-    build_guess = CP_BUILD_SECONDS_PER_OP2 * p.n * p.n
-    if use_cpsat and p.n <= CP_MAX_OPS and not ctx.cfg.deterministic and build_guess > left():
-        note("cp-sat", time.perf_counter(), status="skipped", build_guess=round(build_guess, 3))
-    elif use_cpsat and p.n <= CP_MAX_OPS:
+        self.note("window", t, windows=n_win, improved=n_imp, starts=len(runs), cost=self.best_cost)
+
+    def cpsat_phase(self, share: float) -> None:
+        p, ctx, sc, disp = self.p, self.ctx, self.sc, self.disp
         t = time.perf_counter()
-        # measured: after the windows, CP-SAT rarely improves graphs of a few hundred ops
-        # within minutes and its bound stays at the static one, so it gets less there
-        share = (0.4 if p.n <= CP_FULL_SHARE_OPS else 0.2) if use_bounds else 1.0
-        tl = max(0.05, share * left())
+        tl = max(0.05, share * self.left())
         ctx.spend(tl)
         scale = make_scale(p)
-        spec = sc.spec(scale)
         built = build(
             p,
-            spec,
+            sc.spec(scale),
             ctx.opts,
             scale=scale,
-            hint=best,
-            peak_lower_bytes=_peak_lower_from_bound(p, sc, bound),
+            hint=self.best,
+            peak_lower_bytes=_peak_lower_from_bound(p, sc, self.bound),
         )
 
         def on_sol(obj, bnd):
@@ -522,88 +556,75 @@ def solve_scalar(
             stop = float(built.objective.coefs[0] * scale.units_floor(0, int(ctx.stop_cost)))
         if not ctx.cfg.deterministic:
             # building the model took time too (seconds at 1,000 ops on a loaded machine)
-            tl = min(tl, max(0.01, left()))
+            tl = min(tl, max(0.01, self.left()))
         run = run_cpsat(built, ctx.cfg, tl, on_solution=on_sol, on_bound=on_bnd, stop_at=stop)
         if run.order is not None:
-            c = _scalar_cost_local(p, run.order, sc)
-            if c < best_cost:
-                best, best_cost, engine = run.order, c, "cp-sat"
+            self._take(run.order, "cp-sat")
         cb = (
             sc.model_bound_to_cost(run.bound, scale)
             if run.status in (OPTIMAL, FEASIBLE, UNKNOWN)
             else None
         )
         if cb is not None:
-            bound = max(bound, min(best_cost, cb))
+            self.bound = max(self.bound, min(self.best_cost, cb))
         if run.status == OPTIMAL and bool(scale.exact.all()):
             # exact scaling: the model optimum is the true optimum (minimax: to 1/RES)
-            proven = True
-        note(
-            "cp-sat",
-            t,
-            status=run.status,
-            model=built.info,
-            cost=best_cost,
-            bound=bound,
-            **{k: run.stats[k] for k in ("conflicts", "solutions")},
-        )
-        ctx.report(disp(best_cost), disp(bound), "cp-sat")
-        if done():
-            return _outcome(best, best_cost, bound, engine, proven)
-    # 4. lower bounds: case splits on the relative order of the ops with the largest cut
-    # bounds (minimum cuts), on pairs of them, then projections
-    if use_bounds and p.n > 8 and sc.kind == "peak" and sc.coef is None and p.dense:
+            self.proven = True
+        stats = {k: run.stats[k] for k in ("conflicts", "solutions")}
+        self.close("cp-sat", t, stats, status=run.status, model=built.info)
+
+    def pair_phase(self) -> None:
+        p, ctx = self.p, self.ctx
         t = time.perf_counter()
         det = ctx.cfg.deterministic
-        tl = PAIR_SHARE * left()
+        tl = PAIR_SHARE * self.left()
         ctx.spend(tl)
         split, cuts = order_split_bound(
             p,
-            upper=best_cost,
+            upper=self.best_cost,
             deadline=float("inf") if det else time.perf_counter() + tl / 2,
             max_cuts=SPLIT_DET_CUTS if det else None,
         )
         pair, tried = pair_bound(
             p,
-            upper=best_cost,
+            upper=self.best_cost,
             deadline=float("inf") if det else t + tl,
             max_pairs=PAIR_DET_PAIRS if det else None,
         )
         pb = max(float(split), float(pair), float(p.floor[0]))
-        if pb > bound:
-            bound = pb
-            ctx.report(disp(best_cost), disp(bound), "pairs")
-        note("pairs", t, split=split, cuts=cuts, pair=pair, tried=tried, bound=bound)
-        if done():
-            return _outcome(best, best_cost, bound, engine, proven)
-    if use_bounds and p.n > 8:
+        if pb > self.bound:
+            self.bound = pb
+            ctx.report(self.disp(self.best_cost), self.disp(self.bound), "pairs")
+        self.note("pairs", t, split=split, cuts=cuts, pair=pair, tried=tried, bound=self.bound)
+
+    def projection_phase(self) -> None:
+        p, ctx, disp = self.p, self.ctx, self.disp
         t = time.perf_counter()
-        tl = left()
+        tl = self.left()
         det = ctx.cfg.deterministic
         ctx.spend(tl)
         b, bst = projection_bound(
             p,
-            best,
-            upper=best_cost,
+            self.best,
+            upper=self.best_cost,
             deadline=float("inf") if det else time.perf_counter() + tl,
-            coef=coef,
-            caps=caps,
+            coef=self.sc.coef,
+            caps=self.sc.caps,
             per_try=1e9 if det else max(1.0, tl / 3),
             max_expansions=ctx.work(tl / 4),
             max_tries=(4 if det else None),
             on_bound=lambda x: ctx.report(None, disp(x), "bound"),
-            known=bound,
+            known=self.bound,
         )
-        bound = max(bound, b)
-        note(
+        self.bound = max(self.bound, b)
+        self.note(
             "bound",
             t,
             tries=len(bst.tried),
-            bound=bound,
+            bound=self.bound,
             best_window=max(bst.tried, key=lambda x: x[2])[:3] if bst.tried else None,
         )
-        ctx.report(disp(best_cost), disp(bound), "bound")
-    return _outcome(best, best_cost, bound, engine, proven)
+        ctx.report(disp(self.best_cost), disp(self.bound), "bound")
 
 
 def _outcome(order, cost, bound, engine, proven) -> Outcome:
@@ -775,32 +796,13 @@ def solve(
         log=log,
         deadline=deadline,
     )
-    # leave a little time for the final exact re-check
-    margin = min(0.5, 0.02 * float(time_limit)) + FINISH_SECONDS_PER_OP * graph.n_ops
-    ctx = Ctx(
-        Clock(
-            float(time_limit) - margin,
-            deterministic,
-            t0,
-            None if deadline is None else deadline - margin,
-        ),
-        cfg,
-        progress,
-        model or ModelOptions(),
-    )
-    ctx.window_engine = window_engine
+    ctx = _context(graph, cfg, t0, progress, model, window_engine)
     if not deterministic and deadline is not None and ctx.left() <= 0:
         # the command's deadline passed before the solve began (reading a large graph on a
         # loaded machine): the input's own order, without building the problem
         return _heuristics_only(graph, scenarios, objective, budget, ctx, seed, t0)
     P = from_graph(graph, scenarios)
-    cut_guess = CUT_SECONDS_PER_OP2 * P.n * P.n * S
-    weak_bound = ""
-    if not deterministic and cut_guess > CUT_TIME_SHARE * ctx.left():
-        ctx.cheap_cuts = True
-        # the minimum-cut bounds would take too much of a short time limit: forced-live only
-        P.cut_lower_bounds = P.op_lower_bounds
-        weak_bound = "the minimum-cut bound was skipped for the time limit"
+    weak_bound = _skip_cuts_if_short(P, ctx, S)
     if not P.dense:
         # too large for reachability: heuristics + windows only (cheap bound)
         decompose = search = cpsat = bounds = False
@@ -813,8 +815,103 @@ def solve(
     weights = np.asarray(scenarios.weights, dtype=float)
     budgets = _budgets(budget, scenarios) if objective == "budget" else None
     den = np.maximum(lb_static, 1).astype(float)
-    # how to compare exact peaks, and the scalar form where the objective is a max;
-    # key gives a float, or a tuple for lexicographic (compared only with its own kind)
+    key, scalar = _objective_key(objective, S, weights, den, budgets, lb_static)
+    ctx.display = lambda c: c
+    if stop_when_fits and objective == "budget" and scalar is not None:
+        assert budgets is not None
+        ctx.stop_cost = float(budgets[0]) if scalar.kind == "peak" else 1.0
+
+    # 1. heuristics
+    coef_h = None if (scalar is None or scalar.coef is None) else scalar.coef
+    cands = _candidates(graph, scenarios, P, hint, ctx, heuristics, coef_h)
+    baselines, best_name, best_order, best_peaks = _best_candidate(graph, scenarios, cands, key)
+    heur_key = key(best_peaks)
+    info = _heuristics_record(ctx, t0, objective, baselines, best_name, weak_bound)
+    lower = lb_static.copy()
+    finish = _Finish(graph, scenarios, key, info, ctx, t0)
+    # trivially optimal: every scenario at its lower bound
+    if (best_peaks <= lower).all():
+        ok = objective != "budget" or (budgets is not None and (best_peaks <= budgets).all())
+        if ok:
+            return finish(
+                best_order,
+                OPTIMAL,
+                lower,
+                "heuristic:" + best_name,
+                _obj_bound(objective, lower, weights, den, budgets, key),
+            )
+    switches = (decompose, search, cpsat, windows, bounds)
+    if scalar is not None:  # 2. the scalar path (a max over steps): decomposition + engines
+        best = (best_name, best_order, best_peaks)
+        whole = _Whole(graph, scenarios, objective, key, weights, den, budgets, lower)
+        return whole.scalar(P, scalar, cands, baselines, best, ctx, finish, switches)
+    # 3. several scenarios, weighted or lexicographic: the whole model
+    multi = _Multi(graph, scenarios, P, key, best_order, best_peaks, lower, weights, ctx)
+    if objective == "weighted":
+        return multi.weighted(heur_key, finish, *switches[1:])
+    return multi.lexicographic(heur_key, finish, *switches[1:])
+
+
+def _heuristics_record(ctx: Ctx, t0, objective, baselines, best_name, weak_bound) -> dict:
+    """The heuristics phase into ``ctx.phases``, and the start of the result's ``info``."""
+    cfg = ctx.cfg
+    ctx.phases.append(
+        {
+            "phase": "heuristics",
+            "seconds": round(time.perf_counter() - t0, 3),
+            "best": best_name,
+            # the budget every phase's deadline comes from (cut short by ``deadline``
+            # where one is given), and the warm start's record
+            "clock_limit": round(ctx.clock.limit, 3),
+            "command_deadline": cfg.deadline is not None and not cfg.deterministic,
+            **ctx.warm_start,
+        }
+    )
+    info: dict[str, Any] = {
+        "objective": objective,
+        "baselines": baselines,
+        "best_heuristic": best_name,
+        "seed": cfg.seed,
+        "deterministic": cfg.deterministic,
+        "phases": ctx.phases,
+    }
+    if weak_bound:
+        info["weak_bound"] = weak_bound
+    return info
+
+
+def _context(graph, cfg: SolverConfig, t0, progress, model, window_engine) -> Ctx:
+    """The solve's context, on a clock that leaves a little time for the final exact
+    re-check."""
+    margin = min(0.5, 0.02 * float(cfg.time_limit)) + FINISH_SECONDS_PER_OP * graph.n_ops
+    ctx = Ctx(
+        Clock(
+            float(cfg.time_limit) - margin,
+            cfg.deterministic,
+            t0,
+            None if cfg.deadline is None else cfg.deadline - margin,
+        ),
+        cfg,
+        progress,
+        model or ModelOptions(),
+    )
+    ctx.window_engine = window_engine
+    return ctx
+
+
+def _skip_cuts_if_short(P: Problem, ctx: Ctx, S: int) -> str:
+    """Where the minimum-cut bounds would take too much of a short time limit (wall-clock
+    mode), ``P`` keeps the forced-live bounds only; returns why, or ``''``."""
+    if ctx.cfg.deterministic or CUT_SECONDS_PER_OP2 * P.n * P.n * S <= CUT_TIME_SHARE * ctx.left():
+        return ""
+    ctx.cheap_cuts = True
+    P.cut_lower_bounds = P.op_lower_bounds
+    return "the minimum-cut bound was skipped for the time limit"
+
+
+def _objective_key(objective, S, weights, den, budgets, lb_static) -> tuple[Any, Scalar | None]:
+    """How to compare exact peaks (``key`` gives a float, or a tuple for lexicographic,
+    compared only with its own kind), and the scalar form where the objective is a max."""
     key: Any  # Any, not Callable: the branches give callables of different return types
     if objective == "weighted" or (objective == "lexicographic" and S == 1):
         key = lambda pk: float(np.dot(weights, pk)) if S > 1 else float(pk[0])
@@ -834,14 +931,11 @@ def solve(
         lex = [int(s) for s in np.argsort(-lb_static, kind="stable")]
         key = lambda pk: tuple(int(pk[s]) for s in lex)
         scalar = None
-    ctx.display = lambda c: c
-    if stop_when_fits and objective == "budget" and scalar is not None:
-        assert budgets is not None
-        ctx.stop_cost = float(budgets[0]) if scalar.kind == "peak" else 1.0
+    return key, scalar
 
-    # 1. heuristics
-    coef_h = None if (scalar is None or scalar.coef is None) else scalar.coef
-    cands = _candidates(graph, scenarios, P, hint, ctx, heuristics, coef_h)
+
+def _best_candidate(graph, scenarios, cands: dict, key):
+    """Each valid candidate's peaks (``baselines``) and the best one: name, order, peaks."""
     baselines = {}
     best_name, best_order, best_peaks = None, None, None
     for name, order in cands.items():
@@ -858,34 +952,21 @@ def solve(
             best_name, best_order, best_peaks = name, list(order), pk
     # "given" (the graph's own order) is always a valid candidate
     assert best_name is not None and best_order is not None and best_peaks is not None
-    heur_key = key(best_peaks)
-    ctx.phases.append(
-        {
-            "phase": "heuristics",
-            "seconds": round(time.perf_counter() - t0, 3),
-            "best": best_name,
-            # the budget every phase's deadline comes from (cut short by ``deadline``
-            # where one is given), and the warm start's record
-            "clock_limit": round(ctx.clock.limit, 3),
-            "command_deadline": deadline is not None and not deterministic,
-            **ctx.warm_start,
-        }
-    )
-    info: dict[str, Any] = {
-        "objective": objective,
-        "baselines": baselines,
-        "best_heuristic": best_name,
-        "seed": seed,
-        "deterministic": deterministic,
-        "phases": ctx.phases,
-    }
-    if weak_bound:
-        info["weak_bound"] = weak_bound
-    lower = lb_static.copy()
+    return baselines, best_name, best_order, best_peaks
 
-    def finish(order, status, lower_b, engine, obj_bound, message=""):
-        pk = simulate_peak(graph, order, scenarios)
-        kv = key(pk)
+
+class _Finish:
+    """The solve's last step: the chosen order's exact figures into ``info``, and the
+    schedule."""
+
+    def __init__(self, graph, scenarios, key, info: dict, ctx: Ctx, t0: float):
+        self.graph, self.scenarios, self.key = graph, scenarios, key
+        self.info, self.ctx, self.t0 = info, ctx, t0
+
+    def __call__(self, order, status, lower_b, engine, obj_bound, message="") -> Schedule:
+        info = self.info
+        pk = simulate_peak(self.graph, order, self.scenarios)
+        kv = self.key(pk)
         info.update(
             engine=engine,
             objective_value=kv if not isinstance(kv, tuple) else list(kv),
@@ -899,32 +980,39 @@ def solve(
         else:
             info["gap"] = float(max(0.0, (kv - obj_bound) / kv)) if kv else 0.0
         sched = make_schedule(
-            graph,
+            self.graph,
             order,
             "cp",
-            scenarios,
+            self.scenarios,
             status=status,
-            seconds=time.perf_counter() - t0,
+            seconds=time.perf_counter() - self.t0,
             lower_bound=lower_b,
             info=info,
         )
-        ctx.report(None, None, "done")
+        self.ctx.report(None, None, "done")
         return sched
 
-    # trivially optimal: every scenario at its lower bound
-    if (best_peaks <= lower).all():
-        ok = objective != "budget" or (budgets is not None and (best_peaks <= budgets).all())
-        if ok:
-            return finish(
-                best_order,
-                OPTIMAL,
-                lower,
-                "heuristic:" + best_name,
-                _obj_bound(objective, lower, weights, den, budgets, key),
-            )
-    # 2. the scalar path (a max over steps): decomposition + engines
-    if scalar is not None:
-        # other good, different starting orders for the window refinement
+
+class _Whole:
+    """The objective's figures the scalar path turns its answer into: the status, the
+    bound and the message of the whole problem."""
+
+    def __init__(self, graph, scenarios, objective, key, weights, den, budgets, lower):
+        self.graph, self.scenarios, self.objective, self.key = graph, scenarios, objective, key
+        self.weights, self.den, self.budgets, self.lower = weights, den, budgets, lower
+
+    def obj_bound(self) -> Any:
+        return _obj_bound(
+            self.objective, self.lower, self.weights, self.den, self.budgets, self.key
+        )
+
+    def scalar(
+        self, P, scalar, cands, baselines, best, ctx, finish, switches: tuple[bool, ...]
+    ) -> Schedule:
+        """Decomposition and the engines on ``scalar``, started from the best candidate
+        (and, for the window refinement, the next best different ones)."""
+        graph, scenarios, key, lower = self.graph, self.scenarios, self.key, self.lower
+        best_name, best_order, best_peaks = best
         ranked = sorted(
             (key(simulate_peak(graph, o, scenarios)), nm)
             for nm, o in cands.items()
@@ -935,6 +1023,7 @@ def solve(
             if tuple(cands[nm]) not in seen:
                 seen.add(tuple(cands[nm]))
                 starts.append(list(cands[nm]))
+        decompose, search, cpsat, windows, bounds = switches
         order, cost, bound, engine, sproven = _solve_scalar_whole(
             P,
             scalar,
@@ -947,12 +1036,13 @@ def solve(
             bounds,
             starts=starts[: WINDOW_STARTS - 1],
         )
+        heur_key = key(best_peaks)
         pk = simulate_peak(graph, order, scenarios)
         if key(pk) > heur_key:  # never worse than the best heuristic
             order, pk, sproven = best_order, best_peaks, False
         if scalar.kind == "peak":
             lower[0] = max(lower[0], int(np.ceil(bound - 1e-9)))
-        obj_bound = _obj_bound(objective, lower, weights, den, budgets, key)
+        obj_bound = self.obj_bound()
         if scalar.kind == "ratio":
             obj_bound = max(obj_bound, bound)
         kv = key(pk)
@@ -960,33 +1050,15 @@ def solve(
         proven = proven or (scalar.kind == "peak" and int(pk[0]) <= lower[0])
         if proven and scalar.kind == "peak":
             lower[0] = max(lower[0], int(pk[0]))
-            obj_bound = _obj_bound(objective, lower, weights, den, budgets, key)
+            obj_bound = self.obj_bound()
+        figures = (self.objective, proven, kv, heur_key, self.budgets, pk, lower, obj_bound)
         return finish(
             order,
-            *_status(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound, scenarios),
+            *_status(*figures, scenarios),
             engine,
             obj_bound,
-            *_message(objective, proven, kv, heur_key, budgets, pk, lower, obj_bound, scenarios),
+            *_message(*figures, scenarios),
         )
-    # 3. several scenarios, weighted or lexicographic: the whole model
-    return _solve_multi(
-        graph,
-        scenarios,
-        P,
-        objective,
-        key,
-        best_order,
-        best_peaks,
-        heur_key,
-        lower,
-        weights,
-        ctx,
-        finish,
-        search,
-        cpsat,
-        windows,
-        bounds,
-    )
 
 
 def _obj_bound(objective, lower, weights, den, budgets, key):
@@ -1154,160 +1226,158 @@ def _one_bucket(
     )
 
 
-def _solve_multi(
-    graph,
-    scenarios,
-    P,
-    objective,
-    key,
-    best_order,
-    best_peaks,
-    heur_key,
-    lower,
-    weights,
-    ctx: Ctx,
-    finish,
-    search,
-    cpsat,
-    windows,
-    bounds,
-):
-    S = len(scenarios)
-    order, pk = list(best_order), best_peaks
-    engine = "heuristic"
-    scale = make_scale(P)
-    if objective == "weighted":
+class _Multi:
+    """Several scenarios, weighted or lexicographic (the objectives that are no max over
+    steps): the best order so far, its peaks and which engine found it."""
+
+    def __init__(self, graph, scenarios, P, key, order, peaks, lower, weights, ctx: Ctx):
+        self.graph, self.scenarios, self.P, self.key = graph, scenarios, P, key
+        self.order, self.pk, self.engine = list(order), peaks, "heuristic"
+        self.lower, self.weights, self.ctx = lower, weights, ctx
+        self.scale = make_scale(P)
+
+    def _better(self, order, engine: str) -> bool:
+        """Keep ``order`` (found by ``engine``) if its peaks are better than the best's."""
+        pk2 = simulate_peak(self.graph, order, self.scenarios)
+        if self.key(pk2) < self.key(self.pk):
+            self.order, self.pk, self.engine = order, pk2, engine
+            return True
+        return False
+
+    def weighted(self, heur_key, finish, search, cpsat, windows, bounds) -> Schedule:
+        P, key, lower, weights = self.P, self.key, self.lower, self.weights
         if bounds:
-            # each bucket alone first (a share of the time): its proven bound raises the
-            # weighted bound (sum of w_s x min peak_s is one), and its order may be a better
-            # start for all buckets
-            share = ctx.left() * BUCKET_SHARE / S
-            for s in np.argsort(-weights * lower, kind="stable").tolist():
-                out = _one_bucket(
-                    P,
-                    s,
-                    np.full(S, np.inf),
-                    order,
-                    ctx,
-                    ctx.now() + share,
-                    float(lower[s]),
-                    search,
-                    cpsat,
-                    windows,
-                    bounds,
-                )
-                lower[s] = max(lower[s], int(np.ceil(out.bound - 1e-9)))
-                pk2 = simulate_peak(graph, out.order, scenarios)
-                if key(pk2) < key(pk):
-                    order, pk, engine = list(out.order), pk2, out.engine
+            self._buckets(search, cpsat, windows, bounds)
         obj_bound = float(np.dot(weights, lower))
-        if cpsat and P.n <= CP_MAX_OPS and key(pk) > obj_bound * (1 + 1e-9):
-            t = time.perf_counter()
-            built = build(
-                P,
-                ObjectiveSpec("weighted", weights=weights),
-                ctx.opts,
-                scale=scale,
-                hint=order,
-                peak_lower_bytes=lower,
-            )
-            tl = max(0.05, ctx.left() * (0.7 if windows else 1.0))
-            ctx.spend(tl)
-            run = run_cpsat(
-                built, ctx.cfg, tl, on_solution=lambda o, b: ctx.report(None, None, "cp-sat")
-            )
-            if run.order is not None:
-                pk2 = simulate_peak(graph, run.order, scenarios)
-                if key(pk2) < key(pk):
-                    order, pk, engine = run.order, pk2, "cp-sat"
-            if run.status == OPTIMAL and bool(scale.exact.all()) and run.peaks_units is not None:
-                obj_bound = max(
-                    obj_bound,
-                    min(
-                        key(pk),
-                        float(
-                            sum(
-                                w * int(u) * scale.unit[s]
-                                for s, (w, u) in enumerate(zip(weights, run.peaks_units))
-                            )
-                        ),
-                    ),
-                )
-            ctx.phases.append(
-                {
-                    "phase": "cp-sat",
-                    "seconds": round(time.perf_counter() - t, 3),
-                    "status": run.status,
-                    "model": built.info,
-                }
-            )
-        if windows and ctx.left() > 0.05 and P.n > 8 and key(pk) > obj_bound * (1 + 1e-9):
-            coef = weights / np.maximum(weights.max(), 1e-12)
-            det = ctx.cfg.deterministic
-            alloc = ctx.left()
-            new, st = (refine if P.dense else _lns_multi)(
-                P,
-                order,
-                deadline=float("inf") if det else ctx.deadline,
-                width=min(40, P.n),
-                coef=coef,
-                per_window=1e9 if det else 2.0,
-                max_expansions=ctx.work(0.5) if det else None,
-                max_windows=int(max(1, 4 * alloc)) if det else None,
-                engine=ctx.window_engine,
-                workers=ctx.cfg.workers,
-                seed=ctx.cfg.seed,
-            )
-            ctx.spend(alloc)
-            pk2 = simulate_peak(graph, new, scenarios)
-            if key(pk2) < key(pk):
-                order, pk, engine = new, pk2, engine + "+window"
-            ctx.phases.append(
-                {
-                    "phase": "window",
-                    "seconds": round(st.seconds, 3),
-                    "windows": st.windows,
-                    "improved": st.improved,
-                }
-            )
+        if cpsat and P.n <= CP_MAX_OPS and key(self.pk) > obj_bound * (1 + 1e-9):
+            obj_bound = self._cpsat(obj_bound, windows)
+        if windows and self.ctx.left() > 0.05 and P.n > 8 and key(self.pk) > obj_bound * (1 + 1e-9):
+            self._windows()
+        pk = self.pk
         kv = key(pk)
         proven = kv <= obj_bound * (1 + 1e-9)
-        return finish(
-            order,
-            *_status(objective, proven, kv, heur_key, None, pk, lower, obj_bound, scenarios),
-            engine,
-            obj_bound,
-            *_message(objective, proven, kv, heur_key, None, pk, lower, obj_bound, scenarios),
+        figures = ("weighted", proven, kv, heur_key, None, pk, lower, obj_bound, self.scenarios)
+        return finish(self.order, *_status(*figures), self.engine, obj_bound, *_message(*figures))
+
+    def _buckets(self, search, cpsat, windows, bounds) -> None:
+        """Each bucket alone first (a share of the time): its proven bound raises the
+        weighted bound (sum of w_s x min peak_s is one), and its order may be a better
+        start for all buckets."""
+        ctx, lower = self.ctx, self.lower
+        S = len(self.scenarios)
+        share = ctx.left() * BUCKET_SHARE / S
+        for s in np.argsort(-self.weights * lower, kind="stable").tolist():
+            out = _one_bucket(
+                self.P,
+                s,
+                np.full(S, np.inf),
+                self.order,
+                ctx,
+                ctx.now() + share,
+                float(lower[s]),
+                search,
+                cpsat,
+                windows,
+                bounds,
+            )
+            lower[s] = max(lower[s], int(np.ceil(out.bound - 1e-9)))
+            self._better(list(out.order), out.engine)
+
+    def _cpsat(self, obj_bound: float, windows: bool) -> float:
+        """The whole weighted model, hinted with the best order; returns the bound."""
+        ctx, scale, weights = self.ctx, self.scale, self.weights
+        t = time.perf_counter()
+        built = build(
+            self.P,
+            ObjectiveSpec("weighted", weights=weights),
+            ctx.opts,
+            scale=scale,
+            hint=self.order,
+            peak_lower_bytes=self.lower,
         )
-    # lexicographic: largest scenario first, each stage capped by the earlier optima
-    lex = [int(s) for s in np.argsort(-lower, kind="stable")]
-    caps = np.full(S, np.inf)
-    all_proven = True
-    for i, s in enumerate(lex):
-        stages_left = S - i
-        dl = ctx.now() + max(0.0, ctx.left() / stages_left)
-        out = _one_bucket(
-            P, s, caps, order, ctx, dl, float(lower[s]), search, cpsat, windows, bounds
+        tl = max(0.05, ctx.left() * (0.7 if windows else 1.0))
+        ctx.spend(tl)
+        run = run_cpsat(
+            built, ctx.cfg, tl, on_solution=lambda o, b: ctx.report(None, None, "cp-sat")
         )
-        pk2 = simulate_peak(graph, out.order, scenarios)
-        if key(pk2) <= key(pk):
-            order, pk = out.order, pk2
-            engine = out.engine
-        lower[s] = max(lower[s], int(np.ceil(min(out.bound, pk[s]) - 1e-9)))
-        if pk[s] > lower[s]:
-            all_proven = False
-        caps[s] = pk[s]
-    kv = key(pk)
-    status = OPTIMAL if all_proven else (FEASIBLE if kv < heur_key else FALLBACK)
-    msg = (
-        ""
-        if status != FALLBACK
-        else (
-            "the solvers found nothing better than the best "
-            "heuristic within the time limit; returning it"
+        if run.order is not None:
+            self._better(run.order, "cp-sat")
+        if run.status == OPTIMAL and bool(scale.exact.all()) and run.peaks_units is not None:
+            proven = sum(
+                w * int(u) * scale.unit[s] for s, (w, u) in enumerate(zip(weights, run.peaks_units))
+            )
+            obj_bound = max(obj_bound, min(self.key(self.pk), float(proven)))
+        ctx.phases.append(
+            {
+                "phase": "cp-sat",
+                "seconds": round(time.perf_counter() - t, 3),
+                "status": run.status,
+                "model": built.info,
+            }
         )
-    )
-    return finish(order, status, lower, engine, None, msg)
+        return obj_bound
+
+    def _windows(self) -> None:
+        ctx, P, weights = self.ctx, self.P, self.weights
+        coef = weights / np.maximum(weights.max(), 1e-12)
+        det = ctx.cfg.deterministic
+        alloc = ctx.left()
+        new, st = (refine if P.dense else _lns_multi)(
+            P,
+            self.order,
+            deadline=float("inf") if det else ctx.deadline,
+            width=min(40, P.n),
+            coef=coef,
+            per_window=1e9 if det else 2.0,
+            max_expansions=ctx.work(0.5) if det else None,
+            max_windows=int(max(1, 4 * alloc)) if det else None,
+            engine=ctx.window_engine,
+            cfg=ctx.cfg,
+        )
+        ctx.spend(alloc)
+        self._better(new, self.engine + "+window")
+        ctx.phases.append(
+            {
+                "phase": "window",
+                "seconds": round(st.seconds, 3),
+                "windows": st.windows,
+                "improved": st.improved,
+            }
+        )
+
+    def lexicographic(self, heur_key, finish, search, cpsat, windows, bounds) -> Schedule:
+        """Largest scenario first, each stage capped by the earlier optima."""
+        ctx, lower, key = self.ctx, self.lower, self.key
+        S = len(self.scenarios)
+        lex = [int(s) for s in np.argsort(-lower, kind="stable")]
+        caps = np.full(S, np.inf)
+        all_proven = True
+        order, pk, engine = self.order, self.pk, self.engine
+        for i, s in enumerate(lex):
+            stages_left = S - i
+            dl = ctx.now() + max(0.0, ctx.left() / stages_left)
+            out = _one_bucket(
+                self.P, s, caps, order, ctx, dl, float(lower[s]), search, cpsat, windows, bounds
+            )
+            pk2 = simulate_peak(self.graph, out.order, self.scenarios)
+            if key(pk2) <= key(pk):
+                order, pk = out.order, pk2
+                engine = out.engine
+            lower[s] = max(lower[s], int(np.ceil(min(out.bound, pk[s]) - 1e-9)))
+            if pk[s] > lower[s]:
+                all_proven = False
+            caps[s] = pk[s]
+        kv = key(pk)
+        status = OPTIMAL if all_proven else (FEASIBLE if kv < heur_key else FALLBACK)
+        msg = (
+            ""
+            if status != FALLBACK
+            else (
+                "the solvers found nothing better than the best "
+                "heuristic within the time limit; returning it"
+            )
+        )
+        return finish(order, status, lower, engine, None, msg)
 
 
 def _cheap_heuristics(graph: Graph, scenarios: Scenarios, seconds: float) -> dict[str, list[int]]:
@@ -1422,32 +1492,20 @@ def _lns_multi(P: Problem, order, *, width: int, per_window: float, **kw):
     )
 
 
+# the options of ``solve`` a registered call passes on (the others are other methods')
+CP_OPTIONS = (
+    "objective",
+    "budget",
+    "time_limit",
+    "workers",
+    "seed",
+    "deterministic",
+    "log",
+    "progress",
+    "deadline",
+)
+
+
 @register("cp", "CP-SAT + exact search: minimum-peak order across scenarios, with proofs", "solver")
-def cp_method(
-    graph: Graph,
-    scenarios: Scenarios | None = None,
-    *,
-    objective: str = "weighted",
-    budget=None,
-    time_limit: float = 10.0,
-    workers: int = 2,
-    seed: int = 0,
-    deterministic: bool = False,
-    log: bool = False,
-    progress=None,
-    deadline: float | None = None,
-    **_ignored,
-) -> Schedule:
-    return solve(
-        graph,
-        scenarios,
-        objective=objective,
-        budget=budget,
-        time_limit=time_limit,
-        workers=workers,
-        seed=seed,
-        deterministic=deterministic,
-        log=log,
-        progress=progress,
-        deadline=deadline,
-    )
+def cp_method(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> Schedule:
+    return solve(graph, scenarios, **{k: v for k, v in options.items() if k in CP_OPTIONS})

@@ -50,8 +50,7 @@ def refine(
     max_expansions: int | None = None,
     patience: int | None = None,
     engine: str = "search",
-    workers: int = 2,
-    seed: int = 0,
+    cfg: SolverConfig | None = None,
     on_improve: Callable[[list[int]], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> tuple[list[int], RefineStats]:
@@ -59,7 +58,8 @@ def refine(
     until ``patience`` windows in a row brought nothing.
 
     ``engine``: ``search`` (exact best-first search per window, the default) or ``cpsat``
-    (the CP-SAT model of ``builder.py`` per window, hinted with the current window order).
+    (the CP-SAT model of ``cpsched.cp.memory`` per window, hinted with the current window
+    order, run under ``cfg``: workers, seed, determinism; default ``SolverConfig()``).
     Measured with 40-step windows and 2 s each: both reach the same orders on RLG n250
     (123,550 -> 105,170 in 30 s) and n1000 (566,430 -> 562,740 in 60 s); the search
     tries 5-6x more windows in the same time.
@@ -115,20 +115,9 @@ def refine(
         tl = min(per_window, max(0.0, remaining))
         if tl <= 0:
             break
-        new_local = None
-        if engine == "search":
-            r = best_first(
-                w,
-                upper=float(local_before),
-                time_limit=tl,
-                max_states=400_000,
-                coef=None if scale is None else scale,
-                max_expansions=max_expansions,
-            )
-            if r.order is not None and r.cost < local_before:
-                new_local = r.order
-        else:
-            new_local = _cpsat_window(w, scale, tl, workers, seed, local_before)
+        new_local = solve_window(
+            w, scale, float(local_before), tl, engine, 400_000, max_expansions, cfg
+        )
         st.windows += 1
         since += 1
         if new_local is not None:
@@ -146,16 +135,44 @@ def refine(
     return order, st
 
 
-def _cpsat_window(
-    w: Problem, coef, time_limit: float, workers: int, seed: int, before: float
+def solve_window(
+    w: Problem,
+    coef,
+    before: float,
+    time_limit: float,
+    engine: str,
+    max_states: int,
+    max_expansions: int | None,
+    cfg: SolverConfig | None,
 ) -> list[int] | None:
+    """A local order of window ``w`` whose scalar peak is below ``before``, found by the
+    exact search (``engine='search'``) or CP-SAT (``'cpsat'``) in ``time_limit`` seconds;
+    None if none was."""
+    if engine != "search":
+        return _cpsat_window(w, coef, time_limit, cfg, before)
+    r = best_first(
+        w,
+        upper=before,
+        time_limit=time_limit,
+        max_states=max_states,
+        coef=coef,
+        max_expansions=max_expansions,
+    )
+    return r.order if r.order is not None and r.cost < before else None
+
+
+def _cpsat_window(
+    w: Problem, coef, time_limit: float, cfg: SolverConfig | None, before: float
+) -> list[int] | None:
+    """The window ``w`` re-solved by CP-SAT for ``time_limit`` seconds under ``cfg``; its
+    order if it beats ``before``."""
     if w.n_scenarios == 1:
         spec = ObjectiveSpec("weighted", weights=np.ones(1))
     else:
         den = 1.0 / np.maximum(np.asarray(coef, dtype=float), 1e-300)
         spec = ObjectiveSpec("minimax", minimax_lbs=den)
     built = build(w, spec, ModelOptions(), hint=list(range(w.n)))
-    r = run(built, SolverConfig(time_limit=time_limit, workers=workers, seed=seed))
+    r = run(built, (cfg or SolverConfig()).with_(time_limit=time_limit, log=False))
     if r.order is None:
         return None
     return r.order if scalar_usage(w, r.order, coef).max() < before else None

@@ -43,11 +43,13 @@ def budget_hoist(
     ok: Callable[[list[int]], bool] | None = None,
     passes: int = 2,
     deadline: float | None = None,
+    max_steps: int | None = None,
 ) -> list[int]:
     """Hoist ``starts`` / sink ``dones`` of ``order`` within ``budget`` (see module doc).
 
     ``objective(order)`` (lower is better) judges each move; ``ok(order)`` is an extra
-    feasibility check (in-flight limits)."""
+    feasibility check (in-flight limits). ``max_steps`` caps the moves tried (a budget
+    that does not depend on the machine's speed, unlike ``deadline``)."""
     cur = [int(i) for i in order]
     n = len(cur)
     if n == 0 or not len(starts) or _no_time(deadline, 0.0):
@@ -64,6 +66,7 @@ def budget_hoist(
     pred = [graph.preds(i) for i in range(graph.n_ops)]
     succ = [graph.succs(i) for i in range(graph.n_ops)]
     slowest = 0.0  # the longest step so far
+    steps = 0
 
     def step(x: int, up: bool) -> bool:
         """Move op ``x`` (a start up, a done down) if that keeps the budget and does not
@@ -95,9 +98,10 @@ def budget_hoist(
             pos0 = {v: k for k, v in enumerate(cur)}
             ops = [int(x) for x in (starts if up else dones) if x >= 0]
             for x in sorted(ops, key=lambda x: pos0[x] if up else -pos0[x]):
-                if _no_time(deadline, slowest):
+                if _no_time(deadline, slowest) or (max_steps is not None and steps >= max_steps):
                     return cur
                 t_step = time.perf_counter()
+                steps += 1
                 improved |= step(x, up)
                 slowest = max(slowest, time.perf_counter() - t_step)
         if not improved:

@@ -100,9 +100,7 @@ from cpsched.core.order import check_order_option
 from cpsched.core.scenarios import Scenarios, static
 from cpsched.core.transforms import convert_sync_collectives
 from cpsched.cp import runtime
-from cpsched.cp.overlap import objectives as O
 from cpsched.cp.overlap.bounds import overlap_lower_bound
-from cpsched.cp.overlap.constraints import build
 from cpsched.cp.overlap.problem import (
     K_START,
     RESOLUTION,
@@ -111,16 +109,19 @@ from cpsched.cp.overlap.problem import (
     OverlapProblem,
     build_problem,
     collective_pairs,
-    copy_durations,
     evaluate,
-    fifo_pairs,
-    floor1,
-    free_pairs,
     inflight_ok,
     overlap_limits,
-    pick_mode,
     resolve_budget,
     total_distance,
+)
+from cpsched.cp.overlap.solve import (
+    MakespanModel,
+    bound_objective,
+    distance_model,
+    makespan_model,
+    solve,
+    window_model,
 )
 from cpsched.cp.runtime import Clock, SolverConfig, stoppable
 from cpsched.methods import register
@@ -134,17 +135,13 @@ from cpsched.strategies.overlap.hints import budget_hoist, budget_repair
 
 METHOD = "cp-overlap"
 DEFAULT_TIME_LIMIT = 10.0
-ORDER_LITERAL_PAIRS = 5_000  # single scenario: explicit order literals up to this many
-MAX_FIFO_PAIRS = 20_000  # FIFO literals per model at most (else transfers may reorder)
+# A hint step (a repair or a hoisting move) re-simulates the order a few times: about this
+# long per op (a second at 100k ops). In deterministic mode the repair and hoisting phases
+# get as many steps as their shares of the time limit buy at that rate, whatever the load.
+HINT_STEP_SECONDS_PER_OP = 1e-5
 # Building the whole model takes about this long per op (a 10,000-op transformer step: 1.8 s
 # on a loaded 2-core machine); with less than twice that left it is not built
 BUILD_SECONDS_PER_OP = 2e-4
-
-
-def _solve(
-    model: Any, cfg: SolverConfig, time_limit: float, progress: Callable | None = None
-) -> runtime.Run:
-    return runtime.solve(model, cfg, max(0.05, float(time_limit)), progress=progress)
 
 
 @stoppable
@@ -192,17 +189,38 @@ def solve_overlap(
     """
     t0 = time.perf_counter()
     scenarios = scenarios or static()
-    time_limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
-    workers = 2 if workers is None else int(workers)
-    seed = 0 if seed is None else int(seed)
     cfg = SolverConfig(
-        time_limit,
-        workers,
-        seed,
+        DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit),
+        2 if workers is None else int(workers),
+        0 if seed is None else int(seed),
         bool(deterministic),
         bool(log),
         deadline=None if deterministic else deadline,
     )
+    objective, scenario_objective = _check_options(objective, scenario_objective, secondary, slack)
+    if convert_sync:
+        graph = convert_sync_collectives(graph)
+    prob = build_problem(
+        graph, scenarios, device=device, profile=profile, costs=costs, comm_streams=comm_streams
+    )
+    run = _OverlapRun(graph, scenarios, prob, cfg, t0, objective, scenario_objective)
+    run.limits = overlap_limits(prob, overlap_limit)
+    hopts = {"device": device, "seed": cfg.seed, "comm_streams": comm_streams}
+    if profile is not None:
+        hopts["profile"] = profile
+    run.budget_phase(budget, slack, budget_methods, hopts)
+    run.candidate_phase(heuristics, hint, hopts)
+    if objective == "makespan" and prob.P and hoist:
+        run.hoist_phase()
+    run.model_phase(scenario_mode, resolution, secondary, hoist, lns, progress)
+    return run.result(comm_streams)
+
+
+def _check_options(
+    objective: str | None, scenario_objective: str, secondary: str | None, slack: float
+) -> tuple[str, str]:
+    """The objective and the scenario objective, checked (``'overlap'`` is ``'makespan'``;
+    ``'weighted'`` or ``'minimax'`` as the objective is the scenario objective)."""
     objective = {"overlap": "makespan", None: "makespan"}.get(objective, objective)
     if objective in ("weighted", "minimax"):
         scenario_objective, objective = objective, "makespan"
@@ -216,288 +234,327 @@ def solve_overlap(
         raise InputError(f"secondary is 'peak' or 'inflight', not {secondary!r}")
     if slack < 0:
         raise InputError("slack must be >= 0")
-    if convert_sync:
-        graph = convert_sync_collectives(graph)
+    return objective, scenario_objective
 
-    prob = build_problem(
-        graph, scenarios, device=device, profile=profile, costs=costs, comm_streams=comm_streams
-    )
-    names = scenarios.names
-    limits = overlap_limits(prob, overlap_limit)
-    errors: dict[str, str] = {}
-    hopts = {"device": device, "seed": seed, "comm_streams": comm_streams}
-    if profile is not None:
-        hopts["profile"] = profile
 
-    # -- budget -------------------------------------------------------------------------------
-    mem_methods = list(budget_methods)
-    # the phases' shares are of the time this call has: its limit, or less where the
-    # command's deadline is nearer (reading 100k ops can take half of a 10 s limit)
-    span = max(0.0, min(time_limit, cfg.seconds_left()))
-    t_mem = max(0.01, min(0.15 * span, 10.0))
-    mem_opts = dict(hopts, time_limit=t_mem, workers=workers, deadline=cfg.deadline)
-    mem_orders = memory_candidates(graph, scenarios, mem_methods, mem_opts, errors)
-    lbm = np.maximum(mem_lb(graph, scenarios), 1)
-    mem_peaks = {k: mem_peak(graph, o, scenarios) for k, o in mem_orders.items()}
-    best_mem = min(
-        mem_peaks, key=lambda k: (float(np.max(mem_peaks[k] / lbm)), float(np.sum(mem_peaks[k])))
-    )
-    budget_arr = resolve_budget(budget, scenarios)
-    budget_source = "given"
-    if budget_arr is None:
-        budget_arr = np.floor(mem_peaks[best_mem] * (1.0 + float(slack))).astype(np.int64)
-        budget_arr = np.maximum(budget_arr, mem_peaks[best_mem])
-        budget_source = f"{best_mem} peak x (1 + {slack:g})"
+class _OverlapRun:
+    """One cp-overlap call: the phases (budget, candidates, hoisting, model, choice) and
+    what they hand each other. Each phase's share of the time is of ``span``, the time
+    this call has: its limit, or less where the command's deadline is nearer (reading 100k
+    ops can take half of a 10 s limit)."""
 
-    # -- candidates ----------------------------------------------------------------------------
-    cand_orders: dict[str, list[int]] = dict(mem_orders)
-    heur = [h for h in heuristics if h != METHOD]
-    judged: dict[tuple, Candidate] = {}  # each order evaluated once, inside its phase's time
-
-    def judge(label: str, order: list[int]) -> Candidate:
-        key = tuple(order)
-        if key not in judged:
-            judged[key] = evaluate(prob, label, order, budget_arr, limits)
-        return judged[key]
-
-    cand_orders.update(
-        overlap_candidates(
+    def __init__(self, graph, scenarios, prob, cfg, t0, objective, scenario_objective):
+        self.graph, self.scenarios, self.prob, self.cfg, self.t0 = (
             graph,
             scenarios,
-            heur,
-            {best_mem: mem_orders[best_mem]},
-            budget_arr,
-            dict(hopts),
-            errors,
-            # a quarter of the time, or none past the deadline (100k ops: seconds each)
-            deadline=None if cfg.deterministic else min(t0 + 0.25 * span, cfg.deadline or math.inf),
-            on_order=judge,
+            prob,
+            cfg,
+            t0,
         )
-    )
-    if hint is not None:
-        hint_order = check_order_option(graph, hint)
-        assert hint_order is not None  # given an order, it returns one
-        cand_orders["hint"] = hint_order
-    # -- bounds ---------------------------------------------------------------------------------
-    is_coll = np.array([c.startswith("collective:") for c in prob.classes], dtype=bool)
-    lb = overlap_lower_bound(
-        graph,
-        prob.dur,
-        prob.starts,
-        prob.dones,
-        prob.ttime,
-        prob.stream,
-        prob.sync,
-        is_coll,
-        prob.anc,
-    )
-    ref = np.maximum(lb.makespan, 1e-30)
-    w = scenarios.weights
+        self.objective, self.scenario_objective = objective, scenario_objective
+        self.names = scenarios.names
+        self.w = scenarios.weights
+        self.limits: dict = {}
+        self.errors: dict[str, str] = {}
+        self.cands: list[Candidate] = []
+        self.seen: set[tuple] = set()
+        self.judged: dict[tuple, Candidate] = {}  # each order evaluated once, in its phase
+        # set by the model phase
+        self.model_info: dict[str, Any] = {"objective": objective}
+        self.solver_status = "NOT_RUN"
+        self.sol_cand: Candidate | None = None
+        self.solver_bound_ms: np.ndarray | None = None
+        self.proven = False
+        self.nothing_to_do = False
 
-    cands: list[Candidate] = []
-    seen: set[tuple] = set()
-    for k, o in cand_orders.items():
-        key = tuple(o)
-        if key in seen:
-            continue
-        seen.add(key)
-        c = judge(k, o)  # the memory orders and the hint: evaluated now, whatever the time
-        cands.append(c if c.name == k else replace(c, name=k))
+    def _deadline(self, share: float) -> float | None:
+        """The wall-clock instant ending a phase that may run to ``share`` of the span;
+        ``None`` in deterministic mode (a phase's length must not depend on the load)."""
+        if self.cfg.deterministic:
+            return None
+        return min(self.t0 + share * self.span, self.cfg.deadline or math.inf)
 
-    def score(c: Candidate) -> tuple:
-        if objective == "distance":
+    def _steps(self, share: float, calls: int) -> int | None:
+        """Deterministic mode: the hint steps each of ``calls`` calls may take in a phase
+        of ``share`` of the time limit (``None``: no cap, the wall clock ends the phase)."""
+        if not self.cfg.deterministic:
+            return None
+        per_step = HINT_STEP_SECONDS_PER_OP * max(1, self.prob.n)
+        return max(1, int(share * self.cfg.time_limit / per_step) // max(1, calls))
+
+    def judge(self, label: str, order: list[int]) -> Candidate:
+        key = tuple(order)
+        if key not in self.judged:
+            self.judged[key] = evaluate(self.prob, label, order, self.budget, self.limits)
+        return self.judged[key]
+
+    def score(self, c: Candidate) -> tuple:
+        if self.objective == "distance":
             main = -float(c.distance)
-        elif scenario_objective == "weighted":
-            main = float(w @ c.makespan)
+        elif self.scenario_objective == "weighted":
+            main = float(self.w @ c.makespan)
         else:
-            main = float(np.max(c.makespan / ref))
-        return (main, float(np.max(c.peak / np.maximum(budget_arr, 1))))
+            main = float(np.max(c.makespan / self.ref))
+        return (main, float(np.max(c.peak / np.maximum(self.budget, 1))))
 
-    # budget-aware hoisting of the best few feasible orders (and the memory order)
-    if objective == "makespan" and prob.P and hoist:
-
-        def ms_obj(o: list[int]) -> float:
-            tl = prob.timeline(o)
-            ms = np.asarray(tl.makespan, dtype=np.float64)
-            return float(w @ ms) if scenario_objective == "weighted" else float(np.max(ms / ref))
-
-        deadline_at = min(t0 + 0.3 * span, cfg.deadline or math.inf)
-        for c in sorted((c for c in cands if not c.feasible and c.inflight_ok), key=score)[:4]:
-            repaired = budget_repair(
-                graph,
-                scenarios,
-                c.order,
-                budget_arr,
-                prob.starts,
-                prob.dones,
-                ms_obj,
-                deadline=deadline_at,
-            )
-            if repaired is not None and tuple(repaired) not in seen:
-                seen.add(tuple(repaired))
-                cands.append(evaluate(prob, f"repair({c.name})", repaired, budget_arr, limits))
-        pool0 = sorted((c for c in cands if c.feasible), key=score)[:3]
-        mem_c = next((c for c in cands if c.name == best_mem and c.feasible), None)
-        if mem_c is not None and mem_c not in pool0:
-            pool0.append(mem_c)
-        deadline_at = min(t0 + 0.4 * span, cfg.deadline or math.inf)
-        for c in pool0:
-            o = budget_hoist(
-                graph,
-                scenarios,
-                c.order,
-                budget_arr,
-                prob.starts,
-                prob.dones,
-                ms_obj,
-                (lambda o: inflight_ok(prob, o, limits)) if limits else None,
-                deadline=deadline_at,
-            )
-            if tuple(o) not in seen:
-                seen.add(tuple(o))
-                cands.append(evaluate(prob, f"hoist({c.name})", o, budget_arr, limits))
-
-    feasible = [c for c in cands if c.feasible]
-    best_heur = min(feasible, key=score) if feasible else None
-    hint_cand = best_heur or min(cands, key=lambda c: float(np.max(c.peak / budget_arr)))
-
-    # -- solve -----------------------------------------------------------------------------------
-    model_info: dict[str, Any] = {"objective": objective}
-    solver_status = "NOT_RUN"
-    sol_cand: Candidate | None = None
-    solver_bound_ms: np.ndarray | None = None
-    proven = False
-    clock = Clock.of(cfg, time_limit, t0)
-    if cfg.deterministic and objective == "makespan" and prob.P and hoist:
-        clock.spend(0.4 * time_limit)  # the hoisting phase's nominal share
-    remaining = clock.left()
-    nothing_to_do = prob.P == 0 or (objective == "distance" and collective_pairs(prob).size == 0)
-    if nothing_to_do:
-        model_info["note"] = (
-            "no async transfer: every order has the same makespan"
-            if prob.P == 0
-            else "no async collective pair: distance is 0"
+    def budget_phase(self, budget: Any, slack: float, methods: Sequence[str], hopts: dict):
+        """The memory schedulers' orders and the budget (given, or the best one's peak
+        times ``1 + slack``)."""
+        cfg, graph, scenarios = self.cfg, self.graph, self.scenarios
+        self.span = max(0.0, min(cfg.time_limit, cfg.seconds_left()))
+        t_mem = max(0.01, min(0.15 * self.span, 10.0))
+        mem_opts = dict(
+            hopts,
+            time_limit=t_mem,
+            workers=cfg.workers,
+            deadline=cfg.deadline,
+            deterministic=cfg.deterministic,
         )
-        proven = best_heur is not None
-    else:
+        self.mem_orders = memory_candidates(graph, scenarios, list(methods), mem_opts, self.errors)
+        lbm = np.maximum(mem_lb(graph, scenarios), 1)
+        peaks = {k: mem_peak(graph, o, scenarios) for k, o in self.mem_orders.items()}
+        self.best_mem = min(
+            peaks, key=lambda k: (float(np.max(peaks[k] / lbm)), float(np.sum(peaks[k])))
+        )
+        budget_arr = resolve_budget(budget, scenarios)
+        self.budget_source = "given"
+        if budget_arr is None:
+            budget_arr = np.floor(peaks[self.best_mem] * (1.0 + float(slack))).astype(np.int64)
+            budget_arr = np.maximum(budget_arr, peaks[self.best_mem])
+            self.budget_source = f"{self.best_mem} peak x (1 + {slack:g})"
+        self.budget = budget_arr
+
+    def candidate_phase(self, heuristics: Sequence[str], hint: Any, hopts: dict) -> None:
+        """Every overlap heuristic's orders (a quarter of the span), the hint, the memory
+        orders; the analytic lower bounds."""
+        cand_orders: dict[str, list[int]] = dict(self.mem_orders)
+        cand_orders.update(
+            overlap_candidates(
+                self.graph,
+                self.scenarios,
+                [h for h in heuristics if h != METHOD],
+                {self.best_mem: self.mem_orders[self.best_mem]},
+                self.budget,
+                dict(hopts),
+                self.errors,
+                deadline=self._deadline(0.25),
+                on_order=self.judge,
+            )
+        )
+        if hint is not None:
+            hint_order = check_order_option(self.graph, hint)
+            assert hint_order is not None  # given an order, it returns one
+            cand_orders["hint"] = hint_order
+        prob = self.prob
+        self.is_coll = np.array([c.startswith("collective:") for c in prob.classes], dtype=bool)
+        self.lb = overlap_lower_bound(
+            self.graph,
+            prob.dur,
+            prob.starts,
+            prob.dones,
+            prob.ttime,
+            prob.stream,
+            prob.sync,
+            self.is_coll,
+            prob.anc,
+        )
+        self.ref = np.maximum(self.lb.makespan, 1e-30)
+        for k, o in cand_orders.items():
+            if self._new(o):
+                c = self.judge(k, o)  # the memory orders and the hint: evaluated now
+                self.cands.append(c if c.name == k else replace(c, name=k))
+
+    def _new(self, order: list[int]) -> bool:
+        key = tuple(order)
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+    def makespan_of(self, o: list[int]) -> float:
+        ms = np.asarray(self.prob.timeline(o).makespan, dtype=np.float64)
+        if self.scenario_objective == "weighted":
+            return float(self.w @ ms)
+        return float(np.max(ms / self.ref))
+
+    def hoist_phase(self) -> None:
+        """Budget-aware repair of the best few orders over the budget, then hoisting of
+        the best few within it (and of the memory order)."""
+        prob, budget, limits = self.prob, self.budget, self.limits
+        infeasible = (c for c in self.cands if not c.feasible and c.inflight_ok)
+        to_repair = sorted(infeasible, key=self.score)[:4]
+        repair_steps = self._steps(0.05, len(to_repair))
+        for c in to_repair:
+            repaired = budget_repair(
+                self.graph,
+                self.scenarios,
+                c.order,
+                budget,
+                prob.starts,
+                prob.dones,
+                self.makespan_of,
+                max_steps=200 if repair_steps is None else min(200, repair_steps),
+                deadline=self._deadline(0.3),
+            )
+            if repaired is not None and self._new(repaired):
+                self.cands.append(evaluate(prob, f"repair({c.name})", repaired, budget, limits))
+        pool = sorted((c for c in self.cands if c.feasible), key=self.score)[:3]
+        mem_c = next((c for c in self.cands if c.name == self.best_mem and c.feasible), None)
+        if mem_c is not None and mem_c not in pool:
+            pool.append(mem_c)
+        hoist_steps = self._steps(0.1, len(pool))
+        for c in pool:
+            o = budget_hoist(
+                self.graph,
+                self.scenarios,
+                c.order,
+                budget,
+                prob.starts,
+                prob.dones,
+                self.makespan_of,
+                (lambda o: inflight_ok(prob, o, limits)) if limits else None,
+                deadline=self._deadline(0.4),
+                max_steps=hoist_steps,
+            )
+            if self._new(o):
+                self.cands.append(evaluate(prob, f"hoist({c.name})", o, budget, limits))
+
+    def lns_score(self, o: list[int]) -> float:
+        c = evaluate(self.prob, "lns", o, self.budget, self.limits)
+        return self.score(c)[0] if c.feasible else math.inf
+
+    def model_phase(self, scenario_mode, resolution, secondary, hoist, lns, progress) -> None:
+        """The CP-SAT model on the rest of the time, hinted with the best candidate."""
+        prob, cfg = self.prob, self.cfg
+        feasible = [c for c in self.cands if c.feasible]
+        self.best_heur = min(feasible, key=self.score) if feasible else None
+        hint_cand = self.best_heur or min(
+            self.cands, key=lambda c: float(np.max(c.peak / self.budget))
+        )
+        clock = Clock.of(cfg, cfg.time_limit, self.t0)
+        if cfg.deterministic and self.objective == "makespan" and prob.P and hoist:
+            clock.spend(0.4 * cfg.time_limit)  # the hoisting phase's nominal share
+        remaining = max(0.1, clock.left())
+        self.nothing_to_do = prob.P == 0 or (
+            self.objective == "distance" and collective_pairs(prob).size == 0
+        )
+        if self.nothing_to_do:
+            self.model_info["note"] = (
+                "no async transfer: every order has the same makespan"
+                if prob.P == 0
+                else "no async collective pair: distance is 0"
+            )
+            self.proven = self.best_heur is not None
+            return
+        hint_ok = self.best_heur is not None
         try:
-            if objective == "makespan":
-
-                def score_fn(o: list[int]) -> float:
-                    c = evaluate(prob, "lns", o, budget_arr, limits)
-                    return score(c)[0] if c.feasible else math.inf
-
+            if self.objective == "makespan":
                 out = _solve_makespan(
-                    prob,
-                    hint_cand,
-                    best_heur is not None,
-                    budget_arr,
-                    limits,
-                    scenario_objective,
-                    scenario_mode,
-                    resolution,
-                    secondary,
-                    max(0.1, remaining),
-                    cfg,
-                    progress,
-                    ref,
-                    score_fn,
-                    lns,
-                )
+                    self, hint_cand, hint_ok, scenario_mode, resolution, secondary, remaining,
+                    progress, lns,
+                )  # fmt: skip
             else:
-                out = _solve_distance(
-                    prob,
-                    hint_cand,
-                    best_heur is not None,
-                    budget_arr,
-                    limits,
-                    max(0.1, remaining),
-                    cfg,
-                    progress,
-                )
-            order, solver_status, model_info2, solver_bound_ms, proven = out
-            model_info.update(model_info2)
+                out = _solve_distance(self, hint_cand, remaining, progress)
+            order, self.solver_status, info, self.solver_bound_ms, self.proven = out
+            self.model_info.update(info)
             if order is not None:
-                sol_cand = evaluate(prob, METHOD, order, budget_arr, limits)
+                self.sol_cand = evaluate(prob, METHOD, order, self.budget, self.limits)
         except Infeasible as e:
-            solver_status = INFEASIBLE
-            model_info["note"] = str(e)
+            self.solver_status = INFEASIBLE
+            self.model_info["note"] = str(e)
 
-    # -- choose -------------------------------------------------------------------------------
-    pool = [c for c in ([sol_cand] if sol_cand is not None else []) + cands if c.feasible]
-    if pool:
-        final = min(pool, key=score)
-        if sol_cand is not None and sol_cand.feasible and score(sol_cand) <= score(final):
-            final = sol_cand
-    else:
-        final = min(cands, key=lambda c: float(np.max(c.peak / budget_arr)))
-    if not final.feasible:
-        status = INFEASIBLE if solver_status == INFEASIBLE else FALLBACK
-    elif proven and (final is sol_cand or sol_cand is None or score(final) <= score(sol_cand)):
-        status = OPTIMAL
-    elif final is sol_cand and best_heur is not None and score(sol_cand) < score(best_heur):
-        status = FEASIBLE
-    elif final is sol_cand and best_heur is None:
-        status = FEASIBLE
-    else:
-        status = FALLBACK if not nothing_to_do else HEURISTIC
+    def choose(self) -> tuple[Candidate, str]:
+        """The best order within the budget (the solver's at a tie), and its status."""
+        sol, score, best_heur = self.sol_cand, self.score, self.best_heur
+        pool = [c for c in ([sol] if sol is not None else []) + self.cands if c.feasible]
+        if pool:
+            final = min(pool, key=score)
+            if sol is not None and sol.feasible and score(sol) <= score(final):
+                final = sol
+        else:
+            final = min(self.cands, key=lambda c: float(np.max(c.peak / self.budget)))
+        if not final.feasible:
+            status = INFEASIBLE if self.solver_status == INFEASIBLE else FALLBACK
+        elif self.proven and (final is sol or sol is None or score(final) <= score(sol)):
+            status = OPTIMAL
+        elif final is sol and best_heur is not None and score(sol) < score(best_heur):
+            status = FEASIBLE
+        elif final is sol and best_heur is None:
+            status = FEASIBLE
+        else:
+            status = FALLBACK if not self.nothing_to_do else HEURISTIC
+        return final, status
 
-    # -- bounds and report ----------------------------------------------------------------------
-    ms_lb = lb.makespan.copy()
-    if solver_bound_ms is not None:
-        ms_lb = np.maximum(ms_lb, solver_bound_ms)
-    ex_lb = lb.exposed_comm.copy()
-    pure = bool(prob.P == 0 or (np.all(is_coll) and np.all(prob.dones >= 0)))
-    if pure:
-        ex_lb = np.maximum(ex_lb, ms_lb - lb.compute)
-    ms_lb = np.minimum(ms_lb, final.makespan)
-    ex_lb = np.clip(ex_lb, 0.0, final.exposed)
-    if objective == "makespan" and final.feasible and np.all(final.makespan <= ms_lb * (1 + 1e-9)):
-        status = OPTIMAL
-    tl_hint = best_heur.timeline if best_heur is not None else None
-    info: dict[str, Any] = {
-        "objective": objective,
-        "scenario_objective": scenario_objective,
-        "unit": prob.costs.unit,
-        "comm_streams": comm_streams,
-        "budget": {k: int(v) for k, v in zip(names, budget_arr)},
-        "budget_source": budget_source,
-        "makespan": {k: float(v) for k, v in zip(names, final.makespan)},
-        "exposed_comm": {k: float(v) for k, v in zip(names, final.exposed)},
-        "compute_time": {k: float(v) for k, v in zip(names, lb.compute)},
-        "makespan_lower_bound": {k: float(v) for k, v in zip(names, ms_lb)},
-        "exposed_comm_lower_bound": {k: float(v) for k, v in zip(names, ex_lb)},
-        "exposed_gap": {
-            k: (float((e - b) / e) if e > 0 else 0.0)
-            for k, e, b in zip(names, final.exposed, ex_lb)
-        },
-        "lower_bound_kind": dict(zip(names, lb.which)),
-        "distance": int(final.distance),
-        "chosen": final.name,
-        "hint": ({"method": best_heur.name, **best_heur.row(names)} if best_heur else None),
-        "candidates": [c.row(names) for c in cands],
-        "solver_status": solver_status,
-        "model": model_info,
-        "overlap_limit": dict(limits),
-        "errors": errors,
-        "pairs": _pair_table(final.timeline, tl_hint, names),
-    }
-    if runtime.interrupted():
-        info["interrupted"] = True
-    if not final.feasible:
-        info["message"] = "no order within the budget was found; returned the lowest-peak one"
-    elif final is not sol_cand and sol_cand is not None:
-        info["message"] = f"the solver did not beat {final.name}; returned it"
-    return make_schedule(
-        graph,
-        final.order,
-        METHOD,
-        scenarios,
-        status=status,
-        seconds=time.perf_counter() - t0,
-        claimed_peak=final.peak,
-        info=info,
-    )
+    def result(self, comm_streams: str) -> Schedule:
+        final, status = self.choose()
+        prob, lb = self.prob, self.lb
+        ms_lb = lb.makespan.copy()
+        if self.solver_bound_ms is not None:
+            ms_lb = np.maximum(ms_lb, self.solver_bound_ms)
+        ex_lb = lb.exposed_comm.copy()
+        if prob.P == 0 or (np.all(self.is_coll) and np.all(prob.dones >= 0)):
+            ex_lb = np.maximum(ex_lb, ms_lb - lb.compute)
+        ms_lb = np.minimum(ms_lb, final.makespan)
+        ex_lb = np.clip(ex_lb, 0.0, final.exposed)
+        if (
+            self.objective == "makespan"
+            and final.feasible
+            and np.all(final.makespan <= ms_lb * (1 + 1e-9))
+        ):
+            status = OPTIMAL
+        info = self._info(final, ms_lb, ex_lb, comm_streams)
+        return make_schedule(
+            self.graph,
+            final.order,
+            METHOD,
+            self.scenarios,
+            status=status,
+            seconds=time.perf_counter() - self.t0,
+            claimed_peak=final.peak,
+            info=info,
+        )
+
+    def _info(self, final: Candidate, ms_lb, ex_lb, comm_streams: str) -> dict[str, Any]:
+        names, lb, best_heur = self.names, self.lb, self.best_heur
+
+        def per(values, kind=float) -> dict:
+            return {k: kind(v) for k, v in zip(names, values)}
+
+        tl_hint = best_heur.timeline if best_heur is not None else None
+        info: dict[str, Any] = {
+            "objective": self.objective,
+            "scenario_objective": self.scenario_objective,
+            "unit": self.prob.costs.unit,
+            "comm_streams": comm_streams,
+            "budget": per(self.budget, int),
+            "budget_source": self.budget_source,
+            "makespan": per(final.makespan),
+            "exposed_comm": per(final.exposed),
+            "compute_time": per(lb.compute),
+            "makespan_lower_bound": per(ms_lb),
+            "exposed_comm_lower_bound": per(ex_lb),
+            "exposed_gap": {
+                k: (float((e - b) / e) if e > 0 else 0.0)
+                for k, e, b in zip(names, final.exposed, ex_lb)
+            },
+            "lower_bound_kind": dict(zip(names, lb.which)),
+            "distance": int(final.distance),
+            "chosen": final.name,
+            "hint": ({"method": best_heur.name, **best_heur.row(names)} if best_heur else None),
+            "candidates": [c.row(names) for c in self.cands],
+            "solver_status": self.solver_status,
+            "model": self.model_info,
+            "overlap_limit": dict(self.limits),
+            "errors": self.errors,
+            "pairs": _pair_table(final.timeline, tl_hint, names),
+        }
+        if runtime.interrupted():
+            info["interrupted"] = True
+        if not final.feasible:
+            info["message"] = "no order within the budget was found; returned the lowest-peak one"
+        elif final is not self.sol_cand and self.sol_cand is not None:
+            info["message"] = f"the solver did not beat {final.name}; returned it"
+        return info
 
 
 def _pair_table(tl_after, tl_before, names: Sequence[str]) -> list[dict]:
@@ -540,238 +597,152 @@ def _pair_table(tl_after, tl_before, names: Sequence[str]) -> list[dict]:
 
 
 def _solve_makespan(
-    prob,
-    hint_cand,
-    hint_ok,
-    budget,
-    limits,
-    scenario_objective,
-    scenario_mode,
-    resolution,
-    secondary,
-    time_limit,
-    cfg,
-    progress,
-    ref,
-    score_fn=None,
-    lns=True,
+    run: _OverlapRun,
+    hint_cand: Candidate,
+    hint_ok: bool,
+    scenario_mode: str,
+    resolution: int,
+    secondary: str | None,
+    time_limit: float,
+    progress: Callable | None,
+    lns: bool = True,
 ):
+    """The whole model for about a third of ``time_limit`` (all of it without LNS), then
+    the window LNS, then the ``secondary`` objective at the makespan found. Returns
+    ``(order, status, info, makespan bound, proven)``."""
+    prob, cfg = run.prob, run.cfg
     clock = Clock(time_limit, cfg.deterministic)
     if not cfg.deterministic and clock.left() < 2 * BUILD_SECONDS_PER_OP * prob.n:
         # no time to build the model and search it: the heuristics' order stands
         return None, "SKIPPED: no time to build the model", {}, None, False
-    mode = pick_mode(prob, scenario_mode)
-    d, t, tick, over = copy_durations(prob, mode, scenario_objective, ref, resolution)
-    C = d.shape[0]
-    d_lns = d
-    lit_mode = C > 1 or free_pairs(prob) <= ORDER_LITERAL_PAIRS
-    if lit_mode:
-        d = floor1(d)
-        over = over + (d - d_lns).sum(axis=1) * tick
-    tl_h = prob.tick_timeline(hint_cand.order, d, t)
-    hint_ms = np.atleast_1d(np.rint(tl_h.makespan)).astype(np.int64)
-    serial = d.sum(axis=1) + t.sum(axis=1)
-    horizon = hint_ms if hint_ok else serial
-    fifo = fifo_pairs(prob) <= MAX_FIFO_PAIRS
-    model = build(
+    mm = makespan_model(
         prob,
-        d,
-        t,
-        horizon,
-        budget=budget,
-        limits=limits,
-        transfers_on=True,
-        fifo_order=fifo,
-        peak_vars=secondary == "peak",
-        inflight_var=secondary == "inflight",
-        order_literals_all=lit_mode and C == 1,
+        hint_cand.order,
+        hint_ok,
+        run.budget,
+        run.limits,
+        run.scenario_objective,
+        scenario_mode,
+        resolution,
+        secondary,
+        run.ref,
     )
-    m = model.m
-    # the analytic bound on the tick durations is valid in the model: give it to the solver
-    is_coll = np.array([c.startswith("collective:") for c in prob.classes], dtype=bool)
-    lb_t = overlap_lower_bound(
-        prob.graph,
-        d.astype(np.float64),
-        prob.starts,
-        prob.dones,
-        t.astype(np.float64),
-        prob.stream,
-        np.zeros(C),
-        is_coll,
-        prob.anc,
-    ).makespan
-    info_lb = [int(math.ceil(x - 1e-6)) for x in lb_t]
-    for c in range(C):
-        if info_lb[c] > int(horizon[c]):
-            raise Infeasible("horizon below the lower bound")
-        m.add(model.M[c] >= info_lb[c])
-    obj, coef, z = O.makespan(model, prob, scenario_objective, tick, ref, horizon)
-    m.minimize(obj)
-    model.hint(hint_cand.order, tl_h)
-    info = {
-        "mode": mode,
-        "tick": [float(x) for x in tick],
-        "fifo": fifo,
-        "rounding_slack": [float(x) for x in over],
-        **model.stats,
-        "hint_makespan_ticks": [int(x) for x in hint_ms],
-        "bound_ticks": info_lb,
-    }
-    use_lns = lns and hint_ok and score_fn is not None
-    share = 0.35 if use_lns else 1.0
-    t_main = time_limit * share * (0.8 if secondary else 1.0)
+    info = mm.info
+    use_lns = lns and hint_ok
+    t_main = time_limit * (0.35 if use_lns else 1.0) * (0.8 if secondary else 1.0)
     t1 = time.perf_counter()
-    run = _solve(m, cfg, t_main, progress)
+    result, order = solve(mm.vars, cfg, t_main, progress)
     clock.spend(t_main)
-    solver = run.solver
     info["solve_seconds"] = round(time.perf_counter() - t1, 3)
-    name = run.status
-    if not run.solved:
-        if run.status == runtime.INFEASIBLE:
+    if order is None:
+        if result.status == runtime.INFEASIBLE:
             raise Infeasible("the model is infeasible under the budget")
         if not use_lns:
-            return None, name, info, None, False
+            return None, result.status, info, None, False
         order = list(hint_cand.order)
     else:
-        order = model.order_from(solver)
-        info["claimed_makespan"] = [float(solver.value(model.M[c]) * tick[c]) for c in range(C)]
-        info["objective_value"] = float(solver.objective_value)
-        info["objective_bound"] = float(solver.best_objective_bound)
+        info.update(mm.answer(result))
     # optimal in the tick model: optimal for the timeline up to info.model.rounding_slack
-    proven = run.optimal and mode in ("single", "exact") and fifo
-    bound_ms = None
-    if mode == "single" and fifo and run.solved:
-        bound_ms = np.array([max(0.0, solver.best_objective_bound * tick[0] - over[0])])
+    proven = result.optimal and mm.mode in ("single", "exact") and mm.fifo
+    bound_ms = mm.makespan_bound(result)
     if use_lns and not proven:
-        if score_fn(order) > score_fn(hint_cand.order):
+        if run.lns_score(order) > run.lns_score(hint_cand.order):
             order = list(hint_cand.order)
         remaining = clock.left() - (0.2 * time_limit if secondary else 0.0)
-        order, lns_info = _lns(
-            prob,
-            order,
-            d_lns,
-            t,
-            budget,
-            limits,
-            fifo,
-            scenario_objective,
-            tick,
-            ref,
-            score_fn,
-            remaining,
-            cfg,
-        )
-        info["lns"] = lns_info
+        order, info["lns"] = _lns(run, mm, order, remaining)
     if secondary:
-        tl_s = prob.tick_timeline(order, d, t)
-        ms_s = np.atleast_1d(np.rint(tl_s.makespan)).astype(np.int64)
-        m.add(obj <= O.tick_objective(ms_s, coef, z is not None))
-        O.secondary(model, secondary)
-        model.hint(order, tl_s)
+        bound_objective(mm, order, secondary)
         clock.spend(remaining if use_lns and not proven else 0.0)
-        rest = clock.left()
-        run2 = _solve(m, cfg, max(0.1, rest))
-        info["secondary_status"] = run2.status
-        if run2.solved:
-            order = model.order_from(run2.solver)
-    return order, name, info, bound_ms, proven
+        second, better = solve(mm.vars, cfg, max(0.1, clock.left()))
+        info["secondary_status"] = second.status
+        if better is not None:
+            order = better
+    return order, result.status, info, bound_ms, proven
 
 
-def _lns(
-    prob,
-    order,
-    d,
-    t,
-    budget,
-    limits,
-    fifo,
-    scenario_objective,
-    tick,
-    ref,
-    score_fn,
-    time_limit,
-    cfg,
-):
+def _lns_window(run: _OverlapRun, cur: list[int], k: int, rng) -> tuple[int, int]:
+    """The window ``[a, b)`` of ``k`` positions for the next LNS step: around a done that
+    stalls the compute stream (chosen by its wait), or at random."""
+    n = run.prob.n
+    w = run.prob.scenarios.weights
+    pos = np.empty(n, dtype=np.int64)
+    pos[np.asarray(cur)] = np.arange(n)
+    tl = run.prob.timeline(cur)
+    waits = (
+        w @ np.asarray(tl.wait)
+        if len(w) == np.asarray(tl.wait).shape[0]
+        else np.asarray(tl.wait).mean(axis=0)
+    )
+    rows = np.flatnonzero((waits > 0) & (np.asarray(tl.pair_done) >= 0))
+    if rows.size and rng.random() < 0.8:
+        r = int(rng.choice(rows, p=waits[rows] / waits[rows].sum()))
+        i_d = int(pos[int(tl.pair_done[r])])
+        i_s = int(pos[int(tl.pair_start[r])])
+        if rng.random() < 0.6:
+            a = i_d - int(0.7 * k)
+        else:
+            a = i_s - k // 3
+    else:
+        a = int(rng.integers(0, max(1, n - k + 1)))
+    a = int(min(max(a, 0), max(0, n - k)))
+    return a, min(n, a + k)
+
+
+def _lns(run: _OverlapRun, mm: MakespanModel, order: list[int], time_limit: float):
     """Window LNS: re-optimise ``k`` consecutive positions with the rest of the order fixed;
     windows sit around the dones that stall the compute stream (or at random)."""
+    cfg, prob = run.cfg, run.prob
     t0 = time.perf_counter()
     clock = Clock(time_limit, cfg.deterministic, t0)
     rng = np.random.default_rng(cfg.seed)
     n = prob.n
     cur = list(order)
-    cur_score = score_fn(cur)
+    cur_score = run.lns_score(cur)
     k = min(n, 40)
     steps = improved = 0
-    w = prob.scenarios.weights
     overhead = 0.0  # a step's work besides its search (timelines, building: O(n) each)
     while True:
         left = clock.left() - (0.0 if cfg.deterministic else overhead)
         if left < 0.3 or n < 3:
             break
         t_step = time.perf_counter()
-        pos = np.empty(n, dtype=np.int64)
-        pos[np.asarray(cur)] = np.arange(n)
-        tl = prob.timeline(cur)
-        waits = (
-            w @ np.asarray(tl.wait)
-            if len(w) == np.asarray(tl.wait).shape[0]
-            else np.asarray(tl.wait).mean(axis=0)
-        )
-        rows = np.flatnonzero((waits > 0) & (np.asarray(tl.pair_done) >= 0))
-        if rows.size and rng.random() < 0.8:
-            r = int(rng.choice(rows, p=waits[rows] / waits[rows].sum()))
-            i_d = int(pos[int(tl.pair_done[r])])
-            i_s = int(pos[int(tl.pair_start[r])])
-            if rng.random() < 0.6:
-                a = i_d - int(0.7 * k)
-            else:
-                a = i_s - k // 3
-        else:
-            a = int(rng.integers(0, max(1, n - k + 1)))
-        a = int(min(max(a, 0), max(0, n - k)))
-        b = min(n, a + k)
-        dw = floor1(d, cur[a:b])
-        tl_t = prob.tick_timeline(cur, dw, t)
-        hms = np.atleast_1d(np.rint(tl_t.makespan)).astype(np.int64)
+        a, b = _lns_window(run, cur, k, rng)
         step_limit = min(left, max(0.5, min(3.0, time_limit / 8)))
-        try:
-            mdl = build(
-                prob,
-                dw,
-                t,
-                hms,
-                budget=budget,
-                limits=limits,
-                transfers_on=True,
-                fifo_order=fifo,
-                window=(cur, a, b),
-                prefix_times=tl_t,
-            )
-        except Infeasible:
+        mdl = window_model(
+            prob,
+            cur,
+            a,
+            b,
+            mm.d_lns,
+            mm.t,
+            run.budget,
+            run.limits,
+            mm.fifo,
+            run.scenario_objective,
+            mm.tick,
+            run.ref,
+        )
+        if mdl is None:
             steps += 1
             clock.spend(step_limit)
             continue
-        obj, _, _ = O.makespan(mdl, prob, scenario_objective, tick, ref, hms)
-        mdl.m.minimize(obj)
-        mdl.hint(cur, tl_t)
         ts = time.perf_counter()
-        run = _solve(mdl.m, cfg.with_(seed=cfg.seed + steps), step_limit)
+        result, cand = solve(mdl, cfg.with_(seed=cfg.seed + steps), step_limit)
         clock.spend(step_limit)
         took = time.perf_counter() - ts
         overhead = max(overhead, time.perf_counter() - t_step - took)
         if cfg.deterministic:
-            took = run.stats["deterministic_time"] / runtime.DET_PER_SECOND
+            took = result.stats["deterministic_time"] / runtime.DET_PER_SECOND
         steps += 1
-        if run.solved:
-            cand = mdl.order_from(run.solver)
-            sc = score_fn(cand)
+        if cand is not None:
+            sc = run.lns_score(cand)
             if sc < cur_score - 1e-15:
                 cur, cur_score = cand, sc
                 improved += 1
         # adapt the window: grow while windows are solved to optimality quickly
-        if run.optimal and took < 0.3 * step_limit:
+        if result.optimal and took < 0.3 * step_limit:
             k = min(n, int(k * 1.25) + 1)
-        elif not run.optimal:
+        elif not result.optimal:
             k = max(10, int(k * 0.8))
     return cur, {
         "steps": steps,
@@ -781,31 +752,20 @@ def _lns(
     }
 
 
-def _solve_distance(prob, hint_cand, hint_ok, budget, limits, time_limit, cfg, progress):
-    n = prob.n
-    d = np.ones((1, n), dtype=np.int64)
-    t = np.zeros((1, prob.P), dtype=np.int64)
-    model = build(
-        prob,
-        d,
-        t,
-        np.array([n]),
-        budget=budget,
-        limits=limits,
-        transfers_on=False,
-        fifo_order=False,
-    )
-    O.distance(model)
-    model.hint(hint_cand.order, prob.tick_timeline(hint_cand.order, d, t))
-    run = _solve(model.m, cfg, time_limit, progress)
+def _solve_distance(
+    run: _OverlapRun, hint_cand: Candidate, time_limit: float, progress: Callable | None
+):
+    model = distance_model(run.prob, hint_cand.order, run.budget, run.limits)
+    result, order = solve(model, run.cfg, time_limit, progress)
     info = {"mode": "positions", **model.stats}
-    if not run.solved:
-        if run.status == runtime.INFEASIBLE:
+    if order is None:
+        if result.status == runtime.INFEASIBLE:
             raise Infeasible("the model is infeasible under the budget")
-        return None, run.status, info, None, False
-    info["objective_value"] = float(run.objective)
-    info["objective_bound"] = float(run.bound)
-    return model.order_from(run.solver), run.status, info, None, run.optimal
+        return None, result.status, info, None, False
+    assert result.objective is not None and result.bound is not None  # solved
+    info["objective_value"] = float(result.objective)
+    info["objective_bound"] = float(result.bound)
+    return order, result.status, info, None, result.optimal
 
 
 # -------------------------------------------------------------------------------------------
