@@ -621,10 +621,11 @@ def write(rows: dict, skipped: dict, order: list, args, torch_version: str) -> N
         L.append("### Not within tolerance\n")
         for r in bad:
             v, o = cps[r["program"]], owns[r["program"]]
+            ratios = f", error {v['ratio']:.2f} x its tolerance" if v["float64"] else ""
+            own = f", {o['ratio']:.2f}" if o["float64"] else ""
             L.append(
-                f"- {r['program']}: {v['worst']}, error {v['ratio']:.2f} x its tolerance "
-                f"(Inductor's own order: {'within' if o['ok'] else 'over'} tolerance, "
-                f"{o['ratio']:.2f})"
+                f"- {r['program']}: {v['worst']}{ratios} (Inductor's own order: "
+                f"{'within' if o['ok'] else 'over'} tolerance{own})"
             )
         L.append("")
     absent = [n for n, _, _ in order if n not in rows and n not in skipped]
