@@ -114,8 +114,9 @@ class UNet(nn.Module):
 
     def forward(self, x, t):
         half = self.tdim // 2
-        freqs = torch.exp(-torch.arange(half, dtype=torch.float32) * (9.21 / half))
-        arg = t[:, None].float() * freqs[None]
+        dtype = torch.get_default_dtype()  # float32; float64 for a float64 reference step
+        freqs = torch.exp(-torch.arange(half, dtype=dtype) * (9.21 / half))
+        arg = t[:, None].to(dtype) * freqs[None]
         temb = self.temb(torch.cat([arg.sin(), arg.cos()], dim=-1))
         h0 = self.d1(self.inp(x), temb)
         h1 = self.d2(self.down(h0), temb)

@@ -30,7 +30,7 @@ Buffers of size 0 (tokens, empty arrays) are not created. Host buffers (``S(5)``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -416,19 +416,8 @@ class HloConverter:
         out = ins.shape
         if op in ("parameter", "constant") or op in FORWARDING:
             return 0, 0
-        if op == "while":
-            trip = _trip_count(ins) or 1
-            f = b = 0
-            for role in ("condition", "body"):
-                cf, cb = self._comp_cost(ins.attrs.get(role, "").lstrip("%"))
-                f += cf
-                b += cb
-            return f * trip, b * trip
-        if op in ("conditional", "call"):
-            costs = [self._comp_cost(c) for _, c in ins.called()]
-            if not costs:
-                return 0, 0
-            return max(c[0] for c in costs), max(c[1] for c in costs)
+        if op in _CALLERS:
+            return self._through_calls(ins, self._comp_cost)
         leaf = self.leaf_bytes
         memo = self._leaf
         index = comp.index
@@ -537,24 +526,55 @@ class HloConverter:
                 k *= lhs.dims[d]
         return 2 * _elements(out) * k
 
+    @staticmethod
+    def _through_calls(
+        ins: HloInstruction, per_computation: Callable[[str], tuple[int, int]]
+    ) -> tuple[int, int]:
+        """A loop's, conditional's or call's pair from its computations' (``per_computation``):
+        a loop's condition and body times its trip count (``known_trip_count``, else once), a
+        conditional's largest branch (each figure on its own), a call's callee."""
+        if ins.opcode == "while":
+            trip = _trip_count(ins) or 1
+            a = b = 0
+            for role in ("condition", "body"):
+                x, y = per_computation(ins.attrs.get(role, "").lstrip("%"))
+                a += x
+                b += y
+            return a * trip, b * trip
+        parts = [per_computation(c) for _, c in ins.called()]
+        if not parts:
+            return 0, 0
+        return max(p[0] for p in parts), max(p[1] for p in parts)
+
     def _comp_cost(self, name: str) -> tuple[int, int]:
         """Summed (flops, bytes) of a called computation's instructions."""
-        if name in self._body_cost:
-            return self._body_cost[name]
+        return self._summed(name, self._body_cost, self.op_cost)
+
+    def _summed(
+        self,
+        name: str,
+        cache: dict[str, tuple[int, int]],
+        per_instruction: Callable[[HloComputation, HloInstruction], tuple[int, int]],
+    ) -> tuple[int, int]:
+        """``per_instruction``'s pairs summed over computation ``name``'s instructions, kept
+        in ``cache``; (0, 0) for an unknown computation or one already being summed (a
+        recursive call)."""
+        if name in cache:
+            return cache[name]
         comp = self.m.by_name.get(name)
         if comp is None or name in self._active:
             return 0, 0
         self._active.add(name)
-        f = b = 0
+        a = b = 0
         try:
             for ins in comp.instructions:
-                cf, cb = self.op_cost(comp, ins)
-                f += cf
-                b += cb
+                x, y = per_instruction(comp, ins)
+                a += x
+                b += y
         finally:
             self._active.discard(name)
-        self._body_cost[name] = (f, b)
-        return f, b
+        cache[name] = (a, b)
+        return a, b
 
     # -- work by class (an additive per-class time model reads it: ``cost.model``) ------------
     def work(
@@ -570,19 +590,8 @@ class HloConverter:
         op = ins.opcode
         if op in ("parameter", "constant") or op in FORWARDING or op in ASYNC_DONES:
             return 0, 0
-        if op == "while":
-            trip = _trip_count(ins) or 1
-            mm = by = 0
-            for role in ("condition", "body"):
-                cm, cb = self._comp_work(ins.attrs.get(role, "").lstrip("%"))
-                mm += cm
-                by += cb
-            return mm * trip, by * trip
-        if op in ("conditional", "call"):
-            works = [self._comp_work(c) for _, c in ins.called()]
-            if not works:
-                return 0, 0
-            return max(w[0] for w in works), max(w[1] for w in works)
+        if op in _CALLERS:
+            return self._through_calls(ins, self._comp_work)
         f, total = cost if cost is not None else self.op_cost(comp, ins)
         if op in ("dot", "convolution"):
             return f, total
@@ -643,22 +652,7 @@ class HloConverter:
 
     def _comp_work(self, name: str) -> tuple[int, int]:
         """Summed ``work`` of a called computation's instructions."""
-        if name in self._body_work:
-            return self._body_work[name]
-        comp = self.m.by_name.get(name)
-        if comp is None or name in self._active:
-            return 0, 0
-        self._active.add(name)
-        mm = by = 0
-        try:
-            for i in comp.instructions:
-                cm, cb = self.work(comp, i)
-                mm += cm
-                by += cb
-        finally:
-            self._active.discard(name)
-        self._body_work[name] = (mm, by)
-        return mm, by
+        return self._summed(name, self._body_work, self.work)
 
     @property
     def backend(self) -> str | None:
@@ -850,6 +844,10 @@ _WORK_OPCODES = frozenset(
         "gather",
     }
 )
+
+
+# ops that run called computations: a loop, a conditional, a call
+_CALLERS = frozenset(("while", "conditional", "call"))
 
 
 def _trip_count(ins: HloInstruction) -> int | None:
@@ -1207,27 +1205,34 @@ class _GraphBuild:
             held[bid_of[v]] = True
         for v in _flat(root_tree):
             held[bid_of[v]] = True
+        gaps = self.loop_state_gaps(g, bid_of, root_tree) if self.is_while_body else ()
+        return _CompResult(g, held, root_sources, gaps, total_f, total_b, self.notes)
+
+    def loop_state_gaps(self, g: Graph, bid_of, root_tree: Tree) -> tuple:
+        """A while body's loop-state parameters that its root does not pass through, each
+        (buffer, constant size, its readers, the op written over it or None); sizes that
+        are not constant are left out."""
         gaps = []
-        if self.is_while_body:
-            passed = set(_flat(root_tree))
-            const = self.conv.const
-            for (pnum, _idx), pv in self.param_vid.items():
-                if pnum != 0 or pv in passed:
-                    continue
-                size = const(vals[pv].size)
-                if not size.is_constant:
-                    continue
-                readers = [g.op_index(r) for r in vals[pv].users]
-                writer = self.merged.get(pv)
-                gaps.append(
-                    (
-                        bid_of[pv],
-                        int(size.constant_value),
-                        readers,
-                        g.op_index(writer) if writer is not None else None,
-                    )
+        passed = set(_flat(root_tree))
+        const = self.conv.const
+        vals = self.vals
+        for (pnum, _idx), pv in self.param_vid.items():
+            if pnum != 0 or pv in passed:
+                continue
+            size = const(vals[pv].size)
+            if not size.is_constant:
+                continue
+            readers = [g.op_index(r) for r in vals[pv].users]
+            writer = self.merged.get(pv)
+            gaps.append(
+                (
+                    bid_of[pv],
+                    int(size.constant_value),
+                    readers,
+                    g.op_index(writer) if writer is not None else None,
                 )
-        return _CompResult(g, held, root_sources, tuple(gaps), total_f, total_b, self.notes)
+            )
+        return tuple(gaps)
 
     def share_loop_state(self, root_tree: Tree) -> None:
         """A while body writes its result over its parameter: each root value the body

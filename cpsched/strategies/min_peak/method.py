@@ -1492,32 +1492,20 @@ def _lns_multi(P: Problem, order, *, width: int, per_window: float, **kw):
     )
 
 
+# the options of ``solve`` a registered call passes on (the others are other methods')
+CP_OPTIONS = (
+    "objective",
+    "budget",
+    "time_limit",
+    "workers",
+    "seed",
+    "deterministic",
+    "log",
+    "progress",
+    "deadline",
+)
+
+
 @register("cp", "CP-SAT + exact search: minimum-peak order across scenarios, with proofs", "solver")
-def cp_method(
-    graph: Graph,
-    scenarios: Scenarios | None = None,
-    *,
-    objective: str = "weighted",
-    budget=None,
-    time_limit: float = 10.0,
-    workers: int = 2,
-    seed: int = 0,
-    deterministic: bool = False,
-    log: bool = False,
-    progress=None,
-    deadline: float | None = None,
-    **_ignored,
-) -> Schedule:
-    return solve(
-        graph,
-        scenarios,
-        objective=objective,
-        budget=budget,
-        time_limit=time_limit,
-        workers=workers,
-        seed=seed,
-        deterministic=deterministic,
-        log=log,
-        progress=progress,
-        deadline=deadline,
-    )
+def cp_method(graph: Graph, scenarios: Scenarios | None = None, **options: Any) -> Schedule:
+    return solve(graph, scenarios, **{k: v for k, v in options.items() if k in CP_OPTIONS})
