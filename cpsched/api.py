@@ -1948,13 +1948,13 @@ def _overlap_at_baselines(
     ov = results["cp-overlap"]
     held = ov.record.budget if isinstance(ov.record, TimedRecord) else None
     own = dict(ov.budget or held or ov.peak)  # what it was held to
-    seen: list[tuple[int, ...]] = []
     registry = load_all()
 
     def timing_first(row: str) -> int:  # the overlap heuristics are what this row is for
         m = registry.get(row)
         return 0 if m is not None and m.family == "overlap" else 1
 
+    chosen: list[tuple[str, tuple[int, ...]]] = []
     for row in sorted(results, key=timing_first):
         if is_solver(row) or row.startswith("cp-"):
             continue
@@ -1970,17 +1970,23 @@ def _overlap_at_baselines(
         if not hides_more and all(peak[n] <= own[n] * (1 + EQUAL_MEMORY_MARGIN) for n in sc.names):
             continue
         if any(
-            all(abs(a - b) <= EQUAL_MEMORY_MARGIN * b for a, b in zip(key, other)) for other in seen
+            all(abs(a - b) <= EQUAL_MEMORY_MARGIN * b for a, b in zip(key, other))
+            for _, other in chosen
         ):
-            continue  # about the memory of a row already solved
-        if len(seen) >= MAX_EQUAL_MEMORY_ROWS or signals.received() is not None:
+            continue  # about the memory of a row already chosen
+        if len(chosen) >= MAX_EQUAL_MEMORY_ROWS:
             break
-        seen.append(key)
+        chosen.append((row, key))
+    # the rows share the time left (the first one took all of it, and the last rows of the
+    # bundled demo were not run)
+    for k, (row, key) in enumerate(chosen):
+        if signals.received() is not None:
+            break
         label = f"cp-overlap@{row}"
         rows.append(label)
         if progress is not None:
             progress(label)
-        limit = _row_time_limit(cfg.time_limit, cfg.deadline, 1)
+        limit = _row_time_limit(cfg.time_limit, cfg.deadline, len(chosen) - k)
         why = _row_would_overrun("cp-overlap", g, limit, cfg.deadline, 0.0)
         if limit <= 0 or why:  # no time at all reads as such, not as "-0.0 s left"
             errors[label] = f"not run: {'the time limit ran out' if limit <= 0 else why}"

@@ -293,3 +293,42 @@ def test_an_equal_memory_row_with_too_little_time_names_both_times(monkeypatch):
         "cp-overlap@far_above": "not run: 4.20 ms left for it, less than its setup (about "
         f"{need} at {g.n_ops} ops)"
     }
+
+
+def test_equal_memory_rows_share_the_time_left(monkeypatch):
+    # the first cp-overlap@ROW row was given all the time left, so `make demo`'s last such
+    # row was "not run"; each now gets its share of what is left
+    import time
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from cpsched import api
+    from cpsched.analysis.records import OverlapRecord
+    from cpsched.core.scenarios import static
+    from cpsched.cp.runtime import SolverConfig
+
+    g = HloConverter(parse_hlo_text(_text("mesh3_named"))).graph()
+    own = 2_526_468
+
+    def row(peak):
+        return SimpleNamespace(peak={"static": peak}, budget=None, record=OverlapRecord(),
+                               order=())
+
+    results = {"cp-overlap": row(own), "a": row(int(own * 1.05)), "b": row(int(own * 1.10)),
+               "c": row(int(own * 1.20))}
+    results["cp-overlap"].budget = {"static": own}
+    timelines = {k: SimpleNamespace(exposed_comm=np.array([70e-6])) for k in results}
+    limits = []
+
+    def fake_schedule(graph, method, *, config, **kw):
+        limits.append(config.time_limit)
+        return row(own)
+
+    monkeypatch.setattr(api, "schedule", fake_schedule)
+    monkeypatch.setattr(api, "simulate_timeline", lambda *a: None)
+    rows, errors = list(results), {}
+    cfg = SolverConfig(time_limit=100.0, workers=1, deadline=time.perf_counter() + 30)
+    api._overlap_at_baselines(g, static(), results, timelines, errors, rows, None, None, cfg, {})
+    assert errors == {} and len(limits) == 3
+    assert 9 < limits[0] <= 10.01  # a third of the 30 s left, not all of it
