@@ -19,8 +19,8 @@ from cpsched.cp.joint import objectives as O
 from cpsched.cp.joint.constraints import build, readers
 from cpsched.cp.joint.problem import JointProblem, PlanTiming, time_order, time_plan
 from cpsched.cp.joint.variables import JointVars
-from cpsched.cp.overlap.bounds import overlap_lower_bound
 from cpsched.cp.overlap.problem import copy_durations, floor1, ticks
+from cpsched.cp.overlap.solve import tick_makespan_bound
 from cpsched.remat.replay import check_plan
 from cpsched.remat.rewrite import plan_to_graph
 from cpsched.remat.skeleton import Evict, Regen, Skeleton, materialize
@@ -117,18 +117,7 @@ class TickModel:
         for b in gap:
             serial = serial + d1[:, a_of[b]] * int(prob.remat_buffers[b]) + 2 * host[:, b]
         self.horizon = serial.astype(np.int64) + 1
-        is_coll = np.array([c.startswith("collective:") for c in base.classes], dtype=bool)
-        self.lb_t = overlap_lower_bound(
-            prob.graph,
-            d1.astype(np.float64),
-            base.starts,
-            base.dones,
-            t.astype(np.float64),
-            base.stream,
-            np.zeros(C),
-            is_coll,
-            base.anc,
-        ).makespan
+        self.lb_t = tick_makespan_bound(base, d1, t)
         self.d1, self.t, self.host, self.tick, self.over, self.under = (
             d1,
             t,
