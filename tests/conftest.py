@@ -60,3 +60,22 @@ if _TIMES:
         yield
         with open(_TIMES, "a") as out:
             out.write(f"{time.perf_counter() - wall:.3f} {_cpu_seconds() - cpu:.3f} {item.nodeid}\n")
+
+
+@pytest.fixture
+def loaded_clock(monkeypatch):
+    """A loaded machine simulated: once ``loaded_clock()`` is called, every
+    ``time.perf_counter()`` call reads a second later than the last one did."""
+    import time
+
+    def start() -> None:
+        real = time.perf_counter
+        calls = [0]
+
+        def fast() -> float:
+            calls[0] += 1
+            return real() + 1.0 * calls[0]
+
+        monkeypatch.setattr(time, "perf_counter", fast)
+
+    return start

@@ -117,12 +117,10 @@ def test_frontier_hands_deterministic_to_every_solver(capsys, monkeypatch, paral
     assert all(det is True and deadline is None for _, det, deadline in seen), seen
 
 
-def test_cp_joint_gives_the_same_plan_under_a_fast_wall_clock(monkeypatch):
+def test_cp_joint_gives_the_same_plan_under_a_fast_wall_clock(loaded_clock):
     """A loaded machine simulated (every ``time.perf_counter()`` call a second later than
     the last): cp-joint's phases, its hints (cp-overlap, cp-remat) and its model count
     budgets and deterministic time, so the plan is the one an idle clock gives."""
-    import time
-
     from cpsched.strategies.joint.method import solve_joint
 
     g = transformer_parallel(layers=1, dp=2, tp=2, d_model=64, heads=2, d_ff=128, vocab=256)
@@ -134,12 +132,5 @@ def test_cp_joint_gives_the_same_plan_under_a_fast_wall_clock(monkeypatch):
         return list(r.skeleton.order), _without_wall(r.info)
 
     idle = run()
-    real = time.perf_counter
-    calls = [0]
-
-    def fast() -> float:
-        calls[0] += 1
-        return real() + 1.0 * calls[0]
-
-    monkeypatch.setattr(time, "perf_counter", fast)
+    loaded_clock()
     assert run() == idle

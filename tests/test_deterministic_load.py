@@ -9,7 +9,6 @@ clock.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -17,21 +16,6 @@ import pytest
 from cpsched import api
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
-
-
-@pytest.fixture
-def loaded_clock(monkeypatch):
-    def start() -> None:
-        real = time.perf_counter
-        calls = [0]
-
-        def fast() -> float:
-            calls[0] += 1
-            return real() + 1.0 * calls[0]
-
-        monkeypatch.setattr(time, "perf_counter", fast)
-
-    return start
 
 
 def _run(path: Path, method: str, loaded_clock=None):
