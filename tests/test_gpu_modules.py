@@ -198,30 +198,38 @@ def test_compare_solves_again_at_a_baselines_memory_when_it_hides_more():
     assert int(r.peak["static"]) <= own + 64
 
 
-def test_an_equal_memory_row_with_no_time_left_says_the_time_ran_out():
-    # the comparison's deadline passed just before the row: it is not run, and says so (it
-    # once printed "-0.0 s left for it, less than its setup", a rounded negative remainder)
-    import time
+def _equal_memory_case(**factors):
+    """Inputs of compare's equal-memory rows: mesh3_named's graph, cp-overlap's row held to
+    its least peak, and a row per keyword at that many times the peak (70 us exposed each)."""
     from types import SimpleNamespace
 
     import numpy as np
 
     from cpsched.analysis.records import OverlapRecord
+
+    g = HloConverter(parse_hlo_text(_text("mesh3_named"))).graph()
+    own = 2_526_468
+
+    def row(peak, budget=None):
+        return SimpleNamespace(peak={"static": peak}, budget=budget, record=OverlapRecord(),
+                               order=())
+
+    results = {"cp-overlap": row(own, {"static": own})}
+    results.update({name: row(int(own * f)) for name, f in factors.items()})
+    timelines = {k: SimpleNamespace(exposed_comm=np.array([70e-6])) for k in results}
+    return g, results, timelines
+
+
+def test_an_equal_memory_row_with_no_time_left_says_the_time_ran_out():
+    # the comparison's deadline passed just before the row: it is not run, and says so (it
+    # once printed "-0.0 s left for it, less than its setup", a rounded negative remainder)
+    import time
+
     from cpsched.api import _overlap_at_baselines
     from cpsched.core.scenarios import static
     from cpsched.cp.runtime import SolverConfig
 
-    g = HloConverter(parse_hlo_text(_text("mesh3_named"))).graph()
-    own = 2_526_468
-    results = {
-        "cp-overlap": SimpleNamespace(
-            peak={"static": own}, budget={"static": own}, record=OverlapRecord()
-        ),
-        "far_above": SimpleNamespace(
-            peak={"static": int(own * 1.05)}, budget=None, record=OverlapRecord()
-        ),
-    }
-    timelines = {k: SimpleNamespace(exposed_comm=np.array([70e-6])) for k in results}
+    g, results, timelines = _equal_memory_case(far_above=1.05)
     rows, errors = list(results), {}
     cfg = SolverConfig(time_limit=1.0, workers=1, deadline=time.perf_counter() - 0.01)
     _overlap_at_baselines(g, static(), results, timelines, errors, rows, None, None, cfg, {})
@@ -263,26 +271,12 @@ def test_an_equal_memory_row_with_too_little_time_names_both_times(monkeypatch):
     # a few milliseconds left, less than the row's setup: both times in a unit that shows
     # them (make demo printed "0.0 s left for it, less than its setup (about 0.0 s ...)")
     import time
-    from types import SimpleNamespace
-
-    import numpy as np
 
     from cpsched import api
-    from cpsched.analysis.records import OverlapRecord
     from cpsched.core.scenarios import static
     from cpsched.cp.runtime import SolverConfig
 
-    g = HloConverter(parse_hlo_text(_text("mesh3_named"))).graph()
-    own = 2_526_468
-    results = {
-        "cp-overlap": SimpleNamespace(
-            peak={"static": own}, budget={"static": own}, record=OverlapRecord()
-        ),
-        "far_above": SimpleNamespace(
-            peak={"static": int(own * 1.05)}, budget=None, record=OverlapRecord()
-        ),
-    }
-    timelines = {k: SimpleNamespace(exposed_comm=np.array([70e-6])) for k in results}
+    g, results, timelines = _equal_memory_case(far_above=1.05)
     rows, errors = list(results), {}
     monkeypatch.setattr(api, "_row_time_limit", lambda *a: 0.0042)
     cfg = SolverConfig(time_limit=1.0, workers=1, deadline=time.perf_counter() + 60)
@@ -299,31 +293,17 @@ def test_equal_memory_rows_share_the_time_left(monkeypatch):
     # the first cp-overlap@ROW row was given all the time left, so `make demo`'s last such
     # row was "not run"; each now gets its share of what is left
     import time
-    from types import SimpleNamespace
-
-    import numpy as np
 
     from cpsched import api
-    from cpsched.analysis.records import OverlapRecord
     from cpsched.core.scenarios import static
     from cpsched.cp.runtime import SolverConfig
 
-    g = HloConverter(parse_hlo_text(_text("mesh3_named"))).graph()
-    own = 2_526_468
-
-    def row(peak):
-        return SimpleNamespace(peak={"static": peak}, budget=None, record=OverlapRecord(),
-                               order=())
-
-    results = {"cp-overlap": row(own), "a": row(int(own * 1.05)), "b": row(int(own * 1.10)),
-               "c": row(int(own * 1.20))}
-    results["cp-overlap"].budget = {"static": own}
-    timelines = {k: SimpleNamespace(exposed_comm=np.array([70e-6])) for k in results}
+    g, results, timelines = _equal_memory_case(a=1.05, b=1.10, c=1.20)
     limits = []
 
     def fake_schedule(graph, method, *, config, **kw):
         limits.append(config.time_limit)
-        return row(own)
+        return results["cp-overlap"]  # a stand-in result: only the time limits matter here
 
     monkeypatch.setattr(api, "schedule", fake_schedule)
     monkeypatch.setattr(api, "simulate_timeline", lambda *a: None)
