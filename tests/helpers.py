@@ -141,25 +141,33 @@ def dump_file(folder, stem: str, kind: str):
     return plain if plain.exists() else plain.with_name(plain.name + ".gz")
 
 
-def random_topological_order(comp, rng: random.Random) -> list[str]:
-    """A random order of an HLO computation's instructions that respects operands and
-    control predecessors."""
-    users: dict[str, list[str]] = {i.name: [] for i in comp.instructions}
-    need = {i.name: 0 for i in comp.instructions}
-    for i in comp.instructions:
-        for dep in set(i.operands) | set(i.control_predecessors):
-            users[dep].append(i.name)
-            need[i.name] += 1
-    ready = [n for n, k in need.items() if k == 0]
+def random_topological_names(preds: dict[str, set[str]], rng: random.Random) -> list[str]:
+    """A random order of the names in ``preds`` in which each name comes after all of its
+    predecessors (``preds[name]``)."""
+    users: dict[str, list[str]] = {n: [] for n in preds}
+    for n, ps in preds.items():
+        for q in ps:
+            users[q].append(n)
+    waiting = {n: len(ps) for n, ps in preds.items()}
+    ready = [n for n, k in waiting.items() if k == 0]
     out = []
     while ready:
         n = ready.pop(rng.randrange(len(ready)))
         out.append(n)
         for u in users[n]:
-            need[u] -= 1
-            if need[u] == 0:
+            waiting[u] -= 1
+            if waiting[u] == 0:
                 ready.append(u)
+    assert len(out) == len(preds), "the predecessors form a cycle"
     return out
+
+
+def random_topological_order(comp, rng: random.Random) -> list[str]:
+    """A random order of an HLO computation's instructions that respects operands and
+    control predecessors."""
+    return random_topological_names(
+        {i.name: set(i.operands) | set(i.control_predecessors) for i in comp.instructions}, rng
+    )
 
 
 def pipeline_device_orders(pr) -> list[list[tuple]]:

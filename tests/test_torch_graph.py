@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import random_topological_names
 
 import cpsched
 from cpsched.analysis.memory import simulate as simulate_at
@@ -94,23 +95,9 @@ def test_inductor_methods_give_inductors_own_orders(path):
 
 def _random_order(rec: dict, rng: random.Random) -> list[str]:
     """A random topological order of the record's nodes (deps and preds respected)."""
-    preds = {n["name"]: set(n.get("deps", [])) | set(n.get("preds", [])) for n in rec["nodes"]}
-    users: dict[str, list[str]] = {n: [] for n in preds}
-    for n, ps in preds.items():
-        for q in ps:
-            users[q].append(n)
-    waiting = {n: len(ps) for n, ps in preds.items()}
-    ready = sorted(n for n, k in waiting.items() if k == 0)
-    out = []
-    while ready:
-        n = ready.pop(rng.randrange(len(ready)))
-        out.append(n)
-        for u in users[n]:
-            waiting[u] -= 1
-            if not waiting[u]:
-                ready.append(u)
-    assert len(out) == len(preds)
-    return out
+    return random_topological_names(
+        {n["name"]: set(n.get("deps", [])) | set(n.get("preds", [])) for n in rec["nodes"]}, rng
+    )
 
 
 def _peak(g, nodes: list[str]) -> int:
