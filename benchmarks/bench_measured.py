@@ -48,18 +48,6 @@ DATA = REPO / "benchmarks" / "results_measured.json"
 CPU_TARGET = 0.20
 # the cpu preset's fitted figures (bf16 shares fp32's rate; op_time names the model)
 FIT_KEYS = tuple(k for k in fit_cpu_preset.FIGURES if k not in ("op_time", "bf16_tflops"))
-FIT_KEYS = (
-    "launch_overhead_us",
-    "hbm_gbps",
-    "fp32_tflops",
-    "vector_tflops",
-    "fresh_memory_gbps",
-    "fresh_buffer_mib",
-    "mapped_memory_gbps",
-    "mapped_buffer_mib",
-    "step_overhead_us",
-    "colocated_devices_factor",
-)
 # a 1-minute load above this at the start, on 2 cores, is more than the run's own (one
 # program at a time: about 1)
 BUSY_LOAD = 1.5
